@@ -1,0 +1,41 @@
+# Every target sets itself up: a virtual environment under the repo, the
+# package installed editable with its test extras.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install test test-cuda demo bench lint summary clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# CPU tiers + emulated cuda always; real-cuda tests run when a GPU is present.
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+test-cuda: $(STAMP)
+	$(PY) -m pytest -q -m cuda
+
+# The main job: a demo on the best available device, then the memory summary.
+demo: $(STAMP)
+	$(VENV)/bin/gpu-tensor demo
+	$(VENV)/bin/gpu-tensor memory-summary
+
+summary: $(STAMP)
+	$(VENV)/bin/gpu-tensor memory-summary
+
+# The CPU-runnable benchmark subset (under five minutes); GPU runs: profiling/gpu_check.sh
+bench: $(STAMP)
+	$(PY) -m profiling.run_all --quick
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check gpu_tensor tests profiling
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
