@@ -52,3 +52,9 @@ def record_creation_sites() -> bool:
 def debug() -> bool:
     """GPU_TENSOR_DEBUG=1: debug logging (kernel compile times, allocator decisions)."""
     return _flag("GPU_TENSOR_DEBUG")
+
+
+def pinned_alloc() -> str:
+    """GPU_TENSOR_PINNED_ALLOC: how the pinned pool page-locks host memory on a GPU:
+    'register' (default: mmap, pre-fault, cudaHostRegister) or 'hostalloc' (cudaHostAlloc)."""
+    return (os.environ.get("GPU_TENSOR_PINNED_ALLOC") or "register").strip().lower()

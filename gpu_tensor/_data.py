@@ -1,0 +1,121 @@
+"""Python data -> numpy: nested sequences (with torch's ragged-list errors and dtype
+inference), numbers, numpy arrays/scalars, tensors and DLPack producers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtype as _dt
+from .tensor import Tensor
+
+__all__ = ["host_from_data"]
+
+
+def _leaf_category(x):
+    t = type(x)
+    if t is bool or t is np.bool_:
+        return _dt.BOOL
+    if t is int or isinstance(x, np.integer):
+        return _dt.INT
+    if t is float or isinstance(x, np.floating):
+        return _dt.FLOAT
+    if t is complex or isinstance(x, np.complexfloating):
+        return _dt.COMPLEX
+    return None
+
+
+def _is_seq(x) -> bool:
+    return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim > 0) or (
+        isinstance(x, Tensor) and x.ndim > 0)
+
+
+def _flatten(data):
+    """(shape, leaves) of nested sequences; ValueError naming the dimension when ragged."""
+    shape = []
+    x = data
+    while _is_seq(x):
+        shape.append(len(x))
+        if len(x) == 0:
+            break
+        x = x[0]
+    leaves = []
+
+    def walk(seq, d):
+        if d == len(shape):
+            if _is_seq(seq):
+                raise ValueError(
+                    f"expected a number at dim {d}, got a sequence of length {len(seq)}: "
+                    "nested lists must be rectangular")
+            leaves.append(seq)
+            return
+        if not _is_seq(seq):
+            raise ValueError(
+                f"expected sequence of length {shape[d]} at dim {d} (got a scalar "
+                f"{type(seq).__name__}): nested lists must be rectangular")
+        if len(seq) != shape[d]:
+            raise ValueError(
+                f"expected sequence of length {shape[d]} at dim {d} (got {len(seq)}): "
+                "nested lists must be rectangular")
+        if isinstance(seq, Tensor):
+            seq = seq._host()
+        for item in seq:
+            walk(item, d + 1)
+
+    walk(data, 0)
+    return tuple(shape), leaves
+
+
+def host_from_data(data, dtype):
+    """numpy array (and its gt dtype) for Python data/ndarrays/tensors, a copy."""
+    if isinstance(data, Tensor):
+        dt = data.dtype if dtype is None else _dt.to_dtype(dtype)
+        host = data._host()
+        return (host.astype(dt.np) if host.dtype != dt.np else np.array(host, copy=True)), dt
+    if isinstance(data, np.ndarray):
+        if data.dtype == object or data.dtype.kind in "USV":
+            raise TypeError(f"can't convert a numpy array of dtype {data.dtype}; supported "
+                            "dtypes are bool, integers, floats and complex")
+        dt = _dt.from_numpy_dtype(data.dtype) if dtype is None else _dt.to_dtype(dtype)
+        return np.array(data, dtype=dt.np, copy=True), dt
+    if hasattr(data, "__cuda_array_interface__") or hasattr(data, "__dlpack__"):
+        from ._interop import from_dlpack
+
+        t = from_dlpack(data) if hasattr(data, "__dlpack__") else None
+        if t is not None:
+            return host_from_data(t, dtype)
+    shape, leaves = _flatten(data)
+    cats = set()
+    vals = []
+    inferred = None  # torch: promote_types over the leaves' own dtypes
+    for v in leaves:
+        if isinstance(v, Tensor):
+            leaf_dt = v.dtype
+            v = v.item()
+        elif isinstance(v, np.generic) and v.dtype.kind in "biufc":
+            leaf_dt = _dt.from_numpy_dtype(v.dtype)  # numpy scalars keep their dtype
+        else:
+            leaf_dt = _dt.scalar_dtype(v) if type(v) in (bool, int, float, complex) else None
+        c = _leaf_category(v)
+        if c is None or leaf_dt is None:
+            raise TypeError(
+                f"new(): invalid data type '{type(v).__name__}'; tensor() accepts numbers "
+                "(bool, int, float, complex), nested sequences of them, arrays and tensors")
+        cats.add(c)
+        vals.append(v)
+        inferred = leaf_dt if inferred is None else _dt.promote_types(inferred, leaf_dt)
+    if dtype is not None:
+        dt = _dt.to_dtype(dtype)
+    elif inferred is None:
+        dt = _dt.get_default_dtype()  # torch.tensor([]) is float32
+    else:
+        dt = inferred
+    try:
+        if dt.category < _dt.FLOAT and _dt.FLOAT in cats or dt.category < _dt.COMPLEX and (
+                _dt.COMPLEX in cats):
+            host = np.array(vals).astype(dt.np)  # torch truncates floats into int tensors
+        else:
+            host = np.array(vals, dtype=dt.np)
+    except OverflowError as exc:
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: "
+                           f"{exc}") from None
+    return host.reshape(shape), dt

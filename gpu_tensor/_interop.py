@@ -1,0 +1,118 @@
+"""Zero-copy interop: `__array__` (cpu), DLPack both ways, `__cuda_array_interface__` v3.
+
+Emulated cuda tensors live in host memory, so they export as *host* memory (DLPack device
+kDLCPU, no `__cuda_array_interface__`): a consumer that believed a host address was device
+memory would crash. Real cuda tensors export through their cupy array, which carries the
+stream rules (CAI `stream`, DLPack `stream=`) of the spec.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtype as _dt
+from .backends import get_backend
+from .device import CPU, _make
+
+__all__ = ["attach", "from_dlpack", "from_cupy"]
+
+_KDLCPU, _KDLCUDA = 1, 2
+
+
+def _real_cuda(t) -> bool:
+    return t.device.type == "cuda" and not get_backend(t.device).is_emulated
+
+
+def __array__(self, dtype=None, copy=None):
+    if self.device.type != "cpu":
+        raise TypeError(
+            f"can't convert {self.device} tensor to numpy; copy it to host memory first with "
+            ".cpu() (e.g. np.asarray(t.cpu()))")
+    arr = self._data
+    if dtype is not None and np.dtype(dtype) != arr.dtype:
+        if copy is False:
+            raise ValueError("__array__(copy=False) with a different dtype needs a copy")
+        return arr.astype(dtype)
+    return arr.copy() if copy else arr
+
+
+def __dlpack_device__(self):
+    if _real_cuda(self):
+        return (_KDLCUDA, self.device.index)
+    return (_KDLCPU, 0)
+
+
+def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    if self.requires_grad:
+        raise RuntimeError("can't export a tensor that requires grad via DLPack; use "
+                           "t.detach() first")
+    if self.dtype is _dt.bfloat16 and _real_cuda(self):
+        raise BufferError(
+            "bfloat16 cuda tensors cannot be exported via DLPack here: cupy has no bfloat16, "
+            "so gpu_tensor stores the bits as uint16. Export t.view(gt.int16) or "
+            "t.float() instead.")
+    arr = self._data
+    kwargs = {}
+    if max_version is not None:
+        kwargs["max_version"] = max_version
+    if dl_device is not None:
+        kwargs["dl_device"] = dl_device
+    if copy is not None:
+        kwargs["copy"] = copy
+    if _real_cuda(self):
+        if stream is not None:
+            kwargs["stream"] = stream
+        return arr.__dlpack__(**kwargs)
+    try:
+        return arr.__dlpack__(**kwargs)
+    except TypeError:  # an older numpy without the keyword arguments
+        return arr.__dlpack__()
+
+
+def _cuda_array_interface(self):
+    if not _real_cuda(self):
+        raise AttributeError(
+            f"__cuda_array_interface__ is only available on real cuda tensors (this one is "
+            f"on {self.device}{', emulated in host memory' if self.is_cuda else ''})")
+    if self.dtype is _dt.bfloat16:
+        raise AttributeError("bfloat16 cuda tensors are stored as uint16 bits and have no "
+                             "__cuda_array_interface__ typestr; use t.float()")
+    return self._data.__cuda_array_interface__
+
+
+def from_cupy(arr):
+    """A cuda tensor sharing a cupy array's memory (keeps the array alive)."""
+    from .tensor import Tensor
+
+    dev = _make("cuda", arr.device.id)
+    return Tensor._make(arr, dev, _dt.from_numpy_dtype(arr.dtype))
+
+
+def from_dlpack(ext):
+    """A tensor sharing the memory of a DLPack producer (numpy, cupy, torch, a Tensor)."""
+    from .tensor import Tensor
+
+    if isinstance(ext, Tensor):
+        return ext
+    if not hasattr(ext, "__dlpack_device__"):
+        raise TypeError(f"from_dlpack expects an object with __dlpack__/__dlpack_device__, "
+                        f"got {type(ext).__name__}")
+    kind, index = ext.__dlpack_device__()
+    kind = int(kind)
+    if kind == _KDLCPU or kind == 3:  # kDLCPU, kDLCUDAHost (pinned host memory)
+        arr = np.from_dlpack(ext)
+        return Tensor._make(arr, CPU, _dt.from_numpy_dtype(arr.dtype))
+    if kind in (_KDLCUDA, 13):  # kDLCUDA, kDLCUDAManaged
+        from .backends._cupy import cupy
+
+        cp = cupy()
+        arr = cp.from_dlpack(ext)
+        return Tensor._make(arr, _make("cuda", int(index)), _dt.from_numpy_dtype(arr.dtype))
+    raise BufferError(f"from_dlpack: unsupported DLPack device type {kind}")
+
+
+def attach(cls) -> None:
+    cls.__array__ = __array__
+    cls.__dlpack__ = __dlpack__
+    cls.__dlpack_device__ = __dlpack_device__
+    cls.__cuda_array_interface__ = property(_cuda_array_interface)

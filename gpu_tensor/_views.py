@@ -1,0 +1,368 @@
+"""Views and layout: reshaping, transposing, slicing, expanding; never a copy unless stated.
+
+Every view is an array view of the same buffer plus the same UntypedStorage object, so
+`data_ptr()`/`storage_offset()` follow from the array's address.
+"""
+
+from __future__ import annotations
+
+from ._dims import infer_size, shape_args
+from ._dims import wrap_dim as _wrap_dim
+from ._layout import as_strided, clone, contiguous
+from .backends import get_backend
+
+__all__ = ["attach", "compute_stride", "infer_size", "shape_args"]  # (the last two: _dims)
+
+
+def compute_stride(oldshape, oldstride, newshape):
+    """Strides viewing (oldshape, oldstride) as newshape without a copy, or None.
+    PyTorch's computeStride, so `view` accepts and refuses exactly what torch does."""
+    if not oldshape:
+        return (1,) * len(newshape)
+    numel = 1
+    for s in oldshape:
+        numel *= s
+    if numel == 0 and tuple(oldshape) == tuple(newshape):
+        return tuple(oldstride)
+    newstride = [0] * len(newshape)
+    if numel == 0:
+        for d in range(len(newshape) - 1, -1, -1):
+            newstride[d] = 1 if d == len(newshape) - 1 else max(newshape[d + 1], 1) * newstride[d + 1]
+        return tuple(newstride)
+    view_d = len(newshape) - 1
+    chunk_base = oldstride[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for td in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[td]
+        if td == 0 or (oldshape[td - 1] != 1 and oldstride[td - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                newstride[view_d] = view_numel * chunk_base
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if td > 0:
+                chunk_base = oldstride[td - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(newstride)
+
+
+def _strided(t, shape, strides):
+    """A view of t's data with the same first element and the given shape/strides
+    (elements)."""
+    isz = t._data.itemsize
+    xp = get_backend(t.device).xp
+    arr = xp.lib.stride_tricks.as_strided(
+        t._data, shape=tuple(shape), strides=tuple(s * isz for s in strides))
+    return t._view_of(arr)
+
+
+# -- reshaping ------------------------------------------------------------------------
+def view(self, *shape):
+    data = self._data
+    if data.flags.c_contiguous and shape and type(shape[0]) is int:
+        try:
+            return self._view_of(data.reshape(shape))  # contiguous: always a view
+        except (ValueError, TypeError):
+            pass  # let the checks below raise torch's error
+    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)) and not hasattr(
+            shape[0], "__index__"):
+        return _view_dtype(self, shape[0])
+    shape = infer_size(shape_args(shape), self._data.size)
+    data = self._data
+    if data.flags.c_contiguous:
+        return self._view_of(data.reshape(shape))
+    strides = compute_stride(data.shape, self.stride(), shape)
+    if strides is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return _strided(self, shape, strides)
+
+
+def _view_dtype(self, dtype):
+    from . import dtype as _dt
+
+    dt = _dt.to_dtype(dtype)
+    if dt.itemsize != self.dtype.itemsize:
+        if self._data.ndim == 0 or self.stride()[-1] != 1:
+            raise RuntimeError(
+                f"view({dt}): changing the element size needs a tensor whose last dimension "
+                "is contiguous (stride 1)"
+            )
+    storable = self._data.dtype if dt is self.dtype else _storable(self, dt)
+    arr = self._data.view(storable)
+    t = self._view_of(arr)
+    t.dtype = dt
+    return t
+
+
+def _storable(t, dt):
+    import numpy as np
+
+    if get_backend(t.device).xp is not np and dt.name == "bfloat16":
+        return np.uint16  # real cuda keeps bfloat16 as its bits
+    return dt.np
+
+
+def view_as(self, other):
+    return view(self, other.shape)
+
+
+def reshape(self, *shape):
+    data = self._data
+    if data.flags.c_contiguous and shape and type(shape[0]) is int:
+        try:
+            return self._view_of(data.reshape(shape))
+        except (ValueError, TypeError):
+            pass
+    shape = infer_size(shape_args(shape), self._data.size)
+    data = self._data
+    if data.flags.c_contiguous:
+        return self._view_of(data.reshape(shape))
+    strides = compute_stride(data.shape, self.stride(), shape)
+    if strides is not None:
+        return _strided(self, shape, strides)
+    return contiguous(self).view(shape)
+
+
+def reshape_as(self, other):
+    return reshape(self, other.shape)
+
+
+def flatten(self, start_dim=0, end_dim=-1):
+    nd = self._data.ndim
+    if nd == 0:
+        return reshape(self, 1)
+    s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return self
+    shp = self._data.shape
+    n = 1
+    for x in shp[s:e + 1]:
+        n *= x
+    return reshape(self, shp[:s] + (n,) + shp[e + 1:])
+
+
+def unflatten(self, dim, sizes):
+    d = _wrap_dim(dim, self._data.ndim)
+    shp = self._data.shape
+    sizes = infer_size(tuple(sizes), shp[d])
+    return view(self, shp[:d] + sizes + shp[d + 1:]) if self._data.flags.c_contiguous else (
+        reshape(self, shp[:d] + sizes + shp[d + 1:]))
+
+
+# -- permuting ------------------------------------------------------------------------
+def transpose(self, dim0, dim1):
+    nd = self._data.ndim
+    if nd == 0:
+        _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+        return self._view_of(self._data)
+    a, b = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    axes = list(range(nd))
+    axes[a], axes[b] = b, a
+    return self._view_of(self._data.transpose(axes))
+
+
+def t(self):
+    if self._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self._data.ndim}D; use .transpose(dim0, dim1) or .mT")
+    return self._view_of(self._data.T)
+
+
+def permute(self, *dims):
+    dims = shape_args(dims)
+    nd = self._data.ndim
+    if len(dims) != nd:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match "
+            f"the length of the desired ordering of dimensions i.e. input.dim() = {nd} is "
+            f"not equal to len(dims) = {len(dims)}".replace("(sparse_coo)", ""))
+    axes = [_wrap_dim(d, nd) for d in dims]
+    if len(set(axes)) != nd:
+        raise RuntimeError(f"permute(): duplicate dims are not allowed in {list(dims)}")
+    return self._view_of(self._data.transpose(axes))
+
+
+def movedim(self, source, destination):
+    nd = self._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError("movedim: source and destination must have the same length")
+    src = [_wrap_dim(d, nd) for d in src]
+    dst = [_wrap_dim(d, nd) for d in dst]
+    order = [d for d in range(nd) if d not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return permute(self, order)
+
+
+def _T(self):
+    return self._view_of(self._data.T)
+
+
+def _mT(self):
+    if self._data.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices; "
+                           f"got a {self._data.ndim}-D tensor")
+    return transpose(self, -2, -1)
+
+
+def _mH(self):
+    r = _mT(self)
+    return r.conj() if self.is_complex() else r
+
+
+# -- selecting ------------------------------------------------------------------------
+def narrow(self, dim, start, length):
+    nd = self._data.ndim
+    if nd == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, nd)
+    size = self._data.shape[d]
+    start = int(start)
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    idx = (slice(None),) * d + (slice(start, start + length),)
+    return self._view_of(self._data[idx])
+
+
+def select(self, dim, index):
+    nd = self._data.ndim
+    if nd == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, nd)
+    size = self._data.shape[d]
+    index = int(index)
+    if not -size <= index < size:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size "
+            f"{list(self._data.shape)} at dimension {d}")
+    # the trailing Ellipsis keeps numpy returning a 0-d view, never a detached scalar
+    return self._view_of(self._data[(slice(None),) * d + (index, Ellipsis)])
+
+
+def unbind(self, dim=0):
+    d = _wrap_dim(dim, self._data.ndim)
+    return tuple(select(self, d, i) for i in range(self._data.shape[d]))
+
+
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    nd = self._data.ndim
+    a, b = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    return self._view_of(self._data.diagonal(offset, a, b))
+
+
+# -- expanding and squeezing ----------------------------------------------------------
+def expand(self, *sizes):
+    sizes = shape_args(sizes)
+    shp, st = self._data.shape, self.stride()
+    nd = len(sizes)
+    if nd < len(shp):
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({nd}) must be greater or equal to the "
+            f"number of dimensions in the tensor ({len(shp)})")
+    lead = nd - len(shp)
+    new_shape, new_stride = [], []
+    for i, want in enumerate(sizes):
+        if i < lead:
+            if want < 0:
+                raise RuntimeError(
+                    f"expand: -1 is not allowed in a leading, non-existing dimension {i}")
+            new_shape.append(want)
+            new_stride.append(0)
+            continue
+        have, s = shp[i - lead], st[i - lead]
+        if want == -1 or want == have:
+            new_shape.append(have)
+            new_stride.append(s)
+        elif have == 1:
+            new_shape.append(want)
+            new_stride.append(0)
+        else:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size "
+                f"({have}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                f"Tensor sizes: {list(shp)}")
+    return _strided(self, new_shape, new_stride)
+
+
+def expand_as(self, other):
+    return expand(self, other.shape)
+
+
+def broadcast_to(self, size):
+    return expand(self, size)
+
+
+def unsqueeze(self, dim):
+    nd = self._data.ndim
+    d = _wrap_dim(dim, nd + 1)
+    shp = self._data.shape
+    return self._view_of(self._data.reshape(shp[:d] + (1,) + shp[d:])) if (
+        self._data.flags.c_contiguous) else _unsqueeze_strided(self, d)
+
+
+def _unsqueeze_strided(self, d):
+    shp, st = list(self._data.shape), list(self.stride())
+    new_st = st[d] * shp[d] if d < len(shp) else 1
+    shp.insert(d, 1)
+    st.insert(d, new_st)
+    return _strided(self, shp, st)
+
+
+def squeeze(self, dim=None):
+    shp = self._data.shape
+    nd = len(shp)
+    if dim is None:
+        dims = [i for i in range(nd) if shp[i] == 1]
+    else:
+        ds = dim if isinstance(dim, (tuple, list)) else (dim,)
+        dims = [d for d in (_wrap_dim(x, nd) for x in ds) if nd and shp[d] == 1]
+    if not dims:
+        return self._view_of(self._data)
+    return self._view_of(self._data.squeeze(axis=tuple(dims)))
+
+
+def unfold(self, dimension, size, step):
+    nd = self._data.ndim
+    d = _wrap_dim(dimension, nd)
+    shp = list(self._data.shape) or [1]
+    st = list(self.stride()) or [1]
+    if size > shp[d]:
+        raise RuntimeError(
+            f"maximum size for tensor at dimension {d} is {shp[d]} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    count = (shp[d] - size) // step + 1
+    new_shape = shp[:d] + [count] + shp[d + 1:] + [size]
+    new_stride = st[:d] + [st[d] * step] + st[d + 1:] + [st[d]]
+    if nd == 0:
+        new_shape, new_stride = [size], [1]
+    return _strided(self, new_shape, new_stride)
+
+
+def attach(cls) -> None:
+    for fn in (view, view_as, reshape, reshape_as, flatten, unflatten, transpose, t, permute,
+               movedim, narrow, select, unbind, diagonal, expand, expand_as, broadcast_to,
+               unsqueeze, squeeze, unfold, as_strided, contiguous, clone):
+        setattr(cls, fn.__name__, fn)
+    cls.swapaxes = cls.swapdims = transpose
+    cls.moveaxis = movedim
+    cls.T = property(_T)
+    cls.mT = property(_mT)
+    cls.H = property(lambda self: _mH(self) if self._data.ndim == 2 else _T(self))
+    cls.mH = property(_mH)
+

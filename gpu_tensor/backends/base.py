@@ -1,0 +1,70 @@
+"""The protocol every backend implements, named once.
+
+Core code reaches a device only through `get_backend(device)`; the hooks below are the
+whole surface. Arrays are numpy ndarrays (cpu, emulated cuda) or cupy ndarrays (cuda).
+"""
+
+from __future__ import annotations
+
+__all__ = ["Backend"]
+
+
+class Backend:
+    """Hooks: allocation, adoption of computed arrays, storage views, host copies, sync."""
+
+    xp = None  # the array module (numpy or cupy)
+    is_emulated = False
+    # True where ops whose operands need no conversion may skip the generic dispatch and
+    # call `elementwise` directly (real cuda); cpu has its own inline fast path
+    device_fast_path = False
+    device = None
+
+    def empty(self, shape, np_dtype):
+        """Fresh uninitialised array `(array, storage)` on this device."""
+        raise NotImplementedError
+
+    def adopt(self, array):
+        """Make a freshly computed xp array this device's: `(array, storage or None)`.
+        None means the storage is derived lazily from the array on first request."""
+        raise NotImplementedError
+
+    def storage_of(self, array):
+        """An UntypedStorage over the buffer `array` lives in (for lazily made storages)."""
+        raise NotImplementedError
+
+    def ptr(self, array) -> int:
+        """Address of the array's first element."""
+        raise NotImplementedError
+
+    def from_storage(self, storage, shape, strides, offset, np_dtype):
+        """An array view over `storage` (strides and offset in elements)."""
+        raise NotImplementedError
+
+    def from_host(self, host_array):
+        """Copy a numpy array onto this device: `(array, storage or None)`."""
+        raise NotImplementedError
+
+    def to_host(self, array):
+        """Copy an array of this device into a new numpy array (blocking)."""
+        raise NotImplementedError
+
+    def copy_(self, dst, src) -> None:
+        """dst[...] = src with broadcasting and casting (strided on both sides)."""
+        raise NotImplementedError
+
+    def contiguous(self, array):
+        """A C-contiguous copy of `array`."""
+        raise NotImplementedError
+
+    def astype(self, array, np_dtype):
+        """A new array with `array`'s values converted to `np_dtype`."""
+        raise NotImplementedError
+
+    def elementwise(self, key, fn, args, out_np, params=None):
+        """Apply the numpy-semantics function `fn` (op table key `key`, keyword `params`)
+        to arrays/scalars `args` already in the compute dtype. The result should have
+        numpy dtype `out_np` (callers cast when a backend returns the compute dtype)."""
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        pass

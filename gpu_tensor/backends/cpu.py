@@ -1,0 +1,87 @@
+"""cpu: plain numpy arrays in numpy's own allocations."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..device import CPU
+from ..storage import UntypedStorage
+from .base import Backend
+
+__all__ = ["CpuBackend", "flat_bytes", "host_ptr"]
+
+
+def host_ptr(array) -> int:
+    return array.__array_interface__["data"][0]
+
+
+class _Interface:
+    """Lets numpy wrap an address range while keeping the owning object alive (as base)."""
+
+    __slots__ = ("__array_interface__", "_owner", "__weakref__")
+
+    def __init__(self, ptr: int, nbytes: int, owner, readonly: bool = False):
+        self.__array_interface__ = {
+            "data": (ptr, readonly),
+            "shape": (nbytes,),
+            "typestr": "|u1",
+            "version": 3,
+        }
+        self._owner = owner
+
+
+def flat_bytes(array) -> tuple[np.ndarray, int]:
+    """A flat uint8 array over the memory `array` spans, and its start address."""
+    if array.size == 0:
+        return np.empty(0, np.uint8), host_ptr(array)
+    if array.flags.c_contiguous:
+        buf = array.reshape(-1).view(np.uint8)
+        return buf, host_ptr(array)
+    low, high = np.lib.array_utils.byte_bounds(array)
+    return np.asarray(_Interface(low, high - low, array, not array.flags.writeable)), low
+
+
+class CpuBackend(Backend):
+    xp = np
+    device = CPU
+
+    def empty(self, shape, np_dtype):
+        return np.empty(shape, np_dtype), None
+
+    def adopt(self, array):
+        return array, None
+
+    def storage_of(self, array):
+        buf, ptr = flat_bytes(array)
+        return UntypedStorage(buf, ptr, self.device)
+
+    def ptr(self, array) -> int:
+        return host_ptr(array)
+
+    def from_storage(self, storage, shape, strides, offset, np_dtype):
+        itemsize = np.dtype(np_dtype).itemsize
+        # np.ndarray checks the view stays inside the buffer (as_strided does not).
+        return np.ndarray(
+            tuple(shape), np_dtype, buffer=storage._buf, offset=offset * itemsize,
+            strides=tuple(s * itemsize for s in strides),
+        )
+
+    def from_host(self, host_array):
+        return np.array(host_array, copy=True, order="K"), None
+
+    def to_host(self, array):
+        return np.array(array, copy=True, order="K")
+
+    def copy_(self, dst, src) -> None:
+        np.copyto(dst, src, casting="unsafe")
+
+    def contiguous(self, array):
+        return array.copy()  # ndarray.copy is C order (and the cheapest way to say it)
+
+    def astype(self, array, np_dtype):
+        return array.astype(np_dtype)
+
+    def elementwise(self, key, fn, args, out_np, params=None):
+        if params:
+            return fn(*args, **params)
+        return fn(*args)

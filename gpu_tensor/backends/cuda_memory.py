@@ -1,0 +1,149 @@
+"""Our caching allocator on a real GPU, installed as CuPy's allocator.
+
+- `CudaRawSource`: the raw mechanism (cudaMalloc / cudaFree / cudaMemGetInfo
+  through cupy.cuda.runtime); cudaErrorMemoryAllocation becomes RawOutOfMemory
+  so the allocator can free its cache and retry.
+- `CudaEvent`: an event recorded on a stream (record_stream safety).
+- `install(device_index)`: the device's CachingAllocator, with
+  `cupy.cuda.set_allocator` pointed at it (once per process), so every cupy
+  allocation, ours and CuPy's own temporaries, is counted. CuPy gets a
+  MemoryPointer over `UnownedMemory(ptr, nbytes, owner)`; CuPy keeps the owner
+  alive exactly as long as the memory, and the owner's finaliser returns the
+  block to us.
+
+Expandable segments: the policy exists (gpu_tensor/memory/expandable.py) and runs on
+host raw sources, but this CUDA source does not offer its four calls (reserve / map /
+unmap / unreserve), so `expandable_segments:True` falls back to cudaMalloc segments
+with a warning. What blocks it: cupy 14's driver bindings have no virtual-memory calls
+(cuMemAddressReserve, cuMemCreate, cuMemMap, cuMemSetAccess, cuMemUnmap, cuMemRelease
+are absent from cupy.cuda.driver) and cuda-python (`cuda.bindings`) is not a
+dependency. A ctypes binding to libcuda would do (one cuMemCreate per 8 MiB page, kept
+per page so any page can be unmapped; cuMemSetAccess for the device after each map;
+a stream sync before unmapping, since cuMemUnmap does not synchronise), but it could
+not be run on a GPU in the session that wrote this, so it is not shipped untested.
+Meanwhile `release_on_miss` and `adaptive_segments` (memory/config.py) attack the
+same fragmentation with plain segments.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..memory import registry
+from ..memory.allocator import CachingAllocator
+from ..memory.raw import RawOutOfMemory
+from ._cupy import cupy
+
+__all__ = ["CudaRawSource", "CudaEvent", "create_allocator", "install", "mem_get_info",
+           "memory_pointer"]
+
+_CUDA_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
+_install_lock = threading.Lock()
+_installed = False
+
+
+class CudaRawSource:
+    """cudaMalloc/cudaFree on one device."""
+
+    def __init__(self, device_index: int):
+        self.device_index = int(device_index)
+
+    def alloc(self, nbytes: int) -> int:
+        cp = cupy()
+        runtime = cp.cuda.runtime
+        with cp.cuda.Device(self.device_index):
+            try:
+                return runtime.malloc(nbytes)
+            except runtime.CUDARuntimeError as exc:
+                if exc.status == _CUDA_ERROR_MEMORY_ALLOCATION:
+                    raise RawOutOfMemory(str(exc)) from exc
+                raise
+
+    def free(self, ptr: int) -> None:
+        cp = cupy()
+        with cp.cuda.Device(self.device_index):
+            cp.cuda.runtime.free(ptr)
+
+    def mem_get_info(self) -> tuple[int, int]:
+        cp = cupy()
+        with cp.cuda.Device(self.device_index):
+            return tuple(cp.cuda.runtime.memGetInfo())
+
+
+class CudaEvent:
+    """A timing-free CUDA event recorded on `stream` (a cudaStream_t value)."""
+
+    __slots__ = ("_event",)
+
+    def __init__(self, stream: int):
+        cp = cupy()
+        self._event = cp.cuda.Event(block=False, disable_timing=True)
+        self._event.record(cp.cuda.ExternalStream(stream))
+
+    def query(self) -> bool:
+        return self._event.done
+
+    def synchronize(self) -> None:
+        self._event.synchronize()
+
+
+def create_allocator(device_index: int, config=None) -> CachingAllocator:
+    """A CachingAllocator over cudaMalloc on `device_index` (registry calls this)."""
+    return CachingAllocator(CudaRawSource(device_index), device_index,
+                            event_factory=CudaEvent, config=config, kind="cuda")
+
+
+class _BlockOwner:
+    """Owner object CuPy keeps alive with the memory; returns the block when it dies."""
+
+    __slots__ = ("allocator", "block")
+
+    def __init__(self, allocator, block):
+        self.allocator = allocator
+        self.block = block
+
+    def __del__(self):
+        try:
+            self.allocator.free(self.block)
+        except Exception:  # noqa: BLE001 - finalisers run late (interpreter exit): never raise
+            pass
+
+
+def memory_pointer(allocator: CachingAllocator, nbytes: int, stream: int, device_id: int):
+    """A cupy MemoryPointer over a fresh block of `allocator` (no CUDA call of its own)."""
+    cp = cupy()
+    if nbytes == 0:  # cupy asks for 0 bytes for empty arrays; give no block, as cupy does
+        return cp.cuda.MemoryPointer(cp.cuda.UnownedMemory(0, 0, None, device_id), 0)
+    block = allocator.malloc(nbytes, stream)
+    mem = cp.cuda.UnownedMemory(block.ptr, nbytes, _BlockOwner(allocator, block), device_id)
+    return cp.cuda.MemoryPointer(mem, 0)
+
+
+def _cupy_malloc(nbytes: int):
+    """The function given to cupy.cuda.set_allocator: nbytes -> MemoryPointer."""
+    cp = cupy()
+    device_id = cp.cuda.runtime.getDevice()
+    allocator = registry.get_allocator(device_id, "cuda")
+    return memory_pointer(allocator, nbytes, cp.cuda.get_current_stream().ptr, device_id)
+
+
+def install(device_index: int = 0) -> CachingAllocator:
+    """The caching allocator of `device_index`, with CuPy routed through it (idempotent).
+
+    The trap: cupy memory allocated before this call stays in CuPy's own pool; call it
+    before creating cupy arrays (the cuda backend does, on first use of a device)."""
+    global _installed
+    allocator = registry.get_allocator(device_index, "cuda")
+    with _install_lock:
+        if not _installed:
+            cupy().cuda.set_allocator(_cupy_malloc)
+            _installed = True
+    return allocator
+
+
+registry.register_factory("cuda", create_allocator)
+
+
+def mem_get_info(device_index: int) -> tuple[int, int]:
+    """(free, total) bytes of a real device; initialises CUDA on it (as torch's does)."""
+    return CudaRawSource(device_index).mem_get_info()

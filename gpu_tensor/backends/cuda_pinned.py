@@ -1,0 +1,188 @@
+"""Page-locking mechanisms for the pinned pool (`memory/pinned.py` holds the policy).
+
+Each source follows the raw-source protocol of `memory/raw.py` (`alloc(nbytes) -> int`,
+`free(ptr)`, `RawOutOfMemory` when the system refuses):
+
+- `HostAllocSource`: `cudaHostAlloc(portable)` / `cudaFreeHost`. The driver allocates and
+  pins in one call under its global lock.
+- `RegisterSource`: anonymous mmap (page aligned), pages pre-faulted by worker threads, then
+  `cudaHostRegister(portable)`; `cudaHostUnregister` + munmap on free. Faulting the pages
+  ourselves, in parallel, is reported ~2x faster than cudaHostAlloc for large buffers
+  (research/performance.md §3.4); profiling/bench_transfer.py measures both.
+  With no ``register``/``unregister`` hooks it is the emulated device's source: real host
+  pages, so the pool's logic and the staging path run unchanged on a CPU machine.
+
+Which one backs the default pool: GPU_TENSOR_PINNED_ALLOC ('register', the default, or
+'hostalloc'); the emulated device always uses host pages.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from gpu_tensor import _env
+from gpu_tensor.backends import _cupy
+from gpu_tensor.memory.raw import RawOutOfMemory
+
+__all__ = ["HostAllocSource", "RegisterSource", "default_raw_source", "prefault",
+           "is_host_pinned"]
+
+PAGE = 4096
+PREFAULT_THREADS = 4  # page faults are kernel work per page; 4 threads cover 1 socket's rate
+PREFAULT_PARALLEL_FROM = 64 << 20  # below 64 MiB a thread handoff costs more than it saves
+_CUDA_HOST_ALLOC_PORTABLE = 1  # cudaHostAllocPortable: pinned for every context/device
+_CUDA_HOST_REGISTER_PORTABLE = 1  # cudaHostRegisterPortable, same meaning
+
+
+def prefault(ptr: int, nbytes: int) -> None:
+    """Touch one byte per page so the kernel backs every page before it is pinned."""
+    def touch(start: int, stop: int) -> None:
+        if stop > start:
+            view = np.frombuffer((ctypes.c_uint8 * (stop - start)).from_address(ptr + start),
+                                 dtype=np.uint8)
+            view[::PAGE] = 0
+
+    if nbytes < PREFAULT_PARALLEL_FROM:
+        touch(0, nbytes)
+        return
+    step = -(-nbytes // PREFAULT_THREADS // PAGE) * PAGE
+    with ThreadPoolExecutor(PREFAULT_THREADS) as pool:
+        list(pool.map(lambda s: touch(s, min(s + step, nbytes)), range(0, nbytes, step)))
+
+
+class RegisterSource:
+    """mmap + pre-fault + register. ``register(ptr, n)`` / ``unregister(ptr)`` are injected
+    (None: plain host pages, as on the emulated device)."""
+
+    def __init__(self, register=None, unregister=None, *, capacity_bytes: int | None = None):
+        self._register = register
+        self._unregister = unregister
+        self.capacity = capacity_bytes
+        self.used = 0
+        self._maps: dict[int, tuple[mmap.mmap, ctypes.c_char]] = {}
+        self._lock = threading.Lock()
+
+    def alloc(self, nbytes: int) -> int:
+        nbytes = int(nbytes)
+        with self._lock:
+            if self.capacity is not None and self.used + nbytes > self.capacity:
+                raise RawOutOfMemory(
+                    f"pinned capacity reached: {nbytes} requested, "
+                    f"{self.capacity - self.used} of {self.capacity} left"
+                )
+            self.used += nbytes  # reserve now; the slow part below runs unlocked
+        try:
+            region = mmap.mmap(-1, nbytes)
+        except (OSError, ValueError) as exc:
+            with self._lock:
+                self.used -= nbytes
+            raise RawOutOfMemory(f"host mmap of {nbytes} bytes failed: {exc}") from exc
+        exporter = ctypes.c_char.from_buffer(region)
+        ptr = ctypes.addressof(exporter)
+        try:
+            prefault(ptr, nbytes)
+            if self._register is not None:
+                self._register(ptr, nbytes)
+        except BaseException:
+            # Page-locking failed: give the pages back so nothing leaks, then report.
+            del exporter
+            region.close()
+            with self._lock:
+                self.used -= nbytes
+            raise
+        with self._lock:
+            self._maps[ptr] = (region, exporter)
+        return ptr
+
+    def free(self, ptr: int) -> None:
+        with self._lock:
+            try:
+                region, exporter = self._maps.pop(ptr)
+            except KeyError:
+                raise ValueError(f"pinned free of {ptr:#x}, which this source did not allocate") from None
+            self.used -= len(region)
+        if self._unregister is not None:
+            self._unregister(ptr)
+        del exporter  # mmap refuses to close while a buffer export is alive
+        region.close()
+
+    def outstanding(self) -> dict[int, int]:
+        with self._lock:
+            return {ptr: len(region) for ptr, (region, _) in self._maps.items()}
+
+
+def _runtime():
+    return _cupy.cupy().cuda.runtime
+
+
+def _as_oom(what: str, nbytes: int, exc: Exception) -> RawOutOfMemory:
+    return RawOutOfMemory(f"{what} of {nbytes} bytes failed: {exc}")
+
+
+def cuda_register(ptr: int, nbytes: int) -> None:
+    try:
+        _runtime().hostRegister(ptr, nbytes, _CUDA_HOST_REGISTER_PORTABLE)
+    except Exception as exc:  # cupy's CUDARuntimeError: out of lockable memory, ulimit -l
+        raise _as_oom("cudaHostRegister", nbytes, exc) from exc
+
+
+def cuda_unregister(ptr: int) -> None:
+    _runtime().hostUnregister(ptr)
+
+
+class HostAllocSource:
+    """cudaHostAlloc / cudaFreeHost."""
+
+    def __init__(self) -> None:
+        self._sizes: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def alloc(self, nbytes: int) -> int:
+        try:
+            ptr = int(_runtime().hostAlloc(nbytes, _CUDA_HOST_ALLOC_PORTABLE))
+        except Exception as exc:
+            raise _as_oom("cudaHostAlloc", nbytes, exc) from exc
+        with self._lock:
+            self._sizes[ptr] = nbytes
+        return ptr
+
+    def free(self, ptr: int) -> None:
+        with self._lock:
+            self._sizes.pop(ptr)
+        _runtime().freeHost(ptr)
+
+    def outstanding(self) -> dict[int, int]:
+        with self._lock:
+            return dict(self._sizes)
+
+
+def is_host_pinned(ptr: int) -> bool:
+    """Whether the driver knows host address ``ptr`` as page-locked (a µs-scale driver call:
+    only for memory that is not our pool's)."""
+    try:
+        attrs = _runtime().pointerGetAttributes(ptr)
+    except Exception:  # unregistered memory on old drivers raises cudaErrorInvalidValue
+        return False
+    return int(attrs.type) == 1  # cudaMemoryTypeHost
+
+
+def default_raw_source():
+    """The source for the process-wide pinned pool (see the module docstring)."""
+    from gpu_tensor.device import cuda_is_emulated, real_cuda_available
+
+    if cuda_is_emulated() or not real_cuda_available():
+        return RegisterSource()
+    method = _env.pinned_alloc()
+    if method == "hostalloc":
+        return HostAllocSource()
+    if method == "register":
+        return RegisterSource(cuda_register, cuda_unregister)
+    raise ValueError(
+        f"GPU_TENSOR_PINNED_ALLOC={method!r} is not a page-locking method; "
+        "use 'register' (mmap + pre-fault + cudaHostRegister) or 'hostalloc' (cudaHostAlloc)"
+    )

@@ -1,0 +1,167 @@
+"""Load a memory snapshot file (our JSON, or the torch-format pickle) and check its shape.
+
+The pickle is read with a restricted unpickler: a snapshot is only dicts, lists,
+strings and numbers, so any pickle that asks for a class or a function is refused
+before anything runs. Every problem becomes a `SnapshotError` carrying one line that
+names the file and what is wrong with it; the CLI prints it and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+from pathlib import Path
+
+from ._errors import CliError
+
+__all__ = ["SnapshotError", "load_snapshot", "validate_snapshot"]
+
+# Containers a pickler may name by reference (protocol < 4 pickles sets and
+# OrderedDicts through REDUCE). Scalars need no global at all, and constructors such
+# as bytes/int/str are left out on purpose: bytes(10**12) from a hostile file would
+# exhaust memory.
+_ALLOWED_GLOBALS = frozenset(
+    {
+        ("builtins", "dict"),
+        ("builtins", "list"),
+        ("builtins", "tuple"),
+        ("builtins", "set"),
+        ("builtins", "frozenset"),
+        ("collections", "OrderedDict"),
+    }
+)
+
+_PICKLE_SUFFIXES = (".pickle", ".pkl")
+_BLOCK_STATES = ("active_allocated", "active_pending_free", "inactive")
+# torch's docstring calls the pending state this; its code writes active_pending_free.
+_STATE_ALIASES = {"active_awaiting_free": "active_pending_free"}
+
+
+class SnapshotError(CliError):
+    """A snapshot file that cannot be read; str(exc) is a one-line reason."""
+
+
+class _SnapshotUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if (module, name) in _ALLOWED_GLOBALS:
+            return super().find_class(module, name)
+        raise SnapshotError(
+            f"the pickle asks to load {module}.{name}; a memory snapshot holds only plain "
+            "data, so it was refused (nothing was executed)"
+        )
+
+    def persistent_load(self, pid):
+        raise SnapshotError("the pickle uses persistent ids; it is not a memory snapshot")
+
+
+def _read_pickle(data: bytes) -> object:
+    try:
+        return _SnapshotUnpickler(io.BytesIO(data)).load()
+    except SnapshotError:
+        raise
+    except MemoryError:
+        raise SnapshotError("the pickle is too large to load") from None
+    except Exception as exc:  # malformed pickles raise many types; all mean "not readable"
+        raise SnapshotError(f"not a readable pickle ({type(exc).__name__}: {exc})") from None
+
+
+def _read_json(data: bytes) -> object:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SnapshotError(
+            "not JSON text (not UTF-8); expected a snapshot .json or .pickle"
+        ) from None
+    except RecursionError:
+        raise SnapshotError("JSON nested too deeply to be a memory snapshot") from None
+    except json.JSONDecodeError as exc:
+        # An unterminated string runs to the end of the data: the file was cut short too.
+        cut = exc.pos >= len(data.rstrip()) or exc.msg.startswith("Unterminated string")
+        reason = "truncated JSON (was the file cut short?)" if cut else "invalid JSON"
+        raise SnapshotError(
+            f"{reason} at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+
+
+def load_snapshot(path: str | Path) -> dict:
+    """Read and validate a snapshot file; returns the snapshot dict.
+
+    The format is sniffed from the content (a binary pickle starts with 0x80, JSON
+    with '{' or '['), so a renamed file still loads.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SnapshotError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SnapshotError(f"{path}: is a directory, expected a snapshot file") from None
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        if not data.strip():
+            raise SnapshotError("the file is empty")
+        head = data.lstrip()[:1]
+        if data[:1] == b"\x80" or path.suffix.lower() in _PICKLE_SUFFIXES:
+            obj = _read_pickle(data)
+        elif head in (b"{", b"["):
+            obj = _read_json(data)
+        else:
+            raise SnapshotError(
+                "unknown format; expected a snapshot saved as JSON (save_snapshot) or as a "
+                "pickle (_dump_snapshot)"
+            )
+        return validate_snapshot(obj)
+    except SnapshotError as exc:
+        raise SnapshotError(f"{path}: {exc}") from None
+
+
+def _need(mapping: dict, key: str, kinds: type | tuple, where: str) -> object:
+    if key not in mapping:
+        raise SnapshotError(f"{where} has no {key!r}; this is not a memory snapshot")
+    value = mapping[key]
+    if not isinstance(value, kinds) or isinstance(value, bool):
+        raise SnapshotError(f"{where}: {key!r} is {type(value).__name__}, not a memory snapshot")
+    return value
+
+
+def validate_snapshot(obj: object) -> dict:
+    """Check the torch snapshot structure; returns a dict with 'segments' and 'device_traces'.
+
+    torch.cuda.memory_snapshot() returns the bare segment list, so a list is accepted
+    as {'segments': list}. Extra keys are kept; missing optional ones get defaults.
+    """
+    if isinstance(obj, list):
+        obj = {"segments": obj}
+    if not isinstance(obj, dict):
+        raise SnapshotError(f"holds {type(obj).__name__}, not a memory snapshot dict")
+    segments = _need(obj, "segments", list, "the snapshot")
+    for i, seg in enumerate(segments):
+        where = f"segment {i}"
+        if not isinstance(seg, dict):
+            raise SnapshotError(f"{where} is {type(seg).__name__}, not a segment dict")
+        _need(seg, "address", int, where)
+        if _need(seg, "total_size", int, where) < 0:
+            raise SnapshotError(f"{where} has a negative total_size")
+        blocks = _need(seg, "blocks", list, where)
+        for j, block in enumerate(blocks):
+            bwhere = f"segment {i} block {j}"
+            if not isinstance(block, dict):
+                raise SnapshotError(f"{bwhere} is {type(block).__name__}, not a block dict")
+            if _need(block, "size", int, bwhere) < 0:
+                raise SnapshotError(f"{bwhere} has a negative size")
+            state = _need(block, "state", str, bwhere)
+            if state in _STATE_ALIASES:
+                block["state"] = state = _STATE_ALIASES[state]
+            if state not in _BLOCK_STATES:
+                raise SnapshotError(f"{bwhere} has unknown state {state!r}")
+    traces = obj.get("device_traces", [])
+    if not isinstance(traces, list) or not all(isinstance(t, list) for t in traces):
+        raise SnapshotError("'device_traces' is not a list of per-device event lists")
+    ext = obj.get("gpu_tensor")
+    if ext is not None and not isinstance(ext, dict):
+        raise SnapshotError("the 'gpu_tensor' key is not a dict")
+    out = dict(obj)
+    out.setdefault("device_traces", [])
+    return out

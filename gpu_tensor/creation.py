@@ -1,0 +1,324 @@
+"""Factory functions with PyTorch's semantics: tensor (copies), as_tensor/asarray/from_numpy
+(share when they can), empty/zeros/ones/full/eye/arange/linspace, random, and *_like."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtype as _dt
+from ._data import host_from_data
+from ._dims import shape_args
+from .backends import get_backend
+from .device import resolve
+from .tensor import Tensor
+
+__all__ = [
+    "tensor", "as_tensor", "asarray", "from_numpy", "empty", "zeros", "ones", "full", "eye",
+    "arange", "linspace", "rand", "randn", "randint", "randperm", "empty_like", "zeros_like",
+    "ones_like", "full_like", "rand_like", "randn_like", "randint_like", "manual_seed",
+    "scalar_tensor", "empty_strided",
+]
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int):
+    """Seed the generator behind rand/randn/randint/randperm (all devices)."""
+    global _rng
+    _rng = np.random.default_rng(int(seed))
+    return _rng
+
+
+def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _from_host(host: np.ndarray, dt, device) -> Tensor:
+    """A tensor on `device` holding (a copy of) the numpy array `host` (already dtype dt)."""
+    dev = resolve(device)
+    b = get_backend(dev)
+    arr, st = b.from_host(host)
+    return Tensor._make(arr, dev, dt, st)
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    """A new tensor holding a copy of `data` (nested lists, numbers, arrays, tensors).
+    Python ints -> int64, floats -> the default dtype, bools -> bool, complex -> complex64."""
+    host, dt = host_from_data(data, dtype)
+    if device is None and isinstance(data, Tensor):
+        device = data.device
+    t = _from_host(host, dt, device)
+    if pin_memory:
+        t = t.pin_memory()
+    return _finish(t, requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return tensor(s, dtype=dtype or _dt.get_default_dtype(), device=device,
+                  requires_grad=requires_grad)
+
+
+def from_numpy(ndarray) -> Tensor:
+    """A cpu tensor sharing `ndarray`'s memory (both ways) and keeping it alive; its dtype
+    is kept (float64 stays float64)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with "
+            "negative strides are not supported. Make a copy first: "
+            "gt.from_numpy(arr.copy()) (or np.ascontiguousarray(arr)).")
+    if ndarray.dtype.byteorder == ">":
+        raise TypeError("can't convert a big-endian numpy array; use arr.astype('<' + ...) "
+                        "or arr.byteswap().view(arr.dtype.newbyteorder())")
+    dt = _dt.from_numpy_dtype(ndarray.dtype)
+    return Tensor._make(ndarray, resolve("cpu"), dt)
+
+
+def from_dlpack(ext) -> Tensor:
+    from ._interop import from_dlpack as _fd
+
+    return _fd(ext)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Share `data`'s memory when dtype and device allow (ndarrays, cupy arrays, tensors,
+    DLPack producers); copy otherwise."""
+    dt = None if dtype is None else _dt.to_dtype(dtype)
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dt)
+    if isinstance(data, np.ndarray):
+        if data.dtype != object and data.dtype.kind not in "USV" and all(
+                s >= 0 for s in data.strides):
+            t = from_numpy(data)
+            return t.to(device=device, dtype=dt)
+        return tensor(data, dtype=dt, device=device)
+    if type(data).__module__.startswith("cupy") and hasattr(data, "__cuda_array_interface__"):
+        from ._interop import from_cupy
+
+        return from_cupy(data).to(device=device, dtype=dt)
+    if hasattr(data, "__dlpack__") and hasattr(data, "__dlpack_device__"):
+        return from_dlpack(data).to(device=device, dtype=dt)
+    return tensor(data, dtype=dt, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+    """torch.asarray: shares memory unless a copy is required or `copy=True`; `copy=False`
+    raises when sharing is impossible."""
+    if copy:
+        t = tensor(obj, dtype=dtype, device=device)
+        if device is None and isinstance(obj, Tensor):
+            t = t.to(obj.device)
+        return _finish(t, requires_grad)
+    t = as_tensor(obj, dtype=dtype, device=device)
+    if copy is False:
+        shares = isinstance(obj, Tensor) and t._data is obj._data or (
+            isinstance(obj, np.ndarray) and t.device.type == "cpu" and t._data is obj) or (
+            not isinstance(obj, (Tensor, np.ndarray, list, tuple, int, float, bool, complex))
+            and t.dtype is (_dt.to_dtype(dtype) if dtype is not None else t.dtype))
+        if not shares:
+            raise ValueError("asarray(copy=False): the requested dtype/device needs a copy")
+    return _finish(t, requires_grad)
+
+
+# -- filled tensors -------------------------------------------------------------------
+def _size(size) -> tuple:
+    shp = shape_args(size)
+    for s in shp:
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {list(shp)}")
+    return shp
+
+
+def _dtype_or_default(dtype):
+    return _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=None) -> Tensor:
+    """Uninitialised memory. `pin_memory=True` (cpu) gives a page-locked host tensor."""
+    if len(size) == 1 and type(size[0]) is int and size[0] >= 0:
+        shp = size  # empty(n): the commonest call, parsed without helpers
+    else:
+        shp = _size(size)
+    dt = _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
+    dev = resolve(device)
+    if not (pin_memory or requires_grad or memory_format):
+        b = dev._backend or get_backend(dev)
+        arr, st = b.empty(shp, dt.np)
+        return Tensor._make(arr, dev, dt, st)
+    if pin_memory:
+        if dev.type != "cpu":
+            raise RuntimeError("pin_memory=True only applies to cpu tensors")
+        from ._move import _transfer
+
+        transfer = _transfer()
+        t = transfer.empty_pinned(shp, dt) if transfer is not None else _empty(shp, dt, dev)
+    else:
+        t = _empty(shp, dt, dev)
+    if memory_format is not None and memory_format.name == "channels_last":
+        t = t.contiguous(memory_format=memory_format)
+    return _finish(t, requires_grad)
+
+
+def _empty(shp, dt, dev) -> Tensor:
+    arr, st = get_backend(dev).empty(shp, dt.np)
+    return Tensor._make(arr, dev, dt, st)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    size, stride = tuple(size), tuple(stride)
+    n = 1 + sum((s - 1) * st for s, st in zip(size, stride, strict=True)) if 0 not in size else 0
+    base = empty(n, dtype=dtype, device=device)
+    return _finish(base.as_strided(size, stride, 0), requires_grad)
+
+
+def _filled(shp, dt, dev, value) -> Tensor:
+    arr, st = get_backend(dev).empty(shp, dt.np)
+    if arr.dtype != dt.np:  # real cuda keeps bfloat16 as uint16 bits
+        value = np.array(value, dt.np).view(arr.dtype).item()
+    arr.fill(value)
+    return Tensor._make(arr, dev, dt, st)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    dt = _dt.scalar_dtype(fill_value) if dtype is None else _dt.to_dtype(dtype)
+    if dt is None:
+        raise TypeError(f"full(): fill_value must be a number, got {type(fill_value).__name__}")
+    if dt.category < _dt.FLOAT and isinstance(fill_value, float) and not math.isfinite(
+            fill_value):
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    return _finish(_filled(_size((size,)), dt, resolve(device), fill_value), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(_filled(_size(size), _dtype_or_default(dtype), resolve(device), 0),
+                   requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(_filled(_size(size), _dtype_or_default(dtype), resolve(device), 1),
+                   requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    dt = _dtype_or_default(dtype)
+    host = np.eye(n, n if m is None else m, dtype=dt.np)
+    return _finish(_from_host(host, dt, device), requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if vals[2] == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError(
+            f"arange: upper bound and larger bound inconsistent with step sign "
+            f"(start={vals[0]}, end={vals[1]}, step={vals[2]})")
+    if dtype is None:
+        dt = _dt.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else (
+            _dt.get_default_dtype())
+    else:
+        dt = _dt.to_dtype(dtype)
+    n = max(math.ceil((vals[1] - vals[0]) / vals[2]), 0)
+    # computed in float64 (or int64) then cast, as torch does for its accumulate type
+    acc = np.int64 if dt.category <= _dt.INT and all(
+        isinstance(v, (int, np.integer)) for v in vals) else np.float64
+    host = (vals[0] + np.arange(n, dtype=acc) * vals[2]).astype(dt.np)
+    return _finish(_from_host(host, dt, device), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    dt = _dtype_or_default(dtype)
+    if steps < 0:
+        raise RuntimeError("linspace: number of steps must be non-negative")
+    host = np.linspace(start, end, int(steps), dtype=np.float64)
+    host = host.astype(dt.np) if dt.category >= _dt.FLOAT else np.trunc(host).astype(dt.np)
+    return _finish(_from_host(host, dt, device), requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    dt = _dtype_or_default(dtype)
+    _need_float(dt, "rand")
+    host = (generator or _rng).random(_size(size)).astype(dt.np)
+    return _finish(_from_host(host, dt, device), requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    dt = _dtype_or_default(dtype)
+    _need_float(dt, "randn")
+    host = (generator or _rng).standard_normal(_size(size)).astype(dt.np)
+    return _finish(_from_host(host, dt, device), requires_grad)
+
+
+def _need_float(dt, name):
+    if dt.category < _dt.FLOAT:
+        raise RuntimeError(f"{name}: expected a floating point dtype, got {dt}")
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
+            generator=None) -> Tensor:
+    if size is None and isinstance(high, (tuple, list)):
+        high, size = None, high
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                           f"from={low} >= to={high}")
+    dt = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
+    host = (generator or _rng).integers(low, high, _size((size,))).astype(dt.np)
+    return _finish(_from_host(host, dt, device), requires_grad)
+
+
+def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    dt = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
+    host = (generator or _rng).permutation(int(n)).astype(dt.np)
+    return _finish(_from_host(host, dt, device), requires_grad)
+
+
+def _like(fn, input, dtype, device, requires_grad, *args):
+    return fn(*args, dtype=input.dtype if dtype is None else dtype,
+              device=input.device if device is None else device, requires_grad=requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like(empty, input, dtype, device, requires_grad, input.shape)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like(zeros, input, dtype, device, requires_grad, input.shape)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like(ones, input, dtype, device, requires_grad, input.shape)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _like(full, input, dtype, device, requires_grad, input.shape, fill_value)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like(rand, input, dtype, device, requires_grad, input.shape)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like(randn, input, dtype, device, requires_grad, input.shape)
+
+
+def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad=False,
+                 memory_format=None):
+    if high is None:
+        low, high = 0, low
+    return _like(randint, input, dtype, device, requires_grad, low, high, input.shape)

@@ -1,0 +1,141 @@
+"""Running generated elementwise kernels on real CUDA: eager single ops and fused graphs.
+
+`run(key, inputs, out_dtype)` is the cuda backend's eager elementwise op: a one-node graph
+through the same codegen as `@gt.fuse`, so one place emits elementwise CUDA. `launch_graph`
+plans, generates, compiles (cached) and launches; fuse.py calls it for fused functions.
+Both take cupy arrays (bfloat16 stored as uint16 bits: pass its dtype explicitly).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .codegen import generate, plan_args, scalar_ctype
+from .dtypes import as_np_dtype
+from .expr import Graph, Input, Scalar
+from .layout import Operand, broadcast_shapes, launch_config, plan
+from .trace import Proxy, apply
+
+__all__ = ["run", "prepare", "launch_graph", "empty_like_result"]
+
+_graphs: dict = {}  # eager op signature -> Graph (one node)
+_sources: dict = {}  # (graph id, plan key, out dtypes, roots) -> (KernelSource, graph)
+
+
+def _ptr(a) -> int:
+    if isinstance(a, np.ndarray):
+        return int(a.ctypes.data)
+    return int(a.data.ptr)
+
+
+def _strides(a) -> tuple:
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+def _scalar_arg(value, dtype: np.dtype):
+    kind = scalar_ctype(dtype)
+    return {"double": np.float64, "long long": np.int64, "int": np.int32}[kind](value)
+
+
+def prepare(graph: Graph, roots, arrays, scalars, outs, out_dtypes=None):
+    """Plan and generate the kernel computing `roots` into `outs` (arrays of the roots'
+    broadcast shape). Returns (KernelSource, Plan, args): args are the kernel arguments in
+    order (the arrays themselves for pointers, numpy scalars by value), for cupy arrays on a
+    GPU or numpy arrays under host emulation alike."""
+    roots = tuple(roots)
+    used = graph.used_inputs(roots)
+    out_dtypes = tuple(np.dtype(d) for d in (out_dtypes or (o.dtype for o in outs)))
+    shape = tuple(outs[0].shape)
+    operands = [Operand(tuple(a.shape), _strides(a), a.itemsize, _ptr(a))
+                for a in (arrays[n.index] for n in used)]  # fmt: skip
+    operands += [Operand(tuple(o.shape), _strides(o), o.itemsize, _ptr(o)) for o in outs]
+    p = plan(shape, operands, n_outputs=len(outs))
+    key = (id(graph), p.key, out_dtypes, tuple(id(r) for r in roots))
+    hit = _sources.get(key)
+    if hit is None:
+        # The graph is kept alive with its source so its id() is never reused by another.
+        hit = _sources[key] = (generate(graph, p, out_dtypes, roots), graph)
+    ksrc = hit[0]
+    idx = np.int32 if p.index == "int" else np.int64
+    args = [arrays[i] for i in ksrc.inputs] + list(outs)
+    args += [_scalar_arg(scalars[s], graph.scalars[s].dtype) for s in ksrc.scalars]
+    args += [idx(p.numel)] + [idx(v) for v in plan_args(p)]
+    return ksrc, p, args
+
+
+def launch_graph(graph: Graph, roots, arrays, scalars, outs, out_dtypes=None, options=()):
+    """Compute `roots` into the cupy arrays `outs` on the current device (real CUDA).
+    `out_dtypes` are the stored dtypes (default: the arrays' own; bfloat16 bits need it).
+    `options` go to NVRTC (e.g. ("--ftz=true",) to flush denormals; none by default)."""
+    from .compile import get_kernel, sm_count
+
+    ksrc, p, args = prepare(graph, roots, arrays, scalars, outs, out_dtypes)
+    if p.numel == 0:
+        return outs
+    fn = get_kernel(ksrc.name, ksrc.source, tuple(options))
+    grid, block = launch_config(p, sm_count())
+    fn((grid,), (block,), tuple(args))
+    return outs
+
+
+def _signature(key, inputs, params):
+    sig = []
+    for x in inputs:
+        if x is None:
+            sig.append(None)
+        elif isinstance(x, (bool, int, float)):
+            sig.append(type(x))
+        else:
+            sig.append((np.dtype(x.dtype), x.ndim))
+    return (key, tuple(sig), tuple(sorted(params.items())))
+
+
+def _graph_for(key, inputs, params) -> Graph:
+    sig = _signature(key, inputs, params)
+    graph = _graphs.get(sig)
+    if graph is None:
+        proxies, ins, scs = [], [], []
+        for s in sig[1]:
+            if s is None:
+                proxies.append(None)
+            elif isinstance(s, type):
+                node = Scalar(dtype=_scalar_np(s), tier=2, index=len(scs))
+                scs.append(node)
+                proxies.append(Proxy(node, 0))
+            else:
+                node = Input(dtype=as_np_dtype(s[0]), tier=1 if s[1] == 0 else 0, index=len(ins))
+                ins.append(node)
+                proxies.append(Proxy(node, s[1]))
+        out = apply(key, *proxies, **params)
+        graph = Graph(inputs=tuple(ins), scalars=tuple(scs), outputs=(out.node,))
+        _graphs[sig] = graph
+    return graph
+
+
+def _scalar_np(t: type) -> np.dtype:
+    from .dtypes import default_float
+
+    return (
+        np.dtype(np.bool_) if t is bool else (np.dtype(np.int64) if t is int else default_float())
+    )
+
+
+def empty_like_result(shape, out_dtype):
+    """A new cupy array for a result of numpy dtype `out_dtype` (bfloat16 as uint16 bits)."""
+    from ..backends._cupy import cupy
+
+    dt = np.dtype(np.uint16) if np.dtype(out_dtype).name == "bfloat16" else np.dtype(out_dtype)
+    return cupy().empty(shape, dtype=dt)
+
+
+def run(key: str, inputs, out_dtype, **params):
+    """Eager elementwise `key` on real CUDA. `inputs` are cupy arrays already in the compute
+    dtype, Python scalars, or None (clamp's missing bound); returns a new cupy array of numpy
+    dtype `out_dtype` (bfloat16 results are uint16 bits). Broadcasts like torch."""
+    graph = _graph_for(key, inputs, params)
+    arrays = [x for x in inputs if x is not None and not isinstance(x, (bool, int, float))]
+    scalars = [x for x in inputs if isinstance(x, (bool, int, float))]
+    shape = broadcast_shapes(*(tuple(a.shape) for a in arrays))
+    out = empty_like_result(shape, out_dtype)
+    launch_graph(graph, graph.outputs, arrays, scalars, [out], out_dtypes=(as_np_dtype(out_dtype),))
+    return out

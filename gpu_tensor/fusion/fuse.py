@@ -1,0 +1,211 @@
+"""`@gt.fuse`: trace an elementwise function once, run it as one kernel.
+
+    @gt.fuse
+    def bias_gelu(x, a, b):
+        return (a * x + b).gelu()
+
+    y = bias_gelu(x, 2.0, bias)           # x, bias: Tensors; 2.0 a kernel parameter
+    bias_gelu(x, 2.0, bias, out=y)        # into an existing tensor (any strides)
+
+Traced once per (argument dtypes, ndims, scalar kinds, layout class). On real CUDA the graph
+becomes one generated kernel (see codegen.py); on cpu and the emulated device the same graph
+is evaluated with numpy, with the same rule for intermediates (half/bfloat16 computed in
+float32, rounded only on output), so both agree within the tolerance table. Anything that is
+not elementwise raises FusionError naming it at trace time; nothing falls back silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import numpy as np
+
+from .. import dtype as core_dtype
+from .expr import evaluate
+from .layout import broadcast_shapes
+from .trace import FusionError, trace
+
+__all__ = ["fuse", "Fused", "FusionError"]
+
+
+def _tensor_type():
+    from ..tensor import Tensor  # the user-facing layer; imported when a call happens
+
+    return Tensor
+
+
+def _is_contiguous(t) -> bool:
+    return bool(t._data.flags.c_contiguous)
+
+
+class Fused:
+    """A fused elementwise function (what `@gt.fuse` returns)."""
+
+    def __init__(self, fn, kernel_name: str | None = None, compile_options=()):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.kernel_name = kernel_name or getattr(fn, "__name__", "fused")
+        self.compile_options = tuple(compile_options)
+        self._traces: dict = {}
+
+    def clear_cache(self) -> None:
+        """Forget the traced graphs (compiled kernels stay in the compile cache)."""
+        self._traces.clear()
+
+    def graph(self, *args):
+        """The traced Graph for these arguments (for inspection and tests)."""
+        return self._trace(args)[0]
+
+    def _trace(self, args):
+        Tensor = _tensor_type()
+        specs, layout = [], []
+        for a in args:
+            if isinstance(a, Tensor):
+                specs.append(("tensor", a.dtype.np, a.ndim))
+                layout.append(_is_contiguous(a))
+            elif isinstance(a, (bool, int, float)):
+                specs.append(("scalar", type(a)))
+            else:
+                try:
+                    hash(a)
+                except TypeError:
+                    raise FusionError(
+                        f"{self.kernel_name}: argument {a!r} is neither a tensor, a Python "
+                        "scalar, nor a hashable constant"
+                    ) from None
+                specs.append(("static", a))
+        key = (tuple((s[0], s[1], s[2] if len(s) > 2 else None) for s in specs),
+               "contiguous" if all(layout) else "strided")  # fmt: skip
+        hit = self._traces.get(key)
+        if hit is None:
+            hit = trace(self.fn, specs)
+            self._traces[key] = hit
+        return hit
+
+    def __call__(self, *args, out=None):
+        Tensor = _tensor_type()
+        args = tuple(a.item() if isinstance(a, np.generic) else a for a in args)  # numpy scalars
+        if any(hasattr(a, "__array_interface__") or hasattr(a, "__cuda_array_interface__")
+               for a in args if not isinstance(a, Tensor)):  # fmt: skip
+            raise FusionError(
+                f"{self.kernel_name}: numpy arrays cannot be passed to a fused function; "
+                "wrap them with gt.from_numpy(...) (or gt.asarray) first"
+            )
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        if not tensors:
+            raise FusionError(f"{self.kernel_name}: a fused function needs a Tensor argument")
+        device = tensors[0].device
+        for t in tensors[1:]:
+            if t.device != device:
+                raise RuntimeError(
+                    f"{self.kernel_name}: expected all tensors on the same device, got "
+                    f"{device} and {t.device}; move them with .to(device) first"
+                )
+        graph, single = self._trace(args)
+        scalars = [a for a in args if isinstance(a, (bool, int, float))]
+        outs = _check_out(out, len(graph.outputs), device, self.kernel_name)
+        shapes = []
+        for root in graph.outputs:
+            used = graph.used_inputs((root,))
+            shapes.append(broadcast_shapes(*(tuple(tensors[n.index].shape) for n in used)))
+        from ..backends import get_backend
+
+        backend = get_backend(device)
+        if backend.xp is np:
+            results = self._numpy(graph, tensors, scalars, shapes, outs, device, backend)
+        else:
+            results = self._cuda(graph, tensors, scalars, shapes, outs, device, backend)
+        return results[0] if single else tuple(results)
+
+    def _numpy(self, graph, tensors, scalars, shapes, outs, device, backend):
+        Tensor = _tensor_type()
+        values = evaluate(graph, [t._data for t in tensors], scalars)
+        results, adopted = [], set()
+        for k, (root, value, shape) in enumerate(zip(graph.outputs, values, shapes, strict=True)):
+            target = outs[k] if outs else None
+            dt = root.dtype if target is None else target.dtype.np
+            if target is None and _fresh(value, shape, dt, tensors) and id(value) not in adopted:
+                adopted.add(id(value))  # (`return y, y` must still give two tensors)
+                array, storage = backend.adopt(value)  # cpu: no copy; emulated: one copy
+                results.append(Tensor._wrap(array, device, storage))
+                continue
+            if target is None:
+                array, storage = backend.empty(shape, dt)
+                target = Tensor._wrap(array, device, storage)
+            else:
+                _check_out_shape(target, shape, root.dtype, self.kernel_name)
+            with np.errstate(all="ignore"):
+                np.copyto(target._data, value, casting="unsafe")  # broadcasts, casts, no temp
+            results.append(target)
+        return results
+
+    def _cuda(self, graph, tensors, scalars, shapes, outs, device, backend):
+        from .eager import empty_like_result, launch_graph
+
+        Tensor = _tensor_type()
+        arrays = [t._data for t in tensors]
+        results = []
+        with getattr(backend, "_dev", None) or contextlib.nullcontext():
+            for k, (root, shape) in enumerate(zip(graph.outputs, shapes, strict=True)):
+                target = outs[k] if outs else None
+                if target is None:
+                    target = Tensor._wrap(empty_like_result(shape, root.dtype), device,
+                                          dtype=core_dtype.to_dtype(root.dtype))  # fmt: skip
+                else:
+                    _check_out_shape(target, shape, root.dtype, self.kernel_name)
+                launch_graph(graph, (root,), arrays, scalars, [target._data],
+                             out_dtypes=(target.dtype.np,),
+                             options=self.compile_options)  # fmt: skip
+                results.append(target)
+        return results
+
+
+def _fresh(value, shape, dtype, tensors) -> bool:
+    """True when `value` is a new array of the result's shape and dtype (not an input's
+    memory), so it can become the result without another copy."""
+    return (
+        value.dtype == dtype
+        and value.shape == tuple(shape)
+        and value.flags.c_contiguous
+        and not any(np.may_share_memory(value, t._data) for t in tensors)
+    )
+
+
+def _check_out(out, n, device, name):
+    if out is None:
+        return None
+    outs = (out,) if not isinstance(out, (tuple, list)) else tuple(out)
+    if len(outs) != n:
+        raise ValueError(f"{name}: out= needs {n} tensor(s), one per output, got {len(outs)}")
+    for t in outs:
+        if t.device != device:
+            raise RuntimeError(
+                f"{name}: out= tensor is on {t.device} but the inputs are on {device}"
+            )
+    return outs
+
+
+def _check_out_shape(target, shape, dtype, name):
+    if tuple(target.shape) != tuple(shape):
+        raise ValueError(
+            f"{name}: out= tensor has shape {tuple(target.shape)} but the result has shape "
+            f"{tuple(shape)}; pass an out tensor of the result's shape"
+        )
+    res = core_dtype.to_dtype(dtype)
+    if not core_dtype.can_cast(res, target.dtype):
+        raise TypeError(
+            f"{name}: result type {res.name} can't be cast to the desired output type "
+            f"{target.dtype.name} (out=); use an out tensor of a higher category"
+        )
+
+
+def fuse(fn=None, *, kernel_name: str | None = None, compile_options=()):
+    """Decorator: `@gt.fuse` or `@gt.fuse(kernel_name="...", compile_options=(...))`.
+
+    `compile_options` go to NVRTC on real CUDA; none by default, so denormals are kept and
+    results follow numpy (pass ("--ftz=true",) or ("--use_fast_math",) to trade that away).
+    See the module docstring."""
+    if fn is None:
+        return lambda f: Fused(f, kernel_name, compile_options)
+    return Fused(fn, kernel_name, compile_options)

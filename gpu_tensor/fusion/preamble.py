@@ -1,0 +1,235 @@
+"""CUDA helper functions every generated elementwise kernel starts with.
+
+The op table's templates call these `gt_*` helpers; each is overloaded per C type so one
+template serves every dtype. The text compiles three ways: NVRTC (no headers available, so
+nothing is #included), nvcc, and g++ under kernels/host_emulation.h (no `__CUDA_ARCH__`, so
+the half/bfloat16 conversions and rsqrt fall back to portable code there).
+
+half and bfloat16 are stored as 16-bit structs and converted with single PTX `cvt`
+instructions on the device (round to nearest even), so no cuda_fp16.h is needed.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PREAMBLE"]
+
+PREAMBLE = r"""
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define GT_FN __device__ __forceinline__
+#else
+#include <math.h>  // host emulation (g++): the C math functions NVRTC provides built in
+#define GT_FN inline
+#endif
+
+struct gt_half { unsigned short bits; };
+struct gt_bf16 { unsigned short bits; };
+
+GT_FN float gt_f32_bits(unsigned int u) { union { unsigned int u; float f; } c; c.u = u; return c.f; }
+GT_FN unsigned int gt_bits_f32(float f) { union { unsigned int u; float f; } c; c.f = f; return c.u; }
+
+GT_FN float gt_to_float(gt_half h) {
+#ifdef __CUDA_ARCH__
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits)); return f;
+#else
+  unsigned int sign = (unsigned int)(h.bits & 0x8000u) << 16;
+  unsigned int e = (h.bits >> 10) & 0x1fu, m = h.bits & 0x3ffu;
+  if (e == 0x1fu) return gt_f32_bits(sign | 0x7f800000u | (m << 13));
+  if (e != 0) return gt_f32_bits(sign | ((e + 112u) << 23) | (m << 13));
+  if (m == 0) return gt_f32_bits(sign);
+  int shift = 0;
+  while (!(m & 0x400u)) { m <<= 1; ++shift; }
+  return gt_f32_bits(sign | ((unsigned int)(113 - shift) << 23) | ((m & 0x3ffu) << 13));
+#endif
+}
+
+GT_FN float gt_to_float(gt_bf16 h) { return gt_f32_bits((unsigned int)h.bits << 16); }
+
+template <typename T> GT_FN T gt_from_float(float f);
+
+template <> GT_FN gt_half gt_from_float<gt_half>(float f) {
+  gt_half h;
+#ifdef __CUDA_ARCH__
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+#else
+  unsigned int x = gt_bits_f32(f), sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) { h.bits = (unsigned short)(sign | 0x7e00u); return h; }
+  if (a >= 0x477ff000u) { h.bits = (unsigned short)(sign | 0x7c00u); return h; }  // rounds to inf
+  unsigned int r;
+  if (a >= 0x38800000u) {  // a normal half: drop 13 mantissa bits, ties to even
+    r = (((a >> 23) - 112u) << 10) | ((a >> 13) & 0x3ffu);
+    unsigned int rest = a & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (r & 1u))) ++r;
+  } else if (a < 0x33000000u) {  // below half the smallest subnormal: zero
+    r = 0;
+  } else {  // a subnormal half
+    unsigned int shift = 126u - (a >> 23), m = (a & 0x7fffffu) | 0x800000u;
+    r = m >> shift;
+    unsigned int rest = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    if (rest > half || (rest == half && (r & 1u))) ++r;
+  }
+  h.bits = (unsigned short)(sign | r);
+#endif
+  return h;
+}
+
+template <> GT_FN gt_bf16 gt_from_float<gt_bf16>(float f) {
+  gt_bf16 h;
+#ifdef __CUDA_ARCH__
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+#else
+  unsigned int x = gt_bits_f32(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) h.bits = (unsigned short)((x >> 16) | 0x40u);
+  else h.bits = (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+#endif
+  return h;
+}
+
+// Rounding through a 16-bit type (an explicit .half() / .bfloat16() inside a fused chain).
+GT_FN float gt_round_half(float x) { return gt_to_float(gt_from_float<gt_half>(x)); }
+GT_FN float gt_round_bf16(float x) { return gt_to_float(gt_from_float<gt_bf16>(x)); }
+
+// Math, overloaded for float and double; integer versions where torch defines them.
+#define GT_MATH1(name, ffn, dfn) \
+  GT_FN float name(float x) { return ffn(x); } \
+  GT_FN double name(double x) { return dfn(x); }
+GT_MATH1(gt_exp, expf, exp)
+GT_MATH1(gt_log, logf, log)
+GT_MATH1(gt_log1p, log1pf, log1p)
+GT_MATH1(gt_sqrt, sqrtf, sqrt)
+GT_MATH1(gt_sin, sinf, sin)
+GT_MATH1(gt_cos, cosf, cos)
+GT_MATH1(gt_tanh, tanhf, tanh)
+GT_MATH1(gt_erf, erff, erf)
+
+#ifdef __CUDA_ARCH__
+GT_FN float gt_rsqrt(float x) { return rsqrtf(x); }
+GT_FN double gt_rsqrt(double x) { return rsqrt(x); }
+#else
+GT_FN float gt_rsqrt(float x) { return 1.0f / sqrtf(x); }
+GT_FN double gt_rsqrt(double x) { return 1.0 / sqrt(x); }
+#endif
+
+template <typename T> GT_FN T gt_floor(T x) { return x; }
+template <typename T> GT_FN T gt_ceil(T x) { return x; }
+template <typename T> GT_FN T gt_round(T x) { return x; }
+template <> GT_FN float gt_floor<float>(float x) { return floorf(x); }
+template <> GT_FN double gt_floor<double>(double x) { return floor(x); }
+template <> GT_FN float gt_ceil<float>(float x) { return ceilf(x); }
+template <> GT_FN double gt_ceil<double>(double x) { return ceil(x); }
+template <> GT_FN float gt_round<float>(float x) { return rintf(x); }  // half to even
+template <> GT_FN double gt_round<double>(double x) { return rint(x); }
+
+template <typename T> GT_FN T gt_abs(T x) { return x < T(0) ? T(-x) : x; }
+template <> GT_FN bool gt_abs<bool>(bool x) { return x; }
+template <> GT_FN float gt_abs<float>(float x) { return fabsf(x); }
+template <> GT_FN double gt_abs<double>(double x) { return fabs(x); }
+
+// torch.sign: (0 < x) - (x < 0), so sign(NaN) == 0 as in torch.
+template <typename T> GT_FN T gt_sign(T x) { return T((T(0) < x) - (x < T(0))); }
+template <> GT_FN bool gt_sign<bool>(bool x) { return x; }
+
+// max/min/relu/clamp propagate NaN like torch (x != x is only true for NaN).
+template <typename T> GT_FN T gt_max(T a, T b) { return (a != a || a > b) ? a : b; }
+template <typename T> GT_FN T gt_min(T a, T b) { return (a != a || a < b) ? a : b; }
+template <> GT_FN bool gt_max<bool>(bool a, bool b) { return a || b; }
+template <> GT_FN bool gt_min<bool>(bool a, bool b) { return a && b; }
+template <typename T> GT_FN T gt_relu(T x) { return x < T(0) ? T(0) : x; }
+template <typename T> GT_FN T gt_clamp(T x, T lo, T hi) { return gt_min(gt_max(x, lo), hi); }
+template <typename T> GT_FN T gt_bitnot(T x) { return T(~x); }
+template <> GT_FN bool gt_bitnot<bool>(bool x) { return !x; }
+
+template <typename T> GT_FN T gt_sigmoid(T x) {  // exp(-|x|) never overflows
+  T e = gt_exp(-gt_abs(x));
+  return x >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+}
+template <typename T> GT_FN T gt_silu(T x) { return x * gt_sigmoid(x); }
+template <typename T> GT_FN T gt_gelu(T x) {  // exact form, torch's default
+  return T(0.5) * x * (T(1) + gt_erf(x * T(0.70710678118654752440)));
+}
+template <typename T> GT_FN T gt_gelu_tanh(T x) {
+  return T(0.5) * x * (T(1) + gt_tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
+}
+
+// floor_divide / remainder with Python's sign rules (numpy's algorithm for floats).
+template <typename T> GT_FN T gt_floordiv(T a, T b) {
+  if (b == T(0)) return T(0);  // integer division by zero: 0, like numpy (and no host trap)
+  if (b == T(-1)) return T(0 - a);  // avoids the INT_MIN / -1 trap on the host
+  T q = a / b;
+  if ((a % b != T(0)) && ((a < T(0)) != (b < T(0)))) q = q - T(1);
+  return q;
+}
+template <typename T> GT_FN T gt_remainder(T a, T b) {
+  if (b == T(0) || b == T(-1)) return T(0);
+  T r = a % b;
+  if (r != T(0) && ((r < T(0)) != (b < T(0)))) r = r + b;
+  return r;
+}
+template <> GT_FN bool gt_floordiv<bool>(bool a, bool b) { return b ? a : false; }
+template <> GT_FN bool gt_remainder<bool>(bool, bool) { return false; }
+#define GT_FLOAT_DIVMOD(T, FMOD, FLOOR, COPYSIGN) \
+  template <> GT_FN T gt_floordiv<T>(T a, T b) { \
+    if (b == T(0)) return a / b; \
+    T mod = FMOD(a, b), div = (a - mod) / b; \
+    if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1); \
+    if (div == T(0)) return COPYSIGN(T(0), a / b); \
+    T fl = FLOOR(div); \
+    if (div - fl > T(0.5)) fl += T(1); \
+    return fl; \
+  } \
+  template <> GT_FN T gt_remainder<T>(T a, T b) { \
+    T mod = FMOD(a, b); \
+    if (b == T(0)) return mod; \
+    if (mod != T(0)) { if ((b < T(0)) != (mod < T(0))) mod += b; } \
+    else mod = COPYSIGN(T(0), b); \
+    return mod; \
+  }
+GT_FLOAT_DIVMOD(float, fmodf, floorf, copysignf)
+GT_FLOAT_DIVMOD(double, fmod, floor, copysign)
+
+// pow: floats as powf/pow; integers by squaring, wrapping, negative exponents as in torch.
+template <typename T> GT_FN T gt_pow(T a, T b) {
+  if (b < T(0)) {
+    if (a == T(1)) return T(1);
+    if (a == T(0) - T(1)) return (b % T(2) == T(0)) ? T(1) : a;
+    return T(0);
+  }
+  T result = T(1);
+  while (b != T(0)) {
+    if (b % T(2) != T(0)) result = T(result * a);
+    b = T(b / T(2));
+    a = T(a * a);
+  }
+  return result;
+}
+template <> GT_FN bool gt_pow<bool>(bool a, bool b) { return a || !b; }
+template <> GT_FN float gt_pow<float>(float a, float b) { return powf(a, b); }
+template <> GT_FN double gt_pow<double>(double a, double b) { return pow(a, b); }
+"""
+
+# Vector access: VEC elements moved in chunks of at most 16 bytes (one 128-bit access each);
+# the caller guarantees each chunk is aligned to its size (layout.plan checks the pointers).
+PREAMBLE += r"""
+template <typename T, int N> struct alignas(sizeof(T) * N) gt_pack { T v[N]; };
+template <typename T, int N> struct gt_chunk {
+  static constexpr int n = (16 / (int)sizeof(T)) < N ? (16 / (int)sizeof(T)) : N;
+};
+template <typename T, int N> GT_FN void gt_load(const T* p, T (&out)[N]) {
+  constexpr int C = gt_chunk<T, N>::n;
+#pragma unroll
+  for (int k = 0; k < N; k += C) {
+    const gt_pack<T, C> c = *reinterpret_cast<const gt_pack<T, C>*>(p + k);
+#pragma unroll
+    for (int j = 0; j < C; ++j) out[k + j] = c.v[j];
+  }
+}
+template <typename T, int N> GT_FN void gt_store(T* p, const T (&in)[N]) {
+  constexpr int C = gt_chunk<T, N>::n;
+#pragma unroll
+  for (int k = 0; k < N; k += C) {
+    gt_pack<T, C> c;
+#pragma unroll
+    for (int j = 0; j < C; ++j) c.v[j] = in[k + j];
+    *reinterpret_cast<gt_pack<T, C>*>(p + k) = c;
+  }
+}
+"""

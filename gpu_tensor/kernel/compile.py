@@ -1,0 +1,188 @@
+"""Kernel loader: compile (driverless NVRTC), cache (memory + disk), load (CuPy's Module), and
+the one place launch shapes and argument packing are decided.
+
+``get_function(source, name)`` returns a CuPy function (``cupy.cuda.function.Function``) for a kernel name (or template name
+expression) on the current device. Compiled code is cached per device in memory and on disk
+under ``<GPU_TENSOR_CACHE_DIR>/kernels`` keyed by the source, our headers, the options, the
+name expressions, the target arch and the NVRTC version. ``launch_spec(plan, ...)`` turns a
+copy plan into (kernel, grid, block, args) for either CuPy or the host emulation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .. import _env
+from . import nvrtc, sources
+
+__all__ = ["get_function", "launch", "launch_spec", "LaunchSpec", "device_arch", "clear_cache"]
+
+# Launch shapes; each must match the #defines of its .cu file (tests check the sources).
+ND_BLOCK, ND_ITEMS, ND_ITEMS_SLOW = 256, 4, 2  # copy_nd.cu GT_ND_BLOCK / _ITEMS / _ITEMS_SLOW
+VEC_BLOCK, VEC_ITEMS = 256, 4  # copy_contiguous.cu GT_VEC_BLOCK / GT_VEC_ITEMS
+TILE, TILE_ROWS = 32, 8  # copy_transpose.cu GT_TILE / GT_TILE_ROWS
+MAX_GRID_X = 2**31 - 1  # CUDA's grid.x limit; the kernels loop over anything beyond it
+
+_lock = threading.Lock()
+_functions: dict = {}  # (device, source, options, exprs, name) -> cupy Function
+_modules: dict = {}  # (device, key) -> (cupy Module, lowered names)
+
+
+def _cupy():
+    """The cupy module, imported on first use. (Not through backends._cupy: the kernel layer
+    sits above the backends in DESIGN.md's layering, and tests/test_layering.py enforces it.)"""
+    try:
+        import cupy
+    except ImportError as exc:
+        raise RuntimeError(
+            "cupy is not installed, so CUDA kernels cannot run. Install the extra that matches "
+            "your CUDA toolkit: pip install 'gpu-tensor[cuda12]' (or [cuda13]); or set "
+            "GPU_TENSOR_FALLBACK=1 to run cuda code on the emulated host device."
+        ) from exc
+    return cupy
+
+
+def device_arch(device=None) -> str:
+    """NVRTC target for a device: 'sm_XX' when this NVRTC can emit it, else the newest PTX."""
+    cp = _cupy()
+    dev = cp.cuda.Device(device) if device is not None else cp.cuda.Device()
+    cc = int(dev.compute_capability)
+    archs = nvrtc.supported_archs()
+    if cc in archs:
+        return f"sm_{cc}"
+    return f"compute_{max(a for a in archs if a <= cc)}"  # the driver JITs PTX forward
+
+
+def _headers_digest() -> str:
+    h = hashlib.sha256()
+    kdir = sources.kernel_dir()
+    for path in sorted(kdir.glob("*.cuh")):
+        h.update(path.name.encode() + path.read_bytes())
+    return h.hexdigest()
+
+
+def _cache_key(source, options, exprs, arch) -> str:
+    h = hashlib.sha256()
+    for part in (source, _headers_digest(), repr(tuple(options)), repr(tuple(exprs)), arch,
+                 repr(nvrtc.nvrtc_version()), repr(nvrtc.DEFAULT_OPTIONS)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:40]
+
+
+def _compiled_file(source, options, exprs, arch) -> tuple[Path, dict]:
+    """Compile once per key; the disk cache survives processes (atomic writes)."""
+    key = _cache_key(source, options, exprs, arch)
+    cache = Path(_env.cache_dir()) / "kernels"
+    code_path = cache / f"{key}.{'cubin' if arch.startswith('sm_') else 'ptx'}"
+    names_path = cache / f"{key}.json"
+    if code_path.is_file() and names_path.is_file():
+        return code_path, json.loads(names_path.read_text())
+    result = nvrtc.compile_program(source, arch, options, exprs)
+    cache.mkdir(parents=True, exist_ok=True)
+    for path, data in ((code_path, result.code),
+                       (names_path, json.dumps(result.lowered_names).encode())):
+        fd, tmp = tempfile.mkstemp(dir=cache, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    return code_path, result.lowered_names
+
+
+def get_function(source: str, name: str, options=(), name_expressions=()):
+    """CuPy function ``name`` from ``source`` on the current device (compiled and cached).
+
+    ``name`` may be a template name expression ('gt_copy_nd<float, float, int>'); it is added
+    to ``name_expressions`` automatically. Compiling is the slow part (~0.1-1 s); pass every
+    instantiation you will need in ``name_expressions`` to compile them in one program.
+    """
+    cp = _cupy()
+    dev = cp.cuda.Device().id
+    fast = (dev, source, tuple(options), tuple(name_expressions), name)
+    fn = _functions.get(fast)  # hot path: one dict lookup (a str caches its hash)
+    if fn is not None:
+        return fn
+    exprs = tuple(dict.fromkeys(tuple(name_expressions) + ((name,) if "<" in name else ())))
+    arch = device_arch()
+    key = _cache_key(source, options, exprs, arch)
+    with _lock:
+        entry = _modules.get((dev, key))
+        if entry is None:
+            path, lowered = _compiled_file(source, options, exprs, arch)
+            # CuPy's low-level Module (what RawModule wraps): load our NVRTC output as is and
+            # look functions up by the mangled names NVRTC reported, no name guessing.
+            module = cp.cuda.function.Module()
+            code = path.read_bytes()
+            module.load(code if arch.startswith("sm_") else code.rstrip(b"\0") + b"\0")
+            entry = (module, lowered)
+            _modules[(dev, key)] = entry
+        module, lowered = entry
+        fn = module.get_function(lowered.get(name, name))
+        _functions[fast] = fn
+        return fn
+
+
+def clear_cache() -> None:
+    """Forget loaded modules (the disk cache stays)."""
+    with _lock:
+        _functions.clear()
+        _modules.clear()
+
+
+@dataclasses.dataclass(frozen=True)
+class LaunchSpec:
+    file: str  # kernels/<file>
+    name: str  # name expression
+    grid: tuple
+    block: tuple
+    args: tuple  # np.uint64 pointers and a structured np.void: valid for CuPy and emulation
+    serial_ok: bool  # no __syncthreads: the emulator may run threads serially
+
+
+def _grid(items: int, per_block: int) -> tuple:
+    return (max(1, min(MAX_GRID_X, -(-items // per_block))), 1, 1)
+
+
+def launch_spec(plan, dst_addr: int, src_addr: int) -> LaunchSpec:
+    """Kernel launch for a CopyPlan whose bases (after plan offsets) are dst_addr/src_addr."""
+    from .copy_plan import params_record  # same layer; imported here to keep import light
+
+    var = plan.variant
+    dst, src = np.uint64(dst_addr + plan.dst_offset), np.uint64(src_addr + plan.src_offset)
+    if plan.path == "flat":
+        n = plan.shape[0]
+        grid = _grid(n // plan.vec, VEC_BLOCK * VEC_ITEMS)
+        return LaunchSpec(var.file, var.name, grid, (VEC_BLOCK, 1, 1),
+                          (dst, src, np.uint64(n)), True)
+    params = params_record(plan)
+    if plan.path == "transpose":
+        ntiles = int(params["tiles_i"]) * int(params["tiles_j"]) * int(params["numel"])
+        return LaunchSpec(var.file, var.name, (min(MAX_GRID_X, ntiles), 1, 1),
+                          (TILE, TILE_ROWS, 1), (dst, src, params), False)
+    if var.kernel == "rows":
+        grid = _grid(int(params["numel"]), VEC_BLOCK * VEC_ITEMS)
+        return LaunchSpec(var.file, var.name, grid, (VEC_BLOCK, 1, 1), (dst, src, params), True)
+    # copy_nd.cu: 4 items per thread for same-dtype 32-bit problems, 2 otherwise
+    items = ND_ITEMS if (plan.unit and not plan.index64) else ND_ITEMS_SLOW
+    grid = _grid(int(params["numel"]), ND_BLOCK * items)
+    return LaunchSpec(var.file, var.name, grid, (ND_BLOCK, 1, 1), (dst, src, params), True)
+
+
+def cupy_args(args) -> tuple:
+    """LaunchSpec args in CuPy's convention: a struct goes by value as a size-1 numpy array
+    (CuPy copies its bytes into the parameter); numpy scalars go by value as they are."""
+    return tuple(np.array(a) if isinstance(a, np.void) else a for a in args)
+
+
+def launch(spec: LaunchSpec, stream=None) -> None:
+    """Run a LaunchSpec on the current CUDA device (asynchronously, on ``stream``)."""
+    fn = get_function(sources.read_kernel(spec.file), spec.name)
+    fn(spec.grid, spec.block, cupy_args(spec.args), stream=stream)

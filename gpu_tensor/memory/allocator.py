@@ -1,0 +1,414 @@
+"""`CachingAllocator`: PyTorch's CUDACachingAllocator policy in plain Python.
+
+The mechanism is injected: `raw` (alloc/free/mem_get_info, see raw.py) and
+`event_factory(stream) -> event` with `query()`/`synchronize()` recorded on
+that stream. Everything else (rounding, pools, split/merge, stream safety,
+stats, OOM recovery) is here, runs on the CPU and is tested with host memory
+and fake events. Constants and rules: shared/research/pytorch-memory.md §1.
+
+Helpers that work on its state under the lock: sizes.py (size classes), events.py
+(stream-use events), release.py (giving cache back), expandable.py (growing
+segments), oom.py (the error report).
+
+One lock guards all state; every public method takes it. The lock is re-entrant
+because frees arrive from finalisers (a cupy array or numpy buffer collected by the
+garbage collector), which can run in the middle of another operation on the same
+thread; such a free is queued and done when that operation ends (`_busy`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+
+from . import events, expandable, live, release
+from .block import Block, Segment
+from .config import UNLIMITED, AllocatorConfig
+from .oom import OutOfMemoryError, oom_report
+from .pool import BlockPool
+from .raw import RawOutOfMemory
+from .sizes import MIN_BLOCK_SIZE, SMALL_SIZE, allocation_size, round_size
+from .stats import SLOT, DeviceStats
+
+_ALLOCATION, _ALLOCATED = SLOT["allocation"], SLOT["allocated_bytes"]
+_ACTIVE, _ACTIVE_BYTES = SLOT["active"], SLOT["active_bytes"]
+_REQUESTED = SLOT["requested_bytes"]
+_SPLIT, _SPLIT_BYTES = SLOT["inactive_split"], SLOT["inactive_split_bytes"]
+_RESERVED_LARGE = SLOT["reserved_bytes"] + 1  # its large_pool row
+
+__all__ = ["CachingAllocator", "round_size", "allocation_size"]
+
+
+def _stream_key(stream) -> int:
+    """Streams are ints (cudaStream_t values); Stream objects are keyed by their `.ptr`."""
+    if isinstance(stream, int):
+        return stream
+    ptr = getattr(stream, "ptr", None)
+    if ptr is None:
+        raise TypeError(f"stream must be an int handle or have .ptr, got {type(stream).__name__}")
+    return int(ptr)
+
+
+class CachingAllocator:
+    """A per-device caching allocator. See the module docstring; API in CONTRACTS."""
+
+    def __init__(self, raw, device_index: int = 0, event_factory=None,
+                 config: AllocatorConfig | None = None, kind: str = "cuda"):
+        self.raw = raw
+        self.device_index = int(device_index)
+        self.kind = kind  # 'cuda' | 'emulated' | anything a test likes
+        self.config = config if config is not None else AllocatorConfig.from_env()
+        # The config is read once here (changing it later has no effect).
+        self._max_split = self.config.max_split_size
+        # round_size consults the config only when power-of-two divisions are configured.
+        self._rounding = self.config if any(self.config.roundup_power2_divisions) else None
+        # None: the device is synchronous (emulated), so a recorded use is complete at once.
+        self._event_factory = event_factory
+        self._lock = threading.RLock()
+        self._busy = False  # an operation is under way on the thread that holds the lock
+        self._deferred: list[Block] = []  # frees that arrived while _busy (finalisers)
+        self._small = BlockPool(True)
+        self._large = BlockPool(False)
+        self._segments: dict[int, Segment] = {}
+        self._es: dict[tuple[bool, int], Segment] = {}  # (is_small, stream) -> expandable seg
+        self._expandable = self.config.expandable_segments and expandable.supported(raw)
+        if self.config.expandable_segments and not self._expandable:
+            warnings.warn(f"expandable_segments:True ignored: {type(raw).__name__} cannot map "
+                          "pages (see gpu_tensor/backends/cuda_memory.py); using plain "
+                          "segments", RuntimeWarning, stacklevel=2)
+        self._allocated: dict[int, Block] = {}
+        self._events: dict = {}  # stream -> deque of (event, block); see events.py
+        self._stats = DeviceStats()
+        self._reserved = 0
+        self._limit: int | None = None  # per-process fraction cap in bytes
+        self._fraction: float | None = None
+        self.history = None  # snapshot.HistoryRecorder while _record_memory_history is on
+
+    # ----------------------------------------------------------------- public API
+    def malloc(self, nbytes: int, stream: int = 0) -> Block:
+        """A block of at least `nbytes` bytes for use on `stream`; raises OutOfMemoryError."""
+        nbytes = int(nbytes)
+        if nbytes < 0:
+            raise ValueError(f"cannot allocate a negative size ({nbytes} bytes)")
+        if stream.__class__ is not int:
+            stream = _stream_key(stream)
+        site = live.capture_site(2) if live.enabled() else None
+        with self._lock:
+            outer = not self._busy
+            self._busy = True
+            try:
+                if self._events:
+                    events.process(self)
+                size = round_size(nbytes, self._rounding)
+                pool = self._small if size <= SMALL_SIZE else self._large
+                block = self._get_free_block(pool, stream, size)
+                if block is None:
+                    block = self._get_new_block(pool, stream, size, nbytes)
+                return self._alloc_found_block(pool, block, size, nbytes, site)
+            finally:
+                if outer:
+                    self._end_operation()
+
+    def free(self, block: Block) -> None:
+        """Return a block. If other streams used it (record_stream), it is reused only once
+        events recorded on those streams now have completed."""
+        with self._lock:
+            if self._allocated.get(block.ptr) is not block:
+                raise ValueError(f"free of {block!r}: not allocated by this allocator "
+                                 "(double free, or a block from another device)")
+            del self._allocated[block.ptr]
+            if self._busy:  # a finaliser inside another operation of this thread: queue it
+                self._deferred.append(block)
+                return
+            self._busy = True
+            try:
+                self._release_allocated(block)
+            finally:
+                self._end_operation()
+
+    def record_stream(self, block: Block, stream) -> None:
+        """Mark `block` as used on `stream` (torch's Tensor.record_stream)."""
+        stream = _stream_key(stream)
+        with self._operation():
+            if not block.allocated:
+                raise ValueError(f"record_stream on {block!r}, which is not allocated")
+            if stream == block.stream:
+                return
+            if block.stream_uses is None:
+                block.stream_uses = set()
+            block.stream_uses.add(stream)
+
+    def empty_cache(self) -> None:
+        """Wait for pending stream events, then release every fully free segment."""
+        with self._operation():
+            self._release_cached_blocks()
+
+    def set_memory_fraction(self, fraction: float) -> None:
+        """Cap reserved memory at `fraction` of the device's total."""
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"memory fraction must be in [0, 1], got {fraction}")
+        total = self.raw.mem_get_info()[1]
+        with self._operation():
+            self._fraction = float(fraction)
+            self._limit = int(fraction * total)
+
+    def stats(self) -> dict:
+        """torch.cuda.memory_stats() for this device, plus fragmentation figures."""
+        with self._operation():
+            max_split = self.config.max_split_size
+            out = self._stats.as_dict(-1 if max_split == UNLIMITED else max_split)
+            out["largest_free_block_bytes"] = self._largest_free()
+            out["reserved_unallocated_bytes"] = (
+                out["reserved_bytes.all.current"] - out["allocated_bytes.all.current"])
+            return out
+
+    def reset_peak_stats(self) -> None:
+        with self._operation():
+            self._stats.reset_peak()
+
+    def reset_accumulated_stats(self) -> None:
+        with self._operation():
+            self._stats.reset_accumulated()
+
+    def snapshot(self) -> dict:
+        """torch's snapshot structure for this device (see snapshot.py)."""
+        from .snapshot import build_snapshot
+
+        with self._operation():
+            return build_snapshot([self], device=self.device_index)
+
+    def lookup(self, ptr: int) -> Block | None:
+        """The allocated block starting at `ptr` (e.g. to tag a CuPy-made array)."""
+        return self._allocated.get(ptr)
+
+    def allocated_blocks(self) -> list[Block]:
+        with self._operation():
+            return list(self._allocated.values())
+
+    def segments(self) -> list[Segment]:
+        with self._operation():
+            return sorted(self._segments.values(), key=lambda s: s.ptr)
+
+    def mem_get_info(self) -> tuple[int, int]:
+        return self.raw.mem_get_info()
+
+    @property
+    def memory_fraction(self) -> float | None:
+        return self._fraction
+
+    # ----------------------------------------------------------------- operations
+    @contextlib.contextmanager
+    def _operation(self):
+        """Lock held and finaliser frees deferred for the duration (non-hot paths)."""
+        with self._lock:
+            outer = not self._busy
+            self._busy = True
+            try:
+                yield
+            finally:
+                if outer:
+                    self._end_operation()
+
+    def _end_operation(self) -> None:
+        try:
+            while self._deferred:
+                self._release_allocated(self._deferred.pop())
+        finally:
+            self._busy = False
+
+    def _release_allocated(self, block: Block) -> None:
+        block.allocated = False
+        stats = self._stats
+        stats.apply(block.segment.is_small, (_ALLOCATION, -1), (_ALLOCATED, -block.size),
+                    (_REQUESTED, -block.requested_size))
+        if block.size >= self._max_split:
+            stats.update_single("oversize_allocations", -1)
+        if self.history is not None:
+            self.history.record("free_requested", block.ptr, block.size, block.stream)
+        if block.stream_uses:
+            events.insert(self, block)
+        else:
+            self._free_block(block)
+
+    # ----------------------------------------------------------------- policy
+    def _get_free_block(self, pool: BlockPool, stream: int, size: int) -> Block | None:
+        block = pool.best_fit(stream, size)
+        if block is None:
+            return None
+        max_split = self._max_split
+        if size < max_split and block.size >= max_split:
+            return None  # never hand an oversize block to a small request
+        if size >= max_split and block.size >= size + self.config.max_non_split_rounding:
+            return None  # nor one far bigger than an oversize request
+        pool.remove(block)
+        return block
+
+    def _get_new_block(self, pool: BlockPool, stream: int, size: int, nbytes: int) -> Block:
+        if self._expandable:
+            block = expandable.grow(self, pool, stream, size)
+            if block is None:
+                self._release_cached_blocks()
+                self._stats.scalars["num_alloc_retries"] += 1
+                block = expandable.grow(self, pool, stream, size)
+            if block is None:
+                raise self._out_of_memory(nbytes, size, stream)
+            return block
+        alloc_size = allocation_size(
+            size, self._stats.cur[_RESERVED_LARGE] if self.config.adaptive_segments else None)
+        if self._limit is not None and self.config.garbage_collection_threshold > 0:
+            release.garbage_collect(self)
+        if self.config.release_on_miss and not pool.is_small:
+            release.release_stale(self, stream, size, alloc_size)
+        block = self._alloc_segment(alloc_size, pool.is_small, stream)
+        if block is None and release.release_oversize(self, size):
+            block = self._alloc_segment(alloc_size, pool.is_small, stream)
+        if block is None:
+            self._release_cached_blocks()
+            self._stats.scalars["num_alloc_retries"] += 1
+            block = self._alloc_segment(alloc_size, pool.is_small, stream)
+        if block is None:
+            raise self._out_of_memory(nbytes, alloc_size, stream)
+        return block
+
+    def _should_split(self, block: Block, size: int) -> bool:
+        remaining = block.size - size
+        if block.segment.is_small or block.segment.expandable:
+            return remaining >= MIN_BLOCK_SIZE
+        return size < self._max_split and remaining > SMALL_SIZE
+
+    def _alloc_found_block(self, pool, block: Block, size: int, nbytes: int, site) -> Block:
+        stats = self._stats
+        small = pool.is_small
+        already_split = block.prev is not None or block.next is not None
+        if self._should_split(block, size):
+            # The front part is handed out; the remainder stays free after it.
+            rest = block
+            block = Block(rest.ptr, size, rest.stream, rest.segment)
+            block.prev = rest.prev
+            if block.prev is not None:
+                block.prev.next = block
+            else:
+                rest.segment.head = block
+            block.next = rest
+            rest.prev = block
+            rest.ptr += size
+            rest.size -= size
+            pool.add(rest)
+            if already_split:  # a split free block shrinks
+                split = ((_SPLIT_BYTES, -size),)
+            else:  # a new split free block appears
+                split = ((_SPLIT_BYTES, rest.size), (_SPLIT, 1))
+        elif already_split:  # a split free block becomes active
+            split = ((_SPLIT_BYTES, -block.size), (_SPLIT, -1))
+        else:
+            split = ()
+        block.allocated = True
+        block.requested_size = nbytes
+        block.site = site
+        self._allocated[block.ptr] = block
+        stats.apply(small, (_ALLOCATION, 1), (_ALLOCATED, block.size), (_ACTIVE, 1),
+                    (_ACTIVE_BYTES, block.size), (_REQUESTED, nbytes), *split)
+        if block.size >= self._max_split:
+            stats.update_single("oversize_allocations", 1)
+        if self.history is not None:
+            block.frames = self.history.frames_for("alloc")
+            self.history.record("alloc", block.ptr, block.size, block.stream, block.frames)
+        return block
+
+    def _free_block(self, block: Block) -> None:
+        """Put a no-longer-active block back in its pool, merging free neighbours."""
+        small = block.segment.is_small
+        pool = self._small if small else self._large
+        orig_ptr, orig_size = block.ptr, block.size
+        net_blocks = net_bytes = 0
+        for neighbour in (block.prev, block.next):
+            merged = self._try_merge(block, neighbour, pool)
+            if merged:
+                net_blocks -= 1
+                net_bytes -= merged
+        pool.add(block)
+        if block.prev is not None or block.next is not None:
+            net_blocks += 1
+            net_bytes += block.size
+        self._stats.apply(small, (_SPLIT, net_blocks), (_SPLIT_BYTES, net_bytes), (_ACTIVE, -1),
+                          (_ACTIVE_BYTES, -orig_size))
+        block.tag = block.site = block.frames = block.stream_uses = None
+        if self.history is not None:
+            self.history.record("free_completed", orig_ptr, orig_size, block.stream)
+
+    @staticmethod
+    def _try_merge(dst: Block, src: Block | None, pool: BlockPool) -> int:
+        if src is None or src.allocated or src.event_count or src.stream_uses:
+            return 0
+        pool.remove(src)
+        if dst.prev is src:
+            dst.ptr = src.ptr
+            dst.prev = src.prev
+            if dst.prev is not None:
+                dst.prev.next = dst
+            else:
+                dst.segment.head = dst
+        else:
+            dst.next = src.next
+            if dst.next is not None:
+                dst.next.prev = dst
+        dst.size += src.size
+        return src.size
+
+    # ----------------------------------------------------------------- segments
+    def _alloc_segment(self, size: int, small: bool, stream: int) -> Block | None:
+        if self._limit is not None and self._reserved + size > self._limit:
+            return None
+        try:
+            ptr = self.raw.alloc(size)
+        except RawOutOfMemory:
+            return None
+        segment = Segment(ptr, size, stream, small)
+        block = Block(ptr, size, stream, segment)
+        segment.head = block
+        self._segments[ptr] = segment
+        self._reserved += size
+        stats = self._stats
+        stats.update("segment", small, 1)
+        stats.update("reserved_bytes", small, size)
+        if size >= self.config.max_split_size:
+            stats.update_single("oversize_segments", 1)
+        stats.scalars["num_device_alloc"] += 1
+        if self.history is not None:
+            segment.frames = self.history.frames_for("segment_alloc")
+            self.history.record("segment_alloc", ptr, size, stream, segment.frames)
+        return block
+
+    def _release_block(self, block: Block) -> None:
+        """Give a whole free segment back to the raw source."""
+        pool = self._small if block.segment.is_small else self._large
+        self.raw.free(block.ptr)  # first: if the source fails, our state is unchanged
+        pool.remove(block)
+        segment = self._segments.pop(block.ptr)
+        self._reserved -= segment.size
+        stats = self._stats
+        stats.update("segment", segment.is_small, -1)
+        stats.update("reserved_bytes", segment.is_small, -segment.size)
+        if segment.size >= self.config.max_split_size:
+            stats.update_single("oversize_segments", -1)
+        stats.scalars["num_device_free"] += 1
+        if self.history is not None:
+            self.history.record("segment_free", block.ptr, segment.size, segment.stream)
+
+    def _release_cached_blocks(self) -> None:
+        events.synchronize_all(self)
+        for pool in (self._large, self._small):
+            for block in pool:
+                if not block.is_split() and not block.segment.expandable:
+                    self._release_block(block)
+        if self._es:
+            expandable.shrink(self)
+
+    # ----------------------------------------------------------------- OOM
+    def _largest_free(self) -> int:
+        return max(self._small.largest(), self._large.largest())
+
+    def _out_of_memory(self, nbytes: int, alloc_size: int, stream: int) -> OutOfMemoryError:
+        self._stats.scalars["num_ooms"] += 1
+        return oom_report(self, nbytes, alloc_size, stream)

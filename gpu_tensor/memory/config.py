@@ -1,0 +1,152 @@
+"""`AllocatorConfig`: allocator options, parsed from GPU_TENSOR_ALLOC_CONF.
+
+The syntax is torch's PYTORCH_CUDA_ALLOC_CONF: `opt:val,opt2:val2`. Options:
+
+- `max_split_size_mb` (>= 20): blocks of at least this size are "oversize": never
+  split, and reused only within `max_non_split_rounding_mb` of the request.
+- `max_non_split_rounding_mb` (default 20).
+- `garbage_collection_threshold` (0 < t < 1): once a memory fraction is set, free
+  old cached unsplit segments before asking the device for more than t * limit.
+- `roundup_power2_divisions`: one power of two N, or `[256:1,512:2,>:4]` (MB keys).
+- `expandable_segments` (True/False, default False as torch): one segment per pool and
+  stream that grows and shrinks in pages (memory/expandable.py). Honoured by raw sources
+  that can map pages (the emulated device's); the CUDA source cannot yet and warns
+  (backends/cuda_memory.py says what blocks it).
+- `release_lock_on_cudamalloc`: accepted for compatibility; ignored.
+- gpu_tensor only: `release_on_miss` (default True): before making a new large
+  segment, return this stream's fully free large segments that are smaller than the
+  request (they could not serve it). Our main fragmentation fix (profiling/bench_allocator.py).
+- gpu_tensor only: `adaptive_segments` (default True): 1-10 MiB requests get segments of
+  max(4 x request, large pool / 4), 2 MiB steps, at most torch's 20 MiB (memory/sizes.py):
+  small workloads stop paying 20 MiB per segment; large ones are unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import _env
+
+__all__ = ["AllocatorConfig", "parse_alloc_conf", "UNLIMITED"]
+
+MiB = 1 << 20
+UNLIMITED = (1 << 63) - 1  # torch's SIZE_MAX sentinel: max_split_size unset
+_MIN_MAX_SPLIT_MB = 20  # torch: must be >= kLargeBuffer, or large-pool splits would be oversize
+_POWER2_INTERVALS = 16  # torch: one divisions value per power-of-two interval, 1 MiB .. 32 GiB
+
+
+@dataclass
+class AllocatorConfig:
+    max_split_size: int = UNLIMITED
+    max_non_split_rounding: int = 20 * MiB
+    garbage_collection_threshold: float = 0.0
+    roundup_power2_divisions: list[int] = field(default_factory=lambda: [0] * _POWER2_INTERVALS)
+    expandable_segments: bool = False
+    release_on_miss: bool = True
+    adaptive_segments: bool = True
+    text: str = ""  # the string it came from, for snapshots' allocator_settings
+
+    @classmethod
+    def from_env(cls) -> AllocatorConfig:
+        return parse_alloc_conf(_env.alloc_conf())
+
+    def divisions_for(self, size: int) -> int:
+        """roundup_power2_divisions for the power-of-two interval that holds `size`."""
+        index = max(0, size.bit_length() - 1 - 20)  # floor(log2(size)) - log2(1 MiB), as torch
+        return self.roundup_power2_divisions[min(index, _POWER2_INTERVALS - 1)]
+
+
+def _bool(key: str, value: str) -> bool:
+    low = value.strip().lower()
+    if low in ("true", "1"):
+        return True
+    if low in ("false", "0"):
+        return False
+    raise ValueError(f"GPU_TENSOR_ALLOC_CONF: {key} must be True or False, got {value!r}")
+
+
+def _power_of_two(key: str, text: str) -> int:
+    n = int(text)
+    if n < 0 or (n & (n - 1)):
+        raise ValueError(f"GPU_TENSOR_ALLOC_CONF: {key} values must be powers of two, got {n}")
+    return n
+
+
+def _parse_divisions(value: str) -> list[int]:
+    value = value.strip()
+    if not value.startswith("["):
+        return [_power_of_two("roundup_power2_divisions", value)] * _POWER2_INTERVALS
+    out = [0] * _POWER2_INTERVALS
+    last = 0
+    for item in value.strip("[]").split(","):
+        if not item.strip():
+            continue
+        key, _, val = item.partition(":")
+        n = _power_of_two("roundup_power2_divisions", val)
+        if key.strip() == ">":
+            for i in range(last, _POWER2_INTERVALS):
+                out[i] = n
+            break
+        index = max(0, int(key).bit_length() - 1)  # interval of a key given in MB
+        for i in range(last, min(index + 1, _POWER2_INTERVALS)):
+            out[i] = n
+        last = index + 1
+    return out
+
+
+def parse_alloc_conf(text: str) -> AllocatorConfig:
+    """Parse torch-style `opt:val,opt2:val2`; raise ValueError naming a bad option."""
+    config = AllocatorConfig(text=text)
+    # Split on commas that are not inside [...] (roundup_power2_divisions lists).
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    for item in items:
+        if not item.strip():
+            continue
+        key, sep, value = item.partition(":")
+        key = key.strip()
+        if not sep:
+            raise ValueError(f"GPU_TENSOR_ALLOC_CONF: expected 'option:value', got {item!r}")
+        if key == "max_split_size_mb":
+            mb = int(value)
+            if mb < _MIN_MAX_SPLIT_MB:
+                raise ValueError(
+                    f"GPU_TENSOR_ALLOC_CONF: max_split_size_mb must be >= {_MIN_MAX_SPLIT_MB}, "
+                    f"got {mb}"
+                )
+            config.max_split_size = mb * MiB
+        elif key == "max_non_split_rounding_mb":
+            config.max_non_split_rounding = int(value) * MiB
+        elif key == "garbage_collection_threshold":
+            t = float(value)
+            if not 0.0 < t < 1.0:
+                raise ValueError(
+                    f"GPU_TENSOR_ALLOC_CONF: garbage_collection_threshold must be in (0, 1), "
+                    f"got {t}"
+                )
+            config.garbage_collection_threshold = t
+        elif key == "roundup_power2_divisions":
+            config.roundup_power2_divisions = _parse_divisions(value)
+        elif key == "expandable_segments":
+            config.expandable_segments = _bool(key, value)
+        elif key == "release_on_miss":
+            config.release_on_miss = _bool(key, value)
+        elif key == "adaptive_segments":
+            config.adaptive_segments = _bool(key, value)
+
+        elif key in ("release_lock_on_cudamalloc", "backend"):
+            pass  # accepted so torch configurations carry over; no effect here
+        else:
+            raise ValueError(
+                f"GPU_TENSOR_ALLOC_CONF: unknown option {key!r}. Known: max_split_size_mb, "
+                "max_non_split_rounding_mb, garbage_collection_threshold, "
+                "roundup_power2_divisions, expandable_segments, release_on_miss, "
+                "adaptive_segments"
+            )
+    return config

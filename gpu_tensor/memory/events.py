@@ -1,0 +1,56 @@
+"""Stream-use events: a block used on other streams (record_stream) returns to its pool
+only after events recorded on those streams, when it was freed, have completed.
+
+The allocator keeps `_events`: stream -> FIFO of (event, block). Events come from the
+injected `event_factory(stream)` (query()/synchronize()); with no factory the device is
+synchronous and a freed block returns at once. All of it runs under the allocator's lock.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+__all__ = ["insert", "process", "synchronize_all"]
+
+
+def insert(alloc, block) -> None:
+    """Record an event on every stream that used `block`; it stays active until they
+    complete (or at once when the device is synchronous: no event factory)."""
+    streams, block.stream_uses = block.stream_uses, None
+    if alloc._event_factory is None:  # synchronous device: every use is already done
+        alloc._free_block(block)
+        return
+    for stream in sorted(streams):
+        event = alloc._event_factory(stream)
+        block.event_count += 1
+        alloc._events.setdefault(stream, deque()).append((event, block))
+
+
+def process(alloc) -> None:
+    """Return blocks whose recorded events have all completed (FIFO per stream)."""
+    for stream in list(alloc._events):
+        queue = alloc._events[stream]
+        while queue:
+            event, block = queue[0]
+            if not event.query():
+                break
+            queue.popleft()
+            block.event_count -= 1
+            if block.event_count == 0:
+                alloc._free_block(block)
+        if not queue:
+            del alloc._events[stream]
+
+
+def synchronize_all(alloc) -> None:
+    """Wait for every pending event and free its blocks (empty_cache, OOM retry)."""
+    if not alloc._events:
+        return
+    alloc._stats.scalars["num_sync_all_streams"] += 1
+    events, alloc._events = alloc._events, {}
+    for queue in events.values():
+        for event, block in queue:
+            event.synchronize()
+            block.event_count -= 1
+            if block.event_count == 0:
+                alloc._free_block(block)

@@ -1,0 +1,193 @@
+"""Raw memory sources: the mechanism the caching allocator is given.
+
+A raw source has three methods, the whole protocol:
+
+- `alloc(nbytes) -> int`: a pointer to `nbytes` of fresh memory, or raise
+  `RawOutOfMemory` (any other exception is a real error and propagates);
+- `free(ptr)`: give back a pointer `alloc` returned;
+- `mem_get_info() -> (free_bytes, total_bytes)`, like `cudaMemGetInfo`.
+
+Sources that can map pages into reserved address space also have `reserve(nbytes)
+-> ptr`, `map(ptr, nbytes)`, `unmap(ptr, nbytes)` and `unreserve(ptr)` (CUDA's
+cuMemAddressReserve / cuMemCreate+cuMemMap / cuMemUnmap / cuMemAddressFree); the
+allocator's expandable segments use them (expandable.py).
+
+`HostRawSource` backs the emulated cuda device and the tests with real host
+memory: each allocation is an anonymous mmap, so pointers are page aligned
+(cudaMalloc promises 256 B), pages are committed only when touched, and
+`numpy` can wrap them (`host_array`). `FaultInjectingRawSource` fails chosen
+calls so tests can reach every OOM path.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import sys
+import threading
+
+import numpy as np
+
+__all__ = ["RawOutOfMemory", "HostRawSource", "FaultInjectingRawSource", "host_array"]
+
+
+# Address space only, no swap reservation: a reservation commits nothing until touched.
+_MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000 if sys.platform.startswith("linux") else 0)
+
+
+class RawOutOfMemory(MemoryError):
+    """The raw source has no memory for this request (cudaErrorMemoryAllocation)."""
+
+
+class HostRawSource:
+    """Real host memory with a device-like capacity limit."""
+
+    def __init__(self, capacity_bytes: int):
+        if capacity_bytes <= 0:
+            raise ValueError(f"capacity_bytes must be positive, got {capacity_bytes}")
+        self.capacity = int(capacity_bytes)
+        self.used = 0
+        self.num_allocs = 0
+        self.num_frees = 0
+        # ptr -> (mmap, exporter); the exporter pins the address we handed out.
+        self._maps: dict[int, tuple[mmap.mmap, ctypes.c_char]] = {}
+        # reserve(): base -> [mmap, exporter, mapped bytes]
+        self._reservations: dict[int, list] = {}
+        self._lock = threading.Lock()  # the allocator locks too, but tests share sources
+
+    def alloc(self, nbytes: int) -> int:
+        nbytes = int(nbytes)
+        if nbytes <= 0:
+            raise ValueError(f"raw alloc of {nbytes} bytes; the allocator never asks for that")
+        with self._lock:
+            if self.used + nbytes > self.capacity:
+                raise RawOutOfMemory(
+                    f"emulated device full: {nbytes} requested, "
+                    f"{self.capacity - self.used} of {self.capacity} free"
+                )
+            try:
+                region = mmap.mmap(-1, nbytes)
+            except (OSError, ValueError) as exc:  # the host itself is out of memory
+                raise RawOutOfMemory(f"host mmap of {nbytes} bytes failed: {exc}") from exc
+            exporter = ctypes.c_char.from_buffer(region)
+            ptr = ctypes.addressof(exporter)
+            self._maps[ptr] = (region, exporter)
+            self.used += nbytes
+            self.num_allocs += 1
+            return ptr
+
+    def free(self, ptr: int) -> None:
+        with self._lock:
+            try:
+                region, exporter = self._maps.pop(ptr)
+            except KeyError:
+                raise ValueError(f"raw free of {ptr:#x}, which this source did not allocate") from None
+            self.used -= len(region)
+            self.num_frees += 1
+        del exporter  # drop the buffer export first: mmap refuses to close while exported
+        region.close()
+
+    def mem_get_info(self) -> tuple[int, int]:
+        return self.capacity - self.used, self.capacity
+
+    def outstanding(self) -> dict[int, int]:
+        """ptr -> bytes held, for every allocation and reservation not yet given back (a
+        reservation counts its mapped bytes). For tests and leak checks."""
+        with self._lock:
+            out = {ptr: len(region) for ptr, (region, _) in self._maps.items()}
+            out.update({base: r[2] for base, r in self._reservations.items()})
+            return out
+
+    # -- address reservations (expandable segments) -----------------------------------------
+    def reserve(self, nbytes: int) -> int:
+        """Address space for `nbytes`; nothing counts against capacity until mapped."""
+        region = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | _MAP_NORESERVE)
+        exporter = ctypes.c_char.from_buffer(region)
+        base = ctypes.addressof(exporter)
+        with self._lock:
+            self._reservations[base] = [region, exporter, 0]
+        return base
+
+    def _reservation(self, ptr: int, nbytes: int):
+        for base, r in self._reservations.items():
+            if base <= ptr and ptr + nbytes <= base + len(r[0]):
+                return base, r
+        raise ValueError(f"{ptr:#x}+{nbytes} is not inside a reservation of this source")
+
+    def map(self, ptr: int, nbytes: int) -> None:
+        with self._lock:
+            _, r = self._reservation(ptr, nbytes)
+            if self.used + nbytes > self.capacity:
+                raise RawOutOfMemory(
+                    f"emulated device full: {nbytes} to map, "
+                    f"{self.capacity - self.used} of {self.capacity} free"
+                )
+            self.used += nbytes
+            r[2] += nbytes
+            self.num_allocs += 1
+
+    def unmap(self, ptr: int, nbytes: int) -> None:
+        with self._lock:
+            base, r = self._reservation(ptr, nbytes)
+            r[0].madvise(mmap.MADV_DONTNEED, ptr - base, nbytes)  # the pages go back to the OS
+            self.used -= nbytes
+            r[2] -= nbytes
+            self.num_frees += 1
+
+    def unreserve(self, base: int) -> None:
+        with self._lock:
+            region, exporter, mapped = self._reservations.pop(base)
+            self.used -= mapped
+        del exporter
+        region.close()
+
+
+def host_array(ptr: int, nbytes: int) -> np.ndarray:
+    """A writable uint8 numpy array over `nbytes` at host address `ptr`.
+
+    The trap: the array does not keep the memory alive. Keep the allocator block
+    (the storage) alive for as long as the array is used.
+    """
+    if nbytes == 0:
+        return np.empty(0, dtype=np.uint8)
+    buf = (ctypes.c_char * nbytes).from_address(ptr)
+    return np.frombuffer(buf, dtype=np.uint8)
+
+
+class FaultInjectingRawSource:
+    """Wraps a source; raw call number i (0-based, `alloc` and `map` counted together)
+    raises RawOutOfMemory when i is in `fail_at` (a container of ints, or i -> bool)."""
+
+    def __init__(self, inner, fail_at=()):
+        self.inner = inner
+        self.fail_at = fail_at
+        self.calls = 0
+        self.failures = 0
+
+    def _should_fail(self, i: int) -> bool:
+        return self.fail_at(i) if callable(self.fail_at) else i in self.fail_at
+
+    def alloc(self, nbytes: int) -> int:
+        i = self.calls
+        self.calls += 1
+        if self._should_fail(i):
+            self.failures += 1
+            raise RawOutOfMemory(f"injected failure at raw alloc #{i} ({nbytes} bytes)")
+        return self.inner.alloc(nbytes)
+
+    def free(self, ptr: int) -> None:
+        self.inner.free(ptr)
+
+    def map(self, ptr: int, nbytes: int) -> None:
+        i = self.calls
+        self.calls += 1
+        if self._should_fail(i):
+            self.failures += 1
+            raise RawOutOfMemory(f"injected failure at raw map #{i} ({nbytes} bytes)")
+        self.inner.map(ptr, nbytes)
+
+    def mem_get_info(self) -> tuple[int, int]:
+        return self.inner.mem_get_info()
+
+    def __getattr__(self, name):  # outstanding(), capacity, ... of the wrapped source
+        return getattr(self.inner, name)

@@ -1,0 +1,384 @@
+"""The elementwise dispatcher: PyTorch promotion over the fusion op table, device checks,
+and the cpu fast path.
+
+The numpy function and the dtype rule of each op come from the fusion op table
+(`gpu_tensor.fusion.optable.OPS`), the same table the CUDA codegen reads. On cpu/emulated
+cuda the numpy function runs directly; on real cuda the backend routes the op to the
+fusion engine's eager kernels (backends/cuda.py `elementwise`).
+
+Hot path: `make_binary`/`make_unary` build one function per op (the Tensor operators)
+that handles cpu operands needing no promotion or conversion with one dict lookup;
+everything else goes through `apply()`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as _dt
+from ..backends import get_backend
+from ..device import CPU
+from ..fusion.optable import OPS
+from ..tensor import Tensor
+
+__all__ = ["SPECS", "apply", "binary", "unary", "make_binary", "make_unary", "mismatch"]
+
+_new = object.__new__
+_HALF = (_dt.float16, _dt.bfloat16)
+_SCALAR_CATEGORY = {bool: _dt.BOOL, int: _dt.INT, float: _dt.FLOAT, complex: _dt.COMPLEX}
+# Ops whose numpy loops warn on inf/nan/zero-division, which torch never does. Only these
+# pay for silencing numpy (~0.1 us on the fast path, see _quiet_context; np.errstate in
+# apply()), so add/mul/compare run with nothing around them.
+_QUIET = {"div", "floor_divide", "remainder", "pow", "exp", "log", "log1p", "sqrt", "rsqrt",
+          "sigmoid", "silu", "gelu", "tanh", "sin", "cos", "reciprocal", "fmod"}
+
+
+class _Spec:
+    __slots__ = ("key", "op", "fn", "kind", "quiet", "fast", "ufunc")
+
+    def __init__(self, key, op):
+        self.key = key
+        self.op = op
+        self.fn = op.np_fn
+        self.kind = op.kind
+        self.quiet = key in _QUIET
+        self.ufunc = isinstance(op.np_fn, np.ufunc)
+        self.fast = {}  # dtype -> out dtype when operands of that dtype need no conversion
+        for d in _dt.ALL:
+            try:
+                compute, out = _dtypes(self, d)
+            except RuntimeError:
+                continue
+            if op.no_bool and d is _dt.bool:
+                continue  # refused with torch's message by apply()
+            if key in _INT_DIVISION and d.category <= _dt.INT:
+                continue  # apply() checks for division by zero
+            if compute is d and d not in _HALF:
+                self.fast[d] = out
+
+
+def _dtypes(spec, common):
+    """(compute dtype, out dtype) for the promoted operand dtype; RuntimeError if refused."""
+    op, kind = spec.op, spec.kind
+    if op.int_only and common.category >= _dt.FLOAT:
+        raise RuntimeError(
+            f"{spec.key} is only defined for integer and bool tensors, got {common}; "
+            "cast the operands with .to(gt.int64) (or another integer dtype) first")
+    if kind == "logical":
+        return _dt.bool, _dt.bool
+    compute = common
+    if kind == "float" and common.category < _dt.FLOAT:
+        compute = _dt.get_default_dtype()
+    out = _dt.bool if kind == "compare" else compute
+    if compute in _HALF:
+        compute = _dt.float32  # torch's opmath: half types compute in float32
+    if common.category == _dt.COMPLEX and spec.key in _REAL_ONLY:
+        raise RuntimeError(f"{spec.key} is not supported for complex tensors ({common})")
+    return compute, out
+
+
+_INT_DIVISION = {"floor_divide", "remainder", "fmod"}
+_REAL_ONLY = {"floor", "ceil", "round", "floor_divide", "remainder", "maximum", "minimum",
+              "clamp", "lt", "le", "gt", "ge", "relu", "sign", "gelu", "silu", "sigmoid"}
+
+SPECS = {k: _Spec(k, op) for k, op in OPS.items()}
+
+
+def _mismatch(a, b):
+    return RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, "
+        f"{a.device} and {b.device}! Move one with .to(device) (or .cpu() / .cuda()).")
+
+
+def _broadcast_error(shapes, exc):
+    return RuntimeError(
+        "shapes " + ", ".join(str(list(s)) for s in shapes)
+        + " cannot be broadcast together (sizes must match or be 1 at each dimension, "
+        "aligned from the right)")
+
+
+def _quiet_context():
+    """(contextvar, token value) that silence numpy's floating-point warnings for a call at
+    ~0.1 us instead of np.errstate's ~1 us; (None, None) if numpy's internals differ."""
+    try:
+        from numpy._core import _ufunc_config
+
+        cv = _ufunc_config._extobj_contextvar
+        with np.errstate(all="ignore"):
+            return cv, cv.get()
+    except (ImportError, AttributeError):
+        return None, None
+
+
+_CV, _QUIET_EXTOBJ = _quiet_context()
+
+
+def _finish_fast(r, dev, out):
+    if type(r) is not np.ndarray:
+        r = np.asarray(r)
+    t = _new(Tensor)
+    t._data = r
+    t._st = None
+    t.device = dev
+    t.dtype = out
+    t.requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._base = None
+    return t
+
+
+def make_binary(key, reflected=False):
+    """`f(self, other)` computing self <op> other (other <op> self when reflected), with
+    a fast path for cpu operands that need no promotion or conversion."""
+    spec = SPECS[key]
+    fn = spec.fn
+    quiet = spec.quiet
+    # no cheap way to silence numpy (its internals changed): quiet ops take apply()'s path
+    fast = spec.fast if spec.ufunc and not (quiet and _CV is None) else {}
+    cv, qv = _CV, _QUIET_EXTOBJ
+    categories = _SCALAR_CATEGORY
+    ndarray, asarray, new = np.ndarray, np.asarray, _new
+
+    def f(self, other):
+        dev = self.device
+        dt = self.dtype
+        if dev is CPU:
+            if type(other) is Tensor:
+                if other.device is not dev or other.dtype is not dt:
+                    out = None
+                else:
+                    out = fast.get(dt)
+                    y = other._data
+            else:
+                c = categories.get(type(other))
+                out = fast.get(dt) if c is not None and c <= dt.category else None
+                y = other
+            if out is not None:
+                x = self._data
+                if reflected:
+                    x, y = y, x
+                try:
+                    if quiet:
+                        tok = cv.set(qv)
+                        try:
+                            r = fn(x, y)
+                        finally:
+                            cv.reset(tok)
+                    else:
+                        r = fn(x, y)
+                except ValueError:
+                    pass  # e.g. shapes do not broadcast: apply() raises the clear error
+                else:
+                    if type(r) is not ndarray:
+                        r = asarray(r)
+                    t = new(Tensor)  # _finish_fast, inlined: this is the hot path
+                    t._data = r
+                    t._st = None
+                    t.device = dev
+                    t.dtype = out
+                    t.requires_grad = False
+                    t.grad = None
+                    t.grad_fn = None
+                    t._base = None
+                    return t
+        else:
+            backend = dev._backend
+            if backend is not None and backend.device_fast_path:
+                r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
+                if r is not None:
+                    return r
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented  # Python then tries the other side / raises TypeError
+        return apply(key, other, self) if reflected else apply(key, self, other)
+
+    fast_device = spec.fast  # on a GPU every table op runs as a kernel, ufunc or not
+    f.__name__ = key
+    return f
+
+
+def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
+    """Real cuda, operands already in the compute dtype: straight to the backend (the
+    fusion engine's eager kernel), skipping apply()'s promotion work. None: not eligible."""
+    if type(other) is Tensor:
+        if other.device is not dev or other.dtype is not dt:
+            return None
+        y = other._data
+    else:
+        c = _SCALAR_CATEGORY.get(type(other))
+        if c is None or c > dt.category:
+            return None
+        y = other
+    out = fast.get(dt)
+    if out is None:
+        return None
+    x = a._data
+    if reflected:
+        x, y = y, x
+    try:
+        r = backend.elementwise(key, fn, (x, y), out.np)
+    except ValueError:
+        return None  # shapes do not broadcast: apply() raises the clear error
+    return Tensor._make(r, dev, out)
+
+
+_OPERAND_TYPES = (Tensor, bool, int, float, complex, np.ndarray, np.generic)
+
+
+def binary(key, a, b):
+    """a <op> b where a or b is a Tensor (reflected ops pass the scalar as `a`)."""
+    if type(a) is Tensor:
+        r = _BINARY[key](a, b)
+    elif type(b) is Tensor:
+        r = _RBINARY[key](b, a)
+    else:
+        return apply(key, a, b)
+    if r is NotImplemented:
+        raise TypeError(f"{key}(): unsupported operand types {type(a).__name__} and "
+                        f"{type(b).__name__}; expected Tensors or Python numbers")
+    return r
+
+
+def make_unary(key):
+    spec = SPECS[key]
+    fn = spec.fn
+    quiet = spec.quiet
+    # no cheap way to silence numpy (its internals changed): quiet ops take apply()'s path
+    fast = spec.fast if spec.ufunc and not (quiet and _CV is None) else {}
+    cv, qv = _CV, _QUIET_EXTOBJ
+
+    def f(input):
+        if input.device is CPU and type(input) is Tensor:
+            out = fast.get(input.dtype)
+            if out is not None:
+                if quiet:
+                    tok = cv.set(qv)
+                    try:
+                        r = fn(input._data)
+                    finally:
+                        cv.reset(tok)
+                else:
+                    r = fn(input._data)
+                return _finish_fast(r, CPU, out)
+        else:
+            dev = input.device
+            backend = dev._backend
+            if backend is not None and backend.device_fast_path:
+                out = fast_device.get(input.dtype)
+                if out is not None:
+                    r = backend.elementwise(key, fn, (input._data,), out.np)
+                    return Tensor._make(r, dev, out)
+        return apply(key, input)
+
+    fast_device = spec.fast
+
+    f.__name__ = key
+    f.__doc__ = f"torch.{key}: elementwise."
+    return f
+
+
+def unary(key, a, **params):
+    return apply(key, a, **params)
+
+
+def _device_of(operands):
+    """The device the op runs on; 0-dim cpu tensors may join any device (like scalars)."""
+    dev = None
+    first = None
+    for x in operands:
+        if type(x) is Tensor or isinstance(x, Tensor):
+            if dev is None:
+                dev, first = x.device, x
+            elif x.device is not dev:
+                if x.device is CPU and x._data.ndim == 0:
+                    continue
+                if dev is CPU and first._data.ndim == 0:
+                    dev, first = x.device, x
+                    continue
+                raise _mismatch(first, x)
+    for x in operands:  # re-check against the final device
+        if isinstance(x, Tensor) and x.device is not dev and not (
+                x.device is CPU and x._data.ndim == 0):
+            raise _mismatch(first, x)
+    return dev
+
+
+def _coerce(x):
+    """numpy arrays and numpy scalars become operands torch would accept."""
+    if isinstance(x, np.ndarray):
+        from ..creation import from_numpy
+
+        return from_numpy(x)
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def apply(key, *operands, **params):
+    """The general elementwise path: promotion, device checks, conversion, backend."""
+    spec = SPECS[key]
+    operands = tuple(_coerce(x) for x in operands)
+    dev = _device_of(operands)
+    if dev is None:
+        raise TypeError(f"{key}: expected at least one Tensor operand")
+    op = spec.op
+    if op.no_bool and any(
+            (isinstance(x, Tensor) and x.dtype is _dt.bool) or type(x) is bool for x in operands):
+        raise RuntimeError(op.no_bool)
+    typed = operands[1:] if spec.kind == "where" else operands
+    common = _dt.result_type(*(x for x in typed if x is not None))
+    compute, out = _dtypes(spec, common)
+    backend = get_backend(dev)
+    cnp = compute.np
+    args = []
+    for i, x in enumerate(operands):
+        target = cnp
+        if spec.kind == "where" and i == 0:
+            target = np.dtype(np.bool_)
+        if isinstance(x, Tensor):
+            if x.device is not dev:  # a 0-dim cpu tensor: joins as a scalar of its dtype
+                v = x._data.item()
+                args.append(v if spec.ufunc else np.asarray(v).astype(target)[()])
+                continue
+            arr = x._data
+            if arr.dtype != target:
+                arr = backend.astype(arr, target)
+            args.append(arr)
+        elif x is None:
+            args.append(None)
+        elif spec.ufunc and _SCALAR_CATEGORY.get(type(x), 9) <= compute.category:
+            args.append(x)  # weak Python scalar: numpy keeps the array's dtype
+        else:
+            with np.errstate(all="ignore"):
+                args.append(np.asarray(x).astype(target)[()])
+    if key in _INT_DIVISION and compute.category <= _dt.INT:
+        divisor = args[1]
+        zero = (divisor == 0) if not hasattr(divisor, "ndim") else (divisor == 0).any()
+        if bool(zero):
+            raise RuntimeError(f"ZeroDivisionError: integer {key} by zero")
+    kwargs = {}
+    if op.param and op.param in params:
+        kwargs[op.param] = params.pop(op.param)
+    if params:
+        raise TypeError(f"{key}() got unexpected keyword arguments {sorted(params)}")
+    try:
+        with np.errstate(all="ignore"):
+            r = backend.elementwise(key, spec.fn, args, out.np, kwargs)
+    except ValueError as exc:
+        if "broadcast" in str(exc):
+            raise _broadcast_error([x.shape for x in operands if isinstance(x, Tensor)],
+                                   exc) from None
+        raise
+    if not hasattr(r, "ndim") or isinstance(r, np.generic):
+        r = backend.xp.asarray(r)
+    if r.dtype != out.np and not (out is _dt.bfloat16 and r.dtype == np.uint16):
+        r = backend.astype(r, out.np)  # (uint16 results are real cuda's bfloat16 bits)
+    r, st = backend.adopt(r)
+    return Tensor._make(r, dev, out, st)
+
+
+# -- public functions -----------------------------------------------------------------
+_BINARY = {k: make_binary(k) for k, s in SPECS.items() if s.op.arity == 2}
+_RBINARY = {k: make_binary(k, reflected=True) for k, s in SPECS.items() if s.op.arity == 2}
+
+mismatch = _mismatch

@@ -1,0 +1,220 @@
+"""Eager elementwise ops with broadcasting and PyTorch's type promotion (`gt.add`, `gt.exp`,
+`gt.where`, ...). The dispatch (promotion, devices, fast path) is in `_dispatch.py`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as _dt
+from ..backends import get_backend
+from ..tensor import Tensor
+from ._dispatch import _BINARY, _HALF, _RBINARY, apply, binary, make_unary
+
+__all__ = [
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide",
+    "true_divide", "floor_divide", "remainder", "fmod", "pow", "neg", "negative", "abs",
+    "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "gelu",
+    "silu", "floor", "ceil", "round", "trunc", "sign", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "maximum", "minimum", "where", "clamp", "clip", "square",
+    "reciprocal", "isnan", "isinf", "isfinite", "conj", "real", "imag", "lerp",
+]
+
+
+def _b(key):
+    fwd, rev = _BINARY[key], _RBINARY[key]
+
+    def f(input, other):
+        if type(input) is Tensor:
+            r = fwd(input, other)
+        elif type(other) is Tensor:
+            r = rev(other, input)
+        else:
+            return apply(key, input, other)
+        return binary(key, input, other) if r is NotImplemented else r  # raises TypeError
+
+    f.__name__ = key
+    f.__doc__ = f"torch.{key}: elementwise, with broadcasting and type promotion."
+    return f
+
+
+def _u(key):
+    return make_unary(key)
+
+
+mul = multiply = _b("mul")
+floor_divide = _b("floor_divide")
+remainder = _b("remainder")
+pow = _b("pow")  # noqa: A001
+maximum, minimum = _b("maximum"), _b("minimum")
+eq, ne, lt, le, gt, ge = (_b(k) for k in ("eq", "ne", "lt", "le", "gt", "ge"))
+logical_and, logical_or, logical_xor = (_b(k) for k in ("logical_and", "logical_or",
+                                                        "logical_xor"))
+bitwise_and, bitwise_or, bitwise_xor = (_b(k) for k in ("bitwise_and", "bitwise_or",
+                                                        "bitwise_xor"))
+neg = negative = _u("neg")
+abs = _u("abs")  # noqa: A001
+exp, log, log1p, sqrt, rsqrt = (_u(k) for k in ("exp", "log", "log1p", "sqrt", "rsqrt"))
+sin, cos, tanh, sigmoid, relu, silu = (_u(k) for k in ("sin", "cos", "tanh", "sigmoid",
+                                                       "relu", "silu"))
+floor, ceil, sign = _u("floor"), _u("ceil"), _u("sign")
+logical_not, bitwise_not = _u("logical_not"), _u("bitwise_not")
+
+
+def round(input, decimals=0):  # noqa: A001
+    if decimals == 0:
+        return apply("round", input)
+    scale = 10.0 ** decimals
+    return div(apply("round", mul(input, scale)), scale)
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return apply("gelu", input, approximate=approximate)
+
+
+def add(input, other, *, alpha=1):
+    if alpha != 1:
+        other = mul(other, alpha)
+    return binary("add", input, other)
+
+
+def sub(input, other, *, alpha=1):
+    if alpha != 1:
+        other = mul(other, alpha)
+    return binary("sub", input, other)
+
+
+subtract = sub
+
+
+def div(input, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return binary("div", input, other)
+    if rounding_mode == "floor":
+        return binary("floor_divide", input, other)
+    if rounding_mode == "trunc":
+        q = binary("div", input, other)
+        common = _dt.result_type(input, other)
+        tq = _trunc_values(q)
+        if common.category < _dt.FLOAT:
+            return _int_trunc_div(input, other, common)
+        return tq.to(common) if tq.dtype is not common else tq
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                     f"but found {rounding_mode!r}")
+
+
+divide = true_divide = div
+
+
+def _trunc_values(t):
+    b = get_backend(t.device)
+    if t.dtype.category != _dt.FLOAT:
+        return t
+    arr = b.xp.trunc(t._data) if t.dtype not in _HALF else b.astype(
+        b.xp.trunc(b.astype(t._data, np.float32)), t.dtype.np)
+    arr, st = b.adopt(arr)
+    return Tensor._make(arr, t.device, t.dtype, st)
+
+
+def trunc(input):
+    return _trunc_values(input.clone() if input.dtype.category != _dt.FLOAT else input)
+
+
+def _int_trunc_div(a, b, common):
+    fl = floor_divide(a, b)
+    rem = remainder(a, b)
+    neg = ne(lt(a, 0) if isinstance(a, Tensor) else a < 0, lt(b, 0) if isinstance(b, Tensor)
+             else b < 0)
+    fix = logical_and(ne(rem, 0), neg)
+    return add(fl, fix.to(common))
+
+
+def fmod(input, other):
+    """C-style remainder: the result has the sign of the dividend (torch.fmod)."""
+    r = remainder(input, other)
+    dividend_neg = lt(input, 0) if isinstance(input, Tensor) else input < 0
+    fix = logical_and(ne(r, 0), ne(lt(r, 0), dividend_neg))
+    return where(fix, sub(r, other), r)
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    return apply("where", condition, input, other)
+
+
+def clamp(input, min=None, max=None):  # noqa: A002
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return apply("clamp", input, min, max)
+
+
+clip = clamp
+
+
+def square(input):
+    return binary("mul", input, input) if input.dtype is not _dt.bool else pow(input, 2)
+
+
+def reciprocal(input):
+    return div(1.0, input) if input.dtype.category < _dt.FLOAT else div(1, input)
+
+
+def _flag(t, fn):
+    b = get_backend(t.device)
+    arr = t._data
+    if t.dtype.category < _dt.FLOAT:
+        r = b.xp.zeros(arr.shape, bool) if fn != "isfinite" else b.xp.ones(arr.shape, bool)
+    else:
+        if arr.dtype.kind not in "fc":
+            arr = b.astype(arr, np.float32)
+        r = getattr(b.xp, fn)(arr)
+    r, st = b.adopt(r)
+    return Tensor._make(r, t.device, _dt.bool, st)
+
+
+def isnan(input):
+    return _flag(input, "isnan")
+
+
+def isinf(input):
+    return _flag(input, "isinf")
+
+
+def isfinite(input):
+    return _flag(input, "isfinite")
+
+
+def _part_view(t, arr):
+    v = t._view_of(arr)
+    v.dtype = t.dtype.to_real()
+    return v
+
+
+def conj(input):
+    if input.dtype.category != _dt.COMPLEX:
+        return input
+    b = get_backend(input.device)
+    arr, st = b.adopt(b.xp.conj(input._data))
+    return Tensor._make(arr, input.device, input.dtype, st)
+
+
+def real(input):
+    """The real parts (a view for complex tensors, the tensor itself otherwise)."""
+    if input.dtype.category != _dt.COMPLEX:
+        return input
+    return _part_view(input, input._data.real)
+
+
+def imag(input):
+    if input.dtype.category != _dt.COMPLEX:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _part_view(input, input._data.imag)
+
+
+def lerp(input, end, weight):
+    return add(input, mul(weight, sub(end, input)))

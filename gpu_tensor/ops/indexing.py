@@ -1,0 +1,346 @@
+"""Indexing: `t[...]` (basic -> view, advanced -> copy), `t[...] = v`, gather/scatter,
+index_select, masked_fill/masked_select, nonzero, take.
+
+Basic indices (ints, slices with positive steps, None, Ellipsis) give views, as in torch.
+Integer tensors/lists and boolean masks are advanced indices and give copies; they follow
+numpy's placement rules, which torch shares.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as _dt
+from .._dims import wrap_dim as _wrap_dim
+from ..backends import get_backend
+from ..tensor import Tensor
+from ._inplace import check_writable
+
+__all__ = ["gather", "scatter", "scatter_add", "index_select",
+           "masked_fill", "masked_select", "nonzero", "take", "index_put"]
+
+
+def _is_basic(i) -> bool:
+    return i is None or i is Ellipsis or type(i) is int or type(i) is slice
+
+
+def _device_array(t, idx, name="index"):
+    """An index operand as an array on t's device (int64 or bool)."""
+    b = get_backend(t.device)
+    if isinstance(idx, Tensor):
+        if idx.dtype.category > _dt.INT:
+            raise IndexError(
+                f"tensors used as indices must be long, int, byte or bool tensors (got "
+                f"{idx.dtype.name})")
+        arr = idx._data if idx.device is t.device else b.from_host(idx._host())[0]
+        if idx.dtype is _dt.uint8:
+            arr = arr.astype(bool)  # torch treats uint8 indices as masks (deprecated)
+        return arr
+    if isinstance(idx, (list, tuple, np.ndarray)):
+        host = np.asarray(idx)
+        if host.dtype.kind not in "biu":
+            if host.size == 0:
+                host = host.astype(np.int64)
+            else:
+                raise IndexError(f"{name} lists must hold integers or bools, got {host.dtype}")
+        return b.from_host(host)[0]
+    raise IndexError(f"unsupported index type {type(idx).__name__}")
+
+
+def _normalise(t, index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    out = []
+    basic = True
+    for i in index:
+        if isinstance(i, Tensor) and i.ndim == 0 and i.dtype.category == _dt.INT:
+            i = int(i.item())
+        elif isinstance(i, (np.integer,)):
+            i = int(i)
+        elif type(i) is bool:
+            basic = False
+            i = np.asarray(i)
+            out.append(get_backend(t.device).from_host(i)[0])
+            continue
+        if type(i) is slice:
+            if i.step is not None and i.step <= 0:
+                raise ValueError(
+                    "step must be greater than zero (negative-step slices are not supported; "
+                    "use t.flip(dim))")
+            i = slice(*(int(v) if isinstance(v, Tensor) else v for v in (i.start, i.stop, i.step)))
+        elif not _is_basic(i):
+            basic = False
+            i = _device_array(t, i)
+        out.append(i)
+    return tuple(out), basic
+
+
+def _check_ints(t, index):
+    """IndexError with torch's wording for out-of-range integer indices."""
+    dim = 0
+    n_specified = sum(1 for i in index if i is not None and i is not Ellipsis)
+    for i in index:
+        if i is Ellipsis:
+            dim += t._data.ndim - n_specified
+            continue
+        if i is None:
+            continue
+        if type(i) is int:
+            if dim >= t._data.ndim:
+                raise IndexError(f"too many indices for tensor of dimension {t._data.ndim}")
+            size = t._data.shape[dim]
+            if not -size <= i < size:
+                raise IndexError(
+                    f"index {i} is out of bounds for dimension {dim} with size {size}")
+        dim += 1
+    if dim > t._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {t._data.ndim}")
+
+
+def getitem(self, index):
+    ti = type(index)
+    if ti is slice and (index.step is None or (type(index.step) is int and index.step > 0)):
+        if self._data.ndim:
+            return self._view_of(self._data[index])
+    elif ti is int:
+        shape = self._data.shape
+        if shape and -shape[0] <= index < shape[0]:
+            return self._view_of(self._data[index, ...])  # `...`: a 0-d view, not a scalar
+    idx, basic = _normalise(self, index)
+    if basic:
+        _check_ints(self, idx)
+        if Ellipsis not in idx:
+            idx = idx + (Ellipsis,)  # numpy then returns a 0-d view, never a scalar
+        return self._view_of(self._data[idx])
+    b = get_backend(self.device)
+    try:
+        arr = self._data[idx]
+    except IndexError as exc:
+        raise IndexError(str(exc).replace("axis", "dimension")) from None
+    arr, st = b.adopt(b.xp.array(arr, copy=True))
+    return Tensor._make(arr, self.device, self.dtype, st)
+
+
+def _value_array(self, value):
+    """The assigned value as an array (or scalar) of self's storage dtype on its device."""
+    b = get_backend(self.device)
+    if isinstance(value, Tensor):
+        if value.device is not self.device:  # torch copies the value over, as copy_ does
+            from .._move import move
+
+            value = move(value, self.device)
+        arr = value._data
+        return arr if value.dtype is self.dtype else b.astype(arr, self.dtype.np)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        host = np.asarray(value).astype(self.dtype.np)
+        return b.from_host(host)[0]
+    if self._data.dtype != self.dtype.np:  # bfloat16 bits on real cuda
+        return np.array(value, self.dtype.np).view(self._data.dtype)
+    if self.dtype.category < _dt.COMPLEX and isinstance(value, complex):
+        raise RuntimeError(f"can't assign a complex value to a {self.dtype.name} tensor")
+    return np.asarray(value).astype(self.dtype.np)[()] if self.dtype.category == _dt.INT and (
+        isinstance(value, float)) else value
+
+
+def setitem(self, index, value):
+    check_writable(self, "__setitem__")
+    idx, basic = _normalise(self, index)
+    val = _value_array(self, value)
+    if basic:
+        _check_ints(self, idx)
+        target = self._data[idx]
+        if hasattr(target, "ndim") and not isinstance(target, np.generic):
+            try:
+                get_backend(self.device).copy_(target, val)
+            except ValueError as exc:
+                raise RuntimeError(f"__setitem__: {exc}") from None
+            self._bump_version()
+            return
+    try:
+        self._data[idx] = val
+    except (ValueError, IndexError) as exc:
+        raise type(exc)(str(exc).replace("axis", "dimension")) from None
+    self._bump_version()
+
+
+def index_put(self, indices, values, accumulate=False):
+    out = self.clone()
+    idx = tuple(indices)
+    if accumulate:
+        b = get_backend(self.device)
+        ix, _ = _normalise(out, idx)
+        b.xp.add.at(out._data, ix, _value_array(out, values))
+        return out
+    setitem(out, idx, values)
+    return out
+
+
+def _index_grid(b, index_arr, dim):
+    """Advanced-index tuple addressing input[..., index[...] at dim, ...]."""
+    grid = list(b.xp.indices(index_arr.shape, sparse=True))
+    grid[dim] = index_arr
+    return tuple(grid)
+
+
+def _check_index_tensor(name, input, dim, index):
+    if not isinstance(index, Tensor) or index.dtype is not _dt.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as input tensor "
+            f"({index.ndim} vs {input.ndim})")
+    for k in range(index.ndim):
+        if k != dim and index.shape[k] > input.shape[k]:
+            raise RuntimeError(
+                f"Size does not match at dimension {k} expected index {list(index.shape)} to "
+                f"be no larger than self {list(input.shape)} apart from dimension {dim}")
+
+
+def gather(input, dim, index):
+    d = _wrap_dim(dim, input.ndim)
+    _check_index_tensor("gather", input, d, index)
+    b = get_backend(input.device)
+    ia = _device_array(input, index)
+    n = input.shape[d] if input.ndim else 1
+    if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
+        raise RuntimeError(f"gather(): index out of bounds for dimension {d} with size {n}")
+    src = input._data if input.ndim else input._data.reshape(1)
+    r = src[_index_grid(b, ia if ia.ndim else ia.reshape(1), d)].reshape(index.shape)
+    arr, st = b.adopt(b.xp.array(r, copy=True))
+    return Tensor._make(arr, input.device, input.dtype, st)
+
+
+def scatter_(self, dim, index, src=None, value=None, reduce=None):
+    check_writable(self, "scatter_")
+    d = _wrap_dim(dim, self.ndim)
+    _check_index_tensor("scatter", self, d, index)
+    b = get_backend(self.device)
+    ia = _device_array(self, index)
+    grid = _index_grid(b, ia, d)
+    if src is None:
+        src = value
+    if isinstance(src, Tensor):
+        if src.device is not self.device:
+            from ._dispatch import mismatch as _mismatch
+
+            raise _mismatch(self, src)
+        vals = src._data[tuple(slice(0, s) for s in index.shape)]
+        if src.dtype is not self.dtype:
+            vals = b.astype(vals, self.dtype.np)
+    else:
+        vals = _value_array(self, src)
+    if reduce is None:
+        self._data[grid] = vals
+    elif reduce == "add":
+        b.xp.add.at(self._data, grid, vals)
+    elif reduce == "multiply":
+        b.xp.multiply.at(self._data, grid, vals)
+    else:
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}")
+    self._bump_version()
+    return self
+
+
+def scatter(input, dim, index, src=None, value=None, reduce=None):
+    return scatter_(input.clone(), dim, index, src, value, reduce)
+
+
+def scatter_add(input, dim, index, src):
+    return scatter_(input.clone(), dim, index, src, reduce="add")
+
+
+def scatter_add_(self, dim, index, src):
+    return scatter_(self, dim, index, src, reduce="add")
+
+
+def index_select(input, dim, index):
+    d = _wrap_dim(dim, input.ndim)
+    if not isinstance(index, Tensor) or index.dtype.category != _dt.INT or index.ndim > 1:
+        raise RuntimeError("index_select(): index must be a 0-D or 1-D int64/int32 tensor")
+    b = get_backend(input.device)
+    ia = _device_array(input, index).reshape(-1)
+    n = input.shape[d] if input.ndim else 1
+    if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
+        raise IndexError(f"index_select(): index out of range in self (dimension {d}, size {n})")
+    src = input._data if input.ndim else input._data.reshape(1)
+    arr, st = b.adopt(b.xp.take(src, ia, axis=d))
+    if input.ndim == 0:
+        arr = arr.reshape(())
+    return Tensor._make(arr, input.device, input.dtype, st)
+
+
+def _mask(self, mask, name):
+    if not isinstance(mask, Tensor) or mask.dtype is not _dt.bool:
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
+                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if mask.device is not self.device:
+        from ._dispatch import mismatch as _mismatch
+
+        raise _mismatch(self, mask)
+    return mask._data
+
+
+def masked_fill_(self, mask, value):
+    check_writable(self, "masked_fill_")
+    m = _mask(self, mask, "masked_fill_")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.ndim} dimension(s).")
+        value = value.item()
+    b = get_backend(self.device)
+    val = _value_array(self, value)
+    try:
+        m = b.xp.broadcast_to(m, self._data.shape)
+    except ValueError:
+        raise RuntimeError(f"masked_fill_: mask of shape {list(mask.shape)} is not "
+                           f"broadcastable to {list(self.shape)}") from None
+    self._data[m] = val
+    self._bump_version()
+    return self
+
+
+def masked_fill(input, mask, value):
+    _mask(input, mask, "masked_fill")
+    try:
+        shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(mask.shape)))
+    except ValueError:
+        raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} is not "
+                           f"broadcastable to {list(input.shape)}") from None
+    out = (input if tuple(input.shape) == shape else input.expand(shape)).clone()
+    return masked_fill_(out, mask, value)
+
+
+def masked_select(input, mask):
+    m = _mask(input, mask, "masked_select")
+    b = get_backend(input.device)
+    x, mm = b.xp.broadcast_arrays(input._data, m)
+    arr, st = b.adopt(x[mm])
+    return Tensor._make(arr, input.device, input.dtype, st)
+
+
+def nonzero(input, *, as_tuple=False):
+    b = get_backend(input.device)
+    data = input._data if input.dtype is not _dt.bool else input._data
+    idx = b.xp.nonzero(data if data.ndim else data.reshape(1))
+    if as_tuple:
+        out = []
+        for a in idx:
+            arr, st = b.adopt(a.astype(np.int64))
+            out.append(Tensor._make(arr, input.device, _dt.int64, st))
+        return tuple(out)
+    stacked = b.xp.stack(idx, axis=1) if idx else b.xp.zeros((0, 0), np.int64)
+    if input.ndim == 0:
+        stacked = stacked[:, :0]
+    arr, st = b.adopt(stacked.astype(np.int64))
+    return Tensor._make(arr, input.device, _dt.int64, st)
+
+
+def take(input, index):
+    b = get_backend(input.device)
+    ia = _device_array(input, index)
+    n = input.numel()
+    if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
+        raise IndexError(f"take(): index out of range for tensor of {n} elements")
+    arr, st = b.adopt(b.xp.take(input._data.reshape(-1), ia))
+    return Tensor._make(arr, input.device, input.dtype, st)

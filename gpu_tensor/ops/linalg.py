@@ -1,0 +1,113 @@
+"""Matrix products: matmul (`@`), mm, bmm, mv, dot, outer, einsum.
+
+Like torch, operands must share a dtype (no promotion: a float32 @ float64 mistake is an
+error, not a silent upcast); half types compute in float32 and round back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as _dt
+from ..backends import get_backend
+from ..tensor import Tensor
+from ._dispatch import mismatch as _mismatch
+
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"]
+
+_HALF = (_dt.float16, _dt.bfloat16)
+
+
+def _check(name, a, b):
+    for x in (a, b):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{name}(): expected Tensor operands, got {type(x).__name__}")
+    if a.device is not b.device:
+        raise _mismatch(a, b)
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"{name}: expected both operands to have the same dtype, but got {a.dtype.name} "
+            f"and {b.dtype.name}; convert one with .to(dtype)")
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"{name}: both arguments need at least 1 dimension, got "
+                           f"{a.ndim}D and {b.ndim}D")
+
+
+def _run(name, a, b, fn):
+    bk = get_backend(a.device)
+    x, y = a._data, b._data
+    comp = np.float32 if a.dtype in _HALF else a.dtype.np
+    if x.dtype != comp:
+        x, y = bk.astype(x, comp), bk.astype(y, comp)
+    try:
+        r = fn(bk.xp, x, y)
+    except ValueError as exc:
+        raise RuntimeError(
+            f"{name}: shapes {list(a.shape)} and {list(b.shape)} cannot be multiplied "
+            f"({exc})") from None
+    if not hasattr(r, "ndim") or isinstance(r, np.generic):
+        r = bk.xp.asarray(r)
+    if r.dtype != a.dtype.np:
+        r = bk.astype(r, a.dtype.np)
+    r, st = bk.adopt(r)
+    return Tensor._make(r, a.device, a.dtype, st)
+
+
+def matmul(input, other):
+    _check("matmul", input, other)
+    return _run("matmul", input, other, lambda xp, x, y: xp.matmul(x, y))
+
+
+def mm(input, mat2):
+    _check("mm", input, mat2)
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
+    return _run("mm", input, mat2, lambda xp, x, y: xp.matmul(x, y))
+
+
+def bmm(input, mat2):
+    _check("bmm", input, mat2)
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {input.shape[0]} vs {mat2.shape[0]}")
+    return _run("bmm", input, mat2, lambda xp, x, y: xp.matmul(x, y))
+
+
+def mv(input, vec):
+    _check("mv", input, vec)
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"mv: expected a 2D matrix and a 1D vector, got {input.ndim}D "
+                           f"and {vec.ndim}D")
+    return _run("mv", input, vec, lambda xp, x, y: xp.matmul(x, y))
+
+
+def dot(input, other):
+    _check("dot", input, other)
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           "tensors")
+    return _run("dot", input, other, lambda xp, x, y: xp.dot(x, y))
+
+
+def outer(input, vec2):
+    _check("outer", input, vec2)
+    return _run("outer", input, vec2, lambda xp, x, y: xp.outer(x, y))
+
+
+def einsum(equation, *operands):
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    first = operands[0]
+    for o in operands[1:]:
+        _check("einsum", first, o) if o.ndim and first.ndim else None
+    bk = get_backend(first.device)
+    comp = np.float32 if first.dtype in _HALF else first.dtype.np
+    arrs = [o._data if o._data.dtype == comp else bk.astype(o._data, comp) for o in operands]
+    r = bk.xp.einsum(equation, *arrs)
+    if not hasattr(r, "ndim") or isinstance(r, np.generic):
+        r = bk.xp.asarray(r)
+    if r.dtype != first.dtype.np:
+        r = bk.astype(r, first.dtype.np)
+    r, st = bk.adopt(r)
+    return Tensor._make(r, first.device, first.dtype, st)

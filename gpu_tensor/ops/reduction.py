@@ -1,0 +1,294 @@
+"""Reductions with `dim`/`keepdim`: sum, mean, prod, max/min, amax/amin, argmax/argmin,
+var/std (with `correction`), all/any, norm, cumsum/cumprod. PyTorch's dtype rules: integer
+and bool sums/products give int64; half types accumulate in float32."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from .. import dtype as _dt
+from .._dims import wrap_dim as _wrap_dim
+from ..backends import get_backend
+from ..device import CPU
+from ..tensor import Tensor
+
+__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
+           "std", "var_mean", "std_mean", "all", "any", "norm", "cumsum", "cumprod",
+           "logsumexp", "count_nonzero"]
+
+_py_max, _py_min, _py_sum, _py_any, _py_all = max, min, sum, any, all
+_HALF = (_dt.float16, _dt.bfloat16)
+
+MaxResult = collections.namedtuple("max", ["values", "indices"])
+MinResult = collections.namedtuple("min", ["values", "indices"])
+
+
+def _axes(t, dim):
+    """None (all dims) or a tuple of normalised dims."""
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims:
+        return None  # torch: dim=() / [] reduces over everything
+    nd = t._data.ndim
+    axes = tuple(_wrap_dim(d, nd) for d in dims)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"dim {list(dims)} appears multiple times in the list of dims")
+    return axes if nd else None
+
+
+def _values(t, np_dtype=None):
+    """t's data in `np_dtype` (float32 for half types by default; bf16 bits decoded)."""
+    b = get_backend(t.device)
+    want = np_dtype
+    if want is None:
+        want = np.float32 if t.dtype in _HALF else t.dtype.np
+    arr = t._data
+    if arr.dtype != want:
+        arr = b.astype(arr, want)
+    return arr
+
+
+def _out(t, arr, dt):
+    b = get_backend(t.device)
+    if not hasattr(arr, "ndim") or isinstance(arr, np.generic):
+        arr = b.xp.asarray(arr)
+    if arr.dtype != dt.np:
+        arr = b.astype(arr, dt.np)
+    arr, st = b.adopt(arr)
+    return Tensor._make(arr, t.device, dt, st)
+
+
+def _acc_dtype(t, dtype):
+    if dtype is not None:
+        return _dt.to_dtype(dtype)
+    return _dt.int64 if t.dtype.category < _dt.FLOAT else t.dtype
+
+
+def _fast(input, r, dt):
+    """Wrap a cpu reduction result (numpy returns scalars for full reductions)."""
+    if type(r) is not np.ndarray:
+        r = np.asarray(r)
+    return Tensor._make(r, CPU, dt)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+    if input.device is CPU and dim is None and dtype is None and not keepdim:
+        d = input.dtype
+        if d.category >= _dt.FLOAT and d not in _HALF:
+            return _fast(input, input._data.sum(), d)  # the hot path: no promotion work
+        if d.category < _dt.FLOAT:
+            return _fast(input, input._data.sum(dtype=np.int64), _dt.int64)
+    dt = _acc_dtype(input, dtype)
+    axes = _axes(input, dim)
+    xp = get_backend(input.device).xp
+    comp = np.float32 if dt in _HALF else dt.np
+    r = xp.sum(_values(input, comp), axis=axes, keepdims=keepdim)
+    return _out(input, r, dt)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    dt = _acc_dtype(input, dtype)
+    axes = _axes(input, dim)
+    xp = get_backend(input.device).xp
+    comp = np.float32 if dt in _HALF else dt.np
+    r = xp.prod(_values(input, comp), axis=axes, keepdims=keepdim)
+    return _out(input, r, dt)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    d = input.dtype
+    if input.device is CPU and dim is None and dtype is None and not keepdim and (
+            d.category >= _dt.FLOAT and d not in _HALF and input._data.size):
+        return _fast(input, input._data.mean(), d)
+    dt = input.dtype if dtype is None else _dt.to_dtype(dtype)
+    if dt.category < _dt.FLOAT:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {input.dtype.name}; use t.float().mean()")
+    xp = get_backend(input.device).xp
+    comp = np.float32 if dt in _HALF else dt.np
+    with np.errstate(all="ignore"):
+        r = xp.mean(_values(input, comp), axis=_axes(input, dim), keepdims=keepdim)
+    return _out(input, r, dt)
+
+
+def _empty_check(t, axes, name):
+    if t._data.size == 0:
+        shp = t._data.shape
+        if axes is None or _py_any(shp[a] == 0 for a in axes):
+            raise IndexError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0"
+                if axes is None else f"{name}(): cannot reduce over a zero-size dimension")
+
+
+def amax(input, dim=(), keepdim=False):
+    axes = _axes(input, dim)
+    _empty_check(input, axes, "amax")
+    xp = get_backend(input.device).xp
+    return _out(input, xp.max(_values(input), axis=axes, keepdims=keepdim), input.dtype)
+
+
+def amin(input, dim=(), keepdim=False):
+    axes = _axes(input, dim)
+    _empty_check(input, axes, "amin")
+    xp = get_backend(input.device).xp
+    return _out(input, xp.min(_values(input), axis=axes, keepdims=keepdim), input.dtype)
+
+
+def _arg(input, dim, keepdim, name):
+    xp = get_backend(input.device).xp
+    vals = _values(input)
+    if input.dtype.category == _dt.COMPLEX:
+        raise RuntimeError(f"{name}(): complex tensors are not supported")
+    fn = xp.argmax if name in ("argmax", "max") else xp.argmin
+    if dim is None:
+        _empty_check(input, None, name)
+        r = fn(vals.reshape(-1))
+        if keepdim:
+            r = xp.asarray(r).reshape((1,) * vals.ndim)
+        return _out(input, r, _dt.int64)
+    d = _wrap_dim(dim, vals.ndim)
+    _empty_check(input, (d,) if vals.ndim else None, name)
+    if vals.ndim == 0:
+        return _out(input, xp.zeros((), np.int64), _dt.int64)
+    r = fn(vals, axis=d)
+    if keepdim:
+        r = xp.expand_dims(r, d)
+    return _out(input, r, _dt.int64)
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _arg(input, dim, keepdim, "argmax")
+
+
+def argmin(input, dim=None, keepdim=False):
+    return _arg(input, dim, keepdim, "argmin")
+
+
+def max(input, dim=None, keepdim=False):  # noqa: A001
+    """max(t) -> 0-dim max; max(t, dim) -> (values, indices); max(t, other) -> maximum."""
+    if isinstance(dim, Tensor):
+        from .elementwise import maximum
+
+        return maximum(input, dim)
+    if dim is None:
+        return amax(input)
+    return MaxResult(amax(input, dim, keepdim), _arg(input, dim, keepdim, "max"))
+
+
+def min(input, dim=None, keepdim=False):  # noqa: A001
+    if isinstance(dim, Tensor):
+        from .elementwise import minimum
+
+        return minimum(input, dim)
+    if dim is None:
+        return amin(input)
+    return MinResult(amin(input, dim, keepdim), _arg(input, dim, keepdim, "min"))
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over `dim`; `correction` (default 1, Bessel) or torch's legacy `unbiased`."""
+    if input.dtype.category < _dt.FLOAT:
+        raise RuntimeError(f"var(): expected a floating point or complex input, got "
+                           f"{input.dtype.name}")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    xp = get_backend(input.device).xp
+    with np.errstate(all="ignore"):
+        r = xp.var(_values(input), axis=_axes(input, dim), ddof=correction, keepdims=keepdim)
+    return _out(input, r, input.dtype.to_real())
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    v = var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    xp = get_backend(input.device).xp
+    with np.errstate(all="ignore"):
+        return _out(v, xp.sqrt(_values(v)), v.dtype)
+
+
+def var_mean(input, dim=None, *, correction=None, keepdim=False):
+    return var(input, dim, correction=correction, keepdim=keepdim), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, *, correction=None, keepdim=False):
+    return std(input, dim, correction=correction, keepdim=keepdim), mean(input, dim, keepdim)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001
+    xp = get_backend(input.device).xp
+    return _out(input, xp.all(_values(input) != 0 if input.dtype is not _dt.bool else
+                              input._data, axis=_axes(input, dim), keepdims=keepdim), _dt.bool)
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001
+    xp = get_backend(input.device).xp
+    return _out(input, xp.any(_values(input) != 0 if input.dtype is not _dt.bool else
+                              input._data, axis=_axes(input, dim), keepdims=keepdim), _dt.bool)
+
+
+def count_nonzero(input, dim=None):
+    xp = get_backend(input.device).xp
+    return _out(input, xp.count_nonzero(_values(input), axis=_axes(input, dim)), _dt.int64)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """Vector p-norm over `dim` (all elements by default); 'fro' is the 2-norm."""
+    if input.dtype.category < _dt.FLOAT:
+        raise RuntimeError(f"norm(): input dtype should be floating point or complex, got "
+                           f"{input.dtype.name}")
+    dt = input.dtype.to_real() if dtype is None else _dt.to_dtype(dtype)
+    xp = get_backend(input.device).xp
+    axes = _axes(input, dim)
+    a = xp.abs(_values(input))
+    with np.errstate(all="ignore"):
+        if p in ("fro", 2, 2.0, None):
+            r = xp.sqrt(xp.sum(a * a, axis=axes, keepdims=keepdim))
+        elif p == float("inf"):
+            r = xp.max(a, axis=axes, keepdims=keepdim)
+        elif p == float("-inf"):
+            r = xp.min(a, axis=axes, keepdims=keepdim)
+        elif p == 0:
+            r = xp.sum((a != 0).astype(a.dtype), axis=axes, keepdims=keepdim)
+        elif p == 1:
+            r = xp.sum(a, axis=axes, keepdims=keepdim)
+        elif p == "nuc":
+            raise RuntimeError("norm(p='nuc') is not supported; use a matrix norm library")
+        else:
+            r = xp.sum(a ** p, axis=axes, keepdims=keepdim) ** (1.0 / p)
+    return _out(input, r, dt)
+
+
+def _cum(input, dim, dtype, fn):
+    dt = _acc_dtype(input, dtype)
+    d = _wrap_dim(dim, input._data.ndim)
+    xp = get_backend(input.device).xp
+    comp = np.float32 if dt in _HALF else dt.np
+    vals = _values(input, comp)
+    r = getattr(xp, fn)(vals, axis=d) if vals.ndim else vals.copy()
+    return _out(input, r, dt)
+
+
+def cumsum(input, dim, *, dtype=None):
+    return _cum(input, dim, dtype, "cumsum")
+
+
+def cumprod(input, dim, *, dtype=None):
+    return _cum(input, dim, dtype, "cumprod")
+
+
+def logsumexp(input, dim, keepdim=False):
+    dt = input.dtype if input.dtype.category >= _dt.FLOAT else _dt.get_default_dtype()
+    xp = get_backend(input.device).xp
+    comp = np.float32 if dt in _HALF else dt.np
+    v = _values(input, comp)
+    axes = _axes(input, dim)
+    with np.errstate(all="ignore"):
+        m = xp.max(v, axis=axes, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)
+        r = xp.log(xp.sum(xp.exp(v - m), axis=axes, keepdims=True)) + m
+        if not keepdim:
+            r = xp.squeeze(r, axis=axes) if axes is not None else r.reshape(())
+    return _out(input, r, dt)

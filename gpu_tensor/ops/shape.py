@@ -1,0 +1,85 @@
+"""Functional forms of the view/layout methods (`gt.reshape(x, ...)`, `gt.transpose(x, 0, 1)`),
+which are the Tensor methods themselves, and the copying rearrangements flip/roll/repeat/tile
+(copies, as in torch: a negative-stride view does not exist here)."""
+
+from __future__ import annotations
+
+from .. import _views
+from .._dims import shape_args
+from .._dims import wrap_dim as _wrap_dim
+from ..backends import get_backend
+from ..tensor import Tensor
+
+__all__ = ["flip", "roll", "repeat", "tile", "reshape", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis",
+           "narrow", "select", "squeeze", "unsqueeze", "flatten", "unflatten", "t",
+           "as_strided", "broadcast_to", "clone", "diagonal", "unbind", "detach"]
+
+reshape = _views.reshape
+transpose = swapaxes = swapdims = _views.transpose
+permute = _views.permute
+movedim = moveaxis = _views.movedim
+narrow = _views.narrow
+select = _views.select
+squeeze = _views.squeeze
+unsqueeze = _views.unsqueeze
+flatten = _views.flatten
+unflatten = _views.unflatten
+t = _views.t
+as_strided = _views.as_strided
+broadcast_to = _views.broadcast_to
+clone = _views.clone
+diagonal = _views.diagonal
+unbind = _views.unbind
+
+
+def detach(input):
+    return input.detach()
+
+
+def _copy_result(t, arr):
+    b = get_backend(t.device)
+    arr, st = b.adopt(b.xp.array(arr, copy=True))
+    return Tensor._make(arr, t.device, t.dtype, st)
+
+
+def _dims(t, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return tuple(_wrap_dim(d, t.ndim) for d in dims)
+
+
+def flip(input, dims):
+    """A copy with the order of elements reversed along `dims`."""
+    if input.ndim == 0:
+        return input.clone()
+    return _copy_result(input, get_backend(input.device).xp.flip(input._data, _dims(input, dims)))
+
+
+def roll(input, shifts, dims=None):
+    xp = get_backend(input.device).xp
+    if dims is None:
+        return _copy_result(input, xp.roll(input._data.reshape(-1), shifts).reshape(
+            input._data.shape))
+    return _copy_result(input, xp.roll(input._data, shifts, _dims(input, dims)))
+
+
+def repeat(input, *sizes):
+    """torch's repeat: tile the tensor `sizes` times along each (possibly new, leading) dim."""
+    reps = shape_args(sizes)
+    if len(reps) < input.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            f"of tensor ({len(reps)} < {input.ndim})")
+    return _copy_result(input, get_backend(input.device).xp.tile(input._data, reps))
+
+
+def tile(input, dims):
+    reps = shape_args((dims,))
+    reps = (1,) * (input.ndim - len(reps)) + reps
+    return repeat(input, reps)
+
+
+def attach(cls) -> None:
+    cls.flip = flip
+    cls.roll = roll
+    cls.repeat = repeat
+    cls.tile = tile

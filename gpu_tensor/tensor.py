@@ -1,0 +1,352 @@
+"""Tensor: storage + view metadata + device + dtype + autograd slots.
+
+`t._data` is an array view (numpy for cpu and emulated cuda, cupy for real cuda) with the
+tensor's shape and strides; `t._storage` is the UntypedStorage every view shares. Shape,
+strides and offset are read off `_data`, so they can never disagree with it.
+
+This file holds the object and its metadata; views live in `_views.py`, ops in `ops/`,
+interop in `_interop.py`. Their functions are attached as methods at the bottom.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtype as _dt
+from ._dims import wrap_dim as _wrap_dim
+from ._layout import channels_last, contiguous_format, preserve_format
+from .backends import get_backend
+from .device import CPU, Device, resolve
+from .device import _make as _make_device
+from .dtype import DType
+
+__all__ = ["Tensor", "Size", "contiguous_format", "channels_last", "preserve_format"]
+
+
+class Size(tuple):
+    """torch.Size: a tuple of dimension lengths."""
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"gpu_tensor.Size({list(self)})"
+
+
+_new = object.__new__
+_FROM_NP = _dt._BY_NP
+
+
+class Tensor:
+    """A multi-dimensional array on a device with PyTorch's tensor contract."""
+
+    __slots__ = ("_data", "_st", "device", "dtype", "requires_grad", "grad", "grad_fn",
+                 "_base", "__weakref__")
+
+    __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to our reflected ops
+    __array_ufunc__ = None  # ... and numpy ufuncs refuse Tensors instead of making object arrays
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(
+            "use gt.tensor(data), gt.empty(shape) or another factory function to make a Tensor"
+        )
+
+    # -- construction ---------------------------------------------------------------
+    @staticmethod
+    def _make(data, device: Device, dtype: DType, st=None, base=None) -> Tensor:
+        """Fast internal constructor: no checks (device concrete, data matching dtype)."""
+        t = _new(Tensor)
+        t._data = data
+        t._st = st
+        t.device = device
+        t.dtype = dtype
+        t.requires_grad = False
+        t.grad = None
+        t.grad_fn = None
+        t._base = base
+        return t
+
+    @classmethod
+    def _wrap(cls, array, device=None, storage=None, dtype=None) -> Tensor:
+        """A tensor over an existing array (no copy). `storage` None: derived from the
+        array's buffer when first asked for. `dtype` overrides (bfloat16 bits on cupy)."""
+        if device is None:  # a cupy array lives on its own device; anything else on cpu
+            gpu = getattr(array, "device", None)
+            dev = _make_device("cuda", gpu.id) if hasattr(gpu, "id") else CPU
+        else:
+            dev = resolve(device)
+        dt = _dt.to_dtype(dtype) if dtype is not None else _FROM_NP.get(array.dtype)
+        if dt is None:
+            dt = _dt.from_numpy_dtype(array.dtype)  # raises a clear TypeError
+        return Tensor._make(array, dev, dt, storage)
+
+    @property
+    def _backend(self):
+        return get_backend(self.device)
+
+    @property
+    def _storage(self):
+        st = self._st
+        if st is None:
+            # Derived once, from the root tensor's array (whose buffer every view shares),
+            # so all views end up with the same storage object.
+            root = self._base
+            if root is None:
+                st = get_backend(self.device).storage_of(self._data)
+            else:
+                st = root._storage
+            self._st = st
+        return st
+
+    def _view_of(self, data) -> Tensor:
+        """A tensor viewing `data`, an array view of self._data (shares storage). `_base`
+        is the root tensor the storage is derived from when it is made lazily."""
+        t = _new(Tensor)
+        t._data = data
+        t._st = self._st
+        t.device = self.device
+        t.dtype = self.dtype
+        t.requires_grad = False
+        t.grad = None
+        t.grad_fn = None
+        t._base = self if self._base is None else self._base
+        return t
+
+    # -- metadata ---------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.size) * self.dtype.itemsize
+
+    def stride(self, dim=None):
+        isz = self._data.itemsize
+        st = tuple(s // isz for s in self._data.strides)
+        if dim is None:
+            return st
+        return st[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self) -> int:
+        b = get_backend(self.device)
+        return (b.ptr(self._data) - self._storage._ptr) // self._data.itemsize
+
+    def data_ptr(self) -> int:
+        return get_backend(self.device).ptr(self._data)
+
+    def untyped_storage(self):
+        return self._storage
+
+    def is_contiguous(self, memory_format=contiguous_format) -> bool:
+        if memory_format is channels_last:
+            return _is_channels_last(self)
+        return bool(self._data.flags.c_contiguous)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.category == _dt.FLOAT
+
+    def is_complex(self) -> bool:
+        return self.dtype.category == _dt.COMPLEX
+
+    def get_device(self) -> int:
+        return -1 if self.device.type == "cpu" else self.device.index
+
+    # -- autograd slots (filled by the autograd package) -----------------------------
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        """In-place version counter, shared by every view of the same storage."""
+        return self._storage._version
+
+    def _bump_version(self) -> None:
+        self._storage._version += 1
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and self.dtype.category < _dt.FLOAT:
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients "
+                f"(got {self.dtype})"
+            )
+        self.requires_grad = requires_grad
+        return self
+
+    def detach(self) -> Tensor:
+        """A new tensor sharing storage, cut from autograd history."""
+        return self._view_of(self._data)
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        return self.detach()
+
+    # -- host values ------------------------------------------------------------------
+    def _host(self) -> np.ndarray:
+        """The values as a numpy array (a copy for cuda; a view for cpu)."""
+        if self.device.type == "cpu":
+            return self._data
+        arr = get_backend(self.device).to_host(self._data)
+        if arr.dtype != self.dtype.np:  # bfloat16 bits on real cuda
+            arr = arr.view(self.dtype.np)
+        return arr
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The cpu tensor's values as a numpy array sharing its memory (no copy)."""
+        if self.device.type != "cpu":
+            if force:
+                return self._host()
+            raise TypeError(
+                f"can't convert {self.device} tensor to numpy; copy it to host memory first "
+                "with .cpu() (e.g. t.cpu().numpy())"
+            )
+        if self.requires_grad and not force:
+            raise RuntimeError(
+                "can't call numpy() on a Tensor that requires grad; use t.detach().numpy()"
+            )
+        return self._data
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to a Python "
+                "scalar; item() needs exactly one element"
+            )
+        v = self._host().reshape(()).item()
+        if self.dtype is _dt.bfloat16 or self.dtype is _dt.float16:
+            v = float(v)
+        return v
+
+    def tolist(self):
+        h = self._host()
+        if self.dtype is _dt.bfloat16:
+            h = h.astype(np.float32)
+        return h.tolist()
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self._data.size} elements is ambiguous; "
+                "use .any() or .all()"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.category != _dt.INT or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __contains__(self, element) -> bool:
+        return bool((self == element).any())
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __reduce__(self):
+        """Pickle/deepcopy: the values (a host copy), device, dtype and requires_grad."""
+        return (_rebuild, (np.array(self._host()), str(self.device), self.dtype.name,
+                           self.requires_grad))
+
+    def __repr__(self) -> str:
+        from ._format import format_tensor
+
+        return format_tensor(self)
+
+    __str__ = __repr__
+
+
+def _rebuild(host, device, dtype_name, requires_grad):
+    from .creation import tensor
+
+    return tensor(host, dtype=dtype_name, device=device, requires_grad=requires_grad)
+
+
+def _is_channels_last(t: Tensor) -> bool:
+    if t.ndim != 4:
+        return False
+    n, c, h, w = t._data.shape
+    sn, sc, sh, sw = t.stride()
+    expected = 1
+    for size, st in ((c, sc), (w, sw), (h, sh), (n, sn)):
+        if size != 1 and st != expected:
+            return False
+        expected *= size
+    return True
+
+
+# Methods defined next to the concept they belong to, attached here.
+from . import _interop, _move, _views  # noqa: E402
+from .ops import _methods  # noqa: E402
+
+_views.attach(Tensor)
+_interop.attach(Tensor)
+_move.attach(Tensor)
+_methods.attach(Tensor)

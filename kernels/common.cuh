@@ -1,0 +1,158 @@
+// common.cuh -- helpers shared by every copy kernel.
+//
+// Compiles three ways: NVRTC (device code), nvcc, and g++ under host_emulation.h (the CPU
+// check). Nothing here may use the standard library: NVRTC ships none.
+//
+//   GtCopyParams  the layout of a (coalesced) strided problem, passed by value as one struct
+//                 of 64-bit slots so host code can pack it as a plain int64 record
+//   gt_decode     linear index -> (src offset, dst offset), innermost dim first, with
+//                 magic-number division on the 32-bit path
+//   gt_cast<D,S>  the numpy/torch conversion rules between the supported element types
+//   gt_bytesN     opaque N-byte units: same-dtype copies move bytes, not typed values
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(GT_EMU_HAVE_FP16)
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#define GT_HAVE_FP16 1
+#endif
+
+// Dynamic shared memory, spelled so host_emulation.h can map it to a per-launch buffer.
+#ifndef GT_EXTERN_SHARED
+#define GT_EXTERN_SHARED(type, name) extern __shared__ type name[]
+#endif
+
+// Coalescing rarely leaves more than 4 dims; 8 covers every real layout. Deeper problems are
+// split by the host into launches over the leading dims (see copy.py).
+#define GT_MAX_DIMS 8
+
+// Plain-old-data layout, every field 64-bit so the host record is just int64s (no padding).
+struct GtCopyParams {
+    long long ndim;   // dims in size/src_stride/dst_stride, outermost first
+    long long numel;  // work items: elements (nd), vectors (rows), batches (transpose)
+    long long size[GT_MAX_DIMS];
+    long long src_stride[GT_MAX_DIMS];  // in units of the source element (or vector)
+    long long dst_stride[GT_MAX_DIMS];
+    long long magic[GT_MAX_DIMS];       // 32-bit path: n / size == (umulhi(n, magic) + n) >> shift
+    long long shift[GT_MAX_DIMS];
+    // transpose only: the tiled pair (i = source-contiguous dim, j = destination-contiguous)
+    long long tile_ni, tile_nj;
+    long long tile_src_si, tile_src_sj, tile_dst_si, tile_dst_sj;
+    long long tiles_i, tiles_j;
+};
+
+// Offset type -> the unsigned type its coordinates are decoded in.
+template <typename Off> struct GtIndex;
+template <> struct GtIndex<int> { typedef unsigned int type; };
+template <> struct GtIndex<long long> { typedef unsigned long long type; };
+
+__device__ __forceinline__ unsigned int gt_div(unsigned int n, long long size, long long magic,
+                                               long long shift) {
+    // Valid for n < 2^31 (the planner only picks the 32-bit path below that).
+    return (__umulhi(n, (unsigned int)magic) + n) >> (unsigned int)shift;
+}
+
+__device__ __forceinline__ unsigned long long gt_div(unsigned long long n, long long size,
+                                                     long long magic, long long shift) {
+    // 64-bit problems are rare (> 2^31 items); a real division keeps this path simple.
+    return n / (unsigned long long)size;
+}
+
+// Decode linear index `i` (row-major over p.size) into source and destination offsets.
+template <typename Off>
+__device__ __forceinline__ void gt_decode(typename GtIndex<Off>::type i, const GtCopyParams& p,
+                                          Off& src_off, Off& dst_off) {
+    typedef typename GtIndex<Off>::type U;
+    Off s = 0, d = 0;
+#pragma unroll
+    for (int k = GT_MAX_DIMS - 1; k >= 0; --k) {
+        if (k < p.ndim) {
+            U q = gt_div(i, p.size[k], p.magic[k], p.shift[k]);
+            Off c = (Off)(i - q * (U)p.size[k]);
+            s += c * (Off)p.src_stride[k];
+            d += c * (Off)p.dst_stride[k];
+            i = q;
+        }
+    }
+    src_off = s;
+    dst_off = d;
+}
+
+// ---- element types ------------------------------------------------------------------------
+
+template <typename T>
+struct gt_complex {
+    T re, im;
+};
+
+struct __align__(2) gt_bytes2 { unsigned short v; };
+struct __align__(4) gt_bytes4 { unsigned int v; };
+struct __align__(8) gt_bytes8 { unsigned long long v; };
+struct __align__(16) gt_bytes16 { unsigned long long lo, hi; };
+typedef unsigned char gt_bytes1;
+
+// V lanes loaded/stored as one access (V * sizeof(T) <= 16 and a power of two).
+template <typename T, int V>
+struct __align__(sizeof(T) * V) GtVec {
+    T v[V];
+};
+
+// ---- conversions --------------------------------------------------------------------------
+// Through float for the 16-bit floats (what numpy and torch do for every source but double,
+// which rounds once, directly); bool is "nonzero"; complex -> real keeps the real part.
+
+template <typename T> struct gt_is_complex { static const bool value = false; };
+template <typename T> struct gt_is_complex<gt_complex<T> > { static const bool value = true; };
+
+template <typename T> struct gt_is_half { static const bool value = false; };
+#ifdef GT_HAVE_FP16
+template <> struct gt_is_half<__half> { static const bool value = true; };
+template <> struct gt_is_half<__nv_bfloat16> { static const bool value = true; };
+#endif
+
+template <typename A, typename B> struct gt_same { static const bool value = false; };
+template <typename A> struct gt_same<A, A> { static const bool value = true; };
+
+// Real value of a non-complex, non-16-bit-float source as a double or integer C++ value.
+template <typename D, typename S>
+__device__ __forceinline__ D gt_cast_real(S x) {
+    if constexpr (gt_is_half<S>::value) {
+        return gt_cast_real<D>(static_cast<float>(x));
+#ifdef GT_HAVE_FP16
+    } else if constexpr (sizeof(D) == 2 && gt_is_half<D>::value) {
+        // D is __half or __nv_bfloat16
+        if constexpr (gt_same<S, double>::value) {
+            // double: one rounding step, as numpy does
+            if constexpr (gt_same<D, __half>::value) return __double2half(x);
+            else return __double2bfloat16(x);
+        } else {
+            if constexpr (gt_same<D, __half>::value) return __float2half_rn((float)x);
+            else return __float2bfloat16_rn((float)x);
+        }
+#endif
+    } else if constexpr (gt_same<D, bool>::value) {
+        return x != S(0);
+    } else {
+        return static_cast<D>(x);
+    }
+}
+
+template <typename D, typename S>
+__device__ __forceinline__ D gt_cast(S x) {
+    if constexpr (gt_is_complex<S>::value && gt_is_complex<D>::value) {
+        D r;
+        r.re = gt_cast_real<decltype(r.re)>(x.re);
+        r.im = gt_cast_real<decltype(r.im)>(x.im);
+        return r;
+    } else if constexpr (gt_is_complex<S>::value) {
+        if constexpr (gt_same<D, bool>::value) return x.re != 0 || x.im != 0;
+        else return gt_cast_real<D>(x.re);
+    } else if constexpr (gt_is_complex<D>::value) {
+        D r;
+        r.re = gt_cast_real<decltype(r.re)>(x);
+        r.im = 0;
+        return r;
+    } else {
+        return gt_cast_real<D>(x);
+    }
+}

@@ -1,0 +1,115 @@
+// copy_transpose.cu -- batched tiled transpose copy through a padded shared-memory tile, with
+// an optional cast in the same pass.
+//
+// Signatures:
+//   template <typename D, typename S, typename Off>   // Off: int (32-bit index) or long long
+//   __global__ void gt_copy_transpose(D* dst, const S* src, GtCopyParams p)
+//   template <typename T, int V, typename Off>        // same dtype, V-wide accesses
+//   __global__ void gt_copy_transpose_vec(T* dst, const T* src, GtCopyParams p)
+//   The tiled pair is (i, j): i has the smallest source stride (p.tile_src_si, ideally 1), j
+//   the smallest destination stride (p.tile_dst_sj, ideally 1). Every other dim is a batch
+//   dim described by p.size/src_stride/dst_stride (p.numel = number of batches).
+// Launch shape: blocks of (GT_TILE, GT_TILE_ROWS) threads; grid.x = number of tiles
+//   (p.tiles_i * p.tiles_j * p.numel), capped at 2^31-1 with a loop over the rest.
+//   Tiles are GT_TILE (scalar) or GT_TILE * V (vec) elements square.
+//   Static shared memory: tile * (tile + 1) * sizeof(element): 4.1-16.9 KiB (scalar),
+//   16.5 KiB (1-byte, V=4), 32.3 KiB (2-byte, V=4), 16.6 KiB (4-byte, V=2).
+// numpy equivalent:
+//   dst_view[...] = src_view.astype(D)   e.g. dst[:] = src.transpose(0, 2, 1) for a batched
+//   transpose, or the NCHW -> NHWC permute (0, 2, 3, 1) after H and W coalesce.
+//
+// Reads go along i (coalesced in the source), writes along j (coalesced in the destination);
+// the tile's extra column shifts each row by one bank so the column reads do not conflict.
+#include "common.cuh"
+
+#define GT_TILE 32      // one warp wide
+#define GT_TILE_ROWS 8  // 256 threads per block; each thread moves GT_TILE / GT_TILE_ROWS elements
+
+template <typename D, typename S, typename Off>
+__global__ void __launch_bounds__(GT_TILE * GT_TILE_ROWS)
+gt_copy_transpose(D* __restrict__ dst, const S* __restrict__ src, GtCopyParams p) {
+    typedef typename GtIndex<Off>::type U;
+    __shared__ S tile[GT_TILE][GT_TILE + 1];
+    const U ni = (U)p.tile_ni, nj = (U)p.tile_nj;
+    const U tiles_i = (U)p.tiles_i, tiles_j = (U)p.tiles_j;
+    const unsigned long long ntiles =
+        (unsigned long long)p.tiles_i * (unsigned long long)p.tiles_j * (unsigned long long)p.numel;
+    const unsigned tx = threadIdx.x, ty = threadIdx.y;
+    // Every thread runs the same number of iterations, so the __syncthreads below are uniform.
+    for (unsigned long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const U tj = (U)(t % tiles_j);
+        const U rest = (U)(t / tiles_j);
+        const U ti = rest % tiles_i;
+        const U batch = rest / tiles_i;
+        Off sb, db;
+        gt_decode<Off>(batch, p, sb, db);
+        const U i0 = ti * GT_TILE, j0 = tj * GT_TILE;
+
+#pragma unroll
+        for (unsigned r = 0; r < GT_TILE; r += GT_TILE_ROWS) {
+            const U i = i0 + tx, j = j0 + ty + r;
+            if (i < ni && j < nj)
+                tile[ty + r][tx] = src[sb + (Off)i * (Off)p.tile_src_si + (Off)j * (Off)p.tile_src_sj];
+        }
+        __syncthreads();
+#pragma unroll
+        for (unsigned r = 0; r < GT_TILE; r += GT_TILE_ROWS) {
+            const U j = j0 + tx, i = i0 + ty + r;
+            if (i < ni && j < nj)
+                dst[db + (Off)i * (Off)p.tile_dst_si + (Off)j * (Off)p.tile_dst_sj] =
+                    gt_cast<D>(tile[tx][ty + r]);
+        }
+        __syncthreads();  // the next tile overwrites this one
+    }
+}
+
+// The vector variant moves V consecutive elements per access on both sides, so each thread
+// keeps 4*V accesses of V*sizeof(T) bytes in flight per phase instead of 4 single elements:
+// small elements (1-2 bytes) and fp32 need those bytes in flight to reach the copy bandwidth.
+// Needs (checked by the planner): tile_src_si == 1 and tile_dst_sj == 1; tile_ni, tile_nj,
+// tile_src_sj, tile_dst_si and every batch stride multiples of V; both bases aligned to
+// V * sizeof(T).
+template <typename T, int V, typename Off>
+__global__ void __launch_bounds__(GT_TILE * GT_TILE_ROWS)
+gt_copy_transpose_vec(T* __restrict__ dst, const T* __restrict__ src, GtCopyParams p) {
+    typedef typename GtIndex<Off>::type U;
+    const int TILE_V = GT_TILE * V;
+    __shared__ T tile[GT_TILE * V][GT_TILE * V + 1];
+    const U ni = (U)p.tile_ni, nj = (U)p.tile_nj;
+    const U tiles_i = (U)p.tiles_i, tiles_j = (U)p.tiles_j;
+    const unsigned long long ntiles =
+        (unsigned long long)p.tiles_i * (unsigned long long)p.tiles_j * (unsigned long long)p.numel;
+    const unsigned tx = threadIdx.x, ty = threadIdx.y;
+    for (unsigned long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const U tj = (U)(t % tiles_j);
+        const U rest = (U)(t / tiles_j);
+        const U ti = rest % tiles_i;
+        const U batch = rest / tiles_i;
+        Off sb, db;
+        gt_decode<Off>(batch, p, sb, db);
+        const U i0 = ti * TILE_V, j0 = tj * TILE_V;
+
+#pragma unroll
+        for (int r = 0; r < TILE_V; r += GT_TILE_ROWS) {
+            const U i = i0 + tx * V, j = j0 + ty + r;
+            if (i < ni && j < nj) {
+                const GtVec<T, V> v = *reinterpret_cast<const GtVec<T, V>*>(
+                    src + sb + (Off)i + (Off)j * (Off)p.tile_src_sj);
+#pragma unroll
+                for (int l = 0; l < V; ++l) tile[ty + r][tx * V + l] = v.v[l];
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < TILE_V; r += GT_TILE_ROWS) {
+            const U j = j0 + tx * V, i = i0 + ty + r;
+            if (i < ni && j < nj) {
+                GtVec<T, V> v;
+#pragma unroll
+                for (int l = 0; l < V; ++l) v.v[l] = tile[tx * V + l][ty + r];
+                *reinterpret_cast<GtVec<T, V>*>(dst + db + (Off)i * (Off)p.tile_dst_si + (Off)j) = v;
+            }
+        }
+        __syncthreads();
+    }
+}

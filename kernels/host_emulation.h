@@ -1,0 +1,199 @@
+// host_emulation.h -- compile a CUDA C kernel source with g++ -std=c++20 and run it on the CPU.
+//
+// Include this first, then the .cu source, then one GT_EMU_EXPORT(symbol, kernel<...>) per
+// kernel instantiation to expose. The exported C function has the cuLaunchKernel argument
+// convention, so host code packs arguments the same way for the GPU and for this header:
+//
+//   extern "C" int symbol(const unsigned* grid3, const unsigned* block3,
+//                         unsigned long long shared_bytes, void** args, int serial)
+//   args[k] points at the bytes of kernel parameter k (a pointer value, a scalar, a struct).
+//   Returns 0, or a nonzero code (see GT_EMU_ERR_*) after the launch completes.
+//
+// Model and why it is correct:
+//   * threadIdx/blockIdx/blockDim/gridDim are thread_local globals, set by the launcher.
+//   * A launch starts blockDim.x*y*z std::threads once; together they run the blocks one at a
+//     time, in order, with a barrier between blocks. Because no two blocks ever run at the same
+//     time, `__shared__` can be a plain `static` (one instance per kernel instantiation, shared
+//     by the threads of the running block) -- exactly CUDA's per-block visibility. It must NOT be
+//     thread_local (threads of a block share it) and blocks must NOT run concurrently (they
+//     would share it too), hence the sequential blocks.
+//   * A process-wide mutex serializes launches: ctypes drops the GIL during the call, and two
+//     concurrent launches of one kernel would share its statics.
+//   * __syncthreads is a std::barrier over the block's threads. As on the GPU, every thread
+//     must reach each __syncthreads (no early return before one); the kernels here loop
+//     uniformly.
+//   * serial = 1 runs the threads of a block one after another on the calling thread (much
+//     faster, no OS threads); valid only for kernels without __syncthreads -- calling it then
+//     is detected and reported as GT_EMU_ERR_SYNC_IN_SERIAL.
+//   * extern shared memory: use GT_EXTERN_SHARED(type, name) (from common code) which maps to a
+//     per-launch buffer of shared_bytes here and to `extern __shared__` on the GPU.
+#pragma once
+
+#include <atomic>
+#include <barrier>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#ifdef GT_EMU_HAVE_FP16
+// The CUDA headers give the host the real __half/__nv_bfloat16 types and conversions; they
+// also bring dim3/uint3 (vector_types.h) and the __device__-style macros, redefined below.
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <vector_types.h>
+#else
+struct uint3 {
+    unsigned int x, y, z;
+};
+struct dim3 {
+    unsigned int x = 1, y = 1, z = 1;
+    constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1)
+        : x(vx), y(vy), z(vz) {}
+};
+#endif
+
+// Execution-space qualifiers mean nothing on the host.
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __shared__
+#undef __constant__
+#undef __forceinline__
+#undef __launch_bounds__
+#define __global__
+#define __device__
+#define __host__
+#define __constant__ static
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static  // see the header comment: blocks run one at a time
+#ifndef __align__
+#define __align__(n) __attribute__((aligned(n)))
+#endif
+
+inline thread_local uint3 threadIdx;
+inline thread_local uint3 blockIdx;
+inline thread_local dim3 blockDim;
+inline thread_local dim3 gridDim;
+static const int warpSize = 32;
+
+#define GT_EMU_ERR_SYNC_IN_SERIAL 1  // __syncthreads called in a serial launch
+#define GT_EMU_ERR_EXCEPTION 2       // a C++ exception escaped the kernel
+
+namespace gt_emu {
+
+struct Launch {
+    std::barrier<>* barrier = nullptr;  // null in serial mode
+    unsigned char* dynamic_shared = nullptr;
+    std::atomic<int> error{0};
+};
+
+inline thread_local Launch* current = nullptr;
+
+inline std::mutex& launch_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+inline void syncthreads() {
+    if (current->barrier == nullptr) {
+        current->error.store(GT_EMU_ERR_SYNC_IN_SERIAL);
+        return;
+    }
+    current->barrier->arrive_and_wait();
+}
+
+inline void* dynamic_shared() { return current->dynamic_shared; }
+
+template <typename... A, std::size_t... I>
+void call(void (*kernel)(A...), void** args, std::index_sequence<I...>) {
+    kernel(*static_cast<std::remove_cv_t<std::remove_reference_t<A>>*>(args[I])...);
+}
+
+inline void set_block(unsigned long long b, const dim3& g) {
+    blockIdx.x = (unsigned)(b % g.x);
+    blockIdx.y = (unsigned)((b / g.x) % g.y);
+    blockIdx.z = (unsigned)(b / ((unsigned long long)g.x * g.y));
+}
+
+inline void set_thread(unsigned t, const dim3& b) {
+    threadIdx.x = t % b.x;
+    threadIdx.y = (t / b.x) % b.y;
+    threadIdx.z = t / (b.x * b.y);
+}
+
+template <typename... A>
+int launch(void (*kernel)(A...), const unsigned* g3, const unsigned* b3,
+           unsigned long long shared_bytes, void** args, int serial) {
+    std::lock_guard<std::mutex> lock(launch_mutex());
+    const dim3 g(g3[0], g3[1], g3[2]), b(b3[0], b3[1], b3[2]);
+    const unsigned long long nblocks = (unsigned long long)g.x * g.y * g.z;
+    const unsigned nthreads = b.x * b.y * b.z;
+    std::vector<std::max_align_t> shared((shared_bytes + sizeof(std::max_align_t) - 1) /
+                                         sizeof(std::max_align_t));
+    Launch state;
+    state.dynamic_shared = reinterpret_cast<unsigned char*>(shared.data());
+    auto body = [&](unsigned long long blk, unsigned t) {
+        set_block(blk, g);
+        set_thread(t, b);
+        try {
+            call(kernel, args, std::index_sequence_for<A...>{});
+        } catch (...) {
+            state.error.store(GT_EMU_ERR_EXCEPTION);
+        }
+    };
+    if (serial) {
+        current = &state;
+        gridDim = g;
+        blockDim = b;
+        for (unsigned long long blk = 0; blk < nblocks; ++blk)
+            for (unsigned t = 0; t < nthreads; ++t) body(blk, t);
+        current = nullptr;
+        return state.error.load();
+    }
+    std::barrier<> barrier((std::ptrdiff_t)nthreads);
+    state.barrier = &barrier;
+    std::vector<std::thread> threads;
+    threads.reserve(nthreads);
+    for (unsigned t = 0; t < nthreads; ++t) {
+        threads.emplace_back([&, t] {
+            current = &state;
+            gridDim = g;
+            blockDim = b;
+            for (unsigned long long blk = 0; blk < nblocks; ++blk) {
+                body(blk, t);
+                barrier.arrive_and_wait();  // block boundary: nobody starts the next block early
+            }
+            current = nullptr;
+        });
+    }
+    for (auto& th : threads) th.join();
+    return state.error.load();
+}
+
+}  // namespace gt_emu
+
+#define __syncthreads() gt_emu::syncthreads()
+#define __ldg(p) (*(p))
+#define GT_EXTERN_SHARED(type, name) type* name = static_cast<type*>(gt_emu::dynamic_shared())
+
+inline unsigned int __umulhi(unsigned int a, unsigned int b) {
+    return (unsigned int)(((unsigned long long)a * b) >> 32);
+}
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+
+// One exported C entry point per kernel instantiation (the name expression goes in __VA_ARGS__
+// so template argument commas survive the macro).
+#define GT_EMU_EXPORT(symbol, ...)                                                          \
+    extern "C" int symbol(const unsigned* g, const unsigned* b, unsigned long long shared,  \
+                          void** args, int serial) {                                        \
+        return gt_emu::launch(&__VA_ARGS__, g, b, shared, args, serial);                    \
+    }

@@ -1,0 +1,148 @@
+"""Per-op dispatch cost: gpu_tensor vs numpy (cpu) and vs raw cupy (cuda), tiny and medium.
+
+    .venv/bin/python -m profiling.bench_dispatch [--quick] [--out DIR]
+
+Each case is one op in a calibrated loop (host time per call, perf_counter, no sync inside
+the loop: on a GPU that is the enqueue cost, which is what dispatch overhead is). Sizes:
+tiny (16 elements: pure overhead) and medium (64 Ki elements), float32. Peers in the same
+run: numpy on cpu; raw cupy on cuda (when a GPU is present); torch (when installed).
+Goals (issue 2): cpu <= 2x numpy per tiny op; cuda <= 1.2x raw cupy. `ratio` is ours over
+the peer's median. Emulated cuda rows (no GPU) show what the fallback device costs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from profiling.harness import Suite
+
+TINY, MEDIUM = 16, 64 * 1024
+
+
+def _cases(mod, x, y):
+    """(name, fn) pairs over operands x, y of the library `mod` (gt, numpy or cupy)."""
+    if mod == "gt":
+        from gpu_tensor.creation import empty
+        from gpu_tensor.ops import elementwise as ew
+
+        n = x.shape[0]
+        dev = x.device
+        return [
+            ("x + y", lambda: x + y),
+            ("x * 2.0", lambda: x * 2.0),
+            ("exp(x)", lambda: x.exp()),
+            ("gelu(x)", lambda: ew.gelu(x)),
+            ("x > y", lambda: x > y),
+            ("x.sum()", lambda: x.sum()),
+            ("x[1:] (view)", lambda: x[1:]),
+            ("x.view(-1, 4) (view)", lambda: x.view(-1, 4)),
+            ("x.view(4, -1).T (view)", lambda: x.view(4, -1).T),
+            ("x.view(4,-1).T.contiguous()", lambda: x.view(4, -1).T.contiguous()),
+            ("empty(n)", lambda: empty(n, device=dev)),
+        ]
+    xp = mod
+    n = x.shape[0]
+    if xp is np:
+        import math
+
+        erf = np.vectorize(math.erf, otypes=[np.float32])
+        gelu = None if n > TINY else (lambda: 0.5 * x * (1 + erf(x * np.float32(0.70710678))))
+    else:
+        from cupyx.scipy.special import erf
+
+        gelu = lambda: 0.5 * x * (1 + erf(x * np.float32(0.70710678)))  # noqa: E731
+    return [
+        ("x + y", lambda: x + y),
+        ("x * 2.0", lambda: x * 2.0),
+        ("exp(x)", lambda: xp.exp(x)),
+        ("gelu(x)", gelu),
+        ("x > y", lambda: x > y),
+        ("x.sum()", lambda: x.sum()),
+        ("x[1:] (view)", lambda: x[1:]),
+        ("x.view(-1, 4) (view)", lambda: x.reshape(-1, 4)),
+        ("x.view(4, -1).T (view)", lambda: x.reshape(4, -1).T),
+        ("x.view(4,-1).T.contiguous()", lambda: xp.ascontiguousarray(x.reshape(4, -1).T)),
+        ("empty(n)", lambda: xp.empty(n, np.float32)),
+    ]
+
+
+def _torch_cases(torch, x, y):
+    n = x.shape[0]
+    return {
+        "x + y": lambda: x + y, "x * 2.0": lambda: x * 2.0, "exp(x)": lambda: x.exp(),
+        "gelu(x)": lambda: torch.nn.functional.gelu(x), "x > y": lambda: x > y,
+        "x.sum()": lambda: x.sum(), "x[1:] (view)": lambda: x[1:],
+        "x.view(-1, 4) (view)": lambda: x.view(-1, 4),
+        "x.view(4, -1).T (view)": lambda: x.view(4, -1).T,
+        "x.view(4,-1).T.contiguous()": lambda: x.view(4, -1).T.contiguous(),
+        "empty(n)": lambda: torch.empty(n, device=x.device),
+    }
+
+
+def _time(suite, fn, sync):
+    # many short samples: the median then shrugs off a loaded machine's stalls
+    return suite.time(fn, sync=sync, warmup=50, repeat=suite.choose(41, 21), number=None)
+
+
+def _run_device(suite, label, device, peer_name, peer_mod, sizes, sync):
+    from gpu_tensor.creation import from_numpy
+
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        hx = rng.standard_normal(n).astype(np.float32)
+        hy = rng.standard_normal(n).astype(np.float32)
+        gx, gy = from_numpy(hx).to(device), from_numpy(hy).to(device)
+        px, py = (hx, hy) if peer_mod in (np, None) else (peer_mod.asarray(hx),
+                                                          peer_mod.asarray(hy))
+        ours = _cases("gt", gx, gy)
+        peers = dict(_cases(peer_mod, px, py)) if peer_mod is not None else {}
+        for name, fn in ours:
+            case = f"{name} [{n}]"
+            t = _time(suite, fn, sync)
+            peer_fn = peers.get(name)
+            ratio = None
+            if peer_mod is not None:
+                if peer_fn is None:
+                    suite.skip(case, peer_name, "no direct peer at this size (numpy has no erf;"
+                               " a vectorised math.erf is timed on tiny inputs only)")
+                else:
+                    pt = _time(suite, peer_fn, sync)
+                    suite.record(case, peer_name, seconds=pt)
+                    ratio = round(t.median / pt.median, 2)
+            suite.record(case, label, seconds=t, ratio=ratio)
+
+
+def _run_torch(suite, sizes):
+    if not suite.has_torch:
+        suite.skip("all cases", "torch", suite.peer_reason("torch"))
+        return
+    torch = suite.torch
+    dev = "cuda" if suite.has_torch_cuda else "cpu"
+    for n in sizes:
+        x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
+        for name, fn in _torch_cases(torch, x, y).items():
+            suite.record(f"{name} [{n}]", f"torch ({dev})", seconds=_time(suite, fn, "cpu"))
+
+
+def main(argv=None):
+    suite = Suite("dispatch", argv, description=__doc__)
+    sizes = suite.choose([TINY, MEDIUM], [TINY, MEDIUM])
+    _run_device(suite, "gpu_tensor (cpu)", "cpu", "numpy", np, sizes, "cpu")
+    if suite.has_cupy_gpu:
+        _run_device(suite, "gpu_tensor (cuda)", "cuda", "cupy", suite.cupy, sizes, "cpu")
+    else:
+        suite.skip("cuda cases", "cupy", suite.peer_reason("cupy_gpu"))
+        import os
+
+        os.environ.setdefault("GPU_TENSOR_FALLBACK", "1")
+        from gpu_tensor import _env
+
+        if _env.fallback():
+            _run_device(suite, "gpu_tensor (emulated cuda)", "cuda", "numpy", None, [TINY],
+                        "cpu")
+    _run_torch(suite, sizes)
+    return suite.finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""The compile step: NVRTC to PTX, cached on disk by source/arch/options/compiler version."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from fusion_variants import variants
+
+from gpu_tensor.fusion import compile as fcompile
+from gpu_tensor.fusion.codegen import generate
+from gpu_tensor.testing import requires_real_cuda
+
+nvrtc = pytest.importorskip("gpu_tensor.kernel.nvrtc")
+
+
+@pytest.fixture
+def source():
+    graph, plan, outs = variants()["axpb_f32_vector"]
+    return generate(graph, plan, outs).source
+
+
+def test_cache_key_covers_arch_options_and_source(source):
+    base = fcompile.cache_key(source, "compute_90")
+    assert base == fcompile.cache_key(source, "compute_90")
+    assert base != fcompile.cache_key(source, "compute_80")
+    assert base != fcompile.cache_key(source, "compute_90", ("-ftz=true",))
+    assert base != fcompile.cache_key(source + "\n", "compute_90")
+
+
+def test_disk_cache_compiles_once_and_logs_compile_time(source, tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("GPU_TENSOR_CACHE_DIR", str(tmp_path))
+    calls = []
+    real = nvrtc.compile_program
+    monkeypatch.setattr(nvrtc, "compile_program", lambda *a, **k: calls.append(1) or real(*a, **k))
+    with caplog.at_level(logging.DEBUG, logger="gpu_tensor.fusion"):
+        key, path = fcompile.compile_ptx_cached(source, "compute_80")
+    assert path.is_file() and path.parent == tmp_path / "fusion" and key in path.name
+    assert ".entry" in path.read_text()
+    assert any("compiled" in r.getMessage() and "ms" in r.getMessage() for r in caplog.records)
+    again = fcompile.compile_ptx_cached(source, "compute_80")
+    assert again == (key, path) and len(calls) == 1  # second call: from disk
+    _, cubin = fcompile.compile_cached(source, "sm_90")  # what a device loads: no driver JIT
+    assert cubin.suffix == ".cubin" and cubin.read_bytes()[:4] == b"\x7fELF"
+
+
+@pytest.mark.cuda
+@requires_real_cuda
+def test_real_cuda_kernel_is_loaded_once_per_device(source):
+    name = source.split('extern "C" __global__ void ')[1].split("(")[0]
+    assert fcompile.get_kernel(name, source) is fcompile.get_kernel(name, source)

@@ -1,0 +1,55 @@
+"""Creation sites and live-block attribution."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_tensor.memory import live
+from gpu_tensor.memory.allocator import CachingAllocator
+from gpu_tensor.memory.config import parse_alloc_conf
+from gpu_tensor.memory.raw import HostRawSource
+
+MiB = 1 << 20
+
+
+@pytest.fixture(autouse=True)
+def restore_switch():
+    yield
+    live.set_enabled(None)
+
+
+def make():
+    return CachingAllocator(HostRawSource(64 * MiB), 2, config=parse_alloc_conf(""))
+
+
+def test_site_is_the_user_line_and_blocks_are_listed_largest_first():
+    live.set_enabled(True)
+    a = make()
+    small = a.malloc(1000)
+    line = small_line = __import__("inspect").currentframe().f_lineno - 1
+    big = a.malloc(5 * MiB)
+    big.tag = {"shape": (5, 1024, 256), "dtype": "float32"}
+    rows = live.live_blocks(a)
+    assert [r["size"] for r in rows] == [big.size, small.size]
+    assert rows[0]["shape"] == (5, 1024, 256) and rows[0]["dtype"] == "float32"
+    assert rows[0]["device"] == 2 and rows[0]["kind"] == "tensor"
+    assert rows[1]["site"] == f"{__file__}:{small_line} in {test_site_is_the_user_line_and_blocks_are_listed_largest_first.__name__}"
+    assert rows[1]["shape"] is None and "untagged" in rows[1]["kind"]
+    assert line == small_line
+    assert live.live_blocks(a, limit=1) == rows[:1]
+
+
+def test_switch_off(monkeypatch):
+    monkeypatch.setenv("GPU_TENSOR_RECORD_SITES", "0")
+    live.set_enabled(None)
+    assert not live.enabled()
+    a = make()
+    b = a.malloc(100)
+    assert b.site is None and live.live_blocks(a)[0]["site"] is None
+    live.set_enabled(True)
+    assert a.malloc(100).site[0] == __file__
+
+
+def test_format_size():
+    assert live.format_size(512) == "512.00 B"
+    assert live.format_size(3 * MiB // 2) == "1.50 MiB"

@@ -1,0 +1,50 @@
+"""Raw sources: real host memory with a capacity, and fault injection."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_tensor.memory.raw import (
+    FaultInjectingRawSource,
+    HostRawSource,
+    RawOutOfMemory,
+    host_array,
+)
+
+MiB = 1 << 20
+
+
+def test_host_memory_is_real_aligned_and_capped():
+    src = HostRawSource(8 * MiB)
+    p = src.alloc(3 * MiB)
+    q = src.alloc(4 * MiB)
+    assert p % 4096 == 0 and q % 4096 == 0  # at least cudaMalloc's 256 B alignment
+    a, b = host_array(p, 3 * MiB), host_array(q, 4 * MiB)
+    a[:] = 1
+    b[:] = 2
+    assert int(a.sum()) == 3 * MiB and int(b[:10].sum()) == 20  # no overlap
+    assert src.mem_get_info() == (1 * MiB, 8 * MiB)
+    with pytest.raises(RawOutOfMemory, match="emulated device full"):
+        src.alloc(2 * MiB)
+    del a, b
+    src.free(p)
+    assert src.outstanding() == {q: 4 * MiB}
+    with pytest.raises(ValueError, match="did not allocate"):
+        src.free(p)
+    src.free(q)
+    assert src.mem_get_info() == (8 * MiB, 8 * MiB) and src.num_allocs == src.num_frees == 2
+
+
+def test_fault_injection_fails_chosen_calls():
+    src = FaultInjectingRawSource(HostRawSource(8 * MiB), fail_at={1})
+    p = src.alloc(MiB)
+    with pytest.raises(RawOutOfMemory, match="#1"):
+        src.alloc(MiB)
+    q = src.alloc(MiB)
+    assert src.calls == 3 and src.failures == 1 and len(src.outstanding()) == 2
+    src.free(p)
+    src.free(q)
+    odd = FaultInjectingRawSource(HostRawSource(8 * MiB), fail_at=lambda i: i % 2 == 1)
+    odd.free(odd.alloc(MiB))
+    with pytest.raises(RawOutOfMemory):
+        odd.alloc(MiB)

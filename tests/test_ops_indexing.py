@@ -1,0 +1,108 @@
+"""Indexing (basic views, advanced copies), assignment, gather/scatter, masks vs numpy."""
+
+import numpy as np
+import pytest
+
+import gpu_tensor.dtype as dt
+from gpu_tensor import creation as cr
+from gpu_tensor.ops import indexing as ix
+from gpu_tensor.testing import assert_close
+
+A = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+
+@pytest.fixture
+def x(device):
+    return cr.tensor(A, device=device)
+
+
+@pytest.mark.parametrize("idx", [
+    1, -1, (1, 2), (slice(None), 1), (Ellipsis, 0), (None, 0), (0, slice(1, None, 2), None),
+    (1, 2, 3), slice(0, 5),
+])
+def test_basic_indexing_is_a_view(x, idx):
+    v = x[idx]
+    assert_close(v, A[idx])
+    assert v.untyped_storage() is x.untyped_storage()
+
+
+@pytest.mark.parametrize("make_idx, np_idx", [
+    (lambda d: cr.tensor([1, 0, 1], device=d), np.array([1, 0, 1])),
+    (lambda d: [0, 1], [0, 1]),
+    (lambda d: (slice(None), cr.tensor([2, 0])), (slice(None), np.array([2, 0]))),
+    (lambda d: (cr.tensor([0, 1]), cr.tensor([1, 2])), (np.array([0, 1]), np.array([1, 2]))),
+    (lambda d: (cr.tensor([0, 1]), slice(None), cr.tensor([1, 2])),
+     (np.array([0, 1]), slice(None), np.array([1, 2]))),
+    (lambda d: cr.tensor(A > 10, device=d), A > 10),
+    (lambda d: (0, cr.tensor([True, False, True], device=d)), (0, np.array([True, False, True]))),
+])
+def test_advanced_indexing_copies(x, make_idx, np_idx):
+    r = x[make_idx(x.device)]
+    assert_close(r, A[np_idx])
+    assert r.untyped_storage() is not x.untyped_storage()
+
+
+def test_setitem(device):
+    a = A.copy()
+    x = cr.tensor(A, device=device)
+    x[0, 1] = 100.0
+    a[0, 1] = 100.0
+    x[1, :, 2] = cr.tensor([7.0, 8.0, 9.0], device=device)
+    a[1, :, 2] = [7.0, 8.0, 9.0]
+    x[x > 20] = -1
+    a[a > 20] = -1
+    x[cr.tensor([0, 1]), 0, 0] = cr.tensor([5.0, 6.0])
+    a[[0, 1], 0, 0] = [5.0, 6.0]
+    x[..., 3] = 2  # int into float
+    a[..., 3] = 2
+    assert_close(x, a)
+    i = cr.zeros(3, dtype=dt.int64, device=device)
+    i[1] = 2.7  # torch truncates
+    assert i.tolist() == [0, 2, 0]
+
+
+def test_gather_scatter(device):
+    src = cr.tensor([[1, 2, 3], [4, 5, 6]], device=device)
+    idx = cr.tensor([[2, 0], [1, 1]], device=device)
+    assert ix.gather(src, 1, idx).tolist() == [[3, 1], [5, 5]]
+    assert src.gather(0, cr.tensor([[1, 0, 1]], device=device)).tolist() == [[4, 2, 6]]
+    z = cr.zeros(2, 3, dtype=dt.int64, device=device)
+    out = z.scatter(1, idx, src)
+    assert out.tolist() == [[2, 0, 1], [0, 5, 0]]
+    assert z.sum().item() == 0  # out-of-place
+    added = z.scatter_add(1, cr.tensor([[0, 0], [2, 2]], device=device), src)
+    assert added.tolist() == [[3, 0, 0], [0, 0, 9]]
+    z.scatter_(0, cr.tensor([[1, 0, 1]], device=device), 7)
+    assert z.tolist() == [[0, 7, 0], [7, 0, 7]]
+
+
+def test_index_select_masked(device):
+    x = cr.tensor(A, device=device)
+    assert_close(x.index_select(2, cr.tensor([3, 0], device=device)), A[:, :, [3, 0]])
+    m = cr.tensor(A > 12, device=device)
+    assert_close(x.masked_select(m), A[A > 12])
+    assert_close(x.masked_fill(m, 0.5), np.where(A > 12, 0.5, A).astype(np.float32))
+    y = x.clone()
+    y.masked_fill_(cr.tensor([True, False, False, True], device=device), -1)
+    assert_close(y, np.where(np.array([True, False, False, True]), -1, A).astype(np.float32))
+    nz = cr.tensor([[0, 1], [2, 0]], device=device).nonzero()
+    assert nz.tolist() == [[0, 1], [1, 0]] and nz.dtype is dt.int64
+    assert ix.take(x, cr.tensor([0, 23], device=device)).tolist() == [0.0, 23.0]
+
+
+def test_indexing_errors(device):
+    x = cr.tensor(A, device=device)
+    with pytest.raises(IndexError, match="out of bounds for dimension 1 with size 3"):
+        x[0, 3]
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 0, 0, 0]
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        x[::-1]
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[cr.tensor([5])]
+    with pytest.raises(IndexError, match="long, int, byte or bool"):
+        x[cr.tensor([0.5])]
+    with pytest.raises(RuntimeError, match="boolean"):
+        x.masked_fill(cr.tensor([1, 0, 0, 1], device=device), 0)
+    with pytest.raises(RuntimeError, match="int64"):
+        x.gather(0, cr.tensor([[0]], dtype=dt.int32, device=device))
