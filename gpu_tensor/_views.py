@@ -1,4 +1,5 @@
-"""Views and layout: reshaping, transposing, slicing, expanding; never a copy unless stated.
+"""Views: reshaping, transposing, slicing, expanding; never a copy unless stated (layout
+changes that copy, and as_strided, are in `_layout.py`).
 
 Every view is an array view of the same buffer plus the same UntypedStorage object, so
 `data_ptr()`/`storage_offset()` follow from the array's address.
@@ -11,7 +12,7 @@ from ._dims import wrap_dim as _wrap_dim
 from ._layout import as_strided, clone, contiguous
 from .backends import get_backend
 
-__all__ = ["attach", "compute_stride", "infer_size", "shape_args"]  # (the last two: _dims)
+__all__ = ["attach", "compute_stride"]
 
 
 def compute_stride(oldshape, oldstride, newshape):
@@ -183,9 +184,9 @@ def permute(self, *dims):
     nd = self._data.ndim
     if len(dims) != nd:
         raise RuntimeError(
-            f"permute(sparse_coo): number of dimensions in the tensor input does not match "
-            f"the length of the desired ordering of dimensions i.e. input.dim() = {nd} is "
-            f"not equal to len(dims) = {len(dims)}".replace("(sparse_coo)", ""))
+            f"permute: number of dimensions in the tensor input does not match the length "
+            f"of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
+            f"len(dims) = {len(dims)}")
     axes = [_wrap_dim(d, nd) for d in dims]
     if len(set(axes)) != nd:
         raise RuntimeError(f"permute(): duplicate dims are not allowed in {list(dims)}")

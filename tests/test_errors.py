@@ -119,3 +119,11 @@ def test_integer_division_by_zero(device):
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         i % cr.tensor([1, 0], device=device)
     assert (i / 0).tolist() == [float("inf"), float("inf")]  # true division: inf, as torch
+
+
+def test_tensor_only_functions_refuse_numbers(device):
+    x = _x(device)
+    for fn in (ew.maximum, ew.minimum, ew.logical_and, ew.logical_or, ew.logical_xor):
+        with pytest.raises(TypeError, match="both arguments to be Tensors"):
+            fn(x, 1)
+    assert ew.maximum(x, x * 0).shape == (2, 3)

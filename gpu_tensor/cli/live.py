@@ -10,6 +10,7 @@ one line naming the fallback, and the exit code is 0: no GPU is a normal state h
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -149,7 +150,8 @@ def render_live(info: dict) -> str:
             lines.append("    no processes")
         for p in g["processes"]:
             used = "unknown" if p["used"] is None else fmt_bytes(p["used"])
-            lines.append(f"    pid {p['pid']:>7}  {used:>10}  {p['name']}")
+            me = "  (this process)" if p["pid"] == os.getpid() else ""
+            lines.append(f"    pid {p['pid']:>7}  {used:>10}  {p['name']}{me}")
     return "\n".join(lines)
 
 

@@ -37,17 +37,10 @@ _modules: dict = {}  # (device, key) -> (cupy Module, lowered names)
 
 
 def _cupy():
-    """The cupy module, imported on first use. (Not through backends._cupy: the kernel layer
-    sits above the backends in DESIGN.md's layering, and tests/test_layering.py enforces it.)"""
-    try:
-        import cupy
-    except ImportError as exc:
-        raise RuntimeError(
-            "cupy is not installed, so CUDA kernels cannot run. Install the extra that matches "
-            "your CUDA toolkit: pip install 'gpu-tensor[cuda12]' (or [cuda13]); or set "
-            "GPU_TENSOR_FALLBACK=1 to run cuda code on the emulated host device."
-        ) from exc
-    return cupy
+    """The cupy module, imported on first use through the one lazy door."""
+    from ..backends._cupy import cupy
+
+    return cupy()
 
 
 def device_arch(device=None) -> str:

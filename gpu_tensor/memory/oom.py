@@ -8,6 +8,7 @@ and one hint chosen from the numbers.
 from __future__ import annotations
 
 from .live import format_size, live_blocks
+from .sizes import round_size
 
 __all__ = ["OutOfMemoryError", "oom_report"]
 
@@ -88,7 +89,10 @@ def oom_report(alloc, nbytes: int, alloc_size: int, stream: int) -> OutOfMemoryE
     except Exception:  # noqa: BLE001 - the OOM report must not fail on a stats query
         free = total = None
     if alloc.history is not None:
-        alloc.history.record("oom", 0, alloc_size, stream, device_free=free)
+        # torch's "oom" trace entry carries the rounded request, not the segment it tried
+        # to reserve for it, so the history says what the caller asked for.
+        alloc.history.record("oom", 0, round_size(nbytes, alloc.config), stream,
+                             device_free=free)
     return OutOfMemoryError.build(
         requested=nbytes,
         device=alloc.device_index,

@@ -6,9 +6,10 @@ The numpy function and the dtype rule of each op come from the fusion op table
 cuda the numpy function runs directly; on real cuda the backend routes the op to the
 fusion engine's eager kernels (backends/cuda.py `elementwise`).
 
-Hot path: `make_binary`/`make_unary` build one function per op (the Tensor operators)
-that handles cpu operands needing no promotion or conversion with one dict lookup;
-everything else goes through `apply()`.
+Hot path: `make_binary`/`make_unary` build one function per op (the Tensor operators).
+Operands that need no promotion or conversion take a short path: on cpu the numpy ufunc
+runs inline; on real cuda they go straight to the backend's `elementwise` (the fusion
+engine's kernel). Everything else goes through `apply()`.
 """
 
 from __future__ import annotations
@@ -248,7 +249,9 @@ def make_unary(key):
     cv, qv = _CV, _QUIET_EXTOBJ
 
     def f(input):
-        if input.device is CPU and type(input) is Tensor:
+        if type(input) is not Tensor:  # subclasses, and values traced by @gt.fuse
+            return apply(key, input)
+        if input.device is CPU:
             out = fast.get(input.dtype)
             if out is not None:
                 if quiet:
@@ -320,6 +323,10 @@ def apply(key, *operands, **params):
     operands = tuple(_coerce(x) for x in operands)
     dev = _device_of(operands)
     if dev is None:
+        for x in operands:  # a value traced by @gt.fuse records the op instead of running it
+            hook = getattr(type(x), "__gt_elementwise__", None)
+            if hook is not None:
+                return hook(x, key, *operands, **params)
         raise TypeError(f"{key}: expected at least one Tensor operand")
     op = spec.op
     if op.no_bool and any(

@@ -21,10 +21,24 @@ __all__ = [
 ]
 
 
+# torch's functions with no Scalar overload: gt.maximum(t, 2.5) is a TypeError there too
+_TENSORS_ONLY = {"maximum", "minimum", "logical_and", "logical_or", "logical_xor"}
+
+
+def _tensor_like(x) -> bool:
+    """A Tensor, or a value traced by @gt.fuse (which stands for one)."""
+    return isinstance(x, Tensor) or hasattr(type(x), "__gt_elementwise__")
+
+
 def _b(key):
     fwd, rev = _BINARY[key], _RBINARY[key]
+    tensors_only = key in _TENSORS_ONLY
 
     def f(input, other):
+        if tensors_only and not (_tensor_like(input) and _tensor_like(other)):
+            raise TypeError(
+                f"{key}(): expected both arguments to be Tensors, got {type(input).__name__} "
+                f"and {type(other).__name__}; wrap a number with gt.tensor(value)")
         if type(input) is Tensor:
             r = fwd(input, other)
         elif type(other) is Tensor:

@@ -50,6 +50,11 @@ def test_ops_and_reductions(fake_cuda):
     x = cr.tensor([[1.0, -2.0], [3.0, 4.0]], device="cuda")
     assert (x * 2 + 1).tolist() == [[3.0, -3.0], [7.0, 9.0]]
     assert (x > 0).dtype is dt.bool
+    assert (2 - x).tolist() == [[1.0, 4.0], [-1.0, -2.0]]  # reflected, device fast path
+    assert (x / x).tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert x.relu().tolist() == [[1.0, 0.0], [3.0, 4.0]] and x.exp().dtype is dt.float32
+    i = cr.tensor([3, 4], device="cuda")
+    assert (i / 2).tolist() == [1.5, 2.0] and (i // 2).tolist() == [1, 2]  # generic path
     assert x.sum().item() == 6.0 and x.max(1).indices.tolist() == [0, 1]
     assert (x @ x).tolist() == [[-5.0, -10.0], [15.0, 10.0]]
     y = x.clone()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from types import SimpleNamespace
 
 import pytest
@@ -120,6 +121,9 @@ def test_query_and_render_with_fake_nvml():
     assert "GPU 0: NVIDIA H100 80GB HBM3" in text and "64 C" in text
     assert "21.0 GiB" in text and "unknown" in text
     assert "GPU 1: NVIDIA A10" in text and "util -" in text and "no processes" in text
+    assert "(this process)" not in text
+    info["gpus"][0]["processes"][0]["pid"] = os.getpid()
+    assert "python3  (this process)" in live.render_live(info)
 
 
 def test_live_main_json_with_fake_nvml(monkeypatch):

@@ -143,3 +143,18 @@ def test_outputs_never_alias_inputs_or_each_other(device):
     a._data[0] = 100
     b._data[1] = 100
     assert _np(x)[0] == 0 and _np(c)[1] == 2  # every output is its own memory
+
+
+def test_module_functions_trace_like_methods(device):
+    """gt.exp(x), gt.where(...), gt.maximum(a, b) inside @gt.fuse record the op on the
+    traced values and give the same result as running them eagerly."""
+    import gpu_tensor as gt
+
+    def chain(a, b):
+        return (gt.gelu(a * b + 1.0) + gt.exp(gt.neg(a))
+                + gt.where(a > 0.5, gt.sigmoid(b), gt.clamp(b, min=-0.25))
+                + gt.maximum(a, b) - gt.minimum(a, b))
+
+    a = _t(RNG.standard_normal((5, 7)).astype(np.float32), device)
+    b = _t(RNG.standard_normal((5, 7)).astype(np.float32), device)
+    assert_close(_np(fuse(chain)(a, b)), _np(chain(a, b)))

@@ -95,6 +95,16 @@ def test_history_records_every_action_with_stacks():
     assert times == sorted(times)
 
 
+def test_oom_trace_records_the_request_not_the_segment():
+    a = CachingAllocator(HostRawSource(2 * MiB), 0, event_factory=FakeEvent,
+                         config=parse_alloc_conf(""), kind="emulated")
+    a.history = HistoryRecorder("all")
+    with pytest.raises(OutOfMemoryError):
+        a.malloc(3 * MiB // 2 + 1)  # would need a segment of several MiB
+    oom = next(e for e in a.snapshot()["device_traces"][0] if e["action"] == "oom")
+    assert oom["size"] == 3 * MiB // 2 + 512  # rounded to 512 B, as torch records it
+
+
 def test_history_ring_buffer_and_modes():
     a, _ = scenario(HistoryRecorder("all", max_entries=4))
     assert len(a.snapshot()["device_traces"][0]) == 4
