@@ -4,34 +4,36 @@ This module only gathers the public surface; every name lives in a submodule.
 Importing it never imports cupy (a subprocess test checks that).
 """
 
-from . import _env  # noqa: F401  (first: the environment is read in one place)
-
 # `gpu_tensor.device` stays the module (it is callable: gt.device("cuda:0")); binding the
 # Device factory over it would break `from gpu_tensor import device` elsewhere.
-from . import device
+from . import (
+    _env,  # noqa: F401  (first: the environment is read in one place)
+    cuda,
+    device,
+    utils,
+)
+from ._interop import from_dlpack
+from .creation import *  # noqa: F403
+from .creation import __all__ as _creation_all
 from .device import Device, get_default_device, set_default_device
 from .dtype import *  # noqa: F403
 from .dtype import __all__ as _dtype_all
-from .storage import UntypedStorage
-from .tensor import Size, Tensor, channels_last, contiguous_format, preserve_format
-from .creation import *  # noqa: F403
-from .creation import __all__ as _creation_all
+from .fusion import FusionError, fuse
+from .memory.oom import OutOfMemoryError
 from .ops.elementwise import *  # noqa: F403
 from .ops.elementwise import __all__ as _elementwise_all
-from .ops.reduction import *  # noqa: F403
-from .ops.reduction import __all__ as _reduction_all
-from .ops.linalg import *  # noqa: F403
-from .ops.linalg import __all__ as _linalg_all
 from .ops.indexing import *  # noqa: F403
 from .ops.indexing import __all__ as _indexing_all
 from .ops.join import *  # noqa: F403
 from .ops.join import __all__ as _join_all
+from .ops.linalg import *  # noqa: F403
+from .ops.linalg import __all__ as _linalg_all
+from .ops.reduction import *  # noqa: F403
+from .ops.reduction import __all__ as _reduction_all
 from .ops.shape import *  # noqa: F403
 from .ops.shape import __all__ as _shape_all
-from ._interop import from_dlpack
-from .fusion import FusionError, fuse
-from .memory.oom import OutOfMemoryError
-from . import cuda, utils
+from .storage import UntypedStorage
+from .tensor import Size, Tensor, channels_last, contiguous_format, preserve_format
 
 __all__ = [
     "device", "Device", "get_default_device", "set_default_device", "UntypedStorage",

@@ -58,3 +58,9 @@ def pinned_alloc() -> str:
     """GPU_TENSOR_PINNED_ALLOC: how the pinned pool page-locks host memory on a GPU:
     'register' (default: mmap, pre-fault, cudaHostRegister) or 'hostalloc' (cudaHostAlloc)."""
     return (os.environ.get("GPU_TENSOR_PINNED_ALLOC") or "register").strip().lower()
+
+
+def cuda_path() -> str | None:
+    """CUDA_PATH (else CUDA_HOME): a CUDA toolkit root; NVRTC takes cuda_fp16.h/cuda_bf16.h
+    from its include/ when no NVIDIA header wheel provides them."""
+    return os.environ.get("CUDA_PATH") or os.environ.get("CUDA_HOME") or None

@@ -2,8 +2,9 @@
 
 Emulated cuda tensors live in host memory, so they export as *host* memory (DLPack device
 kDLCPU, no `__cuda_array_interface__`): a consumer that believed a host address was device
-memory would crash. Real cuda tensors export through their cupy array, which carries the
-stream rules (CAI `stream`, DLPack `stream=`) of the spec.
+memory would crash. Real cuda tensors export through their cupy array; the CAI `stream`
+field names our current stream (`gt.cuda.stream(s)` included), DLPack's `stream=` goes to cupy.
+cpu tensors wait for a non_blocking copy still landing in them before handing out memory.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def __array__(self, dtype=None, copy=None):
         raise TypeError(
             f"can't convert {self.device} tensor to numpy; copy it to host memory first with "
             ".cpu() (e.g. np.asarray(t.cpu()))")
-    arr = self._data
+    arr = self._host()  # waits for a non_blocking copy still landing in it
     if dtype is not None and np.dtype(dtype) != arr.dtype:
         if copy is False:
             raise ValueError("__array__(copy=False) with a different dtype needs a copy")
@@ -51,7 +52,7 @@ def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None
             "bfloat16 cuda tensors cannot be exported via DLPack here: cupy has no bfloat16, "
             "so gpu_tensor stores the bits as uint16. Export t.view(gt.int16) or "
             "t.float() instead.")
-    arr = self._data
+    arr = self._data if self.device.type != "cpu" else self._host()  # host reads wait
     kwargs = {}
     if max_version is not None:
         kwargs["max_version"] = max_version
@@ -77,7 +78,13 @@ def _cuda_array_interface(self):
     if self.dtype is _dt.bfloat16:
         raise AttributeError("bfloat16 cuda tensors are stored as uint16 bits and have no "
                              "__cuda_array_interface__ typestr; use t.float()")
-    return self._data.__cuda_array_interface__
+    from .cuda.streams import _cai_stream
+
+    cai = dict(self._data.__cuda_array_interface__)
+    # v3 `stream`: the stream the data is ordered on, i.e. our current stream (which may be
+    # one cupy does not know is current), with the legacy default stream spelled 1.
+    cai["stream"] = _cai_stream(self.device)
+    return cai
 
 
 def from_cupy(arr):

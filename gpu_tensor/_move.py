@@ -1,8 +1,7 @@
 """Moves between devices and dtypes: `.to/.cuda/.cpu/.copy_/.pin_memory/.is_pinned`.
 
-Cross-device copies go to `gpu_tensor.transfer` (async copies, pinned staging) when that
-module exists; `_transfer()` is the one place that decides, and `_blocking_move` is the
-plain blocking fallback.
+Cross-device copies, pinned memory and `record_stream` are `gpu_tensor.transfer`'s (async
+copies, pinned staging); same-device dtype changes and copies are the backend's.
 """
 
 from __future__ import annotations
@@ -19,11 +18,10 @@ __all__ = ["to", "move", "astype", "copy_", "pin_memory", "is_pinned", "record_s
 
 
 def _transfer():
-    """The transfer module (async copies, pinned memory), or None if not present."""
-    try:
-        from . import transfer
-    except ImportError:
-        return None
+    """The transfer module, imported on first use: streams and the pinned pool load when
+    something is moved, not when `gpu_tensor.tensor` is imported."""
+    from . import transfer
+
     return transfer
 
 
@@ -79,23 +77,9 @@ def move(t, device, non_blocking: bool = False):
     dev = resolve(device)
     if dev is t.device:
         return t
-    transfer = _transfer()
-    if transfer is not None:
-        if dev.type == "cpu":
-            return transfer.to_host(t, non_blocking)
-        return transfer.to_device(t, dev, non_blocking)
-    return _blocking_move(t, dev)
-
-
-def _blocking_move(t, dev):
-    Tensor = type(t)
-    host = t._host()
     if dev.type == "cpu":
-        if host is t._data:  # (cannot happen: cpu->cpu returns early) keep it a copy anyway
-            host = host.copy()
-        return Tensor._make(host, CPU, t.dtype)
-    arr, st = get_backend(dev).from_host(host)
-    return Tensor._make(arr, dev, t.dtype, st)
+        return _transfer().to_host(t, non_blocking)
+    return _transfer().to_device(t, dev, non_blocking)
 
 
 def copy_(dst, src, non_blocking: bool = False):
@@ -108,9 +92,8 @@ def copy_(dst, src, non_blocking: bool = False):
 
         src = new_tensor(src, dtype=dst.dtype)
     if src.device is not dst.device:
-        transfer = _transfer()
-        if transfer is not None and src.dtype is dst.dtype and src.shape == dst.shape:
-            transfer.copy_(dst, src, non_blocking)
+        if src.dtype is dst.dtype and src.shape == dst.shape:
+            _transfer().copy_(dst, src, non_blocking)
             dst._bump_version()
             return dst
         src = move(src, dst.device, non_blocking)
@@ -132,32 +115,16 @@ def copy_(dst, src, non_blocking: bool = False):
 def pin_memory(t):
     if t.device.type != "cpu":
         raise RuntimeError(f"cannot pin '{t.device}' memory: only cpu tensors can be pinned")
-    transfer = _transfer()
-    if transfer is not None:
-        return transfer.pin_memory(t)
-    return t.clone()
+    return _transfer().pin_memory(t)
 
 
 def is_pinned(t) -> bool:
-    transfer = _transfer()
-    if transfer is not None:
-        return bool(transfer.is_pinned(t))
-    return False
+    return bool(_transfer().is_pinned(t))
 
 
 def record_stream(t, stream) -> None:
     """Mark t's memory as used by `stream` so the allocator waits for it before reuse."""
-    transfer = _transfer()
-    if transfer is not None and hasattr(transfer, "record_stream"):
-        transfer.record_stream(t, stream)
-        return
-    block = t._storage._block
-    if block is None or t.device.type != "cuda":
-        return
-    from .memory import registry
-
-    kind = "emulated" if get_backend(t.device).is_emulated else "cuda"
-    registry.get_allocator(t.device.index, kind).record_stream(block, stream)
+    _transfer().record_stream(t, stream)
 
 
 def _type(self, dtype=None):

@@ -155,10 +155,9 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
     if pin_memory:
         if dev.type != "cpu":
             raise RuntimeError("pin_memory=True only applies to cpu tensors")
-        from ._move import _transfer
+        from .transfer import empty_pinned  # the user-facing layer: imported when asked for
 
-        transfer = _transfer()
-        t = transfer.empty_pinned(shp, dt) if transfer is not None else _empty(shp, dt, dev)
+        t = empty_pinned(shp, dt)
     else:
         t = _empty(shp, dt, dev)
     if memory_format is not None and memory_format.name == "channels_last":

@@ -228,8 +228,13 @@ class Tensor:
 
     # -- host values ------------------------------------------------------------------
     def _host(self) -> np.ndarray:
-        """The values as a numpy array (a copy for cuda; a view for cpu)."""
+        """The values as a numpy array (a copy for cuda; a view for cpu). The one place
+        host code reads a tensor's values (numpy, item, tolist, __array__, repr, pickling,
+        tensor(t)): a cpu tensor that a non_blocking device->host copy is still filling is
+        waited for here (`transfer.wait_ready`). Ops on such a tensor are not: as in torch,
+        synchronise the stream before computing on a non_blocking copy's result."""
         if self.device.type == "cpu":
+            _wait_ready(self)
             return self._data
         arr = get_backend(self.device).to_host(self._data)
         if arr.dtype != self.dtype.np:  # bfloat16 bits on real cuda
@@ -237,7 +242,8 @@ class Tensor:
         return arr
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The cpu tensor's values as a numpy array sharing its memory (no copy)."""
+        """The cpu tensor's values as a numpy array sharing its memory (no copy). Waits for
+        a non_blocking device->host copy still landing in this tensor."""
         if self.device.type != "cpu":
             if force:
                 return self._host()
@@ -249,7 +255,7 @@ class Tensor:
             raise RuntimeError(
                 "can't call numpy() on a Tensor that requires grad; use t.detach().numpy()"
             )
-        return self._data
+        return self._host()
 
     def item(self):
         if self._data.size != 1:
@@ -321,6 +327,17 @@ class Tensor:
         return format_tensor(self)
 
     __str__ = __repr__
+
+
+def _wait_ready(t) -> None:
+    """`transfer.wait_ready(t)`: blocks only while an async copy is landing in pinned `t`.
+    Bound on first use (transfer loads streams and the pinned pool, which importing this
+    module does not); later calls go straight to it."""
+    global _wait_ready
+    from .transfer import wait_ready
+
+    _wait_ready = wait_ready
+    wait_ready(t)
 
 
 def _rebuild(host, device, dtype_name, requires_grad):

@@ -10,9 +10,13 @@ How each copy runs (``stream`` = the current stream of the cuda device involved)
 - device → host, ``non_blocking=True``: lands in a new *pinned* tensor with one async copy.
   **The trap (as in torch): its values are valid only after ``stream`` is synchronised**
   (``gt.cuda.synchronize()``, ``stream.synchronize()`` or an event). `wait_ready(t)` does it
-  for one tensor.
+  for one tensor, and host reads of the tensor (``numpy()``, ``item()``, ``tolist()``,
+  ``np.asarray``, repr, pickling) call it for you; ops on it (``h + 1``) do not, as in torch.
 - device → host, blocking: staged through pinned slots into ordinary pageable memory.
-- strided sources are made contiguous where it is cheaper: on the device by a device copy
+- layout (torch's preserve_format): a dense, non-overlapping source (a transpose, a
+  permute) keeps its strides: its bytes are one contiguous range, copied as such, and the
+  result views the same range with the same strides. Other strided sources (gaps,
+  overlaps) arrive C-contiguous, gathered where it is cheaper: on the device by a device copy
   (HBM is ~80x faster than the link), on the host by the staging workers gathering straight
   into the pinned slots (no extra temporary at all).
 
@@ -46,6 +50,12 @@ __all__ = [
 ]
 
 _DRIVER_PIN_CHECK_FROM = 1 << 20  # asking the driver costs µs; worth it only for big copies
+
+# pinned block address -> the event behind the non_blocking D2H copy filling that block.
+# Entries leave when waited for, when their tensor dies, or (once many pile up) when their
+# copies have completed. While one is here, host reads of cpu tensors pay a pool lookup.
+_landing: dict[int, object] = {}
+_LANDING_PRUNE_FROM = 64  # few results are in flight at once; past this, drop finished ones
 
 
 # -- pinned host tensors --------------------------------------------------------------------
@@ -93,10 +103,17 @@ def empty_pinned(shape, dtype=None):
     block = pool.malloc(nbytes)
     block.tag = {"shape": shape, "dtype": str(dt)}
     holder = _PinnedBytes(block.ptr, nbytes)
-    weakref.finalize(holder, pool.free, block)
+    weakref.finalize(holder, _free_pinned, pool, block)
     buf = np.asarray(holder)
     arr = buf.view(dt.np).reshape(shape)
     return Tensor._make(arr, CPU, dt, UntypedStorage(buf, block.ptr, CPU))
+
+
+def _free_pinned(pool, block) -> None:
+    """The last array over a pinned tensor died: forget its in-flight copy, free the block
+    (the pool still waits for the recorded streams before reusing it)."""
+    _landing.pop(block.ptr, None)
+    pool.free(block)
 
 
 def _pinned_block(t):
@@ -140,12 +157,22 @@ def pin_memory(t):
 
 def wait_ready(t) -> None:
     """Block until the async copy that fills pinned tensor ``t`` (non_blocking D2H) is done.
-    Cheap when it already is; a no-op for any other tensor."""
+    A no-op for any other tensor, and one dict check when no such copy is in flight:
+    `Tensor._host()` (every host read of a cpu tensor's values) calls it."""
+    if not _landing:
+        return
     block = _pinned_block(t)
-    event = block.tag.get("ready") if block is not None and block.tag else None
+    event = _landing.pop(block.ptr, None) if block is not None else None
     if event is not None:
         event.synchronize()
-        block.tag.pop("ready", None)
+
+
+def _mark_landing(block, event) -> None:
+    if len(_landing) >= _LANDING_PRUNE_FROM:
+        for ptr, ev in list(_landing.items()):
+            if ev.query():
+                _landing.pop(ptr, None)
+    _landing[block.ptr] = event
 
 
 def record_stream(t, stream) -> None:
@@ -185,6 +212,21 @@ def _memcpy(stream, kind: str):
         backend.memcpy_async(dst, src, nbytes, kind, handle, index)
 
     return memcpy
+
+
+def _dense_span(t):
+    """For a tensor that is dense and non-overlapping but not C-contiguous (torch's
+    is_non_overlapping_and_dense: a permutation of a contiguous layout), the 1-d tensor over
+    the contiguous range its elements fill, starting at its first element; else None."""
+    if t._data.flags.c_contiguous:
+        return None
+    shape, strides = t.shape, t.stride()
+    expected = 1
+    for stride, size in sorted((st, n) for n, st in zip(shape, strides, strict=True) if n != 1):
+        if stride != expected:  # a gap, an overlap (e.g. expand's 0) or a negative stride
+            return None
+        expected *= size
+    return t.as_strided((expected,), (1,))
 
 
 def _device_contiguous(t):
@@ -227,6 +269,9 @@ def to_device(t, device, non_blocking: bool = False):
         raise ValueError(f"to_device: expected a cuda device, got '{dev}' (use to_host)")
     if t.device is dev:
         return t
+    flat = _dense_span(t)
+    if flat is not None:
+        return to_device(flat, dev, non_blocking).as_strided(tuple(t.shape), t.stride(), 0)
     arr, st = get_backend(dev).empty(tuple(t.shape), t.dtype.np)
     out = Tensor._make(arr, dev, t.dtype, st)
     if t.device.type == "cpu":
@@ -256,6 +301,9 @@ def to_host(t, non_blocking: bool = False):
 
     if t.device.type == "cpu":
         return t
+    flat = _dense_span(t)
+    if flat is not None:
+        return to_host(flat, non_blocking).as_strided(tuple(t.shape), t.stride(), 0)
     if non_blocking:
         out = empty_pinned(tuple(t.shape), t.dtype)
         _d2h(t, out, non_blocking=True)
@@ -280,7 +328,7 @@ def _d2h(src, dst, non_blocking: bool) -> None:
         if non_blocking:
             event = _streams.Event()
             event.record(stream)
-            block.tag = dict(block.tag or {}, ready=event)
+            _mark_landing(block, event)
         else:
             stream.synchronize()
         return

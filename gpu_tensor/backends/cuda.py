@@ -1,16 +1,19 @@
 """Real cuda: cupy arrays whose memory comes from our caching allocator.
 
-The points where this backend hands work to another part of gpu_tensor are each one
-function here, so each switch is one place:
-- `_ensure_allocator` installs gpu_tensor/backends/cuda_memory.py (our allocator under
-  cupy) on first use;
-- `_strided_copy` uses gpu_tensor.kernel.copy.strided_copy (our copy kernels);
-- `elementwise` uses gpu_tensor.fusion.eager.run (our generated kernels).
-Each falls back to plain cupy when that module is absent.
+The points where this backend hands work to another part of gpu_tensor:
+- on first use of a device, `backends/cuda_memory.install` puts our caching allocator under
+  cupy, and every array this backend makes has its block tagged with shape and dtype (what
+  `live_tensors()` and the OOM message show);
+- copies, `contiguous` and casts run `gpu_tensor.kernel.copy.strided_copy` (our copy kernels);
+- `elementwise` runs `gpu_tensor.fusion.eager.run` (our generated kernels).
+Those modules are imported inside the functions: they import cupy-side code this module must
+not pull in at `import gpu_tensor` time.
 
 bfloat16: cupy has no bfloat16 dtype, so bfloat16 tensors store their bits as uint16
-(`_data.dtype == uint16`). Views, copies, transfers and creation work on the bits; math
-ops upcast to float32, compute, and round back to bfloat16 (round-to-nearest-even), see
+(`_data.dtype == uint16`; gpu_tensor has no uint16 tensor dtype, so uint16 always means
+bfloat16 bits). Views, copies, transfers and creation work on the bits; the copy kernels
+are told the logical dtype (`ml_dtypes.bfloat16`) so casts convert values; math ops upcast
+to float32, compute, and round back to bfloat16 (round-to-nearest-even), see
 `bf16_to_f32` / `f32_to_bf16`.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtype as _dt
 from ..device import _make
 from ..storage import UntypedStorage
 from ._cupy import cupy
@@ -25,39 +29,20 @@ from .base import Backend
 
 __all__ = ["CudaBackend", "bf16_to_f32", "f32_to_bf16"]
 
-_installed: set[int] = set()
+_BF16 = _dt.bfloat16.np  # ml_dtypes' bfloat16: the copy kernels' name for it
+_BITS = np.dtype(np.uint16)  # how a bfloat16 array is stored (see the module docstring)
 
 
-def _ensure_allocator(index: int) -> None:
-    """Route cupy's allocations on this device through our caching allocator (once)."""
-    if index in _installed:
-        return
-    _installed.add(index)
-    try:
-        from . import cuda_memory
-    except ImportError:  # memory engineer's module not there: cupy's own pool
-        return
-    cuda_memory.install(index)
+def _logical(array):
+    """The dtype to tell the copy kernels for `array`: bfloat16 for bf16 bits, else None."""
+    return _BF16 if array.dtype == _BITS else None
 
 
 def _strided_copy(dst, src) -> None:
-    """dst[...] = src for cupy arrays (any strides, broadcast src, dtype cast)."""
-    try:
-        from ..kernel.copy import strided_copy
-    except ImportError:
-        strided_copy = None
-    if strided_copy is not None:
-        strided_copy(dst, src)
-    else:
-        cupy().copyto(dst, src, casting="unsafe")
+    """dst[...] = src for cupy arrays (any strides, broadcast src, value-converting cast)."""
+    from ..kernel import copy as kcopy
 
-
-def _eager():
-    try:
-        from ..fusion import eager
-    except ImportError:
-        return None
-    return eager
+    kcopy.strided_copy(dst, src, dst_dtype=_logical(dst), src_dtype=_logical(src))
 
 
 def bf16_to_f32(bits, xp):
@@ -78,21 +63,34 @@ class CudaBackend(Backend):
     device_fast_path = True
 
     def __init__(self, index: int):
+        from . import cuda_memory
+
         self.index = index
         self.device = _make("cuda", index)
         self.xp = cupy()
         self._dev = self.xp.cuda.Device(index)
-        _ensure_allocator(index)
+        # Installed before this backend makes any array, so every byte it uses is counted.
+        self._alloc = cuda_memory.install(index)
 
     def _ctx(self):
         return self._dev
 
+    def _tag(self, array, np_dtype=None):
+        """Name the allocator block under a fresh array (shape, logical dtype), as the
+        emulated device does, for live_tensors() and OOM messages. Views and arrays not
+        made through our allocator (lookup gives None) are left alone."""
+        b = self._alloc.lookup(array.data.ptr) if array.size else None
+        if b is not None:
+            dt = array.dtype if np_dtype is None else np.dtype(np_dtype)
+            b.tag = {"shape": tuple(array.shape), "dtype": str(_BF16 if dt == _BITS else dt)}
+        return array
+
     def empty(self, shape, np_dtype):
         with self._dev:
-            return self.xp.empty(shape, _storable(np_dtype)), None
+            return self._tag(self.xp.empty(shape, _storable(np_dtype)), np_dtype), None
 
     def adopt(self, array):
-        return array, None
+        return self._tag(array), None
 
     def storage_of(self, array):
         mem = array.data.mem
@@ -118,10 +116,10 @@ class CudaBackend(Backend):
         )
 
     def from_host(self, host_array):
-        if host_array.dtype.name == "bfloat16":
-            host_array = host_array.view(np.uint16)
+        if host_array.dtype == _BF16:
+            host_array = host_array.view(_BITS)
         with self._dev:
-            return self.xp.array(host_array, copy=True, order="K"), None
+            return self._tag(self.xp.array(host_array, copy=True, order="K")), None
 
     def to_host(self, array):
         return self.xp.asnumpy(array)
@@ -130,42 +128,47 @@ class CudaBackend(Backend):
         xp = self.xp
         with self._dev:
             if not isinstance(src, xp.ndarray):  # a scalar or host value: one small upload
+                if dst.dtype == _BITS and getattr(src, "dtype", None) != _BITS:
+                    # a value for bfloat16 storage: its bits, not the value cut to uint16
+                    src = np.asarray(src, dtype=_BF16).view(_BITS)
                 src = xp.asarray(src, dtype=dst.dtype)
             _strided_copy(dst, src)
 
     def contiguous(self, array):
         with self._dev:
-            out = self.xp.empty(array.shape, array.dtype)
+            out = self._tag(self.xp.empty(array.shape, array.dtype))
             _strided_copy(out, array)
             return out
 
     def astype(self, array, np_dtype):
         np_dtype = np.dtype(np_dtype)
-        xp = self.xp
         with self._dev:
-            if array.dtype == np.uint16:  # bfloat16 bits (there is no uint16 tensor dtype)
-                array = bf16_to_f32(array, xp)
-            if np_dtype.name == "bfloat16":
-                return f32_to_bf16(array.astype(xp.float32), xp)
-            out = xp.empty(array.shape, np_dtype)
-            _strided_copy(out, array)  # our copy kernels cast while they copy
+            # order "K": a transposed/permuted source keeps its layout (torch's
+            # preserve_format; numpy's astype on cpu and the emulated device does the same)
+            out = self.xp.empty_like(array, dtype=_storable(np_dtype), order="K")
+            self._tag(out, np_dtype)
+            # The copy kernels cast while they copy; bfloat16 sides are named (_logical) so
+            # they convert values, e.g. bf16 bits 0x3F80 -> 1.0, not 16256.
+            _strided_copy(out, array)
             return out
 
     def elementwise(self, key, fn, args, out_np, params=None):
-        """Through the fusion engine's generated kernels when present (not complex: the
-        codegen has no complex types), else cupy's ufuncs via numpy's dispatch protocols."""
+        """Through the fusion engine's generated kernels; complex operands (the codegen has
+        no complex types) and key-less ops go to cupy's ufuncs via numpy's protocols."""
         with self._dev:
-            eager = _eager()
-            if eager is not None and key is not None and np.dtype(out_np).kind != "c" and not any(
-                    getattr(a, "dtype", np.dtype(np.float32)).kind == "c" for a in args):
+            if key is not None and np.dtype(out_np).kind != "c" and not any(
+                    getattr(a, "dtype", _F32).kind == "c" for a in args):
+                from ..fusion import eager
+
                 inputs = [a.item() if isinstance(a, np.generic) else a for a in args]
-                return eager.run(key, inputs, out_np, **(params or {}))
-            if params:
-                return fn(*args, **params)
-            return fn(*args)
+                return self._tag(eager.run(key, inputs, out_np, **(params or {})), out_np)
+            return fn(*args, **params) if params else fn(*args)
 
     def synchronize(self) -> None:
         self._dev.synchronize()
+
+
+_F32 = np.dtype(np.float32)
 
 
 def _storable(np_dtype):

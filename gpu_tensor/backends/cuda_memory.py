@@ -27,6 +27,7 @@ same fragmentation with plain segments.
 
 from __future__ import annotations
 
+import functools
 import threading
 
 from ..memory import registry
@@ -55,6 +56,15 @@ class CudaRawSource:
             try:
                 return runtime.malloc(nbytes)
             except runtime.CUDARuntimeError as exc:
+                if exc.status != _CUDA_ERROR_MEMORY_ALLOCATION:
+                    raise
+            # Blocks cupy's own pool cached before `install` (or that it still gets back from
+            # arrays made then) are invisible to our allocator's cache flush: give them back
+            # to the driver and try once more before reporting out-of-memory.
+            cp.get_default_memory_pool().free_all_blocks()
+            try:
+                return runtime.malloc(nbytes)
+            except runtime.CUDARuntimeError as exc:
                 if exc.status == _CUDA_ERROR_MEMORY_ALLOCATION:
                     raise RawOutOfMemory(str(exc)) from exc
                 raise
@@ -71,14 +81,20 @@ class CudaRawSource:
 
 
 class CudaEvent:
-    """A timing-free CUDA event recorded on `stream` (a cudaStream_t value)."""
+    """A timing-free CUDA event recorded on `stream` (a cudaStream_t value of `device`).
+
+    The allocator makes these when a block is freed, which may happen in a finaliser while
+    another device is current; an event must be created on its stream's device, so the
+    device is switched here. The raw handle is recorded with cudaEventRecord directly
+    (cupy 14 deprecates ExternalStream, and it would warn on every free)."""
 
     __slots__ = ("_event",)
 
-    def __init__(self, stream: int):
+    def __init__(self, stream: int, device: int | None = None):
         cp = cupy()
-        self._event = cp.cuda.Event(block=False, disable_timing=True)
-        self._event.record(cp.cuda.ExternalStream(stream))
+        with cp.cuda.Device(device):
+            self._event = cp.cuda.Event(block=False, disable_timing=True)
+            cp.cuda.runtime.eventRecord(self._event.ptr, int(stream))
 
     def query(self) -> bool:
         return self._event.done
@@ -90,7 +106,8 @@ class CudaEvent:
 def create_allocator(device_index: int, config=None) -> CachingAllocator:
     """A CachingAllocator over cudaMalloc on `device_index` (registry calls this)."""
     return CachingAllocator(CudaRawSource(device_index), device_index,
-                            event_factory=CudaEvent, config=config, kind="cuda")
+                            event_factory=functools.partial(CudaEvent, device=device_index),
+                            config=config, kind="cuda")
 
 
 class _BlockOwner:
@@ -136,7 +153,12 @@ def install(device_index: int = 0) -> CachingAllocator:
     allocator = registry.get_allocator(device_index, "cuda")
     with _install_lock:
         if not _installed:
-            cupy().cuda.set_allocator(_cupy_malloc)
+            cp = cupy()
+            cp.cuda.set_allocator(_cupy_malloc)
+            # What cupy's default pool cached so far (free blocks only; live arrays keep
+            # theirs) goes back to the driver, so our allocator can have it.
+            with cp.cuda.Device(device_index):
+                cp.get_default_memory_pool().free_all_blocks()
             _installed = True
     return allocator
 

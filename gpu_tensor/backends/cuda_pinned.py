@@ -77,7 +77,9 @@ class RegisterSource:
                 )
             self.used += nbytes  # reserve now; the slow part below runs unlocked
         try:
-            region = mmap.mmap(-1, nbytes)
+            # Private anonymous pages: Python's default for fileno -1 is MAP_SHARED, i.e.
+            # shmem-backed pages (no transparent huge pages, counted as shmem by cgroups).
+            region = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         except (OSError, ValueError) as exc:
             with self._lock:
                 self.used -= nbytes
@@ -164,11 +166,12 @@ class HostAllocSource:
 def is_host_pinned(ptr: int) -> bool:
     """Whether the driver knows host address ``ptr`` as page-locked (a µs-scale driver call:
     only for memory that is not our pool's)."""
+    rt = _runtime()
     try:
-        attrs = _runtime().pointerGetAttributes(ptr)
+        kind = rt.pointerGetAttributes(ptr).type  # CUDA >= 11: 0 (unregistered), no error
     except Exception:  # unregistered memory on old drivers raises cudaErrorInvalidValue
         return False
-    return int(attrs.type) == 1  # cudaMemoryTypeHost
+    return int(kind) == getattr(rt, "memoryTypeHost", 1)  # cudaMemoryTypeHost: page-locked
 
 
 def default_raw_source():

@@ -28,6 +28,21 @@ from gpu_tensor.backends import _cupy
 __all__ = ["CupyStreams", "EmulatedStreams", "stream_backend"]
 
 
+class _CupyEvent:
+    """A cupy Event made on first `record`, on the recorded stream's device: an event and
+    the stream it is recorded on must belong to the same device (cudaEventRecord)."""
+
+    __slots__ = ("event", "flags")
+
+    def __init__(self, flags: dict):
+        self.flags = flags
+        self.event = None
+
+    @property
+    def ptr(self) -> int:
+        return 0 if self.event is None else self.event.ptr
+
+
 class CupyStreams:
     """Real streams and events: thin calls into cupy.cuda."""
 
@@ -35,6 +50,13 @@ class CupyStreams:
         self._cp = _cupy.cupy()
         self._rt = self._cp.cuda.runtime
         self._range: tuple[int, int] | None = None
+        self._local = threading.local()  # per thread: devices to restore at stream exit
+
+    def _device_of(self, handle):
+        """A `with` target for the stream's device (cupy's singleton streams have
+        device_id -1: any device, so the current one)."""
+        dev = getattr(handle, "device_id", -1)
+        return self._cp.cuda.Device(dev if dev is not None and dev >= 0 else None)
 
     def new_stream(self, device: int, priority: int):
         with self._cp.cuda.Device(device):
@@ -48,13 +70,31 @@ class CupyStreams:
         return self._cp.cuda.get_current_stream(device)
 
     def from_external(self, obj):
-        return self._cp.cuda.Stream.from_external(obj)
+        stream_cls = self._cp.cuda.Stream
+        if hasattr(stream_cls, "from_external"):  # cupy >= 14 (ExternalStream deprecated)
+            return stream_cls.from_external(obj)
+        return self._cp.cuda.ExternalStream(int(obj.__cuda_stream__()[1]))  # cupy 13
 
     def enter(self, handle) -> None:
-        handle.__enter__()
+        # cupy refuses to make a stream current while another device is current (its
+        # check_stream_device_match); like torch.cuda.stream, switch to the stream's device
+        # for the duration of the block.
+        dev = self._device_of(handle)
+        dev.__enter__()
+        try:
+            handle.__enter__()
+        except BaseException:
+            dev.__exit__(None, None, None)
+            raise
+        self._local.__dict__.setdefault("devices", []).append(dev)
 
     def exit(self, handle) -> None:
-        handle.__exit__(None, None, None)
+        try:
+            handle.__exit__(None, None, None)
+        finally:
+            devices = self._local.__dict__.get("devices")
+            if devices:
+                devices.pop().__exit__(None, None, None)
 
     def ptr(self, handle) -> int:
         return int(handle.ptr)
@@ -69,24 +109,31 @@ class CupyStreams:
         handle.synchronize()
 
     def wait_event(self, handle, event) -> None:
-        handle.wait_event(event)
+        if event.event is not None:
+            handle.wait_event(event.event)
 
     def new_event(self, enable_timing: bool, blocking: bool, interprocess: bool):
-        return self._cp.cuda.Event(
-            block=blocking, disable_timing=not enable_timing, interprocess=interprocess
-        )
+        if interprocess and enable_timing:  # cupy.cuda.Event raises the same, but later
+            raise ValueError("an interprocess event cannot time: pass enable_timing=False "
+                             "with interprocess=True")
+        return _CupyEvent({"block": blocking, "disable_timing": not enable_timing,
+                           "interprocess": interprocess})
 
     def record(self, event, handle) -> None:
-        event.record(handle)
+        with self._device_of(handle):
+            if event.event is None:
+                event.event = self._cp.cuda.Event(**event.flags)
+            event.event.record(handle)
 
     def event_query(self, event) -> bool:
-        return bool(event.done)
+        return True if event.event is None else bool(event.event.done)
 
     def event_synchronize(self, event) -> None:
-        event.synchronize()
+        if event.event is not None:
+            event.event.synchronize()
 
     def elapsed_ms(self, start, end) -> float:
-        return float(self._cp.cuda.get_elapsed_time(start, end))
+        return float(self._cp.cuda.get_elapsed_time(start.event, end.event))
 
     def device_synchronize(self, device: int) -> None:
         with self._cp.cuda.Device(device):
@@ -97,18 +144,23 @@ class CupyStreams:
             self._range = self._query_priority_range()
         return self._range
 
-    @staticmethod
-    def _query_priority_range() -> tuple[int, int]:
-        # cupy does not wrap cudaDeviceGetStreamPriorityRange; ask libcudart directly.
+    def _query_priority_range(self) -> tuple[int, int]:
+        # cupy does not wrap cudaDeviceGetStreamPriorityRange, and its runtime is linked
+        # statically (no libcudart to dlopen). CUDA clamps an out-of-range priority to the
+        # nearest end of the range and cudaStreamGetPriority reports the clamped value, so
+        # two throwaway streams with extreme priorities reveal both ends.
+        rt = self._rt
+        ends = []
         try:
-            lib = ctypes.CDLL("libcudart.so.12")
-            least, greatest = ctypes.c_int(), ctypes.c_int()
-            if lib.cudaDeviceGetStreamPriorityRange(ctypes.byref(least),
-                                                    ctypes.byref(greatest)) == 0:
-                return least.value, greatest.value
-        except OSError:
-            pass
-        return EmulatedStreams.PRIORITY_RANGE  # CUDA's range on every GPU since Volta
+            for asked in (1 << 20, -(1 << 20)):  # far beyond any device's range, both ways
+                ptr = rt.streamCreateWithPriority(rt.streamNonBlocking, asked)
+                try:
+                    ends.append(int(rt.streamGetPriority(ptr)))
+                finally:
+                    rt.streamDestroy(ptr)
+        except rt.CUDARuntimeError:  # a driver that refuses instead of clamping
+            return EmulatedStreams.PRIORITY_RANGE
+        return ends[0], ends[1]
 
     def memcpy_async(self, dst: int, src: int, nbytes: int, kind: str, handle,
                      device: int) -> None:

@@ -12,21 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..device import _make
+from ..memory import registry
 from ..storage import UntypedStorage
 from .cpu import CpuBackend, _Interface
 
 __all__ = ["EmulatedCudaBackend"]
 
 _NAMES: dict = {}
-
-
-def _allocator(index: int):
-    """The emulated device's caching allocator, or None before the memory package exists."""
-    try:
-        from ..memory import registry
-    except ImportError:
-        return None
-    return registry.get_allocator(index, "emulated")
 
 
 class _BlockHolder(_Interface):
@@ -58,17 +50,13 @@ class EmulatedCudaBackend(CpuBackend):
     def _raw(self, nbytes: int, shape, np_dtype):
         """Bytes for one storage: a flat uint8 array and its UntypedStorage."""
         alloc = self._alloc
-        if alloc is None:
-            alloc = self._alloc = _allocator(self.index) or False
-        if alloc is False:  # memory package absent: plain numpy bytes, no accounting
-            buf = np.empty(nbytes, np.uint8)
-            return buf, UntypedStorage(buf, buf.__array_interface__["data"][0], self.device)
+        if alloc is None:  # created on first use, so importing never sizes a device
+            alloc = self._alloc = registry.get_allocator(self.index, "emulated")
         block = alloc.malloc(max(nbytes, 1))
-        if hasattr(block, "tag"):
-            name = _NAMES.get(np_dtype)
-            if name is None:
-                name = _NAMES[np_dtype] = np_dtype.name  # .name costs ~1 us in numpy
-            block.tag = {"shape": tuple(shape), "dtype": name}
+        name = _NAMES.get(np_dtype)
+        if name is None:
+            name = _NAMES[np_dtype] = np_dtype.name  # .name costs ~1 us in numpy
+        block.tag = {"shape": tuple(shape), "dtype": name}
         buf = np.asarray(_BlockHolder(block, nbytes, alloc.free))
         return buf, UntypedStorage(buf, block.ptr, self.device, block)
 
@@ -81,9 +69,25 @@ class EmulatedCudaBackend(CpuBackend):
         return buf.view(np_dtype).reshape(shape), st
 
     def adopt(self, array):
-        out, st = self.empty(array.shape, array.dtype)
+        if array.flags.c_contiguous:
+            out, st = self.empty(array.shape, array.dtype)
+        else:  # keep a transposed/permuted result's layout, as numpy (cpu) and cupy do
+            out, st = self._empty_in_order_of(array)
         out[...] = array
         return out, st
+
+    def _empty_in_order_of(self, array):
+        """An uninitialised compact array whose axes are laid out in `array`'s stride order
+        (numpy's order "K"): a permutation of a C-contiguous layout."""
+        shape, itemsize = array.shape, array.itemsize
+        strides = [0] * array.ndim
+        step = itemsize
+        # innermost first; on a tie the later axis is the inner one (C order)
+        for i in sorted(range(array.ndim), key=lambda i: (abs(array.strides[i]), -i)):
+            strides[i] = step
+            step *= shape[i]
+        buf, st = self._raw(step, shape, array.dtype)  # (never empty: those are C-contiguous)
+        return np.ndarray(shape, array.dtype, buffer=buf, strides=strides), st
 
     def from_host(self, host_array):
         return self.adopt(host_array)

@@ -98,12 +98,9 @@ def _info(device_id):
     cp = _cupy()
     dev = cp.cuda.Device(device_id)
     if dev.id not in _device_info:
-        cc = int(dev.compute_capability)
-        supported = _nvrtc().supported_archs()
-        if cc in supported:
-            arch = f"sm_{cc}"
-        else:
-            arch = f"compute_{max([a for a in supported if a <= cc] or [cc])}"
+        from ..kernel.compile import device_arch as kernel_device_arch
+
+        arch = kernel_device_arch(dev.id)  # one rule (and one error) for both loaders
         sms = dev.attributes["MultiProcessorCount"]
         _device_info[dev.id] = (arch, sms)
     return _device_info[dev.id]

@@ -51,7 +51,14 @@ def device_arch(device=None) -> str:
     archs = nvrtc.supported_archs()
     if cc in archs:
         return f"sm_{cc}"
-    return f"compute_{max(a for a in archs if a <= cc)}"  # the driver JITs PTX forward
+    older = [a for a in archs if a <= cc]
+    if not older:  # e.g. a Volta (sm_70) GPU with NVRTC 13, whose oldest target is sm_75
+        raise RuntimeError(
+            f"NVRTC {'.'.join(map(str, nvrtc.nvrtc_version()))} cannot compile for this "
+            f"GPU (sm_{cc}); its oldest target is sm_{min(archs)}. Install the CUDA 12 "
+            "build (pip install 'gpu-tensor[cuda12]' nvidia-cuda-nvrtc-cu12)."
+        )
+    return f"compute_{max(older)}"  # the driver JITs PTX forward
 
 
 def _headers_digest() -> str:

@@ -79,6 +79,14 @@ def strided_copy(dst, src, dst_dtype=None, src_dtype=None) -> None:
             f"strided_copy: destination is on cuda:{dst.device.id} but source is on "
             f"cuda:{src.device.id}; copy the source to cuda:{dst.device.id} first"
         )
+    # A module is loaded per device and a launch goes to the current device (and its
+    # current stream): make that the arrays' device, whatever the caller's is.
+    with cp.cuda.Device(dst.device.id):
+        _strided_copy_here(cp, dst, src, dst_dtype, src_dtype)
+
+
+def _strided_copy_here(cp, dst, src, dst_dtype, src_dtype) -> None:
+    """`strided_copy` with the arrays' device current."""
     ddt, sdt = _logical(dst, dst_dtype), _logical(src, src_dtype)
     sstrides = broadcast_strides(src.shape, src.strides, dst.shape)
     dptr, sptr = dst.data.ptr, src.data.ptr

@@ -9,7 +9,11 @@ fusion code generator.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
+import importlib.util
+import re
+from pathlib import Path
 
 from . import sources
 
@@ -20,6 +24,7 @@ __all__ = [
     "compile_ptx",
     "nvrtc_version",
     "supported_archs",
+    "cuda_include_dir",
     "DEFAULT_OPTIONS",
 ]
 
@@ -63,8 +68,70 @@ def nvrtc_version() -> tuple[int, int]:
 
 
 def supported_archs() -> tuple[int, ...]:
-    """SM versions this NVRTC can emit CUBIN for, e.g. (50, ..., 90, 100, 120)."""
+    """SM versions this NVRTC can emit CUBIN for, e.g. (50, ..., 90, 100, 120) for NVRTC 12.9;
+    NVRTC 13 starts at 75 (Maxwell, Pascal and Volta were dropped)."""
     return tuple(_bindings().getSupportedArchs())
+
+
+def _header_major(include: Path) -> int | None:
+    """CUDA major version of a header tree (CUDART_VERSION, e.g. 12090 -> 12), or None."""
+    try:
+        text = (include / "cuda_runtime_api.h").read_text(errors="replace")
+    except OSError:
+        return None
+    m = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", text)
+    return int(m.group(1)) // 1000 if m else None
+
+
+def _header_candidates(major: int):
+    """Directories that may hold cuda_fp16.h: sources.header_candidates, with CuPy's own
+    guess at the toolkit root (derived from where libnvrtc was loaded), then cuda-pathfinder."""
+    try:
+        from ..backends._cupy import cupy
+
+        cupy_root = cupy()._environment.get_cuda_path()
+    except Exception:  # noqa: BLE001 - a best-effort hint; the fixed paths follow
+        cupy_root = None
+    yield from sources.header_candidates(major, extra_roots=(cupy_root,))
+    found = _pathfinder_include()
+    if found:
+        yield Path(found)
+
+
+def _pathfinder_include() -> str | None:
+    """cuda-pathfinder's answer (a CuPy 14 dependency; knows conda and other layouts)."""
+    try:
+        from cuda.pathfinder import find_nvidia_header_directory
+
+        return find_nvidia_header_directory("cudart")
+    except Exception:  # noqa: BLE001 - optional
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_include_dir() -> Path | None:
+    """The CUDA header directory NVRTC gets (for cuda_fp16.h / cuda_bf16.h), or None.
+
+    Headers of NVRTC's own major version are preferred (a CUDA 12 wheel pulled in by another
+    package next to CUDA 13 NVRTC is passed over); any tree with cuda_fp16.h is the fallback.
+    """
+    major = nvrtc_version()[0]
+    fallback = None
+    for include in _header_candidates(major):
+        if not (include / "cuda_fp16.h").is_file():
+            continue
+        if _header_major(include) == major:
+            return include
+        fallback = fallback or include
+    return fallback
+
+
+def _include_dirs() -> list[str]:
+    dirs = [str(sources.kernel_dir())]
+    cuda = cuda_include_dir()
+    if cuda is not None:
+        dirs.append(str(cuda))
+    return dirs
 
 
 def compile_program(
@@ -82,7 +149,7 @@ def compile_program(
     """
     nvrtc = _bindings()
     opts = list(DEFAULT_OPTIONS) + [f"--gpu-architecture={arch}"]
-    opts += [f"--include-path={d}" for d in sources.nvrtc_include_dirs()]
+    opts += [f"--include-path={d}" for d in _include_dirs()]
     opts += list(options)
     try:
         prog = nvrtc.createProgram(source, name, [], [])
@@ -95,8 +162,15 @@ def compile_program(
             nvrtc.compileProgram(prog, opts)
         except nvrtc.NVRTCError as exc:
             log = nvrtc.getProgramLog(prog)
+            hint = "Fix the source"
+            if "cannot open source file" in log or "could not open source file" in log:
+                major = nvrtc_version()[0]
+                wheel = ("nvidia-cuda-runtime-cu12" if major == 12
+                         else f"'cuda-toolkit[cudart]=={major}.*'")
+                hint = (f"A header was not found (CUDA headers used: {cuda_include_dir()}): "
+                        f"pip install {wheel}, or point CUDA_PATH at a CUDA {major} toolkit")
             raise NvrtcError(
-                f"NVRTC could not compile {name} for {arch} ({exc}). Fix the source; "
+                f"NVRTC could not compile {name} for {arch} ({exc}). {hint}; "
                 f"options were {opts}",
                 log,
             ) from None

@@ -2,7 +2,7 @@
 
 The kernels sit in the repository's top-level ``kernels/``; the wheel ships them as the data
 package ``gpu_tensor._kernels`` (pyproject maps one onto the other). NVRTC needs the CUDA
-headers from the nvidia-cuda-runtime wheel; the g++ host emulation needs a *complete* CUDA
+headers from NVIDIA's wheels or a toolkit; the g++ host emulation needs a *complete* CUDA
 include tree (that wheel lacks ``crt/host_defines.h``, which cuda_fp16.h pulls in), so it also
 looks for an installed toolkit.
 """
@@ -14,7 +14,9 @@ import glob
 import importlib.util
 from pathlib import Path
 
-__all__ = ["kernel_dir", "read_kernel", "nvrtc_include_dirs", "host_cuda_include_dir"]
+from .. import _env
+
+__all__ = ["kernel_dir", "read_kernel", "header_candidates", "host_cuda_include_dir"]
 
 _MARKER = "common.cuh"  # present in every kernels/ directory we ship
 
@@ -46,33 +48,40 @@ def read_kernel(filename: str) -> str:
     return (kernel_dir() / filename).read_text()
 
 
-def _wheel_include() -> Path | None:
+def _nvidia_wheel_dirs() -> list[Path]:
+    """site-packages/nvidia directories (NVIDIA's header/library wheels install there)."""
     try:
-        spec = importlib.util.find_spec("nvidia.cuda_runtime")
+        spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
-        return None
-    for location in (spec.submodule_search_locations or ()) if spec else ():
-        include = Path(location) / "include"
-        if (include / "cuda_fp16.h").is_file():
-            return include
-    return None
+        return []
+    return [Path(p) for p in (spec.submodule_search_locations or ())] if spec else []
 
 
-@functools.lru_cache(maxsize=1)
-def nvrtc_include_dirs() -> tuple[str, ...]:
-    """Include dirs for NVRTC: ours, plus the CUDA headers (cuda_fp16.h) from NVIDIA's wheel.
+def _toolkit_roots(extra_roots=()):
+    """CUDA toolkit roots: $CUDA_PATH/$CUDA_HOME, the caller's guesses, the usual places."""
+    root = _env.cuda_path()
+    if root:
+        yield Path(root)
+    yield from (Path(r) for r in extra_roots if r)
+    yield Path("/usr/local/cuda")
+    yield from (Path(p) for p in sorted(glob.glob("/usr/local/cuda-*"), reverse=True))
+    yield Path("/opt/cuda")
 
-    NVRTC carries its own builtin crt headers, so the runtime wheel's partial tree is enough.
-    """
-    dirs = [str(kernel_dir())]
-    wheel = _wheel_include()
-    if wheel is not None:
-        dirs.append(str(wheel))
-    else:
-        toolkit = host_cuda_include_dir()
-        if toolkit is not None:
-            dirs.append(str(toolkit))
-    return tuple(dirs)
+
+def header_candidates(major: int | None = None, extra_roots=()):
+    """Directories that may hold the CUDA headers, cheapest and most specific first: NVIDIA's
+    wheels (CUDA >= 13: nvidia/cu13/include; CUDA 12: nvidia/cuda_runtime/include), then
+    toolkit trees. `major` None: every wheel version, newest first."""
+    for base in _nvidia_wheel_dirs():
+        if major is not None:
+            yield base / f"cu{major}" / "include"
+        else:
+            yield from (Path(p) for p in sorted(glob.glob(str(base / "cu*" / "include")),
+                                                 reverse=True))
+        yield base / "cuda_runtime" / "include"
+    for root in _toolkit_roots(extra_roots):
+        yield root / "include"
+        yield from (Path(p) for p in sorted(glob.glob(str(root / "targets" / "*" / "include"))))
 
 
 def _complete(include: Path) -> bool:
@@ -83,14 +92,7 @@ def _complete(include: Path) -> bool:
 def host_cuda_include_dir() -> Path | None:
     """A complete CUDA include tree g++ can compile cuda_fp16.h/cuda_bf16.h with, or None.
 
-    Tried in order: the nvidia-cuda-runtime wheel (complete in some releases), then the usual
-    toolkit locations (newest first). None means fp16/bf16 kernels cannot run under emulation.
+    Tried in `header_candidates` order (NVIDIA's wheels are complete in some releases). None
+    means fp16/bf16 kernels cannot run under emulation.
     """
-    candidates = [_wheel_include()]
-    candidates.append(Path("/usr/local/cuda/include"))
-    candidates += [Path(p) for p in sorted(glob.glob("/usr/local/cuda-*/include"), reverse=True)]
-    candidates.append(Path("/opt/cuda/include"))
-    for include in candidates:
-        if include is not None and _complete(include):
-            return include
-    return None
+    return next((include for include in header_candidates() if _complete(include)), None)

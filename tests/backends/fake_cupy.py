@@ -8,12 +8,34 @@ import types
 
 import numpy as np
 
+# cupy.cuda.set_allocator's function (nbytes -> MemoryPointer), used for new arrays as cupy
+# does; None: numpy's own memory. `make()` resets it.
+_allocator = None
+
 
 class Memory:
     def __init__(self, buf: np.ndarray):
         self.buf = buf  # flat uint8 numpy array owning the bytes
         self.ptr = buf.__array_interface__["data"][0]
         self.size = buf.nbytes
+
+
+class _Bytes:
+    """numpy's view of an address range; keeps `owner` alive as long as an array over it."""
+
+    def __init__(self, ptr: int, size: int, owner):
+        self.__array_interface__ = {"data": (ptr, False), "shape": (size,), "typestr": "|u1",
+                                    "version": 3}
+        self.owner = owner
+
+
+class UnownedMemory(Memory):
+    """cupy.cuda.UnownedMemory: memory at `ptr` owned by `owner` (kept alive with it)."""
+
+    def __init__(self, ptr: int, size: int, owner, device_id: int = 0):
+        buf = np.asarray(_Bytes(ptr, size, owner)) if size else np.empty(0, np.uint8)
+        super().__init__(buf)
+        self.ptr, self.size, self.owner, self.device_id = ptr, size, owner, device_id
 
 
 class MemoryPointer:
@@ -30,7 +52,10 @@ class ndarray(np.ndarray):  # noqa: N801  (cupy's name)
         dtype = np.dtype(dtype)
         if memptr is None:
             n = int(np.prod(shape)) * dtype.itemsize
-            memptr = MemoryPointer(Memory(np.empty(max(n, 1), np.uint8)), 0)
+            if _allocator is not None and n:
+                memptr = _allocator(n)
+            else:
+                memptr = MemoryPointer(Memory(np.empty(max(n, 1), np.uint8)), 0)
         arr = np.ndarray(shape, dtype, buffer=memptr.mem.buf, offset=memptr.offset,
                          strides=strides).view(cls)
         arr._mem = memptr.mem
@@ -54,6 +79,13 @@ class ndarray(np.ndarray):  # noqa: N801  (cupy's name)
     @property
     def device(self):
         return types.SimpleNamespace(id=0)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """cupy's v3 export; `stream` is cupy's current stream (the null one here: 1)."""
+        return {"shape": self.shape, "typestr": self.dtype.str, "descr": [("", self.dtype.str)],
+                "data": (self.data.ptr, False), "version": 3, "stream": 1,
+                "strides": None if self.flags.c_contiguous else self.strides}
 
 
 def _wrap(x):
@@ -81,18 +113,35 @@ class _Device:
         pass
 
 
+def _set_allocator(fn=None) -> None:
+    global _allocator
+    _allocator = fn
+
+
 def make():
-    """The fake module: cupy's names over numpy, results as `ndarray`."""
+    """The fake module: cupy's names over numpy, results as `ndarray`. Arrays come from the
+    function given to `cuda.set_allocator` once one is (as in cupy)."""
+    _set_allocator(None)
     mod = types.ModuleType("fake_cupy")
     mod.ndarray = ndarray
-    mod.cuda = types.SimpleNamespace(Device=_Device, MemoryPointer=MemoryPointer,
-                                     runtime=types.SimpleNamespace(getDeviceCount=lambda: 1))
+    null = types.SimpleNamespace(ptr=0)
+    mod.cuda = types.SimpleNamespace(
+        Device=_Device, MemoryPointer=MemoryPointer, UnownedMemory=UnownedMemory,
+        set_allocator=_set_allocator, get_current_stream=lambda device=None: null,
+        runtime=types.SimpleNamespace(getDeviceCount=lambda: 1, getDevice=lambda: 0))
     mod.asnumpy = lambda a: np.array(np.asarray(a), copy=True)
     mod.empty = lambda shape, dtype=float: ndarray(shape, dtype)
     mod.array = lambda a, copy=True, order="K", dtype=None: _wrap(np.array(a, copy=True,
                                                                            dtype=dtype))
     mod.asarray = lambda a, dtype=None: _wrap(np.asarray(a, dtype=dtype))
     mod.ascontiguousarray = lambda a, dtype=None: _wrap(np.ascontiguousarray(a, dtype=dtype))
+    def empty_like(a, dtype=None, order="K"):
+        like = np.empty_like(a, dtype=dtype, order=order)  # numpy's layout rules for `order`
+        return ndarray(like.shape, like.dtype, strides=like.strides)
+
+    mod.empty_like = empty_like
+    pool = types.SimpleNamespace(free_all_blocks=lambda: None)  # cupy's own pool: empty here
+    mod.get_default_memory_pool = lambda: pool
     mod.copyto = lambda dst, src, casting="same_kind": np.copyto(dst, src, casting=casting)
     mod.lib = types.SimpleNamespace(stride_tricks=np.lib.stride_tricks)
 

@@ -2,29 +2,75 @@
 and pointers from cupy memory, views from storages, bfloat16 kept as uint16 bits, casts.
 The real-GPU versions of these checks are in tests/test_interop.py (marked cuda)."""
 
+import sys
+
+import ml_dtypes
 import numpy as np
 import pytest
 
 import gpu_tensor.dtype as dt
 from gpu_tensor import creation as cr
 from gpu_tensor import device as dv
-from gpu_tensor.backends import _cupy
+from gpu_tensor.backends import _cupy, cuda_memory
 from gpu_tensor.backends import cuda as cuda_backend
+from gpu_tensor.fusion import eager
+from gpu_tensor.fusion.optable import OPS
+from gpu_tensor.kernel import copy as kcopy
+from gpu_tensor.memory import registry
+from gpu_tensor.memory.allocator import CachingAllocator
+from gpu_tensor.memory.config import parse_alloc_conf
+from gpu_tensor.memory.raw import HostRawSource
 
 from .fake_cupy import make
 
 pytestmark = pytest.mark.skipif(dv.real_cuda_available(),
                                 reason="a real GPU is present: the real tests cover this")
 
+_BITS, _BF16 = np.dtype(np.uint16), np.dtype(ml_dtypes.bfloat16)
+
+
+def _logical(a, dtype):
+    """The values of cupy-side array `a` whose logical dtype is `dtype` (bf16 bits)."""
+    return a.view(_BF16) if dtype is not None else a
+
+
+def fake_strided_copy(dst, src, dst_dtype=None, src_dtype=None):
+    """The copy kernels' contract in numpy: logical dtypes convert values."""
+    for a, d in ((dst, dst_dtype), (src, src_dtype)):
+        assert d is None or a.dtype.itemsize == np.dtype(d).itemsize
+    np.copyto(_logical(dst, dst_dtype), _logical(src, src_dtype), casting="unsafe")
+
+
+def fake_eager_run(key, inputs, out_dtype, **params):
+    """eager.run's contract in numpy: a new array from cupy (our allocator) of `out_dtype`."""
+    r = np.asarray(OPS[key].np_fn(*inputs, **params))
+    out = eager.empty_like_result(r.shape, out_dtype)
+    bf16 = np.dtype(out_dtype) == _BF16
+    fake_strided_copy(out, r.astype(np.float32) if bf16 else r, _BF16 if bf16 else None)
+    return out
+
+
+class _Event:
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
 
 @pytest.fixture
 def fake_cuda(monkeypatch):
-    """cuda:0 served by CudaBackend over the fake cupy, for the test's duration."""
+    """cuda:0 served by CudaBackend over the fake cupy, for the test's duration, with our
+    caching allocator (over host memory) installed under it as on a GPU; copy kernels and
+    eager kernels replaced by their numpy contracts."""
+    monkeypatch.setattr(sys.modules[make.__module__], "_allocator", None)  # reset after
     monkeypatch.setattr(_cupy, "_module", make())
-    monkeypatch.setattr(cuda_backend, "_eager", lambda: None)  # no fusion kernels here
-    monkeypatch.setattr(cuda_backend, "_installed", {0})  # no allocator install here
-    monkeypatch.setattr(cuda_backend, "_strided_copy",
-                        lambda dst, src: np.copyto(dst, src, casting="unsafe"))
+    allocator = CachingAllocator(HostRawSource(64 << 20), 0, event_factory=lambda s: _Event(),
+                                 config=parse_alloc_conf(""), kind="cuda")
+    monkeypatch.setitem(registry._allocators, ("cuda", 0), allocator)
+    monkeypatch.setattr(cuda_memory, "_installed", False)
+    monkeypatch.setattr(kcopy, "strided_copy", fake_strided_copy)
+    monkeypatch.setattr(eager, "run", fake_eager_run)
     dev = dv._make("cuda", 0)
     backend = cuda_backend.CudaBackend(0)
     monkeypatch.setattr(dev, "_backend", backend)
@@ -80,3 +126,109 @@ def test_bfloat16_is_stored_as_bits(fake_cuda):
     with pytest.raises(BufferError, match="bfloat16"):
         x.__dlpack__()
     assert x.view(dt.int16).dtype is dt.int16
+
+
+def test_arrays_come_from_our_allocator_tagged_with_shape_and_dtype(fake_cuda):
+    alloc = fake_cuda._alloc
+    x = cr.zeros((3, 4), device="cuda")
+    assert alloc.lookup(x.data_ptr()).tag == {"shape": (3, 4), "dtype": "float32"}
+    y = x * 2  # an eager kernel's result (the device fast path: no adopt)
+    assert alloc.lookup(y.data_ptr()).tag == {"shape": (3, 4), "dtype": "float32"}
+    b = cr.tensor([1.0, 2.0], dtype=dt.bfloat16, device="cuda")  # from_host
+    assert alloc.lookup(b.data_ptr()).tag == {"shape": (2,), "dtype": "bfloat16"}
+    c = x.t().contiguous()
+    assert alloc.lookup(c.data_ptr()).tag == {"shape": (4, 3), "dtype": "float32"}
+    h = x.to(dt.float16)
+    assert alloc.lookup(h.data_ptr()).tag == {"shape": (3, 4), "dtype": "float16"}
+    assert alloc.lookup(x[1:].data_ptr()) is None  # a view: no block of its own
+    assert {"shape": (3, 4), "dtype": "float32"} in [
+        blk.tag for blk in alloc.allocated_blocks()]
+    nbytes = alloc.stats()["allocated_bytes.all.current"]
+    del y
+    assert alloc.stats()["allocated_bytes.all.current"] < nbytes  # freed with its tensor
+
+
+def test_bfloat16_casts_convert_values_not_bits(fake_cuda, monkeypatch):
+    seen = []
+    real = kcopy.strided_copy
+
+    def spy(dst, src, dst_dtype=None, src_dtype=None):
+        seen.append((dst_dtype, src_dtype))
+        real(dst, src, dst_dtype, src_dtype)
+
+    monkeypatch.setattr(kcopy, "strided_copy", spy)
+    vals = [1.5, -2.0, 300.0, 0.0078125]
+    b = cr.tensor(vals, dtype=dt.bfloat16, device="cuda")
+    assert b.float().tolist() == vals and b.long().tolist() == [1, -2, 300, 0]
+    assert (None, _BF16) in seen  # the kernels were told the source is bfloat16
+    seen.clear()
+    back = cr.tensor(vals, device="cuda").to(dt.bfloat16)
+    assert back._data.dtype == np.uint16 and back.tolist() == vals
+    assert (_BF16, None) in seen
+    m = cr.tensor([[1.5, 2.0], [3.0, -4.0]], dtype=dt.bfloat16, device="cuda")
+    assert m.t().contiguous().tolist() == [[1.5, 3.0], [2.0, -4.0]]
+    z = cr.zeros(2, dtype=dt.bfloat16, device="cuda")
+    z.copy_(cr.tensor([2.5, -1.0], device="cuda"))  # float32 -> bfloat16 storage
+    assert z.tolist() == [2.5, -1.0]
+    fake_cuda.copy_(z._data, 3.5)  # a host scalar into bfloat16 bits: its value, not int(3.5)
+    assert z.tolist() == [3.5, 3.5]
+
+
+def test_cuda_array_interface_names_our_current_stream(fake_cuda):
+    import gpu_tensor.cuda as gcuda
+
+    x = cr.arange(6.0, device="cuda")
+    cai = x.__cuda_array_interface__
+    assert cai["stream"] == 1  # the legacy default stream, spelled 1 (0 is forbidden)
+    assert cai["data"][0] == x.data_ptr() and cai["shape"] == (6,) and cai["version"] == 3
+    s = gcuda.Stream()
+    with gcuda.stream(s):
+        assert x.__cuda_array_interface__["stream"] == s.cuda_stream != 1
+
+
+def test_record_stream_finds_cupy_made_storages_by_address(fake_cuda):
+    import gpu_tensor.cuda as gcuda
+
+    alloc = registry.find(0)  # the one transfer.record_stream consults
+    x = cr.zeros(1000, device="cuda")
+    assert x.untyped_storage()._block is None  # real cuda storages carry no block object
+    s = gcuda.Stream()
+    x[10:].record_stream(s)  # a view: its storage's base address is the block's
+    assert alloc.lookup(x.data_ptr()).stream_uses == {s.ptr}
+
+
+def test_moves_keep_dense_strides_on_cuda(fake_cuda):
+    x = cr.arange(24.0).reshape(2, 3, 4)
+    for src in (x.permute(2, 0, 1), x.transpose(0, 1), x[1].t()):
+        d = src.cuda()
+        assert d.stride() == src.stride() and d.tolist() == src.tolist()
+        h = d.cpu()
+        assert h.stride() == src.stride() and h.tolist() == src.tolist()
+        w = src.to("cuda", dt.float64)  # then a cast on the device: still the same layout
+        assert w.stride() == src.stride() and w.tolist() == src.tolist()
+    g = x[:, :, ::2].cuda()  # gaps: arrives C-contiguous
+    assert g.is_contiguous() and g.tolist() == x[:, :, ::2].tolist()
+
+
+@pytest.mark.parametrize("module,attr", [("gpu_tensor.kernel.copy", "copy"),
+                                         ("gpu_tensor.fusion.eager", "eager")])
+def test_missing_kernel_modules_are_errors_not_silent_fallbacks(fake_cuda, monkeypatch,
+                                                                module, attr):
+    import importlib
+
+    x = cr.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda")
+    parent = importlib.import_module(module.rpartition(".")[0])
+    monkeypatch.delattr(parent, attr)
+    monkeypatch.setitem(sys.modules, module, None)  # a broken install
+    with pytest.raises(ImportError):
+        x.t().contiguous() if attr == "copy" else x * 2
+
+
+def test_missing_allocator_module_is_an_error(monkeypatch):
+    import gpu_tensor.backends as backends
+
+    monkeypatch.setattr(_cupy, "_module", make())
+    monkeypatch.delattr(backends, "cuda_memory")
+    monkeypatch.setitem(sys.modules, "gpu_tensor.backends.cuda_memory", None)
+    with pytest.raises(ImportError):
+        cuda_backend.CudaBackend(0)

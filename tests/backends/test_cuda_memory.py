@@ -7,23 +7,15 @@ import gc
 
 import pytest
 
+from gpu_tensor.backends import cuda_memory
+from gpu_tensor.device import real_cuda_available
 from gpu_tensor.memory.allocator import CachingAllocator
 from gpu_tensor.memory.config import parse_alloc_conf
 from gpu_tensor.memory.raw import HostRawSource
 
 cupy = pytest.importorskip("cupy")
-cuda_memory = pytest.importorskip("gpu_tensor.backends.cuda_memory")
 
 MiB = 1 << 20
-
-
-def _real_gpu() -> bool:
-    try:
-        from gpu_tensor.device import real_cuda_available
-
-        return real_cuda_available()
-    except ImportError:
-        return False
 
 
 def test_memory_pointer_returns_block_when_cupy_drops_it():
@@ -43,7 +35,7 @@ def test_memory_pointer_returns_block_when_cupy_drops_it():
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(not _real_gpu(), reason="needs a real CUDA GPU")
+@pytest.mark.skipif(not real_cuda_available(), reason="needs a real CUDA GPU")
 def test_install_counts_cupy_allocations():
     import gpu_tensor.cuda.memory as m
 

@@ -99,3 +99,13 @@ def test_device_arch_falls_back_to_ptx_for_unknown_gpus(monkeypatch):
     monkeypatch.setattr(kcompile, "_cupy", lambda: fake)
     arch = kcompile.device_arch()
     assert arch.startswith("compute_") and int(arch.split("_")[1]) <= 990
+
+
+def test_device_arch_refuses_gpus_older_than_this_nvrtc(monkeypatch):
+    dev = types.SimpleNamespace(id=0, compute_capability="70")  # Volta
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(Device=lambda *a: dev))
+    monkeypatch.setattr(kcompile, "_cupy", lambda: fake)
+    monkeypatch.setattr(nvrtc, "supported_archs", lambda: (75, 80, 86, 89, 90, 100, 120))
+    monkeypatch.setattr(nvrtc, "nvrtc_version", lambda: (13, 0))  # NVRTC 13 dropped sm_70
+    with pytest.raises(RuntimeError, match="oldest target is sm_75"):
+        kcompile.device_arch()

@@ -94,3 +94,71 @@ def test_kernel_dir_holds_the_sources():
     kdir = sources.kernel_dir()
     for name in ("common.cuh", "host_emulation.h", "copy_nd.cu"):
         assert (kdir / name).is_file()
+
+
+def _header_tree(root, cudart_version: int):
+    root.mkdir(parents=True)
+    (root / "cuda_fp16.h").write_text("// fp16\n")
+    (root / "cuda_runtime_api.h").write_text(f"#define CUDART_VERSION {cudart_version}\n")
+    return root
+
+
+@pytest.fixture
+def fake_header_layouts(monkeypatch, tmp_path):
+    """nvrtc.cuda_include_dir over a made-up site-packages/nvidia and toolkit root."""
+    site = tmp_path / "site" / "nvidia"
+    monkeypatch.setattr(sources, "_nvidia_wheel_dirs", lambda: [site])
+    monkeypatch.setattr(sources, "_toolkit_roots",
+                        lambda extra_roots=(): iter([tmp_path / "toolkit"]))
+    monkeypatch.setattr(nvrtc, "_pathfinder_include", lambda: None)
+    nvrtc.cuda_include_dir.cache_clear()
+    yield site, tmp_path / "toolkit"
+    nvrtc.cuda_include_dir.cache_clear()
+
+
+def test_cuda13_wheel_layout_wins_over_a_stray_cuda12_wheel(fake_header_layouts, monkeypatch):
+    site, _ = fake_header_layouts
+    cu12 = _header_tree(site / "cuda_runtime" / "include", 12090)
+    cu13 = _header_tree(site / "cu13" / "include", 13000)
+    monkeypatch.setattr(nvrtc, "nvrtc_version", lambda: (13, 0))
+    assert nvrtc.cuda_include_dir() == cu13
+    nvrtc.cuda_include_dir.cache_clear()
+    monkeypatch.setattr(nvrtc, "nvrtc_version", lambda: (12, 9))
+    assert nvrtc.cuda_include_dir() == cu12
+
+
+def test_toolkit_headers_when_no_wheel_and_fallback_to_another_major(fake_header_layouts,
+                                                                     monkeypatch):
+    site, toolkit = fake_header_layouts
+    monkeypatch.setattr(nvrtc, "nvrtc_version", lambda: (13, 0))
+    assert nvrtc.cuda_include_dir() is None  # nothing anywhere: NVRTC gets only kernels/
+    nvrtc.cuda_include_dir.cache_clear()
+    cu12 = _header_tree(site / "cuda_runtime" / "include", 12090)
+    assert nvrtc.cuda_include_dir() == cu12  # wrong major, but better than none
+    nvrtc.cuda_include_dir.cache_clear()
+    tk = _header_tree(toolkit / "targets" / "x86_64-linux" / "include", 13010)
+    assert nvrtc.cuda_include_dir() == tk  # the toolkit matches NVRTC's major
+
+
+def test_toolkit_roots_start_with_cuda_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("CUDA_PATH", str(tmp_path))
+    assert next(iter(sources._toolkit_roots(extra_roots=("/elsewhere",)))) == tmp_path
+
+
+def test_emulation_finds_a_complete_tree_in_a_cuda13_wheel(monkeypatch, tmp_path):
+    """g++ needs crt/host_defines.h too; CUDA 13 wheels put headers in nvidia/cu13/include."""
+    site = tmp_path / "nvidia"
+    monkeypatch.setattr(sources, "_nvidia_wheel_dirs", lambda: [site])
+    monkeypatch.setattr(sources, "_toolkit_roots", lambda extra_roots=(): iter([]))
+    partial = _header_tree(site / "cuda_runtime" / "include", 12090)  # no crt/: incomplete
+    complete = _header_tree(site / "cu13" / "include", 13000)
+    (complete / "crt").mkdir()
+    (complete / "crt" / "host_defines.h").write_text("// crt\n")
+    sources.host_cuda_include_dir.cache_clear()
+    try:
+        assert sources.host_cuda_include_dir() == complete
+        (complete / "crt" / "host_defines.h").unlink()
+        sources.host_cuda_include_dir.cache_clear()
+        assert sources.host_cuda_include_dir() is None and partial.is_dir()
+    finally:
+        sources.host_cuda_include_dir.cache_clear()
