@@ -32,7 +32,7 @@ class _Bytes:
 class UnownedMemory(Memory):
     """cupy.cuda.UnownedMemory: memory at `ptr` owned by `owner` (kept alive with it)."""
 
-    def __init__(self, ptr: int, size: int, owner, device_id: int = 0):
+    def __init__(self, ptr: int, size: int, owner, device_id: int = -1):  # -1: look it up
         buf = np.asarray(_Bytes(ptr, size, owner)) if size else np.empty(0, np.uint8)
         super().__init__(buf)
         self.ptr, self.size, self.owner, self.device_id = ptr, size, owner, device_id
@@ -52,7 +52,7 @@ class ndarray(np.ndarray):  # noqa: N801  (cupy's name)
         dtype = np.dtype(dtype)
         if memptr is None:
             n = int(np.prod(shape)) * dtype.itemsize
-            if _allocator is not None and n:
+            if _allocator is not None:  # cupy asks the allocator for 0 bytes too (core.pyx)
                 memptr = _allocator(n)
             else:
                 memptr = MemoryPointer(Memory(np.empty(max(n, 1), np.uint8)), 0)

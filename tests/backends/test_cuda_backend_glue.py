@@ -148,6 +148,17 @@ def test_arrays_come_from_our_allocator_tagged_with_shape_and_dtype(fake_cuda):
     assert alloc.stats()["allocated_bytes.all.current"] < nbytes  # freed with its tensor
 
 
+def test_empty_tensors_ask_the_allocator_for_zero_bytes(fake_cuda):
+    """CuPy calls the installed allocator even for 0 bytes; that must neither fail nor leak."""
+    alloc = fake_cuda._alloc
+    before = alloc.stats()["allocated_bytes.all.current"]
+    e = cr.empty((0, 3), device="cuda")
+    assert e.shape == (0, 3) and e.numel() == 0
+    assert (e + 1).shape == (0, 3) and e.sum().item() == 0
+    del e
+    assert alloc.stats()["allocated_bytes.all.current"] == before
+
+
 def test_bfloat16_casts_convert_values_not_bits(fake_cuda, monkeypatch):
     seen = []
     real = kcopy.strided_copy
