@@ -1,15 +1,15 @@
 """`BlockPool`: free blocks ordered by (stream, size, address) for best-fit lookup.
 
 PyTorch keeps a `std::set` ordered the same way and takes `lower_bound`; we keep
-a sorted list of key tuples and use `bisect` (no new dependency). Inserts and
-removals are O(n) memmoves of small tuples, which stays far below the cost of a
-Python call for the pool sizes a device reaches (hundreds to a few thousand
-free blocks).
+a sorted list of key tuples, the blocks in a parallel list, and use `bisect` (no new
+dependency). Inserts and removals are O(n) memmoves of small tuples, which stays far
+below the cost of a Python call for the pool sizes a device reaches (hundreds to a few
+thousand free blocks); the parallel list spares hashing a key tuple on every change.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left
 
 from .block import Block
 
@@ -23,44 +23,90 @@ class BlockPool:
 
     def __init__(self, is_small: bool):
         self.is_small = is_small
-        self._keys: list[tuple[int, int, int]] = []
-        self._blocks: dict[tuple[int, int, int], Block] = {}
+        self._keys: list[tuple[int, int, int]] = []  # (stream, size, ptr), ascending
+        self._blocks: list[Block] = []  # _blocks[i] is the block of _keys[i]
         self.lookups = 0  # best-fit searches so far: the clock that ages cached blocks (gc)
 
     def __len__(self) -> int:
         return len(self._keys)
 
     def __iter__(self):
-        return iter([self._blocks[k] for k in self._keys])
+        return iter(self._blocks.copy())  # a snapshot: callers release blocks as they go
 
     def __contains__(self, block: Block) -> bool:
-        return self._blocks.get((block.stream, block.size, block.ptr)) is block
+        key = (block.stream, block.size, block.ptr)
+        i = bisect_left(self._keys, key)
+        return i < len(self._keys) and self._keys[i] == key and self._blocks[i] is block
 
     def add(self, block: Block) -> None:
         key = (block.stream, block.size, block.ptr)
-        insort(self._keys, key)
-        self._blocks[key] = block
+        i = bisect_left(self._keys, key)
+        self._keys.insert(i, key)
+        self._blocks.insert(i, block)
         block.gc_count_base = self.lookups
 
     def remove(self, block: Block) -> None:
-        key = (block.stream, block.size, block.ptr)
-        i = bisect_left(self._keys, key)
-        if i == len(self._keys) or self._keys[i] != key:
-            raise AssertionError(f"{block!r} is not in the free pool")
+        i = self._index(block)
         del self._keys[i]
-        del self._blocks[key]
+        del self._blocks[i]
+
+    def _index(self, block: Block) -> int:
+        key = (block.stream, block.size, block.ptr)
+        keys = self._keys
+        i = bisect_left(keys, key)
+        if i == len(keys) or keys[i] != key:
+            raise AssertionError(f"{block!r} is not in the free pool")
+        return i
 
     def best_fit(self, stream: int, size: int) -> Block | None:
         """The smallest free block of `stream` with at least `size` bytes (lowest address wins)."""
         self.lookups += 1
         keys = self._keys
         i = bisect_left(keys, (stream, size))
+        if i == len(keys) or keys[i][0] != stream:
+            return None
+        return self._blocks[i]
+
+    def fit(self, stream: int, size: int, limit: int) -> int:
+        """Index of `best_fit`, or -1 when there is none or it is `limit` bytes or bigger.
+        The index stays valid until the pool next changes (see `pop`, `replace_at`)."""
+        self.lookups += 1
+        keys = self._keys
+        i = bisect_left(keys, (stream, size))
         if i == len(keys):
-            return None
+            return -1
         key = keys[i]
-        if key[0] != stream:
-            return None
-        return self._blocks[key]
+        if key[0] != stream or key[1] >= limit:
+            return -1
+        return i
+
+    def block_at(self, i: int) -> Block:
+        return self._blocks[i]
+
+    def pop(self, i: int) -> Block:
+        del self._keys[i]
+        return self._blocks.pop(i)
+
+    def replace_at(self, i: int, block: Block) -> None:
+        """Put `block` (whose ptr/size may have changed) where entry `i` was: one list store
+        when its key still sorts there, which a block split from or merged into its
+        neighbour usually does, instead of a delete and a search-and-insert."""
+        keys = self._keys
+        key = (block.stream, block.size, block.ptr)
+        if (i == 0 or keys[i - 1] < key) and (i + 1 == len(keys) or key < keys[i + 1]):
+            keys[i] = key
+            self._blocks[i] = block
+        else:
+            del keys[i]
+            del self._blocks[i]
+            j = bisect_left(keys, key)
+            keys.insert(j, key)
+            self._blocks.insert(j, block)
+        block.gc_count_base = self.lookups
+
+    def replace(self, old: Block, block: Block) -> None:
+        """remove(old) and add(block) (see `replace_at`)."""
+        self.replace_at(self._index(old), block)
 
     def largest(self) -> int:
         """Size of the largest free block (any stream), 0 when empty."""

@@ -35,68 +35,217 @@ SCALARS = (
 
 
 # Slot of stat `name` in the 'all' row; +1 is its large_pool row, +2 its small_pool row.
+# (The flat layout of `DeviceStats.cur`/`peak`/`allocated`/`freed` and of `apply`'s slots.)
 SLOT = {name: 3 * i for i, name in enumerate(ARRAY_STATS)}
 _SINGLE_SLOT = {name: 3 * len(ARRAY_STATS) + i for i, name in enumerate(SINGLE_STATS)}
 _NSLOTS = 3 * len(ARRAY_STATS) + len(SINGLE_STATS)
+_N = len(ARRAY_STATS)
+# Stat numbers (ARRAY_STATS order): the index of a stat in one pool's row.
+_ALLOCATION, _SEGMENT, _ACTIVE, _SPLIT = 0, 1, 2, 3
+_ALLOCATED, _RESERVED, _ACTIVE_BYTES, _SPLIT_BYTES, _REQUESTED = 4, 5, 6, 7, 8
+assert [SLOT[name] // 3 for name in ARRAY_STATS] == [
+    _ALLOCATION, _SEGMENT, _ACTIVE, _SPLIT, _ALLOCATED, _RESERVED, _ACTIVE_BYTES,
+    _SPLIT_BYTES, _REQUESTED]
+
+
+def _split(cur, other, acc, peak, peak_all, blocks: int, nbytes: int) -> None:
+    """inactive_split +blocks, inactive_split_bytes +nbytes (either sign) on one pool's rows
+    (`other`: the other pool's current values, for the 'all' row's peak)."""
+    v = cur[_SPLIT] = cur[_SPLIT] + blocks
+    if blocks > 0:
+        acc[_SPLIT] += blocks
+        if v > peak[_SPLIT]:
+            peak[_SPLIT] = v
+        v += other[_SPLIT]
+        if v > peak_all[_SPLIT]:
+            peak_all[_SPLIT] = v
+    v = cur[_SPLIT_BYTES] = cur[_SPLIT_BYTES] + nbytes
+    if nbytes > 0:
+        acc[_SPLIT_BYTES] += nbytes
+        if v > peak[_SPLIT_BYTES]:
+            peak[_SPLIT_BYTES] = v
+        v += other[_SPLIT_BYTES]
+        if v > peak_all[_SPLIT_BYTES]:
+            peak_all[_SPLIT_BYTES] = v
 
 
 class DeviceStats:
     """Counters the allocator updates in place (always under its lock).
 
-    Four flat lists (current, peak, allocated, freed) indexed by slot: the allocator
-    changes five stats per malloc, and this layout keeps that to one call."""
+    Stored, per pool (index 0 large, 1 small) and stat number: current, allocated (sum of
+    increases) and peak; plus the 'all' row's peak. Derived when read, exactly:
+    - the 'all' row's current and allocated are the two pools' sum (every change hits
+      'all' and exactly one pool);
+    - freed = allocated - (current - base), `base` being current at the last
+      reset_accumulated (every change adds |amount| to allocated or to freed).
+    So a decrease writes one counter instead of four (current and freed, two rows each), and
+    an increase two instead of four (plus the two peak tests): a warm malloc+free pair
+    changes fourteen stats, half of them decreases."""
 
     def __init__(self):
-        self.cur = [0] * _NSLOTS
-        self.peak = [0] * _NSLOTS
-        self.allocated = [0] * _NSLOTS
-        self.freed = [0] * _NSLOTS
+        self._cur = ([0] * _N, [0] * _N)
+        self._acc = ([0] * _N, [0] * _N)
+        self._base = ([0] * _N, [0] * _N)
+        self._peak = ([0] * _N, [0] * _N)
+        self._peak_all = [0] * _N
+        # Per pool: the lists an update touches, (current, other pool's current, allocated,
+        # peak, 'all' peak), so an update fetches them with one index.
+        self._rows = tuple((self._cur[i], self._cur[1 - i], self._acc[i], self._peak[i],
+                            self._peak_all) for i in (0, 1))
+        # oversize_allocations / oversize_segments: one row each, stored as is
+        self._single = {"cur": [0, 0], "peak": [0, 0], "acc": [0, 0], "base": [0, 0]}
         self.scalars = dict.fromkeys(SCALARS, 0)
 
+    # ------------------------------------------------------------------ updates
     def apply(self, is_small: bool, *changes: tuple[int, int]) -> None:
-        """Apply (slot, amount) changes to the 'all' row and the block's pool row, with
-        torch's update_stat rule: peak follows current; allocated/freed sum |amount|."""
-        offset = 2 if is_small else 1
-        cur, peak, allocated, freed = self.cur, self.peak, self.allocated, self.freed
-        for slot, amount in changes:  # unrolled over the two rows: this is the hot path
-            pool_slot = slot + offset
+        """Apply (slot, amount) changes (slot from SLOT) to the 'all' row and the block's
+        pool row, with torch's update_stat rule: peak follows current; allocated/freed
+        sum |amount|."""
+        cur, other, acc, peak, peak_all = self._rows[1 if is_small else 0]
+        for slot, amount in changes:
+            k = slot // 3
+            v = cur[k] = cur[k] + amount
             if amount > 0:
-                allocated[slot] += amount
-                allocated[pool_slot] += amount
-                value = cur[slot] = cur[slot] + amount
-                if value > peak[slot]:
-                    peak[slot] = value
-                value = cur[pool_slot] = cur[pool_slot] + amount
-                if value > peak[pool_slot]:
-                    peak[pool_slot] = value
-            elif amount:
-                cur[slot] += amount
-                cur[pool_slot] += amount
-                freed[slot] -= amount
-                freed[pool_slot] -= amount
+                acc[k] += amount
+                if v > peak[k]:
+                    peak[k] = v
+                v += other[k]
+                if v > peak_all[k]:
+                    peak_all[k] = v
 
     def update(self, name: str, is_small: bool, amount: int) -> None:
         """Change stat `name` by `amount` in the 'all' row and the block's pool row."""
         self.apply(is_small, (SLOT[name], amount))
 
+    # The allocator's per-block changes, written out: a warm malloc+free pair makes four
+    # such calls, and `apply`'s loop (tuples, unpacking, sign tests, slot division) cost
+    # twice as much. Each does exactly what `apply` does with the changes it names.
+    def block_allocated(self, is_small: bool, size: int, requested: int,
+                        split_blocks: int = 0, split_bytes: int = 0) -> None:
+        """allocation +1, active +1, allocated_bytes +size, active_bytes +size,
+        requested_bytes +requested; inactive_split(_bytes) +split_blocks/+split_bytes."""
+        cur, other, acc, peak, peak_all = self._rows[1 if is_small else 0]
+        if split_blocks or split_bytes:
+            _split(cur, other, acc, peak, peak_all, split_blocks, split_bytes)
+        acc[_ALLOCATION] += 1
+        v = cur[_ALLOCATION] = cur[_ALLOCATION] + 1
+        if v > peak[_ALLOCATION]:
+            peak[_ALLOCATION] = v
+        v += other[_ALLOCATION]
+        if v > peak_all[_ALLOCATION]:
+            peak_all[_ALLOCATION] = v
+        acc[_ACTIVE] += 1
+        v = cur[_ACTIVE] = cur[_ACTIVE] + 1
+        if v > peak[_ACTIVE]:
+            peak[_ACTIVE] = v
+        v += other[_ACTIVE]
+        if v > peak_all[_ACTIVE]:
+            peak_all[_ACTIVE] = v
+        acc[_ALLOCATED] += size
+        v = cur[_ALLOCATED] = cur[_ALLOCATED] + size
+        if v > peak[_ALLOCATED]:
+            peak[_ALLOCATED] = v
+        v += other[_ALLOCATED]
+        if v > peak_all[_ALLOCATED]:
+            peak_all[_ALLOCATED] = v
+        acc[_ACTIVE_BYTES] += size
+        v = cur[_ACTIVE_BYTES] = cur[_ACTIVE_BYTES] + size
+        if v > peak[_ACTIVE_BYTES]:
+            peak[_ACTIVE_BYTES] = v
+        v += other[_ACTIVE_BYTES]
+        if v > peak_all[_ACTIVE_BYTES]:
+            peak_all[_ACTIVE_BYTES] = v
+        if requested:  # malloc(0): no change, as in apply
+            acc[_REQUESTED] += requested
+            v = cur[_REQUESTED] = cur[_REQUESTED] + requested
+            if v > peak[_REQUESTED]:
+                peak[_REQUESTED] = v
+            v += other[_REQUESTED]
+            if v > peak_all[_REQUESTED]:
+                peak_all[_REQUESTED] = v
+
+    def block_released(self, is_small: bool, size: int, requested: int) -> None:
+        """allocation -1, allocated_bytes -size, requested_bytes -requested."""
+        cur = self._cur[1 if is_small else 0]
+        cur[_ALLOCATION] -= 1
+        cur[_ALLOCATED] -= size
+        cur[_REQUESTED] -= requested
+
+    def block_deactivated(self, is_small: bool, size: int, split_blocks: int = 0,
+                          split_bytes: int = 0) -> None:
+        """active -1, active_bytes -size; inactive_split(_bytes) +split_blocks/+split_bytes."""
+        rows = self._rows[1 if is_small else 0]
+        cur = rows[0]
+        cur[_ACTIVE] -= 1
+        cur[_ACTIVE_BYTES] -= size
+        if split_blocks or split_bytes:
+            _split(*rows, split_blocks, split_bytes)
+
+    def split_changed(self, is_small: bool, blocks: int, nbytes: int) -> None:
+        """inactive_split +blocks, inactive_split_bytes +nbytes (either sign)."""
+        _split(*self._rows[1 if is_small else 0], blocks, nbytes)
+
     def update_single(self, name: str, amount: int) -> None:
-        i = _SINGLE_SLOT[name]
-        self.cur[i] += amount
+        i = _SINGLE_SLOT[name] - 3 * _N
+        single = self._single
+        cur = single["cur"]
+        cur[i] += amount
         if amount > 0:
-            self.allocated[i] += amount
-            self.peak[i] = max(self.peak[i], self.cur[i])
-        else:
-            self.freed[i] -= amount
+            single["acc"][i] += amount
+            single["peak"][i] = max(single["peak"][i], cur[i])
 
+    # ------------------------------------------------------------------ reads
     def current(self, name: str, pool: str = "all") -> int:
-        return self.cur[SLOT[name] + POOLS.index(pool)]
+        k = SLOT[name] // 3
+        if pool == "all":
+            return self._cur[0][k] + self._cur[1][k]
+        return self._cur[POOLS.index(pool) - 1][k]
 
+    def _flat(self, large: list[int], small: list[int], total: list[int] | None,
+              single: list[int]) -> list[int]:
+        """One metric in the flat slot layout (see SLOT); total None: the pools' sum."""
+        out = []
+        for k in range(_N):
+            out += (large[k] + small[k] if total is None else total[k], large[k], small[k])
+        return out + single
+
+    @staticmethod
+    def _freed(acc: list[int], cur: list[int], base: list[int]) -> list[int]:
+        return [a - c + b for a, c, b in zip(acc, cur, base, strict=True)]
+
+    @property
+    def cur(self) -> list[int]:
+        """Current values by slot (a fresh list)."""
+        return self._flat(*self._cur, None, self._single["cur"])
+
+    @property
+    def peak(self) -> list[int]:
+        return self._flat(*self._peak, self._peak_all, self._single["peak"])
+
+    @property
+    def allocated(self) -> list[int]:
+        return self._flat(*self._acc, None, self._single["acc"])
+
+    @property
+    def freed(self) -> list[int]:
+        s = self._single
+        return self._flat(*(self._freed(*rows) for rows in zip(self._acc, self._cur, self._base,
+                                                                 strict=True)),
+                          None, self._freed(s["acc"], s["cur"], s["base"]))
+
+    # ------------------------------------------------------------------ resets
     def reset_peak(self) -> None:
-        self.peak[:] = self.cur
+        for peak, cur in zip(self._peak, self._cur, strict=True):
+            peak[:] = cur
+        self._peak_all[:] = [a + b for a, b in zip(*self._cur, strict=True)]
+        self._single["peak"][:] = self._single["cur"]
 
     def reset_accumulated(self) -> None:
-        self.allocated[:] = [0] * _NSLOTS
-        self.freed[:] = [0] * _NSLOTS
+        for acc, base, cur in zip(self._acc, self._base, self._cur, strict=True):
+            acc[:] = [0] * _N
+            base[:] = cur  # freed = allocated - (current - base) is 0 again
+        self._single["acc"][:] = [0, 0]
+        self._single["base"][:] = self._single["cur"]
         for key in self.scalars:
             self.scalars[key] = 0
 

@@ -29,6 +29,10 @@ STEPS_PER_RUN = 250
 RUNS = 60  # runs end early at random, so ~12,000 steps; the test asserts >= 10,000
 COUNTS = {"steps": 0, "ooms": 0, "events": 0}
 
+ACCUMULATED = ("allocation", "allocated_bytes", "requested_bytes")
+MONOTONE_IN_MALLOC = ("allocation", "allocated_bytes", "requested_bytes", "active",
+                      "active_bytes", "segment", "reserved_bytes")
+
 sizes = st.one_of(
     st.integers(0, 4096),  # tiny: 512 B rounding
     st.integers(4096, MiB),  # small pool
@@ -59,6 +63,10 @@ class AllocatorMachine(RuleBasedStateMachine):
         conf = parse_alloc_conf(self.CONF)
         self.a = CachingAllocator(self.raw, 0, event_factory=self._event, config=conf)
         self.live = []
+        # Accumulated totals counted here, independently of the allocator's counters:
+        # stat -> [allocated, freed] ('all' row).
+        self.totals = {name: [0, 0] for name in ACCUMULATED}
+        self.highest: dict[str, int] = {}  # recounted current values, max over the steps
 
     def _event(self, stream):
         event = FakeEvent(stream)
@@ -77,12 +85,17 @@ class AllocatorMachine(RuleBasedStateMachine):
             return
         assert block.size >= size and block.stream == stream and block.allocated
         self.live.append(block)
+        for name, amount in zip(ACCUMULATED, (1, block.size, size), strict=True):
+            self.totals[name][0] += amount
 
     @precondition(lambda self: self.live)
     @rule(data=st.data())
     def free(self, data):
         block = self.live.pop(data.draw(st.integers(0, len(self.live) - 1)))
+        amounts = (1, block.size, block.requested_size)  # read before: free recycles the block
         self.a.free(block)
+        for name, amount in zip(ACCUMULATED, amounts, strict=True):
+            self.totals[name][1] += amount
 
     @precondition(lambda self: self.live)
     @rule(data=st.data(), stream=streams)
@@ -109,6 +122,16 @@ class AllocatorMachine(RuleBasedStateMachine):
         COUNTS["steps"] += 1
         verify.check(self.a)
         assert self.raw.outstanding() == {s.ptr: s.size for s in self.a.segments()}
+        stats = self.a.stats()
+        for name, (allocated, freed) in self.totals.items():
+            assert stats[f"{name}.all.allocated"] == allocated, name
+            assert stats[f"{name}.all.freed"] == freed, name
+        # These stats only rise inside malloc and only fall elsewhere (or before the rise),
+        # so their peaks are exactly the highest recount seen after a step.
+        for key, value in verify.recount(self.a).items():
+            if key.split(".")[0] in MONOTONE_IN_MALLOC:
+                self.highest[key] = max(self.highest.get(key, 0), value)
+                assert stats[f"{key}.peak"] == self.highest[key], key
 
     def teardown(self):
         for block in self.live:
