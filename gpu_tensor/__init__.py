@@ -8,11 +8,14 @@ Importing it never imports cupy (a subprocess test checks that).
 # Device factory over it would break `from gpu_tensor import device` elsewhere.
 from . import (
     _env,  # noqa: F401  (first: the environment is read in one place)
+    autograd,
     cuda,
     device,
+    nn,
     utils,
 )
 from ._interop import from_dlpack
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import *  # noqa: F403
 from .creation import __all__ as _creation_all
 from .device import Device, get_default_device, set_default_device
@@ -39,6 +42,7 @@ __all__ = [
     "device", "Device", "get_default_device", "set_default_device", "UntypedStorage",
     "Size", "Tensor", "channels_last", "contiguous_format", "preserve_format",
     "from_dlpack", "fuse", "FusionError", "OutOfMemoryError", "cuda", "utils",
+    "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     *_dtype_all, *_creation_all, *_elementwise_all, *_reduction_all, *_linalg_all,
     *_indexing_all, *_join_all, *_shape_all,
 ]

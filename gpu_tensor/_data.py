@@ -42,14 +42,14 @@ def _flatten(data):
 
     def walk(seq, d):
         if d == len(shape):
-            if _is_seq(seq):
-                raise ValueError(
+            if _is_seq(seq):  # torch: TypeError when a scalar and a list share a level
+                raise TypeError(
                     f"expected a number at dim {d}, got a sequence of length {len(seq)}: "
                     "nested lists must be rectangular")
             leaves.append(seq)
             return
         if not _is_seq(seq):
-            raise ValueError(
+            raise TypeError(
                 f"expected sequence of length {shape[d]} at dim {d} (got a scalar "
                 f"{type(seq).__name__}): nested lists must be rectangular")
         if len(seq) != shape[d]:
@@ -97,9 +97,16 @@ def host_from_data(data, dtype):
             leaf_dt = _dt.scalar_dtype(v) if type(v) in (bool, int, float, complex) else None
         c = _leaf_category(v)
         if c is None or leaf_dt is None:
-            raise TypeError(
-                f"new(): invalid data type '{type(v).__name__}'; tensor() accepts numbers "
-                "(bool, int, float, complex), nested sequences of them, arrays and tensors")
+            # torch's classes: a str where it reads the shape (the first leaf of a list)
+            # ValueError, another str TypeError, None and other objects RuntimeError
+            if isinstance(v, str):
+                cls = ValueError if shape and not vals else TypeError
+            else:
+                cls = RuntimeError
+            raise cls(
+                f"new(): invalid data type '{type(v).__name__}' (could not infer a dtype); "
+                "tensor() accepts numbers (bool, int, float, complex), nested sequences of "
+                "them, arrays and tensors")
         cats.add(c)
         vals.append(v)
         inferred = leaf_dt if inferred is None else _dt.promote_types(inferred, leaf_dt)
@@ -116,6 +123,8 @@ def host_from_data(data, dtype):
         else:
             host = np.array(vals, dtype=dt.np)
     except OverflowError as exc:
-        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: "
-                           f"{exc}") from None
+        # torch: ValueError when the inferred int64 cannot hold a Python int, RuntimeError
+        # when an explicit dtype cannot
+        raise (ValueError if dtype is None else RuntimeError)(
+            f"value cannot be converted to type {dt.name} without overflow: {exc}") from None
     return host.reshape(shape), dt

@@ -6,7 +6,7 @@ from ._dims import shape_args
 from .backends import get_backend
 
 __all__ = ["as_strided", "contiguous", "clone", "contiguous_format", "channels_last",
-           "preserve_format"]
+           "preserve_format", "preserved_strides", "empty_preserving"]
 
 
 class _MemoryFormat:
@@ -32,6 +32,13 @@ def as_strided(self, size, stride, storage_offset=None):
         raise RuntimeError(f"as_strided: negative strides are not supported, got {stride}")
     off = self.storage_offset() if storage_offset is None else int(storage_offset)
     st = self._storage
+    if all(n > 0 for n in size):  # torch's checkInBoundsForStorage (numpy checks some only)
+        last = off + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
+        if (last + 1) * self.dtype.itemsize > st.nbytes():
+            raise RuntimeError(
+                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                f"{off} need more bytes than the storage's {st.nbytes()}; pick sizes and "
+                "strides inside the storage")
     b = get_backend(self.device)
     try:
         arr = b.from_storage(st, size, stride, off, self.dtype.np)
@@ -59,38 +66,95 @@ def contiguous(self, memory_format=None):
 
 
 def clone(self, memory_format=None):
-    """A copy with its own storage; dense layouts (e.g. a transpose) keep their strides,
-    like torch's preserve_format."""
+    """A copy with its own storage. preserve_format (the default) keeps torch's layout: the
+    input's own strides when it is non-overlapping and dense (a transpose), else dense
+    strides in the input's stride order (`preserved_strides`)."""
     Tensor = type(self)
     if memory_format is channels_last:
         return contiguous(clone(self, contiguous_format), channels_last) if (
             not self.is_contiguous(memory_format=channels_last)) else _dense_copy(self)
-    if memory_format is contiguous_format or self._data.flags.c_contiguous:
+    data = self._data
+    # C-contiguous with no size-1 dims: the standard strides, which a plain copy gives
+    if memory_format is contiguous_format or (
+            data.flags.c_contiguous and 1 not in data.shape and data.size):
         b = get_backend(self.device)
-        arr, st = b.adopt(b.contiguous(self._data))
+        arr, st = b.adopt(b.contiguous(data))
         return Tensor._make(arr, self.device, self.dtype, st)
     return _dense_copy(self)
 
 
 def _dense_copy(self):
-    """Copy keeping the stride order when the tensor is non-overlapping and dense."""
-    Tensor = type(self)
-    shp, st = self._data.shape, self.stride()
-    order = sorted(range(len(shp)), key=lambda i: (-st[i], i))
+    out = empty_preserving(self)
+    get_backend(self.device).copy_(out._data, self._data)
+    return out
+
+
+def _non_overlapping_and_dense(shape, strides) -> bool:
+    """torch's is_non_overlapping_and_dense: some permutation of the dims is C-contiguous
+    (dims of size < 2 may have any stride)."""
+    order = sorted((i for i in range(len(shape)) if shape[i] >= 2), key=lambda i: strides[i])
     expected = 1
-    dense = True
-    for i in reversed(order):
-        if shp[i] != 1 and st[i] != expected:
-            dense = False
-        expected *= shp[i]
-    b = get_backend(self.device)
-    if not dense:
-        arr, stg = b.adopt(b.contiguous(self._data))
-        return Tensor._make(arr, self.device, self.dtype, stg)
-    out, stg = b.empty(tuple(shp[i] for i in order), self._data.dtype)
+    for i in order:
+        if strides[i] != expected:
+            return False
+        expected *= shape[i]
+    return True
+
+
+def preserved_strides(shape, strides) -> tuple:
+    """The strides torch's preserve_format gives a new tensor shaped like one with `strides`
+    (empty_like, clone): those strides when non-overlapping and dense, else c10's
+    infer_dense_strides (dense, dims ordered by the input's strides, stable; 0 strides
+    keep their place; equal strides put the smaller dim inner)."""
+    nd = len(shape)
+    if _non_overlapping_and_dense(shape, strides):
+        return tuple(strides)
+    perm = list(range(nd - 1, -1, -1))  # innermost first
+    for i in range(1, nd):  # insertion sort, as in c10 (stable, early break)
+        d1 = i
+        for j in range(1, i + 1):
+            d0 = i - j
+            a, b = perm[d0], perm[d1]
+            sa, sb = strides[a], strides[b]
+            if sa == 0 or sb == 0:
+                cmp = 0
+            elif sa != sb:
+                cmp = 1 if sa > sb else -1
+            else:
+                cmp = 1 if shape[a] > shape[b] else 0
+            if cmp > 0:
+                perm[d0], perm[d1] = b, a
+                d1 = d0
+            elif cmp < 0:
+                break
+    out = [0] * nd
+    cur = 1
+    for i in perm:
+        out[i] = cur
+        if shape[i] > 1:
+            cur *= shape[i]
+    return tuple(out)
+
+
+def empty_preserving(t, dtype=None, device=None):
+    """An uninitialised tensor shaped like `t` with preserve_format strides."""
+    from .tensor import Tensor
+
+    dt = t.dtype if dtype is None else dtype
+    dev = t.device if device is None else device
+    shp = tuple(t._data.shape)
+    strides = preserved_strides(shp, t.stride())
+    # the memory order: dims from the largest stride to the smallest, as a permuted
+    # contiguous buffer; then size-1 dims get their exact strides (any value is valid there)
+    order = sorted(range(len(shp)), key=lambda i: (-strides[i], i))
+    b = get_backend(dev)
+    buf, stg = b.empty(tuple(shp[i] for i in order), dt.np)
     inv = [0] * len(order)
     for pos, i in enumerate(order):
         inv[i] = pos
-    out_view = out.transpose(inv)
-    b.copy_(out_view, self._data)
-    return Tensor._make(out_view, self.device, self.dtype, stg)
+    arr = buf.transpose(inv)
+    isz = arr.itemsize
+    want = tuple(s * isz for s in strides)
+    if arr.size and arr.strides != want:
+        arr = b.xp.lib.stride_tricks.as_strided(arr, shp, want)
+    return Tensor._make(arr, dev, dt, stg)

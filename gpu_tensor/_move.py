@@ -128,9 +128,10 @@ def record_stream(t, stream) -> None:
 
 
 def _type(self, dtype=None):
-    """t.type() -> 'gpu_tensor.float32'; t.type(dtype) -> t.to(dtype)."""
+    """t.type() -> torch's legacy name with our prefix ('gpu_tensor.FloatTensor',
+    'gpu_tensor.cuda.LongTensor'); t.type(dtype) -> t.to(dtype)."""
     if dtype is None:
-        return f"gpu_tensor.{self.dtype.name}"
+        return _dt.tensor_type_name(self.dtype, self.device.type)
     return self.to(dtype)
 
 

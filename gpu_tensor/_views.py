@@ -12,7 +12,7 @@ from ._dims import wrap_dim as _wrap_dim
 from ._layout import as_strided, clone, contiguous
 from .backends import get_backend
 
-__all__ = ["attach", "compute_stride"]
+__all__ = ["attach", "compute_stride", "empty_view"]
 
 
 def compute_stride(oldshape, oldstride, newshape):
@@ -65,7 +65,10 @@ def _strided(t, shape, strides):
 # -- reshaping ------------------------------------------------------------------------
 def view(self, *shape):
     data = self._data
-    if data.flags.c_contiguous and shape and type(shape[0]) is int:
+    # numpy's reshape matches torch's computeStride when the strides are the standard C ones;
+    # size-1 dims may carry any stride and still count as contiguous, so they take the
+    # general path (torch keeps their strides: arange(4.)[::2][:1].view(1, 1) is (2, 2))
+    if data.flags.c_contiguous and shape and type(shape[0]) is int and 1 not in data.shape:
         try:
             return self._view_of(data.reshape(shape))  # contiguous: always a view
         except (ValueError, TypeError):
@@ -75,7 +78,7 @@ def view(self, *shape):
         return _view_dtype(self, shape[0])
     shape = infer_size(shape_args(shape), self._data.size)
     data = self._data
-    if data.flags.c_contiguous:
+    if data.flags.c_contiguous and 1 not in data.shape:
         return self._view_of(data.reshape(shape))
     strides = compute_stride(data.shape, self.stride(), shape)
     if strides is None:
@@ -97,7 +100,10 @@ def _view_dtype(self, dtype):
                 "is contiguous (stride 1)"
             )
     storable = self._data.dtype if dt is self.dtype else _storable(self, dt)
-    arr = self._data.view(storable)
+    try:
+        arr = self._data.view(storable)
+    except ValueError as exc:  # torch: RuntimeError (e.g. last dim not divisible)
+        raise RuntimeError(f"view({dt}): {exc}") from None
     t = self._view_of(arr)
     t.dtype = dt
     return t
@@ -117,14 +123,14 @@ def view_as(self, other):
 
 def reshape(self, *shape):
     data = self._data
-    if data.flags.c_contiguous and shape and type(shape[0]) is int:
+    if data.flags.c_contiguous and shape and type(shape[0]) is int and 1 not in data.shape:
         try:
             return self._view_of(data.reshape(shape))
         except (ValueError, TypeError):
             pass
     shape = infer_size(shape_args(shape), self._data.size)
     data = self._data
-    if data.flags.c_contiguous:
+    if data.flags.c_contiguous and 1 not in data.shape:
         return self._view_of(data.reshape(shape))
     strides = compute_stride(data.shape, self.stride(), shape)
     if strides is not None:
@@ -153,6 +159,9 @@ def flatten(self, start_dim=0, end_dim=-1):
 
 
 def unflatten(self, dim, sizes):
+    if self._data.ndim == 0:
+        raise RuntimeError("unflatten: Dimension size must be non-zero; a 0-d tensor has no "
+                           "dimension to unflatten")
     d = _wrap_dim(dim, self._data.ndim)
     shp = self._data.shape
     sizes = infer_size(tuple(sizes), shp[d])
@@ -201,6 +210,8 @@ def movedim(self, source, destination):
         raise RuntimeError("movedim: source and destination must have the same length")
     src = [_wrap_dim(d, nd) for d in src]
     dst = [_wrap_dim(d, nd) for d in dst]
+    if nd == 0:
+        return self._view_of(self._data)  # torch: movedim(0, -1) of a 0-d tensor is itself
     order = [d for d in range(nd) if d not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
@@ -212,6 +223,8 @@ def _T(self):
 
 
 def _mT(self):
+    if self._data.ndim == 0:
+        return self._view_of(self._data)  # torch returns a 0-d tensor unchanged
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices; "
                            f"got a {self._data.ndim}-D tensor")
@@ -236,8 +249,25 @@ def narrow(self, dim, start, length):
     if not 0 <= start <= size or length < 0 or start + length > size:
         raise RuntimeError(
             f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    if length == 0 and self._data.size:  # numpy would drop the offset; torch keeps it
+        shp = list(self._data.shape)
+        shp[d] = 0
+        return empty_view(self, shp, self.stride(), self.storage_offset() + start * (
+            self.stride(d)))
     idx = (slice(None),) * d + (slice(start, start + length),)
     return self._view_of(self._data[idx])
+
+
+def empty_view(self, shape, strides, offset):
+    """An empty view of self's storage at element `offset` (torch keeps the offset of empty
+    slices: arange(4)[4:].storage_offset() == 4)."""
+    try:
+        arr = get_backend(self.device).from_storage(self._storage, shape, strides, offset,
+                                                    self._data.dtype)
+    except ValueError:  # an offset past the storage's end (torch allows it when empty)
+        arr = self._data[(slice(0, 0),) * self._data.ndim]
+        arr = arr.reshape(shape) if arr.shape != tuple(shape) else arr
+    return self._view_of(arr)
 
 
 def select(self, dim, index):
@@ -263,6 +293,8 @@ def unbind(self, dim=0):
 def diagonal(self, offset=0, dim1=0, dim2=1):
     nd = self._data.ndim
     a, b = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    if a == b:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     return self._view_of(self._data.diagonal(offset, a, b))
 
 
@@ -312,8 +344,9 @@ def unsqueeze(self, dim):
     nd = self._data.ndim
     d = _wrap_dim(dim, nd + 1)
     shp = self._data.shape
+    # torch keeps the strides of existing size-1 dims; numpy's reshape would rewrite them
     return self._view_of(self._data.reshape(shp[:d] + (1,) + shp[d:])) if (
-        self._data.flags.c_contiguous) else _unsqueeze_strided(self, d)
+        self._data.flags.c_contiguous and 1 not in shp) else _unsqueeze_strided(self, d)
 
 
 def _unsqueeze_strided(self, d):

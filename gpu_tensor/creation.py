@@ -209,6 +209,8 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dt = _dtype_or_default(dtype)
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"eye: n and m must be >= 0, got n={n}, m={m}")
     host = np.eye(n, n if m is None else m, dtype=dt.np)
     return _finish(_from_host(host, dt, device), requires_grad)
 
@@ -286,38 +288,65 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
-def _like(fn, input, dtype, device, requires_grad, *args):
-    return fn(*args, dtype=input.dtype if dtype is None else dtype,
-              device=input.device if device is None else device, requires_grad=requires_grad)
+def _like(fn, input, dtype, device, requires_grad, *args, memory_format=None):
+    t = fn(*args, dtype=input.dtype if dtype is None else dtype,
+           device=input.device if device is None else device)
+    return _finish(_relayout(t, input, memory_format), requires_grad)
+
+
+def _relayout(t, input, memory_format):
+    """`t` (C-contiguous, shaped like `input`) in the layout torch's *_like gives: for
+    preserve_format (the default) the input's strides when it is non-overlapping and dense
+    (a transpose, channels_last), else dense strides in the input's stride order."""
+    name = getattr(memory_format, "name", "preserve_format")
+    if name == "channels_last":
+        return t.contiguous(memory_format=memory_format)
+    data = input._data
+    if name != "preserve_format" or (data.flags.c_contiguous and 1 not in data.shape):
+        return t  # standard C strides already
+    from ._layout import empty_preserving, preserved_strides
+
+    if preserved_strides(data.shape, input.stride()) == t.stride():
+        return t
+    out = empty_preserving(input, t.dtype, t.device)
+    get_backend(t.device).copy_(out._data, t._data)
+    return out
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(empty, input, dtype, device, requires_grad, input.shape)
+    return _like(empty, input, dtype, device, requires_grad, input.shape,
+                 memory_format=memory_format)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(zeros, input, dtype, device, requires_grad, input.shape)
+    return _like(zeros, input, dtype, device, requires_grad, input.shape,
+                 memory_format=memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(ones, input, dtype, device, requires_grad, input.shape)
+    return _like(ones, input, dtype, device, requires_grad, input.shape,
+                 memory_format=memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
-    return _like(full, input, dtype, device, requires_grad, input.shape, fill_value)
+    return _like(full, input, dtype, device, requires_grad, input.shape, fill_value,
+                 memory_format=memory_format)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(rand, input, dtype, device, requires_grad, input.shape)
+    return _like(rand, input, dtype, device, requires_grad, input.shape,
+                 memory_format=memory_format)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(randn, input, dtype, device, requires_grad, input.shape)
+    return _like(randn, input, dtype, device, requires_grad, input.shape,
+                 memory_format=memory_format)
 
 
 def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad=False,
                  memory_format=None):
     if high is None:
         low, high = 0, low
-    return _like(randint, input, dtype, device, requires_grad, low, high, input.shape)
+    return _like(randint, input, dtype, device, requires_grad, low, high, input.shape,
+                 memory_format=memory_format)

@@ -124,6 +124,20 @@ _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64,
                 cfloat=complex64, cdouble=complex128)
 _BY_NP = {d.np: d for d in ALL}
+# torch's ScalarType names, used in its "not implemented for 'Float'" errors and its legacy
+# tensor type names ('torch.FloatTensor'); our messages use the same words.
+SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                     "int32": "Int", "int64": "Long", "float16": "Half",
+                     "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+                     "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def tensor_type_name(d: DType, device_type: str = "cpu") -> str:
+    """torch's legacy tensor type string (what `x.type()` returns), with our package name:
+    'gpu_tensor.FloatTensor', 'gpu_tensor.cuda.LongTensor' (torch: 'torch.FloatTensor')."""
+    prefix = "gpu_tensor.cuda." if device_type == "cuda" else "gpu_tensor."
+    return f"{prefix}{SCALAR_TYPE_NAMES[d.name]}Tensor"
+
 
 _default = float32
 

@@ -293,9 +293,13 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self) -> float:
+        if self._data.size != 1:  # torch: ValueError here (item() raises RuntimeError)
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self) -> int:
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __complex__(self) -> complex:

@@ -202,5 +202,5 @@ def test_random_view_chains_match_numpy_and_share_storage(data):
             # only flatten may copy, and only when no view can express it
             assert compute_stride(before.shape, before.stride(), (before.numel(),)) is None
             assert t.is_contiguous()
-        else:
+        elif t.numel():  # torch lets an empty view's offset pass the end (x[1:].narrow)
             assert 0 <= t.storage_offset() <= t.untyped_storage().nbytes() // t.element_size()

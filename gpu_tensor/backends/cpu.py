@@ -8,7 +8,19 @@ from ..device import CPU
 from ..storage import UntypedStorage
 from .base import Backend
 
-__all__ = ["CpuBackend", "flat_bytes", "host_ptr"]
+__all__ = ["CpuBackend", "flat_bytes", "host_ptr", "torch_empty_strides"]
+
+
+def torch_empty_strides(array):
+    """`array` (empty) with torch's contiguous strides: numpy gives a new empty array all-zero
+    strides, torch the C strides with 0-size dims counted as 1 (zeros(6, 0) is (1, 1)).
+    numpy keeps explicit strides through later views, so fixing them at allocation is enough
+    for factories and the views of their results."""
+    strides, step = [], array.itemsize
+    for n in reversed(array.shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return np.lib.stride_tricks.as_strided(array, array.shape, tuple(reversed(strides)))
 
 
 def host_ptr(array) -> int:
@@ -46,7 +58,8 @@ class CpuBackend(Backend):
     device = CPU
 
     def empty(self, shape, np_dtype):
-        return np.empty(shape, np_dtype), None
+        arr = np.empty(shape, np_dtype)
+        return (arr if arr.size else torch_empty_strides(arr)), None
 
     def adopt(self, array):
         return array, None
@@ -67,7 +80,8 @@ class CpuBackend(Backend):
         )
 
     def from_host(self, host_array):
-        return np.array(host_array, copy=True, order="K"), None
+        arr = np.array(host_array, copy=True, order="K")
+        return (arr if arr.size else torch_empty_strides(arr)), None
 
     def to_host(self, array):
         return np.array(array, copy=True, order="K")
@@ -76,7 +90,8 @@ class CpuBackend(Backend):
         np.copyto(dst, src, casting="unsafe")
 
     def contiguous(self, array):
-        return array.copy()  # ndarray.copy is C order (and the cheapest way to say it)
+        out = array.copy()  # ndarray.copy is C order (and the cheapest way to say it)
+        return out if out.size else torch_empty_strides(out)
 
     def astype(self, array, np_dtype):
         return array.astype(np_dtype)

@@ -14,7 +14,7 @@ import numpy as np
 from ..device import _make
 from ..memory import registry
 from ..storage import UntypedStorage
-from .cpu import CpuBackend, _Interface
+from .cpu import CpuBackend, _Interface, torch_empty_strides
 
 __all__ = ["EmulatedCudaBackend"]
 
@@ -66,7 +66,8 @@ class EmulatedCudaBackend(CpuBackend):
         for s in shape:
             n *= s
         buf, st = self._raw(n * np_dtype.itemsize, shape, np_dtype)
-        return buf.view(np_dtype).reshape(shape), st
+        arr = buf.view(np_dtype).reshape(shape)
+        return (arr if n else torch_empty_strides(arr)), st
 
     def adopt(self, array):
         if array.flags.c_contiguous:

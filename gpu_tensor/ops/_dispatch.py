@@ -54,6 +54,8 @@ class _Spec:
                 continue  # refused with torch's message by apply()
             if key in _INT_DIVISION and d.category <= _dt.INT:
                 continue  # apply() checks for division by zero
+            if key in _COMPLEX_FN and d.category == _dt.COMPLEX:
+                continue  # the table's numpy function is real-only: apply() swaps it
             if compute is d and d not in _HALF:
                 self.fast[d] = out
 
@@ -62,9 +64,13 @@ def _dtypes(spec, common):
     """(compute dtype, out dtype) for the promoted operand dtype; RuntimeError if refused."""
     op, kind = spec.op, spec.kind
     if op.int_only and common.category >= _dt.FLOAT:
-        raise RuntimeError(
-            f"{spec.key} is only defined for integer and bool tensors, got {common}; "
-            "cast the operands with .to(gt.int64) (or another integer dtype) first")
+        raise not_implemented(
+            spec.key, common, "it is only defined for integer and bool tensors; cast the "
+            "operands with .to(gt.int64) (or another integer dtype) first")
+    if common is _dt.bool and spec.key in _NO_BOOL:
+        raise not_implemented(spec.key, common)
+    if common.category <= _dt.INT and spec.key in _FLOAT_ONLY:
+        raise not_implemented(spec.key, common, "convert the input with .float() first")
     if kind == "logical":
         return _dt.bool, _dt.bool
     compute = common
@@ -73,14 +79,38 @@ def _dtypes(spec, common):
     out = _dt.bool if kind == "compare" else compute
     if compute in _HALF:
         compute = _dt.float32  # torch's opmath: half types compute in float32
-    if common.category == _dt.COMPLEX and spec.key in _REAL_ONLY:
-        raise RuntimeError(f"{spec.key} is not supported for complex tensors ({common})")
+    if common.category == _dt.COMPLEX:
+        if spec.key in _REAL_ONLY:
+            raise not_implemented(spec.key, common, "complex numbers are not ordered")
+        if spec.key == "abs":
+            out = common.to_real()  # torch: |z| of complex64 is float32
     return compute, out
+
+
+def not_implemented(name, dtype, hint=""):
+    """torch's error for an op a dtype does not support: NotImplementedError (a subclass
+    of RuntimeError), naming the dtype the way torch does ('Float', 'Bool', ...)."""
+    msg = f'"{name}" not implemented for \'{_dt.SCALAR_TYPE_NAMES[dtype.name]}\''
+    return NotImplementedError(f"{msg}; {hint}" if hint else msg)
 
 
 _INT_DIVISION = {"floor_divide", "remainder", "fmod"}
 _REAL_ONLY = {"floor", "ceil", "round", "floor_divide", "remainder", "maximum", "minimum",
-              "clamp", "lt", "le", "gt", "ge", "relu", "sign", "gelu", "silu", "sigmoid"}
+              "clamp", "lt", "le", "gt", "ge", "relu", "sign", "gelu"}
+# torch refuses these when the operands promote to bool (e.g. bool // bool, abs(bool))
+_NO_BOOL = {"floor_divide", "remainder", "abs", "floor", "ceil", "round", "relu", "gelu",
+            "silu"}
+_FLOAT_ONLY = {"gelu", "silu"}  # torch has no integer kernels for these
+
+
+def _complex_sigmoid(x):
+    one = x.dtype.type(1)
+    return one / (one + np.exp(-x))  # numpy protocols: cupy arrays stay on the device
+
+
+# The table's numpy functions for these are real-only (exp(-|x|) form); complex inputs use
+# the plain formula, as torch does.
+_COMPLEX_FN = {"sigmoid": _complex_sigmoid, "silu": lambda x: x * _complex_sigmoid(x)}
 
 SPECS = {k: _Spec(k, op) for k, op in OPS.items()}
 
@@ -139,6 +169,8 @@ def make_binary(key, reflected=False):
     fast = spec.fast if spec.ufunc and not (quiet and _CV is None) else {}
     cv, qv = _CV, _QUIET_EXTOBJ
     categories = _SCALAR_CATEGORY
+    if spec.op.no_bool:  # tensor - True: apply() raises torch's error
+        categories = {k: v for k, v in categories.items() if k is not bool}
     ndarray, asarray, new = np.ndarray, np.asarray, _new
 
     def f(self, other):
@@ -207,7 +239,7 @@ def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
         y = other._data
     else:
         c = _SCALAR_CATEGORY.get(type(other))
-        if c is None or c > dt.category:
+        if c is None or c > dt.category or (c == _dt.BOOL and SPECS[key].op.no_bool):
             return None
         y = other
     out = fast.get(dt)
@@ -335,19 +367,32 @@ def apply(key, *operands, **params):
     typed = operands[1:] if spec.kind == "where" else operands
     common = _dt.result_type(*(x for x in typed if x is not None))
     compute, out = _dtypes(spec, common)
+    if key in _OPERAND_CHECKS:
+        _OPERAND_CHECKS[key](operands, common)
     backend = get_backend(dev)
     cnp = compute.np
+    # torch casts operands to the common dtype before its kernel widens half types to
+    # float32: a float16 operand of a bfloat16 op is rounded to bfloat16 first
+    via = common.np if compute is not common and common in _HALF else None
     args = []
     for i, x in enumerate(operands):
         target = cnp
         if spec.kind == "where" and i == 0:
             target = np.dtype(np.bool_)
+        if via is not None and i == 1 and key in _OPMATH_SCALAR and isinstance(x, Tensor) \
+                and x._data.size == 1:
+            via = None  # ... except a one-element divisor/factor, read at full precision
         if isinstance(x, Tensor):
             if x.device is not dev:  # a 0-dim cpu tensor: joins as a scalar of its dtype
-                v = x._data.item()
+                v = x._data
+                if via is not None and v.dtype != via and target is cnp:
+                    v = v.astype(via)
+                v = v.item()
                 args.append(v if spec.ufunc else np.asarray(v).astype(target)[()])
                 continue
             arr = x._data
+            if via is not None and arr.dtype != via and target is cnp:
+                arr = backend.astype(arr, via)  # (float32 operands too: round, widen back)
             if arr.dtype != target:
                 arr = backend.astype(arr, target)
             args.append(arr)
@@ -368,9 +413,10 @@ def apply(key, *operands, **params):
         kwargs[op.param] = params.pop(op.param)
     if params:
         raise TypeError(f"{key}() got unexpected keyword arguments {sorted(params)}")
+    fn = _COMPLEX_FN.get(key, spec.fn) if compute.category == _dt.COMPLEX else spec.fn
     try:
         with np.errstate(all="ignore"):
-            r = backend.elementwise(key, spec.fn, args, out.np, kwargs)
+            r = backend.elementwise(key, fn, args, out.np, kwargs)
     except ValueError as exc:
         if "broadcast" in str(exc):
             raise _broadcast_error([x.shape for x in operands if isinstance(x, Tensor)],
@@ -382,6 +428,38 @@ def apply(key, *operands, **params):
         r = backend.astype(r, out.np)  # (uint16 results are real cuda's bfloat16 bits)
     r, st = backend.adopt(r)
     return Tensor._make(r, dev, out, st)
+
+
+def _check_pow(operands, common):
+    base, exp = operands
+    if common is _dt.bool and type(exp) is not bool:
+        raise not_implemented("pow", common)
+    if type(exp) is int and exp < 0 and common.category == _dt.INT:
+        raise RuntimeError("Integers to negative integer powers are not allowed; use a float "
+                           "exponent (e.g. ** -1.0) or convert the base with .float()")
+
+
+def _check_clamp(operands, common):
+    if common is _dt.bool and any(type(x) is bool for x in operands[1:]):
+        raise not_implemented("clamp", common)
+
+
+def _check_where(operands, common):
+    cond = operands[0]
+    if isinstance(cond, Tensor) and cond.dtype is not _dt.bool and cond.dtype is not _dt.uint8:
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{_dt.SCALAR_TYPE_NAMES[cond.dtype.name]}; compare it first (e.g. cond != 0)")
+
+
+# torch's cpu kernels of these read a one-element second operand of a half-type op as its
+# original value in float32 (TensorIterator's original_scalar_value), not rounded to the half
+# type; other ops round it (checked against torch 2.13: add/remainder round, these do not).
+_OPMATH_SCALAR = {"mul", "div", "floor_divide"}
+
+
+# Refusals that depend on the operands, not only on their common dtype.
+_OPERAND_CHECKS = {"pow": _check_pow, "clamp": _check_clamp, "where": _check_where}
 
 
 # -- public functions -----------------------------------------------------------------

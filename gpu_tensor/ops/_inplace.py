@@ -13,14 +13,18 @@ from ..backends import get_backend
 __all__ = ["check_writable", "inplace", "fill_", "zero_"]
 
 
-def check_writable(t, name: str) -> None:
+def check_writable(t, name: str, *, overlap_ok: bool = False) -> None:
+    """Refuse writes torch refuses. `overlap_ok`: fill_/zero_ may write an expanded view
+    (every alias gets the same value), as in torch. An empty tensor has nothing to write
+    (numpy gives empty arrays 0 strides; they are not expanded views)."""
     data = t._data
-    for n, s in zip(data.shape, data.strides, strict=True):
-        if s == 0 and n > 1:
-            raise RuntimeError(
-                f"{name}: unsupported operation: more than one element of the written-to "
-                "tensor refers to a single memory location (an expanded view). Please clone() "
-                "the tensor before performing the operation.")
+    if not overlap_ok and data.size:
+        for n, s in zip(data.shape, data.strides, strict=True):
+            if s == 0 and n > 1:
+                raise RuntimeError(
+                    f"{name}: unsupported operation: more than one element of the "
+                    "written-to tensor refers to a single memory location (an expanded "
+                    "view). Please clone() the tensor before performing the operation.")
     flags = getattr(data, "flags", None)
     if flags is not None and hasattr(flags, "writeable") and not flags.writeable:
         raise RuntimeError(
@@ -61,7 +65,7 @@ def inplace(fn, name: str):
 def fill_(self, value):
     from ..tensor import Tensor
 
-    check_writable(self, "fill_")
+    check_writable(self, "fill_", overlap_ok=True)
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(

@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtype as _dt
 from ..backends import get_backend
 from ..tensor import Tensor
-from ._dispatch import _BINARY, _HALF, _RBINARY, apply, binary, make_unary
+from ._dispatch import _BINARY, _HALF, _RBINARY, apply, binary, make_unary, not_implemented
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "div", "divide",
@@ -76,7 +76,7 @@ logical_not, bitwise_not = _u("logical_not"), _u("bitwise_not")
 
 
 def round(input, decimals=0):  # noqa: A001
-    if decimals == 0:
+    if decimals == 0 or input.dtype is _dt.bool:
         return apply("round", input)
     scale = 10.0 ** decimals
     return div(apply("round", mul(input, scale)), scale)
@@ -107,19 +107,31 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return binary("div", input, other)
     if rounding_mode == "floor":
+        if _dt.result_type(input, other).category == _dt.COMPLEX:
+            raise not_implemented("div_floor", _dt.result_type(input, other))
         return binary("floor_divide", input, other)
     if rounding_mode == "trunc":
-        q = binary("div", input, other)
-        common = _dt.result_type(input, other)
-        tq = _trunc_values(q)
-        if common.category < _dt.FLOAT:
-            return _int_trunc_div(input, other, common)
-        return tq.to(common) if tq.dtype is not common else tq
+        return _div_trunc(input, other)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                      f"but found {rounding_mode!r}")
 
 
 divide = true_divide = div
+
+
+def _div_trunc(a, b):
+    common = _dt.result_type(a, b)
+    if common is _dt.bool or common.category == _dt.COMPLEX:
+        raise not_implemented("div_trunc", common)
+    if common.category < _dt.FLOAT:
+        # torch casts both operands to the result dtype first (uint8 / int16(-3) divides by 253)
+        a, b = (x.to(common) if isinstance(x, Tensor) else x for x in (a, b))
+        return _int_trunc_div(a, b, common)
+    if common in _HALF:  # truncate the float32 quotient, then round once to the half type
+        a = a.to(common).to(_dt.float32) if isinstance(a, Tensor) else a
+        if isinstance(b, Tensor):  # a one-element divisor keeps its precision (_OPMATH_SCALAR)
+            b = (b if b.numel() == 1 and b.dtype is not common else b.to(common)).to(_dt.float32)
+    return _trunc_values(binary("div", a, b)).to(common)
 
 
 def _trunc_values(t):
@@ -133,6 +145,8 @@ def _trunc_values(t):
 
 
 def trunc(input):
+    if input.dtype is _dt.bool or input.dtype.category == _dt.COMPLEX:
+        raise not_implemented("trunc", input.dtype)
     return _trunc_values(input.clone() if input.dtype.category != _dt.FLOAT else input)
 
 

@@ -2,8 +2,8 @@
 index_select, masked_fill/masked_select, nonzero, take.
 
 Basic indices (ints, slices with positive steps, None, Ellipsis) give views, as in torch.
-Integer tensors/lists and boolean masks are advanced indices and give copies; they follow
-numpy's placement rules, which torch shares.
+Integer tensors/lists and boolean masks are advanced indices and give copies, placed the
+way torch places them (ints applied first as select(); see `_index_plan.py`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .. import dtype as _dt
 from .._dims import wrap_dim as _wrap_dim
 from ..backends import get_backend
 from ..tensor import Tensor
+from ._index_plan import empty_basic, empty_slice, none_strides, split_advanced
 from ._inplace import check_writable
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select",
@@ -52,7 +53,15 @@ def _normalise(t, index):
         index = (index,)
     out = []
     basic = True
+    ellipsis = False
     for i in index:
+        if i is Ellipsis:
+            if ellipsis:
+                continue  # torch: a second Ellipsis spans no dims (x[..., ...] is x)
+            ellipsis = True
+        if isinstance(i, str):
+            raise TypeError(f"a tensor can't be indexed with a string ({i!r}); use ints, "
+                            "slices, None, Ellipsis or integer/bool tensors")
         if isinstance(i, Tensor) and i.ndim == 0 and i.dtype.category == _dt.INT:
             i = int(i.item())
         elif isinstance(i, (np.integer,)):
@@ -101,7 +110,13 @@ def getitem(self, index):
     ti = type(index)
     if ti is slice and (index.step is None or (type(index.step) is int and index.step > 0)):
         if self._data.ndim:
-            return self._view_of(self._data[index])
+            r = self._data[index]
+            if r.size or not self._data.shape[0]:
+                return self._view_of(r)
+            # an empty slice: numpy drops the start offset; torch keeps it
+            start, _, step = index.indices(self._data.shape[0])
+            return self.narrow(0, start, 0) if step == 1 else empty_slice(self, 0, start,
+                                                                           step)
     elif ti is int:
         shape = self._data.shape
         if shape and -shape[0] <= index < shape[0]:
@@ -111,10 +126,16 @@ def getitem(self, index):
         _check_ints(self, idx)
         if Ellipsis not in idx:
             idx = idx + (Ellipsis,)  # numpy then returns a 0-d view, never a scalar
-        return self._view_of(self._data[idx])
+        r = self._data[idx]
+        if not r.size and self._data.size:  # numpy drops the offset of empty results
+            return empty_basic(self, idx, r)
+        if None in idx:
+            r = none_strides(get_backend(self.device).xp, self._data, idx, r)
+        return self._view_of(r)
     b = get_backend(self.device)
     try:
-        arr = self._data[idx]
+        data, idx = split_advanced(self._data, idx)
+        arr = data[idx]
     except IndexError as exc:
         raise IndexError(str(exc).replace("axis", "dimension")) from None
     arr, st = b.adopt(b.xp.array(arr, copy=True))
@@ -145,6 +166,13 @@ def _value_array(self, value):
 def setitem(self, index, value):
     check_writable(self, "__setitem__")
     idx, basic = _normalise(self, index)
+    if not basic and isinstance(value, Tensor) and value.dtype is not self.dtype and (
+            value.numel() != 1):
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got "
+            f"{_dt.SCALAR_TYPE_NAMES[self.dtype.name]} for the destination and "
+            f"{_dt.SCALAR_TYPE_NAMES[value.dtype.name]} for the source; convert the value "
+            "with .to(x.dtype)")
     val = _value_array(self, value)
     if basic:
         _check_ints(self, idx)
@@ -157,7 +185,8 @@ def setitem(self, index, value):
             self._bump_version()
             return
     try:
-        self._data[idx] = val
+        data, idx = split_advanced(self._data, idx)
+        data[idx] = val
     except (ValueError, IndexError) as exc:
         raise type(exc)(str(exc).replace("axis", "dimension")) from None
     self._bump_version()
@@ -216,6 +245,9 @@ def scatter_(self, dim, index, src=None, value=None, reduce=None):
     _check_index_tensor("scatter", self, d, index)
     b = get_backend(self.device)
     ia = _device_array(self, index)
+    n = self.shape[d] if self.ndim else 1
+    if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
+        raise RuntimeError(f"scatter(): index out of bounds for dimension {d} with size {n}")
     grid = _index_grid(b, ia, d)
     if src is None:
         src = value
@@ -255,12 +287,14 @@ def scatter_add_(self, dim, index, src):
 
 def index_select(input, dim, index):
     d = _wrap_dim(dim, input.ndim)
-    if not isinstance(index, Tensor) or index.dtype.category != _dt.INT or index.ndim > 1:
+    if not isinstance(index, Tensor) or index.dtype.category != _dt.INT:
         raise RuntimeError("index_select(): index must be a 0-D or 1-D int64/int32 tensor")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector (0-D or 1-D)")
     b = get_backend(input.device)
     ia = _device_array(input, index).reshape(-1)
     n = input.shape[d] if input.ndim else 1
-    if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
+    if ia.size and (int(ia.max()) >= n or int(ia.min()) < 0):  # torch: no negative wrap
         raise IndexError(f"index_select(): index out of range in self (dimension {d}, size {n})")
     src = input._data if input.ndim else input._data.reshape(1)
     arr, st = b.adopt(b.xp.take(src, ia, axis=d))

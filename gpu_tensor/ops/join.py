@@ -20,7 +20,9 @@ __all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk", "tensor_sp
 def _common(name, tensors):
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        # torch: cat([]) is a ValueError, stack([]) a RuntimeError
+        raise (ValueError if name == "cat" else RuntimeError)(
+            f"{name}(): expected a non-empty list of Tensors")
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): expected a sequence of Tensors, got an element of "
@@ -95,7 +97,8 @@ def split(tensor, split_size_or_sections, dim=0):
         size = split_size_or_sections
         if size <= 0 and not (size == 0 and n == 0):
             raise RuntimeError(f"split expects split_size be non-negative, but got {size}")
-        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+        # torch: an empty dim still gives one (empty) piece
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if n else [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if sum(sizes) != n:
@@ -116,7 +119,7 @@ def chunk(input, chunks, dim=0):
     n = input.shape[d]
     size = max(math.ceil(n / chunks), 1) if n else 0
     if n == 0:
-        return split(input, [0] * 1, d) if chunks else ()
+        return split(input, [0] * chunks, d)  # torch: `chunks` empty pieces
     return split(input, size, d)
 
 
@@ -128,5 +131,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         base, extra = divmod(n, k)
         sizes = [base + 1] * extra + [base] * (k - extra)
         return split(input, sizes, d)
-    bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+    # negative indices count from the end (as in Python slicing), then clamp to [0, n]
+    bounds = [0] + [min(max(int(i) + n if int(i) < 0 else int(i), 0), n)
+                    for i in indices_or_sections] + [n]
     return tuple(input.narrow(d, a, max(b - a, 0)) for a, b in zip(bounds, bounds[1:], strict=False))

@@ -115,25 +115,37 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return _out(input, r, dt)
 
 
-def _empty_check(t, axes, name):
+def _empty_check(t, axes, name, whole_cls=IndexError):
+    """torch: reducing an empty tensor with no dim raises `whole_cls` (RuntimeError for
+    max/min/amax/amin, IndexError for argmax/argmin); a zero-size dim IndexError."""
     if t._data.size == 0:
         shp = t._data.shape
         if axes is None or _py_any(shp[a] == 0 for a in axes):
-            raise IndexError(
+            raise (whole_cls if axes is None else IndexError)(
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0"
                 if axes is None else f"{name}(): cannot reduce over a zero-size dimension")
 
 
+def _ordered(input, name):
+    if input.dtype.category == _dt.COMPLEX:
+        raise NotImplementedError(
+            f"{name}(): not implemented for "
+            f"'{_dt.SCALAR_TYPE_NAMES[input.dtype.name]}': complex numbers are not ordered; "
+            "reduce .abs() or .real instead")
+
+
 def amax(input, dim=(), keepdim=False):
+    _ordered(input, "amax")
     axes = _axes(input, dim)
-    _empty_check(input, axes, "amax")
+    _empty_check(input, axes, "amax", RuntimeError)
     xp = get_backend(input.device).xp
     return _out(input, xp.max(_values(input), axis=axes, keepdims=keepdim), input.dtype)
 
 
 def amin(input, dim=(), keepdim=False):
+    _ordered(input, "amin")
     axes = _axes(input, dim)
-    _empty_check(input, axes, "amin")
+    _empty_check(input, axes, "amin", RuntimeError)
     xp = get_backend(input.device).xp
     return _out(input, xp.min(_values(input), axis=axes, keepdims=keepdim), input.dtype)
 
@@ -142,7 +154,9 @@ def _arg(input, dim, keepdim, name):
     xp = get_backend(input.device).xp
     vals = _values(input)
     if input.dtype.category == _dt.COMPLEX:
-        raise RuntimeError(f"{name}(): complex tensors are not supported")
+        raise RuntimeError(f"{name}(): does not support complex input")
+    if input.dtype is _dt.bool and name in ("argmax", "argmin"):
+        raise RuntimeError(f"{name}(): does not support bool input; convert it with .int()")
     fn = xp.argmax if name in ("argmax", "max") else xp.argmin
     if dim is None:
         _empty_check(input, None, name)
@@ -176,6 +190,8 @@ def max(input, dim=None, keepdim=False):  # noqa: A001
         return maximum(input, dim)
     if dim is None:
         return amax(input)
+    if input.dtype.category == _dt.COMPLEX:
+        raise RuntimeError("max(): does not support complex input")
     return MaxResult(amax(input, dim, keepdim), _arg(input, dim, keepdim, "max"))
 
 
@@ -186,6 +202,8 @@ def min(input, dim=None, keepdim=False):  # noqa: A001
         return minimum(input, dim)
     if dim is None:
         return amin(input)
+    if input.dtype.category == _dt.COMPLEX:
+        raise RuntimeError("min(): does not support complex input")
     return MinResult(amin(input, dim, keepdim), _arg(input, dim, keepdim, "min"))
 
 
@@ -217,16 +235,23 @@ def std_mean(input, dim=None, *, correction=None, keepdim=False):
     return std(input, dim, correction=correction, keepdim=keepdim), mean(input, dim, keepdim)
 
 
+def _bool_out(input):
+    # torch keeps uint8 for all/any of a uint8 tensor (backward compatibility); bool otherwise
+    return _dt.uint8 if input.dtype is _dt.uint8 else _dt.bool
+
+
 def all(input, dim=None, keepdim=False):  # noqa: A001
     xp = get_backend(input.device).xp
     return _out(input, xp.all(_values(input) != 0 if input.dtype is not _dt.bool else
-                              input._data, axis=_axes(input, dim), keepdims=keepdim), _dt.bool)
+                              input._data, axis=_axes(input, dim), keepdims=keepdim),
+                _bool_out(input))
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
     xp = get_backend(input.device).xp
     return _out(input, xp.any(_values(input) != 0 if input.dtype is not _dt.bool else
-                              input._data, axis=_axes(input, dim), keepdims=keepdim), _dt.bool)
+                              input._data, axis=_axes(input, dim), keepdims=keepdim),
+                _bool_out(input))
 
 
 def count_nonzero(input, dim=None):

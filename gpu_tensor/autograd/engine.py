@@ -1,0 +1,238 @@
+"""The backward engine: `backward(tensors, grad_tensors, retain_graph)` and
+`grad(outputs, inputs, grad_outputs, retain_graph, allow_unused)`.
+
+Order: each node runs once, after every node that feeds it a gradient has run (Kahn's
+algorithm over the dependency counts of the reachable graph), so a node sees the sum of all
+its incoming gradients. Gradients are reduced to each input's shape (broadcasting), dtype
+and device here, once, instead of in every formula. Formulas run under no_grad (no
+higher-order graphs: create_graph=True is refused).
+"""
+
+from __future__ import annotations
+
+from ..tensor import Tensor
+from . import grad_mode
+from .function import (
+    AccumulateGrad,
+    FunctionCtx,
+    accumulate,
+    accumulator,
+    has_hooks,
+    run_hooks,
+)
+
+__all__ = ["backward", "grad", "sum_to"]
+
+
+def sum_to(g: Tensor, shape) -> Tensor:
+    """g summed over the dimensions that broadcasting added or expanded to reach g.shape."""
+    shape = tuple(shape)
+    gshape = tuple(g.shape)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape)
+                                if s == 1 and gshape[lead + i] != 1]
+    if dims:
+        g = g.sum(dim=dims, keepdim=True)
+    return g.reshape(shape) if tuple(g.shape) != shape else g
+
+
+def _fit(g: Tensor, meta) -> Tensor:
+    shape, dtype, device = meta
+    if g.device is not device:
+        from .._move import move
+
+        g = move(g, device)
+    if tuple(g.shape) != tuple(shape):
+        g = sum_to(g, shape)
+    if g.dtype is not dtype:
+        g = g.to(dtype)
+    return g
+
+
+def _roots(tensors, grads, what="tensors"):
+    """[(node, grad)] for the output tensors, with torch's checks and implicit ones."""
+    from .. import creation
+    from . import install
+
+    roots = []
+    for i, (t, g) in enumerate(zip(tensors, grads, strict=True)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{what} must be Tensors, got {type(t).__name__} at position {i}")
+        if not t.requires_grad:
+            hint = "" if install.ACTIVE else (
+                " (no tensor has been made with requires_grad=True through requires_grad_() "
+                "or a factory's requires_grad=True argument yet: before that, setting "
+                "`t.requires_grad = True` directly is not seen; use t.requires_grad_())")
+            raise RuntimeError(f"element {i} of {what} does not require grad and does not "
+                               f"have a grad_fn{hint}")
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = creation.ones_like(t)
+        elif not isinstance(g, Tensor):
+            g = creation.full_like(t, g)
+        elif tuple(g.shape) != tuple(t.shape):
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
+                f"output[{i}] has a shape of {list(t.shape)}.")
+        node = t.grad_fn if t.grad_fn is not None else accumulator(t)
+        roots.append((node, g))
+    return roots
+
+
+def _as_list(x):
+    if x is None:
+        return None
+    return [x] if isinstance(x, Tensor) else list(x)
+
+
+def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True):
+    """Run the graph from `roots`. `capture`: {node: slot} whose incoming gradient is
+    wanted (autograd.grad); returns {slot: grad}."""
+    deps: dict = {}
+    stack = [n for n, _ in roots]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        for nx, _ in node.next_functions:
+            if nx is None:
+                continue
+            deps[nx] = deps.get(nx, 0) + 1
+            if nx not in seen:
+                seen.add(nx)
+                stack.append(nx)
+    buffers: dict = {}
+    # ids of buffered gradients that nothing else references (a fresh, dense result of a
+    # built-in formula): a leaf may keep such a gradient as its .grad without a copy
+    owned: set = set()
+    for node, g in roots:
+        buffers[node] = buffers[node] + g if node in buffers else g
+    ready = [n for n in dict.fromkeys(n for n, _ in roots) if deps.get(n, 0) == 0]
+    captured = {}
+    with grad_mode.no_grad():
+        while ready:
+            node = ready.pop()
+            g = buffers.pop(node, None)
+            grads = ()
+            if g is not None:
+                stealable = id(g) in owned and not has_hooks(node)  # a hook may keep it
+                owned.discard(id(g))
+                g = run_hooks(node, g)
+                if capture is not None and node in capture:
+                    captured[capture[node]] = g
+                if isinstance(node, AccumulateGrad):
+                    if accumulate_leaves:
+                        accumulate(node.variable, g, steal=stealable)
+                else:
+                    ref = node._retained
+                    if ref is not None and ref() is not None:
+                        accumulate(ref(), g)
+                    grads = node.apply(g)
+                    if not retain_graph:
+                        node._release()
+            metas = node._meta
+            builtin = not isinstance(node, FunctionCtx)
+            for k, (nx, _) in enumerate(node.next_functions):
+                if nx is None:
+                    continue
+                raw = grads[k] if k < len(grads) else None
+                if raw is not None:
+                    meta = metas[k] if k < len(metas) else None
+                    gi = _fit(raw, meta) if meta is not None else raw
+                    prev = buffers.get(nx)
+                    if prev is None:
+                        buffers[nx] = gi
+                        if builtin and _ownable(gi, raw, g, stealable, grads):
+                            owned.add(id(gi))
+                    else:
+                        owned.discard(id(prev))
+                        buffers[nx] = total = prev + gi
+                        owned.add(id(total))
+                deps[nx] -= 1
+                if deps[nx] == 0:
+                    ready.append(nx)
+    return captured
+
+
+def _root(t):
+    return t if t._base is None else t._base
+
+
+def _ownable(gi, raw, g, g_owned: bool, grads) -> bool:
+    """Whether the gradient `gi` (a built-in formula's output `raw`, fitted to its input)
+    may become a leaf's .grad without a copy: nothing else may reference its memory. A new
+    tensor made by the fitting (a broadcast sum, a cast) is free; the formula's own output
+    must go to one edge only, and share memory with the incoming gradient `g` (a transpose,
+    reshape or narrow of it) only if `g` was free too."""
+    if _root(gi) is not _root(raw):
+        return True
+    if sum(x is raw for x in grads) != 1:
+        return False
+    return g_owned or _root(raw) is not _root(g)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Sum the gradients of `tensors` (weighted by `grad_tensors`) into the `.grad` of the
+    leaves that require grad. The graph's saved tensors are freed as it runs unless
+    `retain_graph=True`."""
+    if create_graph:
+        raise NotImplementedError(
+            "create_graph=True (higher-order gradients) is not supported by gpu_tensor autograd")
+    tensors = _as_list(tensors)
+    grads = _as_list(grad_tensors) or [None] * len(tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"grad_tensors should have {len(tensors)} entries, got {len(grads)}")
+    roots = _roots(tensors, grads)
+    if inputs is not None:
+        found = grad(tensors, _as_list(inputs), grads, retain_graph=retain_graph,
+                     allow_unused=True, _roots=roots)
+        for t, g in zip(_as_list(inputs), found, strict=True):
+            if g is not None:
+                accumulate(t, g)
+        return
+    _run(roots, bool(retain_graph))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False, _roots=None):
+    """The gradients of `outputs` with respect to `inputs` (a tuple), without touching any
+    `.grad`. allow_unused=False: an input the outputs do not depend on is an error."""
+    if create_graph:
+        raise NotImplementedError(
+            "create_graph=True (higher-order gradients) is not supported by gpu_tensor autograd")
+    outputs = _as_list(outputs)
+    inputs = _as_list(inputs)
+    if _roots is None:
+        gouts = _as_list(grad_outputs) or [None] * len(outputs)
+        if len(gouts) != len(outputs):
+            raise RuntimeError(f"grad_outputs should have {len(outputs)} entries, got "
+                               f"{len(gouts)}")
+        _roots = _roots_for(outputs, gouts)
+    capture = {}
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        node = t.grad_fn if t.grad_fn is not None else accumulator(t)
+        capture.setdefault(node, i)
+    found = _run(_roots, bool(retain_graph), capture, accumulate_leaves=False)
+    result = []
+    for t in inputs:
+        node = t.grad_fn if t.grad_fn is not None else accumulator(t)
+        g = found.get(capture[node])
+        if g is None:
+            if materialize_grads:
+                from ..creation import zeros_like
+
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.")
+        result.append(g)
+    return tuple(result)
+
+
+def _roots_for(outputs, gouts):
+    return _roots(outputs, gouts, what="outputs")

@@ -1,0 +1,297 @@
+"""Backward formulas of the elementwise ops (torch's derivatives.yaml, same node names).
+
+Gradients are returned in the broadcast shape of the output; the engine sums them back to
+each input's shape and casts them to its dtype. Formulas run under no_grad.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..ops import _dispatch
+from ..ops import elementwise as ew
+from ..tensor import Tensor
+from .install import formula, inplace
+
+__all__: list = []
+
+_B, _R = _dispatch._BINARY, _dispatch._RBINARY
+
+
+def _t(x):
+    return x if isinstance(x, Tensor) else None
+
+
+def _need(ctx, i):
+    return ctx.needs_input_grad[i]
+
+
+def _bin(key, *more):
+    """targets for a binary op: the module function, its aliases, the Tensor operators."""
+    return ((ew, key), (_B, key), (_R, key, "reflected")) + tuple((ew, m) for m in more)
+
+
+# -- arithmetic ---------------------------------------------------------------------------
+def _two(args, kwargs):
+    return [_t(args[0]), _t(args[1]) if len(args) > 1 else _t(kwargs.get("other"))]
+
+
+@formula("AddBackward0", *_bin("add"), inputs=_two)
+def _add(ctx, out, a, b, *, alpha=1):
+    ctx.alpha = alpha
+
+
+@_add.backward
+def _(ctx, g):
+    return g, (g if ctx.alpha == 1 else g * ctx.alpha) if _need(ctx, 1) else None
+
+
+@formula("SubBackward0", *_bin("sub"), inputs=_two)
+def _sub(ctx, out, a, b, *, alpha=1):
+    ctx.alpha = alpha
+
+
+@_sub.backward
+def _(ctx, g):
+    return g, (-g if ctx.alpha == 1 else g * -ctx.alpha) if _need(ctx, 1) else None
+
+
+@formula("MulBackward0", *_bin("mul"), inputs=_two)
+def _mul(ctx, out, a, b):
+    ctx.save_for_backward(a if _need(ctx, 1) else None, b if _need(ctx, 0) else None)
+
+
+@_mul.backward
+def _(ctx, g):
+    a, b = ctx.saved_tensors
+    return (g * b if _need(ctx, 0) else None), (g * a if _need(ctx, 1) else None)
+
+
+@formula("DivBackward0", *_bin("div"), inputs=_two)
+def _div(ctx, out, a, b, *, rounding_mode=None):
+    ctx.rounding = rounding_mode
+    ctx.save_for_backward(a if _need(ctx, 1) else None, b)
+
+
+@_div.backward
+def _(ctx, g):
+    a, b = ctx.saved_tensors
+    if ctx.rounding is not None:  # floor/trunc division: piecewise constant
+        return g * 0, (g * 0 if _need(ctx, 1) else None)
+    ga = g / b if _need(ctx, 0) else None
+    gb = -g * a / (b * b) if _need(ctx, 1) else None
+    return ga, gb
+
+
+@formula("PowBackward0", *_bin("pow"), inputs=_two)
+def _pow(ctx, out, a, b):
+    ctx.save_for_backward(a, b, out if _need(ctx, 1) else None)
+
+
+@_pow.backward
+def _(ctx, g):
+    a, b, out = ctx.saved_tensors
+    ga = gb = None
+    if _need(ctx, 0):
+        if not isinstance(b, Tensor) and b == 0:
+            ga = g * 0
+        else:
+            ga = g * b * ew.pow(a, b - 1)
+    if _need(ctx, 1):
+        # d(a**b)/db = a**b * log(a); torch masks a == 0 (and b >= 0) to 0 instead of nan
+        la = ew.log(a) if isinstance(a, Tensor) else math.log(a) if a > 0 else float("nan")
+        gb = g * out * la
+        if isinstance(a, Tensor):
+            gb = ew.where((a == 0) & (b >= 0), 0.0, gb)
+    return ga, gb
+
+
+@formula("RemainderBackward0", *_bin("remainder"), inputs=_two)
+def _remainder(ctx, out, a, b):
+    ctx.save_for_backward(a if _need(ctx, 1) else None, b if _need(ctx, 1) else None)
+
+
+@_remainder.backward
+def _(ctx, g):
+    a, b = ctx.saved_tensors
+    return g, (-g * ew.floor_divide(a, b) if _need(ctx, 1) else None)
+
+
+@formula("FloorDivideBackward0", *_bin("floor_divide"), inputs=_two)
+def _floordiv(ctx, out, a, b):
+    pass
+
+
+@_floordiv.backward
+def _(ctx, g):
+    return g * 0, g * 0
+
+
+def _pair(key):
+    """maximum/minimum: the gradient goes to the larger (smaller) input, halved on ties."""
+
+    @formula(key.capitalize() + "Backward0", (ew, key), inputs=_two)
+    def fwd(ctx, out, a, b):
+        ctx.save_for_backward(a, b)
+
+    @fwd.backward
+    def _(ctx, g):
+        a, b = ctx.saved_tensors
+        win = (a > b) if key == "maximum" else (a < b)
+        tie = a == b
+        half = g * 0.5
+        ga = ew.where(win, g, ew.where(tie, half, 0.0))
+        gb = ew.where(win, 0.0, ew.where(tie, half, g))
+        return ga, gb
+
+
+_pair("maximum")
+_pair("minimum")
+
+
+# -- unary --------------------------------------------------------------------------------
+def _unary(name, key, deriv, save_out=False, *aliases):
+    """A unary op whose gradient is g * deriv(x, out)."""
+
+    @formula(name, (ew, key), *((ew, a) for a in aliases))
+    def fwd(ctx, out, x, *args, **kwargs):
+        ctx.save_for_backward(x, out if save_out else None)
+        ctx.args, ctx.kwargs = args, kwargs
+
+    @fwd.backward
+    def _(ctx, g):
+        x, out = ctx.saved_tensors
+        return deriv(g, x, out, *ctx.args, **ctx.kwargs)
+
+    return fwd
+
+
+_unary("NegBackward0", "neg", lambda g, x, out: -g, False, "negative")
+_unary("AbsBackward0", "abs", lambda g, x, out: g * ew.sign(x))
+_unary("ExpBackward0", "exp", lambda g, x, out: g * out, True)
+_unary("LogBackward0", "log", lambda g, x, out: g / x)
+_unary("Log1PBackward0", "log1p", lambda g, x, out: g / (x + 1))
+_unary("SqrtBackward0", "sqrt", lambda g, x, out: g / (out * 2), True)
+_unary("RsqrtBackward0", "rsqrt", lambda g, x, out: g * (out * out * out) * -0.5, True)
+_unary("SinBackward0", "sin", lambda g, x, out: g * ew.cos(x))
+_unary("CosBackward0", "cos", lambda g, x, out: -g * ew.sin(x))
+_unary("TanhBackward0", "tanh", lambda g, x, out: g * (1 - out * out), True)
+_unary("SigmoidBackward0", "sigmoid", lambda g, x, out: g * out * (1 - out), True)
+_unary("ReluBackward0", "relu", lambda g, x, out: g * (out > 0), True)
+_unary("ReciprocalBackward0", "reciprocal", lambda g, x, out: -g * out * out, True)
+_unary("PowBackward0", "square", lambda g, x, out: g * x * 2)
+
+
+def _silu(g, x, out):
+    s = ew.sigmoid(x)
+    return g * s * (1 + x * (1 - s))
+
+
+_unary("SiluBackward0", "silu", _silu)
+
+_SQRT1_2 = 1 / math.sqrt(2)  # erf argument scale of the exact gelu
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)  # the standard normal density's constant
+_K = math.sqrt(2 / math.pi)  # tanh-gelu's constant
+
+
+def _gelu(g, x, out, approximate="none"):
+    if approximate == "tanh":
+        inner = (x + 0.044715 * x * x * x) * _K
+        t = ew.tanh(inner)
+        d_inner = (1 + 3 * 0.044715 * x * x) * _K
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner)
+    # d/dx x*Phi(x) = Phi(x) + x*phi(x) (numpy has no erf: Phi comes from gelu itself)
+    pdf = ew.exp(x * x * -0.5) * _INV_SQRT_2PI
+    return g * (_phi(x) + x * pdf)
+
+
+def _phi(x):
+    """The standard normal CDF from the forward op, without an erf of our own:
+    gelu(x) + gelu(-x) = x*Phi(x) - x*(1 - Phi(x)) = x*(2*Phi(x) - 1)."""
+    zero = x == 0
+    safe = ew.where(zero, 1.0, x)
+    phi = ((ew.gelu(x) + ew.gelu(-x)) / safe + 1) * 0.5
+    return ew.where(zero, 0.5, phi)
+
+
+@formula("GeluBackward0", (ew, "gelu"))
+def _gelu_fwd(ctx, out, x, approximate="none"):
+    ctx.save_for_backward(x)
+    ctx.approximate = approximate
+
+
+@_gelu_fwd.backward
+def _(ctx, g):
+    (x,) = ctx.saved_tensors
+    return _gelu(g, x, None, ctx.approximate)
+
+
+def _zero_grad(name, key):
+    @formula(name, (ew, key))
+    def fwd(ctx, out, *args, **kwargs):
+        pass
+
+    @fwd.backward
+    def _(ctx, g):
+        return g * 0
+
+    return fwd
+
+
+for _n, _k in (("FloorBackward0", "floor"), ("CeilBackward0", "ceil"),
+               ("RoundBackward0", "round"), ("TruncBackward0", "trunc"),
+               ("SignBackward0", "sign")):
+    _zero_grad(_n, _k)
+
+
+# -- where, clamp ---------------------------------------------------------------------------
+def _where_inputs(args, kwargs):
+    inp = args[1] if len(args) > 1 else kwargs.get("input")
+    other = args[2] if len(args) > 2 else kwargs.get("other")
+    return [None, _t(inp), _t(other)]
+
+
+@formula("WhereBackward0", (ew, "where"), inputs=_where_inputs)
+def _where(ctx, out, condition, input=None, other=None):  # noqa: A002
+    ctx.save_for_backward(condition)
+
+
+@_where.backward
+def _(ctx, g):
+    (cond,) = ctx.saved_tensors
+    return None, ew.where(cond, g, 0.0), ew.where(cond, 0.0, g)
+
+
+def _clamp_inputs(args, kwargs):
+    lo = args[1] if len(args) > 1 else kwargs.get("min")
+    hi = args[2] if len(args) > 2 else kwargs.get("max")
+    return [_t(args[0]), _t(lo), _t(hi)]
+
+
+@formula("ClampBackward1", (ew, "clamp"), (ew, "clip"), inputs=_clamp_inputs)
+def _clamp(ctx, out, x, min=None, max=None):  # noqa: A002
+    ctx.save_for_backward(x, min, max)
+
+
+@_clamp.backward
+def _(ctx, g):
+    x, lo, hi = ctx.saved_tensors
+    keep = None
+    if lo is not None:
+        keep = x >= lo
+    if hi is not None:
+        keep = (x <= hi) if keep is None else keep & (x <= hi)
+    gx = ew.where(keep, g, 0.0)
+    glo = ew.where(x < lo, g, 0.0) if isinstance(lo, Tensor) else None
+    ghi = ew.where(x > hi, g, 0.0) if isinstance(hi, Tensor) else None
+    if glo is not None and hi is not None:
+        glo = ew.where(x < lo, glo, 0.0)
+    return gx, glo, ghi
+
+
+# -- in-place forms: recorded as their out-of-place op on a copy ------------------------------
+for _name in ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "neg", "abs",
+              "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu",
+              "floor", "ceil", "round", "trunc", "sign", "clamp", "clip", "square",
+              "reciprocal", "maximum", "minimum", "lerp", "fmod"):
+    inplace(_name + "_", lambda n=_name: getattr(ew, n))

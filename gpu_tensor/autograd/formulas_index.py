@@ -1,0 +1,221 @@
+"""Backward formulas of indexing: getitem (basic and advanced), gather, index_select,
+take, masked_fill/masked_select, scatter/scatter_add; and the recorded forms of the
+in-place writes (`t[i] = v`, masked_fill_, scatter_, copy_, fill_, zero_)."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from .. import _layout, _move, _views
+from ..backends import get_backend
+from ..ops import indexing
+from ..tensor import Tensor
+from .install import first, formula, inplace
+
+__all__: list = []
+
+
+
+def _zeros(like, shp):
+    from ..creation import zeros
+
+    return zeros(tuple(shp), dtype=like.dtype, device=like.device)
+
+
+# -- indexing ----------------------------------------------------------------------------------
+def _index_add(z, index, g):
+    """z[index] += g, with repeated advanced indices accumulating (np.add.at)."""
+    idx, basic = indexing._normalise(z, index)
+    xp = get_backend(z.device).xp
+    if basic:
+        z[index] = g
+        return z
+    idx = tuple(xp.nonzero(i) if getattr(i, "dtype", None) == np.bool_ else (i,) for i in idx)
+    flat = tuple(a for part in idx for a in part)
+    xp.add.at(z._data, flat, g._data)
+    return z
+
+
+@formula("IndexBackward0", (indexing, "getitem"), inputs=first)
+def _getitem(ctx, out, x, index):
+    ctx.shape, ctx.index = x.shape, index
+    if isinstance(index, Tensor):
+        ctx.save_for_backward(index)
+    elif isinstance(index, tuple):
+        ctx.save_for_backward(*index)
+
+
+@_getitem.backward
+def _(ctx, g):
+    if isinstance(ctx.index, (Tensor, tuple)):
+        saved = ctx.saved_tensors
+        index = saved[0] if isinstance(ctx.index, Tensor) else tuple(saved)
+    else:
+        index = ctx.index
+    return _index_add(_zeros(g, ctx.shape), index, g)
+
+
+
+@formula("GatherBackward0", (indexing, "gather"), inputs=first)
+def _gather(ctx, out, x, dim, index):
+    ctx.shape, ctx.dim = x.shape, dim
+    ctx.save_for_backward(index)
+
+
+@_gather.backward
+def _(ctx, g):
+    (index,) = ctx.saved_tensors
+    return _zeros(g, ctx.shape).scatter_add_(ctx.dim, index, g)
+
+
+@formula("IndexSelectBackward0", (indexing, "index_select"), inputs=first)
+def _index_select(ctx, out, x, dim, index):
+    ctx.shape, ctx.dim = x.shape, dim % max(x.ndim, 1)
+    ctx.save_for_backward(index)
+
+
+@_index_select.backward
+def _(ctx, g):
+    (index,) = ctx.saved_tensors
+    z = _zeros(g, ctx.shape)
+    if not z.ndim:
+        return g.reshape(())
+    xp = get_backend(z.device).xp
+    xp.add.at(z._data, (slice(None),) * ctx.dim + (index._data.reshape(-1),), g._data)
+    return z
+
+
+@formula("TakeBackward0", (indexing, "take"), inputs=first)
+def _take(ctx, out, x, index):
+    ctx.shape = x.shape
+    ctx.save_for_backward(index if isinstance(index, Tensor) else None)
+    ctx.raw = None if isinstance(index, Tensor) else index
+
+
+@_take.backward
+def _(ctx, g):
+    (index,) = ctx.saved_tensors
+    z = _zeros(g, ctx.shape)
+    ia = index._data if index is not None else indexing._device_array(z, ctx.raw)
+    get_backend(z.device).xp.add.at(z._data.reshape(-1), ia, g._data)
+    return z
+
+
+def _masked_fill_inputs(args, kwargs):
+    value = args[2] if len(args) > 2 else kwargs.get("value")
+    return [args[0], None, value if isinstance(value, Tensor) else None]
+
+
+@formula("MaskedFillBackward0", (indexing, "masked_fill"), inputs=_masked_fill_inputs)
+def _masked_fill(ctx, out, x, mask, value):
+    ctx.save_for_backward(mask)
+
+
+@_masked_fill.backward
+def _(ctx, g):
+    (mask,) = ctx.saved_tensors
+    gv = (g * mask).sum() if ctx.needs_input_grad[2] else None
+    return g.masked_fill(mask, 0), None, gv
+
+
+@formula("MaskedSelectBackward0", (indexing, "masked_select"), inputs=first)
+def _masked_select(ctx, out, x, mask):
+    ctx.save_for_backward(mask)
+    ctx.shape = x.shape
+
+
+@_masked_select.backward
+def _(ctx, g):
+    (mask,) = ctx.saved_tensors
+    xp = get_backend(g.device).xp
+    shp = tuple(np.broadcast_shapes(tuple(ctx.shape), tuple(mask.shape)))
+    z = _zeros(g, shp)
+    z._data[xp.broadcast_to(mask._data, shp)] = g._data
+    return z  # summed back to the input's shape by the engine
+
+
+def _scatter_inputs(args, kwargs):
+    src = args[3] if len(args) > 3 else kwargs.get("src")
+    return [args[0], None, None, src if isinstance(src, Tensor) else None]
+
+
+def _scatter(name, key):
+    @formula(name, (indexing, key), inputs=_scatter_inputs)
+    def fwd(ctx, out, x, dim, index, src=None, value=None, reduce=None):
+        ctx.dim, ctx.reduce, ctx.add = dim, reduce, key == "scatter_add" or reduce == "add"
+        ctx.save_for_backward(index)
+
+    @fwd.backward
+    def _(ctx, g):
+        if ctx.reduce == "multiply":
+            raise RuntimeError("the derivative for scatter(reduce='multiply') is not "
+                               "implemented in gpu_tensor autograd")
+        (index,) = ctx.saved_tensors
+        gx = g if ctx.add else g.scatter(ctx.dim, index, 0.0)
+        gsrc = g.gather(ctx.dim, index) if ctx.needs_input_grad[3] else None
+        return gx, None, None, gsrc
+
+
+_scatter("ScatterBackward0", "scatter")
+_scatter("ScatterAddBackward0", "scatter_add")
+
+
+# -- setitem (in place) as an out-of-place index_put ----------------------------------------
+def _index_put_copy(x, index, value):
+    """x with x[index] = value, as a new tensor (the recorded form of __setitem__)."""
+    r = _layout.clone(x)
+    indexing.setitem(r, index, value)
+    return r
+
+
+def _put_inputs(args, kwargs):
+    v = args[2]
+    return [args[0], v if isinstance(v, Tensor) else None]
+
+
+@formula("IndexPutBackward0", (sys.modules[__name__], "_index_put_copy"), inputs=_put_inputs)
+def _put(ctx, out, x, index, value):
+    ctx.index = index
+    ctx.save_for_backward(*(index if isinstance(index, tuple) else (index,)))
+
+
+@_put.backward
+def _(ctx, g):
+    saved = ctx.saved_tensors
+    index = tuple(saved) if isinstance(ctx.index, tuple) else saved[0]
+    gx = g.clone()
+    gx[index] = 0.0
+    gv = g[index] if ctx.needs_input_grad[1] else None
+    return gx, gv
+
+
+inplace("__setitem__", lambda: sys.modules[__name__]._index_put_copy)
+inplace("masked_fill_", lambda: indexing.masked_fill)
+inplace("scatter_", lambda: indexing.scatter)
+inplace("scatter_add_", lambda: indexing.scatter_add)
+
+
+def _copy_oop(old, src, non_blocking=False):
+    """What `old.copy_(src)` leaves in old: src moved, cast and broadcast (a new tensor)."""
+    from ..creation import tensor as new_tensor
+
+    if not isinstance(src, Tensor):
+        src = new_tensor(src, dtype=old.dtype, device=old.device)
+    if src.device is not old.device:
+        src = _move.move(src, old.device)
+    if src.dtype is not old.dtype:
+        src = _move.astype(src, old.dtype)
+    return _views.expand(src, old.shape).clone()
+
+
+def _fill_oop(old, value):
+    if isinstance(value, Tensor):
+        return _copy_oop(old, value)
+    return old * 0 + value
+
+
+inplace("copy_", lambda: _copy_oop)
+inplace("fill_", lambda: _fill_oop)
+inplace("zero_", lambda: (lambda old: old * 0))

@@ -1,0 +1,252 @@
+"""Backward formulas of views and layout (view/reshape, transpose/permute, narrow/select,
+expand, squeeze/unsqueeze, diagonal, clone/contiguous), joins (cat, stack; split and chunk
+are narrow views), copies (flip, roll, repeat) and casts/moves (.to). Indexing is in
+formulas_index.py."""
+
+from __future__ import annotations
+
+from .. import _layout, _move, _views
+from ..backends import get_backend
+from ..ops import join, shape
+from ..tensor import Tensor
+from .install import first, formula
+
+__all__: list = []
+
+
+
+def _zeros(like, shp):
+    from ..creation import zeros
+
+    return zeros(tuple(shp), dtype=like.dtype, device=like.device)
+
+
+def _keep_shape(ctx, out, x, *args, **kwargs):
+    ctx.shape = x.shape
+    ctx.bitcast = out.dtype is not x.dtype  # view(dtype): a reinterpretation of the bits
+
+
+def _reshape_back(ctx, g):
+    if ctx.bitcast:
+        raise RuntimeError("the derivative of view(dtype) with a different dtype is not "
+                           "implemented in gpu_tensor autograd; use .to(dtype) to convert")
+    return g.reshape(ctx.shape)
+
+
+for _name, _key in (("ViewBackward0", "view"), ("ReshapeAliasBackward0", "reshape"),
+                    ("UnsqueezeBackward0", "unsqueeze"), ("SqueezeBackward0", "squeeze")):
+    formula(_name, (_views, _key), inputs=first)(_keep_shape).backward(_reshape_back)
+
+
+@formula("TransposeBackward0", (_views, "transpose"), inputs=first)
+def _transpose(ctx, out, x, d0, d1):
+    ctx.d = (d0, d1) if x.ndim else None
+
+
+@_transpose.backward
+def _(ctx, g):
+    return g if ctx.d is None else g.transpose(*ctx.d)
+
+
+@formula("TBackward0", (_views, "t"), (_views, "_T"), inputs=first)
+def _t(ctx, out, x):
+    pass
+
+
+@_t.backward
+def _(ctx, g):
+    return g.permute(*reversed(range(g.ndim))) if g.ndim else g
+
+
+@formula("PermuteBackward0", (_views, "permute"), inputs=first)
+def _permute(ctx, out, x, *dims):
+    from .._dims import shape_args
+
+    nd = x.ndim
+    axes = [d % nd if nd else 0 for d in shape_args(dims)]
+    inverse = [0] * nd
+    for i, a in enumerate(axes):
+        inverse[a] = i
+    ctx.inverse = inverse
+
+
+@_permute.backward
+def _(ctx, g):
+    return g.permute(*ctx.inverse) if ctx.inverse else g
+
+
+@formula("ExpandBackward0", (_views, "expand"), inputs=first)
+def _expand(ctx, out, x, *sizes):
+    pass  # the engine sums the gradient back to the input's shape
+
+
+@_expand.backward
+def _(ctx, g):
+    return g
+
+
+@formula("NarrowBackward0", (_views, "narrow"), inputs=first)
+def _narrow(ctx, out, x, dim, start, length):
+    ctx.shape, ctx.args = x.shape, (dim, start, length)
+
+
+@_narrow.backward
+def _(ctx, g):
+    z = _zeros(g, ctx.shape)
+    z.narrow(*ctx.args).copy_(g)
+    return z
+
+
+@formula("SelectBackward0", (_views, "select"), inputs=first)
+def _select(ctx, out, x, dim, index):
+    ctx.shape, ctx.args = x.shape, (dim, index)
+
+
+@_select.backward
+def _(ctx, g):
+    z = _zeros(g, ctx.shape)
+    z.select(*ctx.args).copy_(g)
+    return z
+
+
+@formula("DiagonalBackward0", (_views, "diagonal"), inputs=first)
+def _diagonal(ctx, out, x, offset=0, dim1=0, dim2=1):
+    ctx.shape, ctx.args = x.shape, (offset, dim1, dim2)
+
+
+@_diagonal.backward
+def _(ctx, g):
+    # numpy's diagonal views are read-only: write through an (i, j) index instead
+    offset, d1, d2 = ctx.args
+    z = _zeros(g, ctx.shape)
+    zm = z.movedim([d1 % z.ndim, d2 % z.ndim], [-2, -1])
+    xp = get_backend(z.device).xp
+    n = g.shape[-1]
+    i = xp.arange(n) + max(-offset, 0)
+    zm._data[..., i, i + offset] = g._data
+    return z
+
+
+def _identity(ctx, g):
+    return g
+
+
+formula("CloneBackward0", (_layout, "clone"), inputs=first)(
+    lambda ctx, out, x, *a, **k: None).backward(_identity)
+formula("ContiguousBackward0", (_layout, "contiguous"), inputs=first)(
+    lambda ctx, out, x, *a, **k: None).backward(_identity)
+
+
+def _not_implemented(name):
+    def bwd(ctx, g):
+        raise RuntimeError(f"the derivative for '{name}' is not implemented in gpu_tensor "
+                           "autograd")
+
+    return bwd
+
+
+for _key in ("unfold", "as_strided"):
+    formula(_key.capitalize() + "Backward0", (_views, _key), inputs=first)(
+        lambda ctx, out, x, *a, **k: None).backward(_not_implemented(_key))
+
+
+# -- joins -------------------------------------------------------------------------------------
+def _seq_inputs(args, kwargs):
+    seq = args[0] if args else kwargs.get("tensors")
+    return [t if isinstance(t, Tensor) else None for t in seq]
+
+
+@formula("CatBackward0", (join, "cat"), inputs=_seq_inputs)
+def _cat(ctx, out, tensors, dim=0):
+    tensors = list(tensors)
+    kept = [not (t.ndim == 1 and t.shape[0] == 0) for t in tensors]
+    if not any(kept):
+        kept[0] = True
+    ref = next(t for t, k in zip(tensors, kept, strict=True) if k)
+    ctx.dim = dim % ref.ndim
+    ctx.sizes = [t.shape[ctx.dim] if k else None for t, k in zip(tensors, kept, strict=True)]
+
+
+@_cat.backward
+def _(ctx, g):
+    out, start = [], 0
+    for s in ctx.sizes:
+        if s is None:
+            out.append(None)
+            continue
+        out.append(g.narrow(ctx.dim, start, s))
+        start += s
+    return tuple(out)
+
+
+@formula("StackBackward0", (join, "stack"), inputs=_seq_inputs)
+def _stack(ctx, out, tensors, dim=0):
+    ctx.dim = dim % out.ndim
+    ctx.n = len(list(tensors))
+
+
+@_stack.backward
+def _(ctx, g):
+    return tuple(g.select(ctx.dim, i) for i in range(ctx.n))
+
+
+# -- copying rearrangements --------------------------------------------------------------------
+@formula("FlipBackward0", (shape, "flip"), inputs=first)
+def _flip(ctx, out, x, dims):
+    ctx.dims = dims
+
+
+@_flip.backward
+def _(ctx, g):
+    return g.flip(ctx.dims) if g.ndim else g
+
+
+@formula("RollBackward0", (shape, "roll"), inputs=first)
+def _roll(ctx, out, x, shifts, dims=None):
+    ctx.shifts = -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+    ctx.dims = dims
+
+
+@_roll.backward
+def _(ctx, g):
+    return g.roll(ctx.shifts, ctx.dims)
+
+
+@formula("RepeatBackward0", (shape, "repeat"), inputs=first)
+def _repeat(ctx, out, x, *sizes):
+    from .._dims import shape_args
+
+    ctx.reps = shape_args(sizes)
+    ctx.shape = x.shape
+
+
+@_repeat.backward
+def _(ctx, g):
+    reps = ctx.reps
+    shp = (1,) * (len(reps) - len(ctx.shape)) + tuple(ctx.shape)
+    split = []
+    for r, s in zip(reps, shp, strict=True):
+        split += [r, s]
+    g = g.reshape(split).sum(dim=list(range(0, 2 * len(reps), 2)))
+    return g.reshape(ctx.shape)
+
+
+# -- casts and moves ---------------------------------------------------------------------------
+@formula("ToCopyBackward0", (_move, "astype"), inputs=first)
+def _astype(ctx, out, x, dt):
+    pass
+
+
+@_astype.backward
+def _(ctx, g):
+    return g  # the engine casts it back to the input's dtype
+
+
+@formula("ToCopyBackward0", (_move, "move"), inputs=first)
+def _movef(ctx, out, x, device, non_blocking=False):
+    pass
+
+
+@_movef.backward
+def _(ctx, g):
+    return g  # the engine moves it back to the input's device
