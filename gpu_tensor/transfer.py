@@ -33,6 +33,7 @@ import numpy as np
 
 from gpu_tensor import _staging
 from gpu_tensor.backends import get_backend
+from gpu_tensor.backends.cpu import host_ptr
 from gpu_tensor.cuda import streams as _streams
 from gpu_tensor.device import CPU, resolve
 from gpu_tensor.memory import pinned as _pinned
@@ -116,12 +117,18 @@ def _free_pinned(pool, block) -> None:
     pool.free(block)
 
 
+def _pool_block(arr: np.ndarray):
+    """The allocated pool block holding host array ``arr``'s first byte, or None (no driver
+    call)."""
+    if _pinned._default is None:
+        return None
+    block = _pinned._default.owner(host_ptr(arr))
+    return block if block is not None and block.allocated else None
+
+
 def _pinned_block(t):
     """The pool block holding cpu tensor ``t``'s bytes, or None (no driver call)."""
-    if t.device.type != "cpu" or _pinned._default is None:
-        return None
-    block = _pinned._default.owner(t._data.__array_interface__["data"][0])
-    return block if block is not None and block.allocated else None
+    return _pool_block(t._data) if t.device.type == "cpu" else None
 
 
 def is_pinned(t) -> bool:
@@ -141,7 +148,7 @@ def _driver_pinned(arr: np.ndarray) -> bool:
         return False
     from gpu_tensor.backends.cuda_pinned import is_host_pinned
 
-    return is_host_pinned(arr.__array_interface__["data"][0])
+    return is_host_pinned(host_ptr(arr))
 
 
 def pin_memory(t):
@@ -243,17 +250,14 @@ def _h2d(src_arr: np.ndarray, dst, non_blocking: bool) -> None:
     backend = get_backend(dst.device)
     dst_ptr = backend.ptr(dst._data)
     memcpy = _memcpy(stream, "h2d")
-    block = None
-    if src_arr.flags.c_contiguous and src_arr.size:
-        block = _pinned._default.owner(src_arr.__array_interface__["data"][0]) \
-            if _pinned._default is not None else None
-    if block is not None and block.allocated:
-        memcpy(dst_ptr, src_arr.__array_interface__["data"][0], src_arr.nbytes)
+    block = _pool_block(src_arr) if src_arr.flags.c_contiguous and src_arr.size else None
+    if block is not None:
+        memcpy(dst_ptr, host_ptr(src_arr), src_arr.nbytes)
         _pool().record_stream(block, stream)
     elif (src_arr.flags.c_contiguous and src_arr.nbytes >= _DRIVER_PIN_CHECK_FROM
           and _driver_pinned(src_arr)):
         # Pinned by someone else: no pool to gate reuse; like torch, the caller owns it.
-        memcpy(dst_ptr, src_arr.__array_interface__["data"][0], src_arr.nbytes)
+        memcpy(dst_ptr, host_ptr(src_arr), src_arr.nbytes)
     else:
         _staging.stage_h2d(src_arr, dst_ptr, stream, _pool(), memcpy)
     if not non_blocking:
@@ -323,7 +327,7 @@ def _d2h(src, dst, non_blocking: bool) -> None:
     dst_arr = dst._data
     block = _pinned_block(dst) if dst_arr.flags.c_contiguous else None
     if block is not None:
-        memcpy(dst_arr.__array_interface__["data"][0], src_ptr, dst_arr.nbytes)
+        memcpy(host_ptr(dst_arr), src_ptr, dst_arr.nbytes)
         _pool().record_stream(block, stream)
         if non_blocking:
             event = _streams.Event()

@@ -25,25 +25,41 @@
 #define GT_TILE 32      // one warp wide
 #define GT_TILE_ROWS 8  // 256 threads per block; each thread moves GT_TILE / GT_TILE_ROWS elements
 
+// Tiles in the problem: p.tiles_i * p.tiles_j per batch, p.numel batches.
+__device__ __forceinline__ unsigned long long gt_tile_count(const GtCopyParams& p) {
+    return (unsigned long long)p.tiles_i * (unsigned long long)p.tiles_j *
+           (unsigned long long)p.numel;
+}
+
+// Where tile t starts: element (i0, j0) of the tiled pair for tiles `tile` elements square
+// (j varies fastest, then i, then the batch), and its batch's source/destination bases.
+template <typename Off>
+__device__ __forceinline__ void gt_tile_origin(unsigned long long t, const GtCopyParams& p,
+                                               typename GtIndex<Off>::type tile,
+                                               typename GtIndex<Off>::type& i0,
+                                               typename GtIndex<Off>::type& j0, Off& sb, Off& db) {
+    typedef typename GtIndex<Off>::type U;
+    const U tiles_i = (U)p.tiles_i, tiles_j = (U)p.tiles_j;
+    const U tj = (U)(t % tiles_j);
+    const U rest = (U)(t / tiles_j);
+    gt_decode<Off>(rest / tiles_i, p, sb, db);
+    i0 = (rest % tiles_i) * tile;
+    j0 = tj * tile;
+}
+
 template <typename D, typename S, typename Off>
 __global__ void __launch_bounds__(GT_TILE * GT_TILE_ROWS)
 gt_copy_transpose(D* __restrict__ dst, const S* __restrict__ src, GtCopyParams p) {
     typedef typename GtIndex<Off>::type U;
     __shared__ S tile[GT_TILE][GT_TILE + 1];
     const U ni = (U)p.tile_ni, nj = (U)p.tile_nj;
-    const U tiles_i = (U)p.tiles_i, tiles_j = (U)p.tiles_j;
-    const unsigned long long ntiles =
-        (unsigned long long)p.tiles_i * (unsigned long long)p.tiles_j * (unsigned long long)p.numel;
+    const unsigned long long ntiles = gt_tile_count(p);
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
     // Every thread runs the same number of iterations, so the __syncthreads below are uniform.
     for (unsigned long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        const U tj = (U)(t % tiles_j);
-        const U rest = (U)(t / tiles_j);
-        const U ti = rest % tiles_i;
-        const U batch = rest / tiles_i;
+        U i0, j0;
         Off sb, db;
-        gt_decode<Off>(batch, p, sb, db);
-        const U i0 = ti * GT_TILE, j0 = tj * GT_TILE;
+        gt_tile_origin<Off>(t, p, GT_TILE, i0, j0, sb, db);
 
 #pragma unroll
         for (unsigned r = 0; r < GT_TILE; r += GT_TILE_ROWS) {
@@ -76,18 +92,12 @@ gt_copy_transpose_vec(T* __restrict__ dst, const T* __restrict__ src, GtCopyPara
     const int TILE_V = GT_TILE * V;
     __shared__ T tile[GT_TILE * V][GT_TILE * V + 1];
     const U ni = (U)p.tile_ni, nj = (U)p.tile_nj;
-    const U tiles_i = (U)p.tiles_i, tiles_j = (U)p.tiles_j;
-    const unsigned long long ntiles =
-        (unsigned long long)p.tiles_i * (unsigned long long)p.tiles_j * (unsigned long long)p.numel;
+    const unsigned long long ntiles = gt_tile_count(p);
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
     for (unsigned long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        const U tj = (U)(t % tiles_j);
-        const U rest = (U)(t / tiles_j);
-        const U ti = rest % tiles_i;
-        const U batch = rest / tiles_i;
+        U i0, j0;
         Off sb, db;
-        gt_decode<Off>(batch, p, sb, db);
-        const U i0 = ti * TILE_V, j0 = tj * TILE_V;
+        gt_tile_origin<Off>(t, p, TILE_V, i0, j0, sb, db);
 
 #pragma unroll
         for (int r = 0; r < TILE_V; r += GT_TILE_ROWS) {

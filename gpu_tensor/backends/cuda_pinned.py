@@ -27,7 +27,7 @@ import numpy as np
 
 from gpu_tensor import _env
 from gpu_tensor.backends import _cupy
-from gpu_tensor.memory.raw import RawOutOfMemory
+from gpu_tensor.memory.raw import HostMapping, RawOutOfMemory, map_host_pages
 
 __all__ = ["HostAllocSource", "RegisterSource", "default_raw_source", "prefault",
            "is_host_pinned"]
@@ -64,7 +64,7 @@ class RegisterSource:
         self._unregister = unregister
         self.capacity = capacity_bytes
         self.used = 0
-        self._maps: dict[int, tuple[mmap.mmap, ctypes.c_char]] = {}
+        self._maps: dict[int, HostMapping] = {}
         self._lock = threading.Lock()
 
     def alloc(self, nbytes: int) -> int:
@@ -79,43 +79,39 @@ class RegisterSource:
         try:
             # Private anonymous pages: Python's default for fileno -1 is MAP_SHARED, i.e.
             # shmem-backed pages (no transparent huge pages, counted as shmem by cgroups).
-            region = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        except (OSError, ValueError) as exc:
+            mapping = map_host_pages(nbytes, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        except RawOutOfMemory:
             with self._lock:
                 self.used -= nbytes
-            raise RawOutOfMemory(f"host mmap of {nbytes} bytes failed: {exc}") from exc
-        exporter = ctypes.c_char.from_buffer(region)
-        ptr = ctypes.addressof(exporter)
+            raise
         try:
-            prefault(ptr, nbytes)
+            prefault(mapping.ptr, nbytes)
             if self._register is not None:
-                self._register(ptr, nbytes)
+                self._register(mapping.ptr, nbytes)
         except BaseException:
             # Page-locking failed: give the pages back so nothing leaks, then report.
-            del exporter
-            region.close()
+            mapping.close()
             with self._lock:
                 self.used -= nbytes
             raise
         with self._lock:
-            self._maps[ptr] = (region, exporter)
-        return ptr
+            self._maps[mapping.ptr] = mapping
+        return mapping.ptr
 
     def free(self, ptr: int) -> None:
         with self._lock:
             try:
-                region, exporter = self._maps.pop(ptr)
+                mapping = self._maps.pop(ptr)
             except KeyError:
                 raise ValueError(f"pinned free of {ptr:#x}, which this source did not allocate") from None
-            self.used -= len(region)
+            self.used -= len(mapping)
         if self._unregister is not None:
             self._unregister(ptr)
-        del exporter  # mmap refuses to close while a buffer export is alive
-        region.close()
+        mapping.close()
 
     def outstanding(self) -> dict[int, int]:
         with self._lock:
-            return {ptr: len(region) for ptr, (region, _) in self._maps.items()}
+            return {ptr: len(mapping) for ptr, mapping in self._maps.items()}
 
 
 def _runtime():

@@ -123,10 +123,8 @@ def query_gpus(nvml=None) -> dict:
 def own_allocators() -> list[tuple[int, str, dict]]:
     """(device index, kind, stats) for each allocator this process already created.
     Never creates one: reading stats must not initialise CUDA."""
-    try:
-        from gpu_tensor.memory import registry
-    except ImportError:
-        return []
+    from gpu_tensor.memory import registry
+
     out = []
     for (kind, index), alloc in sorted(registry.existing_allocators().items()):
         out.append((index, kind, alloc.stats()))

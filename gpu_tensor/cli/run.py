@@ -22,24 +22,6 @@ from ._errors import CliError, write_text
 __all__ = ["run_script", "take_snapshot"]
 
 
-def _memory_api():
-    try:
-        from gpu_tensor.cuda import memory
-    except ImportError as exc:
-        raise CliError(
-            f"--run needs gpu_tensor.cuda.memory, which failed to import ({exc})"
-        ) from None
-    return memory
-
-
-def _has_allocator(device: int) -> bool:
-    try:
-        from gpu_tensor.memory import registry
-    except ImportError:
-        return True  # cannot tell; let the snapshot call decide
-    return registry.find(device) is not None
-
-
 def take_snapshot(memory, device: int) -> dict:
     """The full snapshot dict of `device`: torch's `_snapshot()` plus our extension."""
     return memory._snapshot(device)
@@ -115,13 +97,15 @@ def run_script(
     script = Path(argv[0])
     if not script.is_file():
         raise CliError(f"{script}: no such script")
+    from gpu_tensor.cuda import memory
+    from gpu_tensor.memory import registry
+
     device = 0 if device is None else device
-    memory = _memory_api()
     memory._record_memory_history(enabled="all")
     try:
         code, keepalive = _exec(script, argv[1:], memory)
         sys.stdout.flush()
-        if not _has_allocator(device):
+        if registry.find(device) is None:
             print(f"\n{script.name} made no allocations on cuda:{device}; nothing to summarise.")
             return code
         snap = take_snapshot(memory, device)

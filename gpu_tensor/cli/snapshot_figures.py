@@ -7,6 +7,8 @@ snapshot too; our "gpu_tensor" extension only adds exact stats and tensor detail
 
 from __future__ import annotations
 
+from gpu_tensor.memory.stats import ARRAY_STATS, POOLS
+
 __all__ = [
     "device_of",
     "segments_of",
@@ -146,18 +148,8 @@ def derive_stats(segments: list[dict]) -> dict:
         stats.setdefault(f"{stat}.{pool}.allocated", 0)
         stats.setdefault(f"{stat}.{pool}.freed", 0)
 
-    for pool in ("all", "large_pool", "small_pool"):
-        for stat in (
-            "allocation",
-            "segment",
-            "active",
-            "inactive_split",
-            "allocated_bytes",
-            "reserved_bytes",
-            "active_bytes",
-            "inactive_split_bytes",
-            "requested_bytes",
-        ):
+    for pool in POOLS:
+        for stat in ARRAY_STATS:
             put(stat, pool, 0)
     for seg in segments:
         pools = ("all", "small_pool" if seg["segment_type"] == "small" else "large_pool")

@@ -237,14 +237,7 @@ def _record_memory_history(enabled: str | None = "all", context: str | None = "a
 
 def _host_memory_stats():
     try:
-        from gpu_tensor.memory import pinned
-    except ImportError:
-        return None
-    getter = getattr(pinned, "host_memory_stats", None)
-    if getter is None:
-        return None
-    try:
-        return getter()
+        return _pinned.host_memory_stats()
     except Exception:  # noqa: BLE001 - a snapshot must not fail on the host pool's stats
         return None
 

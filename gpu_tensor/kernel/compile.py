@@ -61,26 +61,19 @@ def device_arch(device=None) -> str:
     return f"compute_{max(older)}"  # the driver JITs PTX forward
 
 
-def _headers_digest() -> str:
-    h = hashlib.sha256()
-    kdir = sources.kernel_dir()
-    for path in sorted(kdir.glob("*.cuh")):
-        h.update(path.name.encode() + path.read_bytes())
-    return h.hexdigest()
-
-
 def _cache_key(source, options, exprs, arch) -> str:
     h = hashlib.sha256()
-    for part in (source, _headers_digest(), repr(tuple(options)), repr(tuple(exprs)), arch,
-                 repr(nvrtc.nvrtc_version()), repr(nvrtc.DEFAULT_OPTIONS)):
+    for part in (source, sources.headers_digest("*.cuh"), repr(tuple(options)),
+                 repr(tuple(exprs)), arch, repr(nvrtc.nvrtc_version()),
+                 repr(nvrtc.DEFAULT_OPTIONS)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:40]
 
 
-def _compiled_file(source, options, exprs, arch) -> tuple[Path, dict]:
-    """Compile once per key; the disk cache survives processes (atomic writes)."""
-    key = _cache_key(source, options, exprs, arch)
+def _compiled_file(key, source, options, exprs, arch) -> tuple[Path, dict]:
+    """Compile once per key (`_cache_key`); the disk cache survives processes (atomic
+    writes)."""
     cache = Path(_env.cache_dir()) / "kernels"
     code_path = cache / f"{key}.{'cubin' if arch.startswith('sm_') else 'ptx'}"
     names_path = cache / f"{key}.json"
@@ -116,7 +109,7 @@ def get_function(source: str, name: str, options=(), name_expressions=()):
     with _lock:
         entry = _modules.get((dev, key))
         if entry is None:
-            path, lowered = _compiled_file(source, options, exprs, arch)
+            path, lowered = _compiled_file(key, source, options, exprs, arch)
             # CuPy's low-level Module (what RawModule wraps): load our NVRTC output as is and
             # look functions up by the mangled names NVRTC reported, no name guessing.
             module = cp.cuda.function.Module()

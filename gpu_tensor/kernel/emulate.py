@@ -64,15 +64,6 @@ def symbol_for(name_expression: str) -> str:
     return f"gt_emu_{stem}_{digest}"
 
 
-def _headers_digest() -> str:
-    h = hashlib.sha256()
-    kdir = sources.kernel_dir()
-    for path in sorted(kdir.glob("*.h")) + sorted(kdir.glob("*.cuh")):
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()
-
-
 def _translation_unit(source: str, exports, defines) -> str:
     lines = [f"#define {k} {v}" if v is not None else f"#define {k}" for k, v in defines.items()]
     lines.append('#include "host_emulation.h"')
@@ -101,8 +92,9 @@ def build(source: str, exports, defines=None) -> ctypes.CDLL:
         defines.setdefault("GT_EMU_HAVE_FP16", "1")
         include.append(f"-I{cuda_inc}")
     tu = _translation_unit(source, exports, defines)
+    headers = sources.headers_digest("*.h", "*.cuh")
     key = hashlib.sha256(
-        "\0".join([tu, _headers_digest(), " ".join(_FLAGS), " ".join(include), gxx]).encode()
+        "\0".join([tu, headers, " ".join(_FLAGS), " ".join(include), gxx]).encode()
     ).hexdigest()[:32]
     with _lock:
         lib = _libs.get(key)

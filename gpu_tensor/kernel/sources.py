@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import functools
 import glob
+import hashlib
 import importlib.util
 from pathlib import Path
 
 from .. import _env
 
-__all__ = ["kernel_dir", "read_kernel", "header_candidates", "host_cuda_include_dir"]
+__all__ = ["kernel_dir", "read_kernel", "headers_digest", "header_candidates",
+           "host_cuda_include_dir"]
 
 _MARKER = "common.cuh"  # present in every kernels/ directory we ship
 
@@ -46,6 +48,18 @@ def kernel_dir() -> Path:
 def read_kernel(filename: str) -> str:
     """Text of one kernel source file, e.g. read_kernel('copy_nd.cu')."""
     return (kernel_dir() / filename).read_text()
+
+
+def headers_digest(*patterns: str) -> str:
+    """sha256 of the names and bytes of the kernels/ files matching ``patterns`` (in that
+    order, sorted within each): the headers a compile cache key must cover."""
+    h = hashlib.sha256()
+    kdir = kernel_dir()
+    for pattern in patterns:
+        for path in sorted(kdir.glob(pattern)):
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def _nvidia_wheel_dirs() -> list[Path]:

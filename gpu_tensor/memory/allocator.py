@@ -257,7 +257,7 @@ class CachingAllocator:
                 self._stats.scalars["num_alloc_retries"] += 1
                 block = expandable.grow(self, pool, stream, size)
             if block is None:
-                raise self._out_of_memory(nbytes, size, stream)
+                raise self._out_of_memory(nbytes, stream)
             return block
         alloc_size = allocation_size(
             size, self._stats.current("reserved_bytes", "large_pool")
@@ -274,7 +274,7 @@ class CachingAllocator:
             self._stats.scalars["num_alloc_retries"] += 1
             block = self._alloc_segment(alloc_size, pool.is_small, stream)
         if block is None:
-            raise self._out_of_memory(nbytes, alloc_size, stream)
+            raise self._out_of_memory(nbytes, stream)
         return block
 
     def _alloc_found_block(self, pool, i: int, block: Block, size: int, nbytes: int,
@@ -427,6 +427,6 @@ class CachingAllocator:
     def _largest_free(self) -> int:
         return max(self._small.largest(), self._large.largest())
 
-    def _out_of_memory(self, nbytes: int, alloc_size: int, stream: int) -> OutOfMemoryError:
+    def _out_of_memory(self, nbytes: int, stream: int) -> OutOfMemoryError:
         self._stats.scalars["num_ooms"] += 1
-        return oom_report(self, nbytes, alloc_size, stream)
+        return oom_report(self, nbytes, stream)

@@ -19,11 +19,9 @@ from __future__ import annotations
 from .block import Block, Segment
 from .raw import RawOutOfMemory
 from .sizes import SMALL_BUFFER
-from .stats import SLOT
 
 __all__ = ["supported", "grow", "shrink"]
 
-_SPLIT, _SPLIT_BYTES = SLOT["inactive_split"], SLOT["inactive_split_bytes"]
 # Large-pool page. torch uses 20 MiB to amortise one cuMemCreate per page; smaller pages
 # waste less at a segment's end: on profiling/bench_allocator.py's traces 8 MiB beat 4, 6,
 # 10, 16 and 20 MiB (transformer 1.037 vs 1.039, random 1.32 vs 1.44, recorded MLP 1.48
@@ -100,11 +98,11 @@ def grow(alloc, pool, stream: int, size: int) -> Block | None:
         pool.remove(free_tail)
         free_tail.size += need
         if free_tail.is_split():
-            alloc._stats.apply(small, (_SPLIT_BYTES, need))
+            alloc._stats.split_changed(small, 0, need)
         return free_tail
     block = Block(end, need, stream, segment)
     block.prev, tail.next = tail, block
-    alloc._stats.apply(small, (_SPLIT, 1), (_SPLIT_BYTES, need))  # a free block of a split seg
+    alloc._stats.split_changed(small, 1, need)  # a free block of a split segment
     return block
 
 
@@ -134,10 +132,10 @@ def shrink(alloc) -> None:
             tail.size -= cut
             pool.add(tail)
             if was_split:
-                stats.apply(small, (_SPLIT_BYTES, -cut))
+                stats.split_changed(small, 0, -cut)
             continue
         if was_split:  # the free end block disappears entirely
-            stats.apply(small, (_SPLIT, -1), (_SPLIT_BYTES, -tail.size))
+            stats.split_changed(small, -1, -tail.size)
         if tail.prev is not None:
             tail.prev.next = None
             continue

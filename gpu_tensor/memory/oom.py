@@ -82,7 +82,7 @@ def _hint(requested, total, free, allocated, reserved_unallocated, limit, top, e
             "or check gt.cuda.memory.live_tensors() for unexpected holders.")
 
 
-def oom_report(alloc, nbytes: int, alloc_size: int, stream: int) -> OutOfMemoryError:
+def oom_report(alloc, nbytes: int, stream: int) -> OutOfMemoryError:
     """The OutOfMemoryError for a failed request, with the facts an OOM needs."""
     try:
         free, total = alloc.raw.mem_get_info()

@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass, field
 
 from gpu_tensor.memory.raw import RawOutOfMemory
+from gpu_tensor.memory.sizes import SMALL_BUFFER, SMALL_SIZE
 from gpu_tensor.memory.stats import DeviceStats
 
 __all__ = [
@@ -57,8 +58,13 @@ __all__ = [
 PAGE = 4096  # page-locking works on whole pages; a smaller unit would only share pages
 CLASSES_PER_OCTAVE = 8  # 8 segment classes per power of two: worst case 1/8 = 12.5 % overhead
 _PAGE_ROUNDED_BELOW = PAGE * CLASSES_PER_OCTAVE  # below 32 KiB a class step would be < 1 page
-SMALL_REQUEST = 1 << 20  # requests up to 1 MiB share small segments (device allocator's cut)
-SMALL_SEGMENT = 2 << 20  # 2 MiB: one pinning call serves 2+ small buffers, like the device's
+SMALL_REQUEST = SMALL_SIZE  # requests up to 1 MiB share small segments (device allocator's cut)
+SMALL_SEGMENT = SMALL_BUFFER  # 2 MiB: one pinning call serves 2+ small buffers, like the device's
+
+
+def _pages(nbytes: int) -> int:
+    """Whole pages for ``nbytes`` (one at least): a block's size."""
+    return max(PAGE, -(-nbytes // PAGE) * PAGE)
 
 
 def round_size(nbytes: int) -> int:
@@ -66,13 +72,9 @@ def round_size(nbytes: int) -> int:
     if nbytes < 0:
         raise ValueError(f"pinned allocation size must be >= 0, got {nbytes}")
     if nbytes <= _PAGE_ROUNDED_BELOW:
-        return max(PAGE, -(-nbytes // PAGE) * PAGE)
+        return _pages(nbytes)
     step = (1 << (nbytes.bit_length() - 1)) // CLASSES_PER_OCTAVE
     return -(-nbytes // step) * step
-
-
-def _pages(nbytes: int) -> int:
-    return max(PAGE, -(-nbytes // PAGE) * PAGE)
 
 
 class PinnedMemoryError(MemoryError):
@@ -128,9 +130,6 @@ class _Timing:
         avg = self.total / self.count if self.count else 0.0
         return {f"{prefix}.total": self.total, f"{prefix}.max": self.max,
                 f"{prefix}.min": self.min, f"{prefix}.count": self.count, f"{prefix}.avg": avg}
-
-
-SMALL_BLOCK = 1 << 20  # the device allocator's small/large pool cut, so summaries line up
 
 
 class PinnedPool:

@@ -28,7 +28,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["RawOutOfMemory", "HostRawSource", "FaultInjectingRawSource", "host_array"]
+__all__ = ["RawOutOfMemory", "HostRawSource", "FaultInjectingRawSource", "HostMapping",
+           "map_host_pages", "host_array"]
 
 
 # Address space only, no swap reservation: a reservation commits nothing until touched.
@@ -37,6 +38,34 @@ _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000 if sys.platform.startswit
 
 class RawOutOfMemory(MemoryError):
     """The raw source has no memory for this request (cudaErrorMemoryAllocation)."""
+
+
+class HostMapping:
+    """One anonymous mmap and the address it is handed out at: the record every source of
+    host pages keeps per pointer (HostRawSource here, the pinned pool's RegisterSource in
+    backends/cuda_pinned.py). A buffer export pins the address while the mapping is open."""
+
+    __slots__ = ("region", "ptr", "_exporter")
+
+    def __init__(self, nbytes: int, flags: int = mmap.MAP_SHARED):  # mmap.mmap's default
+        self.region = mmap.mmap(-1, nbytes, flags=flags)
+        self._exporter = ctypes.c_char.from_buffer(self.region)
+        self.ptr = ctypes.addressof(self._exporter)
+
+    def __len__(self) -> int:
+        return len(self.region)
+
+    def close(self) -> None:
+        self._exporter = None  # drop the buffer export first: mmap refuses to close while exported
+        self.region.close()
+
+
+def map_host_pages(nbytes: int, flags: int = mmap.MAP_SHARED) -> HostMapping:
+    """A new `HostMapping` of `nbytes`; RawOutOfMemory when the host refuses."""
+    try:
+        return HostMapping(nbytes, flags)
+    except (OSError, ValueError) as exc:  # the host itself is out of memory
+        raise RawOutOfMemory(f"host mmap of {nbytes} bytes failed: {exc}") from exc
 
 
 class HostRawSource:
@@ -49,9 +78,8 @@ class HostRawSource:
         self.used = 0
         self.num_allocs = 0
         self.num_frees = 0
-        # ptr -> (mmap, exporter); the exporter pins the address we handed out.
-        self._maps: dict[int, tuple[mmap.mmap, ctypes.c_char]] = {}
-        # reserve(): base -> [mmap, exporter, mapped bytes]
+        self._maps: dict[int, HostMapping] = {}
+        # reserve(): base -> [HostMapping, mapped bytes]
         self._reservations: dict[int, list] = {}
         self._lock = threading.Lock()  # the allocator locks too, but tests share sources
 
@@ -65,27 +93,21 @@ class HostRawSource:
                     f"emulated device full: {nbytes} requested, "
                     f"{self.capacity - self.used} of {self.capacity} free"
                 )
-            try:
-                region = mmap.mmap(-1, nbytes)
-            except (OSError, ValueError) as exc:  # the host itself is out of memory
-                raise RawOutOfMemory(f"host mmap of {nbytes} bytes failed: {exc}") from exc
-            exporter = ctypes.c_char.from_buffer(region)
-            ptr = ctypes.addressof(exporter)
-            self._maps[ptr] = (region, exporter)
+            mapping = map_host_pages(nbytes)
+            self._maps[mapping.ptr] = mapping
             self.used += nbytes
             self.num_allocs += 1
-            return ptr
+            return mapping.ptr
 
     def free(self, ptr: int) -> None:
         with self._lock:
             try:
-                region, exporter = self._maps.pop(ptr)
+                mapping = self._maps.pop(ptr)
             except KeyError:
                 raise ValueError(f"raw free of {ptr:#x}, which this source did not allocate") from None
-            self.used -= len(region)
+            self.used -= len(mapping)
             self.num_frees += 1
-        del exporter  # drop the buffer export first: mmap refuses to close while exported
-        region.close()
+        mapping.close()
 
     def mem_get_info(self) -> tuple[int, int]:
         return self.capacity - self.used, self.capacity
@@ -94,19 +116,17 @@ class HostRawSource:
         """ptr -> bytes held, for every allocation and reservation not yet given back (a
         reservation counts its mapped bytes). For tests and leak checks."""
         with self._lock:
-            out = {ptr: len(region) for ptr, (region, _) in self._maps.items()}
-            out.update({base: r[2] for base, r in self._reservations.items()})
+            out = {ptr: len(mapping) for ptr, mapping in self._maps.items()}
+            out.update({base: r[1] for base, r in self._reservations.items()})
             return out
 
     # -- address reservations (expandable segments) -----------------------------------------
     def reserve(self, nbytes: int) -> int:
         """Address space for `nbytes`; nothing counts against capacity until mapped."""
-        region = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | _MAP_NORESERVE)
-        exporter = ctypes.c_char.from_buffer(region)
-        base = ctypes.addressof(exporter)
+        mapping = HostMapping(nbytes, mmap.MAP_PRIVATE | _MAP_NORESERVE)
         with self._lock:
-            self._reservations[base] = [region, exporter, 0]
-        return base
+            self._reservations[mapping.ptr] = [mapping, 0]
+        return mapping.ptr
 
     def _reservation(self, ptr: int, nbytes: int):
         for base, r in self._reservations.items():
@@ -123,23 +143,22 @@ class HostRawSource:
                     f"{self.capacity - self.used} of {self.capacity} free"
                 )
             self.used += nbytes
-            r[2] += nbytes
+            r[1] += nbytes
             self.num_allocs += 1
 
     def unmap(self, ptr: int, nbytes: int) -> None:
         with self._lock:
             base, r = self._reservation(ptr, nbytes)
-            r[0].madvise(mmap.MADV_DONTNEED, ptr - base, nbytes)  # the pages go back to the OS
+            r[0].region.madvise(mmap.MADV_DONTNEED, ptr - base, nbytes)  # pages back to the OS
             self.used -= nbytes
-            r[2] -= nbytes
+            r[1] -= nbytes
             self.num_frees += 1
 
     def unreserve(self, base: int) -> None:
         with self._lock:
-            region, exporter, mapped = self._reservations.pop(base)
+            mapping, mapped = self._reservations.pop(base)
             self.used -= mapped
-        del exporter
-        region.close()
+        mapping.close()
 
 
 def host_array(ptr: int, nbytes: int) -> np.ndarray:

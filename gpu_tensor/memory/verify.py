@@ -9,7 +9,7 @@ the pool contents and never sit next to another mergeable free block.
 
 from __future__ import annotations
 
-from .stats import POOLS
+from .stats import ARRAY_STATS, POOLS
 
 __all__ = ["recount", "check"]
 
@@ -23,8 +23,7 @@ def recount(allocator) -> dict:
             key = f"{name}.{pool}"
             counts[key] = counts.get(key, 0) + amount
 
-    for name in ("allocation", "segment", "active", "inactive_split", "allocated_bytes",
-                 "reserved_bytes", "active_bytes", "inactive_split_bytes", "requested_bytes"):
+    for name in ARRAY_STATS:
         for pool in POOLS:
             counts[f"{name}.{pool}"] = 0
     max_split = allocator.config.max_split_size

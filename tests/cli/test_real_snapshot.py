@@ -14,8 +14,6 @@ from gpu_tensor.cli.snapshot_load import load_snapshot
 from gpu_tensor.cli.snapshot_view import render_text
 from gpu_tensor.cli.timeline import memory_timeline
 
-memory = pytest.importorskip("gpu_tensor.memory.snapshot", reason="memory engineer's module")
-
 
 class _Event:
     """A stream event that completes when the test says so."""

@@ -9,9 +9,8 @@ from fusion_variants import variants
 
 from gpu_tensor.fusion import compile as fcompile
 from gpu_tensor.fusion.codegen import generate
+from gpu_tensor.kernel import nvrtc
 from gpu_tensor.testing import requires_real_cuda
-
-nvrtc = pytest.importorskip("gpu_tensor.kernel.nvrtc")
 
 
 @pytest.fixture

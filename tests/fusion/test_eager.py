@@ -9,9 +9,8 @@ from fusion_tolerance import assert_close
 
 from gpu_tensor.fusion import eager
 from gpu_tensor.fusion.optable import OPS
+from gpu_tensor.kernel import emulate
 from gpu_tensor.testing import requires_real_cuda
-
-emulate = pytest.importorskip("gpu_tensor.kernel.emulate")
 
 CASES = [
     ("add", (np.arange(24, dtype=np.float32).reshape(4, 6), 2.5), np.float32),

@@ -18,8 +18,8 @@ from gpu_tensor.fusion.eager import prepare
 from gpu_tensor.fusion.expr import evaluate
 from gpu_tensor.fusion.layout import launch_config
 from gpu_tensor.fusion.trace import apply, trace
+from gpu_tensor.kernel import emulate
 
-emulate = pytest.importorskip("gpu_tensor.kernel.emulate")
 if emulate.compiler() is None:
     pytest.skip("host emulation needs g++", allow_module_level=True)
 

@@ -15,8 +15,8 @@ from gpu_tensor.fusion import compile as fcompile
 from gpu_tensor.fusion import eager, fuse
 from gpu_tensor.fusion.npmath import gelu
 from gpu_tensor.fusion.optable import OPS
+from gpu_tensor.kernel import emulate
 
-emulate = pytest.importorskip("gpu_tensor.kernel.emulate")
 if emulate.compiler() is None:
     pytest.skip("host emulation needs g++", allow_module_level=True)
 
