@@ -122,8 +122,8 @@ def format_tensor(t) -> str:
     default_shown = (_dt.get_default_dtype(), _dt.int64, _dt.bool, _dt.default_complex())
     if t.dtype not in default_shown or vals.size == 0 and t.dtype is not _dt.get_default_dtype():
         extras.append(f"dtype={t.dtype!r}")
-    if t.requires_grad:
-        extras.append("requires_grad=True")
-    elif t.grad_fn is not None:
+    if t.grad_fn is not None:  # torch names a non-leaf's node instead of its flag
         extras.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t._requires_grad:
+        extras.append("requires_grad=True")
     return "tensor(" + ", ".join([body, *extras]) + ")"

@@ -50,19 +50,20 @@ def as_strided(self, size, stride, storage_offset=None):
 
 
 def contiguous(self, memory_format=None):
-    Tensor = type(self)
+    data = self._data
     if memory_format is channels_last:
-        if self._data.ndim != 4:
+        if data.ndim != 4:
             raise RuntimeError("required rank 4 tensor to use channels_last format")
         if self.is_contiguous(memory_format=channels_last):
             return self
         nhwc = contiguous(self.permute(0, 2, 3, 1))
         return nhwc.permute(0, 3, 1, 2)
-    if self._data.flags.c_contiguous:
+    if data.flags.c_contiguous:
         return self
-    b = get_backend(self.device)
-    arr, st = b.adopt(b.contiguous(self._data))
-    return Tensor._make(arr, self.device, self.dtype, st)
+    dev = self.device
+    b = dev._backend or get_backend(dev)  # the device's backend ref: no lookup call
+    arr, st = b.adopt(b.contiguous(data))
+    return type(self)._make(arr, dev, self.dtype, st)
 
 
 def clone(self, memory_format=None):
@@ -76,10 +77,11 @@ def clone(self, memory_format=None):
     data = self._data
     # C-contiguous with no size-1 dims: the standard strides, which a plain copy gives
     if memory_format is contiguous_format or (
-            data.flags.c_contiguous and 1 not in data.shape and data.size):
-        b = get_backend(self.device)
+            data.flags.c_contiguous and data.size and 1 not in data.shape):
+        dev = self.device
+        b = dev._backend or get_backend(dev)  # the device's backend ref: no lookup call
         arr, st = b.adopt(b.contiguous(data))
-        return Tensor._make(arr, self.device, self.dtype, st)
+        return Tensor._make(arr, dev, self.dtype, st)
     return _dense_copy(self)
 
 

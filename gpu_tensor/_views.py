@@ -68,11 +68,19 @@ def view(self, *shape):
     # numpy's reshape matches torch's computeStride when the strides are the standard C ones;
     # size-1 dims may carry any stride and still count as contiguous, so they take the
     # general path (torch keeps their strides: arange(4.)[::2][:1].view(1, 1) is (2, 2))
-    if data.flags.c_contiguous and shape and type(shape[0]) is int and 1 not in data.shape:
-        try:
-            return self._view_of(data.reshape(shape))  # contiguous: always a view
-        except (ValueError, TypeError):
-            pass  # let the checks below raise torch's error
+    if shape and data.flags.c_contiguous and 1 not in data.shape:
+        # contiguous: numpy's reshape is always a view (on failure the checks below raise
+        # torch's error)
+        if type(shape[0]) is int:  # view(2, 3)
+            try:
+                return self._view_of(data.reshape(shape))
+            except (ValueError, TypeError):
+                pass
+        elif len(shape) == 1 and isinstance(shape[0], tuple):  # view((2, 3)), view(t.shape)
+            try:
+                return self._view_of(data.reshape(shape[0]))
+            except (ValueError, TypeError):
+                pass
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)) and not hasattr(
             shape[0], "__index__"):
         return _view_dtype(self, shape[0])
@@ -123,11 +131,17 @@ def view_as(self, other):
 
 def reshape(self, *shape):
     data = self._data
-    if data.flags.c_contiguous and shape and type(shape[0]) is int and 1 not in data.shape:
-        try:
-            return self._view_of(data.reshape(shape))
-        except (ValueError, TypeError):
-            pass
+    if shape and data.flags.c_contiguous and 1 not in data.shape:  # as in view()
+        if type(shape[0]) is int:
+            try:
+                return self._view_of(data.reshape(shape))
+            except (ValueError, TypeError):
+                pass
+        elif len(shape) == 1 and isinstance(shape[0], tuple):
+            try:
+                return self._view_of(data.reshape(shape[0]))
+            except (ValueError, TypeError):
+                pass
     shape = infer_size(shape_args(shape), self._data.size)
     data = self._data
     if data.flags.c_contiguous and 1 not in data.shape:
@@ -144,6 +158,8 @@ def reshape_as(self, other):
 
 def flatten(self, start_dim=0, end_dim=-1):
     nd = self._data.ndim
+    if start_dim == 0 and end_dim == -1 and nd > 1:  # the default: all dims into one
+        return reshape(self, -1)
     if nd == 0:
         return reshape(self, 1)
     s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
@@ -171,14 +187,16 @@ def unflatten(self, dim, sizes):
 
 # -- permuting ------------------------------------------------------------------------
 def transpose(self, dim0, dim1):
-    nd = self._data.ndim
+    data = self._data
+    nd = data.ndim
+    # a matrix's two dims, swapped (the commonest call): no dim wrapping needed
+    if nd == 2 and type(dim0) is int and type(dim1) is int and -2 <= dim0 <= 1 and (
+            -2 <= dim1 <= 1) and (dim0 - dim1) & 1:
+        return self._view_of(data.T)
     if nd == 0:
         _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
-        return self._view_of(self._data)
-    a, b = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
-    axes = list(range(nd))
-    axes[a], axes[b] = b, a
-    return self._view_of(self._data.transpose(axes))
+        return self._view_of(data)
+    return self._view_of(data.swapaxes(_wrap_dim(dim0, nd), _wrap_dim(dim1, nd)))
 
 
 def t(self):
@@ -189,6 +207,11 @@ def t(self):
 
 
 def permute(self, *dims):
+    if dims and type(dims[0]) is int:  # permute(1, 0): numpy checks what torch checks
+        try:
+            return self._view_of(self._data.transpose(dims))
+        except (ValueError, TypeError, IndexError):
+            pass  # the checks below raise torch's error
     dims = shape_args(dims)
     nd = self._data.ndim
     if len(dims) != nd:

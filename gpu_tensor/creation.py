@@ -11,7 +11,9 @@ from . import dtype as _dt
 from ._data import host_from_data
 from ._dims import shape_args
 from .backends import get_backend
-from .device import resolve
+from .device import CPU as _CPU
+from .device import get_default_device, resolve
+from .dtype import DType as _DType
 from .tensor import Tensor
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
 ]
 
 _rng = np.random.default_rng()
+_make = Tensor._make  # a plain function: ~15 ns less than the staticmethod lookup per call
 
 
 def manual_seed(seed: int):
@@ -146,12 +149,18 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
         shp = size  # empty(n): the commonest call, parsed without helpers
     else:
         shp = _size(size)
-    dt = _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
-    dev = resolve(device)
+    dt = _dt.get_default_dtype() if dtype is None else (
+        dtype if type(dtype) is _DType else _dt.to_dtype(dtype))
+    if device is None:
+        dev = get_default_device()
+    elif device is _CPU or type(device) is str and device == "cpu":
+        dev = _CPU  # the commonest explicit device: nothing to resolve or check
+    else:
+        dev = resolve(device)
     if not (pin_memory or requires_grad or memory_format):
         b = dev._backend or get_backend(dev)
         arr, st = b.empty(shp, dt.np)
-        return Tensor._make(arr, dev, dt, st)
+        return _make(arr, dev, dt, st)
     if pin_memory:
         if dev.type != "cpu":
             raise RuntimeError("pin_memory=True only applies to cpu tensors")

@@ -45,7 +45,7 @@ _FROM_NP = _dt._BY_NP
 class Tensor:
     """A multi-dimensional array on a device with PyTorch's tensor contract."""
 
-    __slots__ = ("_data", "_st", "device", "dtype", "requires_grad", "grad", "grad_fn",
+    __slots__ = ("_data", "_st", "device", "dtype", "_requires_grad", "grad", "grad_fn",
                  "_base", "__weakref__")
 
     __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to our reflected ops
@@ -65,7 +65,7 @@ class Tensor:
         t._st = st
         t.device = device
         t.dtype = dtype
-        t.requires_grad = False
+        t._requires_grad = False
         t.grad = None
         t.grad_fn = None
         t._base = base
@@ -111,10 +111,11 @@ class Tensor:
         t._st = self._st
         t.device = self.device
         t.dtype = self.dtype
-        t.requires_grad = False
+        t._requires_grad = False
         t.grad = None
         t.grad_fn = None
-        t._base = self if self._base is None else self._base
+        base = self._base
+        t._base = self if base is None else base
         return t
 
     # -- metadata ---------------------------------------------------------------------
@@ -154,7 +155,7 @@ class Tensor:
 
     def stride(self, dim=None):
         isz = self._data.itemsize
-        st = tuple(s // isz for s in self._data.strides)
+        st = tuple([s // isz for s in self._data.strides])  # a list comp: ~2x a genexpr
         if dim is None:
             return st
         return st[_wrap_dim(dim, self._data.ndim)]
@@ -193,6 +194,31 @@ class Tensor:
 
     # -- autograd slots (filled by the autograd package) -----------------------------
     @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value) -> None:
+        """`t.requires_grad = v` with torch's checks. A property (the autograd package
+        wraps it to switch autograd on) over the `_requires_grad` slot, which internal
+        constructors and autograd write directly: they stay as cheap as a slot store."""
+        if value.__class__ is not bool:
+            raise RuntimeError("requires_grad must be a bool")
+        # getattr: a constructor that still writes `requires_grad` before `grad_fn`
+        if getattr(self, "grad_fn", None) is not None:
+            hint = "" if value else (
+                " If you want to use a computed variable in a subgraph that doesn't require "
+                "differentiation use var_no_grad = var.detach()."
+            )
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
+        if value and self.dtype.category < _dt.FLOAT:
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients "
+                f"(got {self.dtype})"
+            )
+        self._requires_grad = value
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -205,11 +231,11 @@ class Tensor:
         self._storage._version += 1
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if requires_grad and self.dtype.category < _dt.FLOAT:
-            raise RuntimeError(
-                f"only Tensors of floating point and complex dtype can require gradients "
-                f"(got {self.dtype})"
-            )
+        if requires_grad.__class__ is not bool:
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' must be bool, not "
+                            f"{type(requires_grad).__name__}")
+        if requires_grad and self.grad_fn is not None:
+            return self  # a non-leaf already requires grad (torch: a no-op)
         self.requires_grad = requires_grad
         return self
 
@@ -219,7 +245,7 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         self.grad_fn = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     @property

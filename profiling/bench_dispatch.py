@@ -38,6 +38,8 @@ def _cases(mod, x, y):
             ("x.view(-1, 4) (view)", lambda: x.view(-1, 4)),
             ("x.view(4, -1).T (view)", lambda: x.view(4, -1).T),
             ("x.view(4,-1).T.contiguous()", lambda: x.view(4, -1).T.contiguous()),
+            ("x.clone()", lambda: x.clone()),
+            ("x[None] (view)", lambda: x[None]),
             ("empty(n)", lambda: empty(n, device=dev)),
         ]
     xp = mod
@@ -62,6 +64,8 @@ def _cases(mod, x, y):
         ("x.view(-1, 4) (view)", lambda: x.reshape(-1, 4)),
         ("x.view(4, -1).T (view)", lambda: x.reshape(4, -1).T),
         ("x.view(4,-1).T.contiguous()", lambda: xp.ascontiguousarray(x.reshape(4, -1).T)),
+        ("x.clone()", lambda: x.copy()),
+        ("x[None] (view)", lambda: x[None]),
         ("empty(n)", lambda: xp.empty(n, np.float32)),
     ]
 
@@ -75,6 +79,7 @@ def _torch_cases(torch, x, y):
         "x.view(-1, 4) (view)": lambda: x.view(-1, 4),
         "x.view(4, -1).T (view)": lambda: x.view(4, -1).T,
         "x.view(4,-1).T.contiguous()": lambda: x.view(4, -1).T.contiguous(),
+        "x.clone()": lambda: x.clone(), "x[None] (view)": lambda: x[None],
         "empty(n)": lambda: torch.empty(n, device=x.device),
     }
 

@@ -106,3 +106,10 @@ def test_indexing_errors(device):
         x.masked_fill(cr.tensor([1, 0, 0, 1], device=device), 0)
     with pytest.raises(RuntimeError, match="int64"):
         x.gather(0, cr.tensor([[0]], dtype=dt.int32, device=device))
+
+
+def test_plain_slices_of_a_tensor_with_an_empty_dim(device):
+    """The direct slicing path once gave zeros(2, 0, 3)[:] the shape (0, 0, 3)."""
+    t = cr.zeros(2, 0, 3, device=device)
+    assert t[:].shape == (2, 0, 3) and t[1:].shape == (1, 0, 3)
+    assert t[::2].shape == (1, 0, 3) and t[::2].storage_offset() == 0

@@ -2,7 +2,7 @@
 `grad_fn`, `backward`, `gt.autograd.grad`, `no_grad`, custom `Function`s, `gradcheck`.
 
 Importing this package attaches the autograd methods to Tensor (backward, retain_grad,
-and a requires_grad_ that switches autograd on); the differentiable op wrappers are
+and a `requires_grad` setter that switches autograd on); the differentiable op wrappers are
 installed only when the first tensor that requires grad is made (see install.py).
 """
 

@@ -54,19 +54,14 @@ def _fit(g: Tensor, meta) -> Tensor:
 def _roots(tensors, grads, what="tensors"):
     """[(node, grad)] for the output tensors, with torch's checks and implicit ones."""
     from .. import creation
-    from . import install
 
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grads, strict=True)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{what} must be Tensors, got {type(t).__name__} at position {i}")
-        if not t.requires_grad:
-            hint = "" if install.ACTIVE else (
-                " (no tensor has been made with requires_grad=True through requires_grad_() "
-                "or a factory's requires_grad=True argument yet: before that, setting "
-                "`t.requires_grad = True` directly is not seen; use t.requires_grad_())")
+        if not t._requires_grad:
             raise RuntimeError(f"element {i} of {what} does not require grad and does not "
-                               f"have a grad_fn{hint}")
+                               "have a grad_fn")
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -212,7 +207,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         _roots = _roots_for(outputs, gouts)
     capture = {}
     for i, t in enumerate(inputs):
-        if not isinstance(t, Tensor) or not t.requires_grad:
+        if not isinstance(t, Tensor) or not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         node = t.grad_fn if t.grad_fn is not None else accumulator(t)
         capture.setdefault(node, i)

@@ -26,9 +26,12 @@ def _need(ctx, i):
     return ctx.needs_input_grad[i]
 
 
-def _bin(key, *more):
-    """targets for a binary op: the module function, its aliases, the Tensor operators."""
-    return ((ew, key), (_B, key), (_R, key, "reflected")) + tuple((ew, m) for m in more)
+def _bin(key, *more, commutative=False):
+    """targets for a binary op: the module function, its aliases, the Tensor operators.
+    A commutative op's reflected operator (`2.0 * x`) is recorded as `x * 2.0`, so its
+    edges come in torch's order (tensor, scalar)."""
+    reflected = (_R, key) if commutative else (_R, key, "reflected")
+    return ((ew, key), (_B, key), reflected) + tuple((ew, m) for m in more)
 
 
 # -- arithmetic ---------------------------------------------------------------------------
@@ -36,7 +39,7 @@ def _two(args, kwargs):
     return [_t(args[0]), _t(args[1]) if len(args) > 1 else _t(kwargs.get("other"))]
 
 
-@formula("AddBackward0", *_bin("add"), inputs=_two)
+@formula("AddBackward0", *_bin("add", commutative=True), inputs=_two)
 def _add(ctx, out, a, b, *, alpha=1):
     ctx.alpha = alpha
 
@@ -46,17 +49,33 @@ def _(ctx, g):
     return g, (g if ctx.alpha == 1 else g * ctx.alpha) if _need(ctx, 1) else None
 
 
-@formula("SubBackward0", *_bin("sub"), inputs=_two)
+def _tensors_only(args, kwargs):
+    """Edges for the tensor operands only when one is a Python scalar (torch's
+    RsubBackward1 and PowBackward0/2 have no edge for the scalar)."""
+    ins = _two(args, kwargs)
+    return ins if None not in ins else [t for t in ins if t is not None]
+
+
+def _sub_inputs(args, kwargs):
+    return _two(args, kwargs) if _t(args[0]) is not None else _tensors_only(args, kwargs)
+
+
+@formula("SubBackward0", *_bin("sub"), inputs=_sub_inputs)
 def _sub(ctx, out, a, b, *, alpha=1):
     ctx.alpha = alpha
+    ctx.rsub = not isinstance(a, Tensor)
+    return "RsubBackward1" if ctx.rsub else None  # `1 - x`: one edge, to x
 
 
 @_sub.backward
 def _(ctx, g):
-    return g, (-g if ctx.alpha == 1 else g * -ctx.alpha) if _need(ctx, 1) else None
+    gb = -g if ctx.alpha == 1 else g * -ctx.alpha
+    if ctx.rsub:
+        return gb
+    return g, gb if _need(ctx, 1) else None
 
 
-@formula("MulBackward0", *_bin("mul"), inputs=_two)
+@formula("MulBackward0", *_bin("mul", commutative=True), inputs=_two)
 def _mul(ctx, out, a, b):
     ctx.save_for_backward(a if _need(ctx, 1) else None, b if _need(ctx, 0) else None)
 
@@ -83,27 +102,40 @@ def _(ctx, g):
     return ga, gb
 
 
-@formula("PowBackward0", *_bin("pow"), inputs=_two)
+@formula("PowBackward0", *_bin("pow"), inputs=_tensors_only)
 def _pow(ctx, out, a, b):
-    ctx.save_for_backward(a, b, out if _need(ctx, 1) else None)
+    # needs: (base, exponent) whichever are tensors; a scalar operand has no edge
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    need = ctx.needs_input_grad
+    ctx.needs = need if ta and tb else (need[0], False) if ta else (False, need[0])
+    ctx.edges = 2 if ta and tb else 0 if ta else 1  # both, or which one
+    ctx.save_for_backward(a, b, out if ctx.needs[1] else None)
+    if not ta:
+        return "PowBackward2"  # scalar ** tensor
+    return "PowBackward1" if tb else None  # tensor ** tensor
 
 
 @_pow.backward
 def _(ctx, g):
     a, b, out = ctx.saved_tensors
     ga = gb = None
-    if _need(ctx, 0):
+    if ctx.needs[0]:
         if not isinstance(b, Tensor) and b == 0:
             ga = g * 0
         else:
             ga = g * b * ew.pow(a, b - 1)
-    if _need(ctx, 1):
+    if ctx.needs[1]:
         # d(a**b)/db = a**b * log(a); torch masks a == 0 (and b >= 0) to 0 instead of nan
-        la = ew.log(a) if isinstance(a, Tensor) else math.log(a) if a > 0 else float("nan")
-        gb = g * out * la
         if isinstance(a, Tensor):
-            gb = ew.where((a == 0) & (b >= 0), 0.0, gb)
-    return ga, gb
+            masked = (a == 0) & (b >= 0)
+            # log(1) where the mask zeroes the result anyway: no 0 * -inf (nan, a warning)
+            gb = ew.where(masked, 0.0, g * out * ew.log(ew.where(masked, 1.0, a)))
+        elif a == 0:  # 0 ** b: torch's mask again (b >= 0 gives 0)
+            keep = b >= 0
+            gb = ew.where(keep, 0.0, g * ew.where(keep, 1.0, out) * float("-inf"))
+        else:
+            gb = g * out * (math.log(a) if a > 0 else float("nan"))
+    return (ga, gb) if ctx.edges == 2 else (ga, gb)[ctx.edges]
 
 
 @formula("RemainderBackward0", *_bin("remainder"), inputs=_two)
@@ -248,7 +280,7 @@ for _n, _k in (("FloorBackward0", "floor"), ("CeilBackward0", "ceil"),
 def _where_inputs(args, kwargs):
     inp = args[1] if len(args) > 1 else kwargs.get("input")
     other = args[2] if len(args) > 2 else kwargs.get("other")
-    return [None, _t(inp), _t(other)]
+    return [_t(inp), _t(other)]  # torch's node has no edge for the condition
 
 
 @formula("WhereBackward0", (ew, "where"), inputs=_where_inputs)
@@ -259,18 +291,21 @@ def _where(ctx, out, condition, input=None, other=None):  # noqa: A002
 @_where.backward
 def _(ctx, g):
     (cond,) = ctx.saved_tensors
-    return None, ew.where(cond, g, 0.0), ew.where(cond, 0.0, g)
+    return ew.where(cond, g, 0.0), ew.where(cond, 0.0, g)
 
 
 def _clamp_inputs(args, kwargs):
     lo = args[1] if len(args) > 1 else kwargs.get("min")
     hi = args[2] if len(args) > 2 else kwargs.get("max")
+    if not isinstance(lo, Tensor) and not isinstance(hi, Tensor):
+        return [_t(args[0])]  # torch's ClampBackward1: one edge
     return [_t(args[0]), _t(lo), _t(hi)]
 
 
 @formula("ClampBackward1", (ew, "clamp"), (ew, "clip"), inputs=_clamp_inputs)
 def _clamp(ctx, out, x, min=None, max=None):  # noqa: A002
     ctx.save_for_backward(x, min, max)
+    return "ClampBackward0" if len(ctx.needs_input_grad) == 3 else None  # tensor bounds
 
 
 @_clamp.backward
@@ -282,11 +317,36 @@ def _(ctx, g):
     if hi is not None:
         keep = (x <= hi) if keep is None else keep & (x <= hi)
     gx = ew.where(keep, g, 0.0)
+    if len(ctx.needs_input_grad) == 1:
+        return gx
     glo = ew.where(x < lo, g, 0.0) if isinstance(lo, Tensor) else None
     ghi = ew.where(x > hi, g, 0.0) if isinstance(hi, Tensor) else None
     if glo is not None and hi is not None:
         glo = ew.where(x < lo, glo, 0.0)
     return gx, glo, ghi
+
+
+def _lerp_inputs(args, kwargs):
+    w = args[2] if len(args) > 2 else kwargs.get("weight")
+    ins = [_t(args[0]), _t(args[1]) if len(args) > 1 else _t(kwargs.get("end"))]
+    return ins + [w] if isinstance(w, Tensor) else ins
+
+
+@formula("LerpBackward0", (ew, "lerp"), inputs=_lerp_inputs)
+def _lerp(ctx, out, a, b, weight):
+    ctx.save_for_backward(a if isinstance(weight, Tensor) else None,
+                          b if isinstance(weight, Tensor) else None, weight)
+    return "LerpBackward1" if isinstance(weight, Tensor) else None  # tensor weight
+
+
+@_lerp.backward
+def _(ctx, g):
+    a, b, w = ctx.saved_tensors
+    ga = g * (1 - w) if _need(ctx, 0) else None
+    gb = g * w if _need(ctx, 1) else None
+    if len(ctx.needs_input_grad) == 2:
+        return ga, gb
+    return ga, gb, (g * (b - a) if _need(ctx, 2) else None)
 
 
 # -- in-place forms: recorded as their out-of-place op on a copy ------------------------------

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _layout, _move, _views
 from ..backends import get_backend
+from ..dtype import INT as _INT
 from ..ops import indexing
 from ..tensor import Tensor
 from .install import first, formula, inplace
@@ -38,6 +39,32 @@ def _index_add(z, index, g):
     return z
 
 
+_FULL = slice(None)
+
+
+def _basic_name(index):
+    """The node torch ends a basic index in: it applies the components in order (select
+    for an int, slice, unsqueeze for None; a full slice is skipped), so the last one that
+    does something names the result. None for an advanced index (IndexBackward0)."""
+    name = None
+    for i in index if isinstance(index, tuple) else (index,):
+        if i is None:
+            name = "UnsqueezeBackward0"
+        elif type(i) is slice:
+            if i != _FULL:
+                name = "SliceBackward0"
+        elif i is Ellipsis:
+            continue
+        elif type(i) is int or isinstance(i, np.integer) or (
+                isinstance(i, Tensor) and i.ndim == 0 and i.dtype.category == _INT):
+            name = "SelectBackward0"
+        else:
+            return None
+    if name is None:  # nothing but full slices and Ellipsis: torch aliases (a[:] slices)
+        return "SliceBackward0" if type(index) is slice else "AliasBackward0"
+    return name
+
+
 @formula("IndexBackward0", (indexing, "getitem"), inputs=first)
 def _getitem(ctx, out, x, index):
     ctx.shape, ctx.index = x.shape, index
@@ -45,6 +72,7 @@ def _getitem(ctx, out, x, index):
         ctx.save_for_backward(index)
     elif isinstance(index, tuple):
         ctx.save_for_backward(*index)
+    return _basic_name(index)
 
 
 @_getitem.backward
@@ -105,19 +133,22 @@ def _(ctx, g):
 
 def _masked_fill_inputs(args, kwargs):
     value = args[2] if len(args) > 2 else kwargs.get("value")
-    return [args[0], None, value if isinstance(value, Tensor) else None]
+    return [args[0], value] if isinstance(value, Tensor) else [args[0]]
 
 
 @formula("MaskedFillBackward0", (indexing, "masked_fill"), inputs=_masked_fill_inputs)
 def _masked_fill(ctx, out, x, mask, value):
     ctx.save_for_backward(mask)
+    return "MaskedFillBackward1" if isinstance(value, Tensor) else None  # a tensor value
 
 
 @_masked_fill.backward
 def _(ctx, g):
     (mask,) = ctx.saved_tensors
-    gv = (g * mask).sum() if ctx.needs_input_grad[2] else None
-    return g.masked_fill(mask, 0), None, gv
+    gx = g.masked_fill(mask, 0)
+    if len(ctx.needs_input_grad) == 1:
+        return gx
+    return gx, (g * mask).sum() if ctx.needs_input_grad[1] else None
 
 
 @formula("MaskedSelectBackward0", (indexing, "masked_select"), inputs=first)
@@ -179,6 +210,8 @@ def _put_inputs(args, kwargs):
 def _put(ctx, out, x, index, value):
     ctx.index = index
     ctx.save_for_backward(*(index if isinstance(index, tuple) else (index,)))
+    # torch: a basic index writes through a view (CopySlices), an advanced one index_put_
+    return "CopySlices" if _basic_name(index) is not None else None
 
 
 @_put.backward
@@ -211,11 +244,40 @@ def _copy_oop(old, src, non_blocking=False):
 
 
 def _fill_oop(old, value):
+    """What `old.fill_(value)` leaves in old (a new tensor)."""
     if isinstance(value, Tensor):
         return _copy_oop(old, value)
-    return old * 0 + value
+    from ..creation import full_like
+
+    return full_like(old, value)  # not old * 0 + value: that keeps old's inf/nan
 
 
-inplace("copy_", lambda: _copy_oop)
-inplace("fill_", lambda: _fill_oop)
-inplace("zero_", lambda: (lambda old: old * 0))
+def _zero_oop(old):
+    from ..creation import zeros_like
+
+    return zeros_like(old)
+
+
+def _old_and_value(args, kwargs):
+    v = args[1] if len(args) > 1 else None
+    return [args[0], v] if isinstance(v, Tensor) else [args[0]]
+
+
+def _overwritten(ctx, g):
+    """old is overwritten (a zero gradient, as torch); a tensor value gets g (the engine
+    reduces it to the value's shape, dtype and device)."""
+    return (g * 0,) if len(ctx.needs_input_grad) == 1 else (g * 0, g)
+
+
+_MOD = sys.modules[__name__]
+formula("CopyBackwards", (_MOD, "_copy_oop"), inputs=_old_and_value)(
+    lambda ctx, out, old, src, non_blocking=False: None).backward(_overwritten)
+formula("FillBackward2", (_MOD, "_fill_oop"), inputs=_old_and_value)(
+    lambda ctx, out, old, value: "FillBackward3" if isinstance(value, Tensor) else None
+).backward(_overwritten)
+formula("ZeroBackward0", (_MOD, "_zero_oop"), inputs=first)(
+    lambda ctx, out, old: None).backward(lambda ctx, g: g * 0)
+
+inplace("copy_", lambda: _MOD._copy_oop)
+inplace("fill_", lambda: _MOD._fill_oop)
+inplace("zero_", lambda: _MOD._zero_oop)

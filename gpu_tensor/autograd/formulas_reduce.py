@@ -47,6 +47,7 @@ def _dim_kw(args, kwargs, pos=1, name="dim", default=None):
 def _sum(ctx, out, x, dim=None, keepdim=False, *, dtype=None):
     ctx.shape = x.shape
     ctx.dims, ctx.keepdim = _dims(x.ndim, dim), keepdim
+    return "SumBackward0" if dim is None else None  # torch's full-reduction overload
 
 
 @_sum.backward
@@ -58,6 +59,7 @@ def _(ctx, g):
 def _mean(ctx, out, x, dim=None, keepdim=False, *, dtype=None):
     ctx.shape = x.shape
     ctx.dims, ctx.keepdim = _dims(x.ndim, dim), keepdim
+    return "MeanBackward0" if dim is None else None
 
 
 @_mean.backward
@@ -67,16 +69,35 @@ def _(ctx, g):
 
 @formula("ProdBackward1", (reduction, "prod"), inputs=first)
 def _prod(ctx, out, x, dim=None, keepdim=False, *, dtype=None):
-    ctx.save_for_backward(x, out)
+    ctx.save_for_backward(x)
     ctx.dims, ctx.keepdim = _dims(x.ndim, dim), keepdim
+    return "ProdBackward0" if dim is None else None
 
 
 @_prod.backward
 def _(ctx, g):
-    # out / x: exact for inputs without zeros (a zero gives nan/inf here; torch's
-    # zero-aware formula is not implemented)
-    x, out = ctx.saved_tensors
-    return _unreduce(g * out, x.shape, ctx.dims, ctx.keepdim) / x
+    (x,) = ctx.saved_tensors
+    return _unreduce(g, x.shape, ctx.dims, ctx.keepdim) * _prod_of_others(x, ctx.dims)
+
+
+def _prod_of_others(x, dims):
+    """Each element's d(prod)/dx: the product of the other elements of its group, from
+    exclusive cumulative products from both ends. Exact with zeros, where out / x is
+    nan (torch gives the product of the others there too)."""
+    from ..ops import join
+
+    if x.ndim == 0:
+        return x * 0 + 1
+    one_dim = len(dims) == 1
+    y = x.movedim(dims[0], -1) if one_dim else x.reshape(-1)  # prod reduces one dim or all
+    n = y.shape[-1]
+    if n == 0:
+        return x
+    ones = y.narrow(-1, 0, 1) * 0 + 1
+    left = join.cat([ones, y.cumprod(-1).narrow(-1, 0, n - 1)], -1)
+    right = join.cat([ones, y.flip(-1).cumprod(-1).narrow(-1, 0, n - 1)], -1).flip(-1)
+    others = left * right
+    return others.movedim(-1, dims[0]) if one_dim else others.reshape(x.shape)
 
 
 def _even(ctx, g):
@@ -103,8 +124,8 @@ _extreme("AminBackward0", "amin", ())
 
 def _maxmin_inputs(args, kwargs):
     dim = _dim_kw(args, kwargs)
-    return [args[0] if isinstance(args[0], Tensor) else None,
-            dim if isinstance(dim, Tensor) else None]
+    x = args[0] if isinstance(args[0], Tensor) else None
+    return [x, dim] if isinstance(dim, Tensor) else [x]  # max(a, b) has two edges
 
 
 def _values(out):
@@ -125,11 +146,16 @@ def _maxmin(name, key):
             idx = getattr(reduction, "argmax" if key == "max" else "argmin")(x, d, True)
             ctx.save_for_backward(idx)
             ctx.shape, ctx.dim, ctx.keepdim = x.shape, d, keepdim
+        # torch: max(dim) MaxBackward0, max() MaxBackward1, max(a, b) MaximumBackward0
+        if ctx.mode == "full":
+            return name[:-1] + "1"
+        return ("MaximumBackward0" if key == "max" else "MinimumBackward0") \
+            if ctx.mode == "pair" else None
 
     @fwd.backward
     def _(ctx, g):
         if ctx.mode == "full":
-            return _even(ctx, g), None
+            return _even(ctx, g)
         if ctx.mode == "pair":
             a, b = ctx.saved_tensors
             win = (a > b) if key == "max" else (a < b)
@@ -138,11 +164,11 @@ def _maxmin(name, key):
                     ew.where(win, 0.0, ew.where(tie, g * 0.5, g)))
         (idx,) = ctx.saved_tensors
         if not len(ctx.shape):
-            return g.reshape(()), None
+            return g.reshape(())
         gk = g if ctx.keepdim else g.unsqueeze(ctx.dim)
         z = _zeros(g, ctx.shape)
         z.scatter_(ctx.dim, idx, gk)
-        return z, None
+        return z
 
 
 _maxmin("MaxBackward0", "max")
@@ -189,10 +215,13 @@ def _(ctx, g):
     n = _count(x.shape, ctx.dims)
     centred = x - x.mean(dim=list(ctx.dims), keepdim=True)
     o = _unreduce(out, x.shape, ctx.dims, ctx.keepdim)
-    return _unreduce(g, x.shape, ctx.dims, ctx.keepdim) * centred / (o * (n - ctx.c))
+    zero = o == 0  # a constant group: torch's gradient is 0 there, not 0/0
+    gx = _unreduce(g, x.shape, ctx.dims, ctx.keepdim) * centred / (
+        ew.where(zero, 1.0, o) * (n - ctx.c))
+    return ew.where(zero, 0.0, gx)
 
 
-@formula("NormBackward1", (reduction, "norm"), inputs=first)
+@formula("LinalgVectorNormBackward0", (reduction, "norm"), inputs=first)
 def _norm(ctx, out, x, p="fro", dim=None, keepdim=False, dtype=None):
     ctx.save_for_backward(x, out)
     ctx.p, ctx.dims, ctx.keepdim = p, _dims(x.ndim, dim), keepdim
@@ -213,7 +242,7 @@ def _(ctx, g):
         mask = (a == o).to(g.dtype)
         return gu * ew.sign(x) * mask / mask.sum(dim=list(ctx.dims), keepdim=True)
     if p == 0:
-        return gu * 0
+        return None  # torch: no gradient at all (the leaf's .grad stays None)
     a = ew.abs(x)
     return gu * ew.sign(x) * ew.pow(a, p - 1) / ew.pow(ew.where(o == 0, 1.0, o), p - 1)
 
@@ -291,6 +320,8 @@ def _mm_spec(name, key):
                               b if ctx.needs_input_grad[0] else None)
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
         ctx.transposed = (_transposed(a), _transposed(b))
+        if key == "matmul":
+            return _MATMUL_NAMES.get((a.ndim, b.ndim), "UnsafeViewBackward0")
 
     @fwd.backward
     def _(ctx, g):
@@ -298,6 +329,12 @@ def _mm_spec(name, key):
         a = a if a is not None else _Shape(ctx.a_shape)
         b = b if b is not None else _Shape(ctx.b_shape)
         return _matmul_grads(ctx, g, a, b)
+
+
+# the node torch's matmul ends in, by operand ranks; batched products end in a view of
+# a bmm/mm result (UnsafeViewBackward0)
+_MATMUL_NAMES = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0",
+                 (1, 2): "SqueezeBackward4"}
 
 
 class _Shape:
@@ -323,7 +360,7 @@ for _name, _key in (("MmBackward0", "mm"), ("BmmBackward0", "bmm"), ("MvBackward
     _mm_spec(_name, _key)
 
 
-@formula("OuterBackward0", (linalg, "outer"))
+@formula("MulBackward0", (linalg, "outer"))  # torch: a view times b
 def _outer(ctx, out, a, b):
     ctx.save_for_backward(a, b)
 

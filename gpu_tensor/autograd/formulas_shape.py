@@ -33,9 +33,30 @@ def _reshape_back(ctx, g):
     return g.reshape(ctx.shape)
 
 
-for _name, _key in (("ViewBackward0", "view"), ("ReshapeAliasBackward0", "reshape"),
-                    ("UnsqueezeBackward0", "unsqueeze"), ("SqueezeBackward0", "squeeze")):
+for _name, _key in (("ViewBackward0", "view"), ("UnsqueezeBackward0", "unsqueeze")):
     formula(_name, (_views, _key), inputs=first)(_keep_shape).backward(_reshape_back)
+
+
+@formula("ViewBackward0", (_views, "reshape"), inputs=first)
+def _reshape(ctx, out, x, *shape):
+    _keep_shape(ctx, out, x)
+    root = x if x._base is None else x._base
+    # torch: a reshape that can view is a view; one that must copy ends in _unsafe_view
+    return None if out._base is root else "UnsafeViewBackward0"
+
+
+_reshape.backward(_reshape_back)
+
+
+@formula("SqueezeBackward0", (_views, "squeeze"), inputs=first)
+def _squeeze(ctx, out, x, dim=None):
+    _keep_shape(ctx, out, x)
+    if dim is None:
+        return None
+    return "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1"
+
+
+_squeeze.backward(_reshape_back)
 
 
 @formula("TransposeBackward0", (_views, "transpose"), inputs=first)
@@ -48,14 +69,15 @@ def _(ctx, g):
     return g if ctx.d is None else g.transpose(*ctx.d)
 
 
-@formula("TBackward0", (_views, "t"), (_views, "_T"), inputs=first)
-def _t(ctx, out, x):
-    pass
-
-
-@_t.backward
-def _(ctx, g):
+def _reverse_dims(ctx, g):
     return g.permute(*reversed(range(g.ndim))) if g.ndim else g
+
+
+formula("TBackward0", (_views, "t"), inputs=first)(
+    lambda ctx, out, x: None).backward(_reverse_dims)
+# torch's .T is a permute (numpy_T), not t()
+formula("PermuteBackward0", (_views, "_T"), inputs=first)(
+    lambda ctx, out, x: None).backward(_reverse_dims)
 
 
 @formula("PermuteBackward0", (_views, "permute"), inputs=first)
@@ -85,7 +107,7 @@ def _(ctx, g):
     return g
 
 
-@formula("NarrowBackward0", (_views, "narrow"), inputs=first)
+@formula("SliceBackward0", (_views, "narrow"), inputs=first)  # torch: narrow is a slice
 def _narrow(ctx, out, x, dim, start, length):
     ctx.shape, ctx.args = x.shape, (dim, start, length)
 
@@ -133,7 +155,7 @@ def _identity(ctx, g):
 
 formula("CloneBackward0", (_layout, "clone"), inputs=first)(
     lambda ctx, out, x, *a, **k: None).backward(_identity)
-formula("ContiguousBackward0", (_layout, "contiguous"), inputs=first)(
+formula("CloneBackward0", (_layout, "contiguous"), inputs=first)(  # torch: a clone
     lambda ctx, out, x, *a, **k: None).backward(_identity)
 
 

@@ -132,8 +132,18 @@ def accumulate(t: Tensor, grad: Tensor, steal: bool = False) -> None:
     (`steal`): then it is kept as is, saving a copy of the parameter's size."""
     with grad_mode.no_grad():
         if t.grad is None:
-            keep = steal and grad.is_contiguous()  # .grad is dense, like its parameter
-            t.grad = grad if keep else grad.clone(memory_format=contiguous_format)
+            strides = None if t.is_contiguous() else _dense_strides(t)
+            if strides is None:  # row-major, like its (row-major or overlapping) parameter
+                keep = steal and grad.is_contiguous()
+                t.grad = grad if keep else grad.clone(memory_format=contiguous_format)
+            elif steal and grad.stride() == strides:
+                t.grad = grad
+            else:  # torch's layout contract: a dense parameter's strides (w.t() -> grad.t())
+                from ..creation import empty_strided
+
+                g = empty_strided(tuple(t.shape), strides, dtype=grad.dtype, device=grad.device)
+                g.copy_(grad)
+                t.grad = g
         else:
             old = t.grad
             if tuple(old.shape) == tuple(grad.shape) and old.dtype is grad.dtype:
@@ -143,6 +153,18 @@ def accumulate(t: Tensor, grad: Tensor, steal: bool = False) -> None:
                 except RuntimeError:
                     pass  # an expanded or read-only .grad set by the user: replace it
             t.grad = old + grad
+
+
+def _dense_strides(t: Tensor):
+    """t's strides if its elements tile a block of memory without gaps or overlaps (a
+    permuted contiguous tensor), else None."""
+    strides = t.stride()
+    expected = 1
+    for st, n in sorted((st, n) for st, n in zip(strides, t.shape, strict=True) if n != 1):
+        if st != expected:
+            return None
+        expected *= n
+    return strides
 
 
 # leaf id -> weakref to its AccumulateGrad. The node holds the leaf strongly, so while the
@@ -167,7 +189,7 @@ def _drop(key, ref) -> None:
 
 def edge(t) -> tuple:
     """(node, 0) feeding t's gradient: its grad_fn, its AccumulateGrad, or (None, 0)."""
-    if t is None or not t.requires_grad:
+    if t is None or not t._requires_grad:
         return (None, 0)
     fn = t.grad_fn
     return (fn if fn is not None else accumulator(t), 0)
@@ -188,7 +210,7 @@ class RemovableHandle:
 
 def register_hook(t: Tensor, hook) -> RemovableHandle:
     """hook(grad) -> None or a replacement grad, called when t's gradient is computed."""
-    if not t.requires_grad:
+    if not t._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if t.grad_fn is not None:
         if t.grad_fn._hooks is None:
@@ -276,9 +298,9 @@ class Function:
             cls._ctx_cls = ctx_cls
         ctx = ctx_cls()
         tensors = [a if isinstance(a, Tensor) else None for a in args]
-        record = grad_mode.STATE.enabled and any(t is not None and t.requires_grad
+        record = grad_mode.STATE.enabled and any(t is not None and t._requires_grad
                                                  for t in tensors)
-        ctx.needs_input_grad = tuple(t is not None and t.requires_grad for t in tensors)
+        ctx.needs_input_grad = tuple(t is not None and t._requires_grad for t in tensors)
         with grad_mode.no_grad():
             out = cls.forward(ctx, *args, **kwargs)
         if not isinstance(out, Tensor):
@@ -290,8 +312,8 @@ class Function:
             if any(out is t for t in tensors):
                 out = out._view_of(out._data)  # never rewrite an input's own history
             ctx.next_functions = tuple(edge(t) for t in tensors)
-            ctx._meta = tuple((t.shape, t.dtype, t.device) if t is not None and t.requires_grad
-                              else None for t in tensors)
-            out.requires_grad = True
+            ctx._meta = tuple((t.shape, t.dtype, t.device)
+                              if t is not None and t._requires_grad else None for t in tensors)
+            out._requires_grad = True
             out.grad_fn = ctx
         return out

@@ -195,7 +195,7 @@ def call_with_grad(fused: Fused, plain_call, args):
         out = plain_call(fused, *args)
     if not out.dtype.is_floating_point:
         return out
-    need = tuple(t.requires_grad and t.dtype.is_floating_point for t in tensors)
+    need = tuple(t._requires_grad and t.dtype.is_floating_point for t in tensors)
     cache = fused.__dict__.setdefault("_autograd_backward", {})
     bwd = cache.get((graph, need))
     if bwd is None:
@@ -209,6 +209,6 @@ def call_with_grad(fused: Fused, plain_call, args):
                        for t, n in zip(tensors, need, strict=True))
     node.save_for_backward(*tensors)
     node.scalars, node.bwd = scalars, bwd
-    out.requires_grad = True
+    out._requires_grad = True
     out.grad_fn = node
     return out

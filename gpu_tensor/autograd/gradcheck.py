@@ -55,7 +55,7 @@ def _analytical(func, inputs, diff):
     result = []
     for out in outs:
         jac = {i: np.zeros((inputs[i].numel(), out.numel())) for i in diff}
-        if not out.requires_grad:
+        if not out._requires_grad:
             result.append(jac)
             continue
         for j in range(out.numel()):
@@ -91,7 +91,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if unknown:
         raise TypeError(f"gradcheck() got unexpected keyword arguments {sorted(unknown)}")
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, "
                          "but none of them have requires_grad=True.")

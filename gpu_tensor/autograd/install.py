@@ -7,10 +7,11 @@ Why lazily: code that never uses autograd keeps the plain functions, so its disp
 is exactly what it was (no flag to read per op). After activation the cost per op on
 tensors that do not require grad is one wrapper call and a requires_grad read per input.
 
-Activation happens in `requires_grad_(True)` (every factory's `requires_grad=True` goes
-through it) and `Function.apply`. The one thing it cannot see is `t.requires_grad = True`
-written directly before anything activated autograd (a slot write has no hook, and a
-property would tax every tensor construction); `backward()` then says so in its error.
+Activation happens wherever a tensor is marked as requiring grad by the user: the
+`requires_grad` property's setter (`t.requires_grad = True`), `requires_grad_()` and every
+factory's `requires_grad=True` (both go through the setter), and `Function.apply`. Internal
+code writes the `_requires_grad` slot behind the property directly (construction stays a
+slot store) and reads it directly (the wrappers below test it once per input).
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ _INPLACE: list = []  # (Tensor attribute, out-of-place getter)
 class Spec:
     """One differentiable op: `fwd(ctx, out, *args, **kw)` saves what `bwd(ctx, grad)`
     needs; `inputs(args, kw)` lists the differentiable inputs (Tensor or None) in the
-    order `bwd` returns their gradients; `output(out)` picks the differentiable result."""
+    order `bwd` returns their gradients; `output(out)` picks the differentiable result.
+    `fwd` may return a node name: torch names an op's overloads apart (sum() is
+    SumBackward0, sum(dim) SumBackward1), so the node then gets that name (`variant`)."""
 
     def __init__(self, name, fwd, inputs, output):
         self.name = name
@@ -42,10 +45,18 @@ class Spec:
         self.inputs = inputs
         self.output = output
         self.cls = None
+        self._variants = {}
 
     def backward(self, bwd):
         self.cls = type(self.name, (Node,), {"_backward": _tuple_result(bwd)})
         return bwd
+
+    def variant(self, name):
+        """The node class `name`: a subclass of this op's node with the same backward."""
+        cls = self._variants.get(name)
+        if cls is None:
+            cls = self._variants[name] = type(name, (self.cls,), {})
+        return cls
 
 
 def _tuple_result(bwd):
@@ -118,7 +129,7 @@ def _wrapper1(plain, spec, reflected):
     state, T = _STATE, Tensor
 
     def wrapper(a):
-        if state.enabled and (a.__class__ is T or isinstance(a, T)) and a.requires_grad:
+        if state.enabled and (a.__class__ is T or isinstance(a, T)) and a._requires_grad:
             return _record(spec, plain, spec.inputs((a,), {}), (a,), {}, False)
         return plain(a)
 
@@ -130,19 +141,19 @@ def _wrapper2(plain, spec, reflected):
 
     def wrapper(a, b):
         if state.enabled:
-            if (a.__class__ is T or isinstance(a, T)) and a.requires_grad:
+            if (a.__class__ is T or isinstance(a, T)) and a._requires_grad:
                 pass
             elif b.__class__ is T:
-                if not b.requires_grad:
+                if not b._requires_grad:
                     return plain(a, b)
             elif b.__class__ in scalars or not isinstance(b, (T, list, tuple)):
                 return plain(a, b)
-            elif not (b.requires_grad if isinstance(b, T) else _any_in(b)):
+            elif not (b._requires_grad if isinstance(b, T) else _any_in(b)):
                 return plain(a, b)
             args = (a, b)
             ins = spec.inputs((b, a) if reflected else args, {})
             for t in ins:
-                if t is not None and t.requires_grad:
+                if t is not None and t._requires_grad:
                     return _record(spec, plain, ins, args, {}, reflected)
         return plain(a, b)
 
@@ -156,10 +167,10 @@ def _wrapper_first(plain, spec):
         if state.enabled:
             if args:
                 a = args[0]
-                if not ((a.__class__ is T or isinstance(a, T)) and a.requires_grad):
+                if not ((a.__class__ is T or isinstance(a, T)) and a._requires_grad):
                     return plain(*args, **kwargs)
             ins = first(args, kwargs)
-            if ins[0] is not None and ins[0].requires_grad:
+            if ins[0] is not None and ins[0]._requires_grad:
                 return _record(spec, plain, ins, args, kwargs, False)
         return plain(*args, **kwargs)
 
@@ -179,7 +190,7 @@ def _wrapper_any(plain, spec, reflected):
             for a in args:
                 c = a.__class__
                 if c is T or (c not in _SCALARS and isinstance(a, T)):
-                    if a.requires_grad:
+                    if a._requires_grad:
                         break
                 elif c in seq and _any_in(a):
                     break
@@ -188,7 +199,7 @@ def _wrapper_any(plain, spec, reflected):
                     return plain(*args, **kwargs)
             ins = inputs((args[1], args[0]) if reflected else args, kwargs)
             for t in ins:
-                if t is not None and t.requires_grad:
+                if t is not None and t._requires_grad:
                     return _record(spec, plain, ins, args, kwargs, reflected)
         return plain(*args, **kwargs)
 
@@ -200,7 +211,7 @@ _SCALARS = frozenset({int, float, bool, slice, type(None), type(Ellipsis), str, 
 
 def _any_in(seq) -> bool:
     for t in seq:
-        if isinstance(t, Tensor) and t.requires_grad:
+        if isinstance(t, Tensor) and t._requires_grad:
             return True
     return False
 
@@ -221,21 +232,23 @@ def _record(spec, plain, ins, args, kwargs, reflected):
             return out  # the op returned its input (e.g. contiguous()): history unchanged
     node = spec.cls()
     node.next_functions = tuple(edge(t) for t in ins)
-    node.needs_input_grad = tuple(t is not None and t.requires_grad for t in ins)
-    node._meta = tuple((t.shape, t.dtype, t.device) if t is not None and t.requires_grad
+    node.needs_input_grad = tuple(t is not None and t._requires_grad for t in ins)
+    node._meta = tuple((t.shape, t.dtype, t.device) if t is not None and t._requires_grad
                        else None for t in ins)
-    spec.fwd(node, target, *((args[1], args[0]) if reflected else args), **kwargs)
-    target.requires_grad = True
+    name = spec.fwd(node, target, *((args[1], args[0]) if reflected else args), **kwargs)
+    if name is not None and name != spec.name:
+        node.__class__ = spec.variant(name)
+    target._requires_grad = True
     target.grad_fn = node
     return out
 
 
 def _any_requires_grad(args, kwargs) -> bool:
     for a in args:
-        if isinstance(a, Tensor) and a.requires_grad:
+        if isinstance(a, Tensor) and a._requires_grad:
             return True
     for a in kwargs.values():
-        if isinstance(a, Tensor) and a.requires_grad:
+        if isinstance(a, Tensor) and a._requires_grad:
             return True
     return False
 
@@ -244,8 +257,8 @@ def make_inplace(name, plain, oop, plain_copy):
     state = _STATE
 
     def method(self, *args, **kwargs):
-        if state.enabled and (self.requires_grad or _any_requires_grad(args, kwargs)):
-            if self.requires_grad and self.grad_fn is None:
+        if state.enabled and (self._requires_grad or _any_requires_grad(args, kwargs)):
+            if self._requires_grad and self.grad_fn is None:
                 raise RuntimeError(
                     f"a leaf Variable that requires grad is being used in an in-place "
                     f"operation ({name}). Do it under `with gt.no_grad():` (e.g. a parameter "
@@ -256,16 +269,23 @@ def make_inplace(name, plain, oop, plain_copy):
                     "autograd when gradients are involved (the view's base would not see the "
                     "change); clone() the view first or use an out-of-place op "
                     "(gt.where, gt.cat, index_put)")
-            old = self.clone()  # the old values, with the old history (recorded clone)
+            # the old values (a copy: self is overwritten below) carrying self's history
+            # directly, as torch's graph does (no clone node in between)
+            state.enabled = False
+            try:
+                old = self.clone()
+            finally:
+                state.enabled = True
+            old.grad_fn, old._requires_grad = self.grad_fn, self._requires_grad
             res = oop(old, *args, **kwargs)
             state.enabled = False
             try:
                 plain_copy(self, res)  # writes and bumps the version counter
             finally:
                 state.enabled = True
-            if isinstance(res, Tensor) and res.requires_grad:
+            if isinstance(res, Tensor) and res._requires_grad:
                 self.grad_fn = res.grad_fn
-                self.requires_grad = True
+                self._requires_grad = True
             return self
         return plain(self, *args, **kwargs)
 

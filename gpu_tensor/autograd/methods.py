@@ -1,5 +1,5 @@
 """The autograd methods of Tensor: backward, retain_grad, retains_grad, register_hook,
-and a requires_grad_ that switches autograd on (see install.py for why it is lazy)."""
+and a `requires_grad` setter that switches autograd on (see install.py for why it is lazy)."""
 
 from __future__ import annotations
 
@@ -12,26 +12,21 @@ __all__ = ["attach"]
 
 
 def attach(cls) -> None:
-    """Tensor.backward, retain_grad, retains_grad, register_hook, and a requires_grad_
-    that activates autograd."""
-    plain_rg = cls.__dict__["requires_grad_"]
-    if getattr(plain_rg, "_autograd", False):
+    """Tensor.backward, retain_grad, retains_grad, register_hook, and a `requires_grad`
+    property whose setter activates autograd. `requires_grad_()` and the factories'
+    `requires_grad=True` assign the property, so they activate it too."""
+    plain = cls.__dict__["requires_grad"]
+    if getattr(plain.fset, "_autograd", False):
         return
+    plain_set = plain.fset
 
-    def requires_grad_(self, requires_grad: bool = True):
-        if not requires_grad and self.grad_fn is not None:
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to "
-                "use a computed variable in a subgraph that doesn't require differentiation "
-                "use var_no_grad = var.detach().")
-        plain_rg(self, requires_grad)
-        if requires_grad and not install.ACTIVE:
+    def set_requires_grad(self, value) -> None:
+        plain_set(self, value)  # torch's checks, then the slot
+        if value and not install.ACTIVE:
             install.activate()
-        return self
 
-    requires_grad_._autograd = True
-    requires_grad_.__doc__ = plain_rg.__doc__
-    cls.requires_grad_ = requires_grad_
+    set_requires_grad._autograd = True
+    cls.requires_grad = property(plain.fget, set_requires_grad, None, plain.__doc__)
     cls.backward = _backward
     cls.retain_grad = _retain_grad
     cls.retains_grad = property(_retains_grad)
@@ -46,7 +41,7 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
 
 
 def _retain_grad(self):
-    if not self.requires_grad:
+    if not self._requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if self.grad_fn is not None:
         self.grad_fn._retained = weakref.ref(self)

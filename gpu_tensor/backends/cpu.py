@@ -8,19 +8,25 @@ from ..device import CPU
 from ..storage import UntypedStorage
 from .base import Backend
 
-__all__ = ["CpuBackend", "flat_bytes", "host_ptr", "torch_empty_strides"]
+__all__ = ["CpuBackend", "contiguous_strides", "flat_bytes", "host_ptr", "torch_empty_strides"]
+
+
+def contiguous_strides(shape, itemsize: int) -> tuple:
+    """torch's contiguous strides, in bytes: the C strides with 0-size dims counted as 1
+    (zeros(6, 0) is (1, 1) elements, zeros(2, 3, 0) is (3, 1, 1))."""
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def torch_empty_strides(array):
     """`array` (empty) with torch's contiguous strides: numpy gives a new empty array all-zero
-    strides, torch the C strides with 0-size dims counted as 1 (zeros(6, 0) is (1, 1)).
-    numpy keeps explicit strides through later views, so fixing them at allocation is enough
-    for factories and the views of their results."""
-    strides, step = [], array.itemsize
-    for n in reversed(array.shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return np.lib.stride_tricks.as_strided(array, array.shape, tuple(reversed(strides)))
+    strides. numpy keeps explicit strides through later views, so fixing them at allocation
+    is enough for factories and the views of their results."""
+    return np.lib.stride_tricks.as_strided(array, array.shape,
+                                           contiguous_strides(array.shape, array.itemsize))
 
 
 def host_ptr(array) -> int:

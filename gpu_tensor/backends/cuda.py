@@ -26,6 +26,7 @@ from ..device import _make
 from ..storage import UntypedStorage
 from ._cupy import cupy
 from .base import Backend
+from .cpu import contiguous_strides
 
 __all__ = ["CudaBackend", "bf16_to_f32", "f32_to_bf16"]
 
@@ -87,7 +88,11 @@ class CudaBackend(Backend):
 
     def empty(self, shape, np_dtype):
         with self._dev:
-            return self._tag(self.xp.empty(shape, _storable(np_dtype)), np_dtype), None
+            arr = self._tag(self.xp.empty(shape, _storable(np_dtype)), np_dtype)
+            if not arr.size:  # torch's strides for empty tensors, as on cpu (cpu.py)
+                arr = self.xp.ndarray(arr.shape, arr.dtype, memptr=arr.data,
+                                      strides=contiguous_strides(arr.shape, arr.itemsize))
+            return arr, None
 
     def adopt(self, array):
         return self._tag(array), None

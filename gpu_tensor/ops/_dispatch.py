@@ -152,7 +152,7 @@ def _finish_fast(r, dev, out):
     t._st = None
     t.device = dev
     t.dtype = out
-    t.requires_grad = False
+    t._requires_grad = False
     t.grad = None
     t.grad_fn = None
     t._base = None
@@ -210,7 +210,7 @@ def make_binary(key, reflected=False):
                     t._st = None
                     t.device = dev
                     t.dtype = out
-                    t.requires_grad = False
+                    t._requires_grad = False
                     t.grad = None
                     t.grad_fn = None
                     t._base = None

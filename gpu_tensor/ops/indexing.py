@@ -108,19 +108,51 @@ def _check_ints(t, index):
 
 def getitem(self, index):
     ti = type(index)
-    if ti is slice and (index.step is None or (type(index.step) is int and index.step > 0)):
-        if self._data.ndim:
-            r = self._data[index]
-            if r.size or not self._data.shape[0]:
-                return self._view_of(r)
-            # an empty slice: numpy drops the start offset; torch keeps it
-            start, _, step = index.indices(self._data.shape[0])
-            return self.narrow(0, start, 0) if step == 1 else empty_slice(self, 0, start,
-                                                                           step)
+    if ti is slice:  # t[a:b]: the commonest index, a view with no parsing
+        step = index.step
+        if step is None or (type(step) is int and step > 0):
+            data = self._data
+            if data.ndim:
+                r = data[index]
+                if r.size or not data.size:  # (as the general path decides, below)
+                    return self._view_of(r)
+                # an empty slice: numpy drops the start offset; torch keeps it
+                start, _, step = index.indices(data.shape[0])
+                return self.narrow(0, start, 0) if step == 1 else empty_slice(self, 0, start,
+                                                                               step)
     elif ti is int:
-        shape = self._data.shape
+        data = self._data
+        shape = data.shape
         if shape and -shape[0] <= index < shape[0]:
-            return self._view_of(self._data[index, ...])  # `...`: a 0-d view, not a scalar
+            return self._view_of(data[index, ...])  # `...`: a 0-d view, not a scalar
+    elif index is None:  # t[None]: unsqueeze(0); C strides are torch's for the new dim
+        data = self._data
+        if data.size and data.flags.c_contiguous and 1 not in data.shape:
+            return self._view_of(data.reshape((1,) + data.shape))
+    elif ti is tuple:
+        # ints, positive-step slices and one Ellipsis: numpy's view is torch's (ints select,
+        # slices narrow), so no parsing. Anything else (None, tensors, bools, a bad step),
+        # an int out of range (torch's message) or an empty result (torch keeps its offset)
+        # takes the general path below.
+        ellipsis = False
+        for i in index:
+            t = type(i)
+            if t is slice:
+                step = i.step
+                if step is not None and (type(step) is not int or step <= 0):
+                    break
+            elif t is not int:
+                if i is not Ellipsis or ellipsis:
+                    break
+                ellipsis = True
+        else:
+            data = self._data
+            try:
+                r = data[index if ellipsis else index + (Ellipsis,)]  # `...`: never a scalar
+            except (IndexError, TypeError):
+                r = None
+            if r is not None and (r.size or not data.size):
+                return self._view_of(r)
     idx, basic = _normalise(self, index)
     if basic:
         _check_ints(self, idx)

@@ -26,6 +26,11 @@ def _pos(device, *shape, seed=0):
     return _r(device, *shape, lo=0.5, hi=2.0, seed=seed)
 
 
+def _fixed(device, values):
+    """A float64 leaf with the given values (zeros and ties, where formulas special-case)."""
+    return gt.tensor(values, dtype=F64, device=device).requires_grad_()
+
+
 def _idx(device, values):
     return gt.tensor(values, dtype=gt.int64, device=device)
 
@@ -79,6 +84,9 @@ CASES = {
     "mean": lambda d: (lambda a: a.mean(), (_r(d, 2, 3),)),
     "mean_dim": lambda d: (lambda a: a.mean(-1, keepdim=True), (_r(d, 2, 3),)),
     "prod": lambda d: (lambda a: a.prod(dim=1), (_pos(d, 2, 3),)),
+    "prod_with_zeros": lambda d: (lambda a: a.prod(dim=1), (_fixed(d, [[2.0, 0.0, 3.0],
+                                                                      [0.0, 0.0, 1.5]]),)),
+    "prod_full_with_zero": lambda d: (lambda a: a.prod(), (_fixed(d, [[2.0, 0.0], [3.0, 0.5]]),)),
     "amax": lambda d: (lambda a: a.amax(dim=1), (_r(d, 2, 4),)),
     "amin": lambda d: (lambda a: a.amin(), (_r(d, 2, 4),)),
     "max_full": lambda d: (lambda a: a.max(), (_r(d, 3, 2),)),

@@ -41,16 +41,29 @@ def test_plain_functions_until_activation_then_wrapped():
     assert out.strip() == "ok"
 
 
-def test_direct_attribute_before_activation_explains_itself():
+def test_direct_attribute_assignment_activates_autograd():
+    """`t.requires_grad = True` (how torch users usually mark parameters) is a property
+    setter: it switches autograd on just as requires_grad_() does."""
     out = _run("""
         import gpu_tensor as gt
         from gpu_tensor import autograd
         w = gt.ones(3)
-        w.requires_grad = True  # a slot write: invisible until autograd is active
-        try:
-            (w * 2).sum().backward()
-        except RuntimeError as e:
-            print(e)
+        assert not autograd.install.ACTIVE
+        w.requires_grad = True
+        assert autograd.install.ACTIVE and w.requires_grad and w.is_leaf
+        (w * 2).sum().backward()
+        print(w.grad.tolist())
     """)
-    assert "does not require grad and does not have a grad_fn" in out
-    assert "use t.requires_grad_()" in out
+    assert out.strip() == "[2.0, 2.0, 2.0]"
+
+
+def test_false_assignment_does_not_activate():
+    out = _run("""
+        import gpu_tensor as gt
+        from gpu_tensor import autograd
+        w = gt.ones(3)
+        w.requires_grad = False
+        gt.ones(2, requires_grad=False)
+        print(autograd.install.ACTIVE)
+    """)
+    assert out.strip() == "False"

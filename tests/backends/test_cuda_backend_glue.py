@@ -243,3 +243,26 @@ def test_missing_allocator_module_is_an_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "gpu_tensor.backends.cuda_memory", None)
     with pytest.raises(ImportError):
         cuda_backend.CudaBackend(0)
+
+
+@pytest.mark.parametrize("shape", [(6, 0), (0, 3, 2), (2, 3, 0), (0,), (1, 0, 4)])
+def test_empty_tensors_get_torch_contiguous_strides(fake_cuda, monkeypatch, shape):
+    # torch gives empty tensors C strides with 0-size dims counted as 1 (the cpu backend
+    # fixes numpy's all-zero strides at allocation); the cuda backend must not rely on how
+    # cupy strides an empty array, so the fake here hands out numpy's zero strides
+    xp = fake_cuda.xp
+    plain_empty = xp.empty
+
+    def zero_strided_empty(shape, dtype=float):
+        a = plain_empty(shape, dtype)
+        return a if a.size else xp.ndarray(a.shape, a.dtype, memptr=a.data,
+                                           strides=(0,) * a.ndim)
+
+    monkeypatch.setattr(xp, "empty", zero_strided_empty)
+    want = cr.empty(*shape, device="cpu").stride()
+    assert want == tuple(int(np.prod([max(n, 1) for n in shape[i + 1:]]))
+                         for i in range(len(shape)))
+    for t in (cr.empty(*shape, device="cuda"), cr.zeros(*shape, device="cuda"),
+              cr.empty(shape, dtype=dt.bfloat16, device="cuda")):
+        assert isinstance(t._data, xp.ndarray)
+        assert t.shape == shape and t.stride() == want and t.is_contiguous()
