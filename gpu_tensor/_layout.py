@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._dims import shape_args
 from .backends import get_backend
 
@@ -31,6 +33,10 @@ def as_strided(self, size, stride, storage_offset=None):
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: negative strides are not supported, got {stride}")
     off = self.storage_offset() if storage_offset is None else int(storage_offset)
+    if off < 0:
+        raise RuntimeError(f"as_strided: invalid storage offset {off}; it must be >= 0")
+    if 0 in size:  # no bytes: torch takes any offset, even past the storage's end
+        return self._view_of(empty_at(self, size, stride, off))
     st = self._storage
     if all(n > 0 for n in size):  # torch's checkInBoundsForStorage (numpy checks some only)
         last = off + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
@@ -47,6 +53,41 @@ def as_strided(self, size, stride, storage_offset=None):
             f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off} "
             f"need more bytes than the storage's {st.nbytes()}") from exc
     return self._view_of(arr)
+
+
+class _At:
+    """numpy's view of an address (no bytes) that keeps the storage's buffer alive."""
+
+    __slots__ = ("__array_interface__", "_owner")
+
+    def __init__(self, ptr, readonly, owner):
+        self.__array_interface__ = {"data": (ptr, readonly), "shape": (0,), "typestr": "|u1",
+                                    "version": 3}
+        self._owner = owner
+
+
+def empty_at(self, shape, strides, offset):
+    """An array with no elements (a 0 in `shape`) at element `offset` of self's storage,
+    with the given strides (elements): torch's empty views keep their strides and offset,
+    and the offset may lie past the storage's end (arange(24.).view(2, 3, 4)[5:, 1] is at
+    28 of 24). numpy's ndarray(buffer=, offset=) refuses such an offset even with no
+    elements, so the numpy array is built at the address itself; the address is the
+    tensor's record of its offset (storage_offset() and data_ptr() read it, later views
+    start from it). It spans no bytes, so nothing ever reads or writes there. Built from
+    the storage's address, not its buffer object, which for an empty tensor's storage is
+    a placeholder elsewhere. cupy's ndarray takes such an address as it is."""
+    data, st = self._data, self._storage
+    b = get_backend(self.device)
+    if b.xp is not np:
+        try:
+            return b.from_storage(st, shape, strides, offset, data.dtype)
+        except AssertionError:  # cupy adds no offset to a null pointer (a 0-byte storage):
+            # keep the view valid at offset 0 (storage_offset() then reads 0, not torch's)
+            return b.from_storage(st, shape, strides, 0, data.dtype)
+    isz = data.itemsize
+    raw = np.asarray(_At(st._ptr + offset * isz, not data.flags.writeable, st._buf))
+    return np.lib.stride_tricks.as_strided(raw.view(data.dtype), tuple(shape),
+                                           tuple(s * isz for s in strides))
 
 
 def contiguous(self, memory_format=None):

@@ -7,9 +7,11 @@ Every view is an array view of the same buffer plus the same UntypedStorage obje
 
 from __future__ import annotations
 
+import numpy as _np
+
 from ._dims import infer_size, shape_args
 from ._dims import wrap_dim as _wrap_dim
-from ._layout import as_strided, clone, contiguous
+from ._layout import as_strided, clone, contiguous, empty_at
 from .backends import get_backend
 
 __all__ = ["attach", "compute_stride", "empty_view"]
@@ -272,7 +274,7 @@ def narrow(self, dim, start, length):
     if not 0 <= start <= size or length < 0 or start + length > size:
         raise RuntimeError(
             f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    if length == 0 and self._data.size:  # numpy would drop the offset; torch keeps it
+    if length == 0:  # numpy would drop the offset (and the start); torch keeps it
         shp = list(self._data.shape)
         shp[d] = 0
         return empty_view(self, shp, self.stride(), self.storage_offset() + start * (
@@ -282,15 +284,11 @@ def narrow(self, dim, start, length):
 
 
 def empty_view(self, shape, strides, offset):
-    """An empty view of self's storage at element `offset` (torch keeps the offset of empty
-    slices: arange(4)[4:].storage_offset() == 4)."""
-    try:
-        arr = get_backend(self.device).from_storage(self._storage, shape, strides, offset,
-                                                    self._data.dtype)
-    except ValueError:  # an offset past the storage's end (torch allows it when empty)
-        arr = self._data[(slice(0, 0),) * self._data.ndim]
-        arr = arr.reshape(shape) if arr.shape != tuple(shape) else arr
-    return self._view_of(arr)
+    """An empty view of self's storage with torch's strides and element `offset` (torch
+    keeps the offset of empty slices: arange(4)[4:].storage_offset() == 4, and computes it
+    from the clamped starts even past the storage's end: arange(24.).view(2, 3, 4)[5:, 1]
+    is at 28)."""
+    return self._view_of(empty_at(self, shape, strides, offset))
 
 
 def select(self, dim, index):
@@ -323,36 +321,62 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 
 # -- expanding and squeezing ----------------------------------------------------------
 def expand(self, *sizes):
+    """A view repeating size-1 dims (stride 0) and adding leading dims; -1 keeps a dim.
+    Strides follow torch's inferExpandGeometry, size-1 dims included (a new leading dim
+    of size 1 takes size * stride of the dim after it: zeros(3).expand(1, 3) is (3, 1))."""
     sizes = shape_args(sizes)
-    shp, st = self._data.shape, self.stride()
+    data = self._data
+    shp, st = data.shape, data.strides  # strides in bytes (scaled back only on the slow path)
     nd = len(sizes)
-    if nd < len(shp):
+    lead = nd - len(shp)
+    if lead < 0:
         raise RuntimeError(
             f"expand: the number of sizes provided ({nd}) must be greater or equal to the "
             f"number of dimensions in the tensor ({len(shp)})")
-    lead = nd - len(shp)
-    new_shape, new_stride = [], []
-    for i, want in enumerate(sizes):
-        if i < lead:
-            if want < 0:
+    new_shape, new_st = list(sizes), [0] * nd
+    for i in range(nd - 1, -1, -1):  # right to left, as torch checks (and reports) them
+        want = sizes[i]
+        if i >= lead:
+            have = shp[i - lead]
+            if want == have or want == -1:
+                new_shape[i], new_st[i] = have, st[i - lead]
+                continue
+            if have != 1:
                 raise RuntimeError(
-                    f"expand: -1 is not allowed in a leading, non-existing dimension {i}")
-            new_shape.append(want)
-            new_stride.append(0)
-            continue
-        have, s = shp[i - lead], st[i - lead]
-        if want == -1 or want == have:
-            new_shape.append(have)
-            new_stride.append(s)
-        elif have == 1:
-            new_shape.append(want)
-            new_stride.append(0)
-        else:
+                    f"The expanded size of the tensor ({want}) must match the existing size "
+                    f"({have}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                    f"Tensor sizes: {list(shp)}")
+        if want == -1:
             raise RuntimeError(
-                f"The expanded size of the tensor ({want}) must match the existing size "
-                f"({have}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
-                f"Tensor sizes: {list(shp)}")
-    return _strided(self, new_shape, new_stride)
+                f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                f"non-existing dimension {i} (-1 keeps an existing dimension; give the size)")
+        if want < 0:
+            raise RuntimeError(
+                f"expand: the expanded size {want} at dimension {i} is negative; sizes must be "
+                ">= 0 (or -1 to keep an existing dimension)")
+        if want == 1 and i + 1 < nd:  # a new size-1 dim (torch: size * stride of the next)
+            new_st[i] = new_shape[i + 1] * new_st[i + 1]
+    new_shape = tuple(new_shape)
+    if new_shape == shp and tuple(new_st) == st:
+        return self._view_of(data)
+    dev = self.device
+    b = dev._backend or get_backend(dev)
+    if b.xp is _np:
+        # numpy builds a strided view over a contiguous buffer in ~1 us (as_strided: ~2.7
+        # us): the array itself when contiguous (then its read-only flag carries over), else
+        # the storage's flat buffer at the array's offset (which costs an address lookup;
+        # not for read-only arrays, whose storage buffer may be writable, nor empty ones,
+        # whose storage buffer is a placeholder)
+        if data.flags.c_contiguous:
+            return self._view_of(_np.ndarray(new_shape, data.dtype, buffer=data,
+                                             strides=tuple(new_st)))
+        if data.size and data.flags.writeable:
+            stg = self._storage
+            return self._view_of(_np.ndarray(new_shape, data.dtype, buffer=stg._buf,
+                                             offset=b.ptr(data) - stg._ptr,
+                                             strides=tuple(new_st)))
+    isz = data.itemsize
+    return _strided(self, new_shape, [s // isz for s in new_st])
 
 
 def expand_as(self, other):

@@ -113,3 +113,33 @@ def test_plain_slices_of_a_tensor_with_an_empty_dim(device):
     t = cr.zeros(2, 0, 3, device=device)
     assert t[:].shape == (2, 0, 3) and t[1:].shape == (1, 0, 3)
     assert t[::2].shape == (1, 0, 3) and t[::2].storage_offset() == 0
+
+
+def test_empty_results_keep_torchs_strides_and_offset(device):
+    """torch keeps an empty slice's clamped start (in the offset) and its step (in the
+    stride), where numpy resets both; the offset may lie past the storage's end."""
+    x = cr.tensor(A, device=device)
+    s0, s1, s2 = x.stride()
+    r = x[5:9, 1]  # start 5 clamps to 2, the end of dim 0: 2 * 12 + 4 = 28 of 24 elements
+    assert r.shape == (0, 4) and r.stride() == (s0, s2)
+    assert r.storage_offset() == 2 * s0 + 1 * s1 > x.numel()
+    assert r.data_ptr() - x.data_ptr() == r.storage_offset() * x.element_size()
+    r2 = r[None, :, 1:]  # views of it start from its offset; None: size * stride of dim 0
+    assert r2.stride() == (0 * s0, s0, s2) and r2.storage_offset() == r.storage_offset() + s2
+    assert r.cpu().numpy().shape == (0, 4) and (r + 1).shape == (0, 4) and r.sum().item() == 0
+    e = x[:, :, 4::3]  # empty on a non-empty base, with a step
+    assert e.stride() == (s0, s1, 3 * s2) and e.storage_offset() == 4 * s2
+    t = x.transpose(0, 2)[1:1]  # on a view: its own strides
+    assert t.stride() == (s2, s1, s0) and t.storage_offset() == s2
+    assert x.narrow(2, 4, 0).storage_offset() == 4 * s2
+    z = cr.zeros(3, 0, 2, device=device)  # an empty base: same rules
+    assert z[::2, :, 1:].stride() == (2 * z.stride(0), 2, 1)
+    assert z[2:, :, 1:].storage_offset() == 2 * z.stride(0) + 1
+
+
+def test_empty_as_strided_takes_any_offset(device):
+    x = cr.tensor(A, device=device)
+    r = x.as_strided((0, 3), (1, 1), 100)  # torch checks no bounds for 0 elements
+    assert r.stride() == (1, 1) and r.storage_offset() == 100
+    with pytest.raises(RuntimeError, match="storage offset"):
+        x.as_strided((0,), (1,), -1)

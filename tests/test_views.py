@@ -204,3 +204,54 @@ def test_random_view_chains_match_numpy_and_share_storage(data):
             assert t.is_contiguous()
         elif t.numel():  # torch lets an empty view's offset pass the end (x[1:].narrow)
             assert 0 <= t.storage_offset() <= t.untyped_storage().nbytes() // t.element_size()
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x[:, :1],  # a sliced source (not contiguous): built on the storage's buffer
+    lambda x: x[:1].contiguous()[:, :1].contiguous(),  # a contiguous source: on its own
+    lambda x: x.transpose(0, 2)[:1],  # a transposed source
+])
+def test_expand_is_a_view_that_refuses_writes(device, make):
+    x, a = _pair(device)
+    src = make(x)
+    e = src.expand(3, *src.shape[:-1], 5 if src.shape[-1] == 1 else -1)
+    assert_close(e, np.broadcast_to(src.cpu().numpy(), tuple(e.shape)))
+    assert e.storage_offset() == src.storage_offset() and e.data_ptr() == src.data_ptr()
+    # the new leading dim and the repeated size-1 dims read one element (stride 0)
+    assert e.stride() == (0,) + tuple(0 if n == 1 and m > 1 else s for s, n, m in zip(
+        src.stride(), src.shape, e.shape[1:], strict=True))
+    with pytest.raises(RuntimeError, match="single memory location"):
+        e.add_(1)
+    e.fill_(7)  # torch allows fill_: every alias gets the same value
+    assert float(src.sum().item()) == 7 * src.numel()
+
+
+def test_expand_keeps_storage_alive_and_read_only():
+    base = np.arange(12.0).reshape(3, 4)[:, :1]
+    base.flags.writeable = False
+    for t in (cr.from_numpy(base), cr.from_numpy(np.ascontiguousarray(base)).clone()):
+        e = t.expand(2, 3, 4)
+        del t
+        assert e.sum().item() == 2 * 4 * (0 + 4 + 8)
+    ro = cr.from_numpy(base).expand(3, 5)
+    with pytest.raises(RuntimeError, match="read-only"):
+        ro.fill_(0)
+    c = np.arange(3.0)[:, None]
+    c.flags.writeable = False  # contiguous and read-only: the flag carries over too
+    with pytest.raises(RuntimeError, match="read-only"):
+        cr.from_numpy(c).expand(3, 2).fill_(0)
+
+
+def test_expand_errors_and_size_one_strides(device):
+    x = cr.zeros(3, device=device)
+    assert x.expand(1, 3).stride() == (3, 1) and x.expand(2, 1, 3).stride() == (0, 3, 1)
+    assert cr.zeros(1, 3, device=device).expand(0, 3).stride() == (0, 1)
+    with pytest.raises(RuntimeError, match=r"expanded size of the tensor \(4\) must match "
+                                           r"the existing size \(3\) at non-singleton dimension 1"):
+        x.expand(2, 4)
+    with pytest.raises(RuntimeError, match="leading, non-existing dimension 0"):
+        x.expand(-1, 3)
+    with pytest.raises(RuntimeError, match="must be greater or equal"):
+        cr.zeros(2, 3, device=device).expand(3)
+    with pytest.raises(RuntimeError, match="negative"):
+        cr.zeros(1, device=device).expand(-2)

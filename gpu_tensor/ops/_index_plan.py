@@ -15,14 +15,18 @@ def _is_basic(i) -> bool:
     return i is None or i is Ellipsis or type(i) is int or type(i) is slice
 
 
-def empty_slice(self, dim, start, step):
+def empty_slice(self, dim, index):
+    """self[:, ..., index] (`index` a slice at `dim`, empty result) with torch's layout:
+    the step scales the stride, the clamped start moves the offset (numpy resets both)."""
     from .._views import empty_view
 
+    start, stop, step = index.indices(self._data.shape[dim])
     st = list(self.stride())
-    st[dim] *= step
     shp = list(self._data.shape)
-    shp[dim] = 0
-    return empty_view(self, shp, st, self.storage_offset() + start * self.stride(dim))
+    off = self.storage_offset() + start * st[dim]
+    st[dim] *= step
+    shp[dim] = len(range(start, stop, step))
+    return empty_view(self, shp, st, off)
 
 
 def empty_basic(self, idx, r):

@@ -114,12 +114,11 @@ def getitem(self, index):
             data = self._data
             if data.ndim:
                 r = data[index]
-                if r.size or not data.size:  # (as the general path decides, below)
+                if r.size:
                     return self._view_of(r)
-                # an empty slice: numpy drops the start offset; torch keeps it
-                start, _, step = index.indices(data.shape[0])
-                return self.narrow(0, start, 0) if step == 1 else empty_slice(self, 0, start,
-                                                                               step)
+                # an empty result: numpy resets an empty slice's start and step; torch
+                # keeps both
+                return empty_slice(self, 0, index)
     elif ti is int:
         data = self._data
         shape = data.shape
@@ -151,7 +150,7 @@ def getitem(self, index):
                 r = data[index if ellipsis else index + (Ellipsis,)]  # `...`: never a scalar
             except (IndexError, TypeError):
                 r = None
-            if r is not None and (r.size or not data.size):
+            if r is not None and r.size:
                 return self._view_of(r)
     idx, basic = _normalise(self, index)
     if basic:
@@ -159,7 +158,7 @@ def getitem(self, index):
         if Ellipsis not in idx:
             idx = idx + (Ellipsis,)  # numpy then returns a 0-d view, never a scalar
         r = self._data[idx]
-        if not r.size and self._data.size:  # numpy drops the offset of empty results
+        if not r.size:  # numpy resets the starts and steps of empty slices; torch keeps them
             return empty_basic(self, idx, r)
         if None in idx:
             r = none_strides(get_backend(self.device).xp, self._data, idx, r)
