@@ -9,7 +9,10 @@
   allocation, ours and CuPy's own temporaries, is counted. CuPy gets a
   MemoryPointer over `UnownedMemory(ptr, nbytes, owner)`; CuPy keeps the owner
   alive exactly as long as the memory, and the owner's finaliser returns the
-  block to us.
+  block to us. The hook passes cupy's current stream handle as is; under
+  CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1 that is cudaStreamPerThread (2) in every
+  thread, which the allocator keys per thread (memory/stream_ids.py), so one
+  thread's freed blocks never go to another thread's per-thread stream unordered.
 
 Expandable segments: the policy exists (gpu_tensor/memory/expandable.py) and runs on
 host raw sources, but this CUDA source does not offer its four calls (reserve / map /
@@ -141,6 +144,7 @@ def _cupy_malloc(nbytes: int):
     cp = cupy()
     device_id = cp.cuda.runtime.getDevice()
     allocator = registry.get_allocator(device_id, "cuda")
+    # Handle 2 (per-thread default stream) is resolved to this thread by the allocator.
     return memory_pointer(allocator, nbytes, cp.cuda.get_current_stream().ptr, device_id)
 
 

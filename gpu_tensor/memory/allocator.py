@@ -8,7 +8,8 @@ and fake events. Constants and rules: shared/research/pytorch-memory.md §1.
 
 Helpers that work on its state under the lock: sizes.py (size classes), events.py
 (stream-use events), release.py (giving cache back), expandable.py (growing
-segments), oom.py (the error report).
+segments), oom.py (the error report), stream_ids.py (the key a stream's cache lives
+under: the handle, or a per-thread identity for cudaStreamPerThread).
 
 One lock guards all state; every public method takes it. The lock is re-entrant
 because frees arrive from finalisers (a cupy array or numpy buffer collected by the
@@ -30,18 +31,9 @@ from .pool import BlockPool
 from .raw import RawOutOfMemory
 from .sizes import MIN_BLOCK_SIZE, SMALL_SIZE, allocation_size, round_size
 from .stats import DeviceStats
+from .stream_ids import PER_THREAD_STREAM, per_thread_key, stream_key
 
 __all__ = ["CachingAllocator", "round_size", "allocation_size"]
-
-
-def _stream_key(stream) -> int:
-    """Streams are ints (cudaStream_t values); Stream objects are keyed by their `.ptr`."""
-    if isinstance(stream, int):
-        return stream
-    ptr = getattr(stream, "ptr", None)
-    if ptr is None:
-        raise TypeError(f"stream must be an int handle or have .ptr, got {type(stream).__name__}")
-    return int(ptr)
 
 
 class CachingAllocator:
@@ -81,13 +73,19 @@ class CachingAllocator:
 
     # ----------------------------------------------------------------- public API
     def malloc(self, nbytes: int, stream: int = 0) -> Block:
-        """A block of at least `nbytes` bytes for use on `stream`; raises OutOfMemoryError."""
+        """A block of at least `nbytes` bytes for use on `stream`; raises OutOfMemoryError.
+
+        `stream`: an int handle or an object with `.ptr`. Handle 2 (cudaStreamPerThread) is
+        keyed per calling thread, so threads on per-thread default streams never reuse each
+        other's freed blocks without an event (stream_ids.py)."""
         if nbytes.__class__ is not int:
             nbytes = int(nbytes)
         if nbytes < 0:
             raise ValueError(f"cannot allocate a negative size ({nbytes} bytes)")
         if stream.__class__ is not int:
-            stream = _stream_key(stream)
+            stream = stream_key(stream)
+        elif stream == PER_THREAD_STREAM:  # the calling thread's own stream: see stream_ids.py
+            stream = per_thread_key()
         site = live.capture_site(2) if live.enabled() else None
         # acquire/release rather than `with`: half the cost (~75 ns each, measured), and
         # malloc and free are the per-tensor hot path
@@ -148,7 +146,7 @@ class CachingAllocator:
 
     def record_stream(self, block: Block, stream) -> None:
         """Mark `block` as used on `stream` (torch's Tensor.record_stream)."""
-        stream = _stream_key(stream)
+        stream = stream_key(stream)  # handle 2: this thread's per-thread default stream
         with self._operation():
             if not block.allocated:
                 raise ValueError(f"record_stream on {block!r}, which is not allocated")

@@ -1,7 +1,7 @@
 """Stream-use events: a block used on other streams (record_stream) returns to its pool
 only after events recorded on those streams, when it was freed, have completed.
 
-The allocator keeps `_events`: stream -> FIFO of (event, block). Events come from the
+The allocator keeps `_events`: stream key (stream_ids.py) -> FIFO of (event, block). Events come from the
 injected `event_factory(stream)` (query()/synchronize()); with no factory the device is
 synchronous and a freed block returns at once. All of it runs under the allocator's lock.
 """
@@ -9,6 +9,8 @@ synchronous and a freed block returns at once. All of it runs under the allocato
 from __future__ import annotations
 
 from collections import deque
+
+from .stream_ids import event_handle
 
 __all__ = ["insert", "process", "synchronize_all"]
 
@@ -21,7 +23,8 @@ def insert(alloc, block) -> None:
         alloc._free_block(block)
         return
     for stream in sorted(streams):
-        event = alloc._event_factory(stream)
+        # keys are handles, except per-thread default streams: see stream_ids.event_handle
+        event = alloc._event_factory(event_handle(stream))
         block.event_count += 1
         alloc._events.setdefault(stream, deque()).append((event, block))
 

@@ -13,7 +13,7 @@ cuMemAddressReserve / cuMemCreate+cuMemMap / cuMemUnmap / cuMemAddressFree); the
 allocator's expandable segments use them (expandable.py).
 
 `HostRawSource` backs the emulated cuda device and the tests with real host
-memory: each allocation is an anonymous mmap, so pointers are page aligned
+memory: each allocation is a private anonymous mmap, so pointers are page aligned
 (cudaMalloc promises 256 B), pages are committed only when touched, and
 `numpy` can wrap them (`host_array`). `FaultInjectingRawSource` fails chosen
 calls so tests can reach every OOM path.
@@ -32,6 +32,9 @@ __all__ = ["RawOutOfMemory", "HostRawSource", "FaultInjectingRawSource", "HostMa
            "map_host_pages", "host_array"]
 
 
+# Private anonymous pages for every host source. mmap.mmap(-1, n) defaults to MAP_SHARED,
+# i.e. shmem-backed pages: no transparent huge pages, and cgroups count them as shmem.
+_PRIVATE_ANONYMOUS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
 # Address space only, no swap reservation: a reservation commits nothing until touched.
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000 if sys.platform.startswith("linux") else 0)
 
@@ -47,7 +50,7 @@ class HostMapping:
 
     __slots__ = ("region", "ptr", "_exporter")
 
-    def __init__(self, nbytes: int, flags: int = mmap.MAP_SHARED):  # mmap.mmap's default
+    def __init__(self, nbytes: int, flags: int = _PRIVATE_ANONYMOUS):
         self.region = mmap.mmap(-1, nbytes, flags=flags)
         self._exporter = ctypes.c_char.from_buffer(self.region)
         self.ptr = ctypes.addressof(self._exporter)
@@ -60,8 +63,12 @@ class HostMapping:
         self.region.close()
 
 
-def map_host_pages(nbytes: int, flags: int = mmap.MAP_SHARED) -> HostMapping:
-    """A new `HostMapping` of `nbytes`; RawOutOfMemory when the host refuses."""
+def map_host_pages(nbytes: int, flags: int = _PRIVATE_ANONYMOUS) -> HostMapping:
+    """A new `HostMapping` of `nbytes` (private anonymous pages unless `flags` say otherwise);
+    RawOutOfMemory when the host refuses.
+
+    The trap: private pages are copied, not shared, in a forked child (as device memory is
+    not shared with one either)."""
     try:
         return HostMapping(nbytes, flags)
     except (OSError, ValueError) as exc:  # the host itself is out of memory
@@ -123,7 +130,7 @@ class HostRawSource:
     # -- address reservations (expandable segments) -----------------------------------------
     def reserve(self, nbytes: int) -> int:
         """Address space for `nbytes`; nothing counts against capacity until mapped."""
-        mapping = HostMapping(nbytes, mmap.MAP_PRIVATE | _MAP_NORESERVE)
+        mapping = HostMapping(nbytes, _PRIVATE_ANONYMOUS | _MAP_NORESERVE)
         with self._lock:
             self._reservations[mapping.ptr] = [mapping, 0]
         return mapping.ptr

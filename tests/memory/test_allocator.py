@@ -132,8 +132,8 @@ def test_blocks_are_not_shared_across_streams():
     b = a.malloc(4 * MiB, stream=1)
     ptr, segment = b.ptr, b.segment
     a.free(b)  # from here on the Block object is the allocator's again
-    c = a.malloc(4 * MiB, stream=2)
-    assert c.segment is not segment and c.stream == 2
+    c = a.malloc(4 * MiB, stream=3)  # not 2: cudaStreamPerThread is keyed per thread
+    assert c.segment is not segment and c.stream == 3
     d = a.malloc(4 * MiB, stream=1)
     assert d.ptr == ptr
     check(a)

@@ -23,6 +23,7 @@ from gpu_tensor.memory.allocator import CachingAllocator
 from gpu_tensor.memory.config import parse_alloc_conf
 from gpu_tensor.memory.oom import OutOfMemoryError
 from gpu_tensor.memory.raw import HostRawSource
+from gpu_tensor.memory.stream_ids import stream_key
 
 MiB = 1 << 20
 STEPS_PER_RUN = 250
@@ -39,7 +40,7 @@ sizes = st.one_of(
     st.integers(MiB + 1, 10 * MiB),  # shares 20 MiB segments
     st.integers(10 * MiB, 48 * MiB),  # own segment, 2 MiB rounded
 )
-streams = st.sampled_from([0, 1, 2])
+streams = st.sampled_from([0, 1, 2])  # 2: this thread's per-thread default stream
 
 
 class FakeEvent:
@@ -83,7 +84,7 @@ class AllocatorMachine(RuleBasedStateMachine):
             assert self.a.stats()["num_ooms"] >= 1
             COUNTS["ooms"] += 1
             return
-        assert block.size >= size and block.stream == stream and block.allocated
+        assert block.size >= size and block.stream == stream_key(stream) and block.allocated
         self.live.append(block)
         for name, amount in zip(ACCUMULATED, (1, block.size, size), strict=True):
             self.totals[name][0] += amount

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import mmap
+import sys
+
 import pytest
 
 from gpu_tensor.memory.raw import (
@@ -9,6 +12,7 @@ from gpu_tensor.memory.raw import (
     HostRawSource,
     RawOutOfMemory,
     host_array,
+    map_host_pages,
 )
 
 MiB = 1 << 20
@@ -48,3 +52,30 @@ def test_fault_injection_fails_chosen_calls():
     odd.free(odd.alloc(MiB))
     with pytest.raises(RawOutOfMemory):
         odd.alloc(MiB)
+
+
+def _mapping_perms(ptr: int) -> str | None:
+    """The permission field ('rw-p': private, 'rw-s': shared) of the mapping holding ptr."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            span, perms = line.split()[:2]
+            lo, hi = (int(x, 16) for x in span.split("-"))
+            if lo <= ptr < hi:
+                return perms
+    return None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_host_pages_are_private_anonymous():
+    # Shared (shmem) pages get no transparent huge pages and count as shmem in cgroups.
+    src = HostRawSource(8 * MiB)
+    p = src.alloc(2 * MiB)
+    mapping = map_host_pages(MiB)
+    try:
+        assert _mapping_perms(p) == "rw-p" and _mapping_perms(mapping.ptr) == "rw-p"
+        shared = map_host_pages(MiB, mmap.MAP_SHARED)  # explicit flags still win
+        assert _mapping_perms(shared.ptr) == "rw-s"
+        shared.close()
+    finally:
+        mapping.close()
+        src.free(p)
