@@ -279,16 +279,7 @@ def _silu(m, a):
 
 
 # Node names that differ from torch's, and why (strict xfail on the name check only).
-_MULTI_OUTPUT = ("torch records one multi-output node for the whole split ({}); gpu_tensor "
-                 "nodes have one output each, so every piece is its own narrow/select node")
-NAME_DIVERGENCES = {
-    "rdiv": "torch writes scalar / x as x.reciprocal() * scalar (MulBackward0 over "
-            "ReciprocalBackward0); gpu_tensor records one DivBackward0",
-    "split_int": _MULTI_OUTPUT.format("SplitBackward0"),
-    "split_sizes": _MULTI_OUTPUT.format("SplitWithSizesBackward0"),
-    "chunk": _MULTI_OUTPUT.format("SplitBackward0"),
-    "unbind": _MULTI_OUTPUT.format("UnbindBackward0"),
-}
+NAME_DIVERGENCES: dict = {}
 
 
 def _run(m, name):
@@ -424,11 +415,7 @@ GRAPHS = {
 }
 
 # structural divergences (strict xfail)
-GRAPH_DIVERGENCES = {
-    "index_chain": "torch records one node per index component (SelectBackward0 over "
-                   "SliceBackward0); gpu_tensor records the whole basic index as one node "
-                   "named after the last component",
-}
+GRAPH_DIVERGENCES: dict = {}
 
 
 def _graph_inputs(m, name):
@@ -446,6 +433,60 @@ def test_next_functions_structure(name):
     tx, ty, tc = _graph_inputs(torch, name)
     g, t = GRAPHS[name](gt, gx, gy, gc), GRAPHS[name](torch, tx, ty, tc)
     assert _sig(g.grad_fn) == _sig(t.grad_fn)
+
+
+MULTI_OUTPUT = {  # consumers of several outputs of one split/chunk/unbind node
+    "split_pieces": lambda m, x: x.split(1)[1] * x.split([1, 1])[0].exp(),
+    "chunk_and_unbind": lambda m, x: x.chunk(3, 1)[2] + x.unbind(1)[0][:, None],
+    "unbind_rows": lambda m, x: m.stack(x.unbind()[::-1]),
+    # torch: tensor_split is one SliceBackward0 per piece, not a multi-output node
+    "tensor_split": lambda m, x: x.tensor_split(2, 1)[1] * x.tensor_split([1])[1][:, :1],
+}
+
+
+def _edges(fn):
+    """A node as (name, [(next node, output_nr)]), following every edge."""
+    if fn is None:
+        return None
+    return (type(fn).__name__, [(_edges(f), nr) for f, nr in fn.next_functions])
+
+
+@pytest.mark.parametrize("name", sorted(MULTI_OUTPUT))
+def test_multi_output_nodes_edges_and_gradients(name):
+    seen = []
+    for m in (gt, torch):
+        x = m.tensor(_rng(name).uniform(-1, 1, (2, 3)), requires_grad=True)
+        y = MULTI_OUTPUT[name](m, x)
+        (y * y).sum().backward()
+        seen.append((_edges(y.grad_fn), x.grad.tolist()))
+    assert seen[0][0] == seen[1][0]
+    np.testing.assert_allclose(seen[0][1], seen[1][1], rtol=RTOL, atol=ATOL)
+
+
+def _sincos(m):
+    class SinCos(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin(), x.cos()
+
+        @staticmethod
+        def backward(ctx, g_sin, g_cos):
+            (x,) = ctx.saved_tensors
+            return g_sin * x.cos() - g_cos * x.sin()
+
+    return SinCos
+
+
+def test_custom_function_with_two_outputs():
+    seen = []
+    for m in (gt, torch):
+        x = m.tensor([0.5, -1.0, 2.0], dtype=m.float64, requires_grad=True)
+        s, c = _sincos(m).apply(x)
+        (c * 3).sum().backward()  # s unused: its gradient is zeros
+        seen.append((s.grad_fn is c.grad_fn, s.output_nr, c.output_nr, x.grad.tolist()))
+    assert seen[0][:3] == seen[1][:3]
+    np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=RTOL, atol=ATOL)
 
 
 def test_accumulate_grad_holds_its_leaf():

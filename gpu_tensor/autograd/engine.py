@@ -3,7 +3,8 @@
 
 Order: each node runs once, after every node that feeds it a gradient has run (Kahn's
 algorithm over the dependency counts of the reachable graph), so a node sees the sum of all
-its incoming gradients. Gradients are reduced to each input's shape (broadcasting), dtype
+its incoming gradients (a node with several outputs gets them per output, as a tuple with
+None for an output that got none). Gradients are reduced to each input's shape (broadcasting), dtype
 and device here, once, instead of in every formula. Formulas run under no_grad (no
 higher-order graphs: create_graph=True is refused).
 """
@@ -18,6 +19,7 @@ from .function import (
     accumulate,
     accumulator,
     has_hooks,
+    output_nr,
     run_hooks,
 )
 
@@ -52,7 +54,8 @@ def _fit(g: Tensor, meta) -> Tensor:
 
 
 def _roots(tensors, grads, what="tensors"):
-    """[(node, grad)] for the output tensors, with torch's checks and implicit ones."""
+    """[(node, output_nr, grad)] for the output tensors, with torch's checks and implicit
+    ones."""
     from .. import creation
 
     roots = []
@@ -73,7 +76,7 @@ def _roots(tensors, grads, what="tensors"):
                 f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
                 f"output[{i}] has a shape of {list(t.shape)}.")
         node = t.grad_fn if t.grad_fn is not None else accumulator(t)
-        roots.append((node, g))
+        roots.append((node, output_nr(t), g))
     return roots
 
 
@@ -83,11 +86,20 @@ def _as_list(x):
     return [x] if isinstance(x, Tensor) else list(x)
 
 
+def _add_to(buffers, node, nr, g) -> None:
+    """Buffer g for output `nr` of a node with several outputs: a list per node."""
+    slot = buffers.get(node)
+    if slot is None:
+        slot = buffers[node] = [None] * node._n_outputs
+    prev = slot[nr]
+    slot[nr] = g if prev is None else prev + g
+
+
 def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True):
-    """Run the graph from `roots`. `capture`: {node: slot} whose incoming gradient is
-    wanted (autograd.grad); returns {slot: grad}."""
+    """Run the graph from `roots`. `capture`: {(node, output_nr): slot} whose incoming
+    gradient is wanted (autograd.grad); returns {slot: grad}."""
     deps: dict = {}
-    stack = [n for n, _ in roots]
+    stack = [n for n, _, _ in roots]
     seen = set(stack)
     while stack:
         node = stack.pop()
@@ -102,40 +114,55 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True):
     # ids of buffered gradients that nothing else references (a fresh, dense result of a
     # built-in formula): a leaf may keep such a gradient as its .grad without a copy
     owned: set = set()
-    for node, g in roots:
-        buffers[node] = buffers[node] + g if node in buffers else g
-    ready = [n for n in dict.fromkeys(n for n, _ in roots) if deps.get(n, 0) == 0]
+    for node, nr, g in roots:
+        if node._n_outputs != 1:
+            _add_to(buffers, node, nr, g)
+        else:
+            buffers[node] = buffers[node] + g if node in buffers else g
+    ready = [n for n in dict.fromkeys(n for n, _, _ in roots) if deps.get(n, 0) == 0]
     captured = {}
     with grad_mode.no_grad():
         while ready:
             node = ready.pop()
             g = buffers.pop(node, None)
             grads = ()
-            if g is not None:
+            stealable = False
+            if node._n_outputs != 1:
+                if g is not None:
+                    g = _outputs_in(node, g, capture, captured)
+                    grads = node.apply(g)
+                    if not retain_graph:
+                        node._release()
+            elif g is not None:
                 stealable = id(g) in owned and not has_hooks(node)  # a hook may keep it
                 owned.discard(id(g))
                 g = run_hooks(node, g)
-                if capture is not None and node in capture:
-                    captured[capture[node]] = g
+                if capture is not None and (node, 0) in capture:
+                    captured[capture[node, 0]] = g
                 if isinstance(node, AccumulateGrad):
                     if accumulate_leaves:
                         accumulate(node.variable, g, steal=stealable)
                 else:
-                    ref = node._retained
-                    if ref is not None and ref() is not None:
-                        accumulate(ref(), g)
+                    if node._retained:
+                        _retain(node, 0, g)
                     grads = node.apply(g)
                     if not retain_graph:
                         node._release()
             metas = node._meta
             builtin = not isinstance(node, FunctionCtx)
-            for k, (nx, _) in enumerate(node.next_functions):
+            for k, (nx, nr) in enumerate(node.next_functions):
                 if nx is None:
                     continue
                 raw = grads[k] if k < len(grads) else None
                 if raw is not None:
                     meta = metas[k] if k < len(metas) else None
                     gi = _fit(raw, meta) if meta is not None else raw
+                    if nx._n_outputs != 1:  # per output; never a leaf's .grad: no ownership
+                        _add_to(buffers, nx, nr, gi)
+                        deps[nx] -= 1
+                        if deps[nx] == 0:
+                            ready.append(nx)
+                        continue
                     prev = buffers.get(nx)
                     if prev is None:
                         buffers[nx] = gi
@@ -151,6 +178,29 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True):
     return captured
 
 
+def _retain(node, nr, g) -> None:
+    """retain_grad(): accumulate g into the .grad of output `nr` of node, if still alive."""
+    ref = node._retained.get(nr)
+    t = ref() if ref is not None else None
+    if t is not None:
+        accumulate(t, g)
+
+
+def _outputs_in(node, slot, capture, captured) -> tuple:
+    """The per-output gradients of a multi-output node, after each output's hooks,
+    captures and retain_grad."""
+    out = []
+    for nr, g in enumerate(slot):
+        if g is not None:
+            g = run_hooks(node, g, nr)
+            if capture is not None and (node, nr) in capture:
+                captured[capture[node, nr]] = g
+            if node._retained:
+                _retain(node, nr, g)
+        out.append(g)
+    return tuple(out)
+
+
 def _root(t):
     return t if t._base is None else t._base
 
@@ -163,6 +213,8 @@ def _ownable(gi, raw, g, g_owned: bool, grads) -> bool:
     reshape or narrow of it) only if `g` was free too."""
     if _root(gi) is not _root(raw):
         return True
+    if not isinstance(g, Tensor):
+        return False  # the per-output gradients of a multi-output node: do not track them
     if sum(x is raw for x in grads) != 1:
         return False
     return g_owned or _root(raw) is not _root(g)
@@ -209,13 +261,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor) or not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        node = t.grad_fn if t.grad_fn is not None else accumulator(t)
-        capture.setdefault(node, i)
+        capture.setdefault(_key(t), i)
     found = _run(_roots, bool(retain_graph), capture, accumulate_leaves=False)
     result = []
     for t in inputs:
-        node = t.grad_fn if t.grad_fn is not None else accumulator(t)
-        g = found.get(capture[node])
+        g = found.get(capture[_key(t)])
         if g is None:
             if materialize_grads:
                 from ..creation import zeros_like
@@ -227,6 +277,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     "graph. Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     return tuple(result)
+
+
+def _key(t) -> tuple:
+    """(node, output_nr) whose incoming gradient is t's."""
+    return (t.grad_fn, output_nr(t)) if t.grad_fn is not None else (accumulator(t), 0)
 
 
 def _roots_for(outputs, gouts):

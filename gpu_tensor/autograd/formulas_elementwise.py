@@ -86,7 +86,24 @@ def _(ctx, g):
     return (g * b if _need(ctx, 0) else None), (g * a if _need(ctx, 1) else None)
 
 
-@formula("DivBackward0", *_bin("div"), inputs=_two)
+_NUMBERS = (bool, int, float, complex)
+
+
+def _scalar_over_tensor(args, kwargs, reflected):
+    """torch computes `scalar / x` as x.reciprocal() * scalar and records those two nodes
+    (MulBackward0 over ReciprocalBackward0): so does this, forward included."""
+    if reflected:
+        x, s = args
+    elif len(args) == 2 and not kwargs and not isinstance(args[0], Tensor):
+        s, x = args
+    else:
+        return None
+    if type(s) not in _NUMBERS or not isinstance(x, Tensor):
+        return None
+    return ew.mul(ew.reciprocal(x), s)
+
+
+@formula("DivBackward0", *_bin("div"), inputs=_two, decompose=_scalar_over_tensor)
 def _div(ctx, out, a, b, *, rounding_mode=None):
     ctx.rounding = rounding_mode
     ctx.save_for_backward(a if _need(ctx, 1) else None, b)

@@ -65,14 +65,76 @@ def _basic_name(index):
     return name
 
 
-@formula("IndexBackward0", (indexing, "getitem"), inputs=first)
+def _basic_steps(x, index):
+    """A basic index (ints, slices, None, Ellipsis) as the single-dim steps torch applies,
+    [(dim, component)]: select for an int, slice, unsqueeze for None; a slice that keeps
+    the whole dim is no step. None when the index is not basic or does not fit x (the
+    plain getitem then records one node, or raises the clear error)."""
+    comps = index if type(index) is tuple else (index,)
+    shape = list(x.shape)
+    consumed = 0
+    for i in comps:
+        if i is Ellipsis:
+            continue
+        if i is None:
+            pass
+        elif type(i) is int or type(i) is slice or isinstance(i, np.integer):
+            consumed += 1
+        else:
+            return None
+    if consumed > len(shape) or sum(i is Ellipsis for i in comps) > 1:
+        return None
+    span = len(shape) - consumed  # the dims an Ellipsis stands for
+    steps, d = [], 0
+    for i in comps:
+        if i is Ellipsis:
+            d += span
+        elif i is None:
+            steps.append((d, None))
+            shape.insert(d, 1)
+            d += 1
+        elif type(i) is slice:
+            n = shape[d]
+            r = range(*i.indices(n))
+            if not (r.start == 0 and r.step == 1 and len(r) == n):
+                steps.append((d, i))
+                shape[d] = len(r)
+            d += 1
+        else:
+            n = shape[d]
+            if not -n <= i < n:
+                return None
+            steps.append((d, i))
+            del shape[d]
+    return steps
+
+
+def _getitem_chain(args, kwargs, reflected):
+    """torch records a basic index with several components as one node per component
+    (x[1:, 0]: SelectBackward0 over SliceBackward0); so does this, one getitem each."""
+    x, index = args
+    if type(index) is not tuple:
+        return None  # one component: one node
+    steps = _basic_steps(x, index)
+    if steps is None or len(steps) < 2:
+        return None
+    t = x
+    for d, comp in steps:
+        t = t[(_FULL,) * d + (comp,)]  # the recording getitem: one component, one node
+    return t
+
+
+@formula("IndexBackward0", (indexing, "getitem"), inputs=first, decompose=_getitem_chain)
 def _getitem(ctx, out, x, index):
     ctx.shape, ctx.index = x.shape, index
     if isinstance(index, Tensor):
         ctx.save_for_backward(index)
     elif isinstance(index, tuple):
         ctx.save_for_backward(*index)
-    return _basic_name(index)
+    name = _basic_name(index)
+    if name == "SliceBackward0" and type(index) is tuple and _basic_steps(x, index) == []:
+        return "AliasBackward0"  # x[0:, :]: every slice keeps its whole dim
+    return name
 
 
 @_getitem.backward

@@ -1,6 +1,6 @@
 """Backward formulas of views and layout (view/reshape, transpose/permute, narrow/select,
-expand, squeeze/unsqueeze, diagonal, clone/contiguous), joins (cat, stack; split and chunk
-are narrow views), copies (flip, roll, repeat) and casts/moves (.to). Indexing is in
+expand, squeeze/unsqueeze, diagonal, clone/contiguous), joins (cat, stack), splits (split,
+chunk, unbind: one multi-output node), copies (flip, roll, repeat) and casts/moves (.to). Indexing is in
 formulas_index.py."""
 
 from __future__ import annotations
@@ -210,6 +210,85 @@ def _stack(ctx, out, tensors, dim=0):
 @_stack.backward
 def _(ctx, g):
     return tuple(g.select(ctx.dim, i) for i in range(ctx.n))
+
+
+# -- splits: one node with an output per piece, as torch records them -----------------------
+def _pieces(g) -> tuple:
+    """The per-output gradients (a split into one piece has one output: a lone tensor)."""
+    return g if isinstance(g, tuple) else (g,)
+
+
+def _split_fwd(ctx, out, x, dim):
+    ctx.shape, ctx.dim = x.shape, dim % max(x.ndim, 1)
+    ctx.sizes = [o.shape[ctx.dim] for o in out]
+
+
+@formula("SplitBackward0", (join, "split"), inputs=first, multi=True)
+def _split(ctx, out, x, split_size_or_sections, dim=0):
+    _split_fwd(ctx, out, x, dim)
+    return None if isinstance(split_size_or_sections, int) else "SplitWithSizesBackward0"
+
+
+@_split.backward
+def _split_back(ctx, g):
+    grads = _pieces(g)
+    z = _zeros(next(t for t in grads if t is not None), ctx.shape)
+    start = 0
+    for size, gi in zip(ctx.sizes, grads, strict=True):
+        if gi is not None:  # an unused piece's gradient is zero: left as is
+            z.narrow(ctx.dim, start, size).copy_(gi)
+        start += size
+    return z
+
+
+@formula("SplitBackward0", (join, "chunk"), inputs=first, multi=True)  # torch: a split
+def _chunk(ctx, out, x, chunks, dim=0):
+    _split_fwd(ctx, out, x, dim)
+
+
+_chunk.backward(_split_back)
+
+
+@formula("UnbindBackward0", (_views, "unbind"), inputs=first, multi=True)
+def _unbind(ctx, out, x, dim=0):
+    ctx.shape, ctx.dim = x.shape, dim % max(x.ndim, 1)
+
+
+@_unbind.backward
+def _(ctx, g):
+    grads = _pieces(g)
+    z = _zeros(next(t for t in grads if t is not None), ctx.shape)
+    for i, gi in enumerate(grads):
+        if gi is not None:
+            z.select(ctx.dim, i).copy_(gi)
+    return z
+
+
+def _tensor_split_as_slices(args, kwargs, reflected):
+    """torch's tensor_split records a SliceBackward0 per piece (not one split node): its
+    index form narrows already; the sections form would reach the split node, so it
+    narrows here, piece by piece, at the bounds the plain function picks."""
+    plain = join.tensor_split.__wrapped__
+    x = args[0]
+    sections = args[1] if len(args) > 1 else kwargs.get("indices_or_sections")
+    if not isinstance(sections, int):
+        return plain(*args, **kwargs)  # records its narrows itself
+    from .grad_mode import no_grad
+
+    with no_grad():
+        pieces = plain(*args, **kwargs)  # checks the arguments, gives the sizes
+    dim = args[2] if len(args) > 2 else kwargs.get("dim", 0)
+    d = dim % max(x.ndim, 1)
+    out, start = [], 0
+    for p in pieces:
+        out.append(x.narrow(d, start, p.shape[d]))
+        start += p.shape[d]
+    return tuple(out)
+
+
+formula("SliceBackward0", (join, "tensor_split"), inputs=first, multi=True,
+        decompose=_tensor_split_as_slices)(lambda ctx, out, *a, **k: None).backward(
+    _not_implemented("tensor_split"))  # never recorded: decompose always answers
 
 
 # -- copying rearrangements --------------------------------------------------------------------

@@ -1,8 +1,11 @@
 """Graph nodes: `Node` (one backward step, torch's `grad_fn`), `AccumulateGrad` (writes a
 leaf's `.grad`), and `Function` (user-defined ops with `ctx.save_for_backward`).
 
-Every node here has exactly one output (the tensor whose `grad_fn` it is), so the engine
-feeds it one gradient and gets back one gradient per entry of `next_functions`.
+Most nodes have one output (the tensor whose `grad_fn` it is): the engine feeds them one
+gradient and gets back one gradient per entry of `next_functions`. A node with several
+outputs (split, chunk, unbind, a custom Function returning a tuple) is the `grad_fn` of
+each; tensor i is its output `i` (`output_nr`), an edge to it is (node, i), and the engine
+feeds it a tuple with one gradient per output (None for an output that got none).
 
 Lifetime rule (the memory trap): a node holds its saved tensors until its backward has
 run, then drops them unless `retain_graph=True`. Saved tensors are stored as history-free
@@ -19,7 +22,7 @@ from ..tensor import Tensor, contiguous_format
 from . import grad_mode
 
 __all__ = ["Node", "AccumulateGrad", "Function", "FunctionCtx", "node_class", "register_hook",
-           "RemovableHandle"]
+           "RemovableHandle", "output_nr", "set_outputs", "same_output"]
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -36,10 +39,12 @@ def _alias(t: Tensor) -> Tensor:
 
 
 class Node:
-    """One backward step. `next_functions`: ((node or None, 0), ...) per differentiable
-    input; `apply(grad)` returns one gradient (or None) per entry."""
+    """One backward step. `next_functions`: ((node or None, output_nr), ...) per
+    differentiable input; `apply(grad)` returns one gradient (or None) per entry. `grad` is
+    a tensor, or a tuple of tensors-or-None when the node has several outputs."""
 
     _backward = None  # formula nodes: f(ctx, grad) -> tuple; set on the generated subclass
+    _n_outputs = 1  # a class default: set on the instance by set_outputs() when several
 
     def __init__(self):
         self.next_functions = ()
@@ -48,8 +53,8 @@ class Node:
         self._saved = None
         self._had_saved = False
         self._released = False
-        self._retained = None  # weakref to the output tensor when retain_grad() was called
-        self._hooks = None  # the output tensor's register_hook functions
+        self._retained = None  # {output_nr: weakref to the tensor} after retain_grad()
+        self._hooks = None  # {output_nr: [the tensor's register_hook functions]}
 
     def name(self) -> str:
         return type(self).__name__
@@ -188,11 +193,65 @@ def _drop(key, ref) -> None:
 
 
 def edge(t) -> tuple:
-    """(node, 0) feeding t's gradient: its grad_fn, its AccumulateGrad, or (None, 0)."""
+    """(node, output_nr) feeding t's gradient: its grad_fn, its AccumulateGrad, or
+    (None, 0)."""
     if t is None or not t._requires_grad:
         return (None, 0)
     fn = t.grad_fn
-    return (fn if fn is not None else accumulator(t), 0)
+    if fn is None:
+        return (accumulator(t), 0)
+    return (fn, 0 if fn._n_outputs == 1 else output_nr(t))
+
+
+# id(tensor) -> (weakref to it, weakref to its node, its output_nr), for the outputs of
+# multi-output nodes only (Tensor has no slot for it; single-output nodes, the common case,
+# pay nothing). The weakrefs and the node check make a reused id or a replaced grad_fn read
+# as "not here", and keep no node alive once its tensor has moved on to another grad_fn.
+_OUTPUT_NR: dict = {}
+
+
+def output_nr(t) -> int:
+    """Which output of `t.grad_fn` the tensor t is (0 for a leaf or a one-output node)."""
+    fn = t.grad_fn
+    if fn is None or fn._n_outputs == 1:
+        return 0
+    entry = _OUTPUT_NR.get(id(t))
+    if entry is not None and entry[0]() is t and entry[1]() is fn:
+        return entry[2]
+    return 0
+
+
+def set_outputs(node: Node, outputs) -> None:
+    """Make `node` the grad_fn of every Tensor in `outputs` (a sequence; output i is
+    outputs[i]; other entries, None or non-tensors, get no gradient)."""
+    n = len(outputs)
+    if n != 1:
+        node._n_outputs = n
+    for i, t in enumerate(outputs):
+        if t is None:
+            continue
+        t._requires_grad = True
+        t.grad_fn = node
+        if n != 1:
+            key = id(t)
+            _OUTPUT_NR[key] = (weakref.ref(t, lambda r, k=key: _drop_nr(k, r)),
+                               weakref.ref(node), i)
+
+
+def same_output(dst, src) -> None:
+    """dst takes src's place in the graph (same grad_fn and output_nr)."""
+    dst.grad_fn, dst._requires_grad = src.grad_fn, src._requires_grad
+    fn = src.grad_fn
+    if fn is not None and fn._n_outputs != 1:
+        key, nr = id(dst), output_nr(src)
+        _OUTPUT_NR[key] = (weakref.ref(dst, lambda r, k=key: _drop_nr(k, r)),
+                           weakref.ref(fn), nr)
+
+
+def _drop_nr(key, ref) -> None:
+    entry = _OUTPUT_NR.get(key)
+    if entry is not None and entry[0] is ref:
+        del _OUTPUT_NR[key]
 
 
 # leaf id -> (weakref to the leaf, [hooks]): a leaf's hooks outlive any one graph
@@ -212,10 +271,11 @@ def register_hook(t: Tensor, hook) -> RemovableHandle:
     """hook(grad) -> None or a replacement grad, called when t's gradient is computed."""
     if not t._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if t.grad_fn is not None:
-        if t.grad_fn._hooks is None:
-            t.grad_fn._hooks = []
-        hooks = t.grad_fn._hooks
+    fn = t.grad_fn
+    if fn is not None:
+        if fn._hooks is None:
+            fn._hooks = {}
+        hooks = fn._hooks.setdefault(output_nr(t), [])
     else:
         key = id(t)
         entry = _LEAF_HOOKS.get(key)
@@ -237,16 +297,17 @@ def has_hooks(node) -> bool:
     if isinstance(node, AccumulateGrad):
         entry = _LEAF_HOOKS.get(id(node.variable))
         return bool(entry is not None and entry[0]() is node.variable and entry[1])
-    return bool(node._hooks)
+    return bool(node._hooks) and any(node._hooks.values())
 
 
-def run_hooks(node, grad):
-    """The gradient after the hooks registered on the tensor `node` produces."""
+def run_hooks(node, grad, nr=0):
+    """The gradient after the hooks registered on the tensor that output `nr` of `node`
+    is."""
     if isinstance(node, AccumulateGrad):
         entry = _LEAF_HOOKS.get(id(node.variable))
         hooks = entry[1] if entry is not None and entry[0]() is node.variable else None
     else:
-        hooks = node._hooks
+        hooks = node._hooks.get(nr) if node._hooks else None
     if hooks:
         for hook in list(hooks):
             r = hook(grad)
@@ -260,12 +321,24 @@ class FunctionCtx(Node):
     """The `ctx` of a custom Function: a Node that calls the class's `backward`."""
 
     _fn_cls = None
+    _materialize = True
+    _out_meta = ()  # per output: (shape, dtype, device) of a tensor output, else None
 
     def _backward(self, grad):
-        grads = self._fn_cls.backward(self, grad)
+        if self._n_outputs == 1:
+            grads = self._fn_cls.backward(self, grad)
+        else:  # one argument per output; torch passes zeros for an unused tensor output
+            if self._materialize:
+                grad = tuple(_zeros(m) if g is None and m is not None else g
+                             for g, m in zip(grad, self._out_meta, strict=True))
+            grads = self._fn_cls.backward(self, *grad)
         if not isinstance(grads, tuple):
             grads = (grads,)
         return grads
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """False: backward gets None (not zeros) for an output that got no gradient."""
+        self._materialize = bool(value)
 
     def mark_non_differentiable(self, *tensors) -> None:
         self._non_diff = {id(t) for t in tensors}
@@ -274,10 +347,18 @@ class FunctionCtx(Node):
         pass  # accepted for torch compatibility; in-place custom functions are not tracked
 
 
+def _zeros(meta):
+    from ..creation import zeros
+
+    shape, dtype, device = meta
+    return zeros(tuple(shape), dtype=dtype, device=device)
+
+
 class Function:
     """torch.autograd.Function: subclass with static `forward(ctx, *args)` and
-    `backward(ctx, grad)` returning one gradient per forward argument (None for
-    non-tensors); call `MyFn.apply(*args)`. One output tensor per function."""
+    `backward(ctx, *grads)` (one gradient per forward output) returning one gradient per
+    forward argument (None for non-tensors); call `MyFn.apply(*args)`. forward returns a
+    Tensor or a tuple of them (non-tensor entries pass through and get None)."""
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -303,17 +384,24 @@ class Function:
         ctx.needs_input_grad = tuple(t is not None and t._requires_grad for t in tensors)
         with grad_mode.no_grad():
             out = cls.forward(ctx, *args, **kwargs)
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{cls.__name__}.forward must return a single Tensor (got "
-                            f"{type(out).__name__}); return several values from separate "
-                            "Functions")
-        if record and out.dtype.is_floating_point and id(out) not in getattr(
-                ctx, "_non_diff", ()):
-            if any(out is t for t in tensors):
-                out = out._view_of(out._data)  # never rewrite an input's own history
+        single = isinstance(out, Tensor)
+        outs = (out,) if single else out
+        if not isinstance(outs, tuple) or not any(isinstance(o, Tensor) for o in outs):
+            raise TypeError(f"{cls.__name__}.forward must return a Tensor or a tuple with "
+                            f"Tensors in it (got {type(out).__name__})")
+        if not record:
+            return out
+        non_diff = getattr(ctx, "_non_diff", ())
+        # never rewrite an input's own history: an input returned as is becomes a view
+        outs = tuple(o._view_of(o._data) if isinstance(o, Tensor) and any(
+            o is t for t in tensors) else o for o in outs)
+        diff = [o if isinstance(o, Tensor) and o.dtype.is_floating_point
+                and id(o) not in non_diff else None for o in outs]
+        if any(d is not None for d in diff):
             ctx.next_functions = tuple(edge(t) for t in tensors)
             ctx._meta = tuple((t.shape, t.dtype, t.device)
                               if t is not None and t._requires_grad else None for t in tensors)
-            out._requires_grad = True
-            out.grad_fn = ctx
-        return out
+            ctx._out_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, Tensor)
+                                  else None for o in outs)
+            set_outputs(ctx, diff)
+        return outs[0] if single else outs

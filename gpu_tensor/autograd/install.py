@@ -22,7 +22,7 @@ import threading
 
 from ..tensor import Tensor
 from . import grad_mode
-from .function import Node, edge
+from .function import Node, edge, same_output, set_outputs
 
 __all__ = ["activate", "formula", "inplace", "ACTIVE", "positional", "first", "make_wrapper"]
 
@@ -37,13 +37,20 @@ class Spec:
     needs; `inputs(args, kw)` lists the differentiable inputs (Tensor or None) in the
     order `bwd` returns their gradients; `output(out)` picks the differentiable result.
     `fwd` may return a node name: torch names an op's overloads apart (sum() is
-    SumBackward0, sum(dim) SumBackward1), so the node then gets that name (`variant`)."""
+    SumBackward0, sum(dim) SumBackward1), so the node then gets that name (`variant`).
+    `multi`: the op returns a tuple of tensors, all outputs of one node (split, unbind);
+    its backward gets a tuple with one gradient (or None) per output.
+    `decompose(args, kwargs, reflected)`: where torch records a call as several nodes
+    (`2.0 / x` is x.reciprocal() * 2.0), the result of those differentiable ops, or None
+    to record one node as usual. Consulted only when a node would be recorded."""
 
-    def __init__(self, name, fwd, inputs, output):
+    def __init__(self, name, fwd, inputs, output, multi=False, decompose=None):
         self.name = name
         self.fwd = fwd
         self.inputs = inputs
         self.output = output
+        self.multi = multi
+        self.decompose = decompose
         self.cls = None
         self._variants = {}
 
@@ -80,12 +87,13 @@ def first(args, kwargs):
 first.first_only = True  # lets make_wrapper check args[0] alone
 
 
-def formula(name, *targets, inputs=positional, output=None):
+def formula(name, *targets, inputs=positional, output=None, multi=False, decompose=None):
     """Register `fwd` for the plain functions named by `targets` ((namespace, attr) or
-    (namespace, attr, 'reflected')); attach the backward with `@fwd_spec.backward`."""
+    (namespace, attr, 'reflected')); attach the backward with `@fwd_spec.backward`.
+    `multi` and `decompose`: see Spec."""
 
     def deco(fwd):
-        spec = Spec(name, fwd, inputs, output)
+        spec = Spec(name, fwd, inputs, output, multi, decompose)
         for tgt in targets:
             _REGISTRY.append((tgt[0], tgt[1], spec, len(tgt) > 2))
         return spec
@@ -217,6 +225,10 @@ def _any_in(seq) -> bool:
 
 
 def _record(spec, plain, ins, args, kwargs, reflected):
+    if spec.decompose is not None:
+        out = spec.decompose(args, kwargs, reflected)
+        if out is not None:
+            return out
     _STATE.enabled = False
     try:
         out = plain(*args, **kwargs)
@@ -224,6 +236,8 @@ def _record(spec, plain, ins, args, kwargs, reflected):
         _STATE.enabled = True
     if out is NotImplemented:
         return out
+    if spec.multi:
+        return _record_multi(spec, ins, args, kwargs, out)
     target = spec.output(out) if spec.output is not None else out
     if not isinstance(target, Tensor) or target.dtype.category < _FLOAT:
         return out  # integer/bool results never require grad
@@ -240,6 +254,22 @@ def _record(spec, plain, ins, args, kwargs, reflected):
         node.__class__ = spec.variant(name)
     target._requires_grad = True
     target.grad_fn = node
+    return out
+
+
+def _record_multi(spec, ins, args, kwargs, out):
+    """One node, the grad_fn of every tensor in the tuple `out` (output i is out[i])."""
+    if not out or out[0].dtype.category < _FLOAT:
+        return out
+    node = spec.cls()
+    node.next_functions = tuple(edge(t) for t in ins)
+    node.needs_input_grad = tuple(t is not None and t._requires_grad for t in ins)
+    node._meta = tuple((t.shape, t.dtype, t.device) if t is not None and t._requires_grad
+                       else None for t in ins)
+    name = spec.fwd(node, out, *args, **kwargs)
+    if name is not None and name != spec.name:
+        node.__class__ = spec.variant(name)
+    set_outputs(node, out)
     return out
 
 
@@ -276,7 +306,7 @@ def make_inplace(name, plain, oop, plain_copy):
                 old = self.clone()
             finally:
                 state.enabled = True
-            old.grad_fn, old._requires_grad = self.grad_fn, self._requires_grad
+            same_output(old, self)
             res = oop(old, *args, **kwargs)
             state.enabled = False
             try:

@@ -1,4 +1,5 @@
 """The autograd methods of Tensor: backward, retain_grad, retains_grad, register_hook,
+output_nr,
 and a `requires_grad` setter that switches autograd on (see install.py for why it is lazy)."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 import weakref
 
 from . import install
-from .function import register_hook
+from .function import output_nr, register_hook
 
 __all__ = ["attach"]
 
@@ -31,6 +32,7 @@ def attach(cls) -> None:
     cls.retain_grad = _retain_grad
     cls.retains_grad = property(_retains_grad)
     cls.register_hook = register_hook
+    cls.output_nr = property(output_nr, None, None, "Which output of grad_fn this tensor is.")
 
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -43,11 +45,14 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
 def _retain_grad(self):
     if not self._requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-    if self.grad_fn is not None:
-        self.grad_fn._retained = weakref.ref(self)
+    fn = self.grad_fn
+    if fn is not None:
+        if fn._retained is None:
+            fn._retained = {}
+        fn._retained[output_nr(self)] = weakref.ref(self)
 
 
 def _retains_grad(self):
     fn = self.grad_fn
-    ref = fn._retained if fn is not None else None
+    ref = fn._retained.get(output_nr(self)) if fn is not None and fn._retained else None
     return ref is not None and ref() is self

@@ -31,6 +31,11 @@ def _fixed(device, values):
     return gt.tensor(values, dtype=F64, device=device).requires_grad_()
 
 
+def _weighted(pieces):
+    """sum_i (i + 1) * pieces[i].sum(): a scalar that uses every piece differently."""
+    return sum((p * float(i + 1)).sum() for i, p in enumerate(pieces))
+
+
 def _idx(device, values):
     return gt.tensor(values, dtype=gt.int64, device=device)
 
@@ -150,6 +155,14 @@ CASES = {
     "stack": lambda d: (lambda a, b: gt.stack([a, b], -1), (_r(d, 2, 3), _r(d, 2, 3, seed=1))),
     "split": lambda d: (lambda a: a.split([1, 3], dim=1)[1] * 2.0, (_r(d, 2, 4),)),
     "chunk": lambda d: (lambda a: a.chunk(2)[0], (_r(d, 4, 2),)),
+    # every piece used, with different weights: the multi-output node sums them back
+    "split_int_all": lambda d: (lambda a: _weighted(gt.split(a, 2, dim=1)), (_r(d, 2, 5),)),
+    "split_sizes_all": lambda d: (lambda a: _weighted(a.split([1, 3], 0)), (_r(d, 4, 2),)),
+    "chunk_all_uneven": lambda d: (lambda a: _weighted(a.chunk(3, -1)), (_r(d, 2, 4),)),
+    "unbind_all": lambda d: (lambda a: _weighted(a.unbind(0)), (_r(d, 3, 2),)),
+    "unbind_twice": lambda d: (lambda a: a.unbind(1)[0] * a.unbind(1)[0], (_r(d, 2, 3),)),
+    "split_one_piece": lambda d: (lambda a: a.split(4)[0] * 3.0, (_r(d, 3, 2),)),
+    "tensor_split": lambda d: (lambda a: _weighted(a.tensor_split(2, 1)), (_r(d, 2, 3),)),
     "hstack": lambda d: (lambda a, b: gt.hstack([a, b]), (_r(d, 3), _r(d, 2, seed=1))),
     # copies
     "flip": lambda d: (lambda a: a.flip(0), (_r(d, 3, 2),)),
