@@ -182,29 +182,30 @@ def argmin(input, dim=None, keepdim=False):
     return _arg(input, dim, keepdim, "argmin")
 
 
+def _extreme(name, input, dim, keepdim):
+    """max/min: the 0-dim extreme, (values, indices) along `dim`, or the elementwise
+    maximum/minimum when `dim` is a Tensor (torch's three overloads)."""
+    if isinstance(dim, Tensor):
+        from . import elementwise  # read at call time: autograd may have wrapped it
+
+        return getattr(elementwise, name + "imum")(input, dim)
+    reduce = amax if name == "max" else amin
+    if dim is None:
+        return reduce(input)
+    if input.dtype.category == _dt.COMPLEX:
+        raise RuntimeError(f"{name}(): does not support complex input")
+    result = MaxResult if name == "max" else MinResult
+    return result(reduce(input, dim, keepdim), _arg(input, dim, keepdim, name))
+
+
 def max(input, dim=None, keepdim=False):  # noqa: A001
     """max(t) -> 0-dim max; max(t, dim) -> (values, indices); max(t, other) -> maximum."""
-    if isinstance(dim, Tensor):
-        from .elementwise import maximum
-
-        return maximum(input, dim)
-    if dim is None:
-        return amax(input)
-    if input.dtype.category == _dt.COMPLEX:
-        raise RuntimeError("max(): does not support complex input")
-    return MaxResult(amax(input, dim, keepdim), _arg(input, dim, keepdim, "max"))
+    return _extreme("max", input, dim, keepdim)
 
 
 def min(input, dim=None, keepdim=False):  # noqa: A001
-    if isinstance(dim, Tensor):
-        from .elementwise import minimum
-
-        return minimum(input, dim)
-    if dim is None:
-        return amin(input)
-    if input.dtype.category == _dt.COMPLEX:
-        raise RuntimeError("min(): does not support complex input")
-    return MinResult(amin(input, dim, keepdim), _arg(input, dim, keepdim, "min"))
+    """min(t) -> 0-dim min; min(t, dim) -> (values, indices); min(t, other) -> minimum."""
+    return _extreme("min", input, dim, keepdim)
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
