@@ -33,6 +33,17 @@ def _check(name, a, b):
                            f"{a.ndim}D and {b.ndim}D")
 
 
+def _result(bk, r, like):
+    """A tensor of `like`'s device and dtype over the product `r` (numpy returns scalars for
+    1-D dot products; half types computed in float32 round back here)."""
+    if not hasattr(r, "ndim") or isinstance(r, np.generic):
+        r = bk.xp.asarray(r)
+    if r.dtype != like.dtype.np:
+        r = bk.astype(r, like.dtype.np)
+    r, st = bk.adopt(r)
+    return Tensor._make(r, like.device, like.dtype, st)
+
+
 def _run(name, a, b, fn):
     bk = get_backend(a.device)
     x, y = a._data, b._data
@@ -45,12 +56,7 @@ def _run(name, a, b, fn):
         raise RuntimeError(
             f"{name}: shapes {list(a.shape)} and {list(b.shape)} cannot be multiplied "
             f"({exc})") from None
-    if not hasattr(r, "ndim") or isinstance(r, np.generic):
-        r = bk.xp.asarray(r)
-    if r.dtype != a.dtype.np:
-        r = bk.astype(r, a.dtype.np)
-    r, st = bk.adopt(r)
-    return Tensor._make(r, a.device, a.dtype, st)
+    return _result(bk, r, a)
 
 
 def matmul(input, other):
@@ -105,9 +111,4 @@ def einsum(equation, *operands):
     comp = np.float32 if first.dtype in _HALF else first.dtype.np
     arrs = [o._data if o._data.dtype == comp else bk.astype(o._data, comp) for o in operands]
     r = bk.xp.einsum(equation, *arrs)
-    if not hasattr(r, "ndim") or isinstance(r, np.generic):
-        r = bk.xp.asarray(r)
-    if r.dtype != first.dtype.np:
-        r = bk.astype(r, first.dtype.np)
-    r, st = bk.adopt(r)
-    return Tensor._make(r, first.device, first.dtype, st)
+    return _result(bk, r, first)

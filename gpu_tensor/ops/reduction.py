@@ -81,20 +81,20 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
             return _fast(input, input._data.sum(), d)  # the hot path: no promotion work
         if d.category < _dt.FLOAT:
             return _fast(input, input._data.sum(dtype=np.int64), _dt.int64)
-    dt = _acc_dtype(input, dtype)
-    axes = _axes(input, dim)
-    xp = get_backend(input.device).xp
-    comp = np.float32 if dt in _HALF else dt.np
-    r = xp.sum(_values(input, comp), axis=axes, keepdims=keepdim)
-    return _out(input, r, dt)
+    return _accumulate("sum", input, dim, keepdim, dtype)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
+    return _accumulate("prod", input, dim, keepdim, dtype)
+
+
+def _accumulate(name, input, dim, keepdim, dtype):
+    """sum/prod in the accumulation dtype (int64 for integer and bool inputs, as torch);
+    half types accumulate in float32 and round back."""
     dt = _acc_dtype(input, dtype)
-    axes = _axes(input, dim)
     xp = get_backend(input.device).xp
     comp = np.float32 if dt in _HALF else dt.np
-    r = xp.prod(_values(input, comp), axis=axes, keepdims=keepdim)
+    r = getattr(xp, name)(_values(input, comp), axis=_axes(input, dim), keepdims=keepdim)
     return _out(input, r, dt)
 
 
