@@ -145,6 +145,8 @@ _CV, _QUIET_EXTOBJ = _quiet_context()
 
 
 def _finish_fast(r, dev, out):
+    """Tensor._make for a cpu fast-path result, written out: the extra call costs ~35 ns
+    (measured 200 vs 235 ns here) on ops that take ~800 ns in all. Keep the two in step."""
     if type(r) is not np.ndarray:
         r = np.asarray(r)
     t = _new(Tensor)
