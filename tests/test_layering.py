@@ -20,6 +20,7 @@ LAYERS = [
     ["kernel", "kernel.*", "fusion.*"],
     ["storage", "backends", "backends.*"],
     ["*"],  # the user-facing API: tensor, creation, ops, transfer, streams, cuda.*, utils ...
+    ["distributed", "distributed.*", "nn.parallel", "nn.parallel.*"],  # on the public ops
     ["cli", "cli.*", "__main__"],
 ]
 # fusion's decorator takes and returns Tensors: it sits with the user-facing API.

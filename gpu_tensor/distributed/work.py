@@ -1,0 +1,98 @@
+"""Work: the handle an `async_op=True` collective returns (torch's `Work`).
+
+A Work holds the engine's request (an MPI request, or an NCCL event on the communication
+stream) and a `finish` step (copy a staged or contiguous buffer back into the user's tensor,
+divide for an emulated AVG). `wait()` runs it once. Waiting is bounded by the group's
+timeout: past it, the Work raises DistBackendError naming the op and the rank instead of
+hanging (the launcher then ends the whole job).
+"""
+
+from __future__ import annotations
+
+import time
+
+__all__ = ["Work", "DistError", "DistBackendError"]
+
+
+class DistError(RuntimeError):
+    """torch.distributed.DistError."""
+
+
+class DistBackendError(DistError):
+    """torch.distributed.DistBackendError: the communication engine failed or timed out."""
+
+
+class Work:
+    """wait(), is_completed(), is_success(), exception(), as torch's Work."""
+
+    def __init__(self, request, finish, op: str, rank: int, timeout_s: float):
+        self._request = request  # has .test() -> bool and .wait_device() (NCCL) or None
+        self._finish = finish
+        self._op = op
+        self._rank = rank
+        self._timeout_s = timeout_s
+        self._done = request is None
+        self._error: BaseException | None = None
+        if self._done:
+            self._run_finish()
+
+    def _run_finish(self) -> None:
+        finish, self._finish = self._finish, None
+        if finish is not None:
+            finish()
+
+    def is_completed(self) -> bool:
+        """True once the operation has finished (never blocks)."""
+        if not self._done and self._request.test():
+            self._done = True
+            self._run_finish()
+        return self._done
+
+    def is_success(self) -> bool:
+        return self.is_completed() and self._error is None
+
+    def exception(self):
+        return self._error
+
+    def wait(self, timeout=None) -> bool:
+        """Block until done (cpu/MPI), or make the current stream wait for it (NCCL).
+        `timeout` (a timedelta or seconds) overrides the group's."""
+        if self._error is not None:
+            raise self._error
+        if self._done:
+            return True
+        limit = self._timeout_s if timeout is None else _seconds(timeout)
+        try:
+            self._request.wait(limit)
+        except TimeoutError:
+            self._error = DistBackendError(
+                f"{self._op} timed out on rank {self._rank} after {limit:g} s: another rank "
+                "did not join it (it may have failed, or the ranks called collectives in a "
+                "different order); raise the timeout with init_process_group(timeout=...)"
+            )
+            raise self._error from None
+        self._done = True
+        self._run_finish()
+        return True
+
+    def __repr__(self) -> str:
+        state = "completed" if self._done else "pending"
+        return f"<gpu_tensor.distributed.Work {self._op} {state}>"
+
+
+def _seconds(timeout) -> float:
+    return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
+
+
+def poll(test, limit_s: float) -> None:
+    """Spin on `test()` (yielding the core between tries: ranks may share cores) until it
+    says done, or raise TimeoutError after `limit_s` seconds."""
+    if test():
+        return
+    deadline = time.monotonic() + limit_s
+    spins = 0
+    while not test():
+        spins += 1
+        if spins & 1023 == 0 and time.monotonic() > deadline:
+            raise TimeoutError
+        time.sleep(0 if spins < 4096 else 1e-4)
