@@ -178,7 +178,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     GroupMember.WORLD = ProcessGroup(world, list(range(size)), name, table, timeout)
     _export_env(world, me, size)
     if size > 1:
-        _abort_on_uncaught(world)
+        _abort_on_uncaught()
 
 
 def _export_env(world, me: int, size: int) -> None:
@@ -192,7 +192,7 @@ def _export_env(world, me: int, size: int) -> None:
     node.Free()
 
 
-def _abort_on_uncaught(world) -> None:
+def _abort_on_uncaught() -> None:
     """An exception nobody catches on one rank ends the whole job (MPI_Abort) instead of
     leaving the others waiting in a collective forever; `python -m mpi4py` does the same."""
     previous = sys.excepthook
@@ -201,8 +201,11 @@ def _abort_on_uncaught(world) -> None:
 
     def hook(kind, value, tb):
         previous(kind, value, tb)
-        sys.stderr.flush()
-        world.Abort(1)
+        # mpi4py's own mechanism: MPI_Abort at exit, after the traceback is written out
+        # (an Abort right here can cut the traceback off in the launcher's pipe)
+        from mpi4py.run import set_abort_status
+
+        set_abort_status(1)
 
     hook._gt_abort = True
     sys.excepthook = hook

@@ -27,12 +27,14 @@ def mpiexec() -> str:
     return found
 
 
-def run_ranks(n: int, worker: str, *args, timeout: float = 90, env=None, check=True):
-    """(returncode, output, seconds) of `worker` on n ranks; cuda is the emulated device."""
+def run_ranks(n: int, worker: str, *args, timeout: float = 90, env=None, check=True,
+              module=True):
+    """(returncode, output, seconds) of `worker` on n ranks; cuda is the emulated device.
+    `module`: run it as `python -m mpi4py worker` (else plain `python worker`)."""
     full_env = {**os.environ, "GPU_TENSOR_FALLBACK": "1", "PYTHONPATH": str(ROOT),
                 **(env or {})}
-    cmd = [mpiexec(), "-n", str(n), sys.executable, "-m", "mpi4py", str(WORKERS / worker),
-           *map(str, args)]
+    cmd = [mpiexec(), "-n", str(n), sys.executable, *(["-m", "mpi4py"] if module else []),
+           str(WORKERS / worker), *map(str, args)]
     start = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
                           cwd=ROOT)

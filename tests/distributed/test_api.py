@@ -1,0 +1,87 @@
+"""Setup and argument checks: on 2 real ranks (workers/api.py), and the pure parts here."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import gpu_tensor as gt
+from gpu_tensor.backends import cuda_nccl
+from gpu_tensor.distributed import ReduceOp, Work, group, nccl_engine
+from gpu_tensor.distributed.snapshots import snapshot_path
+from gpu_tensor.distributed.staging import Staged
+
+from ._launch import run_ranks
+
+
+def test_setup_and_argument_errors_on_two_ranks():
+    _, out, _ = run_ranks(2, "api.py")
+    assert out.count("OK rank") == 2, out
+
+
+def test_backend_strings_route_devices_like_torch():
+    assert group._parse("mpi") == ("mpi", {"cpu": "mpi", "cuda": "mpi"})
+    assert group._parse("NCCL") == ("nccl", {"cuda": "nccl"})
+    assert group._parse("cpu:mpi, cuda:nccl") == ("cpu:mpi,cuda:nccl",
+                                                   {"cpu": "mpi", "cuda": "nccl"})
+    name, table = group._parse(None)
+    assert table["cpu"] == "mpi"
+    assert table["cuda"] == ("nccl" if nccl_engine.usable() else "mpi")
+    with pytest.raises(ValueError, match="expected entries like"):
+        group._parse("cpu:mpi,tpu:nccl")
+    with pytest.raises(TypeError, match="must be a str"):
+        group._parse(3)
+
+
+def test_reduce_op_members_pickle_as_themselves():
+    assert pickle.loads(pickle.dumps(ReduceOp.AVG)) is ReduceOp.AVG
+    assert repr(ReduceOp.SUM) == "<ReduceOp.SUM>"
+    with pytest.raises(TypeError, match="members"):
+        ReduceOp()
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_staging_widens_bf16_and_copies_back_non_contiguous(device, monkeypatch):
+    monkeypatch.setenv("GPU_TENSOR_FALLBACK", "1")
+    t = gt.tensor([[1.0, 2.0], [3.0, 4.5]], dtype=gt.bfloat16, device=device).t()
+    st = Staged(t, reduce=True, avg_divisor=2)
+    assert st.buf.dtype == np.float32 and st.buf.flags.c_contiguous
+    st.buf *= 3  # what a SUM over 3 equal ranks would leave
+    st.finish()
+    assert t.to(gt.float32).tolist() == [[1.5, 4.5], [3.0, 6.75]]
+    b = gt.tensor([True, False], device=device)
+    sb = Staged(b, reduce=True)
+    assert sb.buf.dtype == np.uint8
+
+
+def test_integer_avg_rounds_toward_zero():
+    t = gt.tensor([7, -7, 5], dtype=gt.int32)
+    st = Staged(t, reduce=True, avg_divisor=2)
+    st.finish()
+    assert t.tolist() == [3, -3, 2]
+
+
+def test_work_of_a_finished_request_is_complete():
+    seen = []
+    w = Work(None, lambda: seen.append(1), "barrier", 0, 1.0)
+    assert w.is_completed() and w.wait() and seen == [1]
+
+
+def test_snapshot_pattern_needs_the_rank():
+    assert snapshot_path("out/r{rank}of{world_size}.json", 2, 3) == "out/r2of3.json"
+    with pytest.raises(ValueError, match="may only use"):
+        snapshot_path("{rank}{host}.json", 0, 1)
+
+
+def test_nccl_dtype_table_matches_torch_support():
+    assert cuda_nccl.nccl_dtype("bfloat16") == 9 and cuda_nccl.nccl_dtype("bool") == 1
+    with pytest.raises(TypeError, match="NCCL has no int16"):
+        cuda_nccl.nccl_dtype("int16")
+    assert isinstance(cuda_nccl.available(), bool)
+
+
+@pytest.mark.skipif(not nccl_engine.usable(), reason="the nccl backend needs a CUDA GPU and "
+                    "the NCCL library (pip install 'gpu-tensor[nccl-cu12]')")
+def test_every_collective_on_nccl_world_of_one():
+    _, out, _ = run_ranks(1, "collectives.py", "cuda", "nccl", env={"GPU_TENSOR_FALLBACK": "0"})
+    assert "OK rank 0 of 1" in out
