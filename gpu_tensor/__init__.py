@@ -46,3 +46,4 @@ __all__ = [
     *_dtype_all, *_creation_all, *_elementwise_all, *_reduction_all, *_linalg_all,
     *_indexing_all, *_join_all, *_shape_all,
 ]
+from . import distributed  # noqa: E402,F401  (gt.distributed, as torch.distributed)

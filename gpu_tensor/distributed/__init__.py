@@ -4,6 +4,7 @@ NCCL (cuda tensors). Launch with `gpu-tensor launch -n N script.py`.
 Importing this package imports neither MPI nor cupy; init_process_group() loads them.
 """
 
+from ..nn import parallel as _parallel  # noqa: E402,F401,I001  (gt.nn.parallel, as in torch)
 from . import _mpi
 from .collectives import (
     all_gather,

@@ -1,0 +1,5 @@
+"""gt.nn.parallel: DistributedDataParallel (torch.nn.parallel's name)."""
+
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]
