@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
             "memory history recording on and summarise its memory when it exits."
         ),
     )
-    ms.add_argument("snapshot", nargs="?", metavar="SNAPSHOT", help="snapshot file to render")
+    ms.add_argument("snapshot", nargs="*", metavar="SNAPSHOT",
+                    help="snapshot file to render; several (one per rank): side by side")
     ms.add_argument("--json", action="store_true", help="machine-readable output")
     ms.add_argument("--html", metavar="FILE", help="also write a self-contained HTML picture")
     ms.add_argument(
@@ -89,12 +90,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--steps", type=int, default=20, metavar="N", help="batches to run (default 20)"
     )
     demo.add_argument("--no-progress", action="store_true", help="no progress bar even on a TTY")
+    from .launch import add_launch_parser
+
+    add_launch_parser(sub)
     return parser
 
 
 def _memory_summary(args) -> int:
     if args.top < 0:
         raise CliError("--top must be >= 0")
+    if len(args.snapshot) > 1:  # one file per rank, side by side
+        if args.run is not None or args.html:
+            raise CliError("--run and --html take one SNAPSHOT; several are shown side by side")
+        from .memory_ranks import ranks_main
+
+        return ranks_main(args.snapshot, as_json=args.json, device=args.device)
+    args.snapshot = args.snapshot[0] if args.snapshot else None
     if args.run is not None:
         if args.snapshot:
             raise CliError("give either SNAPSHOT or --run SCRIPT, not both")
@@ -143,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command == "memory-summary":
             return _memory_summary(args)
+        if args.command == "launch":
+            from .launch import launch_main
+
+            return launch_main(args)
         if args.command == "demo":
             from .demo import demo_main
 

@@ -1,5 +1,6 @@
 """Setup and argument checks: on 2 real ranks (workers/api.py), and the pure parts here."""
 
+import json
 import pickle
 
 import numpy as np
@@ -14,9 +15,24 @@ from gpu_tensor.distributed.staging import Staged
 from ._launch import run_ranks
 
 
-def test_setup_and_argument_errors_on_two_ranks():
-    _, out, _ = run_ranks(2, "api.py")
-    assert out.count("OK rank") == 2, out
+def test_setup_errors_and_per_rank_snapshots_on_three_ranks(tmp_path, capsys):
+    from gpu_tensor.cli.main import main  # (imported late: tests/cli imports cli's main first)
+
+    pattern = str(tmp_path / "snaps" / "rank{rank}.json")
+    _, out, _ = run_ranks(3, "api.py", pattern)
+    assert out.count("OK rank") == 3, out
+    files = [pattern.format(rank=r) for r in range(3)]
+    assert main(["memory-summary", *files]) == 0
+    text = capsys.readouterr().out
+    assert "Memory across 3 ranks" in text and "rank 2 *" in text
+    assert "Outlier: rank 2 (*) peaks at 12.0 MiB, 8.0 MiB above the median 4.0 MiB" in text
+    assert main(["memory-summary", "--json", *files]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [r["rank"] for r in report["ranks"]] == [0, 1, 2]
+    assert report["outlier"]["rank"] == 2
+    assert main(["memory-summary", files[0], files[0]]) == 2  # the same rank twice
+    assert "claim the same rank" in capsys.readouterr().err
+    assert main(["memory-summary", "--html", "x.html", *files]) == 2
 
 
 def test_backend_strings_route_devices_like_torch():
