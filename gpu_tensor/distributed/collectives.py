@@ -187,6 +187,8 @@ def barrier(group=None, async_op=False, device_ids=None):
     pg = resolve(group)
     if pg is None:
         return None
+    if pg._nccl is not None:  # as torch's NCCL barrier: this rank's device work is done first
+        pg._nccl.synchronize()
     return finish_work(pg.mpi.barrier(), None, "barrier", pg, async_op)
 
 

@@ -243,7 +243,7 @@ def get_backend(group=None) -> str:
     pg = resolve(group)
     if pg is None:
         raise ValueError("Invalid process group specified: this rank is not a member")
-    return Backend.__new__(Backend, pg.backend) if ":" not in pg.backend else pg.backend
+    return pg.backend
 
 
 def get_process_group_ranks(group) -> list[int]:

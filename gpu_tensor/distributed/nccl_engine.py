@@ -132,6 +132,11 @@ class NcclEngine:
                 self._comm.abort()
                 return
 
+    def synchronize(self) -> None:
+        """Block until every op this engine started has finished on the device."""
+        if self._stream is not None:
+            self._stream.synchronize()
+
     def destroy(self) -> None:
         comm, self._comm = self._comm, None
         if comm is not None:

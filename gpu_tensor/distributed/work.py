@@ -84,15 +84,22 @@ def _seconds(timeout) -> float:
     return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
 
 
+BUSY_SPINS = 2000  # tests before the first yield: a short op completes with no sleep at all
+YIELD_S = 0.01  # then yield the core (ranks may share cores) on every test for this long,
+IDLE_SLEEP_S = 1e-4  # then sleep between tests: a long wait should not burn a core
+
+
 def poll(test, limit_s: float) -> None:
-    """Spin on `test()` (yielding the core between tries: ranks may share cores) until it
-    says done, or raise TimeoutError after `limit_s` seconds."""
-    if test():
-        return
-    deadline = time.monotonic() + limit_s
+    """Call `test()` until it says done, or raise TimeoutError after `limit_s` seconds.
+    (MPI makes progress inside test(): something must keep calling it.)"""
     spins = 0
     while not test():
         spins += 1
-        if spins & 1023 == 0 and time.monotonic() > deadline:
+        if spins < BUSY_SPINS:
+            continue
+        if spins == BUSY_SPINS:
+            start = time.monotonic()
+        waited = time.monotonic() - start
+        if waited > limit_s:
             raise TimeoutError
-        time.sleep(0 if spins < 4096 else 1e-4)
+        time.sleep(0 if waited < YIELD_S else IDLE_SLEEP_S)

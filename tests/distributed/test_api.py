@@ -101,3 +101,37 @@ def test_nccl_dtype_table_matches_torch_support():
 def test_every_collective_on_nccl_world_of_one():
     _, out, _ = run_ranks(1, "collectives.py", "cuda", "nccl", env={"GPU_TENSOR_FALLBACK": "0"})
     assert "OK rank 0 of 1" in out
+
+
+class _FakeEvent:
+    def __init__(self, done):
+        self.done = done
+
+    def query(self):
+        return self.done
+
+
+class _FakeComm:
+    aborted = False
+
+    def abort(self):
+        self.aborted = True
+
+
+def test_nccl_watchdog_aborts_a_late_op_and_wait_names_it():
+    """The watchdog's policy, with fake events and communicator (no GPU needed)."""
+    import time
+
+    from gpu_tensor.distributed.work import DistBackendError
+
+    eng = object.__new__(nccl_engine.NcclEngine)
+    eng.rank, eng.timeout_s = 3, 0.01
+    eng._comm, eng._lock = _FakeComm(), __import__("threading").Lock()
+    late = nccl_engine._Event(_FakeEvent(False), time.monotonic() - 1, "all_reduce", [])
+    done = nccl_engine._Event(_FakeEvent(True), time.monotonic() - 1, "broadcast", [])
+    eng._pending = [late, done]
+    eng._watch()  # returns once it has aborted
+    assert eng._comm.aborted and done.error is None
+    work = Work(late, None, "all_reduce", 3, 10.0)
+    with pytest.raises(DistBackendError, match="all_reduce timed out on rank 3"):
+        work.wait()
