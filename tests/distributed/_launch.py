@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,3 +44,10 @@ def run_ranks(n: int, worker: str, *args, timeout: float = 90, env=None, check=T
     if check:
         assert proc.returncode == 0, f"{worker} on {n} ranks failed (rc {proc.returncode}):\n{out}"
     return proc.returncode, out, took
+
+
+def ok_counts(out: str, n: int) -> list[int]:
+    """Every rank's check count from the worker's one `OK n ranks: [...] checks` line."""
+    m = re.search(r"OK (\d+) ranks: \[([\d, ]+)\] checks", out)
+    assert m and int(m.group(1)) == n, out
+    return [int(c) for c in m.group(2).split(",")]

@@ -12,7 +12,7 @@ from gpu_tensor.distributed import ReduceOp, Work, group, nccl_engine
 from gpu_tensor.distributed.snapshots import snapshot_path
 from gpu_tensor.distributed.staging import Staged
 
-from ._launch import run_ranks
+from ._launch import ok_counts, run_ranks
 
 
 def test_setup_errors_and_per_rank_snapshots_on_three_ranks(tmp_path, capsys):
@@ -20,7 +20,7 @@ def test_setup_errors_and_per_rank_snapshots_on_three_ranks(tmp_path, capsys):
 
     pattern = str(tmp_path / "snaps" / "rank{rank}.json")
     _, out, _ = run_ranks(3, "api.py", pattern)
-    assert out.count("OK rank") == 3, out
+    assert min(ok_counts(out, 3)) > 20, out
     files = [pattern.format(rank=r) for r in range(3)]
     assert main(["memory-summary", *files]) == 0
     text = capsys.readouterr().out
@@ -100,7 +100,7 @@ def test_nccl_dtype_table_matches_torch_support():
                     "the NCCL library (pip install 'gpu-tensor[nccl-cu12]')")
 def test_every_collective_on_nccl_world_of_one():
     _, out, _ = run_ranks(1, "collectives.py", "cuda", "nccl", env={"GPU_TENSOR_FALLBACK": "0"})
-    assert "OK rank 0 of 1" in out
+    assert min(ok_counts(out, 1)) > 200, out
 
 
 class _FakeEvent:

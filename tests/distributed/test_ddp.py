@@ -1,16 +1,14 @@
 """N ranks with batch B/N train exactly as one process with batch B (workers/ddp.py)."""
 
-import re
-
 import pytest
 
-from ._launch import run_ranks
+from ._launch import ok_counts, run_ranks
 
 
 @pytest.mark.parametrize("n", [2, 3])
 def test_data_parallel_training_matches_one_process(n):
     _, out, _ = run_ranks(n, "ddp.py")
-    counts = [int(c) for c in re.findall(r"OK rank \d+ of \d+: (\d+) checks", out)]
+    counts = ok_counts(out, n)
     assert len(counts) == n and min(counts) > 50, out
 
 

@@ -25,12 +25,15 @@ def test_launch_runs_the_script_on_n_ranks(tmp_path):
         dist.init_process_group()
         t = gt.ones(1) * (dist.get_rank() + 1)
         dist.all_reduce(t)
-        print(f"rank {dist.get_rank()} sum {t.item():g} arg {sys.argv[1]}")
+        with open(f"{sys.argv[2]}/rank{dist.get_rank()}.txt", "w") as f:  # (stdout interleaves)
+            f.write(f"sum {t.item():g} arg {sys.argv[1]}")
     """))
     out = subprocess.run([sys.executable, "-m", "gpu_tensor", "launch", "-n", "3", str(script),
-                          "hello"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+                          "hello", str(tmp_path)], capture_output=True, text=True, timeout=60,
+                         cwd=ROOT)
     assert out.returncode == 0, out.stderr
-    assert sorted(line for line in out.stdout.splitlines() if line) == [f"rank {r} sum 6 arg hello" for r in range(3)]
+    for r in range(3):
+        assert (tmp_path / f"rank{r}.txt").read_text() == "sum 6 arg hello"
 
 
 def test_launch_command_uses_this_python_and_mpi4py(tmp_path):

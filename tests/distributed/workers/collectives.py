@@ -25,6 +25,14 @@ SHAPE = (2, 3)
 checks = 0
 
 
+def report(checks):
+    """One line from rank 0 with every rank's count (ranks' prints can interleave)."""
+    counts = [None] * N
+    dist.all_gather_object(counts, checks)
+    if R == 0:
+        print(f"OK {N} ranks: {counts} checks", flush=True)
+
+
 def vals(r, dt, shape=SHAPE, salt=0):
     """Rank r's input: small integers (exact in every dtype, products stay < 127)."""
     n = int(np.prod(shape))
@@ -173,8 +181,8 @@ for dev in DEVICES:
 
 # groups: the first two ranks, and the last rank alone
 if N == 1 or NCCL:  # (NCCL: the group checks below use cpu tensors)
+    report(checks)
     dist.destroy_process_group()
-    print(f"OK rank {R} of {N}: {checks} checks", flush=True)
     sys.exit(0)
 pair = dist.new_group([0, 1])
 last = dist.new_group([N - 1])
@@ -215,6 +223,6 @@ check(t_obj[0], np.array([1.0, 2.0]), "tensor inside an object")
 checks += 5
 
 dist.barrier()
+report(checks)
 dist.destroy_process_group()
 assert not dist.is_initialized()
-print(f"OK rank {R} of {N}: {checks} checks", flush=True)

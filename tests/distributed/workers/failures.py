@@ -32,5 +32,8 @@ elif mode == "timeout":
     else:
         time.sleep(2)
         dist.all_reduce(t)
+    values = [None] * dist.get_world_size()
+    dist.all_gather_object(values, t.tolist())
+    if dist.get_rank() == 0:
+        print(f"done {values}", flush=True)
     dist.destroy_process_group()
-    print(f"rank done {t.tolist()}", flush=True)
