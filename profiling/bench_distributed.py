@@ -13,6 +13,7 @@ busbw = algbw * 2 (n - 1) / n for all_reduce, the bytes each rank's link must ca
 busbw can be compared with the hardware's link bandwidth whatever n is.
 
 Implementations: `mpi4py numpy` (the peer: the MPI call on a numpy array, nothing else);
+`mpi4py numpy Iallreduce` (the non-blocking call gt.distributed makes, waited on at once);
 `gpu_tensor cpu` (the same MPI call behind gt.distributed: checks, staging, a Work);
 `gpu_tensor emulated cuda` (cuda tensors on the MPI backend, staged through the pinned pool:
 one copy down and one up per call); `gpu_tensor nccl` where a GPU and NCCL are there (with
@@ -61,6 +62,9 @@ def _worker(out_file: str, quick: bool, repeat: int) -> None:
     comm = MPI.COMM_WORLD
     impls = {
         "mpi4py numpy": lambda a, t: comm.Allreduce(MPI.IN_PLACE, a, op=MPI.SUM),
+        # the call gt.distributed makes (non-blocking, so it can time out), for a like pair
+        "mpi4py numpy Iallreduce": lambda a, t: comm.Iallreduce(MPI.IN_PLACE, a,
+                                                                op=MPI.SUM).Wait(),
         "gpu_tensor cpu": lambda a, t: dist.all_reduce(t["cpu"]),
         "gpu_tensor emulated cuda": lambda a, t: dist.all_reduce(t["cuda"]),
     }

@@ -4,12 +4,12 @@ NCCL (cuda tensors). Launch with `gpu-tensor launch -n N script.py`.
 Importing this package imports neither MPI nor cupy; init_process_group() loads them.
 """
 
-from ..nn import parallel as _parallel  # noqa: E402,F401,I001  (gt.nn.parallel, as in torch)
 from . import _mpi
 from .collectives import (
     all_gather,
     all_gather_into_tensor,
     all_reduce,
+    all_to_all,
     all_to_all_single,
     barrier,
     broadcast,
@@ -36,10 +36,16 @@ from .group import (
     new_group,
 )
 from .objects import all_gather_object, broadcast_object_list, gather_object, scatter_object_list
-from .p2p import irecv, isend, recv, send
+from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from .reduce_op import ReduceOp
 from .snapshots import save_rank_snapshot
 from .work import DistBackendError, DistError, Work
+
+# isort: off
+# gt.nn.parallel (DistributedDataParallel) is built on this package: imported last, as
+# torch makes torch.nn.parallel available with torch.distributed
+from ..nn import parallel as _parallel  # noqa: E402,F401
+# isort: on
 
 
 def is_available() -> bool:
@@ -65,8 +71,8 @@ __all__ = [
     "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "DistError",
     "DistBackendError", "default_pg_timeout",
     "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
-    "reduce_scatter", "reduce_scatter_tensor", "all_to_all_single", "gather", "scatter",
-    "barrier", "send", "recv", "isend", "irecv",
+    "reduce_scatter", "reduce_scatter_tensor", "all_to_all_single", "all_to_all", "gather",
+    "scatter", "barrier", "send", "recv", "isend", "irecv", "P2POp", "batch_isend_irecv",
     "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list",
     "average_gradients", "save_rank_snapshot",
 ]

@@ -69,8 +69,10 @@ def root_of(pg, rank, group_rank, fn: str, what: str) -> int:
     return pg.group_rank(0 if rank is None else rank, f"{fn}(): {what}")
 
 
-def finish_work(request, finish, fn: str, pg, async_op: bool):
-    work = Work(request, finish, fn, pg.ranks[pg.rank()], pg.timeout_s)
+def finish_work(request, finish, fn: str, pg, async_op: bool, result=None):
+    """A Work for the started op (async_op), or None once it has completed. `result`: the
+    tensors the op writes, for Work.get_future()."""
+    work = Work(request, finish, fn, pg.ranks[pg.rank()], pg.timeout_s, result)
     if async_op:
         return work
     work.wait()

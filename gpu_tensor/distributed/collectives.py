@@ -23,8 +23,8 @@ from ._common import (
 from .reduce_op import ReduceOp
 
 __all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
-           "reduce_scatter", "reduce_scatter_tensor", "all_to_all_single", "gather", "scatter",
-           "barrier"]
+           "reduce_scatter", "reduce_scatter_tensor", "all_to_all_single", "all_to_all", "gather",
+           "scatter", "barrier"]
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
@@ -36,7 +36,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     name = reduce_name(op, tensor, "all_reduce")
     eng = engine_for(pg, tensor, "all_reduce")
     st = stage(tensor, eng, op=name, pg=pg)
-    return finish_work(eng.allreduce(st.buf, name), st.finish, "all_reduce", pg, async_op)
+    return finish_work(eng.allreduce(st.buf, name), st.finish, "all_reduce", pg, async_op,
+                       [tensor])
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -48,7 +49,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     root = root_of(pg, src, group_src, "broadcast", "src")
     eng = engine_for(pg, tensor, "broadcast")
     st = stage(tensor, eng, read=pg.rank() == root)
-    return finish_work(eng.broadcast(st.buf, root), st.finish, "broadcast", pg, async_op)
+    return finish_work(eng.broadcast(st.buf, root), st.finish, "broadcast", pg, async_op,
+                       [tensor])
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -61,7 +63,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     name = reduce_name(op, tensor, "reduce")
     eng = engine_for(pg, tensor, "reduce")
     st = stage(tensor, eng, op=name, pg=pg, divide=pg.rank() == root)
-    return finish_work(eng.reduce(st.buf, name, root), st.finish, "reduce", pg, async_op)
+    return finish_work(eng.reduce(st.buf, name, root), st.finish, "reduce", pg, async_op,
+                       [tensor])
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -74,7 +77,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     src = stage(input_tensor, eng)
     out = stage(output_tensor, eng, read=False)
     return finish_work(eng.allgather(src.buf, out.buf), _keep(src, out.finish), fn, pg,
-                       async_op)
+                       async_op, [output_tensor])
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -101,7 +104,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     src = stage(input, eng, op=name, divide=False, pg=pg)
     out = stage(output, eng, op=name, read=False, pg=pg)
     req = eng.reduce_scatter(src.buf, out.buf, name)
-    return finish_work(req, _keep(src, out.finish), fn, pg, async_op)
+    return finish_work(req, _keep(src, out.finish), fn, pg, async_op, [out.t])
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -138,7 +141,51 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     row = _row(input)
     req = eng.alltoall(src.buf, out.buf, [s * row for s in send], [s * row for s in recv],
                        input.element_size())
-    return finish_work(req, _keep(src, out.finish), fn, pg, async_op)
+    return finish_work(req, _keep(src, out.finish), fn, pg, async_op, [out.t])
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    """output_tensor_list[i] <- rank i's input_tensor_list[r], on rank r (shapes may differ
+    per pair; one dtype and device)."""
+    fn = "all_to_all"
+    pg = resolve(group)
+    if pg is None:
+        return None
+    n = pg.size()
+    for arg, ts in (("output_tensor_list", output_tensor_list),
+                    ("input_tensor_list", input_tensor_list)):
+        if not isinstance(ts, (list, tuple)) or len(ts) != n:
+            raise ValueError(f"{fn}(): '{arg}' must be a list of one tensor per rank ({n})")
+        for t in ts:
+            check_tensor(t, fn, arg)
+            check_pair(t, input_tensor_list[0], fn)
+    like = input_tensor_list[0]
+    flat_in = empty((sum(t.numel() for t in input_tensor_list),), dtype=like.dtype,
+                    device=like.device)
+    at = 0
+    for t in input_tensor_list:
+        flat_in[at:at + t.numel()].copy_(t.reshape(-1))
+        at += t.numel()
+    flat_out = empty((sum(t.numel() for t in output_tensor_list),), dtype=like.dtype,
+                     device=like.device)
+    work = all_to_all_single(flat_out, flat_in, [t.numel() for t in output_tensor_list],
+                             [t.numel() for t in input_tensor_list], group, async_op=True)
+    inner = work._finish
+
+    def finish():
+        if inner is not None:
+            inner()
+        at = 0
+        for t in output_tensor_list:
+            t.detach().copy_(flat_out[at:at + t.numel()].reshape(t.shape))
+            at += t.numel()
+
+    work._finish = finish
+    work._result = list(output_tensor_list)
+    if async_op:
+        return work
+    work.wait()
+    return None
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
@@ -179,7 +226,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         raise ValueError("scatter(): argument 'scatter_list' must NOT be specified on "
                          "non-source ranks")
     req = eng.scatter(None if src_st is None else src_st.buf, out.buf, root)
-    return finish_work(req, _keep(src_st, out.finish), "scatter", pg, async_op)
+    return finish_work(req, _keep(src_st, out.finish), "scatter", pg, async_op, [tensor])
 
 
 def barrier(group=None, async_op=False, device_ids=None):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ._common import check_tensor, engine_for, finish_work, resolve, root_of, stage
 
-__all__ = ["send", "recv", "isend", "irecv"]
+__all__ = ["send", "recv", "isend", "irecv", "P2POp", "batch_isend_irecv"]
 
 
 def _check_tag(tag, fn: str) -> int:
@@ -54,7 +54,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     eng = engine_for(pg, tensor, "irecv")
     st = stage(tensor, eng, read=False)
     req = eng.recv(st.buf, peer, _check_tag(tag, "irecv"))
-    work = finish_work(req, st.finish, "recv", pg, True)
+    work = finish_work(req, st.finish, "recv", pg, True, [tensor])
     work._source = (pg, peer, req)
     return work
 
@@ -77,3 +77,33 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None) -> int:
     if peer is None:
         peer = req.status.Get_source()
     return pg.ranks[peer]
+
+
+class P2POp:
+    """One send or receive for batch_isend_irecv: P2POp(isend | irecv, tensor, peer)."""
+
+    def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None):
+        if op not in (isend, irecv):
+            raise ValueError("P2POp: op must be gpu_tensor.distributed.isend or irecv")
+        check_tensor(tensor, "P2POp")
+        if peer is None and group_peer is None:
+            raise ValueError("P2POp needs a peer (or group_peer)")
+        self.op, self.tensor, self.peer, self.group, self.tag = op, tensor, peer, group, tag
+        self.group_peer = group_peer
+
+
+def batch_isend_irecv(p2p_op_list) -> list:
+    """Start every P2POp; returns their Works (wait on each). All receives are posted
+    before the sends, so pairs of ranks exchanging in either order cannot deadlock."""
+    if not isinstance(p2p_op_list, (list, tuple)) or not all(
+            isinstance(p, P2POp) for p in p2p_op_list):
+        raise TypeError("batch_isend_irecv() takes a list of P2POp")
+    order = sorted(range(len(p2p_op_list)), key=lambda i: p2p_op_list[i].op is isend)
+    works = [None] * len(p2p_op_list)
+    for i in order:
+        p = p2p_op_list[i]
+        if p.op is isend:
+            works[i] = isend(p.tensor, p.peer, p.group, p.tag, group_dst=p.group_peer)
+        else:
+            works[i] = irecv(p.tensor, p.peer, p.group, p.tag, group_src=p.group_peer)
+    return works

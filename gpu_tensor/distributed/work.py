@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["Work", "DistError", "DistBackendError"]
+__all__ = ["Work", "Future", "DistError", "DistBackendError"]
 
 
 class DistError(RuntimeError):
@@ -25,7 +25,8 @@ class DistBackendError(DistError):
 class Work:
     """wait(), is_completed(), is_success(), exception(), as torch's Work."""
 
-    def __init__(self, request, finish, op: str, rank: int, timeout_s: float):
+    def __init__(self, request, finish, op: str, rank: int, timeout_s: float, result=None):
+        self._result = result  # the tensors the op writes (what get_future() yields)
         self._request = request  # has .test() -> bool and .wait_device() (NCCL) or None
         self._finish = finish
         self._op = op
@@ -75,9 +76,47 @@ class Work:
         self._run_finish()
         return True
 
+    def get_future(self) -> Future:
+        """A Future whose value() is the list of tensors this op wrote."""
+        return Future(self)
+
+    def result(self) -> list:
+        return list(self._result or [])
+
     def __repr__(self) -> str:
         state = "completed" if self._done else "pending"
         return f"<gpu_tensor.distributed.Work {self._op} {state}>"
+
+
+class Future:
+    """torch.futures.Future's reading side: wait() -> value, done(), value(), then()."""
+
+    def __init__(self, work: Work, parent: Future | None = None, callback=None):
+        self._work, self._parent, self._callback = work, parent, callback
+        self._value, self._has_value = None, False
+
+    def _resolve(self):
+        if not self._has_value:
+            self._value = (self._work.result() if self._callback is None
+                           else self._callback(self._parent))
+            self._has_value = True
+        return self._value
+
+    def wait(self):
+        self._work.wait()
+        return self._resolve()
+
+    def done(self) -> bool:
+        return self._work.is_completed()
+
+    def value(self):
+        if not self.done():
+            raise RuntimeError("Future.value(): the operation has not completed; call wait()")
+        return self._resolve()
+
+    def then(self, callback) -> Future:
+        """A Future of callback(this future), run once the work is done (at its wait())."""
+        return Future(self._work, self, callback)
 
 
 def _seconds(timeout) -> float:

@@ -56,6 +56,9 @@ raises(ValueError, "divide evenly", dist.all_to_all_single, gt.empty(N * 2 + 1),
 raises(ValueError, "summing to", dist.all_to_all_single, gt.empty(N), gt.empty(N),
        input_split_sizes=[2] * N)
 raises(ValueError, "cannot send to", dist.send, t, dst=R)
+raises(ValueError, "one tensor per rank", dist.all_to_all, [t], [t] * N) if N > 1 else None
+raises(ValueError, "isend or irecv", dist.P2POp, dist.send, t, 0)
+raises(TypeError, "list of P2POp", dist.batch_isend_irecv, [t])
 raises(ValueError, "tag must be", dist.send, t, dst=(R + 1) % N, tag=-1)
 raises(ValueError, "distinct ranks", dist.new_group, [0, 0])
 raises(ValueError, "distinct ranks", dist.new_group, [N])

@@ -179,6 +179,29 @@ for dev in DEVICES:
         w.wait()
         check(out, np.full(SHAPE, float(R)), f"isend/irecv {dev}")
 
+# all_to_all (lists; rank r sends r+i+1 elements to rank i), batch_isend_irecv, futures
+for dev in DEVICES:
+    outs = [gt.zeros(r + R + 1, device=dev) for r in range(N)]
+    ins = [gt.full((R + i + 1,), float(10 * R + i), device=dev) for i in range(N)]
+    dist.all_to_all(outs, ins)
+    for r in range(N):
+        check(outs[r], np.full(r + R + 1, float(10 * r + R)), f"all_to_all {dev}")
+    if N > 1:
+        nxt, prv = (R + 1) % N, (R - 1) % N
+        got = gt.zeros(3, device=dev)
+        works = dist.batch_isend_irecv([dist.P2POp(dist.isend, gt.full((3,), float(R), device=dev),
+                                                   nxt),
+                                        dist.P2POp(dist.irecv, got, prv)])
+        for w in works:
+            w.wait()
+        check(got, np.full(3, float(prv)), f"batch_isend_irecv {dev}")
+    t = gt.ones(2, device=dev)
+    fut = dist.all_reduce(t, async_op=True).get_future()
+    chained = fut.then(lambda f: f.value()[0] * 2)
+    assert fut.wait()[0] is t and fut.done()
+    check(t, np.full(2, float(N)), f"future {dev}")
+    check(chained.value(), np.full(2, 2.0 * N), f"future.then {dev}")
+
 # groups: the first two ranks, and the last rank alone
 if N == 1 or NCCL:  # (NCCL: the group checks below use cpu tensors)
     report(checks)
