@@ -18,6 +18,8 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
+
 from ..backends import cuda_nccl
 from ..device import cuda_is_emulated, real_cuda_available
 
@@ -106,8 +108,8 @@ class NcclEngine:
         stream.wait_stream(current_stream(device))
         enqueue(comm, stream.cuda_stream)
         event = stream.record_event()
-        for a in arrays:
-            Tensor._wrap(a, device).record_stream(stream)
+        for a in arrays:  # (as bytes: bfloat16 bits are uint16, which has no Tensor dtype)
+            Tensor._wrap(a.view(np.uint8), device).record_stream(stream)
         pending = _Event(event, time.monotonic() + self.timeout_s, op, arrays)
         pending.event_device = device
         with self._lock:
@@ -129,7 +131,9 @@ class NcclEngine:
                     p.error = DistBackendError(
                         f"{p.op} timed out on rank {self.rank} after {self.timeout_s:g} s "
                         "(NCCL); the communicator was aborted")
-                self._comm.abort()
+                comm = self._comm
+                if comm is not None:  # (destroy() may have run meanwhile)
+                    comm.abort()
                 return
 
     def synchronize(self) -> None:
