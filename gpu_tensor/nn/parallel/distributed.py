@@ -76,11 +76,15 @@ class DistributedDataParallel(_Base):
         self._started = reducer.enabled and is_grad_enabled()
         return out
 
-    if _Base is object:  # duck-typed: call and parameters by hand; Module supplies them
+    if _Base is object:  # no gt.nn.Module: calling runs forward (Module's __call__ does)
         __call__ = forward
 
-        def parameters(self, recurse=True):
-            return self.module.parameters()
+    def parameters(self, recurse=True):
+        """The wrapped module's parameters (through Module's registry when it is a Module;
+        a duck-typed module is not registered as a submodule, so ask it)."""
+        if _Base is not object and isinstance(self.module, _Base):
+            return super().parameters(recurse)
+        return iter(self.module.parameters())
 
     @contextlib.contextmanager
     def no_sync(self):
