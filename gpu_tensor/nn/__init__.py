@@ -1,5 +1,5 @@
-"""Neural-network helpers. For now: `gt.nn.init` (parameter initialisation, torch's formulas)."""
+"""Neural-network building blocks: `gt.nn.functional`, `gt.nn.init`, modules."""
 
-from . import init
+from . import functional, init
 
-__all__ = ["init"]
+__all__ = ["functional", "init"]
