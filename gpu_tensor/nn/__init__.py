@@ -1,5 +1,10 @@
-"""Neural-network building blocks: `gt.nn.functional`, `gt.nn.init`, modules."""
+"""Neural-network building blocks with torch.nn's surface: `Module` and its layers,
+`Parameter`, `gt.nn.functional` and `gt.nn.init`."""
 
 from . import functional, init
+from .module import Module
+from .modules import *  # noqa: F403
+from .modules import __all__ as _modules_all
+from .parameter import Parameter
 
-__all__ = ["functional", "init"]
+__all__ = ["functional", "init", "Module", "Parameter", *_modules_all]
