@@ -46,3 +46,7 @@ __all__ = [
     *_dtype_all, *_creation_all, *_elementwise_all, *_reduction_all, *_linalg_all,
     *_indexing_all, *_join_all, *_shape_all,
 ]
+
+from . import optim  # noqa: E402  (nn's optimizers; built on the ops above)
+
+__all__ += ["optim"]

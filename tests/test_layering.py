@@ -19,7 +19,8 @@ LAYERS = [
     # pure planners and codegen (plus their compile steps); fusion.fuse and trace are user-facing
     ["kernel", "kernel.*", "fusion.*"],
     ["storage", "backends", "backends.*"],
-    ["*"],  # the user-facing API: tensor, creation, ops, transfer, streams, cuda.*, utils ...
+    ["*"],  # the user-facing API: tensor, creation, ops, transfer, streams, cuda.*, ...
+    ["nn", "nn.*", "optim", "optim.*", "utils", "utils.*"],  # built on the public ops
     ["cli", "cli.*", "__main__"],
 ]
 # fusion's decorator takes and returns Tensors: it sits with the user-facing API.
