@@ -5,12 +5,32 @@ device and every dtype come from the ops themselves; no function here has a back
 formula of its own. `import gpu_tensor.nn.functional as F` reads like torch code.
 """
 
-from .activation import (celu, elu, gelu, hardtanh, leaky_relu, log_softmax, relu, relu6,
-                         sigmoid, silu, softmax, softplus, tanh)
+from .activation import (
+                         celu,
+                         elu,
+                         gelu,
+                         hardtanh,
+                         leaky_relu,
+                         log_softmax,
+                         relu,
+                         relu6,
+                         sigmoid,
+                         silu,
+                         softmax,
+                         softplus,
+                         tanh,
+)
 from .basic import dropout, embedding, layer_norm, linear, normalize, one_hot, pad
 from .conv import adaptive_avg_pool2d, avg_pool2d, conv2d, max_pool2d
-from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
-                   l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from .loss import (
+                         binary_cross_entropy,
+                         binary_cross_entropy_with_logits,
+                         cross_entropy,
+                         l1_loss,
+                         mse_loss,
+                         nll_loss,
+                         smooth_l1_loss,
+)
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "celu", "gelu", "silu", "sigmoid", "tanh",
