@@ -40,7 +40,7 @@ class Adam(Optimizer):
                 continue
             state = self.state[p]
             if not state:
-                state["step"] = gt.tensor(0.0)
+                state["step"] = gt.tensor(0.0, device="cpu")  # host-side: read every step
                 state["exp_avg"] = gt.zeros_like(p)
                 state["exp_avg_sq"] = gt.zeros_like(p)
                 if amsgrad:

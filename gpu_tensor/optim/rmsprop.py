@@ -33,7 +33,7 @@ class RMSprop(Optimizer):
                 continue
             state = self.state[p]
             if not state:
-                state["step"] = gt.tensor(0.0)
+                state["step"] = gt.tensor(0.0, device="cpu")  # host-side: read every step
                 state["square_avg"] = gt.zeros_like(p)
                 if mom > 0:
                     state["momentum_buffer"] = gt.zeros_like(p)

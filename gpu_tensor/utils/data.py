@@ -83,7 +83,7 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         order = []
         while len(order) < self.num_samples:
-            order += randperm(n, generator=self.generator).tolist()
+            order += randperm(n, generator=self.generator, device="cpu").tolist()
         return iter(order[:self.num_samples])
 
     def __len__(self):

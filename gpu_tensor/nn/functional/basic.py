@@ -93,7 +93,7 @@ def one_hot(tensor, num_classes=-1):
 
 def _pad_index(n, lo, hi, mode):
     """Source positions for one padded dim of size n (reflect/replicate/circular)."""
-    pos = gt.arange(-lo, n + hi)
+    pos = gt.arange(-lo, n + hi, device="cpu")  # index math on the host; moved by the caller
     if mode == "replicate":
         return pos.clamp(0, n - 1)
     if mode == "circular":
