@@ -46,4 +46,8 @@ __all__ = [
     *_dtype_all, *_creation_all, *_elementwise_all, *_reduction_all, *_linalg_all,
     *_indexing_all, *_join_all, *_shape_all,
 ]
+
+from . import optim  # noqa: E402  (nn's optimizers; built on the ops above)
 from . import distributed  # noqa: E402,F401  (gt.distributed, as torch.distributed)
+
+__all__ += ["optim"]

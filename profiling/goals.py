@@ -97,4 +97,9 @@ GOALS: tuple[Goal, ...] = (
          ours=OURS + r"(?!.*unfused)", peer=(r"cupy[._ ]?fuse",), device="cuda"),
     Goal("fused", "≥ 0.9× torch.compile", "speedup", 0.9,
          ours=OURS + r"(?!.*unfused)", peer=(r"torch[._ ]?compile",), device="cuda"),
+    # issue 15: optimizer step
+    Goal("optim", "fused Adam step ≥ 80% of the D2D ceiling", "pct_ceiling", 0.80,
+         ours=r"^gpu_tensor fused$", cases=r"^Adam step", device="cuda"),
+    Goal("optim", "≤ 1 kernel launch per parameter tensor", "field_max", 1.0,
+         ours=r"^gpu_tensor fused$", fields=("per_tensor",), cases=r"^launches"),
 )

@@ -19,8 +19,10 @@ LAYERS = [
     # pure planners and codegen (plus their compile steps); fusion.fuse and trace are user-facing
     ["kernel", "kernel.*", "fusion.*"],
     ["storage", "backends", "backends.*"],
-    ["*"],  # the user-facing API: tensor, creation, ops, transfer, streams, cuda.*, utils ...
-    ["distributed", "distributed.*", "nn.parallel", "nn.parallel.*"],  # on the public ops
+    ["*"],  # the user-facing API: tensor, creation, ops, transfer, streams, cuda.*, ...
+    ["nn", "nn.*", "optim", "optim.*", "utils", "utils.*"],  # built on the public ops
+    # distributed and DDP build on nn (DDP is an nn.Module)
+    ["distributed", "distributed.*", "nn.parallel", "nn.parallel.*"],
     ["cli", "cli.*", "__main__"],
 ]
 # fusion's decorator takes and returns Tensors: it sits with the user-facing API.
@@ -31,10 +33,10 @@ CUPY_ALLOWED = ["backends.*", "kernel.compile", "kernel.nvrtc", "fusion.compile"
 def _rank(module: str) -> int:
     if module in USER_FACING:
         return LAYERS.index(["*"])
-    for rank, patterns in enumerate(LAYERS):
-        if any(fnmatch.fnmatchcase(module, p) for p in patterns if p != "*"):
-            return rank
-    return LAYERS.index(["*"])
+    # The most specific pattern wins: `nn.parallel.*` places nn.parallel below `nn.*`.
+    matches = [(len(p), rank) for rank, patterns in enumerate(LAYERS) for p in patterns
+               if p != "*" and fnmatch.fnmatchcase(module, p)]
+    return max(matches)[1] if matches else LAYERS.index(["*"])
 
 
 def _modules():

@@ -154,10 +154,17 @@ class Fused:
                                           dtype=core_dtype.to_dtype(root.dtype))  # fmt: skip
                 else:
                     _check_out_shape(target, shape, root.dtype, self.kernel_name)
-                launch_graph(graph, (root,), arrays, scalars, [target._data],
-                             out_dtypes=(target.dtype.np,),
-                             options=self.compile_options)  # fmt: skip
                 results.append(target)
+            # Outputs of one shape go out of one kernel: one launch, and every input element
+            # is read before its outputs are written, so out= may alias the inputs (an
+            # optimizer step writing param and state in place). Mixed shapes: one each.
+            groups = [list(range(len(results)))] if len(set(map(tuple, shapes))) == 1 \
+                else [[k] for k in range(len(results))]
+            for ks in groups:
+                launch_graph(graph, tuple(graph.outputs[k] for k in ks), arrays, scalars,
+                             [results[k]._data for k in ks],
+                             out_dtypes=tuple(results[k].dtype.np for k in ks),
+                             options=self.compile_options)  # fmt: skip
         return results
 
 

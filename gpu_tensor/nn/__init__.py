@@ -1,5 +1,10 @@
-"""Neural-network helpers. For now: `gt.nn.init` (parameter initialisation, torch's formulas)."""
+"""Neural-network building blocks with torch.nn's surface: `Module` and its layers,
+`Parameter`, `gt.nn.functional` and `gt.nn.init`."""
 
-from . import init
+from . import functional, init
+from .module import Module
+from .modules import *  # noqa: F403
+from .modules import __all__ as _modules_all
+from .parameter import Parameter
 
-__all__ = ["init"]
+__all__ = ["functional", "init", "Module", "Parameter", *_modules_all]

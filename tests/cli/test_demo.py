@@ -9,7 +9,7 @@ import pytest
 
 from gpu_tensor.testing import requires_real_cuda
 
-SMALL = ("demo", "--batch-size", "8", "--image-size", "16", "--steps", "4")
+SMALL = ("demo", "--batch-size", "8", "--image-size", "16", "--steps", "8")
 
 
 def test_demo_runs_end_to_end_on_the_emulated_device(run_cli):
@@ -20,7 +20,9 @@ def test_demo_runs_end_to_end_on_the_emulated_device(run_cli):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert "emulated on the CPU" in out
-    assert "4 batches of 8 images 16x16x3 uint8" in out
+    assert "8 batches of 8 images 16x16x3 uint8" in out
+    trained = re.search(r"trained: mean loss (\S+) over the first 4 steps, (\S+) over the last 4", out)
+    assert trained and float(trained.group(2)) < float(trained.group(1)), out
     check = re.search(r"normalise max abs error (\S+), logits max rel error (\S+) \(ok\)", out)
     assert check, out
     assert float(check.group(1)) <= 1e-5

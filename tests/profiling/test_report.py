@@ -90,7 +90,8 @@ def test_gaps_table_lists_every_goal_and_main_prints_it(tmp_path, capsys):
 def test_every_goal_is_well_formed():
     kinds = {"pct_ceiling", "speedup", "slowdown", "field_max", "field_min", "field_ratio_max"}
     for g in GOALS:
-        assert g.kind in kinds and g.bench in {"dispatch", "allocator", "copy", "transfer", "fused"}
+        assert g.kind in kinds and g.bench in {"dispatch", "allocator", "copy", "transfer", "fused",
+                                                "optim"}
         assert (g.kind in ("speedup", "slowdown", "field_ratio_max")) == bool(g.peer), g.text
         assert (g.kind.startswith("field")) == bool(g.fields), g.text
 
@@ -150,7 +151,13 @@ def test_goal_patterns_match_the_real_benchmarks_names():
         for i, s, p in (("gpu_tensor", 1.0, 0.92), ("cupy.ascontiguousarray", 2.0, 0.46),
                         ("gpu_tensor (emulated)", 50.0, None))
     ])]
-    results = transfer + fused + allocator + dispatch + copy
+    optim = [result("optim", "cuda", [
+        row("Adam step, 10.2M fp32 params", "gpu_tensor fused", 1e-3, pct_of_ceiling=0.85),
+        row("Adam step, 10.2M fp32 params", "gpu_tensor eager", 5e-3, pct_of_ceiling=0.15),
+        row("launches per Adam step (16 parameter tensors)", "gpu_tensor fused", None,
+            launches=16, per_tensor=1.0),
+    ])]
+    results = transfer + fused + allocator + dispatch + copy + optim
     assert report.evaluate(GOALS[0], results)["status"] == "met"
     for g in GOALS:
             ev = report.evaluate(g, results)

@@ -1,0 +1,154 @@
+"""linear, dropout, layer_norm, embedding, one_hot, pad and normalize."""
+
+from __future__ import annotations
+
+import gpu_tensor as gt
+
+__all__ = ["linear", "dropout", "layer_norm", "embedding", "one_hot", "pad", "normalize"]
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias (weight: (out_features, in_features))."""
+    out = input.matmul(weight.t())
+    return out if bias is None else out + bias
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
+    The mask is drawn from the generator `gt.manual_seed` seeds."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        out = input * 0.0
+    else:
+        keep = gt.rand(tuple(input.shape), device=input.device) >= p
+        out = input * keep.to(input.dtype) / (1.0 - p)
+    return input.copy_(out) if inplace else out
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the trailing `normalized_shape` dims with the biased variance."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
+            f"{list(input.shape)}")
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mean = input.mean(dims, keepdim=True)
+    centred = input - mean
+    var = (centred * centred).mean(dims, keepdim=True)
+    out = centred * (var + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of `weight` picked by the integer `input`. The padding_idx row gets no
+    gradient (its forward value is kept, as in torch)."""
+    if input.dtype not in (gt.int64, gt.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {input.dtype.name} instead (while checking arguments "
+            "for embedding)")
+    if sparse or scale_grad_by_freq or max_norm is not None:
+        raise NotImplementedError(
+            "embedding: max_norm, scale_grad_by_freq and sparse are not supported in "
+            "gpu_tensor yet; renormalise the weight yourself under gt.no_grad()")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx %= n
+    flat = input.reshape(-1)
+    if flat.numel() and (int(flat.max()) >= n or int(flat.min()) < 0):
+        raise IndexError("index out of range in self")
+    rows = weight.index_select(0, flat)
+    if padding_idx is not None and weight.requires_grad:
+        keep = (flat != padding_idx).unsqueeze(1)
+        rows = gt.where(keep, rows, rows.detach())
+    return rows.reshape(*input.shape, weight.shape[1])
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot vectors along a new last dim."""
+    if tensor.dtype is not gt.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max()) + 1
+    if tensor.numel() and int(tensor.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if tensor.numel() and int(tensor.max()) >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = gt.arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).long()
+
+
+def _pad_index(n, lo, hi, mode):
+    """Source positions for one padded dim of size n (reflect/replicate/circular)."""
+    pos = gt.arange(-lo, n + hi, device="cpu")  # index math on the host; moved by the caller
+    if mode == "replicate":
+        return pos.clamp(0, n - 1)
+    if mode == "circular":
+        return pos.remainder(n)
+    if lo >= n or hi >= n:
+        raise RuntimeError(
+            f"Argument #4: Padding size should be less than the corresponding input dimension, "
+            f"but got: padding ({lo}, {hi}) at dimension of input size {n}")
+    period = 2 * (n - 1) if n > 1 else 1
+    r = pos.abs().remainder(period)
+    return gt.where(r < n, r, period - r)
+
+
+def pad(input, pad, mode="constant", value=None):  # noqa: A002  (torch's name)
+    """Pad the last len(pad)//2 dims: pad = (last_lo, last_hi, 2nd_last_lo, ...). Negative
+    constant padding crops."""
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the "
+                           "input dimension")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant" and value is not None:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.ndim - 1 - i
+        lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
+        if lo == hi == 0:
+            continue
+        if mode == "constant":
+            out = _pad_constant(out, dim, lo, hi, 0.0 if value is None else value)
+        else:
+            idx = _pad_index(out.shape[dim], lo, hi, mode).to(out.device)
+            out = out.index_select(dim, idx)
+    return out
+
+
+def _pad_constant(x, dim, lo, hi, value):
+    n = x.shape[dim]
+    x = x.narrow(dim, max(-lo, 0), max(n + min(lo, 0) + min(hi, 0), 0))
+    parts = []
+    for width in (lo, None, hi):
+        if width is None:
+            parts.append(x)
+        elif width > 0:
+            shape = list(x.shape)
+            shape[dim] = width
+            parts.append(gt.full(shape, value, dtype=x.dtype, device=x.device))
+    return gt.cat(parts, dim) if len(parts) > 1 else x
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p along dim, eps)."""
+    denom = input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    result = input / denom
+    return result if out is None else out.copy_(result)

@@ -1,0 +1,200 @@
+"""conv2d and 2-d pooling through im2col: every kernel tap is a strided slice view of the
+(padded) input, the taps are stacked (the one copy), and a matmul does the rest. Slices,
+stack and matmul are differentiable, so the backward needs no formula here.
+
+The work is laid out channels-last (N, H, W, C): a `channels_last` input is already that
+layout in memory (permute is a view), and its output stays channels_last as torch's does;
+a contiguous input gets a contiguous output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import gpu_tensor as gt
+
+from .basic import pad as _pad
+
+__all__ = ["conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+
+
+def _pair(v, name):
+    if isinstance(v, int):
+        return (v, v)
+    v = tuple(v)
+    if len(v) == 1:
+        return (v[0], v[0])
+    if len(v) != 2:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 "
+                           f"values to match the convolution dimensions, but got {name}={list(v)}")
+    return v
+
+
+def _batched(input, name):
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"{name}: Expected 3D (unbatched) or 4D (batched) input, but got "
+                           f"input of size: {list(input.shape)}")
+    return (input.unsqueeze(0), True) if input.ndim == 3 else (input, False)
+
+
+def _is_channels_last(x) -> bool:
+    return x.is_contiguous(memory_format=gt.channels_last) and not x.is_contiguous()
+
+
+def _taps(xh, k, stride, dilation, out_hw):
+    """The kernel taps of NHWC `xh`: a list of (N, oH, oW, C) strided views, row-major
+    over the kernel window."""
+    views = []
+    for i in range(k[0]):
+        for j in range(k[1]):
+            h0, w0 = i * dilation[0], j * dilation[1]
+            views.append(xh[:, h0:h0 + stride[0] * (out_hw[0] - 1) + 1:stride[0],
+                            w0:w0 + stride[1] * (out_hw[1] - 1) + 1:stride[1], :])
+    return views
+
+
+def _out_size(n, k, s, p_lo, p_hi, d, ceil_mode=False):
+    span = n + p_lo + p_hi - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p_lo:  # torch: the last window starts inside
+        out -= 1
+    return out
+
+
+def _to_layout(out_nhwc, channels_last):
+    out = out_nhwc.permute(0, 3, 1, 2)
+    return out if channels_last else out.contiguous()
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    x, unbatched = _batched(input, "conv2d")
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    out_c, in_cg, kh, kw = weight.shape
+    n, c, h, w = x.shape
+    if c != in_cg * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+            f"{list(input.shape)} to have {in_cg * groups} channels, but got {c} channels "
+            "instead")
+    if out_c % groups:
+        raise RuntimeError("Given groups, expected weight to be divisible by groups")
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = ((0, 0), (0, 0))
+        elif padding == "same":
+            if stride != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            total = [d * (k - 1) for d, k in zip(dilation, (kh, kw), strict=True)]
+            pads = tuple((t // 2, t - t // 2) for t in total)
+        else:
+            raise ValueError(f"Invalid padding string '{padding}', should be one of "
+                             "{'valid', 'same'}")
+    else:
+        pads = tuple((p, p) for p in _pair(padding, "padding"))
+    cl = _is_channels_last(x)
+    if any(p for pair in pads for p in pair):
+        x = _pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
+    oh = _out_size(h, kh, stride[0], *pads[0], dilation[0])
+    ow = _out_size(w, kw, stride[1], *pads[1], dilation[1])
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"Calculated output size: ({out_c}x{oh}x{ow}). Output size is too "
+                           "small")
+    xh = x.permute(0, 2, 3, 1)
+    cols = gt.stack(_taps(xh, (kh, kw), stride, dilation, (oh, ow)), -1)  # N,oH,oW,C,K
+    k = kh * kw
+    if groups == 1:
+        out = cols.reshape(n, oh * ow, c * k).matmul(weight.reshape(out_c, c * k).t())
+    else:
+        cols = cols.reshape(n, oh * ow, groups, in_cg * k).permute(0, 2, 1, 3)
+        wg = weight.reshape(groups, out_c // groups, in_cg * k).transpose(1, 2)
+        out = cols.matmul(wg).permute(0, 2, 1, 3)  # N, L, G, O/G
+    out = out.reshape(n, oh, ow, out_c)
+    if bias is not None:
+        out = out + bias
+    out = _to_layout(out, cl)
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, name):
+    x, unbatched = _batched(input, name)
+    k = _pair(kernel_size, "kernel_size")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _pair(stride, "stride")
+    p, d = _pair(padding, "padding"), _pair(dilation, "dilation")
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, "
+                           f"but got pad={p[0]}, kernel_size={k[0]}")
+    _, _, h, w = x.shape
+    oh = _out_size(h, k[0], s[0], p[0], p[0], d[0], ceil_mode)
+    ow = _out_size(w, k[1], s[1], p[1], p[1], d[1], ceil_mode)
+    # ceil_mode windows may run past the bottom/right pad: extend that side to cover them
+    extra = ((oh - 1) * s[0] + d[0] * (k[0] - 1) + 1 - (h + 2 * p[0]),
+             (ow - 1) * s[1] + d[1] * (k[1] - 1) + 1 - (w + 2 * p[1]))
+    pads = (p[1], p[1] + max(extra[1], 0), p[0], p[0] + max(extra[0], 0))
+    return x, unbatched, k, s, d, pads, (oh, ow)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    x, unbatched, k, s, d, pads, out_hw = _pool_setup(
+        input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
+    cl = _is_channels_last(x)
+    xp = _pad(x, pads, value=-math.inf) if any(pads) else x
+    taps = gt.stack(_taps(xp.permute(0, 2, 3, 1), k, s, d, out_hw), -1)  # N,oH,oW,C,K
+    out = _to_layout(taps.amax(-1), cl)
+    if not return_indices:
+        return out.squeeze(0) if unbatched else out
+    w = x.shape[3]
+    tap = taps.argmax(-1).permute(0, 3, 1, 2)  # N, C, oH, oW
+    oh = gt.arange(out_hw[0], device=x.device).reshape(-1, 1) * s[0] - pads[2]
+    ow = gt.arange(out_hw[1], device=x.device) * s[1] - pads[0]
+    row = oh + tap.div(k[1], rounding_mode="floor") * d[0]
+    col = ow + tap.remainder(k[1]) * d[1]
+    idx = row * w + col
+    return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    x, unbatched, k, s, _, pads, out_hw = _pool_setup(
+        input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+    cl = _is_channels_last(x)
+    one = (1, 1)
+    xp = _pad(x, pads) if any(pads) else x
+    total = gt.stack(_taps(xp.permute(0, 2, 3, 1), k, s, one, out_hw), -1).sum(-1)
+    if divisor_override is not None:
+        out = total / divisor_override
+    else:
+        # torch divides by the window's size clipped to the padded input (count_include_pad)
+        # or to the real input; both are counted by pooling a mask of ones.
+        h, w = x.shape[2], x.shape[3]
+        left, right, top, bottom = pads
+        if count_include_pad:  # ones over the padded input, zeros past it (ceil_mode)
+            mask = gt.ones((1, 1, h + 2 * top, w + 2 * left), dtype=x.dtype, device=x.device)
+            mask = _pad(mask, (0, right - left, 0, bottom - top))
+        else:
+            mask = _pad(gt.ones((1, 1, h, w), dtype=x.dtype, device=x.device), pads)
+        mask = mask.permute(0, 2, 3, 1)
+        count = gt.stack(_taps(mask, k, s, one, out_hw), -1).sum(-1)
+        out = total / count
+    out = _to_layout(out, cl)
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Output cell i averages rows floor(i*H/oH) .. ceil((i+1)*H/oH) (torch's bins)."""
+    x, unbatched = _batched(input, "adaptive_avg_pool2d")
+    size = _pair(output_size, "output_size")
+    h, w = x.shape[2], x.shape[3]
+    oh, ow = (h if size[0] is None else size[0]), (w if size[1] is None else size[1])
+    if h % oh == 0 and w % ow == 0:
+        out = avg_pool2d(x, (h // oh, w // ow))
+    else:
+        rows = []
+        for i in range(oh):
+            r0, r1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+            cells = [x[:, :, r0:r1, (j * w) // ow:-(-((j + 1) * w) // ow)].mean((2, 3))
+                     for j in range(ow)]
+            rows.append(gt.stack(cells, -1))
+        out = gt.stack(rows, -2)
+    return out.squeeze(0) if unbatched else out

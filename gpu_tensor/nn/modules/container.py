@@ -1,0 +1,136 @@
+"""Sequential, ModuleList and ModuleDict."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..module import Module
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+
+
+def _index(i, n, kind):
+    if not isinstance(i, int):
+        raise TypeError(f"{kind} indices must be integers or slices, not {type(i).__name__}")
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of range")
+    return i % n
+
+
+class Sequential(Module):
+    """Sequential(*modules) or Sequential(OrderedDict): forward runs them in order."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, m in args[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(args):
+                self.add_module(str(i), m)
+
+    def forward(self, input):
+        for m in self._modules.values():
+            input = m(input)
+        return input
+
+    def __getitem__(self, idx):
+        mods = list(self._modules.items())
+        if isinstance(idx, slice):
+            return Sequential(OrderedDict(mods[idx]))
+        return mods[_index(idx, len(mods), "Sequential")][1]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters the parent sees."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx):
+        mods = list(self._modules.values())
+        if isinstance(idx, slice):
+            return ModuleList(mods[idx])
+        return mods[_index(idx, len(mods), "ModuleList")]
+
+    def __setitem__(self, idx, module):
+        key = list(self._modules)[_index(idx, len(self), "ModuleList")]
+        self.add_module(key, module)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self.add_module(str(i), m)
+
+
+class ModuleDict(Module):
+    """A dict of modules whose parameters the parent sees (insertion order kept)."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+    def pop(self, key):
+        return self._modules.pop(key)
+
+    def update(self, modules):
+        items = modules.items() if hasattr(modules, "items") else modules
+        for k, m in items:
+            self[k] = m

@@ -1,0 +1,114 @@
+"""LayerNorm and BatchNorm1d/2d (running statistics in buffers, torch's momentum rule)."""
+
+from __future__ import annotations
+
+import gpu_tensor as gt
+
+from .. import functional as F
+from ..module import Module
+from ..parameter import Parameter
+
+__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d"]
+
+
+class LayerNorm(Module):
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device=None, dtype=None):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+        self.normalized_shape = tuple(shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(gt.ones(self.normalized_shape, device=device, dtype=dtype))
+            self.bias = Parameter(gt.zeros(self.normalized_shape, device=device, dtype=dtype)) \
+                if bias else None
+        else:
+            self.weight = self.bias = None
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class _BatchNorm(Module):
+    _dims: tuple  # the input ranks the subclass accepts
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(gt.ones(num_features, device=device, dtype=dtype))
+            self.bias = Parameter(gt.zeros(num_features, device=device, dtype=dtype))
+        else:
+            self.weight = self.bias = None
+        if track_running_stats:
+            self.register_buffer("running_mean", gt.zeros(num_features, device=device,
+                                                          dtype=dtype))
+            self.register_buffer("running_var", gt.ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("num_batches_tracked", gt.tensor(0, device=device))
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with gt.no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def forward(self, input):
+        if input.ndim not in self._dims:
+            raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input "
+                             f"(got {input.ndim}D input)")
+        if input.shape[1] != self.num_features:
+            raise RuntimeError(f"running_mean should contain {input.shape[1]} elements not "
+                               f"{self.num_features}")
+        dims = (0,) + tuple(range(2, input.ndim))
+        shape = (1, -1) + (1,) * (input.ndim - 2)
+        use_batch = self.training or not self.track_running_stats
+        if use_batch:
+            n = input.numel() // input.shape[1]
+            if n <= 1:
+                raise ValueError(f"Expected more than 1 value per channel when training, got "
+                                 f"input size {list(input.shape)}")
+            mean = input.mean(dims)
+            var = input.var(dims, unbiased=False)
+            if self.training and self.track_running_stats:
+                self._update(mean, var, n)
+        else:
+            mean, var = self.running_mean, self.running_var
+        out = (input - mean.reshape(shape)) * (var.reshape(shape) + self.eps).rsqrt()
+        if self.affine:
+            out = out * self.weight.reshape(shape) + self.bias.reshape(shape)
+        return out
+
+    def _update(self, mean, var, n):
+        """running = (1 - momentum) running + momentum batch, with the unbiased variance;
+        momentum=None: the cumulative average over the batches seen."""
+        with gt.no_grad():
+            self.num_batches_tracked.add_(1)
+            m = (1.0 / int(self.num_batches_tracked.item()) if self.momentum is None
+                 else self.momentum)
+            self.running_mean.mul_(1 - m).add_(mean.detach() * m)
+            self.running_var.mul_(1 - m).add_(var.detach() * (m * n / (n - 1)))
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Over (N, C) or (N, C, L) input, per channel C."""
+
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Over (N, C, H, W) input, per channel C."""
+
+    _dims = (4,)

@@ -1,0 +1,88 @@
+"""Adam and AdamW (decoupled weight decay), with amsgrad and maximize (torch's formula)."""
+
+from __future__ import annotations
+
+import math
+
+import gpu_tensor as gt
+
+from ._checks import check_beta, check_non_negative, value
+from .fused import adam_kernel
+from .optimizer import Optimizer
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        check_non_negative("learning rate", lr)
+        check_non_negative("epsilon value", eps)
+        check_beta(0, betas[0])
+        check_beta(1, betas[1])
+        check_non_negative("weight_decay value", weight_decay)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay
+                                      or self._decoupled))
+
+    def _step_group(self, group) -> None:
+        lr, (beta1, beta2) = value(group["lr"]), group["betas"]
+        eps, wd, amsgrad = group["eps"], group["weight_decay"], group["amsgrad"]
+        decoupled = group["decoupled_weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if not state:
+                state["step"] = gt.tensor(0.0, device="cpu")  # host-side: read every step
+                state["exp_avg"] = gt.zeros_like(p)
+                state["exp_avg_sq"] = gt.zeros_like(p)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = gt.zeros_like(p)
+            state["step"].add_(1)
+            step = float(state["step"].item())
+            step_size = lr / (1 - beta1 ** step)
+            bc2_sqrt = math.sqrt(1 - beta2 ** step)
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+            vmax = state.get("max_exp_avg_sq")
+            if self._use_fused(group, p):
+                kernel = adam_kernel(wd != 0, decoupled, amsgrad, group["maximize"],
+                                     1 - beta1 < 0.5)
+                ins = (p, p.grad, m, v) + ((vmax,) if amsgrad else ())
+                kernel(*ins, 1.0 - lr * wd, float(wd), 1.0 - beta1, float(beta2), float(eps),
+                       step_size, bc2_sqrt, out=(p, m, v) + ((vmax,) if amsgrad else ()))
+                continue
+            g = -p.grad if group["maximize"] else p.grad
+            if wd != 0:
+                if decoupled:
+                    p.mul_(1 - lr * wd)
+                else:
+                    g = g + p * wd
+            m.lerp_(g, 1 - beta1)
+            v.mul_(beta2).add_(g * g, alpha=1 - beta2)
+            if amsgrad:
+                vmax.copy_(gt.maximum(vmax, v))
+                denom = vmax.sqrt() / bc2_sqrt + eps
+            else:
+                denom = v.sqrt() / bc2_sqrt + eps
+            p.add_(m / denom, alpha=-step_size)
+
+
+class AdamW(Adam):
+    """Adam whose weight decay shrinks the parameter directly (p *= 1 - lr*wd) instead of
+    joining the gradient; torch's default weight_decay for it is 1e-2."""
+
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused)

@@ -1,0 +1,59 @@
+"""SGD with momentum, dampening, nesterov and weight decay (torch's formula)."""
+
+from __future__ import annotations
+
+import gpu_tensor as gt
+
+from ._checks import check_non_negative, value
+from .fused import sgd_kernel
+from .optimizer import Optimizer
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        check_non_negative("learning rate", lr)
+        check_non_negative("momentum value", momentum)
+        check_non_negative("weight_decay value", weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
+
+    def _step_group(self, group) -> None:
+        lr, wd = value(group["lr"]), group["weight_decay"]
+        mom, damp, nesterov = group["momentum"], group["dampening"], group["nesterov"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if self._use_fused(group, p):
+                self._fused(p, state, buf, lr, wd, mom, damp, nesterov, group["maximize"])
+                continue
+            d = -p.grad if group["maximize"] else p.grad
+            if wd != 0:
+                d = d + p * wd
+            if mom != 0:
+                if buf is None:
+                    buf = state["momentum_buffer"] = d.clone().detach()
+                else:
+                    buf.mul_(mom).add_(d, alpha=1 - damp)
+                d = d + buf * mom if nesterov else buf
+            p.add_(d, alpha=-lr)
+
+    def _fused(self, p, state, buf, lr, wd, mom, damp, nesterov, maximize):
+        kernel = sgd_kernel(wd != 0, mom != 0, nesterov, maximize)
+        if mom == 0:
+            kernel(p, p.grad, lr, wd, out=(p,))
+            return
+        first = buf is None
+        if first:
+            buf = state["momentum_buffer"] = gt.zeros_like(p)
+        keep, take = (0.0, 1.0) if first else (float(mom), 1.0 - damp)
+        kernel(p, p.grad, buf, lr, wd, float(mom), keep, take, out=(p, buf))
