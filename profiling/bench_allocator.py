@@ -2,7 +2,9 @@
 
     .venv/bin/python -m profiling.bench_allocator [--quick] [--out DIR] [--trace SNAPSHOT]
 
-Latency: `free(malloc(n))` pairs with the pool warm (a hit every time), per size.
+Latency: `free(malloc(n))` pairs with the pool warm (a hit every time), per size, for
+the allocator as it is and as it was at BASELINE_COMMIT (its allocator.py read from git
+and run over today's helpers, so only the hot path differs), in the same run.
 CPU: our allocator over host memory. GPU: ours (direct, and as CuPy sees it through
 the installed hook) vs cupy.cuda.MemoryPool vs raw cudaMalloc+cudaFree. Each of our
 rows carries `driver_calls`: raw allocations + frees during the timing (goal: 0).
@@ -22,11 +24,14 @@ a GPU also torch itself and CuPy's MemoryPool replaying the same trace.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import math
 import pickle
 import random
+import subprocess
 import time
+from pathlib import Path
 
 from gpu_tensor.memory import live
 from gpu_tensor.memory.allocator import CachingAllocator
@@ -35,6 +40,7 @@ from gpu_tensor.memory.raw import HostRawSource, RawOutOfMemory
 from profiling.harness import Suite
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+BASELINE_COMMIT = "6bb6b18"  # the allocator before parked frees (memory/reuse.py)
 POLICIES = {  # impl name -> GPU_TENSOR_ALLOC_CONF
     "gpu_tensor": "",
     "gpu_tensor expandable_segments": "expandable_segments:True",
@@ -322,7 +328,27 @@ def _ours_pair(suite, case, a, n, impl, fn=None):
     suite.record(case, impl, seconds=t, driver_calls=calls)
 
 
+def baseline_allocator():
+    """(CachingAllocator class as of BASELINE_COMMIT, None) or (None, why not)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        proc = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:gpu_tensor/memory/allocator.py"],
+                              cwd=root, capture_output=True, text=True, timeout=60)
+    except OSError as exc:
+        return None, f"git not available: {exc}"
+    if proc.returncode != 0:
+        return None, f"git show {BASELINE_COMMIT} failed: {proc.stderr.strip()}"
+    spec = importlib.util.spec_from_loader(f"gpu_tensor.memory._allocator_{BASELINE_COMMIT}",
+                                           loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = "gpu_tensor.memory"  # its relative imports find today's helpers
+    exec(compile(proc.stdout, f"{BASELINE_COMMIT}:gpu_tensor/memory/allocator.py", "exec"),
+         module.__dict__)
+    return module.CachingAllocator, None
+
+
 def latency(suite, sizes):
+    before_class, before_reason = baseline_allocator()
     if suite.has_cupy_gpu:
         from gpu_tensor.backends import cuda_memory
 
@@ -334,11 +360,19 @@ def latency(suite, sizes):
         ours = CachingAllocator(HostRawSource(8 * GiB), 0, config=parse_alloc_conf(""),
                                 kind="emulated")
         stream = 0
+    before = before_class and before_class(ours.raw, 0, event_factory=ours._event_factory,
+                                           config=parse_alloc_conf(""), kind=ours.kind)
+    before_impl = f"gpu_tensor allocator before ({BASELINE_COMMIT})"
     for n in sizes:
         case = f"warm alloc+free {_fmt(n)}"
         live.set_enabled(False)
         _ours_pair(suite, case, ours, n, "gpu_tensor allocator",
                    lambda n=n: ours.free(ours.malloc(n, stream)))
+        if before is not None:
+            _ours_pair(suite, case, before, n, before_impl,
+                       lambda n=n: before.free(before.malloc(n, stream)))
+        else:
+            suite.skip(case, before_impl, before_reason)
         live.set_enabled(True)
         _ours_pair(suite, case, ours, n, "gpu_tensor allocator + creation site",
                    lambda n=n: ours.free(ours.malloc(n, stream)))

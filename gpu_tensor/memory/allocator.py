@@ -9,7 +9,9 @@ and fake events. Constants and rules: shared/research/pytorch-memory.md §1.
 Helpers that work on its state under the lock: sizes.py (size classes), events.py
 (stream-use events), release.py (giving cache back), expandable.py (growing
 segments), oom.py (the error report), stream_ids.py (the key a stream's cache lives
-under: the handle, or a per-thread identity for cudaStreamPerThread).
+under: the handle, or a per-thread identity for cudaStreamPerThread), reuse.py (the
+hot path: a free parked until the next operation, cancelled by a malloc that torch's
+policy would answer with the same block).
 
 One lock guards all state; every public method takes it. The lock is re-entrant
 because frees arrive from finalisers (a cupy array or numpy buffer collected by the
@@ -23,7 +25,7 @@ import contextlib
 import threading
 import warnings
 
-from . import events, expandable, live, release
+from . import events, expandable, live, release, reuse
 from .block import Block, Segment
 from .config import UNLIMITED, AllocatorConfig
 from .oom import OutOfMemoryError, oom_report
@@ -54,6 +56,11 @@ class CachingAllocator:
         self._lock = threading.RLock()
         self._busy = False  # an operation is under way on the thread that holds the lock
         self._deferred: list[Block] = []  # frees that arrived while _busy (finalisers)
+        # A free not done yet (reuse.py): done by _unpark before any other operation, or
+        # cancelled by a malloc that torch's policy would answer with the same block.
+        self._parked: Block | None = None
+        self._park_plan = None  # reuse.park's (split blocks, split bytes, free neighbour)
+        self._park_proof = None  # (block, its pool's version, plan) of the last proof
         self._small = BlockPool(True)
         self._large = BlockPool(False)
         self._segments: dict[int, Segment] = {}
@@ -94,14 +101,20 @@ class CachingAllocator:
             outer = not self._busy
             self._busy = True
             try:
-                if self._events:
-                    events.process(self)
                 if self._rounding is not None:
                     size = round_size(nbytes, self._rounding)
                 elif nbytes > MIN_BLOCK_SIZE:  # round_size's plain rule, inlined (hot path)
                     size = -(-nbytes // MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
                 else:
                     size = MIN_BLOCK_SIZE
+                block = self._parked
+                if block is not None:
+                    if (block.size == size and block.stream == stream and not self._events
+                            and self.history is None):
+                        return self._reuse_parked(block, nbytes, site)
+                    self._unpark()
+                if self._events:
+                    events.process(self)
                 pool = self._small if size <= SMALL_SIZE else self._large
                 max_split = self._max_split
                 if size < max_split:
@@ -135,7 +148,18 @@ class CachingAllocator:
                 return
             self._busy = True
             try:
-                self._release_allocated(block)
+                if self._parked is not None:
+                    self._unpark()
+                if block.stream_uses or self.history is not None:
+                    self._release_allocated(block)
+                else:
+                    proof = self._park_proof
+                    if proof is not None and proof[0] is block and proof[1] == (
+                            self._small if block.segment.is_small else self._large).version:
+                        self._parked = block  # proved before, nothing changed since
+                        self._park_plan = proof[2]
+                    elif not reuse.park(self, block):
+                        self._release_allocated(block)
             finally:
                 if self._deferred:
                     self._end_operation()
@@ -222,6 +246,8 @@ class CachingAllocator:
             outer = not self._busy
             self._busy = True
             try:
+                if self._parked is not None:
+                    self._unpark()
                 yield
             finally:
                 if outer:
@@ -229,10 +255,39 @@ class CachingAllocator:
 
     def _end_operation(self) -> None:
         try:
+            if self._parked is not None:  # a finaliser's free follows the parked one
+                self._unpark()
             while self._deferred:
                 self._release_allocated(self._deferred.pop())
         finally:
             self._busy = False
+
+    def _unpark(self) -> None:
+        """Do the parked free now (reuse.py)."""
+        block, self._parked = self._parked, None
+        self._release_allocated(block)
+
+    def _reuse_parked(self, block: Block, nbytes: int, site) -> Block:
+        """Cancel the parked free of `block` against this malloc (reuse.py): exactly what
+        the free and then the malloc would have done to the stats and the gc clock."""
+        self._parked = None
+        split_blocks, split_bytes, after = self._park_plan
+        small = block.segment.is_small
+        pool = self._small if small else self._large
+        pool.lookups += 1  # the malloc's best-fit search
+        if after is not None:  # the malloc's split gives it back as the pool's free block
+            after.gc_count_base = pool.lookups
+        size = block.size
+        self._stats.block_reused(small, size, block.requested_size, nbytes, split_blocks,
+                                 split_bytes)
+        if size >= self._max_split:  # oversize_allocations -1 then +1
+            self._stats.update_single("oversize_allocations", -1)
+            self._stats.update_single("oversize_allocations", 1)
+        block.requested_size = nbytes
+        block.tag = block.frames = None
+        block.site = site
+        self._allocated[block.ptr] = block
+        return block
 
     def _release_allocated(self, block: Block) -> None:
         block.allocated = False

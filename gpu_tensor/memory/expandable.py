@@ -102,6 +102,7 @@ def grow(alloc, pool, stream: int, size: int) -> Block | None:
         return free_tail
     block = Block(end, need, stream, segment)
     block.prev, tail.next = tail, block
+    pool.version += 1  # the tail has a new neighbour (reuse.py)
     alloc._stats.split_changed(small, 1, need)  # a free block of a split segment
     return block
 

@@ -15,23 +15,14 @@ from gpu_tensor.memory.oom import OutOfMemoryError
 from gpu_tensor.memory.raw import HostRawSource
 from gpu_tensor.memory.snapshot import HistoryRecorder, build_snapshot
 
+from .fakes import FakeEvent
+
 MiB = 1 << 20
 SEGMENT_KEYS = {"device", "address", "total_size", "allocated_size", "active_size",
                 "requested_size", "stream", "segment_type", "segment_pool_id", "is_expandable",
                 "frames", "blocks"}
 BLOCK_KEYS = {"address", "size", "requested_size", "state", "frames"}
 TRACE_KEYS = {"action", "addr", "size", "stream", "time_us", "frames"}
-
-
-class FakeEvent:
-    def __init__(self, stream):
-        self.done = False
-
-    def query(self):
-        return self.done
-
-    def synchronize(self):
-        self.done = True
 
 
 def scenario(history=None):
