@@ -16,10 +16,12 @@ freed in reverse in backward, persistent weights, grads and Adam state, temporar
 an RMM-style random trace; the N-then-2N growing-size example from torch's
 expandable-segments note; the trace recorded from an MLP training loop written with
 gpu_tensor ops (run in a subprocess, emulated cuda without a GPU); any snapshot given with --trace (its alloc/free_requested
-entries; torch's _dump_snapshot pickles work too). Policies: ours (release_on_miss,
-and adaptive_segments, the defaults) and torch's policy run by the same code with both
-off; on
-a GPU also torch itself and CuPy's MemoryPool replaying the same trace.
+entries; torch's _dump_snapshot pickles work too); and the generated families of
+alloc_traces.py (transformer training, KV-cache inference, a prefetching data loader),
+from several seeds. Policies: ours (release_on_miss, adaptive_segments and peak_guard,
+the defaults), torch's policy run by the same code with all three off, each also with
+expandable segments; on a GPU also torch itself and CuPy's MemoryPool replaying the
+same trace. Each row carries driver_calls: raw allocations + frees (maps/unmaps).
 """
 
 from __future__ import annotations
@@ -37,15 +39,17 @@ from gpu_tensor.memory import live
 from gpu_tensor.memory.allocator import CachingAllocator
 from gpu_tensor.memory.config import parse_alloc_conf
 from gpu_tensor.memory.raw import HostRawSource, RawOutOfMemory
+from profiling import alloc_traces
 from profiling.harness import Suite
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 BASELINE_COMMIT = "6bb6b18"  # the allocator before parked frees (memory/reuse.py)
+TORCH_POLICY = "release_on_miss:False,adaptive_segments:False,peak_guard:False"
 POLICIES = {  # impl name -> GPU_TENSOR_ALLOC_CONF
     "gpu_tensor": "",
     "gpu_tensor expandable_segments": "expandable_segments:True",
-    "torch policy (our code, release_on_miss:False,adaptive_segments:False)":
-        "release_on_miss:False,adaptive_segments:False",
+    f"torch policy (our code, {TORCH_POLICY})": TORCH_POLICY,
+    "torch policy expandable_segments": TORCH_POLICY + ",expandable_segments:True",
 }
 
 
@@ -419,6 +423,9 @@ def main(argv=None):
         suite.skip("fragmentation recorded gt MLP workload", "gpu_tensor", reason)
     for path in suite.args.trace:
         traces[f"snapshot {path}"] = snapshot_trace(path)
+    for family, make in alloc_traces.FAMILIES.items():  # generated: not tuned on
+        for seed in suite.choose([0, 1, 2, 3, 10, 11, 12, 13], [0, 1]):
+            traces[f"{family} seed {seed}"] = make(seed)
     fragmentation(suite, traces)
     return suite.finish()
 

@@ -48,7 +48,7 @@ class CachingAllocator:
         self.kind = kind  # 'cuda' | 'emulated' | anything a test likes
         self.config = config if config is not None else AllocatorConfig.from_env()
         # The config is read once here (changing it later has no effect).
-        self._max_split = self.config.max_split_size
+        self._max_split = self.config.split_limit  # torch's max_split_size, or peak_guard's
         # round_size consults the config only when power-of-two divisions are configured.
         self._rounding = self.config if any(self.config.roundup_power2_divisions) else None
         # None: the device is synchronous (emulated), so a recorded use is complete at once.
@@ -74,6 +74,7 @@ class CachingAllocator:
         self._events: dict = {}  # stream -> deque of (event, block); see events.py
         self._stats = DeviceStats()
         self._reserved = 0
+        self._high_water = 0  # most bytes ever reserved (peak_guard; not reset with the stats)
         self._limit: int | None = None  # per-process fraction cap in bytes
         self._fraction: float | None = None
         self.history = None  # snapshot.HistoryRecorder while _record_memory_history is on
@@ -197,7 +198,7 @@ class CachingAllocator:
     def stats(self) -> dict:
         """torch.cuda.memory_stats() for this device, plus fragmentation figures."""
         with self._operation():
-            max_split = self.config.max_split_size
+            max_split = self._max_split
             out = self._stats.as_dict(-1 if max_split == UNLIMITED else max_split)
             out["largest_free_block_bytes"] = self._largest_free()
             out["reserved_unallocated_bytes"] = (
@@ -319,6 +320,8 @@ class CachingAllocator:
             release.garbage_collect(self)
         if self.config.release_on_miss and not pool.is_small:
             release.release_stale(self, stream, size, alloc_size)
+        if self.config.peak_guard and self._reserved + alloc_size > self._high_water:
+            release.release_for_peak(self, alloc_size)
         block = self._alloc_segment(alloc_size, pool.is_small, stream)
         if block is None and release.release_oversize(self, size):
             block = self._alloc_segment(alloc_size, pool.is_small, stream)
@@ -440,10 +443,12 @@ class CachingAllocator:
         segment.head = block
         self._segments[ptr] = segment
         self._reserved += size
+        if self._reserved > self._high_water:
+            self._high_water = self._reserved
         stats = self._stats
         stats.update("segment", small, 1)
         stats.update("reserved_bytes", small, size)
-        if size >= self.config.max_split_size:
+        if size >= self._max_split:
             stats.update_single("oversize_segments", 1)
         stats.scalars["num_device_alloc"] += 1
         if self.history is not None:
@@ -461,7 +466,7 @@ class CachingAllocator:
         stats = self._stats
         stats.update("segment", segment.is_small, -1)
         stats.update("reserved_bytes", segment.is_small, -segment.size)
-        if segment.size >= self.config.max_split_size:
+        if segment.size >= self._max_split:
             stats.update_single("oversize_segments", -1)
         stats.scalars["num_device_free"] += 1
         if self.history is not None:

@@ -110,7 +110,7 @@ def _settings(config) -> dict:
     divisions = config.roundup_power2_divisions
     return {
         "PYTORCH_CUDA_ALLOC_CONF": config.text,
-        "max_split_size": -1 if config.max_split_size == UNLIMITED else config.max_split_size,
+        "max_split_size": -1 if config.split_limit == UNLIMITED else config.split_limit,
         "garbage_collection_threshold": config.garbage_collection_threshold,
         "expandable_segments": config.expandable_segments,
         "pinned_num_register_threads": 1,
