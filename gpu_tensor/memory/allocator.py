@@ -68,8 +68,10 @@ class CachingAllocator:
         self._expandable = self.config.expandable_segments and expandable.supported(raw)
         if self.config.expandable_segments and not self._expandable:
             warnings.warn(f"expandable_segments:True ignored: {type(raw).__name__} cannot map "
-                          "pages (see gpu_tensor/backends/cuda_memory.py); using plain "
-                          "segments", RuntimeWarning, stacklevel=2)
+                          "pages (on a GPU it needs NVIDIA's cuda-bindings: pip install "
+                          "'gpu-tensor[cuda12]' or [cuda13], and a device with virtual "
+                          "memory management); using plain segments", RuntimeWarning,
+                          stacklevel=2)
         self._allocated: dict[int, Block] = {}
         self._events: dict = {}  # stream -> deque of (event, block); see events.py
         self._stats = DeviceStats()
