@@ -63,7 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--run",
         nargs=argparse.REMAINDER,
         metavar="SCRIPT [ARGS]",
-        help="run SCRIPT with its ARGS (must come last) and summarise its memory",
+        help="run SCRIPT with its ARGS and summarise its memory; options of ours after "
+        "SCRIPT need -- before the script's ARGS (cli/run.py split_run_argv)",
+    )
+    ms.add_argument(
+        "--compare",
+        metavar="B",
+        help="with SNAPSHOT: what grew and shrank from SNAPSHOT to snapshot B, by "
+        "allocation site (drawn too with --html)",
     )
     demo = sub.add_parser(
         "demo",
@@ -120,6 +127,10 @@ def _memory_summary(args) -> int:
     from .snapshot_view import render_text, snapshot_json
 
     snap = load_snapshot(args.snapshot)
+    if args.compare:
+        from .compare import compare_main
+
+        return compare_main(snap, load_snapshot(args.compare), args)
     if args.json:
         sys.stdout.write(json.dumps(snapshot_json(snap, args.top, args.device), indent=2) + "\n")
     else:
@@ -140,7 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (the console script exits with it)."""
     parser = build_parser()
     try:
+        from .run import option_strings, split_run_argv
+
+        argv = sys.argv[1:] if argv is None else list(argv)
+        argv, script_argv = split_run_argv(argv, option_strings(parser))
         args = parser.parse_args(argv)
+        if script_argv is not None:
+            args.run = script_argv
         if args.command == "memory-summary":
             return _memory_summary(args)
         if args.command == "demo":

@@ -298,7 +298,8 @@ class CachingAllocator:
         if block.size >= self._max_split:
             self._stats.update_single("oversize_allocations", -1)
         if self.history is not None:
-            self.history.record("free_requested", block.ptr, block.size, block.stream)
+            self.history.record("free_requested", block.ptr, block.size, block.stream,
+                                tag=block.tag)
         if block.stream_uses:
             events.insert(self, block)
         else:
