@@ -380,6 +380,9 @@ def latency(suite, sizes):
         live.set_enabled(True)
         _ours_pair(suite, case, ours, n, "gpu_tensor allocator + creation site",
                    lambda n=n: ours.free(ours.malloc(n, stream)))
+        if before is not None:
+            _ours_pair(suite, case, before, n, before_impl + " + creation site",
+                       lambda n=n: before.free(before.malloc(n, stream)))
         live.set_enabled(None)
         if suite.has_cupy_gpu:
             _ours_pair(suite, case, ours, n, "gpu_tensor via cupy MemoryPointer hook",

@@ -282,10 +282,7 @@ class CachingAllocator:
             after.gc_count_base = pool.lookups
         size = block.size
         self._stats.block_reused(small, size, block.requested_size, nbytes, split_blocks,
-                                 split_bytes)
-        if size >= self._max_split:  # oversize_allocations -1 then +1
-            self._stats.update_single("oversize_allocations", -1)
-            self._stats.update_single("oversize_allocations", 1)
+                                 split_bytes, size >= self._max_split)
         block.requested_size = nbytes
         block.tag = block.frames = None
         block.site = site

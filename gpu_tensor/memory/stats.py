@@ -184,12 +184,14 @@ class DeviceStats:
         cur[_REQUESTED] -= requested
 
     def block_reused(self, is_small: bool, size: int, old_requested: int, requested: int,
-                     split_blocks: int, split_bytes: int) -> None:
+                     split_blocks: int, split_bytes: int, oversize: bool = False) -> None:
         """block_released + block_deactivated(split_blocks, split_bytes) and then
         block_allocated(-split_blocks, -split_bytes) of the same block, for a parked free
         (reuse.py): current values end where they began, so only the accumulated totals,
         requested bytes and the peaks the free's intermediate state reaches can move."""
         cur, other, acc, peak, peak_all = self._rows[1 if is_small else 0]
+        if oversize:  # oversize_allocations -1 then +1
+            self._single["acc"][0] += 1
         acc[_ALLOCATION] += 1
         acc[_ACTIVE] += 1
         acc[_ALLOCATED] += size
