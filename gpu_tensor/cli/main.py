@@ -102,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _memory_summary(args) -> int:
     if args.top < 0:
         raise CliError("--top must be >= 0")
+    if args.compare and not args.snapshot:
+        raise CliError("--compare B needs a SNAPSHOT to compare it with: memory-summary A --compare B")
     if args.run is not None:
         if args.snapshot:
             raise CliError("give either SNAPSHOT or --run SCRIPT, not both")

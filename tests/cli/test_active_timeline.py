@@ -168,3 +168,8 @@ def test_page_renders_the_timeline_in_headless_chromium(tmp_path):
     coloured = [px for px in region if max(px) - min(px) > 40]
     assert len(coloured) > 0.05 * len(region), len(coloured)  # the bands are drawn
     assert len({(r // 16, g // 16, b // 16) for r, g, b in coloured}) >= 5  # in site colours
+
+
+def test_compare_without_a_snapshot_is_refused(run_cli, data_dir):
+    proc = run_cli("memory-summary", "--compare", str(data_dir / "small_snapshot.json"))
+    assert proc.returncode == 2 and "--compare B needs a SNAPSHOT" in proc.stderr
