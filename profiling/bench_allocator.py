@@ -2,7 +2,9 @@
 
     .venv/bin/python -m profiling.bench_allocator [--quick] [--out DIR] [--trace SNAPSHOT]
 
-Latency: `free(malloc(n))` pairs with the pool warm (a hit every time), per size.
+Latency: `free(malloc(n))` pairs with the pool warm (a hit every time), per size, for
+the allocator as it is and as it was at BASELINE_COMMIT (its allocator.py read from git
+and run over today's helpers, so only the hot path differs), in the same run.
 CPU: our allocator over host memory. GPU: ours (direct, and as CuPy sees it through
 the installed hook) vs cupy.cuda.MemoryPool vs raw cudaMalloc+cudaFree. Each of our
 rows carries `driver_calls`: raw allocations + frees during the timing (goal: 0).
@@ -14,32 +16,40 @@ freed in reverse in backward, persistent weights, grads and Adam state, temporar
 an RMM-style random trace; the N-then-2N growing-size example from torch's
 expandable-segments note; the trace recorded from an MLP training loop written with
 gpu_tensor ops (run in a subprocess, emulated cuda without a GPU); any snapshot given with --trace (its alloc/free_requested
-entries; torch's _dump_snapshot pickles work too). Policies: ours (release_on_miss,
-and adaptive_segments, the defaults) and torch's policy run by the same code with both
-off; on
-a GPU also torch itself and CuPy's MemoryPool replaying the same trace.
+entries; torch's _dump_snapshot pickles work too); and the generated families of
+alloc_traces.py (transformer training, KV-cache inference, a prefetching data loader),
+from several seeds. Policies: ours (release_on_miss, adaptive_segments and peak_guard,
+the defaults), torch's policy run by the same code with all three off, each also with
+expandable segments; on a GPU also torch itself and CuPy's MemoryPool replaying the
+same trace. Each row carries driver_calls: raw allocations + frees (maps/unmaps).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import math
 import pickle
 import random
+import subprocess
 import time
+from pathlib import Path
 
 from gpu_tensor.memory import live
 from gpu_tensor.memory.allocator import CachingAllocator
 from gpu_tensor.memory.config import parse_alloc_conf
 from gpu_tensor.memory.raw import HostRawSource, RawOutOfMemory
+from profiling import alloc_traces
 from profiling.harness import Suite
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+BASELINE_COMMIT = "6bb6b18"  # the allocator before parked frees (memory/reuse.py)
+TORCH_POLICY = "release_on_miss:False,adaptive_segments:False,peak_guard:False"
 POLICIES = {  # impl name -> GPU_TENSOR_ALLOC_CONF
     "gpu_tensor": "",
     "gpu_tensor expandable_segments": "expandable_segments:True",
-    "torch policy (our code, release_on_miss:False,adaptive_segments:False)":
-        "release_on_miss:False,adaptive_segments:False",
+    f"torch policy (our code, {TORCH_POLICY})": TORCH_POLICY,
+    "torch policy expandable_segments": TORCH_POLICY + ",expandable_segments:True",
 }
 
 
@@ -322,7 +332,27 @@ def _ours_pair(suite, case, a, n, impl, fn=None):
     suite.record(case, impl, seconds=t, driver_calls=calls)
 
 
+def baseline_allocator():
+    """(CachingAllocator class as of BASELINE_COMMIT, None) or (None, why not)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        proc = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:gpu_tensor/memory/allocator.py"],
+                              cwd=root, capture_output=True, text=True, timeout=60)
+    except OSError as exc:
+        return None, f"git not available: {exc}"
+    if proc.returncode != 0:
+        return None, f"git show {BASELINE_COMMIT} failed: {proc.stderr.strip()}"
+    spec = importlib.util.spec_from_loader(f"gpu_tensor.memory._allocator_{BASELINE_COMMIT}",
+                                           loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = "gpu_tensor.memory"  # its relative imports find today's helpers
+    exec(compile(proc.stdout, f"{BASELINE_COMMIT}:gpu_tensor/memory/allocator.py", "exec"),
+         module.__dict__)
+    return module.CachingAllocator, None
+
+
 def latency(suite, sizes):
+    before_class, before_reason = baseline_allocator()
     if suite.has_cupy_gpu:
         from gpu_tensor.backends import cuda_memory
 
@@ -334,14 +364,25 @@ def latency(suite, sizes):
         ours = CachingAllocator(HostRawSource(8 * GiB), 0, config=parse_alloc_conf(""),
                                 kind="emulated")
         stream = 0
+    before = before_class and before_class(ours.raw, 0, event_factory=ours._event_factory,
+                                           config=parse_alloc_conf(""), kind=ours.kind)
+    before_impl = f"gpu_tensor allocator before ({BASELINE_COMMIT})"
     for n in sizes:
         case = f"warm alloc+free {_fmt(n)}"
         live.set_enabled(False)
         _ours_pair(suite, case, ours, n, "gpu_tensor allocator",
                    lambda n=n: ours.free(ours.malloc(n, stream)))
+        if before is not None:
+            _ours_pair(suite, case, before, n, before_impl,
+                       lambda n=n: before.free(before.malloc(n, stream)))
+        else:
+            suite.skip(case, before_impl, before_reason)
         live.set_enabled(True)
         _ours_pair(suite, case, ours, n, "gpu_tensor allocator + creation site",
                    lambda n=n: ours.free(ours.malloc(n, stream)))
+        if before is not None:
+            _ours_pair(suite, case, before, n, before_impl + " + creation site",
+                       lambda n=n: before.free(before.malloc(n, stream)))
         live.set_enabled(None)
         if suite.has_cupy_gpu:
             _ours_pair(suite, case, ours, n, "gpu_tensor via cupy MemoryPointer hook",
@@ -385,6 +426,9 @@ def main(argv=None):
         suite.skip("fragmentation recorded gt MLP workload", "gpu_tensor", reason)
     for path in suite.args.trace:
         traces[f"snapshot {path}"] = snapshot_trace(path)
+    for family, make in alloc_traces.FAMILIES.items():  # generated: not tuned on
+        for seed in suite.choose([0, 1, 2, 3, 10, 11, 12, 13], [0, 1]):
+            traces[f"{family} seed {seed}"] = make(seed)
     fragmentation(suite, traces)
     return suite.finish()
 

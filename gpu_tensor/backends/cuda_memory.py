@@ -14,18 +14,10 @@
   thread, which the allocator keys per thread (memory/stream_ids.py), so one
   thread's freed blocks never go to another thread's per-thread stream unordered.
 
-Expandable segments: the policy exists (gpu_tensor/memory/expandable.py) and runs on
-host raw sources, but this CUDA source does not offer its four calls (reserve / map /
-unmap / unreserve), so `expandable_segments:True` falls back to cudaMalloc segments
-with a warning. What blocks it: cupy 14's driver bindings have no virtual-memory calls
-(cuMemAddressReserve, cuMemCreate, cuMemMap, cuMemSetAccess, cuMemUnmap, cuMemRelease
-are absent from cupy.cuda.driver) and cuda-python (`cuda.bindings`) is not a
-dependency. A ctypes binding to libcuda would do (one cuMemCreate per 8 MiB page, kept
-per page so any page can be unmapped; cuMemSetAccess for the device after each map;
-a stream sync before unmapping, since cuMemUnmap does not synchronise), but it could
-not be run on a GPU in the session that wrote this, so it is not shipped untested.
-Meanwhile `release_on_miss` and `adaptive_segments` (memory/config.py) attack the
-same fragmentation with plain segments.
+Expandable segments (`expandable_segments:True`): the policy is memory/expandable.py;
+its pages are mapped by backends/cuda_vmm.py through NVIDIA's cuda-bindings (cupy's
+driver bindings have no virtual-memory calls). Without cuda-bindings, or on a device
+without virtual memory management, the allocator warns and uses cudaMalloc segments.
 """
 
 from __future__ import annotations
@@ -35,6 +27,7 @@ import threading
 
 from ..memory import registry
 from ..memory.allocator import CachingAllocator
+from ..memory.config import AllocatorConfig
 from ..memory.raw import RawOutOfMemory
 from ._cupy import cupy
 
@@ -107,10 +100,28 @@ class CudaEvent:
 
 
 def create_allocator(device_index: int, config=None) -> CachingAllocator:
-    """A CachingAllocator over cudaMalloc on `device_index` (registry calls this)."""
-    return CachingAllocator(CudaRawSource(device_index), device_index,
+    """A CachingAllocator over cudaMalloc on `device_index` (registry calls this); with
+    expandable_segments, over cuda_vmm's virtual memory where the device has it."""
+    config = config if config is not None else AllocatorConfig.from_env()
+    raw = CudaRawSource(device_index)
+    if config.expandable_segments:
+        raw = _vmm_source(raw, device_index) or raw  # else the allocator warns
+    return CachingAllocator(raw, device_index,
                             event_factory=functools.partial(CudaEvent, device=device_index),
                             config=config, kind="cuda")
+
+
+def _vmm_source(raw: CudaRawSource, device_index: int):
+    """cuda_vmm.VmmSource over `raw`, or None without cuda-bindings or VMM support."""
+    from . import cuda_vmm
+
+    driver = cuda_vmm.load_driver()
+    if not cuda_vmm.available(driver, device_index):
+        return None
+    cp = cupy()
+    return cuda_vmm.VmmSource(raw, driver, device_index,
+                              synchronize=cp.cuda.runtime.deviceSynchronize,
+                              activate=lambda: cp.cuda.Device(device_index))
 
 
 class _BlockOwner:

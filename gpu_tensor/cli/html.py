@@ -1,4 +1,5 @@
-"""`--html FILE`: one self-contained page with the segment map and memory over time.
+"""`--html FILE`: one self-contained page: the active memory timeline (every allocation
+a band, active_timeline.py), memory over time, the segment map.
 
 Everything is inline (CSS, SVG, the data as an application/json block that no
 script reads): the page works offline and loads nothing from the network. Hovering
@@ -12,6 +13,7 @@ from html import escape
 
 from . import snapshot_figures as fig
 from ._format import fmt_bytes, fmt_frame, user_frames
+from .active_timeline import active_timeline_html, allocation_bands
 from .snapshot_view import (
     allocation_contents,
     allocation_origin,
@@ -154,6 +156,8 @@ def render_html(
 allocated {escape(fmt_bytes(frag["allocated_bytes"]))}, free {escape(fmt_bytes(frag["free_bytes"]))}
 (largest free block {escape(fmt_bytes(frag["largest_free_block"]))}),
 {len(series["ooms"])} out-of-memory events, {series["events"]} recorded events.</p>
+<h2>Active memory timeline</h2>
+{active_timeline_html(allocation_bands(snap, device))}
 <h2>Memory over time</h2>
 {_legend([(n, c) for n, c in reversed(_SERIES)] + [("out of memory", "#d33")])}
 {timeline_svg(series)}

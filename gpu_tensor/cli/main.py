@@ -64,7 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--run",
         nargs=argparse.REMAINDER,
         metavar="SCRIPT [ARGS]",
-        help="run SCRIPT with its ARGS (must come last) and summarise its memory",
+        help="run SCRIPT with its ARGS and summarise its memory; options of ours after "
+        "SCRIPT need -- before the script's ARGS (cli/run.py split_run_argv)",
+    )
+    ms.add_argument(
+        "--compare",
+        metavar="B",
+        help="with SNAPSHOT: what grew and shrank from SNAPSHOT to snapshot B, by "
+        "allocation site (drawn too with --html)",
     )
     demo = sub.add_parser(
         "demo",
@@ -99,9 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _memory_summary(args) -> int:
     if args.top < 0:
         raise CliError("--top must be >= 0")
+    if args.compare and not args.snapshot:
+        raise CliError("--compare B needs a SNAPSHOT to compare it with: memory-summary A --compare B")
     if len(args.snapshot) > 1:  # one file per rank, side by side
-        if args.run is not None or args.html:
-            raise CliError("--run and --html take one SNAPSHOT; several are shown side by side")
+        if args.run is not None or args.html or args.compare:
+            raise CliError("--run, --html and --compare take one SNAPSHOT; several are shown "
+                           "side by side")
         from .memory_ranks import ranks_main
 
         return ranks_main(args.snapshot, as_json=args.json, device=args.device)
@@ -131,6 +141,10 @@ def _memory_summary(args) -> int:
     from .snapshot_view import render_text, snapshot_json
 
     snap = load_snapshot(args.snapshot)
+    if args.compare:
+        from .compare import compare_main
+
+        return compare_main(snap, load_snapshot(args.compare), args)
     if args.json:
         sys.stdout.write(json.dumps(snapshot_json(snap, args.top, args.device), indent=2) + "\n")
     else:
@@ -151,7 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (the console script exits with it)."""
     parser = build_parser()
     try:
+        from .run import option_strings, split_run_argv
+
+        argv = sys.argv[1:] if argv is None else list(argv)
+        script_argv = None
+        if argv[:1] == ["memory-summary"]:  # `launch SCRIPT ARGS` passes its ARGS untouched
+            argv, script_argv = split_run_argv(argv, option_strings(parser))
         args = parser.parse_args(argv)
+        if script_argv is not None:
+            args.run = script_argv
         if args.command == "memory-summary":
             return _memory_summary(args)
         if args.command == "launch":

@@ -19,7 +19,46 @@ from pathlib import Path
 
 from ._errors import CliError, write_text
 
-__all__ = ["run_script", "take_snapshot"]
+__all__ = ["run_script", "take_snapshot", "split_run_argv", "option_strings"]
+
+
+def option_strings(parser) -> set[str]:
+    """Every option string of `parser` and its subcommands (argparse keeps them in
+    `_actions`; it has no public way to list them)."""
+    out = set()
+    for action in parser._actions:
+        out.update(action.option_strings)
+        for sub in (getattr(action, "choices", None) or {}).values():
+            if hasattr(sub, "_actions"):
+                out |= option_strings(sub)
+    return out
+
+
+def split_run_argv(argv: list[str], own_options) -> tuple[list[str], list[str] | None]:
+    """(argv for the parser, the script's argv or None without --run).
+
+    `--run SCRIPT ARGS...` hands ARGS to the script. memory-summary's own options may
+    follow SCRIPT only before a `--` that starts the script's arguments
+    (`--run s.py --html m.html -- --epochs 3`); one of them after SCRIPT with no `--`
+    is refused, since it is unclear whose it is (it used to vanish into the script)."""
+    if "--run" not in argv:
+        return argv, None
+    i = argv.index("--run")
+    head, tail = argv[:i], argv[i + 1:]
+    if not tail or tail[0] == "--":
+        raise CliError("--run needs a script: --run SCRIPT [ARGS...]")
+    script, rest = tail[0], tail[1:]
+    if "--" in rest:
+        j = rest.index("--")
+        return head + rest[:j] + ["--run", script], [script, *rest[j + 1:]]
+    clash = next((t for t in rest if t.split("=", 1)[0] in own_options), None)
+    if clash is not None:
+        option = clash.split("=", 1)[0]
+        raise CliError(
+            f"{option} after --run {script} is ambiguous: put memory-summary options before "
+            f"--run (memory-summary {option} ... --run {script}), or end them with -- so "
+            f"what follows goes to the script (--run {script} {option} ... -- ARGS)")
+    return head + ["--run", script], [script, *rest]
 
 
 def take_snapshot(memory, device: int) -> dict:

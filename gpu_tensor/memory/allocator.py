@@ -9,7 +9,9 @@ and fake events. Constants and rules: shared/research/pytorch-memory.md §1.
 Helpers that work on its state under the lock: sizes.py (size classes), events.py
 (stream-use events), release.py (giving cache back), expandable.py (growing
 segments), oom.py (the error report), stream_ids.py (the key a stream's cache lives
-under: the handle, or a per-thread identity for cudaStreamPerThread).
+under: the handle, or a per-thread identity for cudaStreamPerThread), reuse.py (the
+hot path: a free parked until the next operation, cancelled by a malloc that torch's
+policy would answer with the same block).
 
 One lock guards all state; every public method takes it. The lock is re-entrant
 because frees arrive from finalisers (a cupy array or numpy buffer collected by the
@@ -23,7 +25,7 @@ import contextlib
 import threading
 import warnings
 
-from . import events, expandable, live, release
+from . import events, expandable, live, release, reuse
 from .block import Block, Segment
 from .config import UNLIMITED, AllocatorConfig
 from .oom import OutOfMemoryError, oom_report
@@ -46,7 +48,7 @@ class CachingAllocator:
         self.kind = kind  # 'cuda' | 'emulated' | anything a test likes
         self.config = config if config is not None else AllocatorConfig.from_env()
         # The config is read once here (changing it later has no effect).
-        self._max_split = self.config.max_split_size
+        self._max_split = self.config.split_limit  # torch's max_split_size, or peak_guard's
         # round_size consults the config only when power-of-two divisions are configured.
         self._rounding = self.config if any(self.config.roundup_power2_divisions) else None
         # None: the device is synchronous (emulated), so a recorded use is complete at once.
@@ -54,6 +56,11 @@ class CachingAllocator:
         self._lock = threading.RLock()
         self._busy = False  # an operation is under way on the thread that holds the lock
         self._deferred: list[Block] = []  # frees that arrived while _busy (finalisers)
+        # A free not done yet (reuse.py): done by _unpark before any other operation, or
+        # cancelled by a malloc that torch's policy would answer with the same block.
+        self._parked: Block | None = None
+        self._park_plan = None  # reuse.park's (split blocks, split bytes, free neighbour)
+        self._park_proof = None  # (block, its pool's version, plan) of the last proof
         self._small = BlockPool(True)
         self._large = BlockPool(False)
         self._segments: dict[int, Segment] = {}
@@ -61,12 +68,15 @@ class CachingAllocator:
         self._expandable = self.config.expandable_segments and expandable.supported(raw)
         if self.config.expandable_segments and not self._expandable:
             warnings.warn(f"expandable_segments:True ignored: {type(raw).__name__} cannot map "
-                          "pages (see gpu_tensor/backends/cuda_memory.py); using plain "
-                          "segments", RuntimeWarning, stacklevel=2)
+                          "pages (on a GPU it needs NVIDIA's cuda-bindings: pip install "
+                          "'gpu-tensor[cuda12]' or [cuda13], and a device with virtual "
+                          "memory management); using plain segments", RuntimeWarning,
+                          stacklevel=2)
         self._allocated: dict[int, Block] = {}
         self._events: dict = {}  # stream -> deque of (event, block); see events.py
         self._stats = DeviceStats()
         self._reserved = 0
+        self._high_water = 0  # most bytes ever reserved (peak_guard; not reset with the stats)
         self._limit: int | None = None  # per-process fraction cap in bytes
         self._fraction: float | None = None
         self.history = None  # snapshot.HistoryRecorder while _record_memory_history is on
@@ -94,14 +104,20 @@ class CachingAllocator:
             outer = not self._busy
             self._busy = True
             try:
-                if self._events:
-                    events.process(self)
                 if self._rounding is not None:
                     size = round_size(nbytes, self._rounding)
                 elif nbytes > MIN_BLOCK_SIZE:  # round_size's plain rule, inlined (hot path)
                     size = -(-nbytes // MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
                 else:
                     size = MIN_BLOCK_SIZE
+                block = self._parked
+                if block is not None:
+                    if (block.size == size and block.stream == stream and not self._events
+                            and self.history is None):
+                        return self._reuse_parked(block, nbytes, site)
+                    self._unpark()
+                if self._events:
+                    events.process(self)
                 pool = self._small if size <= SMALL_SIZE else self._large
                 max_split = self._max_split
                 if size < max_split:
@@ -135,7 +151,18 @@ class CachingAllocator:
                 return
             self._busy = True
             try:
-                self._release_allocated(block)
+                if self._parked is not None:
+                    self._unpark()
+                if block.stream_uses or self.history is not None:
+                    self._release_allocated(block)
+                else:
+                    proof = self._park_proof
+                    if proof is not None and proof[0] is block and proof[1] == (
+                            self._small if block.segment.is_small else self._large).version:
+                        self._parked = block  # proved before, nothing changed since
+                        self._park_plan = proof[2]
+                    elif not reuse.park(self, block):
+                        self._release_allocated(block)
             finally:
                 if self._deferred:
                     self._end_operation()
@@ -173,7 +200,7 @@ class CachingAllocator:
     def stats(self) -> dict:
         """torch.cuda.memory_stats() for this device, plus fragmentation figures."""
         with self._operation():
-            max_split = self.config.max_split_size
+            max_split = self._max_split
             out = self._stats.as_dict(-1 if max_split == UNLIMITED else max_split)
             out["largest_free_block_bytes"] = self._largest_free()
             out["reserved_unallocated_bytes"] = (
@@ -222,6 +249,8 @@ class CachingAllocator:
             outer = not self._busy
             self._busy = True
             try:
+                if self._parked is not None:
+                    self._unpark()
                 yield
             finally:
                 if outer:
@@ -229,10 +258,36 @@ class CachingAllocator:
 
     def _end_operation(self) -> None:
         try:
+            if self._parked is not None:  # a finaliser's free follows the parked one
+                self._unpark()
             while self._deferred:
                 self._release_allocated(self._deferred.pop())
         finally:
             self._busy = False
+
+    def _unpark(self) -> None:
+        """Do the parked free now (reuse.py)."""
+        block, self._parked = self._parked, None
+        self._release_allocated(block)
+
+    def _reuse_parked(self, block: Block, nbytes: int, site) -> Block:
+        """Cancel the parked free of `block` against this malloc (reuse.py): exactly what
+        the free and then the malloc would have done to the stats and the gc clock."""
+        self._parked = None
+        split_blocks, split_bytes, after = self._park_plan
+        small = block.segment.is_small
+        pool = self._small if small else self._large
+        pool.lookups += 1  # the malloc's best-fit search
+        if after is not None:  # the malloc's split gives it back as the pool's free block
+            after.gc_count_base = pool.lookups
+        size = block.size
+        self._stats.block_reused(small, size, block.requested_size, nbytes, split_blocks,
+                                 split_bytes, size >= self._max_split)
+        block.requested_size = nbytes
+        block.tag = block.frames = None
+        block.site = site
+        self._allocated[block.ptr] = block
+        return block
 
     def _release_allocated(self, block: Block) -> None:
         block.allocated = False
@@ -240,7 +295,8 @@ class CachingAllocator:
         if block.size >= self._max_split:
             self._stats.update_single("oversize_allocations", -1)
         if self.history is not None:
-            self.history.record("free_requested", block.ptr, block.size, block.stream)
+            self.history.record("free_requested", block.ptr, block.size, block.stream,
+                                tag=block.tag)
         if block.stream_uses:
             events.insert(self, block)
         else:
@@ -264,6 +320,8 @@ class CachingAllocator:
             release.garbage_collect(self)
         if self.config.release_on_miss and not pool.is_small:
             release.release_stale(self, stream, size, alloc_size)
+        if self.config.peak_guard and self._reserved + alloc_size > self._high_water:
+            release.release_for_peak(self, alloc_size)
         block = self._alloc_segment(alloc_size, pool.is_small, stream)
         if block is None and release.release_oversize(self, size):
             block = self._alloc_segment(alloc_size, pool.is_small, stream)
@@ -385,10 +443,12 @@ class CachingAllocator:
         segment.head = block
         self._segments[ptr] = segment
         self._reserved += size
+        if self._reserved > self._high_water:
+            self._high_water = self._reserved
         stats = self._stats
         stats.update("segment", small, 1)
         stats.update("reserved_bytes", small, size)
-        if size >= self.config.max_split_size:
+        if size >= self._max_split:
             stats.update_single("oversize_segments", 1)
         stats.scalars["num_device_alloc"] += 1
         if self.history is not None:
@@ -406,7 +466,7 @@ class CachingAllocator:
         stats = self._stats
         stats.update("segment", segment.is_small, -1)
         stats.update("reserved_bytes", segment.is_small, -segment.size)
-        if segment.size >= self.config.max_split_size:
+        if segment.size >= self._max_split:
             stats.update_single("oversize_segments", -1)
         stats.scalars["num_device_free"] += 1
         if self.history is not None:

@@ -16,6 +16,13 @@ The syntax is torch's PYTORCH_CUDA_ALLOC_CONF: `opt:val,opt2:val2`. Options:
 - gpu_tensor only: `release_on_miss` (default True): before making a new large
   segment, return this stream's fully free large segments that are smaller than the
   request (they could not serve it). Our main fragmentation fix (profiling/bench_allocator.py).
+- gpu_tensor only: `peak_guard` (default True): blocks of PEAK_GUARD_SPLIT (256 MiB) or
+  more are kept whole, as torch keeps `max_split_size` blocks (a smaller max_split_size_mb
+  wins), and before a new segment raises reserved memory past its high-water mark, whole
+  free segments are returned first (memory/release.py). Splitting big blocks for small
+  requests is what strands memory in torch's policy; with them whole, giving unused ones
+  back keeps the peak near the live bytes (profiling/bench_allocator.py's generated
+  traces). The cost: more device allocations when big request sizes vary.
 - gpu_tensor only: `adaptive_segments` (default True): 1-10 MiB requests get segments of
   max(4 x request, large pool / 4), 2 MiB steps, at most torch's 20 MiB (memory/sizes.py):
   small workloads stop paying 20 MiB per segment; large ones are unchanged.
@@ -32,6 +39,9 @@ __all__ = ["AllocatorConfig", "parse_alloc_conf", "UNLIMITED"]
 MiB = 1 << 20
 UNLIMITED = (1 << 63) - 1  # torch's SIZE_MAX sentinel: max_split_size unset
 _MIN_MAX_SPLIT_MB = 20  # torch: must be >= kLargeBuffer, or large-pool splits would be oversize
+PEAK_GUARD_SPLIT = 256 * MiB  # peak_guard's max_split_size; 128 / 256 / 512 / 1024 were
+# compared on profiling/bench_allocator.py's generated traces: 256 was the smallest with
+# every training trace at or near 1.05, at about a third of 128's device calls
 _POWER2_INTERVALS = 16  # torch: one divisions value per power-of-two interval, 1 MiB .. 32 GiB
 
 
@@ -44,7 +54,16 @@ class AllocatorConfig:
     expandable_segments: bool = False
     release_on_miss: bool = True
     adaptive_segments: bool = True
+    peak_guard: bool = True
     text: str = ""  # the string it came from, for snapshots' allocator_settings
+
+    @property
+    def split_limit(self) -> int:
+        """The max_split_size the allocator applies: peak_guard's, unless a smaller one is set
+        (not with expandable segments: their blocks split freely, as torch's do)."""
+        if self.peak_guard and not self.expandable_segments:
+            return min(self.max_split_size, PEAK_GUARD_SPLIT)
+        return self.max_split_size
 
     @classmethod
     def from_env(cls) -> AllocatorConfig:
@@ -139,6 +158,8 @@ def parse_alloc_conf(text: str) -> AllocatorConfig:
             config.release_on_miss = _bool(key, value)
         elif key == "adaptive_segments":
             config.adaptive_segments = _bool(key, value)
+        elif key == "peak_guard":
+            config.peak_guard = _bool(key, value)
 
         elif key in ("release_lock_on_cudamalloc", "backend"):
             pass  # accepted so torch configurations carry over; no effect here
@@ -147,6 +168,6 @@ def parse_alloc_conf(text: str) -> AllocatorConfig:
                 f"GPU_TENSOR_ALLOC_CONF: unknown option {key!r}. Known: max_split_size_mb, "
                 "max_non_split_rounding_mb, garbage_collection_threshold, "
                 "roundup_power2_divisions, expandable_segments, release_on_miss, "
-                "adaptive_segments"
+                "adaptive_segments, peak_guard"
             )
     return config

@@ -9,8 +9,8 @@ empty_cache or before an OOM. torch can also unmap free pages in the middle of a
 segment; this simpler form cannot.
 
 Needs a raw source with `reserve(nbytes) -> ptr`, `map(ptr, nbytes)`,
-`unmap(ptr, nbytes)` and `unreserve(ptr)` (HostRawSource has them; the CUDA source
-does not yet, see backends/cuda_memory.py). Pages are 2 MiB in the small pool (as
+`unmap(ptr, nbytes)` and `unreserve(ptr)` (HostRawSource has them, and on a GPU
+backends/cuda_vmm.py's VmmSource through cuda-bindings). Pages are 2 MiB in the small pool (as
 torch's) and 8 MiB in the large pool (torch: 20 MiB).
 """
 
@@ -34,8 +34,12 @@ def supported(raw) -> bool:
                                                                 "unreserve"))
 
 
-def _page(small: bool) -> int:
-    return SMALL_BUFFER if small else LARGE_PAGE
+def _page(alloc, small: bool) -> int:
+    """The pool's page, a whole number of the source's mapping granularity (a CUDA device's,
+    backends/cuda_vmm.py; host sources have none)."""
+    page = SMALL_BUFFER if small else LARGE_PAGE
+    granularity = getattr(alloc.raw, "granularity", 1)
+    return -(-page // granularity) * granularity
 
 
 def _round(n: int, page: int) -> int:
@@ -66,7 +70,7 @@ def grow(alloc, pool, stream: int, size: int) -> Block | None:
     """A free block of at least `size` made by mapping pages at the end of the (pool,
     stream) segment; None when the device (or the per-process limit) says no."""
     small = pool.is_small
-    page = _page(small)
+    page = _page(alloc, small)
     key = (small, stream)
     segment = alloc._es.get(key)
     if segment is None:
@@ -102,6 +106,7 @@ def grow(alloc, pool, stream: int, size: int) -> Block | None:
         return free_tail
     block = Block(end, need, stream, segment)
     block.prev, tail.next = tail, block
+    pool.version += 1  # the tail has a new neighbour (reuse.py)
     alloc._stats.split_changed(small, 1, need)  # a free block of a split segment
     return block
 
@@ -113,7 +118,7 @@ def shrink(alloc) -> None:
         if not _is_free(alloc, tail):
             continue
         small = segment.is_small
-        keep = _round(tail.ptr - segment.ptr, _page(small))
+        keep = _round(tail.ptr - segment.ptr, _page(alloc, small))
         cut = segment.size - keep
         if cut <= 0:
             continue

@@ -19,13 +19,16 @@ __all__ = ["BlockPool"]
 class BlockPool:
     """The free blocks of one pool (small or large)."""
 
-    __slots__ = ("is_small", "_keys", "_blocks", "lookups")
+    __slots__ = ("is_small", "_keys", "_blocks", "lookups", "version")
 
     def __init__(self, is_small: bool):
         self.is_small = is_small
         self._keys: list[tuple[int, int, int]] = []  # (stream, size, ptr), ascending
         self._blocks: list[Block] = []  # _blocks[i] is the block of _keys[i]
         self.lookups = 0  # best-fit searches so far: the clock that ages cached blocks (gc)
+        # Bumped by every change of the pool, and by anything else that relinks its
+        # segments' blocks (expandable.grow): reuse.py's cached proofs hold while it stays.
+        self.version = 0
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -44,11 +47,13 @@ class BlockPool:
         self._keys.insert(i, key)
         self._blocks.insert(i, block)
         block.gc_count_base = self.lookups
+        self.version += 1
 
     def remove(self, block: Block) -> None:
         i = self._index(block)
         del self._keys[i]
         del self._blocks[i]
+        self.version += 1
 
     def _index(self, block: Block) -> int:
         key = (block.stream, block.size, block.ptr)
@@ -80,10 +85,24 @@ class BlockPool:
             return -1
         return i
 
+    def merged_wins(self, stream: int, size: int, merged: int, ptr: int, absorbed) -> bool:
+        """Whether a free block (stream, `merged`, `ptr`), made by absorbing the pooled block
+        `absorbed` (or None), would be `fit(stream, size)`'s answer (reuse.py)."""
+        keys = self._keys
+        i = bisect_left(keys, (stream, size))
+        n = len(keys)
+        if i < n and absorbed is not None and self._blocks[i] is absorbed:
+            i += 1  # it leaves the pool in the merge; everything else sorts after it
+        if i == n:
+            return True
+        key = keys[i]
+        return key[0] != stream or key[1] > merged or (key[1] == merged and key[2] > ptr)
+
     def block_at(self, i: int) -> Block:
         return self._blocks[i]
 
     def pop(self, i: int) -> Block:
+        self.version += 1
         del self._keys[i]
         return self._blocks.pop(i)
 
@@ -103,6 +122,7 @@ class BlockPool:
             keys.insert(j, key)
             self._blocks.insert(j, block)
         block.gc_count_base = self.lookups
+        self.version += 1
 
     def replace(self, old: Block, block: Block) -> None:
         """remove(old) and add(block) (see `replace_at`)."""

@@ -1,7 +1,8 @@
 """Giving cached memory back before (or instead of) asking the device for more.
 
-Three policies the allocator calls on a cache miss, all under its lock:
-`release_stale` (ours, GPU_TENSOR_ALLOC_CONF release_on_miss), `garbage_collect`
+Four policies the allocator calls on a cache miss, all under its lock:
+`release_stale` (ours, GPU_TENSOR_ALLOC_CONF release_on_miss), `release_for_peak`
+(ours, peak_guard), `garbage_collect`
 (torch's garbage_collection_threshold) and `release_oversize` (torch's
 release_available_cached_blocks, the first OOM fallback when max_split_size is set).
 """
@@ -16,7 +17,7 @@ __all__ = ["release_stale", "garbage_collect", "release_oversize"]
 def release_oversize(alloc, size: int) -> bool:
     """torch's release_available_cached_blocks: free unsplit oversize blocks, the
     smallest one that covers `size` or else largest first, before a full flush."""
-    max_split = alloc.config.max_split_size
+    max_split = alloc._max_split
     if max_split == UNLIMITED:
         return False
     candidates = sorted((b for b in alloc._large
@@ -53,6 +54,18 @@ def release_stale(alloc, stream: int, size: int, needed: int) -> None:
             break
         alloc._release_block(block)
         freed += block.size
+
+
+def release_for_peak(alloc, needed: int) -> None:
+    """peak_guard: a new segment of `needed` bytes would raise reserved memory above its
+    high-water mark, so first return whole free segments (any pool, any stream: they
+    have no pending events, or they would not be free) until it no longer would."""
+    free = sorted((b for pool in (alloc._large, alloc._small) for b in pool
+                   if not b.is_split() and not b.segment.expandable), key=lambda b: -b.size)
+    for block in free:  # largest first: the fewest device calls
+        if alloc._reserved + needed <= alloc._high_water:
+            break
+        alloc._release_block(block)
 
 
 def garbage_collect(alloc) -> None:

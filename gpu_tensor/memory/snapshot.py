@@ -44,6 +44,7 @@ class HistoryRecorder:
         self.stacks = stacks
         self.max_entries = max_entries
         self.trace: deque = deque(maxlen=None if max_entries >= sys.maxsize else max_entries)
+        self._open: dict[int, dict] = {}  # addr -> its latest 'alloc' entry, until freed
 
     def frames_for(self, action: str) -> list[dict]:
         """Stack to attach to a block or trace entry of this kind, or [] when not wanted."""
@@ -54,15 +55,24 @@ class HistoryRecorder:
         return live.capture_frames(depth=3)
 
     def record(self, action: str, addr: int, size: int, stream: int, frames=None,
-               device_free: int | None = None) -> None:
+               device_free: int | None = None, tag: dict | None = None) -> None:
+        """Append a trace entry. `tag` (with free_requested): the freed block's shape and
+        dtype, which are known only after its alloc entry was written; they are added to
+        that entry (keys torch's entries lack; its tools ignore them)."""
         if self.enabled != "all":
             return
+        if action == "free_requested":
+            opened = self._open.pop(addr, None)
+            if opened is not None and tag:
+                opened.update((k, tag[k]) for k in ("shape", "dtype") if k in tag)
         if frames is None:
             frames = self.frames_for(action) if self.context == "all" else []
         entry = {"action": action, "addr": addr, "size": size, "stream": stream,
                  "time_us": time.time_ns() // 1000, "frames": frames}
         if action == "oom":
             entry["device_free"] = device_free if device_free is not None else 0
+        elif action == "alloc":
+            self._open[addr] = entry
         self.trace.append(entry)
 
 
@@ -110,7 +120,7 @@ def _settings(config) -> dict:
     divisions = config.roundup_power2_divisions
     return {
         "PYTORCH_CUDA_ALLOC_CONF": config.text,
-        "max_split_size": -1 if config.max_split_size == UNLIMITED else config.max_split_size,
+        "max_split_size": -1 if config.split_limit == UNLIMITED else config.split_limit,
         "garbage_collection_threshold": config.garbage_collection_threshold,
         "expandable_segments": config.expandable_segments,
         "pinned_num_register_threads": 1,

@@ -69,6 +69,18 @@ def _split(cur, other, acc, peak, peak_all, blocks: int, nbytes: int) -> None:
             peak_all[_SPLIT_BYTES] = v
 
 
+def _excursion(cur, other, acc, peak, peak_all, k: int, amount: int) -> None:
+    """Stat k goes up by `amount` > 0 and back down: allocated counts the rise, and the
+    peaks see the value at the top; current ends where it began."""
+    acc[k] += amount
+    v = cur[k] + amount
+    if v > peak[k]:
+        peak[k] = v
+    v += other[k]
+    if v > peak_all[k]:
+        peak_all[k] = v
+
+
 class DeviceStats:
     """Counters the allocator updates in place (always under its lock).
 
@@ -170,6 +182,40 @@ class DeviceStats:
         cur[_ALLOCATION] -= 1
         cur[_ALLOCATED] -= size
         cur[_REQUESTED] -= requested
+
+    def block_reused(self, is_small: bool, size: int, old_requested: int, requested: int,
+                     split_blocks: int, split_bytes: int, oversize: bool = False) -> None:
+        """block_released + block_deactivated(split_blocks, split_bytes) and then
+        block_allocated(-split_blocks, -split_bytes) of the same block, for a parked free
+        (reuse.py): current values end where they began, so only the accumulated totals,
+        requested bytes and the peaks the free's intermediate state reaches can move."""
+        cur, other, acc, peak, peak_all = self._rows[1 if is_small else 0]
+        if oversize:  # oversize_allocations -1 then +1
+            self._single["acc"][0] += 1
+        acc[_ALLOCATION] += 1
+        acc[_ACTIVE] += 1
+        acc[_ALLOCATED] += size
+        acc[_ACTIVE_BYTES] += size
+        if requested != old_requested:
+            acc[_REQUESTED] += requested
+            v = cur[_REQUESTED] = cur[_REQUESTED] - old_requested + requested
+            if requested > old_requested:
+                if v > peak[_REQUESTED]:
+                    peak[_REQUESTED] = v
+                v += other[_REQUESTED]
+                if v > peak_all[_REQUESTED]:
+                    peak_all[_REQUESTED] = v
+        elif requested:
+            acc[_REQUESTED] += requested
+        # inactive_split(_bytes): the free moved them by split_*, the malloc moves them back
+        if split_blocks > 0:
+            _excursion(cur, other, acc, peak, peak_all, _SPLIT, split_blocks)
+        else:  # down and back up: the way up is what allocated counts
+            acc[_SPLIT] -= split_blocks
+        if split_bytes > 0:
+            _excursion(cur, other, acc, peak, peak_all, _SPLIT_BYTES, split_bytes)
+        else:
+            acc[_SPLIT_BYTES] -= split_bytes
 
     def block_deactivated(self, is_small: bool, size: int, split_blocks: int = 0,
                           split_bytes: int = 0) -> None:

@@ -26,7 +26,7 @@ def recount(allocator) -> dict:
     for name in ARRAY_STATS:
         for pool in POOLS:
             counts[f"{name}.{pool}"] = 0
-    max_split = allocator.config.max_split_size
+    max_split = allocator._max_split
     counts["oversize_allocations"] = counts["oversize_segments"] = 0
     for segment in allocator._segments.values():
         small = segment.is_small

@@ -47,7 +47,7 @@ def test_html_file_from_cli_is_self_contained_with_both_pictures(run_cli, tmp_pa
     assert f"wrote {out}" in proc.stdout
     page = _parse(out.read_text())
     ids = [a.get("id") for t, a in page.tags if t == "svg"]
-    assert ids == ["timeline", "segment-map"]
+    assert ids == ["active-timeline", "timeline", "segment-map"]
     # Nothing is fetched: no src/href anywhere, and the only script is inert JSON data.
     assert not [a for _, a in page.tags if "src" in a or "href" in a]
     assert [a.get("type") for a, _ in page.scripts] == ["application/json"]

@@ -200,3 +200,29 @@ def test_run_oom_shows_what_the_failing_frames_held(run_cli, tmp_path):
     allocs = proc.stdout[proc.stdout.index("Largest live allocations") :]
     # The local tensor of the frame that ran out is still counted, as at the failure.
     assert "float32[3, 1024, 1024]" in allocs and "job.py:9 in step" in allocs
+
+
+def test_our_options_after_the_script_are_refused_without_a_separator(run_cli, tmp_path):
+    script = _script(tmp_path, ALLOCATES)
+    out = tmp_path / "m.html"
+    proc = run_cli("memory-summary", "--run", str(script), "--html", str(out), env=ENV)
+    assert proc.returncode == 2 and not out.exists()
+    assert "--html after --run" in proc.stderr and "ambiguous" in proc.stderr
+    assert "-- ARGS" in proc.stderr  # says how to write it
+    assert "script args" not in proc.stdout  # the script did not run
+
+
+def test_options_before_a_separator_apply_and_the_rest_go_to_the_script(run_cli, tmp_path):
+    script = _script(tmp_path, ALLOCATES)
+    out = tmp_path / "m.html"
+    proc = run_cli("memory-summary", "--run", str(script), "--html", str(out), "--top", "3",
+                   "--", "x", "--json", env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert "script args ['x', '--json']" in proc.stdout  # its own --json, not ours
+    assert out.exists() and f"wrote {out}" in proc.stdout
+    assert 'id="active-timeline"' in out.read_text()
+
+
+def test_run_without_a_script_says_so(run_cli):
+    proc = run_cli("memory-summary", "--run", env=ENV)
+    assert proc.returncode == 2 and "--run needs a script" in proc.stderr

@@ -128,7 +128,7 @@ def test_best_fit_picks_smallest_sufficient_block_then_lowest_address():
 
 
 def test_blocks_are_not_shared_across_streams():
-    a = make()
+    a = make(conf="peak_guard:False")  # keep the freed segment cached, to see it is not shared
     b = a.malloc(4 * MiB, stream=1)
     ptr, segment = b.ptr, b.segment
     a.free(b)  # from here on the Block object is the allocator's again
@@ -163,7 +163,7 @@ def test_double_free_and_foreign_block_are_errors():
 
 
 def test_max_split_size_keeps_oversize_blocks_whole():
-    a = make(conf="max_split_size_mb:40")
+    a = make(conf="max_split_size_mb:40,peak_guard:False")  # torch's rules alone
     big = a.malloc(100 * MiB)
     assert a.stats()["oversize_allocations.current"] == 1
     assert a.stats()["oversize_segments.current"] == 1
@@ -181,7 +181,7 @@ def test_max_split_size_keeps_oversize_blocks_whole():
 
 def test_oom_path_frees_oversize_cache_before_a_full_flush():
     # release_on_miss off: it would free the stale 20 MiB segment first (tested elsewhere)
-    a = make(capacity=200 * MiB, conf="max_split_size_mb:40,release_on_miss:False")
+    a = make(capacity=200 * MiB, conf="max_split_size_mb:40,release_on_miss:False,peak_guard:False")
     small = a.malloc(5 * MiB)
     a.free(small)  # a cached 20 MiB segment that a full flush would release
     for size in (60, 70):
@@ -352,7 +352,8 @@ def test_release_on_miss_bounds_growth_of_stale_segments():
         check(a)
         return a.stats()["reserved_bytes.all.peak"]
 
-    assert peak_reserved("release_on_miss:True") < peak_reserved("release_on_miss:False")
+    assert (peak_reserved("release_on_miss:True,peak_guard:False")
+            < peak_reserved("release_on_miss:False,peak_guard:False"))
 
 
 @pytest.mark.parametrize("conf", ["", "expandable_segments:True"])
@@ -444,3 +445,20 @@ def test_lookup_and_stream_objects():
     assert b.stream == 9 and a.lookup(b.ptr) is b
     a.free(b)
     assert a.lookup(b.ptr) is None
+
+
+def test_peak_guard_returns_whole_free_segments_before_growing_the_peak():
+    def run(conf):
+        a = make(capacity=2048 * MiB, conf=conf)
+        for step in range(4):  # the work moves between streams: caches are per stream
+            blocks = [a.malloc(300 * MiB, stream=1 + step % 2) for _ in range(2)]
+            for b in blocks:
+                a.free(b)
+        check(a)
+        return a.stats()
+
+    guarded, plain = run(""), run("peak_guard:False")
+    assert guarded["max_split_size"] == 256 * MiB and plain["max_split_size"] == -1
+    assert guarded["reserved_bytes.all.peak"] == guarded["allocated_bytes.all.peak"]
+    assert plain["reserved_bytes.all.peak"] > plain["allocated_bytes.all.peak"]
+    assert guarded["num_device_free"] > plain["num_device_free"]  # the price: device calls

@@ -25,6 +25,8 @@ from gpu_tensor.memory.oom import OutOfMemoryError
 from gpu_tensor.memory.raw import HostRawSource
 from gpu_tensor.memory.stream_ids import stream_key
 
+from .fakes import FakeEvent
+
 MiB = 1 << 20
 STEPS_PER_RUN = 250
 RUNS = 60  # runs end early at random, so ~12,000 steps; the test asserts >= 10,000
@@ -41,17 +43,6 @@ sizes = st.one_of(
     st.integers(10 * MiB, 48 * MiB),  # own segment, 2 MiB rounded
 )
 streams = st.sampled_from([0, 1, 2])  # 2: this thread's per-thread default stream
-
-
-class FakeEvent:
-    def __init__(self, stream):
-        self.done = False
-
-    def query(self):
-        return self.done
-
-    def synchronize(self):
-        self.done = True
 
 
 class AllocatorMachine(RuleBasedStateMachine):

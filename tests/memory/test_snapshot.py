@@ -15,23 +15,14 @@ from gpu_tensor.memory.oom import OutOfMemoryError
 from gpu_tensor.memory.raw import HostRawSource
 from gpu_tensor.memory.snapshot import HistoryRecorder, build_snapshot
 
+from .fakes import FakeEvent
+
 MiB = 1 << 20
 SEGMENT_KEYS = {"device", "address", "total_size", "allocated_size", "active_size",
                 "requested_size", "stream", "segment_type", "segment_pool_id", "is_expandable",
                 "frames", "blocks"}
 BLOCK_KEYS = {"address", "size", "requested_size", "state", "frames"}
 TRACE_KEYS = {"action", "addr", "size", "stream", "time_us", "frames"}
-
-
-class FakeEvent:
-    def __init__(self, stream):
-        self.done = False
-
-    def query(self):
-        return self.done
-
-    def synchronize(self):
-        self.done = True
 
 
 def scenario(history=None):
@@ -74,7 +65,7 @@ def test_structure_matches_torch():
     assert ext["memory_stats"]["allocated_bytes.all.current"] == x.size + y.size
     assert [t["size"] for t in ext["live_tensors"]] == [y.size, x.size]
     assert ext["live_tensors"][1]["shape"] == (75, 1024)
-    assert snap["allocator_settings"]["max_split_size"] == -1
+    assert snap["allocator_settings"]["max_split_size"] == 256 * MiB  # peak_guard's (config.py)
 
 
 def test_history_records_every_action_with_stacks():

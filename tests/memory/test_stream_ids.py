@@ -29,8 +29,9 @@ class FakeEvent:
 
 def make(log=None):
     factory = None if log is None else (lambda handle: FakeEvent(handle, log))
+    # peak_guard off: freed segments stay cached, so a test can see who may reuse them
     return CachingAllocator(HostRawSource(256 * MiB), 0, event_factory=factory,
-                            config=parse_alloc_conf(""))
+                            config=parse_alloc_conf("peak_guard:False"))
 
 
 def run_in(thread: ThreadPoolExecutor, fn, *args):

@@ -1,0 +1,215 @@
+"""CUDA virtual memory (cuMemCreate / cuMemMap) for expandable segments.
+
+`VmmSource` wraps a device's plain raw source (cudaMalloc, backends/cuda_memory.py) and
+adds the four calls memory/expandable.py needs, through NVIDIA's `cuda-bindings`
+(`cuda.bindings.driver`, an optional dependency of the cuda12/cuda13 extras; cupy's
+bindings have no virtual-memory calls):
+
+- `reserve(n)`: cuMemAddressReserve of `n` bytes of address space (no memory);
+- `map(ptr, n)`: one cuMemCreate + cuMemMap per `granularity` chunk, then one
+  cuMemSetAccess for the device and every peer that can access it (cuda:N);
+- `unmap(ptr, n)`: a device synchronize (cuMemUnmap does not wait for work in flight
+  on the memory, unlike cudaFree), then cuMemUnmap + cuMemRelease per chunk;
+- `unreserve(ptr)`: cuMemAddressFree, once nothing in the range is mapped.
+
+Chunks are the device's allocation granularity (2 MiB on current GPUs), so the policy
+may unmap any page-aligned tail; the policy's pages are multiples of it (`granularity`
+is read by expandable.py). A failure part-way through `map` undoes what that call
+mapped, so the allocator's state never disagrees with the driver's (torch #188008).
+
+`driver` is injected: `cuda.bindings.driver` on a GPU, a fake with the same function
+names, argument order and (err, value...) tuple returns in the tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+
+from ..memory.raw import RawOutOfMemory
+
+__all__ = ["VmmSource", "available", "load_driver"]
+
+_SUCCESS = 0  # CUDA_SUCCESS
+_OUT_OF_MEMORY = 2  # CUDA_ERROR_OUT_OF_MEMORY
+
+
+def load_driver():
+    """`cuda.bindings.driver`, or None when cuda-bindings is not installed."""
+    if importlib.util.find_spec("cuda") is None or importlib.util.find_spec(
+            "cuda.bindings") is None:
+        return None
+    return importlib.import_module("cuda.bindings.driver")
+
+
+def available(driver, device_index: int) -> bool:
+    """Whether `device_index` supports virtual memory management through `driver`."""
+    if driver is None:
+        return False
+    try:
+        if int(driver.cuInit(0)[0]) != _SUCCESS:
+            return False
+        err, dev = driver.cuDeviceGet(device_index)
+        if int(err) != _SUCCESS:
+            return False
+        attr = driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+        err, supported = driver.cuDeviceGetAttribute(attr, dev)
+    except Exception:  # noqa: BLE001 - no driver library (no GPU): not available
+        return False
+    return int(err) == _SUCCESS and bool(supported)
+
+
+class VmmSource:
+    """A raw source with cudaMalloc segments (`base`) and virtual-memory pages (`driver`)."""
+
+    def __init__(self, base, driver, device_index: int, synchronize, peers=None,
+                 activate=contextlib.nullcontext):
+        """`base`: alloc/free/mem_get_info for plain segments. `synchronize()`: waits for
+        the device (before unmapping). `peers`: device ordinals to give access too; None
+        asks the driver which devices can access this one. `activate()`: a context that
+        makes the device's context current around driver calls (frees arrive from
+        finalisers while another device is current)."""
+        self.base = base
+        self.driver = driver
+        self.device_index = int(device_index)
+        self._synchronize = synchronize
+        self._activate = activate
+        self._dev = self._check(driver.cuDeviceGet(self.device_index), "cuDeviceGet")
+        self._prop = self._allocation_prop()
+        self.granularity = int(self._check(driver.cuMemGetAllocationGranularity(
+            self._prop, driver.CUmemAllocationGranularity_flags
+            .CU_MEM_ALLOC_GRANULARITY_RECOMMENDED), "cuMemGetAllocationGranularity"))
+        self.peers = self._find_peers() if peers is None else [int(p) for p in peers]
+        self._access = [self._access_desc(d) for d in [self.device_index, *self.peers]]
+        self._reserved: dict[int, int] = {}  # base -> reserved bytes
+        self._chunks: dict[int, object] = {}  # mapped chunk address -> physical handle
+
+    # ------------------------------------------------------------ plain segments
+    def alloc(self, nbytes: int) -> int:
+        return self.base.alloc(nbytes)
+
+    def free(self, ptr: int) -> None:
+        self.base.free(ptr)
+
+    def mem_get_info(self) -> tuple[int, int]:
+        return self.base.mem_get_info()
+
+    # ------------------------------------------------------------ virtual memory
+    def reserve(self, nbytes: int) -> int:
+        nbytes = self._round(nbytes)
+        with self._activate():
+            ptr = int(self._check(self.driver.cuMemAddressReserve(
+                nbytes, self.granularity, 0, 0), "cuMemAddressReserve"))
+        self._reserved[ptr] = nbytes
+        return ptr
+
+    def map(self, ptr: int, nbytes: int) -> None:
+        """Back [ptr, ptr + nbytes) with new physical memory; RawOutOfMemory when the
+        device has none (nothing stays mapped from this call then)."""
+        self._require_chunks(ptr, nbytes, "map")
+        with self._activate():
+            self._map(ptr, nbytes)
+
+    def _map(self, ptr: int, nbytes: int) -> None:
+        driver, chunk = self.driver, self.granularity
+        done: list[int] = []
+        try:
+            for at in range(ptr, ptr + nbytes, chunk):
+                if at in self._chunks:
+                    raise AssertionError(f"map: {at:#x} is already mapped")
+                handle = self._check(driver.cuMemCreate(chunk, self._prop, 0), "cuMemCreate")
+                try:
+                    self._check(driver.cuMemMap(at, chunk, 0, handle, 0), "cuMemMap")
+                except BaseException:
+                    driver.cuMemRelease(handle)
+                    raise
+                self._chunks[at] = handle
+                done.append(at)
+            self._check(driver.cuMemSetAccess(ptr, nbytes, self._access, len(self._access)),
+                        "cuMemSetAccess")
+        except BaseException:
+            self._unmap_chunks(done)
+            raise
+
+    def unmap(self, ptr: int, nbytes: int) -> None:
+        self._require_chunks(ptr, nbytes, "unmap")
+        chunks = list(range(ptr, ptr + nbytes, self.granularity))
+        missing = [hex(at) for at in chunks if at not in self._chunks]
+        if missing:
+            raise AssertionError(f"unmap: {', '.join(missing[:3])} not mapped")
+        with self._activate():
+            self._synchronize()  # cuMemUnmap does not wait for kernels still using the pages
+            self._unmap_chunks(chunks)
+
+    def unreserve(self, ptr: int) -> None:
+        size = self._reserved[ptr]
+        inside = [at for at in self._chunks if ptr <= at < ptr + size]
+        if inside:
+            raise AssertionError(f"unreserve of {ptr:#x}: {len(inside)} chunks still mapped")
+        with self._activate():
+            self._check(self.driver.cuMemAddressFree(ptr, size), "cuMemAddressFree")
+        del self._reserved[ptr]
+
+    def mapped_bytes(self) -> int:
+        return len(self._chunks) * self.granularity
+
+    # ------------------------------------------------------------ helpers
+    def _unmap_chunks(self, chunks) -> None:
+        driver, chunk = self.driver, self.granularity
+        for at in reversed(chunks):
+            self._check(driver.cuMemUnmap(at, chunk), "cuMemUnmap")
+            self._check(driver.cuMemRelease(self._chunks.pop(at)), "cuMemRelease")
+
+    def _require_chunks(self, ptr: int, nbytes: int, what: str) -> None:
+        base = next((b for b, n in self._reserved.items() if b <= ptr and ptr + nbytes <= b + n),
+                    None)
+        if base is None or nbytes <= 0 or (ptr - base) % self.granularity or (
+                nbytes % self.granularity):
+            raise ValueError(f"{what} of {nbytes} bytes at {ptr:#x}: not whole "
+                             f"{self.granularity}-byte chunks of a reserved range")
+
+    def _round(self, nbytes: int) -> int:
+        return -(-nbytes // self.granularity) * self.granularity
+
+    def _location(self, device: int):
+        loc = self.driver.CUmemLocation()
+        loc.type = self.driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+        loc.id = device
+        return loc
+
+    def _allocation_prop(self):
+        prop = self.driver.CUmemAllocationProp()
+        prop.type = self.driver.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+        prop.location = self._location(self.device_index)
+        return prop
+
+    def _access_desc(self, device: int):
+        desc = self.driver.CUmemAccessDesc()
+        desc.location = self._location(device)
+        desc.flags = self.driver.CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+        return desc
+
+    def _find_peers(self) -> list[int]:
+        driver = self.driver
+        count = int(self._check(driver.cuDeviceGetCount(), "cuDeviceGetCount"))
+        peers = []
+        for other in range(count):
+            if other == self.device_index:
+                continue
+            peer = self._check(driver.cuDeviceGet(other), "cuDeviceGet")
+            if self._check(driver.cuDeviceCanAccessPeer(peer, self._dev),
+                           "cuDeviceCanAccessPeer"):
+                peers.append(other)
+        return peers
+
+    def _check(self, result, what: str):
+        """The value of a cuda.bindings call's (err, value...) tuple; raise on an error."""
+        err, *values = result
+        code = int(err)
+        if code == _OUT_OF_MEMORY:
+            raise RawOutOfMemory(f"{what}: CUDA_ERROR_OUT_OF_MEMORY on cuda:{self.device_index}")
+        if code != _SUCCESS:
+            name = getattr(err, "name", str(code))
+            raise RuntimeError(f"{what} failed on cuda:{self.device_index}: {name} ({code})")
+        return values[0] if len(values) == 1 else (tuple(values) or None)

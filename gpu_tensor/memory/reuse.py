@@ -1,0 +1,77 @@
+"""Parked frees: the allocator's fast path for a block freed and asked for again.
+
+Most tensor programs free a block and soon ask for one of the same rounded size on
+the same stream (every op's output, every loop iteration). torch's policy then does
+a free (merge with the free neighbour, back into the pool) and a malloc (best fit
+finds the merged block, splits the same range off again): the state ends where it
+began, and only counters move. In Python that round trip is most of the cost.
+
+So `free` *parks* the block instead: the free is recorded as pending, and done for
+real (`CachingAllocator._unpark`) before any other operation, stats reads and
+snapshots included, so nothing can observe the difference. When the next operation
+is a malloc for the same stream and rounded size, and `park` proved that torch's
+policy would hand back exactly this block, the free and the malloc cancel: the block
+is handed back as is and `DeviceStats.block_reused` applies exactly the counter
+changes that the two would have made (accumulated totals, requested bytes, and the
+peak of inactive_split that the free's intermediate state could reach).
+
+`park` proves it from the block's neighbours and one search of the pool: the free
+must not merge backwards (the merged block would start lower), the best fit after
+the free must be the merged block, and the split rule must cut off exactly this
+block. When any of that fails the free is done at once, as before. The proof depends
+only on the block's neighbours and its pool, so it is kept (`_park_proof`) while the
+pool's `version` stays: a loop that frees and asks for the same block again proves it
+once.
+"""
+
+from __future__ import annotations
+
+from .sizes import SMALL_SIZE
+
+__all__ = ["park"]
+
+
+def _mergeable(block) -> bool:
+    return not (block.allocated or block.event_count or block.stream_uses)
+
+
+def park(alloc, block) -> bool:
+    """Park `block`'s free (see the module docstring) when torch's policy would give the
+    same block to the next malloc of its size and stream; False: free it now instead.
+    Sets `alloc._parked` and `alloc._park_plan` = (inactive_split change of the free,
+    inactive_split_bytes change of the free, the free neighbour after it or None)."""
+    prev = block.prev
+    if prev is not None and _mergeable(prev):
+        return False  # the free merges backwards: the next malloc would start lower
+    size = block.size
+    after = block.next
+    segment = block.segment
+    small = segment.is_small
+    if after is not None and _mergeable(after):
+        merged = size + after.size
+        rest_next = after.next
+        if not (small or segment.expandable) and not (
+                size < alloc._max_split and after.size > SMALL_SIZE):
+            return False  # a large block would not be split again: malloc takes it whole
+    else:
+        after = None
+        merged = size
+        rest_next = block.next
+    max_split = alloc._max_split
+    limit = max_split if size < max_split else size + alloc.config.max_non_split_rounding
+    if merged >= limit:
+        return False  # best fit would refuse the merged block (oversize rules)
+    pool = alloc._small if small else alloc._large
+    if not pool.merged_wins(block.stream, size, merged, block.ptr, after):
+        return False  # another free block is a better fit than the merged one
+    # The free's net change to inactive_split: `after` leaves as a split block, and the
+    # merged block is one if anything else shares its segment (CachingAllocator._free_block).
+    split = prev is not None or rest_next is not None
+    if after is None:
+        plan = (1, size, None) if split else (0, 0, None)
+    else:
+        plan = (0, size, after) if split else (-1, -after.size, after)
+    alloc._parked = block
+    alloc._park_plan = plan
+    alloc._park_proof = (block, pool.version, plan)
+    return True

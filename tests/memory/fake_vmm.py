@@ -1,0 +1,199 @@
+"""A fake `cuda.bindings.driver` for the virtual-memory calls, checking CUDA's rules.
+
+Same function names, argument order and `(CUresult, value...)` tuple returns as
+cuda.bindings.driver. It keeps the state the driver would (reserved ranges, physical
+handles, mappings, access) and turns every misuse the real driver would reject, or
+that would leak, into a CUDA_ERROR_INVALID_VALUE return and a recorded `violations`
+entry: mapping over a mapping, mapping outside a reservation, unmapping what is not
+mapped, releasing a handle that is still mapped, freeing a reservation that still
+has mappings, setting access on unmapped memory. `fail` injects errors by call name.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+
+GRANULARITY = 2 << 20
+
+
+class CUresult(enum.IntEnum):
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_OUT_OF_MEMORY = 2
+
+
+class CUdevice_attribute(enum.IntEnum):  # noqa: N801 - the driver's names
+    CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102
+
+
+class CUmemAllocationGranularity_flags(enum.IntEnum):  # noqa: N801
+    CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0
+    CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1
+
+
+class CUmemLocationType(enum.IntEnum):
+    CU_MEM_LOCATION_TYPE_DEVICE = 1
+
+
+class CUmemAllocationType(enum.IntEnum):
+    CU_MEM_ALLOCATION_TYPE_PINNED = 1
+
+
+class CUmemAccess_flags(enum.IntEnum):  # noqa: N801
+    CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+
+
+class CUmemLocation:
+    def __init__(self):
+        self.type, self.id = 0, 0
+
+
+class CUmemAllocationProp:
+    def __init__(self):
+        self.type, self.location, self.requestedHandleTypes, self.allocFlags = 0, None, 0, None
+
+
+class CUmemAccessDesc:
+    def __init__(self):
+        self.location, self.flags = None, 0
+
+
+class FakeDriver:
+    """One process's view of `devices` GPUs; `capacity`: physical bytes per device."""
+
+    CUresult = CUresult
+    CUdevice_attribute = CUdevice_attribute
+    CUmemAllocationGranularity_flags = CUmemAllocationGranularity_flags
+    CUmemLocationType = CUmemLocationType
+    CUmemAllocationType = CUmemAllocationType
+    CUmemAccess_flags = CUmemAccess_flags
+    CUmemLocation = CUmemLocation
+    CUmemAllocationProp = CUmemAllocationProp
+    CUmemAccessDesc = CUmemAccessDesc
+
+    def __init__(self, capacity=1 << 30, devices=1, peer_pairs=()):
+        self.capacity, self.devices, self.peer_pairs = capacity, devices, set(peer_pairs)
+        self.used = 0
+        self.reserved: dict[int, int] = {}  # base -> size
+        self.handles: dict[int, list] = {}  # handle -> [size, device, mapped at or None]
+        self.mappings: dict[int, tuple[int, int]] = {}  # addr -> (size, handle)
+        self.access: dict[int, set[int]] = {}  # mapped addr -> devices that may access it
+        self.violations: list[str] = []
+        self.calls: dict[str, int] = {}
+        self.fail: dict[str, int] = {}  # call name -> fail on that call number (1-based)
+        self._next_va, self._ids = 1 << 40, itertools.count(1)
+
+    # ------------------------------------------------------------------ helpers
+    def _enter(self, name):
+        n = self.calls[name] = self.calls.get(name, 0) + 1
+        return self.fail.get(name) == n
+
+    def _bad(self, message):
+        self.violations.append(message)
+        return (CUresult.CUDA_ERROR_INVALID_VALUE,)
+
+    # ------------------------------------------------------------------ devices
+    def cuInit(self, flags):  # noqa: N802 - the driver's names
+        self._enter("cuInit")
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuDeviceGet(self, ordinal):  # noqa: N802
+        self._enter("cuDeviceGet")
+        if not 0 <= ordinal < self.devices:
+            return (CUresult.CUDA_ERROR_INVALID_VALUE, None)
+        return (CUresult.CUDA_SUCCESS, ordinal)
+
+    def cuDeviceGetCount(self):  # noqa: N802
+        return (CUresult.CUDA_SUCCESS, self.devices)
+
+    def cuDeviceGetAttribute(self, attrib, dev):  # noqa: N802
+        return (CUresult.CUDA_SUCCESS, 1)
+
+    def cuDeviceCanAccessPeer(self, dev, peer_dev):  # noqa: N802
+        return (CUresult.CUDA_SUCCESS, int((dev, peer_dev) in self.peer_pairs))
+
+    def cuMemGetAllocationGranularity(self, prop, option):  # noqa: N802
+        return (CUresult.CUDA_SUCCESS, GRANULARITY)
+
+    # ------------------------------------------------------------------ address space
+    def cuMemAddressReserve(self, size, alignment, addr, flags):  # noqa: N802
+        if self._enter("cuMemAddressReserve"):
+            return (CUresult.CUDA_ERROR_OUT_OF_MEMORY, 0)
+        if size % GRANULARITY:
+            return self._bad(f"reserve of {size}: not a multiple of the granularity") + (0,)
+        base = self._next_va
+        self._next_va += size + GRANULARITY
+        self.reserved[base] = size
+        return (CUresult.CUDA_SUCCESS, base)
+
+    def cuMemAddressFree(self, ptr, size):  # noqa: N802
+        self._enter("cuMemAddressFree")
+        if self.reserved.get(ptr) != size:
+            return self._bad(f"address free {ptr:#x}+{size}: no such reservation")
+        if any(ptr <= a < ptr + size for a in self.mappings):
+            return self._bad(f"address free {ptr:#x}: still has mappings")
+        del self.reserved[ptr]
+        return (CUresult.CUDA_SUCCESS,)
+
+    # ------------------------------------------------------------------ physical memory
+    def cuMemCreate(self, size, prop, flags):  # noqa: N802
+        if self._enter("cuMemCreate") or self.used + size > self.capacity:
+            return (CUresult.CUDA_ERROR_OUT_OF_MEMORY, None)
+        if size % GRANULARITY:
+            return self._bad(f"create of {size}: not a multiple of the granularity") + (None,)
+        handle = next(self._ids)
+        self.handles[handle] = [size, prop.location.id, None]
+        self.used += size
+        return (CUresult.CUDA_SUCCESS, handle)
+
+    def cuMemRelease(self, handle):  # noqa: N802
+        self._enter("cuMemRelease")
+        entry = self.handles.get(handle)
+        if entry is None:
+            return self._bad(f"release of unknown handle {handle}")
+        if entry[2] is not None:
+            return self._bad(f"release of handle {handle}, still mapped at {entry[2]:#x}")
+        del self.handles[handle]
+        self.used -= entry[0]
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuMemMap(self, ptr, size, offset, handle, flags):  # noqa: N802
+        if self._enter("cuMemMap"):
+            return (CUresult.CUDA_ERROR_OUT_OF_MEMORY,)
+        entry = self.handles.get(handle)
+        if entry is None or entry[2] is not None or entry[0] != size or offset:
+            return self._bad(f"map {ptr:#x}+{size}: bad or already mapped handle {handle}")
+        if not any(b <= ptr and ptr + size <= b + n for b, n in self.reserved.items()):
+            return self._bad(f"map {ptr:#x}+{size}: outside every reservation")
+        if any(a < ptr + size and ptr < a + n for a, (n, _) in self.mappings.items()):
+            return self._bad(f"map {ptr:#x}+{size}: overlaps a mapping (double map)")
+        self.mappings[ptr] = (size, handle)
+        entry[2] = ptr
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuMemUnmap(self, ptr, size):  # noqa: N802
+        self._enter("cuMemUnmap")
+        mapping = self.mappings.get(ptr)
+        if mapping is None or mapping[0] != size:
+            return self._bad(f"unmap {ptr:#x}+{size}: not exactly one mapping")
+        del self.mappings[ptr]
+        self.access.pop(ptr, None)
+        self.handles[mapping[1]][2] = None
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuMemSetAccess(self, ptr, size, desc, count):  # noqa: N802
+        if self._enter("cuMemSetAccess"):
+            return (CUresult.CUDA_ERROR_INVALID_VALUE,)
+        if count != len(desc):
+            return self._bad("set access: count differs from the descriptors given")
+        covered = sorted(a for a in self.mappings if ptr <= a < ptr + size)
+        if sum(self.mappings[a][0] for a in covered) != size:
+            return self._bad(f"set access {ptr:#x}+{size}: not all mapped")
+        for a in covered:
+            self.access[a] = {d.location.id for d in desc}
+        return (CUresult.CUDA_SUCCESS,)
+
+    # ------------------------------------------------------------------ for the tests
+    def mapped_bytes(self) -> int:
+        return sum(n for n, _ in self.mappings.values())
