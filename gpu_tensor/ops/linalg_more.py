@@ -54,7 +54,9 @@ def _out(a, r, dtype=None):
         r = bk.xp.asarray(r)
     if r.dtype != dt.np:
         r = bk.astype(r, dt.np)
-    r, st = bk.adopt(bk.xp.ascontiguousarray(r))
+    if r.ndim:
+        r = bk.xp.ascontiguousarray(r)  # (it would make a 0-d result 1-d)
+    r, st = bk.adopt(r)
     return Tensor._make(r, a.device, dt, st)
 
 
@@ -100,7 +102,9 @@ def slogdet(input):
 
 def logdet(input):
     s, logabs = slogdet(input)
-    return logabs + (s < 0).to(logabs.dtype) * float("nan")  # torch: nan for det < 0
+    from .elementwise import where
+
+    return where(s < 0, float("nan"), logabs)  # torch: nan for det < 0
 
 
 def qr(input, some=True):
@@ -229,25 +233,14 @@ def triu(input, diagonal=0):
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices whose `offset` diagonal (over the new last two dims) is input's last dim."""
-    from ..creation import eye
-    from .elementwise import where
+    from ..creation import arange, zeros
 
-    n = input.shape[-1] + abs(offset)
-    mask = eye(n, n, dtype=_dt.bool, device=input.device)
-    if offset:
-        mask = mask.roll(offset, 1 if offset > 0 else 0)
-        mask = _tri_mask(mask, offset, False) & mask if offset > 0 else \
-            _tri_mask(mask, offset, True) & mask
-    # the value of column j (offset > 0: row j - offset) on each diagonal element
-    padded = input
-    if offset:
-        from .join import cat
-        from ..creation import zeros
-
-        pad = zeros(*input.shape[:-1], abs(offset), dtype=input.dtype, device=input.device)
-        padded = cat([pad, input] if offset > 0 else [input, pad], -1)
-    vals = padded.unsqueeze(-2) if offset >= 0 else padded.unsqueeze(-1)
-    out = where(mask, vals, 0).to(input.dtype)
+    k = input.shape[-1]
+    n = k + abs(offset)
+    pos = arange(k, device=input.device)
+    lin = (pos + max(-offset, 0)) * n + pos + max(offset, 0)  # row-major place in n x n
+    flat = zeros(*input.shape[:-1], n * n, dtype=input.dtype, device=input.device)
+    out = flat.index_copy(-1, lin, input).reshape(*input.shape[:-1], n, n)
     if (dim1 % out.ndim, dim2 % out.ndim) != (out.ndim - 2, out.ndim - 1):
         out = out.movedim((-2, -1), (dim1, dim2))
     return out

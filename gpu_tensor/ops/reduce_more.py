@@ -96,7 +96,7 @@ def renorm(input, p, dim, maxnorm):
     dims = tuple(d for d in range(input.ndim) if d != dim % input.ndim)
     norms = input.norm(p, dims, keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
-    return input * scale.detach()
+    return input * scale
 
 
 def hardshrink(input, lambd=0.5):

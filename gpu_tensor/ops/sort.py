@@ -283,7 +283,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         vals = vals.movedim(0, _dim(input, dim))
     out = [vals]
     if return_inverse:
-        out.append(_long(input, xp.cumsum(change) - 1))
+        inv = _long(input, xp.cumsum(change) - 1)
+        out.append(inv.reshape(*input.shape) if dim is None else inv)
     if return_counts:
         out.append(_long(input, xp.diff(xp.concatenate([starts, xp.asarray([n])]))))
     return out[0] if len(out) == 1 else tuple(out)
