@@ -342,13 +342,17 @@ class _BF16_INFO:  # noqa: N801  (np.finfo has no bfloat16)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise; infinities are close only to
+    themselves, nan to nothing (to nan with equal_nan)."""
+    from .elementwise import where
+
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
-    diff = (input - other).abs() if input.dtype is not _dt.bool else input != other
     if input.dtype.category < _dt.FLOAT:
         return input == other
-    close = (input == other) | (diff <= atol + rtol * other.abs())
-    close = close & input.isfinite() & other.isfinite() | (input == other)
+    finite = input.isfinite() & other.isfinite()
+    a, b = where(finite, input, 0), where(finite, other, 0)  # no inf - inf (a warning)
+    close = (((a - b).abs() <= atol + rtol * b.abs()) & finite) | (input == other)
     if equal_nan:
         close = close | (input.isnan() & other.isnan())
     return close

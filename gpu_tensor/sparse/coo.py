@@ -138,7 +138,7 @@ class SparseTensor:
     def to_dense(self) -> Tensor:
         from ..creation import zeros
 
-        sparse_shape = self._size[:self.sparse_dim()]
+        sparse_shape = Size(self._size[:self.sparse_dim()])
         dense = zeros(sparse_shape.numel(), *self._v.shape[1:], dtype=self.dtype,
                       device=self.device)
         if self._nnz():
