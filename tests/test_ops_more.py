@@ -88,6 +88,9 @@ NUMPY_CASES = {
                      lambda a: np.log(np.cumsum(np.exp(a), 1)), A),
     "left_shift": (lambda x: x.bitwise_left_shift(2), lambda a: a << 2, I),
     "gcd": (lambda x: gt.gcd(x, x + 2), lambda a: np.gcd(a, a + 2), I),
+    "angle": (gt.angle, np.angle, A),
+    "hsplit": (lambda x: x.hsplit(2)[1], lambda a: np.hsplit(a, 2)[1], A),
+    "adjoint": (lambda x: x.adjoint(), lambda a: a.T, A),
 }
 
 

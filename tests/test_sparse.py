@@ -90,6 +90,7 @@ def test_repr_follows_torch():
                             "\n       requires_grad=True)")
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch: "sparse invariant checks"
 def test_repr_matches_torch_text():
     torch = pytest.importorskip("torch")
     i, v = [[0, 1, 1], [2, 0, 2]], [3.0, 4.0, 5.0]

@@ -28,8 +28,7 @@ __all__ = sorted({n for m in _MODULES for n in m.__all__} - {"fill_diagonal"}
 _NOT_METHODS = {"Generator", "default_generator", "manual_seed", "seed", "initial_seed",
                 "get_rng_state", "set_rng_state", "multinomial_", "normal", "is_tensor",
                 "is_storage", "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc",
-                "solve", "cholesky_solve", "searchsorted", "eigh", "histogram", "numel",
-                "cholesky_inverse", "fill_diagonal", "poisson"}
+                "solve", "searchsorted", "eigh", "numel", "fill_diagonal", "poisson"}
 
 # ... plus these, defined for Tensor only
 _METHODS = {
@@ -54,7 +53,9 @@ _METHODS = {
     "unsafe_split": lambda self, *a, **k: self.split(*a, **k),
     "unsafe_split_with_sizes": meta.split_with_sizes,
     "conj_physical": lambda self: self.conj(), "fill_diagonal_": None,  # below
-    "ravel": lambda self: self.reshape(-1),
+    "ravel": lambda self: self.reshape(-1), "adjoint": lambda self: self.mH,
+    "const_data_ptr": lambda self: self.data_ptr(), "angle": special.angle,
+    "hsplit": meta.hsplit, "vsplit": meta.vsplit, "dsplit": meta.dsplit,
     "to_sparse": sparse_ops.to_sparse, "to_sparse_coo": sparse_ops.to_sparse,
     "to_dense": meta._self, "sparse_dim": lambda self: 0, "dense_dim": lambda self: self.ndim,
     "coalesce": meta.dense_refuses("coalesce"), "is_coalesced": meta.dense_refuses(

@@ -242,3 +242,20 @@ def dense_refuses(name):
 
     method.__name__ = name
     return method
+
+
+def _split_at(name, dim, min_ndim):
+    def method(self, indices_or_sections):
+        if self.ndim < min_ndim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} "
+                               f"dimension, but got a tensor with {self.ndim} dimensions!")
+        d = 0 if name == "hsplit" and self.ndim == 1 else dim
+        return self.tensor_split(indices_or_sections, d)
+
+    method.__name__ = name
+    return method
+
+
+hsplit = _split_at("hsplit", 1, 1)
+vsplit = _split_at("vsplit", 0, 2)
+dsplit = _split_at("dsplit", 2, 3)

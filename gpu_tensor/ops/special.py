@@ -26,7 +26,7 @@ __all__ = [
     "logit", "sgn", "signbit", "fix", "absolute", "positive", "atan2", "arctan2", "xlogy",
     "hypot", "logaddexp", "logaddexp2", "copysign", "float_power", "nan_to_num", "isposinf",
     "isneginf", "isreal", "isclose", "allclose", "equal", "fmax", "fmin", "heaviside",
-    "gcd", "lcm", "ldexp", "nextafter", "i0",
+    "gcd", "lcm", "ldexp", "nextafter", "i0", "angle",
 ]
 
 _HALF = (_dt.float16, _dt.bfloat16)
@@ -415,3 +415,13 @@ def ldexp(input, other):
     """input * 2 ** other."""
     x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
     return x * (2.0 ** _as_tensor(other, x).to(x.dtype))
+
+
+def angle(input):
+    """The argument of each element: atan2(imag, real); pi for negative reals, 0 else."""
+    if input.dtype.category == _dt.COMPLEX:
+        return atan2(input.imag, input.real)
+    from .elementwise import where
+
+    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
+    return where(x < 0, math.pi, where(x.isnan(), x, 0.0)).to(x.dtype)
