@@ -162,28 +162,3 @@ def test_pin_memory_factory():
     assert t.device == "cpu" and t.shape == (16,)
     with pytest.raises(RuntimeError, match="cpu"):
         cr.empty(2, device="cuda", pin_memory=True)
-
-
-def test_nested_python_numbers_fast_path_keeps_torchs_rules(device):
-    """The np.fromiter path (_data._from_python_numbers) infers torch's dtypes and still
-    hands ragged or mixed input to the general path's errors."""
-    import numpy as np
-
-    import gpu_tensor as gt
-
-    assert gt.tensor([[1, 2], [3, 4]], device=device).dtype is gt.int64
-    assert gt.tensor([True, 2]).dtype is gt.int64 and gt.tensor([True]).dtype is gt.bool
-    assert gt.tensor(((1.5, 2), (3, 4))).dtype is gt.float32
-    assert gt.tensor([1j, 2]).dtype is gt.complex64
-    assert gt.tensor([1.7, -1.7], dtype=gt.int64).tolist() == [1, -1]
-    assert gt.tensor([np.float64(1.0), 2.0]).dtype is gt.float64  # a numpy leaf: general path
-    big = [[float(i * 100 + j) for j in range(100)] for i in range(50)]
-    assert gt.tensor(big, device=device).tolist() == big
-    with pytest.raises(ValueError, match="rectangular"):
-        gt.tensor([[1, 2], [3]])
-    with pytest.raises(TypeError, match="rectangular"):
-        gt.tensor([[1, 2], "ab"])
-    with pytest.raises(TypeError, match="rectangular"):
-        gt.tensor([[1, 2], {1: 0, 2: 0}])
-    with pytest.raises(ValueError, match="overflow"):
-        gt.tensor([2 ** 70])
