@@ -14,7 +14,7 @@ import gpu_tensor as gt
 RNG = np.random.default_rng(0)
 A = RNG.uniform(-0.9, 0.9, (3, 4)).astype(np.float32)  # inside every domain below
 P = RNG.uniform(1.1, 3.0, (3, 4)).astype(np.float32)  # > 1: acosh, log2, lgamma
-I = RNG.integers(0, 5, (3, 4))
+INTS = RNG.integers(0, 5, (3, 4))
 AN = np.where(A > 0.5, np.nan, A).astype(np.float32)  # with nans
 M = RNG.normal(size=(3, 3)) + 3 * np.eye(3)  # well-conditioned, positive determinant
 
@@ -59,7 +59,7 @@ NUMPY_CASES = {
     "kthvalue": (lambda x: x.kthvalue(2, 0).values, lambda a: np.sort(a, 0)[1], A),
     "median": (lambda x: x.median(), lambda a: np.sort(a.reshape(-1))[5], A),
     "quantile": (lambda x: x.quantile(0.3, dim=1), lambda a: np.quantile(a, 0.3, axis=1), A),
-    "unique": (gt.unique, np.unique, I),
+    "unique": (gt.unique, np.unique, INTS),
     "cummax": (lambda x: x.cummax(1).values, lambda a: np.maximum.accumulate(a, 1), A),
     "det": (gt.det, np.linalg.det, M), "inverse": (lambda x: x.inverse(), np.linalg.inv, M),
     "solve": (lambda x: gt.linalg.solve(x, x[0]), lambda a: np.linalg.solve(a, a[0]), M),
@@ -80,14 +80,14 @@ NUMPY_CASES = {
                           lambda a: np.repeat(a, 2, 0), A),
     "diff": (lambda x: x.diff(n=2), lambda a: np.diff(a, 2), A),
     "rot90": (lambda x: x.rot90(), np.rot90, A), "fliplr": (gt.fliplr, np.fliplr, A),
-    "bincount": (lambda x: gt.bincount(x.reshape(-1)), lambda a: np.bincount(a.ravel()), I),
+    "bincount": (lambda x: gt.bincount(x.reshape(-1)), lambda a: np.bincount(a.ravel()), INTS),
     "nansum": (lambda x: x.nansum(1), lambda a: np.nansum(a, 1), AN),
     "nanmean": (lambda x: x.nanmean(0), lambda a: np.nanmean(a, 0), AN),
     "cov": (gt.cov, np.cov, A), "corrcoef": (gt.corrcoef, np.corrcoef, A),
     "logcumsumexp": (lambda x: x.logcumsumexp(1),
                      lambda a: np.log(np.cumsum(np.exp(a), 1)), A),
-    "left_shift": (lambda x: x.bitwise_left_shift(2), lambda a: a << 2, I),
-    "gcd": (lambda x: gt.gcd(x, x + 2), lambda a: np.gcd(a, a + 2), I),
+    "left_shift": (lambda x: x.bitwise_left_shift(2), lambda a: a << 2, INTS),
+    "gcd": (lambda x: gt.gcd(x, x + 2), lambda a: np.gcd(a, a + 2), INTS),
     "angle": (gt.angle, np.angle, A),
     "hsplit": (lambda x: x.hsplit(2)[1], lambda a: np.hsplit(a, 2)[1], A),
     "adjoint": (lambda x: x.adjoint(), lambda a: a.T, A),
@@ -232,9 +232,9 @@ TORCH_CASES = {
     "quantile": (lambda m, x: x.quantile(m.tensor([0.2, 0.9], device=x.device), dim=1,
                                          keepdim=True), A),
     "nanquantile": (lambda m, x: x.nanquantile(0.5, dim=0), A),
-    "mode": (lambda m, x: x.mode(1), I), "cummin": (lambda m, x: x.cummin(0), I),
+    "mode": (lambda m, x: x.mode(1), INTS), "cummin": (lambda m, x: x.cummin(0), INTS),
     "unique_consecutive": (lambda m, x: m.unique_consecutive(
-        x, return_counts=True, return_inverse=True), I),
+        x, return_counts=True, return_inverse=True), INTS),
     "qr": (lambda m, x: m.linalg.qr(x), M), "cholesky": (lambda m, x: m.linalg.cholesky(x @ x.t()), M),
     "matrix_exp": (lambda m, x: x.matrix_exp(), M), "logdet": (lambda m, x: x.logdet(), M),
     "matrix_norm": (lambda m, x: [m.linalg.matrix_norm(x, o) for o in

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from .. import dtype as _dt
-from . import _dispatch, indexing, join, linalg, reduction, shape
+from . import _dispatch, _more, indexing, join, linalg, reduction, shape
 from . import elementwise as ew
-from . import _more
 from ._inplace import fill_, inplace, zero_
 
 __all__ = ["attach"]

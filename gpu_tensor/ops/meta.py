@@ -8,7 +8,6 @@ does; on a tensor that requires grad they take the history of the equivalent vie
 
 from __future__ import annotations
 
-from .. import dtype as _dt
 from .. import layouts
 from ..tensor import Tensor
 
@@ -137,8 +136,8 @@ def swapdims(self, dim0, dim1):
 def resize_(self, *sizes, memory_format=None):
     """Reshape self in place; keeps the values when the element count is unchanged, else
     reallocates (new elements uninitialised), as torch does."""
-    from ..creation import empty
     from .._dims import shape_args
+    from ..creation import empty
 
     shape = shape_args(sizes)
     n = 1

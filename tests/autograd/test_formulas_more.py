@@ -140,7 +140,7 @@ def test_sparse_mm_gradients_reach_values_and_the_dense_operand(device):
     dense_rows = d.detach().cpu().numpy().sum(1)
     np.testing.assert_allclose(s.grad._values().cpu().numpy(), dense_rows[[2, 0, 2]])
     want = np.zeros((3, 2))
-    for (r, c), val in zip([(0, 2), (1, 0), (1, 2)], [3, 4, 5], strict=True):
+    for (_, c), val in zip([(0, 2), (1, 0), (1, 2)], [3, 4, 5], strict=True):
         want[c] += val
     np.testing.assert_allclose(d.grad.cpu().numpy(), want)
     assert s.grad.is_sparse
