@@ -124,12 +124,15 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce == "sum" and include_self:
         return input.scatter_add(dim, index, src)
     bk = get_backend(input.device)
-    xp = bk.xp
-    out = input._data.copy()
+    # on the host: numpy's ufunc.at covers every reduction here, cupy's does not (a copy
+    # each way on a GPU)
+    xp = np
+    host = (lambda a: a) if bk.xp is np else bk.to_host
+    out = host(input._data).copy()
     grid = list(xp.indices(index.shape, sparse=True))
-    grid[dim % input.ndim] = index._data
+    grid[dim % input.ndim] = host(index._data)
     key = tuple(grid)
-    vals = src._data[tuple(slice(0, n) for n in index.shape)]
+    vals = host(src._data)[tuple(slice(0, n) for n in index.shape)]
     if not include_self:
         ident = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
         if ident is None:
@@ -143,8 +146,9 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         out = out / xp.maximum(count, 1) if out.dtype.kind == "f" else \
             out // xp.maximum(count, 1)
         if not include_self:
-            out = xp.where(count == 0, input._data, out)
-    arr, st = bk.adopt(out.astype(input.dtype.np))
+            out = xp.where(count == 0, host(input._data), out)
+    out = out.astype(input.dtype.np)
+    arr, st = bk.adopt(out) if bk.xp is np else bk.from_host(out)
     return Tensor._make(arr, input.device, input.dtype, st)
 
 

@@ -297,13 +297,16 @@ def _cumext(input, dim, name, acc, cls):
     arr = _sortable(input, name)
     if arr.ndim == 0:
         return cls(input.clone(), _long(input, xp.zeros((), np.int64)))
-    run = _nan_accumulate(xp, acc, arr, d)
-    shape = [1] * arr.ndim
-    shape[d] = arr.shape[d]
-    pos = xp.arange(arr.shape[d]).reshape(shape)
-    hit = (arr == run) | xp.isnan(arr) if arr.dtype.kind == "f" else arr == run
-    idx = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=d)
-    idx = _long(input, idx)
+    # on the host where the array module is not numpy: cupy's ufunc.accumulate does not
+    # cover maximum/minimum (a copy each way; the indices are all that comes back)
+    host = arr if xp is np else bk.to_host(arr)
+    run = _nan_accumulate(np, acc, host, d)
+    shape = [1] * host.ndim
+    shape[d] = host.shape[d]
+    pos = np.arange(host.shape[d]).reshape(shape)
+    hit = (host == run) | np.isnan(host) if host.dtype.kind == "f" else host == run
+    idx = np.maximum.accumulate(np.where(hit, pos, 0), axis=d)
+    idx = _long(input, idx if xp is np else bk.from_host(idx)[0])
     return cls(input.gather(d, idx), idx)
 
 
