@@ -274,3 +274,36 @@ def _same(name, got, want):
 def test_matches_torch(torch, device, name):
     fn, x = TORCH_CASES[name]
     _same(name, fn(gt, gt.tensor(x, device=device)), fn(torch, torch.tensor(x)))
+
+
+# bad input: torch's error class, a message naming the problem (never numpy's own words)
+BAD = {
+    "solve_shapes": (lambda d: gt.linalg.solve(gt.eye(3, device=d), gt.ones(4, device=d)),
+                     RuntimeError, "incompatible shapes"),
+    "histc_bins": (lambda d: gt.ones(3, device=d).histc(0), RuntimeError, "bins"),
+    "rot90_dims": (lambda d: gt.ones(2, 2, device=d).rot90(1, (0, 0)), RuntimeError,
+                   "different"),
+    "nonzero_static": (lambda d: gt.ones(2, device=d).nonzero_static(size=-1), RuntimeError,
+                       "non-negative"),
+    "searchsorted": (lambda d: gt.searchsorted(gt.ones(3, device=d), "a"), TypeError, "input"),
+    "cov_3d": (lambda d: gt.ones(2, 2, 2, device=d).cov(), RuntimeError, "two or fewer"),
+    "kron_int": (lambda d: gt.kron(gt.ones(2, device=d), 3), TypeError, "Tensors"),
+    "scatter_reduce_oob": (lambda d: gt.ones(3, 4, device=d).scatter_reduce(
+        0, gt.tensor([[9, 0, 0, 0]], device=d), gt.ones(3, 4, device=d), "amax"),
+        RuntimeError, "out of bounds"),
+    "index_fill_oob": (lambda d: gt.ones(3, 4, device=d).index_fill(
+        1, gt.tensor([9], device=d), 0.0), IndexError, "out of range"),
+    "topk_k": (lambda d: gt.ones(3, device=d).topk(4), RuntimeError, "k out of range"),
+    "quantile_q": (lambda d: gt.ones(3, device=d).quantile(2.0), RuntimeError, r"\[0, 1\]"),
+    "cholesky": (lambda d: gt.linalg.cholesky(-gt.eye(2, device=d)), RuntimeError,
+                 "positive"),
+    "multinomial": (lambda d: gt.multinomial(gt.ones(2, 2, 2, device=d), 1), RuntimeError,
+                    "1 or 2 dim"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_is_a_clear_error(device, name):
+    fn, cls, match = BAD[name]
+    with pytest.raises(cls, match=match):
+        fn(device)

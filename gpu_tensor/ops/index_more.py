@@ -64,7 +64,10 @@ def index_fill(input, dim, index, value):
     _check_index("index_fill", input, dim, index)
     bk = get_backend(input.device)
     d = dim % max(input.ndim, 1)
-    hit = bk.xp.zeros(input.shape[d] if input.ndim else 1, bool)
+    n = input.shape[d] if input.ndim else 1
+    if index.numel() and (int(index.max()) >= n or int(index.min()) < -n):
+        raise IndexError(f"index_fill(): index out of range for dimension {dim} with size {n}")
+    hit = bk.xp.zeros(n, bool)
     hit[index._data.reshape(-1)] = True
     shape = [1] * input.ndim
     if input.ndim:
@@ -133,6 +136,10 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     grid[dim % input.ndim] = host(index._data)
     key = tuple(grid)
     vals = host(src._data)[tuple(slice(0, n) for n in index.shape)]
+    n = input.shape[dim % input.ndim]
+    if index.numel() and (int(index.max()) >= n or int(index.min()) < -n):
+        raise RuntimeError(f"scatter_reduce(): index out of bounds for dimension {dim} with "
+                           f"size {n}")
     if not include_self:
         ident = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
         if ident is None:
@@ -154,6 +161,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
 def nonzero_static(input, *, size, fill_value=-1):
     """nonzero() with exactly `size` rows: truncated, or padded with fill_value."""
+    if not isinstance(size, int) or size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be a non-negative integer, got {size}")
     nz = input.nonzero()
     n = nz.shape[0]
     if n >= size:
@@ -205,7 +214,12 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 
 def rot90(input, k=1, dims=(0, 1)):
-    d0, d1 = dims
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    d0, d1 = (d % max(input.ndim, 1) for d in dims)
+    if d0 == d1 or input.ndim < 2:
+        raise RuntimeError(f"expected rotation dims to be different (and a tensor of at least "
+                           f"2 dims), but got dim0 = {dims[0]} and dim1 = {dims[1]}")
     k %= 4
     if k == 1:
         return input.flip([d1]).transpose(d0, d1)
@@ -271,6 +285,8 @@ def bincount(input, weights=None, minlength=0):
 
 def histc(input, bins=100, min=0, max=0):  # noqa: A002
     """Counts in `bins` equal bins over [min, max] (both 0: the data's range)."""
+    if bins <= 0:
+        raise RuntimeError(f"histc(): bins must be > 0, but got {bins}")
     bk = get_backend(input.device)
     data = input._data.astype(np.float64)
     lo, hi = float(min), float(max)

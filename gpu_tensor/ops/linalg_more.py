@@ -63,6 +63,9 @@ def _out(a, r, dtype=None):
 def _linalg(name, fn, *arrays):
     try:
         return fn(*arrays)
+    except ValueError as exc:  # numpy's gufunc shape errors
+        shapes = " and ".join(str(list(a.shape)) for a in arrays)
+        raise RuntimeError(f"linalg.{name}: incompatible shapes {shapes} ({exc})") from None
     except Exception as exc:  # numpy's/cupy's LinAlgError: torch raises its own error
         if type(exc).__name__ != "LinAlgError":
             raise
@@ -319,6 +322,9 @@ def cross(input, other, dim=None):
 
 
 def kron(input, other):
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError(f"kron(): expected two Tensors, got {type(input).__name__} and "
+                        f"{type(other).__name__}")
     n = max(input.ndim, other.ndim)
     a = input.reshape(*([1] * (n - input.ndim)), *input.shape)
     b = other.reshape(*([1] * (n - other.ndim)), *other.shape)

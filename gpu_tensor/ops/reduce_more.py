@@ -57,6 +57,9 @@ def logcumsumexp(input, dim):
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the rows (variables) over the columns (observations)."""
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.ndim} dimensions")
     x = input if input.ndim == 2 else input.reshape(1, -1)
     if x.dtype.category < _dt.FLOAT:
         x = x.to(_dt.get_default_dtype())

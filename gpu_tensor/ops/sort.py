@@ -333,6 +333,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     bk = get_backend(sorted_sequence.device)
     xp = bk.xp
     side = side or ("right" if right else "left")
+    if not isinstance(input, (Tensor, int, float, bool)):
+        raise TypeError(f"searchsorted(): 'input' must be a Tensor or a number, not "
+                        f"{type(input).__name__}")
     seq = _sortable(sorted_sequence, "searchsorted")
     vals = input._data if isinstance(input, Tensor) else xp.asarray(input)
     if seq.ndim <= 1:
