@@ -177,6 +177,13 @@ def test_in_place_forms_write_into_the_tensor(device):
     assert _np(e.eq_(gt.tensor([1.0, 0.0], device=device))).tolist() == [1.0, 0.0]
 
 
+def test_set_shares_the_source(device):
+    a, b = gt.zeros(3, device=device), gt.arange(4.0, device=device)
+    assert a.set_(b) is a and a.shape == (4,)
+    b[0] = 9
+    assert a[0].item() == 9 and a.data_ptr() == b.data_ptr()
+
+
 def test_in_place_view_changes(device):
     x = gt.arange(6.0, device=device)
     assert x.unsqueeze_(0).shape == (1, 6)
@@ -255,6 +262,18 @@ TORCH_CASES = {
     "softmax": (lambda m, x: x.softmax(1), A), "log_softmax": (lambda m, x: x.log_softmax(0), A),
     "hardshrink": (lambda m, x: x.hardshrink(0.3), A),
     "heaviside": (lambda m, x: m.heaviside(x, m.tensor(0.5, device=x.device)), A),
+    "polygamma": (lambda m, x: [(x + 1).polygamma(n) for n in (1, 2, 3)], A),
+    "mvlgamma": (lambda m, x: (x + 2).mvlgamma(3), A),
+    "diagonal_scatter": (lambda m, x: m.diagonal_scatter(x, x[0, :3] * 0 - 1, 1), A),
+    "index_reduce": (lambda m, x: x.index_reduce(0, m.tensor([0, 2, 0], device=x.device),
+                                                 x + 1, "amax", include_self=False), A),
+    "prelu": (lambda m, x: m.prelu(x.reshape(1, 3, 4), m.tensor([0.1, 0.2, 0.3],
+                                                                device=x.device)), A),
+    "as_strided_scatter": (lambda m, x: m.as_strided_scatter(
+        x, m.ones(2, device=x.device), (2,), (2,)), A),
+    "triangular_solve": (lambda m, x: (x[:, :3] + m.eye(3, device=x.device) * 3)
+                         .triangular_solve(x[:, :3].triu() + m.eye(3, device=x.device) * 2,
+                                           upper=True).solution, A),
 }
 
 
@@ -271,6 +290,7 @@ def _same(name, got, want):
 
 
 @pytest.mark.parametrize("name", sorted(TORCH_CASES))
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch: "index_reduce() is in beta"
 def test_matches_torch(torch, device, name):
     fn, x = TORCH_CASES[name]
     _same(name, fn(gt, gt.tensor(x, device=device)), fn(torch, torch.tensor(x)))

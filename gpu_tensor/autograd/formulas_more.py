@@ -51,6 +51,7 @@ _unary("ErfcBackward0", "erfc", lambda g, x, out: -g * _TWO_OVER_SQRT_PI * (-(x 
 _unary("ErfinvBackward0", "erfinv",
        lambda g, x, out: g * (math.sqrt(math.pi) / 2) * (out * out).exp(), True)
 _unary("LgammaBackward0", "lgamma", lambda g, x, out: g * sp.digamma(x))
+_unary("DigammaBackward0", "digamma", lambda g, x, out: g * sp.polygamma(1, x))
 _unary("Deg2RadBackward0", "deg2rad", lambda g, x, out: g * (math.pi / 180))
 _unary("Rad2DegBackward0", "rad2deg", lambda g, x, out: g * (180 / math.pi))
 

@@ -28,7 +28,8 @@ __all__ = sorted({n for m in _MODULES for n in m.__all__} - {"fill_diagonal"}
 _NOT_METHODS = {"Generator", "default_generator", "manual_seed", "seed", "initial_seed",
                 "get_rng_state", "set_rng_state", "multinomial_", "normal", "is_tensor",
                 "is_storage", "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc",
-                "solve", "searchsorted", "eigh", "numel", "fill_diagonal", "poisson"}
+                "solve", "searchsorted", "eigh", "numel", "fill_diagonal", "poisson",
+                "polygamma"}
 
 # ... plus these, defined for Tensor only
 _METHODS = {
@@ -55,7 +56,7 @@ _METHODS = {
     "conj_physical": lambda self: self.conj(), "fill_diagonal_": None,  # below
     "ravel": lambda self: self.reshape(-1), "adjoint": lambda self: self.mH,
     "const_data_ptr": lambda self: self.data_ptr(), "angle": special.angle,
-    "hsplit": meta.hsplit, "vsplit": meta.vsplit, "dsplit": meta.dsplit,
+    "set_": meta.set_, "polygamma": lambda self, n: special.polygamma(n, self), "hsplit": meta.hsplit, "vsplit": meta.vsplit, "dsplit": meta.dsplit,
     "to_sparse": sparse_ops.to_sparse, "to_sparse_coo": sparse_ops.to_sparse,
     "to_dense": meta._self, "sparse_dim": lambda self: 0, "dense_dim": lambda self: self.ndim,
     "coalesce": meta.dense_refuses("coalesce"), "is_coalesced": meta.dense_refuses(
@@ -83,12 +84,12 @@ _INPLACE_GRAD = (
     "cumprod", "divide", "multiply", "subtract", "negative", "true_divide", "tril", "triu",
     "addmm", "addbmm", "baddbmm", "addmv", "addr", "addcmul", "addcdiv", "index_add",
     "index_copy", "index_fill", "index_put", "masked_scatter", "put", "scatter_reduce",
-    "renorm", "fill_diagonal",
+    "renorm", "fill_diagonal", "mvlgamma", "index_reduce",
 )
 _INPLACE_NOGRAD = (
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
     "not_equal", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "heaviside",
-    "gcd", "lcm", "nextafter", "logical_and", "logical_or", "logical_xor",
+    "gcd", "lcm", "nextafter", "polygamma", "logical_and", "logical_or", "logical_xor",
 )
 
 

@@ -21,7 +21,8 @@ from ..tensor import Tensor
 __all__ = ["index_add", "index_copy", "index_fill", "masked_scatter", "put", "take_along_dim",
            "scatter_reduce", "nonzero_static", "argwhere", "repeat_interleave", "diff",
            "rot90", "fliplr", "flipud", "select_scatter", "slice_scatter", "bincount",
-           "histc", "histogram", "fill_diagonal"]
+           "histc", "histogram", "fill_diagonal", "diagonal_scatter", "index_reduce",
+           "as_strided_scatter"]
 
 
 def _long(like, arr):
@@ -312,3 +313,34 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
 
 
 HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """input with its `offset` diagonal over (dim1, dim2) replaced by src."""
+    from ..creation import arange
+
+    y = input.movedim((dim1, dim2), (-2, -1))
+    rows, cols = y.shape[-2], y.shape[-1]
+    k = y.diagonal(offset, -2, -1).shape[-1]
+    pos = arange(k, device=input.device)
+    lin = (pos + max(-offset, 0)) * cols + pos + max(offset, 0)
+    flat = y.reshape(*y.shape[:-2], rows * cols).index_copy(-1, lin, src)
+    return flat.reshape(*y.shape).movedim((-2, -1), (dim1, dim2))
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """scatter_reduce with a 1-D index along dim (prod/mean/amax/amin)."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    _check_index("index_reduce", input, dim, index, source)
+    return scatter_reduce(input, dim, _along(index.long(), dim, source), source, reduce,
+                          include_self=include_self)
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of input with the as_strided(size, stride) view's elements set to src (no
+    autograd: the view may overlap itself)."""
+    out = input.detach().clone()
+    out.as_strided(size, stride, storage_offset).copy_(src)
+    return out

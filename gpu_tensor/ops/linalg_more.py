@@ -22,7 +22,10 @@ __all__ = ["det", "inverse", "solve", "qr", "svd", "cholesky", "slogdet", "logde
            "pinverse", "eigh", "matrix_power", "trace", "tril", "triu", "diag", "diag_embed",
            "diagflat", "addmm", "addbmm", "baddbmm", "addmv", "addr", "addcmul", "addcdiv",
            "cross", "kron", "inner", "vdot", "ger", "dist", "cholesky_solve",
-           "cholesky_inverse", "matrix_exp"]
+           "cholesky_inverse", "matrix_exp", "triangular_solve"]
+
+TriangularSolve = collections.namedtuple("triangular_solve", ["solution",
+                                                              "cloned_coefficient"])
 
 QR = collections.namedtuple("qr", ["Q", "R"])
 SVD = collections.namedtuple("svd", ["U", "S", "V"])
@@ -63,14 +66,14 @@ def _out(a, r, dtype=None):
 def _linalg(name, fn, *arrays):
     try:
         return fn(*arrays)
-    except ValueError as exc:  # numpy's gufunc shape errors
-        shapes = " and ".join(str(list(a.shape)) for a in arrays)
-        raise RuntimeError(f"linalg.{name}: incompatible shapes {shapes} ({exc})") from None
-    except Exception as exc:  # numpy's/cupy's LinAlgError: torch raises its own error
-        if type(exc).__name__ != "LinAlgError":
+    except Exception as exc:
+        if type(exc).__name__ == "LinAlgError":  # numpy's/cupy's: torch raises its own
+            raise RuntimeError(f"linalg.{name}: {exc} (the input is singular or not "
+                               "positive-definite)") from None
+        if not isinstance(exc, ValueError):
             raise
-        raise RuntimeError(f"linalg.{name}: {exc} (the input is singular or not positive-"
-                           "definite)") from None
+        shapes = " and ".join(str(list(a.shape)) for a in arrays)  # numpy's gufunc errors
+        raise RuntimeError(f"linalg.{name}: incompatible shapes {shapes} ({exc})") from None
 
 
 def det(input):
@@ -354,3 +357,17 @@ def ger(input, vec2):
 
 def dist(input, other, p=2):
     return (input - other).norm(p)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """X with op(T) X = b, T the upper (lower) triangle of A; returns (X, T)."""
+    from ..creation import eye
+
+    t = triu(A) if upper else tril(A)
+    if unitriangular:
+        n = A.shape[-1]
+        mask = eye(n, dtype=_dt.bool, device=A.device)
+        from .elementwise import where
+
+        t = where(mask, 1, t).to(A.dtype)
+    return TriangularSolve(solve(t.mT if transpose else t, b), t)

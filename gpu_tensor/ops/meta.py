@@ -258,3 +258,28 @@ def _split_at(name, dim, min_ndim):
 hsplit = _split_at("hsplit", 1, 1)
 vsplit = _split_at("vsplit", 0, 2)
 dsplit = _split_at("dsplit", 2, 3)
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """Make self a view of `source` (a tensor; None: an empty tensor), as torch's set_."""
+    from .. import creation
+
+    if source is None:
+        source = creation.empty(0, dtype=self.dtype, device=self.device)
+    if not isinstance(source, Tensor):
+        raise TypeError("set_(): only a source tensor is supported (not a storage)")
+    if size is not None:
+        source = source.as_strided(size, stride or _contiguous_strides(size), storage_offset)
+    source._storage  # noqa: B018  (share one storage object)
+    self._data, self._st = source._data, source._st
+    self._base = source if source._base is None else source._base
+    self.dtype = source.dtype
+    return self
+
+
+def _contiguous_strides(size):
+    strides, acc = [], 1
+    for n in reversed(tuple(size)):
+        strides.append(acc)
+        acc *= n
+    return tuple(reversed(strides))

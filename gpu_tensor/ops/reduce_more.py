@@ -14,7 +14,7 @@ from ..backends import get_backend
 from ..tensor import Tensor
 
 __all__ = ["nansum", "nanmean", "aminmax", "logcumsumexp", "cov", "corrcoef", "renorm",
-           "bitwise_left_shift", "bitwise_right_shift", "frexp", "hardshrink"]
+           "bitwise_left_shift", "bitwise_right_shift", "frexp", "hardshrink", "prelu"]
 
 AminmaxResult = collections.namedtuple("aminmax", ["min", "max"])
 FrexpResult = collections.namedtuple("frexp", ["mantissa", "exponent"])
@@ -106,6 +106,19 @@ def hardshrink(input, lambd=0.5):
     from .elementwise import where
 
     return where(input.abs() > lambd, input, 0).to(input.dtype)
+
+
+def prelu(input, weight):
+    """x where x >= 0, weight * x elsewhere; a weight per channel (dim 1) or one for all."""
+    from .elementwise import where
+
+    w = weight
+    if weight.numel() > 1:
+        if input.ndim < 2 or input.shape[1] != weight.numel():
+            raise RuntimeError(f"prelu: the weight has {weight.numel()} elements but the "
+                               f"input has {input.shape[1] if input.ndim > 1 else 1} channels")
+        w = weight.reshape(-1, *([1] * (input.ndim - 2)))
+    return where(input >= 0, input, w * input)
 
 
 def _shift(name, ufunc):

@@ -26,7 +26,7 @@ __all__ = [
     "logit", "sgn", "signbit", "fix", "absolute", "positive", "atan2", "arctan2", "xlogy",
     "hypot", "logaddexp", "logaddexp2", "copysign", "float_power", "nan_to_num", "isposinf",
     "isneginf", "isreal", "isclose", "allclose", "equal", "fmax", "fmin", "heaviside",
-    "gcd", "lcm", "ldexp", "nextafter", "i0", "angle",
+    "gcd", "lcm", "ldexp", "nextafter", "i0", "angle", "polygamma", "mvlgamma",
 ]
 
 _HALF = (_dt.float16, _dt.bfloat16)
@@ -425,3 +425,61 @@ def angle(input):
 
     x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
     return where(x < 0, math.pi, where(x.isnan(), x, 0.0)).to(x.dtype)
+
+
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66)  # B_2 .. B_10
+
+
+def _polygamma_np(n, a):
+    """psi^(n)(x), n >= 1: recurrence up to x >= 10, then the asymptotic series."""
+    x = a.astype(np.float64)
+    sign = -1.0 if n % 2 == 0 else 1.0  # (-1)^(n+1)
+    fact = math.factorial(n)
+    acc = np.zeros_like(x)
+    y = x.copy()
+    for _ in range(10):
+        low = y < 10
+        acc += np.where(low, sign * fact / np.where(low, y, 1.0) ** (n + 1), 0.0)
+        y = np.where(low, y + 1, y)
+    series = math.factorial(n - 1) / y ** n + fact / (2 * y ** (n + 1))
+    for k, b in enumerate(_BERNOULLI, 1):
+        series = series + b * math.factorial(2 * k + n - 1) / (math.factorial(2 * k) *
+                                                             y ** (2 * k + n))
+    r = acc + sign * series
+    pole = (x <= 0) & (x == np.floor(x))
+    return np.where(pole, np.inf if n % 2 else np.nan, r).astype(a.dtype)
+
+
+def polygamma(n, input):
+    """The n-th derivative of digamma (n = 0: digamma itself)."""
+    if not isinstance(n, int) or n < 0:
+        raise RuntimeError(f"polygamma(n, x) does not support negative n, got n={n}")
+    if n == 0:
+        return digamma(input)
+    return _polygamma_n(n)(input)
+
+
+_POLYGAMMA = {}
+
+
+def _polygamma_n(n):
+    """The op of order n, made once (no autograd formula: digamma's backward uses order 1;
+    higher orders are not differentiated here)."""
+    op = _POLYGAMMA.get(n)
+    if op is None:
+        op = _POLYGAMMA[n] = _unary(f"polygamma_{n}", lambda xp, a: _polygamma_np(n, a),
+                                    host=True, complex_ok=False)
+    return op
+
+
+def mvlgamma(input, p):
+    """log of the multivariate gamma function of dimension p."""
+    if p < 1:
+        raise RuntimeError(f"p has to be greater than or equal to 1, got {p}")
+    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
+    if bool((x <= (p - 1) / 2).any()):
+        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    total = x.lgamma()  # methods: the differentiable forms once autograd is on
+    for i in range(1, p):
+        total = total + (x - i / 2).lgamma()
+    return total + p * (p - 1) / 4 * math.log(math.pi)

@@ -62,6 +62,10 @@ CASES = {
     "matrix_power": (lambda m, x: x.matrix_power(3), A),
     "addcdiv": (lambda m, x: x.addcdiv(x, x.exp()), A),
     "renorm": (lambda m, x: x.renorm(2, 0, 0.5), A),
+    "digamma": (lambda m, x: x.digamma(), P),
+    "mvlgamma": (lambda m, x: x.mvlgamma(2), P),
+    "diagonal_scatter": (lambda m, x: m.diagonal_scatter(x, x[0].exp(), 0), A),
+    "prelu": (lambda m, x: m.prelu(x, x[0, :1].exp()), A),
     "take_along_dim": (lambda m, x: m.take_along_dim(x, _idx(m, [[0], [2], [1]], x), 1), A),
     # in-place forms, recorded on a copy
     "asin_": (lambda m, x: (x * 1).asin_(), A), "cumsum_": (lambda m, x: (x * 1).cumsum_(0), A),
