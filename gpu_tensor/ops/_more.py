@@ -20,7 +20,7 @@ _MODULES = (special, sort, linalg_more, index_more, reduce_more, random)
 __all__ = sorted({n for m in _MODULES for n in m.__all__} - {"fill_diagonal"}
                  | {"is_tensor", "is_storage", "is_nonzero", "is_same_size", "is_signed",
                     "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc",
-                    "swapdims", "swapaxes", "softmax", "log_softmax", "greater",
+                    "softmax", "log_softmax", "greater",
                     "greater_equal", "less", "less_equal", "not_equal", "numel",
                     "sparse_coo_tensor"})
 
@@ -42,8 +42,8 @@ _METHODS = {
     "sum_to_size": meta.sum_to_size, "chalf": meta.chalf, "resize_": meta.resize_,
     "resize_as_": meta.resize_as_, "unsqueeze_": meta.unsqueeze_, "squeeze_": meta.squeeze_,
     "t_": meta.t_, "transpose_": meta.transpose_, "swapdims_": meta.swapdims_,
-    "swapaxes_": meta.swapaxes_, "as_strided_": meta.as_strided_, "swapdims": meta.swapdims,
-    "swapaxes": meta.swapdims, "resolve_conj": meta._self, "resolve_neg": meta._self,
+    "swapaxes_": meta.swapaxes_, "as_strided_": meta.as_strided_, "resolve_conj": meta._self,
+    "resolve_neg": meta._self,
     "is_inference": meta._false, "is_neg": meta._false, "is_conj": meta._false,
     "is_shared": meta._false, "softmax": reduce_more.softmax,
     "log_softmax": reduce_more.log_softmax,
@@ -107,7 +107,7 @@ def attach(cls) -> None:
         if name not in _NOT_METHODS and name not in cls.__dict__:
             setattr(cls, name, fn)
     for name, fn in _METHODS.items():
-        if fn is not None:
+        if fn is not None and name not in cls.__dict__:  # never replace a core method
             setattr(cls, name, fn)
     cls.fill_diagonal_ = inplace(index_more.fill_diagonal, "fill_diagonal_")
     cls.layout = property(meta.layout)
@@ -149,7 +149,6 @@ def _public_names():
              "is_signed": meta.is_signed, "layout": layouts.layout,
              "strided": layouts.strided, "sparse_coo": layouts.sparse_coo,
              "sparse_csr": layouts.sparse_csr, "sparse_csc": layouts.sparse_csc,
-             "swapdims": meta.swapdims, "swapaxes": meta.swapdims,
              "softmax": reduce_more.softmax, "log_softmax": reduce_more.log_softmax,
              "numel": meta.numel, "sparse_coo_tensor": sparse_coo_tensor}
     fns.update(extra)

@@ -129,10 +129,6 @@ swapdims_ = swapaxes_ = _inplace_view("swapdims_", lambda t, a, b: t.transpose(a
 as_strided_ = _inplace_view("as_strided_", lambda t, *a, **k: t.as_strided(*a, **k))
 
 
-def swapdims(self, dim0, dim1):
-    return self.transpose(dim0, dim1)
-
-
 def resize_(self, *sizes, memory_format=None):
     """Reshape self in place; keeps the values when the element count is unchanged, else
     reallocates (new elements uninitialised), as torch does."""
