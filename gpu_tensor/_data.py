@@ -3,6 +3,8 @@ inference), numbers, numpy arrays/scalars, tensors and DLPack producers."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from . import dtype as _dt
@@ -65,6 +67,57 @@ def _flatten(data):
     return tuple(shape), leaves
 
 
+_PY_NUMBERS = frozenset({bool, int, float, complex})
+_SEQUENCES = frozenset({list, tuple})
+
+
+def _from_python_numbers(data, dtype):
+    """The common case, fast: rectangular nested lists/tuples of Python numbers. Two C-speed
+    passes over the leaves (their types, then np.fromiter) instead of Python calls per
+    element (the issue: 100k floats took 98 ms, np.array 2.1 ms). None: anything else
+    (numpy scalars or tensors among the leaves, ragged or empty lists, ints beyond int64),
+    which the general path converts or refuses with its clear errors."""
+    shape, x = [], data
+    while type(x) is list or type(x) is tuple:
+        if not x:
+            return None
+        shape.append(len(x))
+        x = x[0]
+    if not shape:
+        return None
+    level = data  # the sequences of one depth, checked before going one deeper
+    for k, n in enumerate(shape[1:], 1):
+        if not set(map(type, level)) <= _SEQUENCES or set(map(len, level)) != {n}:
+            return None
+        if k < len(shape) - 1:
+            level = list(itertools.chain.from_iterable(level))
+    flat = (lambda: itertools.chain.from_iterable(level)) if len(shape) > 1 else (
+        lambda: data)
+    kinds = set(map(type, flat()))
+    if not kinds <= _PY_NUMBERS:
+        return None
+    cat = (_dt.COMPLEX if complex in kinds else _dt.FLOAT if float in kinds else
+           _dt.INT if int in kinds else _dt.BOOL)
+    count = 1
+    for n in shape:
+        count *= n
+    try:
+        host = np.fromiter(flat(), _CATEGORY_NP[cat], count).reshape(shape)
+    except (OverflowError, ValueError):
+        return None
+    if dtype is None:
+        dt = (_dt.bool, _dt.int64, _dt.get_default_dtype(), _dt.default_complex())[cat]
+    else:
+        dt = _dt.to_dtype(dtype)
+        if cat == _dt.COMPLEX and dt.category != _dt.COMPLEX:
+            return None  # the general path decides what dropping the imaginary part means
+    return (host if host.dtype == dt.np else host.astype(dt.np)), dt
+
+
+_CATEGORY_NP = {_dt.BOOL: np.bool_, _dt.INT: np.int64, _dt.FLOAT: np.float64,
+                _dt.COMPLEX: np.complex128}
+
+
 def host_from_data(data, dtype):
     """numpy array (and its gt dtype) for Python data/ndarrays/tensors, a copy."""
     if isinstance(data, Tensor):
@@ -83,6 +136,9 @@ def host_from_data(data, dtype):
         t = from_dlpack(data) if hasattr(data, "__dlpack__") else None
         if t is not None:
             return host_from_data(t, dtype)
+    fast = _from_python_numbers(data, dtype)
+    if fast is not None:
+        return fast
     shape, leaves = _flatten(data)
     cats = set()
     vals = []

@@ -62,6 +62,20 @@ class Device:
     def __reduce__(self):
         return (device, (self._str,))
 
+    # `with gt.device("cuda"):` makes factories without device= use this device, as in
+    # torch; a stack so nested blocks restore correctly
+    def __enter__(self) -> Device:
+        _DEVICE_STACK.append(_default_device)
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        set_default_device(_DEVICE_STACK.pop())
+        return False
+
+
+_DEVICE_STACK: list = []  # the defaults that `with device:` blocks replaced, innermost last
+
 
 # Interned so tensors can compare devices with `is` on the hot path.
 _interned: dict[tuple[str, int | None], Device] = {}

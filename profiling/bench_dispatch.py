@@ -129,6 +129,22 @@ def _run_torch(suite, sizes):
             suite.record(f"{name} [{n}]", f"torch ({dev})", seconds=_time(suite, fn, "cpu"))
 
 
+def _run_creation(suite):
+    """gt.tensor(nested list of 10**5 Python floats) against np.array of the same list
+    (goal: within 2x), and torch.tensor where installed."""
+    from gpu_tensor.creation import tensor
+
+    data = [[float(i * 100 + j) for j in range(100)] for i in range(1000)]
+    case = "tensor(list 1000x100 floats)"
+    peer = suite.time(lambda: np.array(data), sync="cpu", warmup=3, repeat=suite.choose(21, 7))
+    suite.record(case, "numpy", seconds=peer)
+    t = suite.time(lambda: tensor(data), sync="cpu", warmup=3, repeat=suite.choose(21, 7))
+    suite.record(case, "gpu_tensor (cpu)", seconds=t, ratio=round(t.median / peer.median, 2))
+    if suite.has_torch:
+        suite.record(case, "torch (cpu)", seconds=suite.time(
+            lambda: suite.torch.tensor(data), sync="cpu", warmup=3, repeat=suite.choose(21, 7)))
+
+
 def main(argv=None):
     suite = Suite("dispatch", argv, description=__doc__)
     sizes = suite.choose([TINY, MEDIUM], [TINY, MEDIUM])
@@ -146,6 +162,7 @@ def main(argv=None):
             _run_device(suite, "gpu_tensor (emulated cuda)", "cuda", "numpy", None, [TINY],
                         "cpu")
     _run_torch(suite, sizes)
+    _run_creation(suite)
     return suite.finish()
 
 

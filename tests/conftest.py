@@ -25,7 +25,7 @@ def device(request):
 _AUTOGRAD_DIRS = ("autograd", "nn")
 
 
-_AUTOGRAD_FILES = ("test_torch_parity_autograd.py",)
+_AUTOGRAD_FILES = ("test_torch_parity_autograd.py", "test_pytorch_programs.py", "test_legacy.py")
 
 
 def _runs_autograd(item) -> bool:

@@ -16,4 +16,19 @@ from .gradcheck import GradcheckError, gradcheck
 _methods.attach(_Tensor)
 
 __all__ = ["backward", "grad", "Function", "Node", "no_grad", "enable_grad",
-           "set_grad_enabled", "is_grad_enabled", "gradcheck", "GradcheckError"]
+           "set_grad_enabled", "is_grad_enabled", "gradcheck", "GradcheckError",
+           "Variable", "functional"]
+
+
+def __getattr__(name):
+    """gt.autograd.Variable (legacy.py) and gt.autograd.functional, loaded on first use:
+    both import the ops, which import this package."""
+    if name == "Variable":
+        from ..legacy import Variable
+
+        return Variable
+    if name == "functional":
+        import importlib
+
+        return importlib.import_module(__name__ + ".functional")
+    raise AttributeError(f"module 'gpu_tensor.autograd' has no attribute '{name}'")

@@ -21,3 +21,24 @@ __all__ = [
     *_memory_all,
     *_streams_all,
 ]
+
+
+def __getattr__(name):
+    """The legacy gt.cuda.FloatTensor & co (gpu_tensor/legacy.py), looked up lazily:
+    legacy imports creation, which this package must not import at load time."""
+    from ..legacy import CUDA_TYPES
+
+    if name in CUDA_TYPES:
+        return CUDA_TYPES[name]
+    raise AttributeError(f"module 'gpu_tensor.cuda' has no attribute '{name}'")
+
+
+def manual_seed(seed) -> None:
+    """Seed the numbers drawn for cuda tensors: one host generator serves every device
+    (ops/random.py), so this is gt.manual_seed."""
+    from ..ops.random import manual_seed as _seed
+
+    _seed(seed)
+
+
+manual_seed_all = manual_seed

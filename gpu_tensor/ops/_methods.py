@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import dtype as _dt
-from . import _dispatch, indexing, join, linalg, reduction, shape
+from . import _dispatch, _more, indexing, join, linalg, reduction, shape
 from . import elementwise as ew
 from ._inplace import fill_, inplace, zero_
 
@@ -131,6 +131,7 @@ def attach(cls) -> None:
     shape.attach(cls)
     cls.type_as = lambda self, other: self.to(other.dtype)
     _attach_new(cls)
+    _more.attach(cls)  # torch's API breadth: special, sort, linalg_more, ... (ops/_more.py)
 
 
 def _attach_new(cls) -> None:

@@ -1,0 +1,136 @@
+"""Backward formulas of the primitives in ops/special.py and ops/linalg_more.py (torch's
+derivatives.yaml, same node names). The composites of those modules need none: they are
+written with differentiable ops. Registering here also wires the in-place forms bound by
+ops/_more.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..ops import _more, linalg_more
+from ..ops import special as sp
+from .install import formula, positional
+
+__all__: list = []
+
+
+def _unary(name, key, deriv, save_out=False):
+    """A unary op whose gradient is deriv(g, x, out)."""
+
+    @formula(name, (sp, key))
+    def fwd(ctx, out, x):
+        ctx.save_for_backward(x, out if save_out else None)
+
+    @fwd.backward
+    def _(ctx, g):
+        x, out = ctx.saved_tensors
+        return deriv(g, x, out)
+
+    return fwd
+
+
+_LN2, _LN10 = math.log(2), math.log(10)
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+_unary("AsinBackward0", "asin", lambda g, x, out: g / (1 - x * x).sqrt())
+_unary("AcosBackward0", "acos", lambda g, x, out: -g / (1 - x * x).sqrt())
+_unary("AtanBackward0", "atan", lambda g, x, out: g / (x * x + 1))
+_unary("SinhBackward0", "sinh", lambda g, x, out: g * sp.cosh(x))
+_unary("CoshBackward0", "cosh", lambda g, x, out: g * sp.sinh(x))
+_unary("TanBackward0", "tan", lambda g, x, out: g * (out * out + 1), True)
+_unary("AsinhBackward0", "asinh", lambda g, x, out: g / (x * x + 1).sqrt())
+_unary("AcoshBackward0", "acosh", lambda g, x, out: g / (x * x - 1).sqrt())
+_unary("AtanhBackward0", "atanh", lambda g, x, out: g / (1 - x * x))
+_unary("Log2Backward0", "log2", lambda g, x, out: g / (x * _LN2))
+_unary("Log10Backward0", "log10", lambda g, x, out: g / (x * _LN10))
+_unary("Expm1Backward0", "expm1", lambda g, x, out: g * (out + 1), True)
+_unary("Exp2Backward0", "exp2", lambda g, x, out: g * out * _LN2, True)
+_unary("ErfBackward0", "erf", lambda g, x, out: g * _TWO_OVER_SQRT_PI * (-(x * x)).exp())
+_unary("ErfcBackward0", "erfc", lambda g, x, out: -g * _TWO_OVER_SQRT_PI * (-(x * x)).exp())
+_unary("ErfinvBackward0", "erfinv",
+       lambda g, x, out: g * (math.sqrt(math.pi) / 2) * (out * out).exp(), True)
+_unary("LgammaBackward0", "lgamma", lambda g, x, out: g * sp.digamma(x))
+_unary("DigammaBackward0", "digamma", lambda g, x, out: g * sp.polygamma(1, x))
+_unary("Deg2RadBackward0", "deg2rad", lambda g, x, out: g * (math.pi / 180))
+_unary("Rad2DegBackward0", "rad2deg", lambda g, x, out: g * (180 / math.pi))
+
+
+def _sinc(g, x, out):
+    from ..ops.elementwise import where
+
+    px = x * math.pi
+    d = (px.cos() * px - px.sin()) / (px * x)
+    return g * where(x == 0, 0.0, d)
+
+
+_unary("SincBackward0", "sinc", _sinc)
+
+
+@formula("Atan2Backward0", (sp, "atan2"), inputs=positional)
+def _atan2(ctx, out, a, b):
+    ctx.save_for_backward(a, b)
+
+
+@_atan2.backward
+def _(ctx, g):
+    a, b = ctx.saved_tensors
+    denom = a * a + b * b
+    ga = g * b / denom if ctx.needs_input_grad[0] else None
+    if len(ctx.needs_input_grad) < 2:
+        return ga
+    return ga, (-g * a / denom if ctx.needs_input_grad[1] else None)
+
+
+# -- linear algebra -------------------------------------------------------------------------
+@formula("LinalgDetBackward0", (linalg_more, "det"))
+def _det(ctx, out, a):
+    ctx.save_for_backward(a, out)
+
+
+@_det.backward
+def _(ctx, g):
+    a, d = ctx.saved_tensors  # d(det A) = det(A) * inv(A)^T (A invertible)
+    return (g * d).unsqueeze(-1).unsqueeze(-1) * linalg_more.inverse(a).mT
+
+
+@formula("LinalgInvExBackward0", (linalg_more, "inverse"))
+def _inverse(ctx, out, a):
+    ctx.save_for_backward(out)
+
+
+@_inverse.backward
+def _(ctx, g):
+    (inv,) = ctx.saved_tensors
+    return -(inv.mH @ g @ inv.mH)
+
+
+@formula("LinalgSolveExBackward0", (linalg_more, "solve"), inputs=positional)
+def _solve(ctx, out, a, b, *, left=True):
+    ctx.vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    ctx.save_for_backward(a, out)
+
+
+@_solve.backward
+def _(ctx, g):
+    a, x = ctx.saved_tensors
+    gb = linalg_more.solve(a.mH, g)
+    if ctx.vector:
+        ga = -(gb.unsqueeze(-1) @ x.unsqueeze(-1).mH)
+    else:
+        ga = -(gb @ x.mH)
+    return (ga if ctx.needs_input_grad[0] else None), gb
+
+
+@formula("LinalgSlogdetBackward0", (linalg_more, "slogdet"), output=lambda r: r[1])
+def _slogdet(ctx, out, a):
+    ctx.save_for_backward(a)
+
+
+@_slogdet.backward
+def _(ctx, g):
+    (a,) = ctx.saved_tensors
+    return g.unsqueeze(-1).unsqueeze(-1) * linalg_more.inverse(a).mH
+
+
+_more.register_autograd()

@@ -1,0 +1,83 @@
+"""torch's legacy constructors, which older code still uses: `gt.FloatTensor(2, 3)`
+(uninitialised, by sizes), `gt.FloatTensor([1, 2])` (from data), `isinstance(t,
+gt.FloatTensor)` (a float32 cpu tensor), `gt.cuda.FloatTensor` (the same on cuda), and
+`gt.autograd.Variable(t, requires_grad=True)` (today just the tensor itself).
+"""
+
+from __future__ import annotations
+
+from . import creation
+from . import dtype as _dt
+from .tensor import Tensor
+
+__all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+           "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"]
+
+
+class _LegacyType(type):
+    """isinstance(x, FloatTensor) asks: is x a Tensor of this dtype on this device kind."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
+                and obj.device.type == cls.device_type)
+
+    def __call__(cls, *args, device=None):
+        dev = cls.device_type if device is None else device
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = args[0]
+            if isinstance(data, Tensor):
+                return data.to(device=dev, dtype=cls.dtype)
+            return creation.tensor(data, dtype=cls.dtype, device=dev)
+        return creation.empty(*args, dtype=cls.dtype, device=dev)
+
+    def __repr__(cls) -> str:
+        prefix = "gpu_tensor.cuda." if cls.device_type == "cuda" else "gpu_tensor."
+        return f"<class '{prefix}{cls.__name__}'>"
+
+
+def _make(name, dtype, device_type):
+    return _LegacyType(name, (), {"dtype": dtype, "device_type": device_type,
+                                  "__module__": "gpu_tensor"})
+
+
+_TYPES = {"FloatTensor": _dt.float32, "DoubleTensor": _dt.float64, "HalfTensor": _dt.float16,
+          "BFloat16Tensor": _dt.bfloat16, "ByteTensor": _dt.uint8, "CharTensor": _dt.int8,
+          "ShortTensor": _dt.int16, "IntTensor": _dt.int32, "LongTensor": _dt.int64,
+          "BoolTensor": _dt.bool}
+
+FloatTensor = _make("FloatTensor", _dt.float32, "cpu")
+DoubleTensor = _make("DoubleTensor", _dt.float64, "cpu")
+HalfTensor = _make("HalfTensor", _dt.float16, "cpu")
+BFloat16Tensor = _make("BFloat16Tensor", _dt.bfloat16, "cpu")
+ByteTensor = _make("ByteTensor", _dt.uint8, "cpu")
+CharTensor = _make("CharTensor", _dt.int8, "cpu")
+ShortTensor = _make("ShortTensor", _dt.int16, "cpu")
+IntTensor = _make("IntTensor", _dt.int32, "cpu")
+LongTensor = _make("LongTensor", _dt.int64, "cpu")
+BoolTensor = _make("BoolTensor", _dt.bool, "cpu")
+
+CUDA_TYPES = {name: _make(name, dt, "cuda") for name, dt in _TYPES.items()}
+
+
+def Variable(data, requires_grad=False, volatile=False):  # noqa: N802  (torch's name)
+    """Legacy autograd.Variable: since torch 0.4 a Variable is the tensor itself."""
+    if not isinstance(data, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+    if requires_grad:
+        data.requires_grad_(True)
+    return data
+
+
+def tensor_type(self, dtype=None, non_blocking=False):
+    """t.type(): the legacy type name ('torch.FloatTensor'), or t converted to a type."""
+    if dtype is None:
+        names = {dt: n for n, dt in _TYPES.items()}
+        prefix = "torch.cuda." if self.device.type == "cuda" else "torch."
+        return prefix + names[self.dtype]
+    if isinstance(dtype, _LegacyType):
+        return self.to(device=dtype.device_type, dtype=dtype.dtype, non_blocking=non_blocking)
+    if isinstance(dtype, str):
+        kind, _, name = dtype.rpartition(".")
+        cls = CUDA_TYPES[name] if kind.endswith("cuda") else globals()[name]
+        return tensor_type(self, cls, non_blocking)
+    return self.to(dtype, non_blocking=non_blocking)

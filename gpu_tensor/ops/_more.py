@@ -1,0 +1,162 @@
+"""The breadth of torch's API beyond the core ops, bound in one place: which functions of
+special.py, sort.py, linalg_more.py, index_more.py, reduce_more.py, random.py and meta.py
+become `gt.<name>` and `Tensor.<name>`, and which get an in-place `<name>_` form.
+
+`attach(Tensor)` runs once, from ops/_methods.attach; `gpu_tensor/__init__.py` re-exports
+`__all__`. In-place forms compute out of place and write back (ops/_inplace.py); they are
+registered with autograd as "record the out-of-place op on a copy", like the core ones.
+"""
+
+from __future__ import annotations
+
+from .. import layouts
+from ..sparse import ops as sparse_ops
+from ..sparse import sparse_coo_tensor
+from . import index_more, linalg_more, meta, random, reduce_more, sort, special
+from ._inplace import inplace
+
+# gt.<name>: the public functions of these modules
+_MODULES = (special, sort, linalg_more, index_more, reduce_more, random)
+__all__ = sorted({n for m in _MODULES for n in m.__all__} - {"fill_diagonal"}
+                 | {"is_tensor", "is_storage", "is_nonzero", "is_same_size", "is_signed",
+                    "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc",
+                    "softmax", "log_softmax", "greater",
+                    "greater_equal", "less", "less_equal", "not_equal", "numel",
+                    "sparse_coo_tensor"})
+
+# Tensor.<name> for every function above taking the tensor first ...
+_NOT_METHODS = {"Generator", "default_generator", "manual_seed", "seed", "initial_seed",
+                "get_rng_state", "set_rng_state", "multinomial_", "normal", "is_tensor",
+                "is_storage", "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc",
+                "solve", "searchsorted", "eigh", "numel", "fill_diagonal", "poisson",
+                "polygamma"}
+
+# ... plus these, defined for Tensor only
+_METHODS = {
+    "is_signed": meta.is_signed, "is_nonzero": meta.is_nonzero,
+    "is_same_size": meta.is_same_size, "is_set_to": meta.is_set_to,
+    "dim_order": meta.dim_order, "storage": meta.storage, "storage_type": meta.storage_type,
+    "share_memory_": meta.share_memory_, "new": meta.new,
+    "new_empty_strided": meta.new_empty_strided, "apply_": meta.apply_, "map_": meta.map_,
+    "split_with_sizes": meta.split_with_sizes, "narrow_copy": meta.narrow_copy,
+    "sum_to_size": meta.sum_to_size, "chalf": meta.chalf, "resize_": meta.resize_,
+    "resize_as_": meta.resize_as_, "unsqueeze_": meta.unsqueeze_, "squeeze_": meta.squeeze_,
+    "t_": meta.t_, "transpose_": meta.transpose_, "swapdims_": meta.swapdims_,
+    "swapaxes_": meta.swapaxes_, "as_strided_": meta.as_strided_, "resolve_conj": meta._self,
+    "resolve_neg": meta._self,
+    "is_inference": meta._false, "is_neg": meta._false, "is_conj": meta._false,
+    "is_shared": meta._false, "softmax": reduce_more.softmax,
+    "log_softmax": reduce_more.log_softmax,
+    "normal_": random.normal_, "uniform_": random.uniform_, "bernoulli_": random.bernoulli_,
+    "random_": random.random_, "exponential_": random.exponential_,
+    "geometric_": random.geometric_, "log_normal_": random.log_normal_,
+    "cauchy_": random.cauchy_, "unsafe_chunk": lambda self, *a, **k: self.chunk(*a, **k),
+    "unsafe_split": lambda self, *a, **k: self.split(*a, **k),
+    "unsafe_split_with_sizes": meta.split_with_sizes,
+    "conj_physical": lambda self: self.conj(), "fill_diagonal_": None,  # below
+    "ravel": lambda self: self.reshape(-1), "adjoint": lambda self: self.mH,
+    "const_data_ptr": lambda self: self.data_ptr(), "angle": special.angle,
+    "set_": meta.set_, "polygamma": lambda self, n: special.polygamma(n, self), "hsplit": meta.hsplit, "vsplit": meta.vsplit, "dsplit": meta.dsplit,
+    "to_sparse": sparse_ops.to_sparse, "to_sparse_coo": sparse_ops.to_sparse,
+    "to_dense": meta._self, "sparse_dim": lambda self: 0, "dense_dim": lambda self: self.ndim,
+    "coalesce": meta.dense_refuses("coalesce"), "is_coalesced": meta.dense_refuses(
+        "is_coalesced"), "indices": meta.dense_refuses("indices"),
+    "values": meta.dense_refuses("values"),
+}
+
+# properties: always False here (no quantized, meta, nested, mkldnn or other device kinds)
+_FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mps", "is_xpu",
+          "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mtia", "is_mkldnn", "is_nested",
+          "volatile")
+
+# torch's other names for existing methods
+_ALIASES = {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+            "not_equal": "ne", "arctan2": "atan2", "ger": "outer"}
+
+# `<name>_` = `<name>` computed out of place, written back. The second group has no
+# gradient in torch (integer or boolean results, or piecewise-constant values).
+_INPLACE_GRAD = (
+    "asin", "acos", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "arcsin",
+    "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "erfinv", "log2",
+    "log10", "expm1", "exp2", "lgamma", "digamma", "sinc", "deg2rad", "rad2deg", "frac",
+    "logit", "sgn", "fix", "absolute", "atan2", "arctan2", "xlogy", "hypot", "copysign",
+    "float_power", "nan_to_num", "ldexp", "i0", "clamp_min", "clamp_max", "cumsum",
+    "cumprod", "divide", "multiply", "subtract", "negative", "true_divide", "tril", "triu",
+    "addmm", "addbmm", "baddbmm", "addmv", "addr", "addcmul", "addcdiv", "index_add",
+    "index_copy", "index_fill", "index_put", "masked_scatter", "put", "scatter_reduce",
+    "renorm", "fill_diagonal", "mvlgamma", "index_reduce",
+)
+_INPLACE_NOGRAD = (
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "heaviside",
+    "gcd", "lcm", "nextafter", "polygamma", "logical_and", "logical_or", "logical_xor",
+)
+
+
+def _functions():
+    out = {}
+    for m in _MODULES:
+        for name in m.__all__:
+            out[name] = getattr(m, name)
+    return out
+
+
+def attach(cls) -> None:
+    fns = _functions()
+    for name, fn in fns.items():
+        if name not in _NOT_METHODS and name not in cls.__dict__:
+            setattr(cls, name, fn)
+    for name, fn in _METHODS.items():
+        if fn is not None and name not in cls.__dict__:  # never replace a core method
+            setattr(cls, name, fn)
+    cls.fill_diagonal_ = inplace(index_more.fill_diagonal, "fill_diagonal_")
+    cls.layout = property(meta.layout)
+    for flag in _FLAGS:
+        setattr(cls, flag, property(meta._false))
+    for alias, target in _ALIASES.items():
+        setattr(cls, alias, cls.__dict__[target])
+    for name in _INPLACE_GRAD + _INPLACE_NOGRAD:
+        if name + "_" not in cls.__dict__ and name != "fill_diagonal":
+            setattr(cls, name + "_", inplace(_method(cls, name), name + "_"))
+
+
+def _method(cls, name):
+    """Tensor.<name> looked up at call time, so it is the differentiable one once autograd
+    has wrapped it."""
+
+    def call(self, *args, **kwargs):
+        return getattr(cls, name)(self, *args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+def register_autograd() -> None:
+    """In-place forms with a gradient: recorded as the out-of-place op on a copy."""
+    from ..autograd.install import inplace as register
+    from ..tensor import Tensor
+
+    for name in _INPLACE_GRAD:
+        register(name + "_", lambda n=name: _method(Tensor, n) if n != "fill_diagonal"
+                 else index_more.fill_diagonal)
+
+
+def _public_names():
+    """`gt.<name>` values for __init__'s re-export."""
+    fns = _functions()
+    extra = {"is_tensor": meta.is_tensor, "is_storage": meta.is_storage,
+             "is_nonzero": meta.is_nonzero, "is_same_size": meta.is_same_size,
+             "is_signed": meta.is_signed, "layout": layouts.layout,
+             "strided": layouts.strided, "sparse_coo": layouts.sparse_coo,
+             "sparse_csr": layouts.sparse_csr, "sparse_csc": layouts.sparse_csc,
+             "softmax": reduce_more.softmax, "log_softmax": reduce_more.log_softmax,
+             "numel": meta.numel, "sparse_coo_tensor": sparse_coo_tensor}
+    fns.update(extra)
+    from . import elementwise as ew
+
+    for alias, target in _ALIASES.items():
+        fns.setdefault(alias, getattr(ew, target, None) or fns.get(target))
+    return {n: fns[n] for n in __all__}
+
+
+globals().update(_public_names())

@@ -1,0 +1,285 @@
+"""Random numbers with torch's surface: `gt.Generator`, `manual_seed`/`seed`/`initial_seed`,
+the in-place samplers (`normal_`, `uniform_`, `bernoulli_`, `random_`, `exponential_`,
+`geometric_`, `log_normal_`, `cauchy_`) and `bernoulli`, `multinomial`, `normal`, `poisson`.
+
+One stream of numbers for every device: samples are drawn on the host by numpy's PCG64
+and copied to the tensor's device (a host->device copy on a GPU), so a seeded program
+gives the same numbers on cpu and cuda. The sequences are not torch's (its cpu generator
+is a Mersenne Twister and its cuda one Philox): only the distributions match.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from .. import creation
+from .. import dtype as _dt
+from ..backends import get_backend
+from ..device import CPU, resolve
+from ..tensor import Tensor
+
+__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
+           "get_rng_state", "set_rng_state", "bernoulli", "multinomial", "normal", "poisson"]
+
+_DEFAULT_SEED = 67280421310721  # torch's default_generator seed (its initial_seed())
+
+
+class Generator:
+    """A seeded source of random numbers (torch.Generator). `device` is recorded for
+    torch's API; numbers are drawn on the host whatever the device (module docstring)."""
+
+    def __init__(self, device="cpu"):
+        self.device = resolve(device) if device is not None else CPU
+        self._seed = _DEFAULT_SEED
+        self._np = np.random.default_rng(self._seed)
+
+    def manual_seed(self, seed) -> Generator:
+        self._seed = int(seed) & 0xFFFF_FFFF_FFFF_FFFF  # torch wraps negative seeds too
+        self._np = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self) -> int:
+        """Reseed from the OS's entropy; returns the new seed."""
+        s = int(np.random.SeedSequence().entropy) & 0xFFFF_FFFF_FFFF_FFFF
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        """The generator's state as a uint8 tensor (pass it back to set_state)."""
+        raw = json.dumps(self._np.bit_generator.state).encode()
+        return creation.tensor(list(raw), dtype=_dt.uint8)
+
+    def set_state(self, new_state) -> Generator:
+        raw = bytes(new_state.tolist()) if isinstance(new_state, Tensor) else bytes(new_state)
+        try:
+            state = json.loads(raw.decode())
+            self._np.bit_generator.state = state
+        except (ValueError, TypeError, KeyError) as exc:
+            raise RuntimeError("set_state: expected a state from Generator.get_state() "
+                               f"({exc})") from None
+        return self
+
+    # creation's factories draw with numpy's Generator API (random, standard_normal, ...)
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._np, name)
+
+    def __repr__(self) -> str:
+        return f"<gpu_tensor.Generator object at {id(self):#x}>"
+
+
+class _DefaultGenerator(Generator):
+    """The generator behind every factory without `generator=`: creation's numpy one."""
+
+    def __init__(self):
+        self.device = CPU
+        self._seed = None
+
+    @property
+    def _np(self):
+        return creation._rng
+
+    @_np.setter
+    def _np(self, value):
+        creation._rng = value
+
+    def initial_seed(self) -> int:
+        return _DEFAULT_SEED if self._seed is None else self._seed
+
+
+default_generator = _DefaultGenerator()
+
+
+def manual_seed(seed) -> Generator:
+    """Seed the numbers of every device (torch.manual_seed); returns the default generator."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    default_generator.set_state(new_state)
+
+
+def _rng(generator):
+    return (generator or default_generator)._np
+
+
+def _fill(t, host, name):
+    """Write the host samples into t (any device), in t's dtype; returns t."""
+    from ._inplace import check_writable
+
+    check_writable(t, name)
+    bk = get_backend(t.device)
+    host = np.asarray(host)
+    if t.dtype.category < _dt.FLOAT:
+        host = np.trunc(host) if host.dtype.kind == "f" else host
+    host = host.astype(t.dtype.np)
+    arr, _ = bk.from_host(np.ascontiguousarray(host))
+    bk.copy_(t._data, arr)
+    t._bump_version()
+    return t
+
+
+def _need_float(t, name):
+    if t.dtype.category != _dt.FLOAT:
+        raise NotImplementedError(f'"{name}" not implemented for '
+                                  f"'{_dt.SCALAR_TYPE_NAMES[t.dtype.name]}'")
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    _need_float(self, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _fill(self, _rng(generator).normal(mean, std, self.shape), "normal_")
+
+
+def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
+    from_ = kw.pop("from", from_)  # torch's keyword is `from`, a Python keyword
+    if kw:
+        raise TypeError(f"uniform_() got unexpected keyword arguments {sorted(kw)}")
+    _need_float(self, "uniform_kernel_cpu")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={from_} > to={to}")
+    return _fill(self, _rng(generator).uniform(from_, to, self.shape), "uniform_")
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    probs = p._host() if isinstance(p, Tensor) else p
+    if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    draws = _rng(generator).random(self.shape) < probs
+    return _fill(self, draws, "bernoulli_")
+
+
+def _int_range(t):
+    if t.dtype is _dt.bool:
+        return 0, 2
+    if t.dtype.category == _dt.INT:
+        info = np.iinfo(t.dtype.np)
+        return 0, int(info.max) + 1
+    # floats: integers exactly representable (torch: 2**mantissa_digits + 1)
+    digits = {_dt.float16: 11, _dt.bfloat16: 8, _dt.float32: 24}.get(t.dtype, 53)
+    return 0, 2 ** digits + 1
+
+
+def random_(self, from_=0, to=None, *, generator=None, **kw):
+    """Integers uniform on [from, to - 1]; random_(to) is [0, to - 1]; no arguments: the
+    dtype's range of exactly representable integers."""
+    from_ = kw.pop("from", from_)
+    if kw:
+        raise TypeError(f"random_() got unexpected keyword arguments {sorted(kw)}")
+    if to is None and from_ != 0:
+        from_, to = 0, from_
+    lo, hi = (from_, to) if to is not None else _int_range(self)
+    if hi <= lo:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                           f"from={lo} >= to={hi}")
+    return _fill(self, _rng(generator).integers(lo, hi, self.shape), "random_")
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    _need_float(self, "exponential_cpu")
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return _fill(self, _rng(generator).exponential(1.0 / lambd, self.shape), "exponential_")
+
+
+def geometric_(self, p, *, generator=None):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    return _fill(self, _rng(generator).geometric(p, self.shape), "geometric_")
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    _need_float(self, "log_normal_cpu")
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    return _fill(self, _rng(generator).lognormal(mean, std, self.shape), "log_normal_")
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    _need_float(self, "cauchy_cpu")
+    draws = median + sigma * np.tan(math.pi * (_rng(generator).random(self.shape) - 0.5))
+    return _fill(self, draws, "cauchy_")
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """0/1 samples with probabilities `input` (or the number p), in input's dtype."""
+    out = creation.empty(input.shape, dtype=input.dtype, device=input.device)
+    if p is None:
+        _need_float(input, "bernoulli_tensor_cpu_p_")
+        probs = input._host()
+        if np.any((probs < 0) | (probs > 1)):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        return _fill(out, _rng(generator).random(input.shape) < probs, "bernoulli")
+    return bernoulli_(out, p, generator=generator)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Category indices drawn with weights from each row of `input` (1-D or 2-D)."""
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {input.ndim}")
+    w = input._host().astype(np.float64).reshape(-1, input.shape[-1])
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if num_samples <= 0:
+        raise RuntimeError(f"cannot sample n_sample <= 0 samples, got {num_samples}")
+    rng = _rng(generator)
+    rows = []
+    for row in w:
+        total = row.sum()
+        if total <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        if not replacement and num_samples > np.count_nonzero(row):
+            raise RuntimeError("invalid multinomial distribution (with replacement=False, "
+                               "not enough non-negative category to sample)")
+        rows.append(rng.choice(row.size, num_samples, replace=replacement, p=row / total))
+    host = np.stack(rows).astype(np.int64)
+    if input.ndim == 1:
+        host = host[0]
+    return creation.tensor(host, device=input.device)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False):
+    """Samples with elementwise mean/std (tensors or numbers; `size` when both are numbers)."""
+    rng = _rng(generator)
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise TypeError("normal() with a number mean and std needs a size")
+        t = creation.empty(size, dtype=dtype, device=device)
+        normal_(t, mean, std, generator=generator)
+        return t.requires_grad_(requires_grad) if requires_grad else t
+    like = mean if isinstance(mean, Tensor) else std
+    m = mean._host() if isinstance(mean, Tensor) else mean
+    s = std._host() if isinstance(std, Tensor) else std
+    if np.any(np.asarray(s) < 0):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+    out = creation.empty(shape, dtype=like.dtype, device=like.device)
+    return _fill(out, rng.normal(m, s, shape), "normal")
+
+
+def poisson(input, generator=None):
+    lam = input._host()
+    out = creation.empty(input.shape, dtype=input.dtype, device=input.device)
+    return _fill(out, _rng(generator).poisson(lam), "poisson")

@@ -1,0 +1,485 @@
+"""Elementwise math beyond the fusion op table: the inverse and hyperbolic trig family,
+erf/erfc/erfinv, log2/log10/expm1/exp2, lgamma/digamma, sinc, logit, atan2 and the
+composites torch offers (xlogy, hypot, logaddexp, copysign, float_power, nan_to_num, ...).
+
+Primitives run the array module's function (numpy on cpu and emulated cuda, cupy on cuda:
+`get_backend(device).xp`). numpy has no erf, erfinv, lgamma or digamma; those run on the
+host (`_HOST`), which on a real GPU means a copy each way (a sync): correct, not fast.
+Composites are written with differentiable ops, so autograd comes with them; the
+primitives' formulas are in autograd/formulas_more.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtype as _dt
+from ..backends import get_backend
+from ..tensor import Tensor
+
+__all__ = [
+    "asin", "acos", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "arcsin",
+    "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "erfinv", "log2",
+    "log10", "expm1", "exp2", "lgamma", "digamma", "sinc", "deg2rad", "rad2deg", "frac",
+    "logit", "sgn", "signbit", "fix", "absolute", "positive", "atan2", "arctan2", "xlogy",
+    "hypot", "logaddexp", "logaddexp2", "copysign", "float_power", "nan_to_num", "isposinf",
+    "isneginf", "isreal", "isclose", "allclose", "equal", "fmax", "fmin", "heaviside",
+    "gcd", "lcm", "ldexp", "nextafter", "i0", "angle", "polygamma", "mvlgamma",
+]
+
+_HALF = (_dt.float16, _dt.bfloat16)
+
+
+def _check(name, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+
+
+def _float_out(dt):
+    """torch's result dtype of a floating op: integer and bool inputs give the default."""
+    return dt if dt.category >= _dt.FLOAT else _dt.get_default_dtype()
+
+
+def _wrap(bk, r, x, out_dt):
+    if not hasattr(r, "ndim") or isinstance(r, np.generic):
+        r = bk.xp.asarray(r)
+    if r.dtype != out_dt.np:
+        r = bk.astype(r, out_dt.np)
+    r, st = bk.adopt(r)
+    return Tensor._make(r, x.device, out_dt, st)
+
+
+def _on_host(bk, fn, arr):
+    """fn over a numpy copy of `arr` (the device array module lacks the routine)."""
+    if bk.xp is np:
+        return fn(arr)
+    return bk.from_host(np.ascontiguousarray(fn(bk.to_host(arr))))[0]
+
+
+def _unary(name, fn, host=False, complex_ok=True):
+    """A floating unary op: `fn(xp, array)` in float32 for half types, float64 stays."""
+
+    def op(input):
+        _check(name, input)
+        dt = input.dtype
+        if dt.category == _dt.COMPLEX and not complex_ok:
+            raise NotImplementedError(f'"{name}" not implemented for complex tensors')
+        out_dt = _float_out(dt)
+        compute = _dt.float32 if out_dt in _HALF else out_dt
+        bk = get_backend(input.device)
+        arr = input._data
+        if arr.dtype != compute.np:
+            arr = bk.astype(arr, compute.np)
+        with np.errstate(all="ignore"):
+            r = _on_host(bk, lambda a: fn(np, a), arr) if host else fn(bk.xp, arr)
+        return _wrap(bk, r, input, out_dt)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"torch.{name}: elementwise."
+    return op
+
+
+def _vectorized(scalar_fn):
+    ufunc = np.frompyfunc(scalar_fn, 1, 1)
+    return lambda xp, a: ufunc(a).astype(a.dtype)
+
+
+def _safe_lgamma(v):
+    try:
+        return math.lgamma(v)
+    except ValueError:  # poles at 0, -1, -2, ...: torch gives inf
+        return math.inf
+
+
+def _erfinv(xp, a):
+    """Giles' single-precision approximation, then two Newton steps on erf (float64)."""
+    x = a.astype(np.float64)
+    w = -np.log((1.0 - x) * (1.0 + x))
+    small = w < 5.0
+    ws, wl = w - 2.5, np.sqrt(np.where(small, 5.0, w)) - 3.0
+    p_small = np.polyval([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                          0.00021858087, -0.00125372503, -0.00417768164, 0.246640727,
+                          1.50140941], ws)
+    p_large = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                          0.00573950773, -0.0076224613, 0.00943887047, 1.00167406,
+                          2.83297682], wl)
+    y = np.where(small, p_small, p_large) * x
+    erf = np.frompyfunc(math.erf, 1, 1)
+    for _ in range(2):
+        finite = np.isfinite(y)
+        yf = np.where(finite, y, 0.0)
+        err = erf(yf).astype(np.float64) - x
+        y = np.where(finite, yf - err / (2 / math.sqrt(math.pi) * np.exp(-yf * yf)), y)
+    y = np.where(x == 1, np.inf, np.where(x == -1, -np.inf, y))
+    return np.where(np.abs(x) > 1, np.nan, y).astype(a.dtype)
+
+
+def _digamma(xp, a):
+    """Reflection below 0.5, recurrence up to 6, then the asymptotic series."""
+    x = a.astype(np.float64)
+    reflect = x < 0.5
+    y = np.where(reflect, 1.0 - x, x)
+    acc = np.zeros_like(y)
+    for _ in range(6):
+        low = y < 6.0
+        acc -= np.where(low, 1.0 / np.where(low, y, 1.0), 0.0)
+        y = np.where(low, y + 1.0, y)
+    inv2 = 1.0 / (y * y)
+    series = np.log(y) - 0.5 / y - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (
+        1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+    r = acc + series
+    r = np.where(reflect, r - math.pi / np.tan(math.pi * x), r)
+    pole = (x <= 0) & (x == np.floor(x))
+    r = np.where(pole, np.where(x == 0, -np.inf, np.nan), r)
+    return r.astype(a.dtype)
+
+
+asin = arcsin = _unary("asin", lambda xp, a: xp.arcsin(a))
+acos = arccos = _unary("acos", lambda xp, a: xp.arccos(a))
+atan = arctan = _unary("atan", lambda xp, a: xp.arctan(a))
+sinh = _unary("sinh", lambda xp, a: xp.sinh(a))
+cosh = _unary("cosh", lambda xp, a: xp.cosh(a))
+tan = _unary("tan", lambda xp, a: xp.tan(a))
+asinh = arcsinh = _unary("asinh", lambda xp, a: xp.arcsinh(a))
+acosh = arccosh = _unary("acosh", lambda xp, a: xp.arccosh(a))
+atanh = arctanh = _unary("atanh", lambda xp, a: xp.arctanh(a))
+log2 = _unary("log2", lambda xp, a: xp.log2(a))
+log10 = _unary("log10", lambda xp, a: xp.log10(a))
+expm1 = _unary("expm1", lambda xp, a: xp.expm1(a))
+exp2 = _unary("exp2", lambda xp, a: xp.exp2(a))
+sinc = _unary("sinc", lambda xp, a: xp.sinc(a))
+deg2rad = _unary("deg2rad", lambda xp, a: a * (math.pi / 180), complex_ok=False)
+rad2deg = _unary("rad2deg", lambda xp, a: a * (180 / math.pi), complex_ok=False)
+i0 = _unary("i0", lambda xp, a: xp.i0(a), host=True, complex_ok=False)
+erf = _unary("erf", _vectorized(math.erf), host=True, complex_ok=False)
+erfc = _unary("erfc", _vectorized(math.erfc), host=True, complex_ok=False)
+erfinv = _unary("erfinv", _erfinv, host=True, complex_ok=False)
+lgamma = _unary("lgamma", _vectorized(_safe_lgamma), host=True, complex_ok=False)
+digamma = _unary("digamma", _digamma, host=True, complex_ok=False)
+
+
+def frac(input):
+    """input - trunc(input), keeping the dtype (torch refuses integer inputs)."""
+    if input.dtype.category < _dt.FLOAT:
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for "
+                                  f"'{_dt.SCALAR_TYPE_NAMES[input.dtype.name]}'")
+    return input - input.trunc()
+
+
+def logit(input, eps=None):
+    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)
+    return (x / (1 - x)).log()
+
+
+def fix(input):
+    return input.trunc()
+
+
+def absolute(input):
+    return input.abs()
+
+
+def positive(input):
+    if input.dtype is _dt.bool:
+        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def sgn(input):
+    """sign for real tensors; z / |z| (0 at 0) for complex ones."""
+    if input.dtype.category != _dt.COMPLEX:
+        return input.sign()
+    mag = input.abs()
+    from .elementwise import where
+
+    return where(mag == 0, 0, input / where(mag == 0, 1, mag).to(input.dtype))
+
+
+def _bool_result(x, arr):
+    bk = get_backend(x.device)
+    arr, st = bk.adopt(arr)
+    return Tensor._make(arr, x.device, _dt.bool, st)
+
+
+def _host_safe(t):
+    """t's array in a dtype numpy's ufuncs take (bfloat16 widened to float32)."""
+    arr = t._data
+    if t.dtype is _dt.bfloat16:
+        arr = get_backend(t.device).astype(arr, np.float32)
+    return arr
+
+
+def signbit(input):
+    _check("signbit", input)
+    return _bool_result(input, get_backend(input.device).xp.signbit(_host_safe(input)))
+
+
+def isposinf(input):
+    _check("isposinf", input)
+    return _bool_result(input, get_backend(input.device).xp.isposinf(_host_safe(input)))
+
+
+def isneginf(input):
+    _check("isneginf", input)
+    return _bool_result(input, get_backend(input.device).xp.isneginf(_host_safe(input)))
+
+
+def isreal(input):
+    if input.dtype.category != _dt.COMPLEX:
+        return _bool_result(input, get_backend(input.device).xp.ones(input.shape, bool))
+    return input.imag == 0
+
+
+# -- binary ---------------------------------------------------------------------------------
+def _as_tensor(x, like):
+    if isinstance(x, Tensor):
+        return x
+    from ..creation import tensor
+
+    return tensor(x, device=like.device)
+
+
+def _binary_float(name, fn):
+    """A floating binary op over two tensors (or a tensor and a number), broadcast."""
+
+    def op(input, other):
+        a = input if isinstance(input, Tensor) else _as_tensor(input, other)
+        b = _as_tensor(other, a)
+        out_dt = _float_out(_dt.result_type(input, other))
+        compute = _dt.float32 if out_dt in _HALF else out_dt
+        bk = get_backend(a.device)
+        if b.device is not a.device:
+            from ._dispatch import mismatch
+
+            raise mismatch(a, b)
+        x, y = bk.astype(a._data, compute.np), bk.astype(b._data, compute.np)
+        with np.errstate(all="ignore"):
+            r = fn(bk.xp, x, y)
+        return _wrap(bk, r, a, out_dt)
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+atan2 = arctan2 = _binary_float("atan2", lambda xp, a, b: xp.arctan2(a, b))
+_nextafter = _binary_float("nextafter", lambda xp, a, b: xp.nextafter(a, b))
+
+
+def nextafter(input, other):
+    return _nextafter(input, other).to(_dt.result_type(input, other))
+
+
+def xlogy(input, other):
+    """x * log(y), 0 where x == 0 (unless y is nan)."""
+    from .elementwise import where
+
+    x = _as_tensor(input, other) if not isinstance(input, Tensor) else input
+    y = _as_tensor(other, x)
+    if x.dtype.category < _dt.FLOAT and y.dtype.category < _dt.FLOAT:
+        x = x.to(_dt.get_default_dtype())
+    prod = x * y.log()
+    return where((x == 0) & ~y.isnan(), 0.0, prod)
+
+
+def hypot(input, other):
+    return (input * input + other * other).sqrt()
+
+
+def logaddexp(input, other):
+    from .elementwise import maximum
+
+    m = maximum(input, other)
+    finite = m.isfinite()
+    from .elementwise import where
+
+    safe = where(finite, m, 0.0)
+    return where(finite, safe + ((input - safe).exp() + (other - safe).exp()).log(), m)
+
+
+def logaddexp2(input, other):
+    return logaddexp(input * math.log(2), other * math.log(2)) / math.log(2)
+
+
+def copysign(input, other):
+    from .elementwise import where
+
+    b = _as_tensor(other, input)
+    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
+    return where(signbit(b), -x.abs(), x.abs())
+
+
+def float_power(input, exponent):
+    """pow in double precision (complex128 for complex operands), as torch computes it."""
+    wide = _dt.complex128 if _dt.result_type(input, exponent).category == _dt.COMPLEX \
+        else _dt.float64
+    a = input.to(wide) if isinstance(input, Tensor) else input
+    b = exponent.to(wide) if isinstance(exponent, Tensor) else exponent
+    return a ** b if isinstance(a, Tensor) else _as_tensor(a, b).to(wide) ** b
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    if input.dtype.category < _dt.FLOAT:
+        return input.clone()
+    from .elementwise import where
+
+    info = np.finfo(np.float32 if input.dtype is _dt.bfloat16 else input.dtype.np)
+    if input.dtype is _dt.bfloat16:
+        info = _BF16_INFO
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    r = where(input.isnan(), nan, input)
+    r = where(isposinf(input), hi, r)
+    return where(isneginf(input), lo, r).to(input.dtype)
+
+
+class _BF16_INFO:  # noqa: N801  (np.finfo has no bfloat16)
+    max = 3.3895313892515355e38
+    min = -3.3895313892515355e38
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise; infinities are close only to
+    themselves, nan to nothing (to nan with equal_nan)."""
+    from .elementwise import where
+
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    if input.dtype.category < _dt.FLOAT:
+        return input == other
+    finite = input.isfinite() & other.isfinite()
+    a, b = where(finite, input, 0), where(finite, other, 0)  # no inf - inf (a warning)
+    close = (((a - b).abs() <= atol + rtol * b.abs()) & finite) | (input == other)
+    if equal_nan:
+        close = close | (input.isnan() & other.isnan())
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other) -> bool:
+    """True when both have the same shape and elements (torch.equal)."""
+    if input.shape != other.shape:
+        return False
+    return bool((input == other).all())
+
+
+def fmax(input, other):
+    """maximum that ignores nan (the other value wins)."""
+    from .elementwise import maximum, where
+
+    return where(input.isnan(), other, where(other.isnan(), input, maximum(input, other)))
+
+
+def fmin(input, other):
+    from .elementwise import minimum, where
+
+    return where(input.isnan(), other, where(other.isnan(), input, minimum(input, other)))
+
+
+def heaviside(input, values):
+    from .elementwise import where
+
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes; convert one with .to(dtype)")
+    zero = values.to(input.dtype)
+    r = where(input == 0, zero, (input > 0).to(input.dtype))
+    return r.to(input.dtype)
+
+
+def _int_binary(name, fn):
+    def op(input, other):
+        b = _as_tensor(other, input)
+        dt = _dt.result_type(input, other)
+        if dt.category >= _dt.FLOAT:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{_dt.SCALAR_TYPE_NAMES[dt.name]}'")
+        bk = get_backend(input.device)
+        return _wrap(bk, fn(bk.xp, input._data, b._data), input, dt)
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+gcd = _int_binary("gcd", lambda xp, a, b: xp.gcd(a, b))
+lcm = _int_binary("lcm", lambda xp, a, b: xp.lcm(a, b))
+
+
+def ldexp(input, other):
+    """input * 2 ** other."""
+    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
+    return x * (2.0 ** _as_tensor(other, x).to(x.dtype))
+
+
+def angle(input):
+    """The argument of each element: atan2(imag, real); pi for negative reals, 0 else."""
+    if input.dtype.category == _dt.COMPLEX:
+        return atan2(input.imag, input.real)
+    from .elementwise import where
+
+    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
+    return where(x < 0, math.pi, where(x.isnan(), x, 0.0)).to(x.dtype)
+
+
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66)  # B_2 .. B_10
+
+
+def _polygamma_np(n, a):
+    """psi^(n)(x), n >= 1: recurrence up to x >= 10, then the asymptotic series."""
+    x = a.astype(np.float64)
+    sign = -1.0 if n % 2 == 0 else 1.0  # (-1)^(n+1)
+    fact = math.factorial(n)
+    acc = np.zeros_like(x)
+    y = x.copy()
+    for _ in range(10):
+        low = y < 10
+        acc += np.where(low, sign * fact / np.where(low, y, 1.0) ** (n + 1), 0.0)
+        y = np.where(low, y + 1, y)
+    series = math.factorial(n - 1) / y ** n + fact / (2 * y ** (n + 1))
+    for k, b in enumerate(_BERNOULLI, 1):
+        series = series + b * math.factorial(2 * k + n - 1) / (math.factorial(2 * k) *
+                                                             y ** (2 * k + n))
+    r = acc + sign * series
+    pole = (x <= 0) & (x == np.floor(x))
+    return np.where(pole, np.inf if n % 2 else np.nan, r).astype(a.dtype)
+
+
+def polygamma(n, input):
+    """The n-th derivative of digamma (n = 0: digamma itself)."""
+    if not isinstance(n, int) or n < 0:
+        raise RuntimeError(f"polygamma(n, x) does not support negative n, got n={n}")
+    if n == 0:
+        return digamma(input)
+    return _polygamma_n(n)(input)
+
+
+_POLYGAMMA = {}
+
+
+def _polygamma_n(n):
+    """The op of order n, made once (no autograd formula: digamma's backward uses order 1;
+    higher orders are not differentiated here)."""
+    op = _POLYGAMMA.get(n)
+    if op is None:
+        op = _POLYGAMMA[n] = _unary(f"polygamma_{n}", lambda xp, a: _polygamma_np(n, a),
+                                    host=True, complex_ok=False)
+    return op
+
+
+def mvlgamma(input, p):
+    """log of the multivariate gamma function of dimension p."""
+    if p < 1:
+        raise RuntimeError(f"p has to be greater than or equal to 1, got {p}")
+    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
+    if bool((x <= (p - 1) / 2).any()):
+        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    total = x.lgamma()  # methods: the differentiable forms once autograd is on
+    for i in range(1, p):
+        total = total + (x - i / 2).lgamma()
+    return total + p * (p - 1) / 4 * math.log(math.pi)
