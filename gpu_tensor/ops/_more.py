@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import layouts
 from ..sparse import ops as sparse_ops
 from ..sparse import sparse_coo_tensor
-from . import index_more, linalg_more, meta, random, reduce_more, sort, special
+from . import index_more, linalg_more, meta, random, reduce_more, softmax, sort, special
 from ._inplace import inplace
 
 # gt.<name>: the public functions of these modules
@@ -45,8 +45,8 @@ _METHODS = {
     "swapaxes_": meta.swapaxes_, "as_strided_": meta.as_strided_, "resolve_conj": meta._self,
     "resolve_neg": meta._self,
     "is_inference": meta._false, "is_neg": meta._false, "is_conj": meta._false,
-    "is_shared": meta._false, "softmax": reduce_more.softmax,
-    "log_softmax": reduce_more.log_softmax,
+    "is_shared": meta._false, "softmax": softmax.softmax,
+    "log_softmax": softmax.log_softmax,
     "normal_": random.normal_, "uniform_": random.uniform_, "bernoulli_": random.bernoulli_,
     "random_": random.random_, "exponential_": random.exponential_,
     "geometric_": random.geometric_, "log_normal_": random.log_normal_,
@@ -149,7 +149,7 @@ def _public_names():
              "is_signed": meta.is_signed, "layout": layouts.layout,
              "strided": layouts.strided, "sparse_coo": layouts.sparse_coo,
              "sparse_csr": layouts.sparse_csr, "sparse_csc": layouts.sparse_csc,
-             "softmax": reduce_more.softmax, "log_softmax": reduce_more.log_softmax,
+             "softmax": softmax.softmax, "log_softmax": softmax.log_softmax,
              "numel": meta.numel, "sparse_coo_tensor": sparse_coo_tensor}
     fns.update(extra)
     from . import elementwise as ew

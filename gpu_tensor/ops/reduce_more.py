@@ -1,6 +1,6 @@
 """Reductions and statistics written on the existing ops (so they carry autograd):
-nansum/nanmean, aminmax, logcumsumexp, cov/corrcoef, renorm; plus softmax/log_softmax as
-Tensor methods (delegating to nn.functional) and the integer helpers (bit shifts, frexp).
+nansum/nanmean, aminmax, logcumsumexp, cov/corrcoef, renorm; plus the integer helpers
+(bit shifts, frexp).
 """
 
 from __future__ import annotations
@@ -150,29 +150,3 @@ def frexp(input):
     ea, st2 = bk.adopt(e.astype(np.int32))
     return FrexpResult(Tensor._make(ma, input.device, input.dtype, st),
                        Tensor._make(ea, input.device, _dt.int32, st2))
-
-
-def _functional(name):
-    """nn.functional's implementation when the package has it (it owns softmax)."""
-    try:
-        from ..nn import functional
-    except ImportError:
-        return None
-    return getattr(functional, name, None)
-
-
-def softmax(input, dim=None, dtype=None):
-    fn = _functional("softmax")
-    x = input if dtype is None else input.to(dtype)
-    if fn is not None:
-        return fn(x, dim)
-    e = (x - x.detach().amax(dim, keepdim=True)).exp()
-    return e / e.sum(dim, keepdim=True)
-
-
-def log_softmax(input, dim=None, dtype=None):
-    fn = _functional("log_softmax")
-    x = input if dtype is None else input.to(dtype)
-    if fn is not None:
-        return fn(x, dim)
-    return x - x.logsumexp(dim, keepdim=True)

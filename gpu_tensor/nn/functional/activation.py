@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 import gpu_tensor as gt
+from gpu_tensor.ops import softmax as _softmax
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "celu", "gelu", "silu", "sigmoid", "tanh",
            "softplus", "hardtanh", "softmax", "log_softmax"]
@@ -75,35 +76,11 @@ def softplus(input, beta=1.0, threshold=20.0):
     return gt.where(bx > threshold, input, soft)
 
 
-def _softmax_dim(ndim: int, dim, name: str):
-    if dim is None:
-        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
-                      "call to include dim=X as an argument.", UserWarning, stacklevel=3)
-        return 0 if ndim in (0, 1, 3) else 1
-    return dim
-
-
-def _shifted(input, dim, dtype):
-    """input - max(input, dim): softmax is shift-invariant, so the max is a constant for
-    autograd (detached) and exp never overflows."""
-    if dtype is not None:
-        input = input.to(dtype)
-    if input.ndim == 0:
-        return input - input.detach()
-    return input - input.detach().amax(dim, keepdim=True)
-
-
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """Numerically stable on any dim: exp(x - max) / sum(exp(x - max))."""
-    dim = _softmax_dim(input.ndim, dim, "softmax")
-    e = _shifted(input, dim, dtype).exp()
-    return e / (e if e.ndim == 0 else e.sum(dim, keepdim=True))
+    """Numerically stable on any dim (gt.softmax)."""
+    return _softmax.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """(x - max) - log(sum(exp(x - max))): no exp overflows and no log of an underflow."""
-    dim = _softmax_dim(input.ndim, dim, "log_softmax")
-    s = _shifted(input, dim, dtype)
-    if s.ndim == 0:
-        return s
-    return s - s.exp().sum(dim, keepdim=True).log()
+    """Numerically stable on any dim (gt.log_softmax)."""
+    return _softmax.log_softmax(input, dim, dtype)
