@@ -64,7 +64,7 @@ def device_arch(device=None) -> str:
 def _cache_key(source, options, exprs, arch) -> str:
     h = hashlib.sha256()
     for part in (source, sources.headers_digest("*.cuh"), repr(tuple(options)),
-                 repr(tuple(exprs)), arch, repr(nvrtc.nvrtc_version()),
+                 repr(tuple(exprs)), arch, repr(nvrtc.nvrtc_version()), nvrtc.backend_name(),
                  repr(nvrtc.DEFAULT_OPTIONS)):
         h.update(part.encode())
         h.update(b"\0")

@@ -50,7 +50,12 @@ class NvrtcResult:
 
 
 def _bindings():
-    """CuPy's NVRTC bindings; the module moved between CuPy releases."""
+    """CuPy's NVRTC bindings, through the one cupy door (so the simulated CuPy's stand-in is
+    used under GPU_TENSOR_FALLBACK=sim); the module moved between CuPy releases."""
+    from ..backends import _cupy
+
+    if _cupy._module is not None and hasattr(_cupy._module.cuda, "nvrtc"):
+        return _cupy._module.cuda.nvrtc
     for name in ("cupy_backends.cuda.libs.nvrtc", "cupy.cuda.nvrtc"):
         try:
             return importlib.import_module(name)
@@ -60,6 +65,12 @@ def _bindings():
         "NVRTC bindings not found: install CuPy and NVIDIA's NVRTC wheel "
         "(pip install 'gpu-tensor[cuda12]' nvidia-cuda-nvrtc-cu12)."
     )
+
+
+def backend_name() -> str:
+    """Which NVRTC compiles (part of every compiled-code cache key: the simulator's modules
+    must never be loaded on a GPU, nor a GPU's on the simulator)."""
+    return getattr(_bindings(), "__name__", "nvrtc")
 
 
 def nvrtc_version() -> tuple[int, int]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtype as _dt
-from .device import cuda_available, cuda_is_emulated, real_cuda_available
+from .. import dtype as _dt
+from ..device import cuda_available, cuda_is_emulated, real_cuda_available
 
 __all__ = ["devices", "requires_real_cuda", "TOLERANCES", "assert_close", "to_numpy"]
 
@@ -50,7 +50,7 @@ requires_real_cuda = _LazyMarker()
 
 def to_numpy(x) -> np.ndarray:
     """Host numpy array of a Tensor (any device), array or number."""
-    from .tensor import Tensor
+    from ..tensor import Tensor
 
     if isinstance(x, Tensor):
         return x._host()
@@ -63,7 +63,7 @@ def assert_close(actual, expected, *, rtol=None, atol=None, check_dtype=True,
                  equal_nan=True) -> None:
     """Values (and shape, and dtype when `expected` is a Tensor or ndarray) agree within
     the dtype's tolerance from TOLERANCES (exact for bool and integers)."""
-    from .tensor import Tensor
+    from ..tensor import Tensor
 
     a = to_numpy(actual)
     e = to_numpy(expected)
