@@ -15,9 +15,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# CPU tiers + emulated cuda always; real-cuda tests run when a GPU is present.
+# CPU tiers + emulated cuda always; real-cuda tests run when a GPU is present. Then the sim
+# tier: the real CUDA backend over the simulated CuPy, cuda as the default device (its own
+# process: the backend is chosen once per process).
 test: $(STAMP)
 	$(PY) -m pytest -q
+	GPU_TENSOR_FALLBACK=sim $(PY) -m pytest -q -m sim
 
 test-cuda: $(STAMP)
 	$(PY) -m pytest -q -m cuda

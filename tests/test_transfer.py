@@ -243,7 +243,9 @@ def _timed(fn) -> float:
 @pytest.mark.cuda
 @requires_real_cuda
 def test_real_copies_overlap_compute():
-    import cupy
+    from gpu_tensor.testing import cupy_module
+
+    cupy = cupy_module()
 
     x = cupy.ones(1 << 27, cupy.float32)  # 512 MiB: each multiply moves 1 GiB of HBM
     pinned_src = empty(512 << 20, dtype="uint8", pin_memory=True)

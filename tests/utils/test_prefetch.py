@@ -84,7 +84,10 @@ def test_bad_depth_and_cpu_target():
 def test_real_prefetch_overlaps_upload_with_compute():
     import time
 
-    import cupy
+    from gpu_tensor.testing import cupy_module
+
+
+    cupy = cupy_module()
 
     batches = [from_numpy(np.ones((64 << 20) // 4, np.float32)).pin_memory() for _ in range(6)]
     w = cupy.ones(1 << 26, cupy.float32)
