@@ -303,18 +303,12 @@ def new_like(r: np.ndarray) -> ndarray:
 
 def saturating_cast(h: np.ndarray, dt: np.dtype, order="K") -> np.ndarray:
     """numpy's astype, except float -> int saturates and NaN -> 0 (CUDA's cvt.rzi; cupy
-    docs, "Differences between CuPy and NumPy": Cast behavior from float to integer)."""
-    if h.dtype.kind in "fc" and dt.kind in "iu":
-        v = h.real if h.dtype.kind == "c" else h
-        info = np.iinfo(dt)
-        with np.errstate(all="ignore"):
-            hi, lo = v >= float(info.max), v <= float(info.min)
-            out = np.where(np.isnan(v) | hi | lo, 0, v).astype(dt, order=order)
-        out[hi] = info.max
-        out[lo] = info.min
-        return out
+    docs, "Differences between CuPy and NumPy": Cast behavior from float to integer). The
+    same rule is gpu_tensor's own, so its implementation is shared."""
+    from ...backends.cpu import saturating_astype
+
     with np.errstate(all="ignore"):
-        return h.astype(dt, order=order)
+        return saturating_astype(h, dt, order)
 
 
 def _sim_arrays(obj, found):
