@@ -30,7 +30,6 @@ import pytest  # noqa: E402
 from gpu_tensor import device as _device  # noqa: E402
 from gpu_tensor.testing import devices  # noqa: E402
 
-
 _SIM = _device.cuda_is_simulated()
 
 

@@ -18,7 +18,6 @@ from gpu_tensor.memory import registry
 from gpu_tensor.memory.allocator import CachingAllocator
 from gpu_tensor.memory.config import parse_alloc_conf
 from gpu_tensor.memory.raw import HostRawSource
-
 from gpu_tensor.testing import cupy_module
 
 from .fake_cupy import make

@@ -12,8 +12,15 @@ import numpy as np
 
 from . import kernels, memory, runtime, streams
 from .machine import machine
-from .ndarray import array_from_host, check_dtype, ndarray, new_like, run, saturating_cast
-from .ndarray import view_or_run
+from .ndarray import (
+    array_from_host,
+    check_dtype,
+    ndarray,
+    new_like,
+    run,
+    saturating_cast,
+    view_or_run,
+)
 from .signatures import bind, real_object
 from .ufunc import ufunc
 
@@ -53,7 +60,7 @@ def _generic(name: str, np_fn, path: str | None = None):
     return fn
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _lookup(path: str):
     """Simulated cupy attribute at `path` (top-level name, or 'linalg.norm')."""
     if path in _NOT_MODELLED:

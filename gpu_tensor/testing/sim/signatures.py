@@ -126,7 +126,7 @@ def parse_cython(line: str) -> inspect.Signature:
     return inspect.Signature(params)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def signature_of(path: str) -> inspect.Signature | None:
     """The real cupy signature of `path` (None when cupy has no such object: the caller then
     raises AttributeError, as cupy would)."""
