@@ -294,6 +294,9 @@ def _peer_copy(dst, src, non_blocking: bool) -> None:
     _streams._backend().memcpy_peer_async(
         get_backend(dst.device).ptr(dst._data), dst.device.index,
         get_backend(src.device).ptr(src_arr), src.device.index, src_arr.nbytes, stream._handle)
+    # Both ways, as torch does: the source stream must not reuse src_arr (a temporary when
+    # the source was not contiguous) or the source's memory before the copy has read it.
+    src_stream.wait_stream(stream)
     if not non_blocking:
         stream.synchronize()
 
