@@ -78,6 +78,8 @@ class CupyStreams:
         self._range: tuple[int, int] | None = None
         self._local = threading.local()  # per thread: devices to restore at stream exit
         self._null: dict = {}
+        self._pool: dict = {}
+        self._turn: dict = {}
         self._lock = threading.Lock()
 
     def _device_of(self, handle):
@@ -86,10 +88,24 @@ class CupyStreams:
         dev = getattr(handle, "device_id", -1)
         return self._cp.cuda.Device(dev if dev is not None and dev >= 0 else None)
 
+    POOL_SIZE = 32  # streams per (device, priority), handed out round-robin (torch's pool)
+
     def new_stream(self, device: int, priority: int):
-        with self._cp.cuda.Device(device):
-            # non_blocking: our side streams must not serialise against the legacy null stream
-            return self._cp.cuda.Stream(non_blocking=True, priority=priority)
+        """A stream from a pool that is never destroyed, as torch.cuda.Stream() does: the
+        caching allocator remembers the streams that used a block (record_stream) by handle,
+        so a handle must outlive every block it touched (a destroyed one would be
+        recorded on later, and could be reused by a new stream while old work runs)."""
+        key = (device, priority)
+        with self._lock:
+            pool = self._pool.setdefault(key, [])
+            turn = self._turn.get(key, 0)
+            self._turn[key] = turn + 1
+            if len(pool) < self.POOL_SIZE:
+                with self._cp.cuda.Device(device):
+                    # non_blocking: side streams must not serialise against the legacy stream
+                    pool.append(self._cp.cuda.Stream(non_blocking=True, priority=priority))
+                return pool[-1]
+            return pool[turn % self.POOL_SIZE]
 
     def null_stream(self, device: int):
         with self._lock:
