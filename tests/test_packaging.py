@@ -36,8 +36,9 @@ def test_cuda_extras_bring_nvrtc_and_headers_and_one_cupy():
     """pip install 'gpu-tensor[cuda12]' (or [cuda13]) works on a GPU machine without a CUDA
     toolkit: NVRTC and the CUDA headers come with it; the test extra adds no cupy of its own
     (make install picks the extra matching an installed cupy)."""
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())[
         "project"]["optional-dependencies"]

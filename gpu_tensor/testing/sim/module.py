@@ -30,7 +30,7 @@ _VIEW_FUNCTIONS = {"reshape", "transpose", "swapaxes", "squeeze", "expand_dims",
                    "broadcast_to", "moveaxis", "ravel", "diagonal", "real", "imag",
                    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays", "flip",
                    "fliplr", "flipud"}
-_NOT_MODELLED = {"from_dlpack", "fromDlpack"}  # no DLPack exchange without a device
+_NOT_MODELLED = {"fromDlpack"}
 _DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64", "complex64", "complex128", "dtype", "intp",
            "newaxis", "nan", "inf", "pi", "e", "integer", "floating", "complexfloating",
@@ -119,10 +119,39 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
     return array_from_host(h)
 
 
+def _from_cai(obj) -> ndarray:
+    """A zero-copy view of another library's device array (__cuda_array_interface__)."""
+    cai = obj.__cuda_array_interface__
+    dt = check_dtype(cai["typestr"])
+    shape = tuple(cai["shape"])
+    strides = cai.get("strides") or None
+    ptr = int(cai["data"][0])
+    view = ndarray(shape, dt, memptr=memory.MemoryPointer(memory.UnownedMemory(ptr, 0, obj), 0),
+                   strides=strides)
+    lo, hi = view.extent()
+    hit = machine().space.find(ptr) if ptr else None
+    mem = memory.UnownedMemory(lo, hi - lo, obj, hit[2] if hit else -1)
+    return ndarray(shape, dt, memptr=memory.MemoryPointer(mem, ptr - lo), strides=view.strides)
+
+
+def from_dlpack(x, *, device=None, copy=None):
+    """cupy.from_dlpack: zero copy. The capsule itself is not modelled: the producer's
+    __cuda_array_interface__ describes the same memory."""
+    bind("from_dlpack", (x,), {"device": device, "copy": copy})
+    if isinstance(x, ndarray):
+        return x
+    if not hasattr(x, "__dlpack__") or not hasattr(x, "__cuda_array_interface__"):
+        raise TypeError(f"from_dlpack: {type(x).__name__} exports no device memory")
+    return _from_cai(x)
+
+
 def asarray(a, dtype=None, order=None, *, blocking=False):
     bind("asarray", (a, dtype, order), {"blocking": blocking})
     if isinstance(a, ndarray) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
+    if not isinstance(a, ndarray) and hasattr(a, "__cuda_array_interface__"):
+        view = _from_cai(a)
+        return view if dtype is None or np.dtype(dtype) == view.dtype else view.astype(dtype)
     return array(a, dtype=dtype, copy=True, order="K" if order is None else order)
 
 
@@ -216,6 +245,7 @@ for _n in _DTYPES:
     if hasattr(np, _n):
         setattr(cupy, _n, getattr(np, _n))
 cupy.asnumpy, cupy.array, cupy.asarray = asnumpy, array, asarray
+cupy.from_dlpack = from_dlpack
 cupy.ascontiguousarray, cupy.empty, cupy.empty_like, cupy.copyto = (
     ascontiguousarray, empty, empty_like, copyto)
 cupy.get_default_memory_pool = lambda: _pool

@@ -154,6 +154,13 @@ class ndarray:  # noqa: N801 - cupy's name
                 "data": (self.data.ptr, False), "version": 3, "stream": ptr or 1,
                 "strides": None if self.flags.c_contiguous else self.strides}
 
+    def __dlpack_device__(self):
+        return 2, self.data.device_id  # kDLCUDA
+
+    def __dlpack__(self, stream=None, **kwargs):
+        raise NotImplementedError("the cupy simulator exchanges memory through "
+                                  "__cuda_array_interface__, not DLPack capsules")
+
     # -- host transfers ---------------------------------------------------------------------
 
     def get(self, stream=None, order="C", out=None, blocking=True):
