@@ -34,7 +34,7 @@ from __future__ import annotations
 from .machine import COUNTERS, machine, reset
 from .scheduler import SimRaceError, SimRaceWarning
 
-__all__ = ["module", "counters", "reset_counters", "reset", "machine", "set_race_mode",
+__all__ = ["module", "set_null_device", "counters", "reset_counters", "reset", "machine", "set_race_mode",
            "races", "SimRaceError", "SimRaceWarning", "COUNTERS", "check_nvrtc",
            "synchronize"]
 
@@ -57,6 +57,12 @@ def reset_counters() -> None:
     c = machine().counters
     for k in c:
         c[k] = 0
+
+
+def set_null_device(on: bool) -> None:
+    """Launches and async copies are counted but not run (to time gpu_tensor's own host-side
+    cost per op, as tinygrad's null device does); results are then garbage."""
+    machine().null = bool(on)
 
 
 def set_race_mode(mode: str) -> None:

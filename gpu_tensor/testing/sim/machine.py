@@ -16,8 +16,8 @@ from .scheduler import Scheduler
 
 __all__ = ["Machine", "machine", "reset", "COUNTERS"]
 
-COUNTERS = ("kernel_launches", "driver_calls", "device_syncs", "bytes_copied", "mallocs",
-            "frees", "memcpy_calls", "host_waits", "races")
+COUNTERS = ("kernel_launches", "cupy_routines", "driver_calls", "device_syncs",
+            "bytes_copied", "mallocs", "frees", "memcpy_calls", "host_waits")
 DEFAULT_CAPACITY = 4 << 30  # per simulated device
 SM_COUNT = 4  # reported multiProcessorCount: grids stay small under host emulation
 
@@ -40,6 +40,8 @@ class Machine:
         self.allocator = None  # set_allocator's function; None: cupy's default pool
         self.pinned_allocator = None
         self.modules: dict = {}  # emulation libraries by source digest
+        # null device (host-cost measurements): launches and copies are counted, not run
+        self.null = False
 
     def handle(self) -> int:
         return next(self._handles)

@@ -382,6 +382,7 @@ def run(label, fn, args, kwargs, writes=()):
     from .streams import get_current_stream
 
     m = machine()
+    m.count("cupy_routines")
     arrays = _sim_arrays((args, kwargs), [])
     accesses = []
     for a in arrays:

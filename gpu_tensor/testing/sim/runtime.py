@@ -147,6 +147,8 @@ def _copy_task(dst, src, size, kind, queue, what):
     pageable = any(w == "host" and h is None for w, h in ((dwhere, dhit), (swhere, shit)))
     m.count("memcpy_calls")
     m.count("bytes_copied", size)
+    if m.null:
+        return m.sched.enqueue(queue, None, what)
     task = m.sched.enqueue(queue, lambda: ctypes.memmove(dst, src, size) if size else None,
                            f"{what} of {size} bytes", accesses)
     if pageable:  # CUDA stages pageable host memory: the call returns once it is done
