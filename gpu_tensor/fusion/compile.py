@@ -53,7 +53,8 @@ def _cache_dir() -> Path:
 def compile_cached(source: str, arch: str = "compute_90", options=()) -> tuple[str, Path]:
     """(key, path of the compiled file) for `source`: PTX for 'compute_XX', CUBIN for
     'sm_XX'; NVRTC runs only on a disk-cache miss. Needs no GPU. No -ftz / fast-math unless
-    `options` ask (numpy semantics by default)."""
+    `options` ask; NVRTC's default FMA contraction applies, so results match numpy within
+    the tolerance table, not bit for bit (see kernel/nvrtc.py DEFAULT_OPTIONS)."""
     key = cache_key(source, arch, options)
     path = _cache_dir() / f"{key}.{'cubin' if arch.startswith('sm_') else 'ptx'}"
     if path.is_file():
