@@ -43,7 +43,7 @@ def module():
     """The simulated cupy module (what `gpu_tensor.backends._cupy.cupy()` returns under
     GPU_TENSOR_FALLBACK=sim)."""
     from . import methods  # noqa: F401 - attaches ndarray's operators and methods
-    from .module import cupy
+    from .namespace import cupy
 
     return cupy
 

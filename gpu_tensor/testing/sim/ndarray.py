@@ -278,18 +278,18 @@ class ndarray:  # noqa: N801 - cupy's name
         setitem(self, key, value)
 
     def __array_ufunc__(self, uf, method, *inputs, **kwargs):
-        from . import module
+        from . import namespace
 
-        sim = getattr(module.cupy, uf.__name__, None)
+        sim = getattr(namespace.cupy, uf.__name__, None)
         if sim is None:
             return NotImplemented
         return sim(*inputs, **kwargs) if method == "__call__" else getattr(sim, method)(
             *inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from . import module
+        from . import namespace
 
-        return module.array_function(func, args, kwargs)
+        return namespace.array_function(func, args, kwargs)
 
     def __getattr__(self, name):
         from .methods import method

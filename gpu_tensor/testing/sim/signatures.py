@@ -57,7 +57,7 @@ CYTHON = {
     "ndarray.set": "_ndarray_base.set(self, arr, stream=None)",
     "ndarray.astype": "_ndarray_base.astype(self, dtype, order='K', casting=None, subok=None, "
                       "copy=True) -> _ndarray_base",
-    "ndarray.copy": "_ndarray_base.copy(self, order='C')",
+    "ndarray.copy": "_ndarray_base.copy(self, order='C') -> _ndarray_base",
     "ndarray.reshape": "_ndarray_base.reshape(self, *shape, order='C', copy=None)",
     "ndarray.item": "_ndarray_base.item(self)",
     "ndarray.fill": "_ndarray_base.fill(self, value)",
