@@ -14,14 +14,11 @@ elementwise op and per contiguous copy; host-side cost at most ~3 us per cuda op
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import statistics
+import subprocess
 import sys
 import time
-
-os.environ["GPU_TENSOR_FALLBACK"] = "sim"  # before gpu_tensor is imported
 
 
 def _ops(gt):
@@ -111,18 +108,21 @@ def table(rows) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--json")
-    p.add_argument("--out")  # run_all's results folder
-    args, _ = p.parse_known_args(argv)
-    rows = measure(args.quick)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if os.environ.get("GPU_TENSOR_FALLBACK") != "sim":
+        # The simulator is chosen once per process, before gpu_tensor decides its devices:
+        # measure in a child process that has it from the start.
+        env = dict(os.environ, GPU_TENSOR_FALLBACK="sim")
+        return subprocess.call([sys.executable, "-m", "profiling.bench_costs", *argv], env=env)
+    from profiling.harness import Suite
+
+    suite = Suite("costs", argv, description=__doc__.splitlines()[0])
+    rows = measure(suite.quick)
+    for r in rows:
+        suite.record(r["op"], "gpu_tensor on simulated cuda", seconds=r["host_us"] * 1e-6,
+                     **{k: v for k, v in r.items() if k not in ("op", "host_us")})
     print(table(rows))
-    path = args.json or (os.path.join(args.out, "costs.json") if args.out else None)
-    if path:
-        with open(path, "w") as f:
-            json.dump({"machine": "simulated CuPy (counts), host timing on this CPU",
-                       "rows": rows}, f, indent=1)
+    suite.finish()
     return 0
 
 
