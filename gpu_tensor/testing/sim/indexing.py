@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ndarray import _sim_arrays, ndarray, run, saturating_cast, view_or_run
+from .ndarray import ndarray, saturating_cast
+from .tasks import run, sim_arrays, view_or_run
 
 __all__ = ["getitem", "setitem", "wrap_indices"]
 
@@ -66,13 +67,13 @@ def getitem(a: ndarray, key):
         if Ellipsis not in k:
             k = k + (Ellipsis,)  # a 0-d view, not a numpy scalar, for a full integer index
         return view_or_run("getitem", lambda h: h[k], (a,), {})
-    index_arrays = tuple(_sim_arrays(key, []))
+    index_arrays = tuple(sim_arrays(key, []))
     return run("gather (advanced indexing)",
                lambda h, *_: h[wrap_indices(key, a.shape)], (a, *index_arrays), {})
 
 
 def setitem(a: ndarray, key, value) -> None:
-    index_arrays = tuple(_sim_arrays(key, []))
+    index_arrays = tuple(sim_arrays(key, []))
     if isinstance(value, np.ndarray) and value.ndim:
         raise TypeError("Unsupported type <class 'numpy.ndarray'>")  # cupy takes no host arrays
 

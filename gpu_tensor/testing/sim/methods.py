@@ -8,8 +8,9 @@ import functools
 
 import numpy as np
 
-from .ndarray import ndarray, run, view_or_run
+from .ndarray import ndarray
 from .signatures import bind, signature_of
+from .tasks import run, view_or_run
 
 __all__ = ["method"]
 

@@ -12,16 +12,9 @@ import numpy as np
 
 from . import kernels, memory, runtime, streams
 from .machine import machine
-from .ndarray import (
-    array_from_host,
-    check_dtype,
-    ndarray,
-    new_like,
-    run,
-    saturating_cast,
-    view_or_run,
-)
+from .ndarray import check_dtype, ndarray, new_like, saturating_cast
 from .signatures import bind, real_object
+from .tasks import array_from_host, run, view_or_run
 from .ufunc import ufunc
 
 __all__ = ["cupy", "array_function"]

@@ -24,7 +24,7 @@ from .machine import machine
 from .memory import MemoryPointer, host_bytes
 from .signatures import bind
 
-__all__ = ["ndarray", "run", "saturating_cast", "check_dtype", "new_like", "array_from_host"]
+__all__ = ["ndarray", "saturating_cast", "check_dtype", "new_like"]
 
 _SUPPORTED = set("?bhilqBHILQefdFD") | {"p", "P", "g"}
 
@@ -318,112 +318,4 @@ def saturating_cast(h: np.ndarray, dt: np.dtype, order="K") -> np.ndarray:
         return saturating_astype(h, dt, order)
 
 
-def _sim_arrays(obj, found):
-    if isinstance(obj, ndarray):
-        found.append(obj)
-    elif isinstance(obj, (list, tuple)):
-        for o in obj:
-            _sim_arrays(o, found)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            _sim_arrays(o, found)
-    return found
-
-
-def to_host(obj):
-    if isinstance(obj, ndarray):
-        return obj._host()
-    if isinstance(obj, tuple):
-        return tuple(to_host(o) for o in obj)
-    if isinstance(obj, list):
-        return [to_host(o) for o in obj]
-    if isinstance(obj, dict):
-        return {k: to_host(v) for k, v in obj.items()}
-    return obj
-
-
-def _view_of(r: np.ndarray, arrays):
-    """The sim view that numpy result `r` is (it points into an input's memory), or None."""
-    if r.size == 0:
-        return None
-    ptr = r.__array_interface__["data"][0]
-    for a in arrays:
-        mem = a.data.mem
-        if mem.ptr <= ptr < mem.ptr + max(mem.size, 1):
-            check_dtype(r.dtype)
-            return ndarray(r.shape, r.dtype, memptr=a.data + (ptr - a.data.ptr),
-                           strides=r.strides)
-    return None
-
-
-def wrap(r, arrays, task):
-    """A numpy result as cupy would return it (see the module docstring)."""
-    if isinstance(r, np.generic):
-        r = np.asarray(r)
-    if isinstance(r, np.ndarray):
-        view = _view_of(r, arrays)
-        if view is not None:
-            return view
-        check_dtype(r.dtype)
-        out = new_like(r)
-        if out.size:
-            lo, hi = out.extent()
-            machine().sched.access(task, lo, hi, True, out.buffer_name())
-            out._host()[...] = r
-        return out
-    if isinstance(r, (tuple, list)):
-        return type(r)(wrap(x, arrays, task) for x in r)
-    return r
-
-
-def run(label, fn, args, kwargs, writes=()):
-    """One cupy routine: a task on the current stream reading its array arguments (writing
-    `writes`), run after everything ordered before it; results become device arrays."""
-    from .streams import get_current_stream
-
-    m = machine()
-    m.count("cupy_routines")
-    arrays = _sim_arrays((args, kwargs), [])
-    accesses = []
-    for a in arrays:
-        lo, hi = a.extent()
-        accesses.append((lo, hi, any(a is w for w in writes), a.buffer_name()))
-    task = m.sched.enqueue(get_current_stream()._queue(), None, label, accesses)
-    m.sched.run_through(task)
-    with np.errstate(all="ignore"):
-        r = fn(*to_host(args), **to_host(kwargs))
-    return wrap(r, arrays, task)
-
-
-def view_or_run(label, fn, args, kwargs):
-    """A routine that is a view when numpy can make one (reshape, transpose, ...): no memory
-    touched, nothing launched; otherwise it copies, as one task (`run`)."""
-    arrays = _sim_arrays((args, kwargs), [])
-    r = fn(*to_host(args), **to_host(kwargs))
-    if isinstance(r, np.ndarray):
-        view = _view_of(r, arrays)
-        if view is not None:
-            return view
-    return run(label, fn, args, kwargs)
-
-
-def array_from_host(h: np.ndarray, label="host-to-device copy") -> ndarray:
-    """cupy.array(numpy_array): a new device array with h's values (a staged copy)."""
-    m = machine()
-    h = np.asarray(h)
-    check_dtype(h.dtype)
-    out = new_like(h)
-    m.count("bytes_copied", h.nbytes)
-    m.count("memcpy_calls")
-    src = h.copy()
-    from .streams import get_current_stream
-
-    lo, hi = out.extent()
-
-    def copy():
-        out._host()[...] = src
-
-    task = m.sched.enqueue(get_current_stream()._queue(), copy, label,
-                           [(lo, hi, True, out.buffer_name())] if out.size else [])
-    m.sched.run_through(task)
-    return out
+from .tasks import run  # noqa: E402 - tasks build on the class above

@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .indexing import wrap_indices
-from .ndarray import _sim_arrays, ndarray, run
+from .ndarray import ndarray
 from .signatures import bind
+from .tasks import run, sim_arrays
 
 __all__ = ["ufunc", "SCATTER_DTYPES"]
 
@@ -55,7 +56,7 @@ class ufunc:  # noqa: N801 - cupy's name
         if a.dtype not in SCATTER_DTYPES:
             raise TypeError(f"cupy.{self.name}.at ({_SCATTER[self.name]}) does not support "
                             f"dtype {a.dtype}")
-        extra = tuple(_sim_arrays(indices, []))
+        extra = tuple(sim_arrays(indices, []))
 
         def scatter(h, v, *_):
             self._np.at(h, wrap_indices(indices, a.shape)[0] if not isinstance(indices, tuple)
