@@ -172,7 +172,7 @@ class CudaBackend(Backend):
                 from ..fusion import eager
 
                 inputs = [a.item() if isinstance(a, np.generic) else a for a in args]
-                return self._tag(eager.run(key, inputs, out_np, **(params or {})), out_np)
+                return eager.run(key, inputs, out_np, alloc=self._result, **(params or {}))
             return fn(*args, **params) if params else fn(*args)
 
     def index_add_(self, array, index, values) -> None:
@@ -218,6 +218,10 @@ class CudaBackend(Backend):
             keep = xp.ones(pos.size, dtype=bool)
             keep[first] = False
             pos, vals = pos[keep], vals[keep]
+
+    def _result(self, shape, np_dtype):
+        """An elementwise result's memory: the backend allocates (and tags) it, not fusion."""
+        return self.empty(shape, np_dtype)[0]
 
     def synchronize(self) -> None:
         self._dev.synchronize()
