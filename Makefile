@@ -4,6 +4,11 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# cuda13 when cupy-cuda13x is already in the environment (a CUDA 13 image), else cuda12:
+# one cupy distribution, with NVRTC and headers of its own CUDA major version.
+CUDA_EXTRA ?= $(shell $(PYTHON) -c "import importlib.metadata as m, sys; \
+    sys.stdout.write('cuda13' if any((d.metadata['Name'] or '').lower() == 'cupy-cuda13x' \
+    for d in m.distributions()) else 'cuda12')" 2>/dev/null || echo cuda12)
 
 .PHONY: install test test-cuda demo bench lint summary clean
 
@@ -12,12 +17,15 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,$(CUDA_EXTRA)]'
 	touch $(STAMP)
 
-# CPU tiers + emulated cuda always; real-cuda tests run when a GPU is present.
+# CPU tiers + emulated cuda always; real-cuda tests run when a GPU is present. Then the sim
+# tier: the real CUDA backend over the simulated CuPy, cuda as the default device (its own
+# process: the backend is chosen once per process).
 test: $(STAMP)
 	$(PY) -m pytest -q
+	GPU_TENSOR_FALLBACK=sim $(PY) -m pytest -q -m sim
 
 test-cuda: $(STAMP)
 	$(PY) -m pytest -q -m cuda

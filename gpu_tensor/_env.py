@@ -17,8 +17,24 @@ def _flag(name: str, default: bool = False) -> bool:
 
 
 def fallback() -> bool:
-    """GPU_TENSOR_FALLBACK=1: with no GPU, `cuda` is an emulated device on host memory."""
+    """GPU_TENSOR_FALLBACK=1: with no GPU, `cuda` is an emulated device on host memory
+    (GPU_TENSOR_FALLBACK=sim: the real CUDA backend over the simulated CuPy)."""
     return _flag("GPU_TENSOR_FALLBACK")
+
+
+def simulated() -> bool:
+    """GPU_TENSOR_FALLBACK=sim: `cuda` is the real CUDA backend over gpu_tensor.testing.sim."""
+    return (os.environ.get("GPU_TENSOR_FALLBACK") or "").strip().lower() == "sim"
+
+
+def sim_devices() -> int:
+    """GPU_TENSOR_SIM_DEVICES: how many GPUs the simulator has (default 1)."""
+    return int(os.environ.get("GPU_TENSOR_SIM_DEVICES") or "1")
+
+
+def cupy_per_thread_default_stream() -> bool:
+    """CUPY_CUDA_PER_THREAD_DEFAULT_STREAM (cupy's own variable; the simulator models it)."""
+    return _flag("CUPY_CUDA_PER_THREAD_DEFAULT_STREAM")
 
 
 def default_device() -> str | None:

@@ -152,7 +152,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
     dt = _dt.get_default_dtype() if dtype is None else (
         dtype if type(dtype) is _DType else _dt.to_dtype(dtype))
     if device is None:
-        dev = get_default_device()
+        dev = _CPU if pin_memory else get_default_device()  # torch: pinning implies cpu
     elif device is _CPU or type(device) is str and device == "cpu":
         dev = _CPU  # the commonest explicit device: nothing to resolve or check
     else:

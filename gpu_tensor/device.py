@@ -22,6 +22,7 @@ __all__ = [
     "set_default_device",
     "real_cuda_available",
     "cuda_is_emulated",
+    "cuda_is_simulated",
     "cuda_available",
     "cuda_device_count",
 ]
@@ -124,9 +125,12 @@ def device(spec, index: int | None = None) -> Device:
 def _real_cuda_count() -> int:
     """Number of real CUDA devices (0 without driver or cupy). Imports cupy only when the
     NVIDIA driver library exists, so a GPU-less machine never pays for it."""
+    from .backends import _cupy
+
+    if _env.simulated():  # the real CUDA backend over gpu_tensor.testing.sim's GPUs
+        return int(_cupy.cupy().cuda.runtime.getDeviceCount())
     if not (ctypes.util.find_library("cuda") or os.path.exists("/dev/nvidiactl")):
         return 0
-    from .backends import _cupy
 
     try:
         if not _cupy.cupy_installed():
@@ -137,8 +141,14 @@ def _real_cuda_count() -> int:
 
 
 def real_cuda_available() -> bool:
-    """True when a real CUDA GPU (and cupy) can be used."""
+    """True when the real CUDA backend runs: on a GPU (with cupy), or over the simulated
+    CuPy (GPU_TENSOR_FALLBACK=sim; `cuda_is_simulated()` tells the two apart)."""
     return _real_cuda_count() > 0
+
+
+def cuda_is_simulated() -> bool:
+    """True when 'cuda' is the real CUDA backend over gpu_tensor.testing.sim."""
+    return _env.simulated()
 
 
 def cuda_is_emulated() -> bool:

@@ -72,8 +72,17 @@ class _PinnedBytes:
 
 
 def _record_event(stream):
-    """The pinned pool's event factory: an event recorded now on a `gpu_tensor.cuda.Stream`."""
-    return stream.record_event()
+    """The pinned pool's event factory: an event recorded now on a `gpu_tensor.cuda.Stream`
+    (or the event `_pinned_use` already recorded)."""
+    return stream if isinstance(stream, _streams.Event) else stream.record_event()
+
+
+def _pinned_use(stream):
+    """What the pinned pool remembers for a copy just queued on `stream`: the stream, except
+    the per-thread default stream (handle 2 names the *calling* thread's stream, so an event
+    recorded when another thread frees the block would go on that thread's stream): then an
+    event recorded now, on this thread."""
+    return stream.record_event() if stream.cuda_stream == 2 else stream
 
 
 def _make_default_pool() -> _pinned.PinnedPool:
@@ -253,7 +262,7 @@ def _h2d(src_arr: np.ndarray, dst, non_blocking: bool) -> None:
     block = _pool_block(src_arr) if src_arr.flags.c_contiguous and src_arr.size else None
     if block is not None:
         memcpy(dst_ptr, host_ptr(src_arr), src_arr.nbytes)
-        _pool().record_stream(block, stream)
+        _pool().record_stream(block, _pinned_use(stream))
     elif (src_arr.flags.c_contiguous and src_arr.nbytes >= _DRIVER_PIN_CHECK_FROM
           and _driver_pinned(src_arr)):
         # Pinned by someone else: no pool to gate reuse; like torch, the caller owns it.
@@ -294,6 +303,9 @@ def _peer_copy(dst, src, non_blocking: bool) -> None:
     _streams._backend().memcpy_peer_async(
         get_backend(dst.device).ptr(dst._data), dst.device.index,
         get_backend(src.device).ptr(src_arr), src.device.index, src_arr.nbytes, stream._handle)
+    # Both ways, as torch does: the source stream must not reuse src_arr (a temporary when
+    # the source was not contiguous) or the source's memory before the copy has read it.
+    src_stream.wait_stream(stream)
     if not non_blocking:
         stream.synchronize()
 
@@ -328,7 +340,7 @@ def _d2h(src, dst, non_blocking: bool) -> None:
     block = _pinned_block(dst) if dst_arr.flags.c_contiguous else None
     if block is not None:
         memcpy(host_ptr(dst_arr), src_ptr, dst_arr.nbytes)
-        _pool().record_stream(block, stream)
+        _pool().record_stream(block, _pinned_use(stream))
         if non_blocking:
             event = _streams.Event()
             event.record(stream)

@@ -11,7 +11,10 @@
 //   gt_bytesN     opaque N-byte units: same-dtype copies move bytes, not typed values
 #pragma once
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(GT_EMU_HAVE_FP16)
+// The 16-bit float headers only for kernels that use those types (the loader defines
+// GT_FP16 for them): every other copy kernel compiles with no CUDA include tree at all.
+#if defined(GT_FP16) && (defined(__CUDACC__) || defined(__CUDACC_RTC__) || \
+                         defined(GT_EMU_HAVE_FP16))
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #define GT_HAVE_FP16 1
@@ -110,6 +113,28 @@ template <> struct gt_is_half<__half> { static const bool value = true; };
 template <> struct gt_is_half<__nv_bfloat16> { static const bool value = true; };
 #endif
 
+// Integer ranges (no <limits> under NVRTC): float -> integer conversions saturate.
+template <typename T> struct gt_int_range { static const bool value = false; };
+#define GT_INT_RANGE(T, LO, HI) \
+    template <> struct gt_int_range<T> { \
+        static const bool value = true; \
+        static __device__ __forceinline__ T lo() { return LO; } \
+        static __device__ __forceinline__ T hi() { return HI; } \
+    };
+GT_INT_RANGE(signed char, -128, 127)
+GT_INT_RANGE(unsigned char, 0, 255)
+GT_INT_RANGE(short, -32768, 32767)
+GT_INT_RANGE(unsigned short, 0, 65535)
+GT_INT_RANGE(int, -2147483647 - 1, 2147483647)
+GT_INT_RANGE(unsigned int, 0u, 4294967295u)
+GT_INT_RANGE(long long, -9223372036854775807LL - 1, 9223372036854775807LL)
+GT_INT_RANGE(unsigned long long, 0ull, 18446744073709551615ull)
+#undef GT_INT_RANGE
+
+template <typename T> struct gt_is_float { static const bool value = false; };
+template <> struct gt_is_float<float> { static const bool value = true; };
+template <> struct gt_is_float<double> { static const bool value = true; };
+
 template <typename A, typename B> struct gt_same { static const bool value = false; };
 template <typename A> struct gt_same<A, A> { static const bool value = true; };
 
@@ -132,6 +157,14 @@ __device__ __forceinline__ D gt_cast_real(S x) {
 #endif
     } else if constexpr (gt_same<D, bool>::value) {
         return x != S(0);
+    } else if constexpr (gt_is_float<S>::value && gt_int_range<D>::value) {
+        // gpu_tensor's one rule for float -> integer: saturate, NaN -> 0. It is what the
+        // GPU's cvt.rzi does; written out so the host emulation (where an out-of-range
+        // static_cast is undefined and x86 gives INT_MIN) and the cpu backend agree.
+        if (x != x) return D(0);
+        if (x <= static_cast<S>(gt_int_range<D>::lo())) return gt_int_range<D>::lo();
+        if (x >= static_cast<S>(gt_int_range<D>::hi())) return gt_int_range<D>::hi();
+        return static_cast<D>(x);
     } else {
         return static_cast<D>(x);
     }

@@ -73,7 +73,9 @@ def test_cuda_array_interface_v3():
 
 @requires_real_cuda
 def test_cupy_zero_copy_both_ways():
-    import cupy
+    from gpu_tensor.testing import cupy_module
+
+    cupy = cupy_module()
 
     x = cr.arange(6.0, device="cuda")
     c = cupy.from_dlpack(x)

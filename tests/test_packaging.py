@@ -30,3 +30,20 @@ def test_every_kernel_source_ships_in_the_wheel():
     assert sources
     unshipped = [n for n in sources if not any(fnmatch.fnmatch(n, pat) for pat in patterns)]
     assert not unshipped, f"kernels/ files the wheel would leave out: {unshipped}"
+
+
+def test_cuda_extras_bring_nvrtc_and_headers_and_one_cupy():
+    """pip install 'gpu-tensor[cuda12]' (or [cuda13]) works on a GPU machine without a CUDA
+    toolkit: NVRTC and the CUDA headers come with it; the test extra adds no cupy of its own
+    (make install picks the extra matching an installed cupy)."""
+    from pathlib import Path
+
+    import tomllib
+
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())[
+        "project"]["optional-dependencies"]
+    c12, c13 = " ".join(extras["cuda12"]), " ".join(extras["cuda13"])
+    assert "cupy-cuda12x" in c12 and "nvidia-cuda-nvrtc-cu12" in c12
+    assert "nvidia-cuda-runtime-cu12" in c12  # include/cuda_fp16.h, cuda_bf16.h
+    assert "cupy-cuda13x" in c13 and "nvrtc" in c13 and "cudart" in c13 and "cu12" not in c13
+    assert not any("cupy" in d for d in extras["test"])

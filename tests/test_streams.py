@@ -125,7 +125,9 @@ def test_emulated_elapsed_time_is_host_time():
 @pytest.mark.cuda
 @requires_real_cuda
 def test_real_streams_interoperate_with_cupy():
-    import cupy
+    from gpu_tensor.testing import cupy_module
+
+    cupy = cupy_module()
 
     s = Stream()
     assert cupy.cuda.Stream.from_external(s).ptr == s.cuda_stream

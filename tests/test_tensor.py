@@ -49,11 +49,12 @@ def test_repr_like_torch(device):
     suffix = "" if device == "cpu" else ", device='cuda:0'"
     assert repr(cr.tensor([1.0, 2.0], device=device)) == f"tensor([1., 2.]{suffix})"
     assert repr(cr.tensor([1, 2], device=device)) == f"tensor([1, 2]{suffix})"
-    assert repr(cr.tensor([0.5, 1.25])) == "tensor([0.5000, 1.2500])"
-    assert repr(cr.tensor([1.0], dtype=dt.float64)) == "tensor([1.], dtype=gpu_tensor.float64)"
-    assert repr(cr.tensor([[True, False]])) == "tensor([[ True, False]])"
-    assert repr(cr.tensor(3)) == "tensor(3)"
-    assert repr(cr.zeros(2, requires_grad=True)) == "tensor([0., 0.], requires_grad=True)"
+    assert repr(cr.tensor([0.5, 1.25], device="cpu")) == "tensor([0.5000, 1.2500])"
+    assert repr(cr.tensor([1.0], dtype=dt.float64, device="cpu")) == (
+        "tensor([1.], dtype=gpu_tensor.float64)")
+    assert repr(cr.tensor([[True, False]], device="cpu")) == "tensor([[ True, False]])"
+    assert repr(cr.tensor(3, device="cpu")) == "tensor(3)"
+    assert repr(cr.zeros(2, requires_grad=True, device="cpu")) == "tensor([0., 0.], requires_grad=True)"
     assert "dtype=gpu_tensor.int32" in repr(cr.zeros(0, 2, dtype=dt.int32))
 
 
@@ -84,7 +85,7 @@ def test_bool_len_iter(device):
 
 
 def test_to_moves_and_casts(device):
-    x = cr.tensor([1.5, 2.5])
+    x = cr.tensor([1.5, 2.5], device="cpu")
     y = x.to(device)
     assert y.device.type == device and y.tolist() == [1.5, 2.5]
     assert (y is x) == (device == "cpu")
@@ -105,7 +106,7 @@ def test_to_moves_and_casts(device):
 
 
 def test_to_keeps_strides_values(device):
-    x = cr.arange(6.0).reshape(2, 3).t()
+    x = cr.arange(6.0, device="cpu").reshape(2, 3).t()
     y = x.to(device)
     np.testing.assert_array_equal(y.cpu().numpy(), x.numpy())
 
@@ -134,7 +135,7 @@ def test_detach_shares_storage(device):
     d = x.detach()
     assert not d.requires_grad and d.data_ptr() == x.data_ptr()
     with pytest.raises(RuntimeError, match="detach"):
-        cr.ones(3, requires_grad=True).numpy()
+        cr.ones(3, requires_grad=True, device="cpu").numpy()
 
 
 def test_channels_last(device):

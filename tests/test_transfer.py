@@ -21,7 +21,7 @@ from gpu_tensor.creation import empty, from_numpy
 from gpu_tensor.cuda import streams
 from gpu_tensor.device import real_cuda_available
 from gpu_tensor.memory import pinned
-from gpu_tensor.testing import requires_real_cuda
+from gpu_tensor.testing import requires_gpu_hardware
 
 
 @pytest.fixture(autouse=True)
@@ -241,9 +241,11 @@ def _timed(fn) -> float:
 
 
 @pytest.mark.cuda
-@requires_real_cuda
+@requires_gpu_hardware  # real timing / a real GPU in a subprocess
 def test_real_copies_overlap_compute():
-    import cupy
+    from gpu_tensor.testing import cupy_module
+
+    cupy = cupy_module()
 
     x = cupy.ones(1 << 27, cupy.float32)  # 512 MiB: each multiply moves 1 GiB of HBM
     pinned_src = empty(512 << 20, dtype="uint8", pin_memory=True)
@@ -268,7 +270,7 @@ def test_real_copies_overlap_compute():
 
 
 @pytest.mark.cuda
-@requires_real_cuda
+@requires_gpu_hardware  # real timing / a real GPU in a subprocess
 def test_real_non_blocking_upload_returns_before_the_copy_ends():
     host = empty(1 << 30, dtype="uint8", pin_memory=True)  # ~20 ms over PCIe
     host.numpy()[:] = 7

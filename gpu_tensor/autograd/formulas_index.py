@@ -35,7 +35,7 @@ def _index_add(z, index, g):
         return z
     idx = tuple(xp.nonzero(i) if getattr(i, "dtype", None) == np.bool_ else (i,) for i in idx)
     flat = tuple(a for part in idx for a in part)
-    xp.add.at(z._data, flat, g._data)
+    get_backend(z.device).index_add_(z._data, flat, g._data)
     return z
 
 
@@ -172,8 +172,8 @@ def _(ctx, g):
     z = _zeros(g, ctx.shape)
     if not z.ndim:
         return g.reshape(())
-    xp = get_backend(z.device).xp
-    xp.add.at(z._data, (slice(None),) * ctx.dim + (index._data.reshape(-1),), g._data)
+    get_backend(z.device).index_add_(
+        z._data, (slice(None),) * ctx.dim + (index._data.reshape(-1),), g._data)
     return z
 
 
@@ -189,7 +189,7 @@ def _(ctx, g):
     (index,) = ctx.saved_tensors
     z = _zeros(g, ctx.shape)
     ia = index._data if index is not None else indexing._device_array(z, ctx.raw)
-    get_backend(z.device).xp.add.at(z._data.reshape(-1), ia, g._data)
+    get_backend(z.device).index_add_(z._data.reshape(-1), ia, g._data)
     return z
 
 

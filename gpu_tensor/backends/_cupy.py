@@ -9,17 +9,24 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
+from .. import _env
+
 _module = None
 
 
 def cupy_installed() -> bool:
     """True when cupy can be imported; does not import it."""
-    return _module is not None or importlib.util.find_spec("cupy") is not None
+    return (_module is not None or _env.simulated()
+            or importlib.util.find_spec("cupy") is not None)
 
 
 def cupy():
     """Return the cupy module, importing it on first use."""
     global _module
+    if _module is None and _env.simulated():
+        # GPU_TENSOR_FALLBACK=sim: the simulated CuPy stands in for cupy, chosen here once.
+        # It is a test tool and lives with them; imported by name, only on this request.
+        _module = importlib.import_module("gpu_tensor.testing.sim").module()
     if _module is None:
         try:
             _module = importlib.import_module("cupy")

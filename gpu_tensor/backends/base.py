@@ -18,6 +18,9 @@ class Backend:
     # call `elementwise` directly (real cuda); cpu has its own inline fast path
     device_fast_path = False
     device = None
+    # cupy: out-of-range integer-array indices wrap around instead of raising (its documented
+    # departure from numpy), so callers check bounds themselves where this is True
+    wraps_indices = False
 
     def empty(self, shape, np_dtype):
         """Fresh uninitialised array `(array, storage)` on this device."""
@@ -65,6 +68,14 @@ class Backend:
         to arrays/scalars `args` already in the compute dtype. The result should have
         numpy dtype `out_np` (callers cast when a backend returns the compute dtype)."""
         raise NotImplementedError
+
+    def index_add_(self, array, index, values) -> None:
+        """array[index] += values, repeated indices accumulating (numpy's add.at)."""
+        self.xp.add.at(array, index, values)
+
+    def index_mul_(self, array, index, values) -> None:
+        """array[index] *= values, repeated indices multiplying (numpy's multiply.at)."""
+        self.xp.multiply.at(array, index, values)
 
     def synchronize(self) -> None:
         pass

@@ -8,7 +8,7 @@ from ..device import CPU
 from ..storage import UntypedStorage
 from .base import Backend
 
-__all__ = ["CpuBackend", "contiguous_strides", "flat_bytes", "host_ptr", "torch_empty_strides"]
+__all__ = ["CpuBackend", "saturating_astype", "contiguous_strides", "flat_bytes", "host_ptr", "torch_empty_strides"]
 
 
 def contiguous_strides(shape, itemsize: int) -> tuple:
@@ -31,6 +31,24 @@ def torch_empty_strides(array):
 
 def host_ptr(array) -> int:
     return array.__array_interface__["data"][0]
+
+
+def saturating_astype(values: np.ndarray, np_dtype, order="K") -> np.ndarray:
+    """`values.astype(np_dtype)` under gpu_tensor's one float -> integer rule: saturate to
+    the integer range, NaN -> 0 (what the GPU's cvt.rzi does, what kernels/common.cuh writes
+    out, and what every backend does; numpy alone would wrap, e.g. inf -> INT_MIN and
+    -1.0 -> uint8 255). Other casts are numpy's."""
+    np_dtype = np.dtype(np_dtype)
+    if values.dtype.kind not in "fc" or np_dtype.kind not in "iu":
+        return values.astype(np_dtype, order=order)
+    v = values.real if values.dtype.kind == "c" else values
+    info = np.iinfo(np_dtype)
+    with np.errstate(invalid="ignore"):
+        hi, lo = v >= float(info.max), v <= float(info.min)
+        out = np.where(np.isnan(v) | hi | lo, 0, v).astype(np_dtype, order=order)
+    out[hi] = info.max
+    out[lo] = info.min
+    return out
 
 
 class _Interface:
@@ -93,6 +111,8 @@ class CpuBackend(Backend):
         return np.array(array, copy=True, order="K")
 
     def copy_(self, dst, src) -> None:
+        if getattr(src, "dtype", dst.dtype).kind in "fc" and dst.dtype.kind in "iu":
+            src = saturating_astype(np.asarray(src), dst.dtype)  # the one cast rule
         np.copyto(dst, src, casting="unsafe")
 
     def contiguous(self, array):
@@ -100,6 +120,8 @@ class CpuBackend(Backend):
         return out if out.size else torch_empty_strides(out)
 
     def astype(self, array, np_dtype):
+        if array.dtype.kind in "fc":  # float -> integer saturates (saturating_astype)
+            return saturating_astype(array, np_dtype)
         return array.astype(np_dtype)
 
     def elementwise(self, key, fn, args, out_np, params=None):

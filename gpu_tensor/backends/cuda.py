@@ -59,9 +59,15 @@ def f32_to_bf16(values, xp):
     return xp.where(nan, xp.uint32(0x7FC0), rounded).astype(xp.uint16)
 
 
+# cupy v14.2.0 _routines_indexing.pyx:942-953: the dtypes cupy.add.at (scatter_add) takes
+_ADD_AT = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64,
+                                          np.float16, np.float32, np.float64))
+
+
 class CudaBackend(Backend):
     is_emulated = False
     device_fast_path = True
+    wraps_indices = True
 
     def __init__(self, index: int):
         from . import cuda_memory
@@ -166,11 +172,67 @@ class CudaBackend(Backend):
                 from ..fusion import eager
 
                 inputs = [a.item() if isinstance(a, np.generic) else a for a in args]
-                return self._tag(eager.run(key, inputs, out_np, **(params or {})), out_np)
+                return eager.run(key, inputs, out_np, alloc=self._result, **(params or {}))
             return fn(*args, **params) if params else fn(*args)
+
+    def index_add_(self, array, index, values) -> None:
+        """cupy.add.at where cupy takes the dtype; otherwise through a dtype it takes:
+        bfloat16 bits as float32 values (adding the bits as integers would be wrong), small
+        integers and bool in int64 (wrapping back as torch does; bool: any), complex as its
+        real and imaginary parts."""
+        self._scatter(array, index, values, self.xp.add.at)
+
+    def index_mul_(self, array, index, values) -> None:
+        """cupy has no multiply.at: multiply in rounds, one occurrence of each position per
+        round, so repeated indices multiply (as numpy's multiply.at does)."""
+        self._scatter(array, index, values, self._multiply_at)
+
+    def _scatter(self, array, index, values, at) -> None:
+        xp = self.xp
+        with self._dev:
+            if array.dtype in _ADD_AT:
+                at(array, index, values)
+            elif array.dtype == _BITS:  # bfloat16 bits
+                f = bf16_to_f32(array, xp)
+                at(f, index, _bf16_values(values, xp))
+                array[...] = f32_to_bf16(f, xp)
+            elif array.dtype.kind == "c":
+                v = values if isinstance(values, xp.ndarray) else complex(values)
+                at(array.real, index, v.real)
+                at(array.imag, index, v.imag)
+            else:
+                wide = array.astype(xp.int64)
+                v = values.astype(xp.int64) if isinstance(values, xp.ndarray) else int(values)
+                at(wide, index, v)
+                array[...] = (wide != 0) if array.dtype == np.bool_ else wide.astype(array.dtype)
+
+    def _multiply_at(self, array, index, values) -> None:
+        xp = self.xp
+        pos = xp.arange(array.size, dtype=xp.int64).reshape(array.shape)[index]
+        vals = xp.broadcast_to(xp.asarray(values, dtype=array.dtype), pos.shape).reshape(-1)
+        pos = pos.reshape(-1)
+        while pos.size:
+            _, first = xp.unique(pos, return_index=True)
+            coords = xp.unravel_index(pos[first], array.shape)
+            array[coords] = array[coords] * vals[first]
+            keep = xp.ones(pos.size, dtype=bool)
+            keep[first] = False
+            pos, vals = pos[keep], vals[keep]
+
+    def _result(self, shape, np_dtype):
+        """An elementwise result's memory: the backend allocates (and tags) it, not fusion."""
+        return self.empty(shape, np_dtype)[0]
 
     def synchronize(self) -> None:
         self._dev.synchronize()
+
+
+def _bf16_values(values, xp):
+    """Values given as bfloat16 bits (an array or a numpy scalar) as float32."""
+    if isinstance(values, xp.ndarray):
+        return bf16_to_f32(values, xp) if values.dtype == _BITS else values
+    v = np.asarray(values)
+    return float(v.view(_BF16) if v.dtype == _BITS else v)
 
 
 _F32 = np.dtype(np.float32)

@@ -43,6 +43,32 @@ class _CupyEvent:
         return 0 if self.event is None else self.event.ptr
 
 
+class _OnDevice:
+    """cupy's singleton streams (Stream.null, Stream.ptds) name the default stream of
+    whichever device is current (device_id -1). gpu_tensor's default stream of cuda:N is
+    that stream *on device N*: this pins it, so records, waits and syncs switch to N."""
+
+    __slots__ = ("stream", "device_id")
+
+    def __init__(self, stream, device_id: int):
+        self.stream, self.device_id = stream, device_id
+
+    ptr = property(lambda self: self.stream.ptr)
+    priority = property(lambda self: self.stream.priority)
+
+    def __eq__(self, other):
+        return (isinstance(other, _OnDevice) and other.stream is self.stream
+                and other.device_id == self.device_id)
+
+    def __hash__(self):
+        return hash((self.stream.ptr, self.device_id))
+
+
+def _raw(handle):
+    """The cupy stream behind a handle."""
+    return handle.stream if type(handle) is _OnDevice else handle
+
+
 class CupyStreams:
     """Real streams and events: thin calls into cupy.cuda."""
 
@@ -51,6 +77,10 @@ class CupyStreams:
         self._rt = self._cp.cuda.runtime
         self._range: tuple[int, int] | None = None
         self._local = threading.local()  # per thread: devices to restore at stream exit
+        self._null: dict = {}
+        self._pool: dict = {}
+        self._turn: dict = {}
+        self._lock = threading.Lock()
 
     def _device_of(self, handle):
         """A `with` target for the stream's device (cupy's singleton streams have
@@ -58,16 +88,39 @@ class CupyStreams:
         dev = getattr(handle, "device_id", -1)
         return self._cp.cuda.Device(dev if dev is not None and dev >= 0 else None)
 
+    POOL_SIZE = 32  # streams per (device, priority), handed out round-robin (torch's pool)
+
     def new_stream(self, device: int, priority: int):
-        with self._cp.cuda.Device(device):
-            # non_blocking: our side streams must not serialise against the legacy null stream
-            return self._cp.cuda.Stream(non_blocking=True, priority=priority)
+        """A stream from a pool that is never destroyed, as torch.cuda.Stream() does: the
+        caching allocator remembers the streams that used a block (record_stream) by handle,
+        so a handle must outlive every block it touched (a destroyed one would be
+        recorded on later, and could be reused by a new stream while old work runs)."""
+        key = (device, priority)
+        with self._lock:
+            pool = self._pool.setdefault(key, [])
+            turn = self._turn.get(key, 0)
+            self._turn[key] = turn + 1
+            if len(pool) < self.POOL_SIZE:
+                with self._cp.cuda.Device(device):
+                    # non_blocking: side streams must not serialise against the legacy stream
+                    pool.append(self._cp.cuda.Stream(non_blocking=True, priority=priority))
+                return pool[-1]
+            return pool[turn % self.POOL_SIZE]
 
     def null_stream(self, device: int):
-        return self._cp.cuda.Stream.null
+        with self._lock:
+            s = self._null.get(device)
+            if s is None:
+                s = self._null[device] = _OnDevice(self._cp.cuda.Stream.null, device)
+            return s
 
     def current(self, device: int):
-        return self._cp.cuda.get_current_stream(device)
+        s = self._cp.cuda.get_current_stream(device)
+        if getattr(s, "device_id", -1) in (-1, None):  # a singleton: pin it to `device`
+            if s.ptr == 0:
+                return self.null_stream(device)
+            return _OnDevice(s, device)
+        return s
 
     def from_external(self, obj):
         stream_cls = self._cp.cuda.Stream
@@ -82,7 +135,7 @@ class CupyStreams:
         dev = self._device_of(handle)
         dev.__enter__()
         try:
-            handle.__enter__()
+            _raw(handle).__enter__()
         except BaseException:
             dev.__exit__(None, None, None)
             raise
@@ -90,7 +143,7 @@ class CupyStreams:
 
     def exit(self, handle) -> None:
         try:
-            handle.__exit__(None, None, None)
+            _raw(handle).__exit__(None, None, None)
         finally:
             devices = self._local.__dict__.get("devices")
             if devices:
@@ -103,14 +156,17 @@ class CupyStreams:
         return int(handle.priority)
 
     def query(self, handle) -> bool:
-        return bool(handle.done)
+        with self._device_of(handle):
+            return bool(_raw(handle).done)
 
     def synchronize(self, handle) -> None:
-        handle.synchronize()
+        with self._device_of(handle):
+            _raw(handle).synchronize()
 
     def wait_event(self, handle, event) -> None:
         if event.event is not None:
-            handle.wait_event(event.event)
+            with self._device_of(handle):
+                _raw(handle).wait_event(event.event)
 
     def new_event(self, enable_timing: bool, blocking: bool, interprocess: bool):
         if interprocess and enable_timing:  # cupy.cuda.Event raises the same, but later
@@ -123,7 +179,7 @@ class CupyStreams:
         with self._device_of(handle):
             if event.event is None:
                 event.event = self._cp.cuda.Event(**event.flags)
-            event.event.record(handle)
+            event.event.record(_raw(handle))
 
     def event_query(self, event) -> bool:
         return True if event.event is None else bool(event.event.done)

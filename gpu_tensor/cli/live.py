@@ -62,11 +62,36 @@ def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def _ns_pids() -> list[int]:
+    """This process's PID in each PID namespace it is in, outermost first (NSpid)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("NSpid:"):
+                return [int(v) for v in line.split()[1:]]
+    except (OSError, ValueError):
+        pass
+    return [os.getpid()]
+
+
+def _in_container() -> bool:
+    """In a PID namespace of its own (a container): NVML then reports *host* PIDs, which
+    name nothing, or another process, in this /proc."""
+    return len(_ns_pids()) > 1 or os.path.exists("/.dockerenv")
+
+
+def _own_pids() -> set[int]:
+    return set(_ns_pids()) | {os.getpid()}
+
+
 def _process_name(nvml, pid: int) -> str:
     name = _try(nvml.nvmlSystemGetProcessName, pid)
     if name:
         return Path(_text(name)).name
-    try:  # NVML cannot name processes of other containers; /proc sometimes can
+    if pid in _own_pids():
+        return Path(sys.argv[0] or "python").name
+    if _in_container():  # a host PID: /proc/<pid> here is some other process, or none
+        return "? (host pid)"
+    try:  # NVML cannot always name processes; /proc sometimes can
         return Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError:
         return "?"
@@ -84,8 +109,19 @@ def query_gpus(nvml=None) -> dict:
     try:
         driver = _try(nvml.nvmlSystemGetDriverVersion)
         gpus = []
-        for index in range(nvml.nvmlDeviceGetCount()):
-            h = nvml.nvmlDeviceGetHandleByIndex(index)
+        try:
+            count = nvml.nvmlDeviceGetCount()
+        except Exception as exc:
+            raise NoNvml(f"NVML could not list the GPUs ({exc})") from None
+        for index in range(count):
+            try:
+                h = nvml.nvmlDeviceGetHandleByIndex(index)
+            except Exception as exc:  # e.g. a GPU lost or not visible to this container
+                gpus.append({"index": index, "name": f"unavailable (NVML: {exc})",
+                             "memory_total": None, "memory_used": None, "memory_free": None,
+                             "utilisation_gpu": None, "utilisation_memory": None,
+                             "temperature_c": None, "processes": []})
+                continue
             mem = _try(nvml.nvmlDeviceGetMemoryInfo, h)
             util = _try(nvml.nvmlDeviceGetUtilizationRates, h)
             temp = _try(nvml.nvmlDeviceGetTemperature, h, nvml.NVML_TEMPERATURE_GPU)
@@ -148,7 +184,7 @@ def render_live(info: dict) -> str:
             lines.append("    no processes")
         for p in g["processes"]:
             used = "unknown" if p["used"] is None else fmt_bytes(p["used"])
-            me = "  (this process)" if p["pid"] == os.getpid() else ""
+            me = "  (this process)" if p["pid"] in _own_pids() else ""
             lines.append(f"    pid {p['pid']:>7}  {used:>10}  {p['name']}{me}")
     return "\n".join(lines)
 

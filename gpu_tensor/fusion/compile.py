@@ -30,7 +30,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("gpu_tensor.fusion")
-_loaded: dict = {}  # (device id, source, arch, options) -> cupy function
 _device_info: dict = {}  # device id -> (arch, sm count)
 
 
@@ -54,7 +53,8 @@ def _cache_dir() -> Path:
 def compile_cached(source: str, arch: str = "compute_90", options=()) -> tuple[str, Path]:
     """(key, path of the compiled file) for `source`: PTX for 'compute_XX', CUBIN for
     'sm_XX'; NVRTC runs only on a disk-cache miss. Needs no GPU. No -ftz / fast-math unless
-    `options` ask (numpy semantics by default)."""
+    `options` ask; NVRTC's default FMA contraction applies, so results match numpy within
+    the tolerance table, not bit for bit (see kernel/nvrtc.py DEFAULT_OPTIONS)."""
     key = cache_key(source, arch, options)
     path = _cache_dir() / f"{key}.{'cubin' if arch.startswith('sm_') else 'ptx'}"
     if path.is_file():
@@ -107,19 +107,9 @@ def _info(device_id):
 
 
 def get_kernel(name: str, source: str, options=()):
-    """The loaded kernel `name` from `source` on the current device (real CUDA only)."""
-    cp = _cupy()
-    dev_id = cp.cuda.Device().id
-    arch = device_arch(dev_id)
-    # Keyed by the source itself: a str caches its hash, so a hit (every eager elementwise
-    # op on real CUDA comes here) costs no pass over the source.
-    mem_key = (dev_id, source, arch, tuple(options))
-    fn = _loaded.get(mem_key)
-    if fn is None:
-        start = time.perf_counter()
-        _, path = compile_cached(source, arch, options)
-        fn = cp.RawModule(path=str(path)).get_function(name)
-        _loaded[mem_key] = fn
-        log.debug("fusion: loaded %s on device %d in %.1f ms", name, dev_id,
-                  1e3 * (time.perf_counter() - start))  # fmt: skip
-    return fn
+    """The loaded kernel `name` from `source` on the current device: through the one kernel
+    loader (gpu_tensor.kernel.compile: compile, memory and disk cache, load), which every
+    kernel shares, so fused and copy kernels are cached and keyed alike."""
+    from ..kernel.compile import get_function
+
+    return get_function(source, name, tuple(options))

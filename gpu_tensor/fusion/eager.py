@@ -128,14 +128,15 @@ def empty_like_result(shape, out_dtype):
     return cupy().empty(shape, dtype=dt)
 
 
-def run(key: str, inputs, out_dtype, **params):
+def run(key: str, inputs, out_dtype, *, alloc=None, **params):
     """Eager elementwise `key` on real CUDA. `inputs` are cupy arrays already in the compute
     dtype, Python scalars, or None (clamp's missing bound); returns a new cupy array of numpy
-    dtype `out_dtype` (bfloat16 results are uint16 bits). Broadcasts like torch."""
+    dtype `out_dtype` (bfloat16 results are uint16 bits). Broadcasts like torch. `alloc(shape,
+    dtype)` makes the result (the cuda backend passes its own; default empty_like_result)."""
     graph = _graph_for(key, inputs, params)
     arrays = [x for x in inputs if x is not None and not isinstance(x, (bool, int, float))]
     scalars = [x for x in inputs if isinstance(x, (bool, int, float))]
     shape = broadcast_shapes(*(tuple(a.shape) for a in arrays))
-    out = empty_like_result(shape, out_dtype)
+    out = (alloc or empty_like_result)(shape, out_dtype)
     launch_graph(graph, graph.outputs, arrays, scalars, [out], out_dtypes=(as_np_dtype(out_dtype),))
     return out

@@ -141,23 +141,28 @@ class Fused:
         return results
 
     def _cuda(self, graph, tensors, scalars, shapes, outs, device, backend):
-        from .eager import empty_like_result, launch_graph
+        from .eager import launch_graph
 
         Tensor = _tensor_type()
         arrays = [t._data for t in tensors]
-        results = []
+        results, finals = [], []
         with getattr(backend, "_dev", None) or contextlib.nullcontext():
             for k, (root, shape) in enumerate(zip(graph.outputs, shapes, strict=True)):
                 target = outs[k] if outs else None
-                if target is None:
-                    target = Tensor._wrap(empty_like_result(shape, root.dtype), device,
-                                          dtype=core_dtype.to_dtype(root.dtype))  # fmt: skip
-                else:
+                if target is not None:
                     _check_out_shape(target, shape, root.dtype, self.kernel_name)
-                results.append(target)
+                dt = core_dtype.to_dtype(root.dtype) if target is None else target.dtype
+                # An out= that overlaps an input in another layout would be read after it is
+                # written (the kernel runs in place): compute into fresh memory, then copy.
+                direct = target is not None and not _aliases_differently(target, tensors)
+                dest = target if direct else Tensor._wrap(backend.empty(shape, dt.np)[0],
+                                                          device, dtype=dt)
+                results.append(dest)
+                finals.append(target)
             # Outputs of one shape go out of one kernel: one launch, and every input element
-            # is read before its outputs are written, so out= may alias the inputs (an
-            # optimizer step writing param and state in place). Mixed shapes: one each.
+            # is read before its outputs are written, so out= may alias the inputs in their
+            # own layout (an optimizer step writing param and state in place). Mixed shapes:
+            # one each.
             groups = [list(range(len(results)))] if len(set(map(tuple, shapes))) == 1 \
                 else [[k] for k in range(len(results))]
             for ks in groups:
@@ -165,7 +170,36 @@ class Fused:
                              [results[k]._data for k in ks],
                              out_dtypes=tuple(results[k].dtype.np for k in ks),
                              options=self.compile_options)  # fmt: skip
+            for k, target in enumerate(finals):
+                if target is not None and results[k] is not target:
+                    backend.copy_(target._data, results[k]._data)
+                    results[k] = target
         return results
+
+
+def _span(t) -> tuple[int, int]:
+    """[lo, hi) of the bytes a tensor's view can touch."""
+    lo = hi = t.data_ptr()
+    if t.numel() == 0:
+        return lo, lo
+    es = t.element_size()
+    for n, s in zip(t.shape, t.stride(), strict=True):
+        lo, hi = (lo + (n - 1) * s * es, hi) if s < 0 else (lo, hi + (n - 1) * s * es)
+    return lo, hi + es
+
+
+def _aliases_differently(target, tensors) -> bool:
+    """True when `target` shares memory with an input that is not laid out exactly as it
+    (same address and strides: an elementwise kernel then reads each element before writing
+    it, in the same thread)."""
+    t0, t1 = _span(target)
+    for t in tensors:
+        lo, hi = _span(t)
+        if lo < t1 and t0 < hi and not (t.data_ptr() == target.data_ptr()
+                                        and t.stride() == target.stride()
+                                        and t.shape == target.shape):
+            return True
+    return False
 
 
 def _fresh(value, shape, dtype, tensors) -> bool:

@@ -23,7 +23,7 @@ import numpy as np
 from .. import _env
 from . import nvrtc, sources
 
-__all__ = ["get_function", "launch", "launch_spec", "LaunchSpec", "device_arch", "clear_cache"]
+__all__ = ["get_function", "options_for", "launch", "launch_spec", "LaunchSpec", "device_arch", "clear_cache"]
 
 # Launch shapes; each must match the #defines of its .cu file (tests check the sources).
 ND_BLOCK, ND_ITEMS, ND_ITEMS_SLOW = 256, 4, 2  # copy_nd.cu GT_ND_BLOCK / _ITEMS / _ITEMS_SLOW
@@ -64,7 +64,7 @@ def device_arch(device=None) -> str:
 def _cache_key(source, options, exprs, arch) -> str:
     h = hashlib.sha256()
     for part in (source, sources.headers_digest("*.cuh"), repr(tuple(options)),
-                 repr(tuple(exprs)), arch, repr(nvrtc.nvrtc_version()),
+                 repr(tuple(exprs)), arch, repr(nvrtc.nvrtc_version()), nvrtc.backend_name(),
                  repr(nvrtc.DEFAULT_OPTIONS)):
         h.update(part.encode())
         h.update(b"\0")
@@ -175,7 +175,15 @@ def cupy_args(args) -> tuple:
     return tuple(np.array(a) if isinstance(a, np.void) else a for a in args)
 
 
+def options_for(name_expressions) -> tuple:
+    """NVRTC options a copy-kernel instantiation needs: GT_FP16 (common.cuh then includes
+    cuda_fp16.h / cuda_bf16.h) only for the 16-bit float types, so every other kernel
+    compiles without a CUDA include tree."""
+    fp16 = any("__half" in n or "__nv_bfloat16" in n for n in name_expressions)
+    return ("-DGT_FP16",) if fp16 else ()
+
+
 def launch(spec: LaunchSpec, stream=None) -> None:
     """Run a LaunchSpec on the current CUDA device (asynchronously, on ``stream``)."""
-    fn = get_function(sources.read_kernel(spec.file), spec.name)
+    fn = get_function(sources.read_kernel(spec.file), spec.name, options_for((spec.name,)))
     fn(spec.grid, spec.block, cupy_args(spec.args), stream=stream)

@@ -29,7 +29,10 @@ __all__ = [
 ]
 
 # -std=c++17: `if constexpr` in common.cuh. No -ftz/fast-math: conversions and copies must be
-# bit-exact against numpy (CuPy appends -ftz=true to its own kernels; we do not).
+# bit-exact against numpy (CuPy appends -ftz=true to its own kernels; we do not). NVRTC's
+# default --fmad=true stays: fused kernels may contract a*x+b into one FMA (one rounding
+# instead of two), so elementwise math agrees with the cpu path within the tolerance table
+# (gpu_tensor.testing.TOLERANCES, a few ulps), not bit for bit; copies and casts are exact.
 DEFAULT_OPTIONS = ("--std=c++17",)
 
 
@@ -50,7 +53,12 @@ class NvrtcResult:
 
 
 def _bindings():
-    """CuPy's NVRTC bindings; the module moved between CuPy releases."""
+    """CuPy's NVRTC bindings, through the one cupy door (so the simulated CuPy's stand-in is
+    used under GPU_TENSOR_FALLBACK=sim); the module moved between CuPy releases."""
+    from ..backends import _cupy
+
+    if _cupy._module is not None and hasattr(_cupy._module.cuda, "nvrtc"):
+        return _cupy._module.cuda.nvrtc
     for name in ("cupy_backends.cuda.libs.nvrtc", "cupy.cuda.nvrtc"):
         try:
             return importlib.import_module(name)
@@ -60,6 +68,12 @@ def _bindings():
         "NVRTC bindings not found: install CuPy and NVIDIA's NVRTC wheel "
         "(pip install 'gpu-tensor[cuda12]' nvidia-cuda-nvrtc-cu12)."
     )
+
+
+def backend_name() -> str:
+    """Which NVRTC compiles (part of every compiled-code cache key: the simulator's modules
+    must never be loaded on a GPU, nor a GPU's on the simulator)."""
+    return getattr(_bindings(), "__name__", "nvrtc")
 
 
 def nvrtc_version() -> tuple[int, int]:

@@ -166,11 +166,41 @@ def getitem(self, index):
     b = get_backend(self.device)
     try:
         data, idx = split_advanced(self._data, idx)
+        if b.wraps_indices:
+            check_bounds(data.shape, idx)
         arr = data[idx]
     except IndexError as exc:
         raise IndexError(str(exc).replace("axis", "dimension")) from None
     arr, st = b.adopt(b.xp.array(arr, copy=True))
     return Tensor._make(arr, self.device, self.dtype, st)
+
+
+def _is_mask(i) -> bool:
+    return getattr(getattr(i, "dtype", None), "kind", "") == "b"
+
+
+def check_bounds(shape, idx) -> None:
+    """IndexError for an out-of-range integer-array index, as cpu raises (for backends whose
+    array library wraps them instead: cupy). Costs a device sync per index array."""
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    explicit = sum(0 if i is None else i.ndim if _is_mask(i) else 1
+                   for i in idx if i is not Ellipsis)
+    dim = 0
+    for i in idx:
+        if i is Ellipsis:
+            dim += len(shape) - explicit
+            continue
+        if i is None:
+            continue
+        if _is_mask(i):
+            dim += i.ndim
+            continue
+        if getattr(getattr(i, "dtype", None), "kind", "") in "iu" and getattr(i, "size", 0) and dim < len(shape):
+            n, lo, hi = shape[dim], int(i.min()), int(i.max())
+            if hi >= n or lo < -n:
+                raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for "
+                                 f"dimension {dim} with size {n}")
+        dim += 1
 
 
 def _value_array(self, value):
@@ -217,6 +247,8 @@ def setitem(self, index, value):
             return
     try:
         data, idx = split_advanced(self._data, idx)
+        if get_backend(self.device).wraps_indices:
+            check_bounds(data.shape, idx)
         data[idx] = val
     except (ValueError, IndexError) as exc:
         raise type(exc)(str(exc).replace("axis", "dimension")) from None
@@ -229,7 +261,9 @@ def index_put(self, indices, values, accumulate=False):
     if accumulate:
         b = get_backend(self.device)
         ix, _ = _normalise(out, idx)
-        b.xp.add.at(out._data, ix, _value_array(out, values))
+        if b.wraps_indices:
+            check_bounds(out._data.shape, ix)
+        b.index_add_(out._data, ix, _value_array(out, values))
         return out
     setitem(out, idx, values)
     return out
@@ -237,7 +271,9 @@ def index_put(self, indices, values, accumulate=False):
 
 def _index_grid(b, index_arr, dim):
     """Advanced-index tuple addressing input[..., index[...] at dim, ...]."""
-    grid = list(b.xp.indices(index_arr.shape, sparse=True))
+    nd = index_arr.ndim  # open grids (numpy's indices(sparse=True), which cupy lacks)
+    grid = [b.xp.arange(n).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))
+            for k, n in enumerate(index_arr.shape)]
     grid[dim] = index_arr
     return tuple(grid)
 
@@ -295,9 +331,9 @@ def scatter_(self, dim, index, src=None, value=None, reduce=None):
     if reduce is None:
         self._data[grid] = vals
     elif reduce == "add":
-        b.xp.add.at(self._data, grid, vals)
+        b.index_add_(self._data, grid, vals)
     elif reduce == "multiply":
-        b.xp.multiply.at(self._data, grid, vals)
+        b.index_mul_(self._data, grid, vals)
     else:
         raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}")
     self._bump_version()

@@ -41,10 +41,10 @@ def fake_strided_copy(dst, src, dst_dtype=None, src_dtype=None):
     np.copyto(_logical(dst, dst_dtype), _logical(src, src_dtype), casting="unsafe")
 
 
-def fake_eager_run(key, inputs, out_dtype, **params):
-    """eager.run's contract in numpy: a new array from cupy (our allocator) of `out_dtype`."""
+def fake_eager_run(key, inputs, out_dtype, alloc=None, **params):
+    """eager.run's contract in numpy: a new array from `alloc` (the backend) of `out_dtype`."""
     r = np.asarray(OPS[key].np_fn(*inputs, **params))
-    out = eager.empty_like_result(r.shape, out_dtype)
+    out = (alloc or eager.empty_like_result)(r.shape, out_dtype)
     bf16 = np.dtype(out_dtype) == _BF16
     fake_strided_copy(out, r.astype(np.float32) if bf16 else r, _BF16 if bf16 else None)
     return out

@@ -13,8 +13,8 @@ from gpu_tensor.testing import requires_real_cuda
 def test_real_blocks_are_tagged_with_shape_and_dtype():
     from gpu_tensor.memory import registry
 
-    alloc = registry.find(0)
     x = cr.zeros((3, 4), device="cuda")
+    alloc = registry.find(0)  # made with the first cuda tensor, not before
     assert alloc is not None and alloc.kind == "cuda"
     assert alloc.lookup(x.data_ptr()).tag == {"shape": (3, 4), "dtype": "float32"}
     y = x + 1
@@ -59,7 +59,7 @@ def test_real_record_stream_finds_the_block():
 
 @requires_real_cuda
 def test_real_moves_keep_dense_strides():
-    x = cr.arange(24.0).reshape(2, 3, 4)
+    x = cr.arange(24.0, device="cpu").reshape(2, 3, 4)  # host sources, whatever the default
     for src in (x.permute(2, 0, 1), x.transpose(0, 1), x[1].t()):
         for nb in (False, True):
             d = src.to("cuda", non_blocking=nb)

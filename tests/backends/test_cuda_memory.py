@@ -18,10 +18,12 @@ from gpu_tensor.memory import registry
 from gpu_tensor.memory.allocator import CachingAllocator
 from gpu_tensor.memory.config import parse_alloc_conf
 from gpu_tensor.memory.raw import HostRawSource
+from gpu_tensor.testing import cupy_module
 
 from .fake_cupy import make
 
-cupy = pytest.importorskip("cupy")
+pytest.importorskip("cupy")
+cupy = cupy_module()  # real cupy, or the simulated one in the sim tier
 
 MiB = 1 << 20
 

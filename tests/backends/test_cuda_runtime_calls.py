@@ -154,9 +154,10 @@ def test_stream_context_switches_to_the_streams_device_and_back(fake):
     backend.exit(s1)
     assert fake.current == 0
     null = backend.null_stream(1)
-    backend.enter(null)  # the singleton null stream goes with any device
-    assert fake.current == 0
+    backend.enter(null)  # cuda:1's default stream is the legacy stream *of device 1*
+    assert fake.current == 1 and null.device_id == 1
     backend.exit(null)
+    assert fake.current == 0
 
 
 def test_event_is_made_on_the_recorded_streams_device(fake):

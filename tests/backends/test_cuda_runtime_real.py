@@ -17,7 +17,9 @@ from gpu_tensor.testing import requires_real_cuda
 
 @requires_real_cuda
 def test_real_streams_events_priorities_and_copies():
-    import cupy as cp
+    from gpu_tensor.testing import cupy_module
+
+    cp = cupy_module()
 
     from gpu_tensor.backends.cuda_streams import CupyStreams
 
@@ -56,7 +58,9 @@ def test_real_streams_events_priorities_and_copies():
 
 @requires_real_cuda
 def test_real_raw_source_and_allocator_event():
-    import cupy as cp
+    from gpu_tensor.testing import cupy_module
+
+    cp = cupy_module()
 
     from gpu_tensor.backends import cuda_memory
 
@@ -104,7 +108,9 @@ template <typename T> __global__ void fill(T* x, T v) { x[threadIdx.x] = v; }
 
 @requires_real_cuda
 def test_real_module_load_and_struct_by_value():
-    import cupy as cp
+    from gpu_tensor.testing import cupy_module
+
+    cp = cupy_module()
 
     from gpu_tensor.kernel import compile as kcompile
 
@@ -123,7 +129,9 @@ def test_real_module_load_and_struct_by_value():
 
 @requires_real_cuda
 def test_real_nvrtc_headers_match_and_fp16_kernel_runs():
-    import cupy as cp
+    from gpu_tensor.testing import cupy_module
+
+    cp = cupy_module()
 
     from gpu_tensor.kernel import compile as kcompile
     from gpu_tensor.kernel import nvrtc

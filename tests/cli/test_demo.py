@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from gpu_tensor.testing import requires_real_cuda
+from gpu_tensor.testing import requires_gpu_hardware
 
 SMALL = ("demo", "--batch-size", "8", "--image-size", "16", "--steps", "8")
 
@@ -42,7 +42,7 @@ def test_demo_rejects_non_positive_sizes(run_cli, flag):
     assert proc.stderr.count("\n") == 1 and f"{flag} must be at least 1" in proc.stderr
 
 
-@requires_real_cuda
+@requires_gpu_hardware  # real timing / a real GPU in a subprocess
 def test_demo_on_a_real_gpu(run_cli):
     proc = run_cli(*SMALL, fallback=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -24,6 +24,14 @@ if emulate.compiler() is None:
 class _FakeCudaBackend:
     xp = None  # not numpy: fuse takes its compiled-kernel branch
 
+    def empty(self, shape, np_dtype):
+        """Aligned host memory, bfloat16 as its uint16 bits (as the cuda backend stores it)."""
+        dt = np.dtype(np.uint16) if np.dtype(np_dtype).name == "bfloat16" else np_dtype
+        return aligned_empty(shape, dt), None
+
+    def copy_(self, dst, src):
+        np.copyto(dst, src, casting="unsafe")
+
 
 @pytest.fixture
 def emulated_kernels(monkeypatch):

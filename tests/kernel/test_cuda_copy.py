@@ -10,13 +10,15 @@ import numpy as np
 import pytest
 
 from gpu_tensor.kernel import variants as V
-from gpu_tensor.testing import requires_real_cuda
+from gpu_tensor.testing import requires_gpu_hardware, requires_real_cuda
 
 F32 = np.dtype(np.float32)
 
 
 def _cupy():
-    import cupy
+    from gpu_tensor.testing import cupy_module
+
+    cupy = cupy_module()
 
     return cupy
 
@@ -32,10 +34,20 @@ def to_device_view(a: np.ndarray):
     the numpy array's whole buffer: cupy.asarray would make it contiguous."""
     cp = _cupy()
     owner = _owner(a)
-    raw = np.frombuffer(owner.data if owner.flags.c_contiguous else owner.tobytes(), np.uint8)
+    raw = np.frombuffer(owner.tobytes(), np.uint8)  # (a bfloat16 buffer has no .data)
     dev = cp.asarray(raw)
     offset = a.ctypes.data - owner.ctypes.data
-    return cp.ndarray(a.shape, a.dtype, memptr=dev.data + offset, strides=a.strides), dev
+    return cp.ndarray(a.shape, _storage(a.dtype), memptr=dev.data + offset,
+                      strides=a.strides), dev
+
+
+def _storage(dtype):
+    """cupy has no bfloat16: its bits live in uint16 arrays (as the cuda backend keeps them)."""
+    return np.dtype(np.uint16) if dtype.name == "bfloat16" else dtype
+
+
+def _logical(dtype):
+    return dtype if dtype.name == "bfloat16" else None
 
 
 def run_case(dst_base, dst_index, src, copy_cases):
@@ -43,9 +55,10 @@ def run_case(dst_base, dst_index, src, copy_cases):
 
     expected = copy_cases.expected_after(dst_base, dst_index, src)
     d_src, _keep = to_device_view(src)
-    d_base = _cupy().asarray(dst_base)
-    strided_copy(d_base[dst_index], d_src)
-    got = d_base.get()
+    d_base = _cupy().asarray(dst_base.view(_storage(dst_base.dtype)))
+    strided_copy(d_base[dst_index], d_src, dst_dtype=_logical(dst_base.dtype),
+                 src_dtype=_logical(src.dtype))
+    got = d_base.get().view(dst_base.dtype)
     assert copy_cases.same_bits(got, expected)
 
 
@@ -75,18 +88,32 @@ def test_random_casts_on_gpu(pair, copy_cases):
         run_case(*copy_cases.random_case(rng, *pair), copy_cases)
 
 
-@requires_real_cuda
-def test_large_transpose_and_stream(copy_cases):
-    """A size where the grid and tiling matter, on a non-default stream."""
+def _transpose_on_side_stream(rows, cols):
+    """`a` is made on the legacy stream; the copy runs on a non-blocking stream, which is not
+    ordered after the legacy stream, so it must wait for `a` explicitly."""
     cp = _cupy()
     from gpu_tensor.kernel.copy import strided_copy
 
-    a = cp.arange(4099 * 3001, dtype=cp.float32).reshape(4099, 3001)
-    out = cp.empty((3001, 4099), cp.float16)
+    a = cp.arange(rows * cols, dtype=cp.float32).reshape(rows, cols)
+    out = cp.empty((cols, rows), cp.float16)
+    ready = cp.cuda.Event(disable_timing=True)
+    ready.record(cp.cuda.Stream.null)
     with cp.cuda.Stream(non_blocking=True) as s:
+        s.wait_event(ready)
         strided_copy(out, a.T)
         s.synchronize()
-    assert cp.array_equal(out, a.T.astype(cp.float16))
+    assert bool(cp.array_equal(out, a.T.astype(cp.float16)))
+
+
+@requires_gpu_hardware
+def test_large_transpose_and_stream():
+    """A size where the grid and tiling matter, on a non-default stream."""
+    _transpose_on_side_stream(4099, 3001)
+
+
+@requires_real_cuda
+def test_transpose_on_a_side_stream_waits_for_its_input():
+    _transpose_on_side_stream(70, 45)
 
 
 @requires_real_cuda

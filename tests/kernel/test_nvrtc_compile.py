@@ -34,13 +34,29 @@ for _v in V.all_variants():
 @pytest.mark.parametrize("filename", sorted(BY_FILE))
 def test_every_variant_compiles(filename, arch):
     names = BY_FILE[filename]
-    result = nvrtc.compile_program(sources.read_kernel(filename), arch, (), names)
+    result = nvrtc.compile_program(sources.read_kernel(filename), arch,
+                                   kcompile.options_for(names), names)
     ptx = result.code.decode()
     assert set(result.lowered_names) == set(names)
     entries = set(re.findall(r"\.entry\s+(\w+)", ptx))
     missing = [n for n in names if result.lowered_names[n] not in entries]
     assert not missing, f"{len(missing)} kernels missing from the PTX, e.g. {missing[:3]}"
     assert f".target sm_{arch.split('_')[1]}" in ptx
+
+
+def test_kernels_without_16_bit_floats_need_no_cuda_headers(monkeypatch):
+    """An int32 or float32 copy compiles with no CUDA include tree (a GPU machine with
+    cupy's wheels but no toolkit headers); only the fp16/bf16 kernels ask for them."""
+    names = [v.name for v in V.all_variants() if not v.needs_fp16][:4]
+    fp16 = [v.name for v in V.all_variants() if v.needs_fp16][:1]
+    assert kcompile.options_for(names) == () and kcompile.options_for(fp16) == ("-DGT_FP16",)
+    monkeypatch.setattr(nvrtc, "cuda_include_dir", lambda: None)
+    file = V.all_variants()[0].file
+    names = [v.name for v in V.all_variants() if not v.needs_fp16 and v.file == file][:4]
+    result = nvrtc.compile_program(sources.read_kernel(file), "compute_90", (), names)
+    assert set(result.lowered_names) == set(names)
+    with pytest.raises(nvrtc.NvrtcError, match="cuda_fp16"):
+        nvrtc.compile_program(sources.read_kernel(file), "compute_90", ("-DGT_FP16",), names)
 
 
 def test_variant_list_covers_every_kernel_and_dtype():

@@ -12,7 +12,7 @@ MiB = 1 << 20
 def test_defaults():
     c = parse_alloc_conf("")
     assert c.max_split_size == UNLIMITED and c.max_non_split_rounding == 20 * MiB
-    assert c.garbage_collection_threshold == 0 and c.release_on_miss and c.adaptive_segments
+    assert c.garbage_collection_threshold == 0 and not c.release_on_miss and c.adaptive_segments
     assert not c.expandable_segments and c.divisions_for(5 * MiB) == 0
 
 

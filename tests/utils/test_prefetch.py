@@ -10,13 +10,8 @@ import pytest
 from gpu_tensor.creation import from_numpy
 from gpu_tensor.cuda import streams
 from gpu_tensor.device import real_cuda_available
+from gpu_tensor.testing import requires_gpu_hardware
 from gpu_tensor.utils import prefetch
-
-try:
-    from gpu_tensor.testing import requires_real_cuda
-except ImportError:
-    requires_real_cuda = pytest.mark.skipif(
-        not real_cuda_available(), reason="needs a real CUDA GPU (none on this machine)")
 
 
 @pytest.fixture(autouse=True)
@@ -80,11 +75,14 @@ def test_bad_depth_and_cpu_target():
 
 
 @pytest.mark.cuda
-@requires_real_cuda
+@requires_gpu_hardware  # real timing / a real GPU in a subprocess
 def test_real_prefetch_overlaps_upload_with_compute():
     import time
 
-    import cupy
+    from gpu_tensor.testing import cupy_module
+
+
+    cupy = cupy_module()
 
     batches = [from_numpy(np.ones((64 << 20) // 4, np.float32)).pin_memory() for _ in range(6)]
     w = cupy.ones(1 << 26, cupy.float32)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtype as _dt
-from .device import cuda_available, cuda_is_emulated, real_cuda_available
+from .. import dtype as _dt
+from ..device import cuda_available, cuda_is_emulated, real_cuda_available
 
-__all__ = ["devices", "requires_real_cuda", "TOLERANCES", "assert_close", "to_numpy"]
+__all__ = ["devices", "requires_real_cuda", "requires_gpu_hardware", "TOLERANCES", "assert_close",
+           "to_numpy", "cupy_module"]
 
 # (rtol, atol) per dtype: roughly a few ulps of the type, loose enough for float32
 # transcendental functions computed by different libraries (numpy vs CUDA's libm).
@@ -48,9 +49,22 @@ class _LazyMarker:
 requires_real_cuda = _LazyMarker()
 
 
+class _HardwareMarker:
+    """`@requires_gpu_hardware`: a cuda test that needs real GPU timing or hardware, so it
+    runs on a GPU and is skipped (with the reason) on the simulator."""
+
+    def __call__(self, fn):
+        import pytest
+
+        return pytest.mark.hardware(requires_real_cuda(fn))
+
+
+requires_gpu_hardware = _HardwareMarker()
+
+
 def to_numpy(x) -> np.ndarray:
     """Host numpy array of a Tensor (any device), array or number."""
-    from .tensor import Tensor
+    from ..tensor import Tensor
 
     if isinstance(x, Tensor):
         return x._host()
@@ -63,7 +77,7 @@ def assert_close(actual, expected, *, rtol=None, atol=None, check_dtype=True,
                  equal_nan=True) -> None:
     """Values (and shape, and dtype when `expected` is a Tensor or ndarray) agree within
     the dtype's tolerance from TOLERANCES (exact for bool and integers)."""
-    from .tensor import Tensor
+    from ..tensor import Tensor
 
     a = to_numpy(actual)
     e = to_numpy(expected)
@@ -81,3 +95,12 @@ def assert_close(actual, expected, *, rtol=None, atol=None, check_dtype=True,
         np.testing.assert_array_equal(a, e)
     else:
         np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def cupy_module():
+    """The cupy module the CUDA backend uses: real cupy on a GPU, the simulated one under
+    GPU_TENSOR_FALLBACK=sim. Tests that call cupy directly take it from here, so the sim
+    tier runs them too."""
+    from ..backends._cupy import cupy
+
+    return cupy()

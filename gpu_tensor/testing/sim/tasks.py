@@ -1,0 +1,123 @@
+"""Stream tasks for cupy routines: each one reads its array arguments (and writes the
+arrays it is told it writes) on the current stream, runs after everything ordered before it,
+and its numpy result becomes a device array, or a view when numpy made a view."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .machine import machine
+from .ndarray import check_dtype, ndarray, new_like
+
+__all__ = ["run", "view_or_run", "wrap", "to_host", "array_from_host", "sim_arrays"]
+
+
+def sim_arrays(obj, found):
+    if isinstance(obj, ndarray):
+        found.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            sim_arrays(o, found)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            sim_arrays(o, found)
+    return found
+
+
+def to_host(obj):
+    if isinstance(obj, ndarray):
+        return obj._host()
+    if isinstance(obj, tuple):
+        return tuple(to_host(o) for o in obj)
+    if isinstance(obj, list):
+        return [to_host(o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: to_host(v) for k, v in obj.items()}
+    return obj
+
+
+def _view_of(r: np.ndarray, arrays):
+    """The sim view that numpy result `r` is (it points into an input's memory), or None."""
+    if r.size == 0:
+        return None
+    ptr = r.__array_interface__["data"][0]
+    for a in arrays:
+        mem = a.data.mem
+        if mem.ptr <= ptr < mem.ptr + max(mem.size, 1):
+            check_dtype(r.dtype)
+            return ndarray(r.shape, r.dtype, memptr=a.data + (ptr - a.data.ptr),
+                           strides=r.strides)
+    return None
+
+
+def wrap(r, arrays, task):
+    """A numpy result as cupy would return it (see the module docstring)."""
+    if isinstance(r, np.generic):
+        r = np.asarray(r)
+    if isinstance(r, np.ndarray):
+        view = _view_of(r, arrays)
+        if view is not None:
+            return view
+        check_dtype(r.dtype)
+        out = new_like(r)
+        if out.size:
+            lo, hi = out.extent()
+            machine().sched.access(task, lo, hi, True, out.buffer_name())
+            out._host()[...] = r
+        return out
+    if isinstance(r, (tuple, list)):
+        return type(r)(wrap(x, arrays, task) for x in r)
+    return r
+
+
+def run(label, fn, args, kwargs, writes=()):
+    """One cupy routine: a task on the current stream reading its array arguments (writing
+    `writes`), run after everything ordered before it; results become device arrays."""
+    from .streams import get_current_stream
+
+    m = machine()
+    m.count("cupy_routines")
+    arrays = sim_arrays((args, kwargs), [])
+    accesses = []
+    for a in arrays:
+        lo, hi = a.extent()
+        accesses.append((lo, hi, any(a is w for w in writes), a.buffer_name()))
+    task = m.sched.enqueue(get_current_stream()._queue(), None, label, accesses)
+    m.sched.run_through(task)
+    with np.errstate(all="ignore"):
+        r = fn(*to_host(args), **to_host(kwargs))
+    return wrap(r, arrays, task)
+
+
+def view_or_run(label, fn, args, kwargs):
+    """A routine that is a view when numpy can make one (reshape, transpose, ...): no memory
+    touched, nothing launched; otherwise it copies, as one task (`run`)."""
+    arrays = sim_arrays((args, kwargs), [])
+    r = fn(*to_host(args), **to_host(kwargs))
+    if isinstance(r, np.ndarray):
+        view = _view_of(r, arrays)
+        if view is not None:
+            return view
+    return run(label, fn, args, kwargs)
+
+
+def array_from_host(h: np.ndarray, label="host-to-device copy") -> ndarray:
+    """cupy.array(numpy_array): a new device array with h's values (a staged copy)."""
+    m = machine()
+    h = np.asarray(h)
+    check_dtype(h.dtype)
+    out = new_like(h)
+    m.count("bytes_copied", h.nbytes)
+    m.count("memcpy_calls")
+    src = h.copy()
+    from .streams import get_current_stream
+
+    lo, hi = out.extent()
+
+    def copy():
+        out._host()[...] = src
+
+    task = m.sched.enqueue(get_current_stream()._queue(), copy, label,
+                           [(lo, hi, True, out.buffer_name())] if out.size else [])
+    m.sched.run_through(task)
+    return out

@@ -1,0 +1,45 @@
+"""cuda:1 without set_device(1), on two simulated GPUs (a subprocess: the simulator's device
+count is fixed per process). The legacy default stream must be cuda:1's own: events,
+syncs and staging of a cuda:1 tensor that went to device 0's stream completed at once and
+let the host read pinned slots before the copy landed. Peer copies order both ways."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from gpu_tensor.kernel import emulate
+
+pytestmark = [pytest.mark.sim,
+              pytest.mark.skipif(emulate.compiler() is None, reason="the simulator needs g++")]
+
+SCRIPT = textwrap.dedent("""
+    import gpu_tensor as gt
+    from gpu_tensor.testing import sim
+
+    n = 3000
+    want = [2.0 * i for i in range(n)]
+    x = gt.arange(float(n), device="cuda:1") * 2        # queued on cuda:1's default stream
+    assert x.cpu().tolist() == want, "device-to-host copy of a cuda:1 tensor"
+    h = gt.tensor(want, device="cpu")
+    assert h.to("cuda:1").mul(1).cpu().tolist() == want, "host-to-device copy to cuda:1"
+    src = gt.arange(float(n), device="cuda:0") * 1
+    z = src.to("cuda:1", non_blocking=True)             # a peer copy, still reading src
+    del src                                             # its block goes back to cuda:0 ...
+    w = gt.zeros(n, device="cuda:0")                    # ... which hands it out again
+    w.add_(1.0)                                         # a race unless cuda:0 waits too
+    gt.cuda.synchronize(1)
+    assert z.cpu().tolist() == [float(i) for i in range(n)], "peer copy"
+    assert not sim.races(), sim.races()
+    print("ok")
+""")
+
+
+def test_cuda_1_uses_its_own_default_stream():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TENSOR")}
+    env.update(GPU_TENSOR_FALLBACK="sim", GPU_TENSOR_SIM_DEVICES="2")
+    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]

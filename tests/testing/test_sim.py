@@ -1,0 +1,137 @@
+"""The simulated CuPy itself: real signatures, cupy's departures, asynchronous streams,
+races named with both streams and the buffer, kernels from source, counters."""
+
+import numpy as np
+import pytest
+
+from gpu_tensor.kernel import emulate
+from gpu_tensor.testing import sim
+from gpu_tensor.testing.sim import signatures
+
+
+@pytest.fixture
+def cp():
+    sim.reset(devices=2, seed=1)
+    return sim.module()
+
+
+def test_cython_signature_table_matches_the_installed_cupy():
+    for path, line in signatures.CYTHON.items():
+        doc = (signatures.real_object(path).__doc__ or "").strip().splitlines()
+        assert doc and doc[0].strip() == line, path
+
+
+def test_calls_are_bound_against_cupys_signatures(cp):
+    with pytest.raises(TypeError, match="sparse"):
+        cp.indices((2, 3), sparse=True)
+    with pytest.raises(TypeError, match="memcpyAsync"):
+        cp.cuda.runtime.memcpyAsync(0, 0, 4, 1)  # the stream argument is missing
+    with pytest.raises(AttributeError):
+        getattr(cp, "no_such_function")  # noqa: B009 - cupy has no such name
+
+
+def test_departures_from_numpy(cp):
+    a = cp.arange(5, dtype=cp.float32)
+    assert a[cp.array([7, -6])].get().tolist() == [2.0, 4.0]  # wraps
+    with pytest.raises(NotImplementedError, match="multiply.at"):
+        cp.multiply.at(a, cp.array([0]), 2.0)
+    with pytest.raises(TypeError, match="int8"):
+        cp.add.at(cp.zeros(3, cp.int8), cp.array([0]), 1)
+    f = cp.asarray([np.nan, np.inf, -1.0, 300.0])
+    assert f.astype(cp.uint8).get().tolist() == [0, 255, 0, 255]  # saturates
+    with pytest.raises(TypeError, match="Implicit conversion"):
+        np.asarray(a)
+    with pytest.raises(ValueError, match="Unsupported dtype"):
+        cp.empty(3, dtype=np.dtype("V2"))
+    assert isinstance(a.sum(), cp.ndarray) and a.sum().ndim == 0
+
+
+def test_work_runs_only_when_ordered(cp):
+    s = cp.cuda.Stream(non_blocking=True)
+    host = np.full(4, 5.0, np.float32)
+    pinned = cp.cuda.runtime.hostAlloc(16, 1)
+    view = np.frombuffer((np.ctypeslib.as_ctypes_type(np.uint8) * 16).from_address(pinned),
+                         np.float32)
+    view[:] = host
+    d = cp.empty(4, cp.float32)
+    rt = cp.cuda.runtime
+    rt.memcpyAsync(d.data.ptr, pinned, 16, rt.memcpyHostToDevice, s.ptr)
+    view[:] = 9.0  # the copy is still queued: it will read 9s
+    s.synchronize()
+    with cp.cuda.Stream.null:
+        pass
+    ev = cp.cuda.Event()
+    ev.record(s)
+    cp.cuda.Stream.null.wait_event(ev)
+    assert d.get().tolist() == [9.0] * 4
+
+
+def test_unordered_streams_race_and_the_error_names_both(cp):
+    y = cp.zeros(1000, cp.float32)  # legacy default stream
+    s = cp.cuda.Stream(non_blocking=True)
+    with s, pytest.raises(sim.SimRaceError) as err:
+        y += 1
+    msg = str(err.value)
+    assert "race" in msg and "legacy default stream of cuda:0" in msg
+    assert f"stream {s.ptr:#x}" in msg and "device buffer" in msg
+    sim.set_race_mode("warn")
+    with s, pytest.warns(sim.SimRaceWarning, match="race"):
+        y += 1
+    ev = cp.cuda.Event()
+    ev.record(cp.cuda.Stream.null)
+    s.wait_event(ev)
+    n = len(sim.races())
+    with s:
+        y *= 2  # ordered now
+    assert len(sim.races()) == n
+
+
+def test_memcpy_kind_and_dead_handles_are_checked(cp):
+    rt = cp.cuda.runtime
+    d = cp.empty(4, cp.float32)
+    host = np.zeros(4, np.float32)
+    with pytest.raises(rt.CUDARuntimeError, match="HostToDevice"):
+        rt.memcpyAsync(host.ctypes.data, d.data.ptr, 16, rt.memcpyHostToDevice, 0)
+    s = cp.cuda.Stream()
+    handle = s.ptr
+    del s
+    with pytest.raises(rt.CUDARuntimeError, match="does not exist"):
+        rt.eventRecord(cp.cuda.Event().ptr, handle)
+
+
+def test_cudafree_syncs_the_device_and_counters_count(cp):
+    sim.reset_counters()
+    p = cp.cuda.runtime.malloc(1 << 20)
+    cp.cuda.runtime.free(p)
+    c = sim.counters()
+    assert c["mallocs"] == 1 and c["frees"] == 1 and c["driver_calls"] == 2
+    assert c["device_syncs"] == 1
+    cp.arange(10).get()
+    assert sim.counters()["bytes_copied"] >= 80
+
+
+def test_legacy_stream_of_each_device_is_its_own(cp):
+    with cp.cuda.Device(1):
+        x = cp.zeros(100, cp.float32)
+    ev = cp.cuda.Event()
+    ev.record(cp.cuda.Stream.null)  # on device 0's legacy stream: does not order device 1
+    s = cp.cuda.Stream(non_blocking=True)
+    s.wait_event(ev)
+    with s, pytest.raises(sim.SimRaceError, match="cuda:1"):
+        x += 1
+
+
+@pytest.mark.skipif(emulate.compiler() is None, reason="kernels run under g++ emulation")
+def test_raw_kernels_run_their_source(cp):
+    src = r'''extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) y[i] = a * x[i] + y[i];
+    }'''
+    k = cp.RawModule(code=src).get_function("axpy")
+    x, y = cp.arange(100, dtype=cp.float32), cp.ones(100, cp.float32)
+    sim.reset_counters()
+    k((4,), (32,), (np.float32(2.0), x, y, np.int32(100)))
+    assert sim.counters()["kernel_launches"] == 1
+    assert y.get().tolist() == [2.0 * i + 1 for i in range(100)]
+    with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match="1024"):
+        k((1,), (2048,), (np.float32(2.0), x, y, np.int32(100)))
