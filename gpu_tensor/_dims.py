@@ -28,10 +28,9 @@ def shape_args(args) -> tuple:
             break
     else:
         return tuple(args)
-    try:
-        return tuple(int(a) if type(a) is not int else a for a in args)
-    except TypeError as exc:
-        raise TypeError(f"shape must be a sequence of ints, got {args!r}") from exc
+    from ._args import sizes  # the checks torch's argument parser makes: off the fast path
+
+    return sizes(args)
 
 
 def infer_size(shape: tuple, numel: int) -> tuple:
