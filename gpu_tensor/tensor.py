@@ -244,6 +244,9 @@ class Tensor:
         return self._view_of(self._data)
 
     def detach_(self) -> Tensor:
+        if self._base is not None and (self._requires_grad or self.grad_fn is not None):
+            raise RuntimeError("Can't detach views in-place. Use detach() instead (it returns "
+                               "a new tensor sharing the memory)")
         self.grad_fn = None
         self._requires_grad = False
         return self

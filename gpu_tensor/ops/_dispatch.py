@@ -371,7 +371,7 @@ def apply(key, *operands, **params):
     op = spec.op
     if op.no_bool and any(
             (isinstance(x, Tensor) and x.dtype is _dt.bool) or type(x) is bool for x in operands):
-        raise NotImplementedError(op.no_bool)  # torch's class (a RuntimeError subclass)
+        raise RuntimeError(op.no_bool)
     typed = operands[1:] if spec.kind == "where" else operands
     common = _dt.result_type(*(x for x in typed if x is not None))
     compute, out = _dtypes(spec, common)
