@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ._errors import CliError, write_text
+from .snapshot_check import Limits
 
 __all__ = ["main", "build_parser"]
 
@@ -39,6 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ms.add_argument("snapshot", nargs="?", metavar="SNAPSHOT", help="snapshot file to render")
     ms.add_argument("--json", action="store_true", help="machine-readable output")
+    for flag, field, what in (("--max-snapshot-bytes", "max_bytes", "file size in bytes"),
+                              ("--max-snapshot-nodes", "max_nodes", "values in the snapshot"),
+                              ("--max-shared-refs", "max_shared", "shared references")):
+        ms.add_argument(flag, type=int, metavar="N", dest=field,
+                        help=f"limit on the snapshot's {what} (default "
+                        f"{getattr(Limits(), field)})")
     ms.add_argument("--html", metavar="FILE", help="also write a self-contained HTML picture")
     ms.add_argument(
         "--save-snapshot",
@@ -119,7 +126,9 @@ def _memory_summary(args) -> int:
     from .snapshot_load import load_snapshot
     from .snapshot_view import render_text, snapshot_json
 
-    snap = load_snapshot(args.snapshot)
+    limits = Limits(**{k: getattr(args, k) for k in ("max_bytes", "max_nodes", "max_shared")
+                       if getattr(args, k) is not None})
+    snap = load_snapshot(args.snapshot, limits)
     if args.json:
         sys.stdout.write(json.dumps(snapshot_json(snap, args.top, args.device), indent=2) + "\n")
     else:

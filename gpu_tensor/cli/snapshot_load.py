@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import pickle
+import stat
 from pathlib import Path
 
-from ._errors import CliError
+from ._errors import SnapshotError
+from .snapshot_check import Limits, check_fields, check_tree
 
-__all__ = ["SnapshotError", "load_snapshot", "validate_snapshot"]
+__all__ = ["Limits", "SnapshotError", "load_snapshot", "validate_snapshot"]
 
 # Containers a pickler may name by reference (protocol < 4 pickles sets and
 # OrderedDicts through REDUCE). Scalars need no global at all, and constructors such
@@ -36,10 +39,6 @@ _PICKLE_SUFFIXES = (".pickle", ".pkl")
 _BLOCK_STATES = ("active_allocated", "active_pending_free", "inactive")
 # torch's docstring calls the pending state this; its code writes active_pending_free.
 _STATE_ALIASES = {"active_awaiting_free": "active_pending_free"}
-
-
-class SnapshotError(CliError):
-    """A snapshot file that cannot be read; str(exc) is a one-line reason."""
 
 
 class _SnapshotUnpickler(pickle.Unpickler):
@@ -66,9 +65,14 @@ def _read_pickle(data: bytes) -> object:
         raise SnapshotError(f"not a readable pickle ({type(exc).__name__}: {exc})") from None
 
 
+class _JsonTree(dict):
+    """A parsed JSON top-level object: json never shares or cycles containers."""
+
+
 def _read_json(data: bytes) -> object:
     try:
-        return json.loads(data.decode("utf-8"))
+        obj = json.loads(data.decode("utf-8"))
+        return _JsonTree(obj) if isinstance(obj, dict) else obj
     except UnicodeDecodeError:
         raise SnapshotError(
             "not JSON text (not UTF-8); expected a snapshot .json or .pickle"
@@ -82,23 +86,48 @@ def _read_json(data: bytes) -> object:
         raise SnapshotError(
             f"{reason} at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except ValueError as exc:  # e.g. an integer of over 4300 digits
+        raise SnapshotError(f"a value in the JSON cannot be read: {exc}") from None
 
 
-def load_snapshot(path: str | Path) -> dict:
+def _read_bytes(path: Path, limits: Limits) -> bytes:
+    """The file's bytes; only a regular file no larger than the limit is read (/dev/zero
+    would never end, a FIFO would block forever)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise SnapshotError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise SnapshotError(f"{path}: is a directory, expected a snapshot file")
+    if not stat.S_ISREG(st.st_mode):
+        raise SnapshotError(f"{path}: not a regular file (a device, FIFO or socket); save the "
+                            "snapshot to a file first")
+    if st.st_size > limits.max_bytes:
+        raise SnapshotError(f"{path}: {st.st_size} bytes is over the {limits.max_bytes}-byte "
+                            "limit for a snapshot; raise it with --max-snapshot-bytes")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limits.max_bytes + 1)  # a file that grows while read stays bounded
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > limits.max_bytes:
+        raise SnapshotError(f"{path}: over the {limits.max_bytes}-byte limit for a snapshot; "
+                            "raise it with --max-snapshot-bytes")
+    return data
+
+
+def load_snapshot(path: str | Path, limits: Limits | None = None) -> dict:
     """Read and validate a snapshot file; returns the snapshot dict.
 
     The format is sniffed from the content (a binary pickle starts with 0x80, JSON
-    with '{' or '['), so a renamed file still loads.
+    with '{' or '['), so a renamed file still loads. `limits` bounds the file size, the
+    node count and the shared references a pickle may expand into.
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SnapshotError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise SnapshotError(f"{path}: is a directory, expected a snapshot file") from None
-    except OSError as exc:
-        raise SnapshotError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    limits = limits or Limits()
+    data = _read_bytes(path, limits)
     try:
         if not data.strip():
             raise SnapshotError("the file is empty")
@@ -112,6 +141,7 @@ def load_snapshot(path: str | Path) -> dict:
                 "unknown format; expected a snapshot saved as JSON (save_snapshot) or as a "
                 "pickle (_dump_snapshot)"
             )
+        check_tree(obj, limits, shared_possible=not isinstance(obj, _JsonTree))
         return validate_snapshot(obj)
     except SnapshotError as exc:
         raise SnapshotError(f"{path}: {exc}") from None
@@ -162,6 +192,7 @@ def validate_snapshot(obj: object) -> dict:
     ext = obj.get("gpu_tensor")
     if ext is not None and not isinstance(ext, dict):
         raise SnapshotError("the 'gpu_tensor' key is not a dict")
+    check_fields(obj)
     out = dict(obj)
     out.setdefault("device_traces", [])
     return out
