@@ -42,10 +42,9 @@ def _leaf_problem(v) -> str | None:
     return f"a {t.__name__} value (a snapshot holds only text, numbers, lists and dicts)"
 
 
-def check_tree(root, limits: Limits, shared_possible: bool = True) -> None:
-    """Walk `root` once; SnapshotError at the first problem, naming it and the limit flag.
-    `shared_possible=False` (parsed JSON, always a tree) skips the bookkeeping of visited
-    containers, which would cost memory in proportion to the snapshot."""
+def check_tree(root, limits: Limits) -> None:
+    """Walk `root` (an unpickled object) once; SnapshotError at the first problem, naming
+    it and the limit flag. Parsed JSON needs no walk: it is always a tree of plain values."""
     nodes = shared = 0
     seen: set[int] = set()
     path: set[int] = set()  # containers on the walk's current branch: a repeat is a cycle
@@ -55,21 +54,20 @@ def check_tree(root, limits: Limits, shared_possible: bool = True) -> None:
         if leaving:
             path.discard(id(obj))
             continue
-        if shared_possible:
-            key = id(obj)
-            if key in path:
-                raise SnapshotError("the data contains itself (a reference cycle); a memory "
-                                    "snapshot is a tree")
-            if key in seen:
-                shared += 1
-                if shared > limits.max_shared:
-                    raise SnapshotError(
-                        f"over {limits.max_shared} shared references (one list or dict "
-                        "reused again and again expands far beyond the file); raise the "
-                        "limit with --max-shared-refs")
-            seen.add(key)
-            path.add(key)
-            stack.append((obj, True))
+        key = id(obj)
+        if key in path:
+            raise SnapshotError("the data contains itself (a reference cycle); a memory "
+                                "snapshot is a tree")
+        if key in seen:
+            shared += 1
+            if shared > limits.max_shared:
+                raise SnapshotError(
+                    f"over {limits.max_shared} shared references (one list or dict "
+                    "reused again and again expands far beyond the file); raise the "
+                    "limit with --max-shared-refs")
+        seen.add(key)
+        path.add(key)
+        stack.append((obj, True))
         items = obj.items() if isinstance(obj, dict) else ((None, v) for v in obj)
         for k, v in items:
             nodes += 1
@@ -108,6 +106,9 @@ def _frames(frames, where: str) -> None:
     if not isinstance(frames, (list, tuple)):
         raise SnapshotError(f"{where}: 'frames' is {type(frames).__name__}, expected a list")
     for i, f in enumerate(frames):
+        if type(f) is dict and type(f.get("filename", "")) is str and type(
+                f.get("line", 0)) is int and type(f.get("name", "")) is str:
+            continue  # the common, well-formed frame: no per-field calls
         if not isinstance(f, dict):
             raise SnapshotError(f"{where} frame {i} is {type(f).__name__}, expected a dict")
         _typed(f, "filename", (str,), f"{where} frame {i}")

@@ -13,6 +13,7 @@ import json
 import os
 import pickle
 import stat
+import sys
 from pathlib import Path
 
 from ._errors import SnapshotError
@@ -65,23 +66,50 @@ def _read_pickle(data: bytes) -> object:
         raise SnapshotError(f"not a readable pickle ({type(exc).__name__}: {exc})") from None
 
 
-class _JsonTree(dict):
-    """A parsed JSON top-level object: json never shares or cycles containers."""
+def _refuse_constant(name: str):
+    raise SnapshotError(f"the JSON holds {name}, which is not a number a snapshot can hold")
 
 
-def _read_json(data: bytes) -> object:
+def _object_hook(max_nodes: int):
+    """json object_hook: counts objects against the node limit, and keeps one object per
+    distinct creation frame (a long run's snapshot repeats the same few hundred frames in
+    every block; sharing them keeps the loaded snapshot smaller than its file)."""
+    cache = {}
+    stacks = {}  # frame lists, keyed by the identity of their (already shared) frames
+    count = [0]
+
+    def hook(d: dict):
+        count[0] += 1
+        if count[0] > max_nodes:
+            raise SnapshotError(f"over {max_nodes} objects; raise the limit with "
+                                "--max-snapshot-nodes")
+        if len(d) == 3 and "filename" in d and "line" in d and "name" in d:
+            try:
+                return cache.setdefault((d["filename"], d["line"], d["name"]), d)
+            except TypeError:  # an unhashable value: check_fields reports it
+                return d
+        frames = d.get("frames")
+        if type(frames) is list and frames:
+            d["frames"] = stacks.setdefault(tuple(map(id, frames)), frames)
+        state = d.get("state")
+        if type(state) is str:
+            d["state"] = sys.intern(state)
+        return d
+
+    return hook
+
+
+def _read_json(text: str, max_nodes: int) -> object:
+    """Parsed JSON. It never shares or cycles containers and its leaves are plain values,
+    so it needs no tree walk: NaN/Infinity are refused while parsing, and the views read
+    only the fields check_fields has typed."""
     try:
-        obj = json.loads(data.decode("utf-8"))
-        return _JsonTree(obj) if isinstance(obj, dict) else obj
-    except UnicodeDecodeError:
-        raise SnapshotError(
-            "not JSON text (not UTF-8); expected a snapshot .json or .pickle"
-        ) from None
+        return json.loads(text, object_hook=_object_hook(max_nodes), parse_constant=_refuse_constant)
     except RecursionError:
         raise SnapshotError("JSON nested too deeply to be a memory snapshot") from None
     except json.JSONDecodeError as exc:
         # An unterminated string runs to the end of the data: the file was cut short too.
-        cut = exc.pos >= len(data.rstrip()) or exc.msg.startswith("Unterminated string")
+        cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
         reason = "truncated JSON (was the file cut short?)" if cut else "invalid JSON"
         raise SnapshotError(
             f"{reason} at line {exc.lineno} column {exc.colno}: {exc.msg}"
@@ -129,19 +157,28 @@ def load_snapshot(path: str | Path, limits: Limits | None = None) -> dict:
     limits = limits or Limits()
     data = _read_bytes(path, limits)
     try:
-        if not data.strip():
+        if not data or data.isspace():  # (isspace and a slice: no copy of a large file)
             raise SnapshotError("the file is empty")
-        head = data.lstrip()[:1]
+        head = data[:4096].lstrip()[:1]
         if data[:1] == b"\x80" or path.suffix.lower() in _PICKLE_SUFFIXES:
             obj = _read_pickle(data)
+            del data
+            check_tree(obj, limits)  # a pickle can share, cycle and hold any leaf
         elif head in (b"{", b"["):
-            obj = _read_json(data)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise SnapshotError(
+                    "not JSON text (not UTF-8); expected a snapshot .json or .pickle"
+                ) from None
+            del data  # the text alone while parsing: peak memory is what bounds big files
+            obj = _read_json(text, limits.max_nodes)
+            del text
         else:
             raise SnapshotError(
                 "unknown format; expected a snapshot saved as JSON (save_snapshot) or as a "
                 "pickle (_dump_snapshot)"
             )
-        check_tree(obj, limits, shared_possible=not isinstance(obj, _JsonTree))
         return validate_snapshot(obj)
     except SnapshotError as exc:
         raise SnapshotError(f"{path}: {exc}") from None

@@ -161,7 +161,7 @@ def _finish_fast(r, dev, out):
     t.device = dev
     t.dtype = out
     t._requires_grad = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._base = None
     return t
@@ -219,7 +219,7 @@ def make_binary(key, reflected=False):
                     t.device = dev
                     t.dtype = out
                     t._requires_grad = False
-                    t.grad = None
+                    t._grad = None
                     t.grad_fn = None
                     t._base = None
                     return t

@@ -11,8 +11,7 @@ from tests.bad_input_cases import AUTOGRAD
 
 # torch's semantics that are not implemented yet (see the issue note): checked as xfail so
 # they turn into failures the day they start passing unnoticed
-_NOT_YET = {"grad_wrong_shape", "grad_wrong_dtype", "grad_not_tensor",
-            "ok_view_inplace_autograd", "ok_column_iadd_autograd"}
+_NOT_YET = {"ok_view_inplace_autograd", "ok_column_iadd_autograd"}
 
 
 @pytest.mark.parametrize("case", AUTOGRAD, ids=[c.name for c in AUTOGRAD])
