@@ -130,7 +130,9 @@ def _memory_summary(args) -> int:
                        if getattr(args, k) is not None})
     snap = load_snapshot(args.snapshot, limits)
     if args.json:
-        sys.stdout.write(json.dumps(snapshot_json(snap, args.top, args.device), indent=2) + "\n")
+        # json.dump writes piece by piece: the whole document is never one string
+        json.dump(snapshot_json(snap, args.top, args.device), sys.stdout, indent=2)
+        sys.stdout.write("\n")
     else:
         sys.stdout.write(render_text(snap, args.top, args.device, label=args.snapshot))
     if args.html:

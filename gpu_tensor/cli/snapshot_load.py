@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ._errors import SnapshotError
 from .snapshot_check import Limits, check_fields, check_tree
+from .snapshot_json import read_json
 
 __all__ = ["Limits", "SnapshotError", "load_snapshot", "validate_snapshot"]
 
@@ -99,28 +100,9 @@ def _object_hook(max_nodes: int):
     return hook
 
 
-def _read_json(text: str, max_nodes: int) -> object:
-    """Parsed JSON. It never shares or cycles containers and its leaves are plain values,
-    so it needs no tree walk: NaN/Infinity are refused while parsing, and the views read
-    only the fields check_fields has typed."""
-    try:
-        return json.loads(text, object_hook=_object_hook(max_nodes), parse_constant=_refuse_constant)
-    except RecursionError:
-        raise SnapshotError("JSON nested too deeply to be a memory snapshot") from None
-    except json.JSONDecodeError as exc:
-        # An unterminated string runs to the end of the data: the file was cut short too.
-        cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
-        reason = "truncated JSON (was the file cut short?)" if cut else "invalid JSON"
-        raise SnapshotError(
-            f"{reason} at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
-    except ValueError as exc:  # e.g. an integer of over 4300 digits
-        raise SnapshotError(f"a value in the JSON cannot be read: {exc}") from None
-
-
-def _read_bytes(path: Path, limits: Limits) -> bytes:
-    """The file's bytes; only a regular file no larger than the limit is read (/dev/zero
-    would never end, a FIFO would block forever)."""
+def _stat_checked(path: Path, limits: Limits) -> None:
+    """Only a regular file no larger than the limit is read (/dev/zero would never end, a
+    FIFO would block forever)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -135,15 +117,33 @@ def _read_bytes(path: Path, limits: Limits) -> bytes:
     if st.st_size > limits.max_bytes:
         raise SnapshotError(f"{path}: {st.st_size} bytes is over the {limits.max_bytes}-byte "
                             "limit for a snapshot; raise it with --max-snapshot-bytes")
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limits.max_bytes + 1)  # a file that grows while read stays bounded
-    except OSError as exc:
-        raise SnapshotError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if len(data) > limits.max_bytes:
-        raise SnapshotError(f"{path}: over the {limits.max_bytes}-byte limit for a snapshot; "
-                            "raise it with --max-snapshot-bytes")
-    return data
+
+
+def _load(f, path: Path, limits: Limits):
+    head = f.read(4096)
+    first = head.lstrip()[:1]
+    if head[:1] == b"\x80" or path.suffix.lower() in _PICKLE_SUFFIXES:
+        data = head + f.read(limits.max_bytes + 1 - len(head))  # bounded if the file grows
+        if len(data) > limits.max_bytes:
+            raise SnapshotError(f"over the {limits.max_bytes}-byte limit for a snapshot; "
+                                "raise it with --max-snapshot-bytes")
+        if not data.strip():
+            raise SnapshotError("the file is empty")
+        obj = _read_pickle(data)
+        del data
+        check_tree(obj, limits)  # a pickle can share, cycle and hold any leaf
+        return obj
+    if first in (b"{", b"["):
+        f.seek(0)
+        # parsed JSON is a tree of plain values: no tree walk; NaN/Infinity are refused
+        # while parsing, and the views read only the fields check_fields has typed
+        decoder = json.JSONDecoder(object_hook=_object_hook(limits.max_nodes),
+                                   parse_constant=_refuse_constant)
+        return read_json(f, decoder)
+    if not first and len(head) < 4096:
+        raise SnapshotError("the file is empty")
+    raise SnapshotError("unknown format; expected a snapshot saved as JSON (save_snapshot) "
+                        "or as a pickle (_dump_snapshot)")
 
 
 def load_snapshot(path: str | Path, limits: Limits | None = None) -> dict:
@@ -151,34 +151,18 @@ def load_snapshot(path: str | Path, limits: Limits | None = None) -> dict:
 
     The format is sniffed from the content (a binary pickle starts with 0x80, JSON
     with '{' or '['), so a renamed file still loads. `limits` bounds the file size, the
-    node count and the shared references a pickle may expand into.
+    node count and the shared references a pickle may expand into. JSON is parsed a piece
+    at a time (snapshot_json), so its text is never in memory whole.
     """
     path = Path(path)
     limits = limits or Limits()
-    data = _read_bytes(path, limits)
+    _stat_checked(path, limits)
     try:
-        if not data or data.isspace():  # (isspace and a slice: no copy of a large file)
-            raise SnapshotError("the file is empty")
-        head = data[:4096].lstrip()[:1]
-        if data[:1] == b"\x80" or path.suffix.lower() in _PICKLE_SUFFIXES:
-            obj = _read_pickle(data)
-            del data
-            check_tree(obj, limits)  # a pickle can share, cycle and hold any leaf
-        elif head in (b"{", b"["):
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                raise SnapshotError(
-                    "not JSON text (not UTF-8); expected a snapshot .json or .pickle"
-                ) from None
-            del data  # the text alone while parsing: peak memory is what bounds big files
-            obj = _read_json(text, limits.max_nodes)
-            del text
-        else:
-            raise SnapshotError(
-                "unknown format; expected a snapshot saved as JSON (save_snapshot) or as a "
-                "pickle (_dump_snapshot)"
-            )
+        try:
+            with open(path, "rb") as f:
+                obj = _load(f, path, limits)
+        except OSError as exc:
+            raise SnapshotError(f"cannot read ({exc.strerror or exc})") from None
         return validate_snapshot(obj)
     except SnapshotError as exc:
         raise SnapshotError(f"{path}: {exc}") from None

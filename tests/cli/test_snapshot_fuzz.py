@@ -152,3 +152,23 @@ def test_fuzz_odd_snapshots(tmp_path, capsys, good, where, key, value, mode):
     code, out, _ = _cli(capsys, str(path), *argv[mode])
     if code == 0 and mode == "json":
         json.loads(out)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+def test_incremental_json_matches_json_load(tmp_path, data_dir, monkeypatch, chunk):
+    from gpu_tensor.cli import snapshot_json
+
+    monkeypatch.setattr(snapshot_json, "CHUNK", chunk)  # every token split at some boundary
+    path = data_dir / "small_snapshot.json"
+    want = json.loads(path.read_text())
+    got = load_snapshot(path)
+    assert {k: got[k] for k in want} == want
+    text = path.read_text()
+    for cut in (len(text) // 3, len(text) - 2):
+        bad = tmp_path / "cut.json"
+        bad.write_text(text[:cut])
+        with pytest.raises(SnapshotError, match="truncated JSON"):
+            load_snapshot(bad)
+    bad.write_text(text.replace(":", "::", 5))
+    with pytest.raises(SnapshotError, match="invalid JSON"):
+        load_snapshot(bad)
