@@ -92,9 +92,10 @@ def _object_hook(max_nodes: int):
         frames = d.get("frames")
         if type(frames) is list and frames:
             d["frames"] = stacks.setdefault(tuple(map(id, frames)), frames)
-        state = d.get("state")
-        if type(state) is str:
-            d["state"] = sys.intern(state)
+        for key in ("state", "action", "segment_type"):  # a few words, repeated per entry
+            v = d.get(key)
+            if type(v) is str:
+                d[key] = sys.intern(v)
         return d
 
     return hook
