@@ -14,13 +14,22 @@ import operator
 
 import numpy as np
 
+_RANGES: dict = {}  # numpy dtype -> (lowest, largest): np.finfo/iinfo cost ~1 us a call
 
-def _finfo(npd):
-    if npd.kind == "V" or npd.name == "bfloat16":
-        import ml_dtypes  # a declared dependency (bfloat16 on the host)
 
-        return ml_dtypes.finfo(npd)
-    return np.finfo(npd)
+def _range(npd):
+    r = _RANGES.get(npd)
+    if r is None:
+        if npd.kind in "iub":
+            info = np.iinfo(npd) if npd.kind != "b" else None
+            r = (int(info.min), int(info.max)) if info else (0, 1)
+        else:
+            import ml_dtypes  # a declared dependency; its finfo also knows bfloat16
+
+            info = ml_dtypes.finfo(npd) if npd.name == "bfloat16" else np.finfo(npd)
+            r = (float(info.min), float(info.max))
+        _RANGES[npd] = r
+    return r
 
 
 __all__ = ["check_float_to_int", "sizes", "int_arg", "number_arg", "tensor_arg", "check_fits", "MAX_DIMS"]
@@ -143,14 +152,14 @@ def check_fits(value, dt, fn: str = "fill"):
             value_i = math.trunc(value)
         else:
             value_i = int(value)
-        info = np.iinfo(dt.np)
-        low = -info.max if kind == "u" else info.min  # torch lets negatives wrap into unsigned
-        if not low <= value_i <= info.max:
+        lo, hi = _range(dt.np)
+        low = -hi if kind == "u" else lo  # torch lets negatives wrap into unsigned types
+        if not low <= value_i <= hi:
             raise RuntimeError(f"{fn}(): value cannot be converted to type {dt.name} without "
-                               f"overflow: {value} is outside [{info.min}, {info.max}]")
+                               f"overflow: {value} is outside [{lo}, {hi}]")
         return wrap_int(value_i, dt.np)
     elif dt.category == 2 and not isinstance(value, bool) and math.isfinite(value):
-        hi = float(_finfo(dt.np).max)
+        hi = _range(dt.np)[1]
         if abs(value) > hi:  # torch's `overflows` check: beyond max, inf itself is fine
             raise RuntimeError(
                 f"{fn}(): value cannot be converted to type {dt.name} without overflow: "

@@ -76,14 +76,14 @@ def view(self, *shape):
         if type(shape[0]) is int:  # view(2, 3)
             try:
                 r = data.reshape(shape)
-                if r.shape == shape or min(shape) == -1:  # numpy infers any negative size
+                if r.shape == shape or -1 in shape:  # numpy would infer any negative size
                     return self._view_of(r)
             except (ValueError, TypeError):
                 pass
         elif len(shape) == 1 and isinstance(shape[0], tuple):  # view((2, 3)), view(t.shape)
             try:
                 r = data.reshape(shape[0])
-                if r.shape == shape[0] or min(shape[0]) == -1:
+                if r.shape == shape[0] or -1 in shape[0]:
                     return self._view_of(r)
             except (ValueError, TypeError):
                 pass
@@ -141,14 +141,14 @@ def reshape(self, *shape):
         if type(shape[0]) is int:
             try:
                 r = data.reshape(shape)
-                if r.shape == shape or min(shape) == -1:  # as in view()
+                if r.shape == shape or -1 in shape:  # as in view()
                     return self._view_of(r)
             except (ValueError, TypeError):
                 pass
         elif len(shape) == 1 and isinstance(shape[0], tuple):
             try:
                 r = data.reshape(shape[0])
-                if r.shape == shape[0] or min(shape[0]) == -1:
+                if r.shape == shape[0] or -1 in shape[0]:
                     return self._view_of(r)
             except (ValueError, TypeError):
                 pass

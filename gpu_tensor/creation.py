@@ -181,7 +181,7 @@ def _dtype_or_default(dtype):
 def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None) -> Tensor:
     """Uninitialised memory. `pin_memory=True` (cpu) gives a page-locked host tensor."""
-    if len(size) == 1 and type(size[0]) is int and 0 <= size[0] <= _I64_MAX // 16:
+    if len(size) == 1 and type(size[0]) is int and 0 <= size[0] < 1 << 59:  # no overflow
         shp = size  # empty(n): the commonest call, parsed without helpers
     else:
         shp = _size(size, "empty")
@@ -265,13 +265,16 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if end is None:
         start, end = 0, start
-    vals = [_args.number_arg(v, "arange", name) for v, name in
-            zip((start, end, step), ("start", "end", "step"), strict=True)]
-    if any(isinstance(v, complex) for v in vals):
-        raise TypeError("arange(): start, end and step must be real numbers, not complex")
-    if not all(math.isfinite(v) for v in vals):
-        raise RuntimeError(f"arange(): unsupported range: {vals[0]} -> {vals[1]} (step "
-                           f"{vals[2]}); start, end and step must be finite")
+    vals = [start, end, step]
+    for i, v in enumerate(vals):  # plain ints (the common case) need no check
+        if type(v) is not int:
+            vals[i] = v = _args.number_arg(v, "arange", ("start", "end", "step")[i])
+            if isinstance(v, complex):
+                raise TypeError("arange(): start, end and step must be real numbers, not "
+                                "complex")
+            if not math.isfinite(v):
+                raise RuntimeError(f"arange(): unsupported range: {vals[0]} -> {vals[1]} "
+                                   f"(step {vals[2]}); start, end and step must be finite")
     if vals[2] == 0:
         raise RuntimeError("arange: step must be nonzero")
     if (vals[1] - vals[0]) * vals[2] < 0:

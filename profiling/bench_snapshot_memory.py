@@ -61,9 +61,12 @@ def write_snapshot(path: Path, target_bytes: int) -> int:
 def measure(path: Path, mode: list[str]) -> tuple[float, int]:
     """(seconds, peak RSS bytes) of one CLI run in a fresh process."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    script = ("import resource, sys\nfrom gpu_tensor.cli.main import main\n"
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork+exec, so a child would
+    # report this (large) parent's peak; VmHWM belongs to the child's own address space
+    script = ("import sys\nfrom gpu_tensor.cli.main import main\n"
               f"code = main(['memory-summary', {str(path)!r}, *{mode!r}])\n"
-              "sys.stderr.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+              "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+              "sys.stderr.write(hwm.split()[1])\n"
               "sys.exit(code)\n")
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,

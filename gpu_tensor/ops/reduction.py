@@ -223,7 +223,7 @@ def _var_or_std(input, dim, unbiased, keepdim, correction, root):
     axes = _axes(input, dim)
     with np.errstate(all="ignore"):
         r = _scaled_var(xp, _values(input, _wide(input.dtype)), axes, correction, keepdim,
-                        root)
+                        root, input.dtype in (_dt.float64, _dt.complex128))
     return _out(input, r, input.dtype.to_real())
 
 
@@ -234,12 +234,13 @@ def _wide(dt):
     return np.complex128 if dt.category == _dt.COMPLEX else np.float64
 
 
-def _scaled_var(xp, v, axes, correction, keepdim, root=False):
+def _scaled_var(xp, v, axes, correction, keepdim, root=False, scale=True):
     """Two-pass variance of float64/complex128 `v`, scaled by the largest magnitude along the
     reduced dims so squares cannot overflow (float32 inputs never do in float64; float64
     inputs beyond 1e154 would). `root`: the standard deviation, sqrt(var / m**2) * m, so it
     stays finite whenever it is representable, before rounding to the input's dtype."""
-    m = xp.max(xp.abs(v), axis=axes, keepdims=True) if v.size else None
+    # float32 and half data cannot overflow in float64: only 64-bit inputs are scaled
+    m = xp.max(xp.abs(v), axis=axes, keepdims=True) if v.size and scale else None
     if m is not None:
         m = xp.where(xp.isfinite(m) & (m > 0), m, 1.0)
         v = v / m
