@@ -14,6 +14,9 @@ import operator
 
 import numpy as np
 
+__all__ = ["MAX_DIMS", "sizes", "int_arg", "number_arg", "tensor_arg", "check_fits",
+           "check_float_to_int", "wrap_int"]
+
 _RANGES: dict = {}  # numpy dtype -> (lowest, largest): np.finfo/iinfo cost ~1 us a call
 
 
@@ -32,8 +35,6 @@ def _range(npd):
     return r
 
 
-__all__ = ["check_float_to_int", "sizes", "int_arg", "number_arg", "tensor_arg", "check_fits", "MAX_DIMS"]
-
 MAX_DIMS = 128  # torch.tensor(): nested data deeper than this is "too many dimensions"
 _I64_MAX = 2 ** 63 - 1
 
@@ -46,7 +47,7 @@ def _int_tensor(x) -> bool:
         dt, "is_complex", False) and str(dt).rsplit(".", 1)[-1] != "bool")
 
 
-def _as_int(x, fn: str, arg: str, pos: int | None):
+def _as_int(x):
     """x as a Python int, or None when it is not an integer (bools are rejected by the
     caller where torch rejects them)."""
     if type(x) is int:
@@ -60,8 +61,8 @@ def _as_int(x, fn: str, arg: str, pos: int | None):
 
 def _describe(x) -> str:
     t = type(x)
-    name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__.split('.')[0]}.{t.__name__}"
-    return name
+    return t.__name__ if t.__module__ == "builtins" else (
+        f"{t.__module__.split('.')[0]}.{t.__name__}")
 
 
 def sizes(args, fn: str = "view", arg: str = "size") -> tuple:
@@ -73,7 +74,7 @@ def sizes(args, fn: str = "view", arg: str = "size") -> tuple:
         args = args[0]
         where = f"argument '{arg}' (position 1) must be tuple of ints, but found element of"
     elif len(args) == 1 and not isinstance(args[0], (bool, np.bool_)) and (
-            _as_int(args[0], fn, arg, 0) is None):
+            _as_int(args[0]) is None):
         x = args[0]
         raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, not "
                         f"{_describe(x)}; pass whole numbers, e.g. {fn}(2, 3)")
@@ -81,9 +82,9 @@ def sizes(args, fn: str = "view", arg: str = "size") -> tuple:
         where = f"argument '{arg}' must be tuple of ints, but found element of"
     out = []
     for i, a in enumerate(args):
-        v = None if (i == 0 and isinstance(a, (bool, np.bool_))) else _as_int(a, fn, arg, i)
+        v = None if (i == 0 and isinstance(a, (bool, np.bool_))) else _as_int(a)
         if v is None:
-            raise TypeError(f"{fn}(): {where} type {_describe(a)} at pos {i} ({a!r}); sizes "
+            raise TypeError(f"{fn}(): {where} type {_describe(a)} at pos {i} ({a!r:.40}); sizes "
                             f"are whole numbers: use int(...) to convert")
         if not -_I64_MAX - 1 <= v <= _I64_MAX:
             raise TypeError(f"{fn}(): {arg} {v} at pos {i} does not fit in int64 (Overflow "
@@ -95,7 +96,7 @@ def sizes(args, fn: str = "view", arg: str = "size") -> tuple:
 def int_arg(x, fn: str, arg: str, pos: int = 1) -> int:
     """A scalar int argument (linspace's steps, randperm's n, eye's n): TypeError for bools,
     floats, strings and None, as torch's parser gives."""
-    v = None if isinstance(x, (bool, np.bool_)) else _as_int(x, fn, arg, pos)
+    v = None if isinstance(x, (bool, np.bool_)) else _as_int(x)
     if v is None:
         raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be int, not "
                         f"{_describe(x)}; pass a whole number")

@@ -434,5 +434,6 @@ def randint_like(input, low, high=None, *, dtype=None, device=None, requires_gra
                  memory_format=None):
     if high is None:
         low, high = 0, low
-    return _like(randint, input, dtype, device, requires_grad, low, high, _shape(input, "randint_like"),
+    return _like(randint, input, dtype, device, requires_grad, low, high,
+                 _shape(input, "randint_like"),
                  memory_format=memory_format)

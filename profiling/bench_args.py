@@ -48,7 +48,8 @@ def main():
     print("| call | ns/call | before | ratio |\n|---|---|---|---|")
     for name, ns in out.items():
         b = old.get(name)
-        print(f"| {name} | {ns:.0f} | {b:.0f} | {ns / b:.2f} |" if b else f"| {name} | {ns:.0f} | | |")
+        row = f"| {b:.0f} | {ns / b:.2f} |" if b else "| | |"
+        print(f"| {name} | {ns:.0f} {row}")
     if args.json:
         json.dump(out, open(args.json, "w"))
 

@@ -177,7 +177,8 @@ for _fn in ("zeros_like", "ones_like", "empty_like", "rand_like", "randn_like"):
     add(f"{_fn}_ndarray", TypeError, lambda m, d, f=_fn: getattr(m, f)(np.zeros(2)))
 add("full_like_list", TypeError, lambda m, d: m.full_like([1, 2], 3))
 add("full_like_str", TypeError, lambda m, d: m.full_like(m.ones(2, device=d), "a"))
-add("rand_like_int", NotImplementedError, lambda m, d: m.rand_like(m.ones(2, dtype=m.int64, device=d)))
+add("rand_like_int", NotImplementedError,
+    lambda m, d: m.rand_like(m.ones(2, dtype=m.int64, device=d)))
 add("from_numpy_list", TypeError, lambda m, d: m.from_numpy([1, 2]))
 add("from_numpy_str", TypeError, lambda m, d: m.from_numpy(np.array(["a"])))
 add("from_numpy_object", TypeError, lambda m, d: m.from_numpy(np.array([1, None])))
@@ -276,7 +277,8 @@ add("index_list_oob", IndexError, lambda m, d: f23(m, d)[[0, 5]])
 add("index_too_many", IndexError, lambda m, d: f23(m, d)[0, 0, 0])
 add("index_neg_step", ValueError, lambda m, d: f23(m, d)[::-1])
 add("index_zero_step", ValueError, lambda m, d: f23(m, d)[::0])
-add("index_bool_mask_shape", IndexError, lambda m, d: f23(m, d)[m.tensor([True, False, True], device=d)])
+add("index_bool_mask_shape", IndexError,
+    lambda m, d: f23(m, d)[m.tensor([True, False, True], device=d)])
 add("index_float_tensor", IndexError, lambda m, d: f23(m, d)[m.tensor([0.0], device=d)])
 add("index_two_ellipsis", None, lambda m, d: f23(m, d)[..., ...])
 add("index_broadcast_mismatch", IndexError,
@@ -312,7 +314,8 @@ add("floordiv_int_zero", RuntimeError,
 add("remainder_int_zero", RuntimeError,
     lambda m, d: m.tensor([1, 2], device=d) % m.tensor([0, 1], device=d), True)
 add("add_inplace_cast", RuntimeError, lambda m, d: m.ones(2, dtype=m.int64, device=d).add_(1.5))
-add("mul_inplace_broadcast", RuntimeError, lambda m, d: m.ones(2, device=d).mul_(m.ones(3, 2, device=d)))
+add("mul_inplace_broadcast", RuntimeError,
+    lambda m, d: m.ones(2, device=d).mul_(m.ones(3, 2, device=d)))
 add("matmul_shape", RuntimeError, lambda m, d: m.ones(2, 3, device=d) @ m.ones(2, 3, device=d))
 add("matmul_0d", RuntimeError, lambda m, d: m.tensor(1.0, device=d) @ m.ones(2, device=d))
 add("mm_1d", RuntimeError, lambda m, d: m.mm(m.ones(2, device=d), m.ones(2, device=d)))
@@ -328,7 +331,8 @@ add("uint8_sub_wraps", None, lambda m, d: m.tensor([1], dtype=m.uint8, device=d)
 add("int16_add_big_wraps", None, lambda m, d: m.tensor([1], dtype=m.int16, device=d) + 70000)
 add("int64_add_overflow_scalar", OverflowError, lambda m, d: m.tensor([1], device=d) + 2 ** 64)
 add("uint8_iadd_wraps", None, lambda m, d: m.tensor([200], dtype=m.uint8, device=d).add_(100))
-add("int8_fill_overflow", RuntimeError, lambda m, d: m.tensor([1], dtype=m.int8, device=d).fill_(1000))
+add("int8_fill_overflow", RuntimeError,
+    lambda m, d: m.tensor([1], dtype=m.int8, device=d).fill_(1000))
 add("ok_int_div_zero", None, lambda m, d: m.tensor([1, 0], device=d) / 0)
 add("ok_float_floordiv_zero", None, lambda m, d: m.tensor([1.0], device=d) // 0)
 add("ok_pow_neg_float", None, lambda m, d: m.tensor([-8.0], device=d) ** 0.5)
