@@ -125,7 +125,8 @@ def host_from_data(data, dtype):
                 _dt.COMPLEX in cats):
             host = check_float_to_int(np.array(vals), dt)  # torch truncates floats
         else:
-            host = np.array(vals, dtype=dt.np)
+            with np.errstate(over="ignore"):  # 1e40 -> float32 is inf, silently (torch)
+                host = np.array(vals, dtype=dt.np)
     except OverflowError as exc:
         # torch: ValueError when the inferred int64 cannot hold a Python int, RuntimeError
         # when an explicit dtype cannot

@@ -1,7 +1,7 @@
 """Peak memory and time of `gpu-tensor memory-summary` on a large generated snapshot (text,
 --json, --html), against the file's size. The target: peak RSS within 2x the file size.
 
-    .venv/bin/python profiling/bench_snapshot_memory.py [--mb 200] [--out results.json]
+    .venv/bin/python -m profiling.bench_snapshot_memory [--quick] [--mb 200] [--out DIR]
 
 The snapshot is written under /tmp (never the repo): segments of 20 MiB with 64 blocks
 each, every block with 4 creation frames (what `_record_memory_history` records), and a
@@ -10,13 +10,14 @@ trace event per block, so its shape is that of a real long training run's snapsh
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from profiling.harness import Suite
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -77,28 +78,25 @@ def measure(path: Path, mode: list[str]) -> tuple[float, int]:
     return dt, int(proc.stderr.strip().splitlines()[-1]) * 1024
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mb", type=int, default=200)
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args()
+def main(argv=None):
+    suite = Suite("snapshot_memory", argv, description=__doc__,
+                  add_arguments=lambda p: p.add_argument(
+                      "--mb", type=int, default=None, help="snapshot size (default 200, "
+                      "--quick 20)"))
+    mb = suite.args.mb or suite.choose(200, 20)
     path = Path("/tmp/gpu_tensor_bench_snapshot.json")
-    size = write_snapshot(path, args.mb * 2 ** 20)
-    rows = []
-    for name, mode in (("text", []), ("--json", ["--json"]),
-                       ("--html", ["--html", "/tmp/gpu_tensor_bench_snapshot.html"])):
-        dt, rss = measure(path, mode)
-        rows.append({"mode": name, "seconds": round(dt, 2), "peak_rss_bytes": rss,
-                     "rss_over_file": round(rss / size, 2)})
-    print(f"snapshot: {size / 2 ** 20:.0f} MiB; machine: shared 2-core CPU dev machine (no GPU)")
-    print("| mode | seconds | peak RSS (MiB) | peak RSS / file size |")
-    print("|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['mode']} | {r['seconds']} | {r['peak_rss_bytes'] / 2 ** 20:.0f} | "
-              f"{r['rss_over_file']} |")
-    if args.out:
-        Path(args.out).write_text(json.dumps({"file_bytes": size, "runs": rows}, indent=2))
-    path.unlink()
+    html = "/tmp/gpu_tensor_bench_snapshot.html"
+    try:
+        size = write_snapshot(path, mb * 2 ** 20)
+        for name, mode in (("text", []), ("--json", ["--json"]), ("--html", ["--html", html])):
+            dt, rss = measure(path, mode)
+            suite.record(f"memory-summary {name} ({size / 2 ** 20:.0f} MiB)",
+                         "gpu-tensor CLI", seconds=dt, peak_rss_bytes=rss,
+                         rss_over_file=round(rss / size, 2), target="<= 2.0")
+    finally:
+        path.unlink(missing_ok=True)
+        Path(html).unlink(missing_ok=True)
+    return suite.finish()
 
 
 if __name__ == "__main__":
