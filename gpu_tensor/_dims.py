@@ -17,6 +17,7 @@ def wrap_dim(dim, ndim: int) -> int:
 
 def shape_args(args) -> tuple:
     """view(2, 3), view((2, 3)), view([2, 3]) and view(Size) all mean (2, 3)."""
+    given = args
     if len(args) == 1:
         a = args[0]
         if type(a) is int:
@@ -30,7 +31,7 @@ def shape_args(args) -> tuple:
         return tuple(args)
     from ._args import sizes  # the checks torch's argument parser makes: off the fast path
 
-    return sizes(args)
+    return sizes(given)  # (the original: a list is unwrapped once, never twice)
 
 
 def infer_size(shape: tuple, numel: int) -> tuple:

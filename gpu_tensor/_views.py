@@ -104,7 +104,12 @@ def view(self, *shape):
 
 
 def _view_dtype(self, dtype):
+    import numpy as np
+
     from . import dtype as _dt
+
+    if isinstance(dtype, np.generic):  # a numpy scalar is a (bad) size, not a dtype
+        shape_args((dtype,))  # raises torch's "must be tuple of ints"
 
     dt = _dt.to_dtype(dtype)
     if dt.itemsize != self.dtype.itemsize:

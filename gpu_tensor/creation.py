@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -160,6 +161,21 @@ def _size(size, fn="empty", itemsize=8) -> tuple:
 _I64_MAX = 2 ** 63 - 1
 
 
+def _host_memory(fn):
+    """numpy's MemoryError from building a factory's host array (arange(0, 6, 1e-12)) as
+    torch's allocator RuntimeError."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError as exc:
+            if isinstance(exc, RuntimeError):  # gt.OutOfMemoryError is already torch's
+                raise
+            raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory for {fn.__name__}"
+                               f"(): {exc}; ask for fewer elements") from None
+    return wrapper
+
+
 def _alloc(b, shp, npd):
     """backend.empty, with numpy's MemoryError as torch's allocator error (a RuntimeError;
     the device allocator raises gt.OutOfMemoryError itself)."""
@@ -181,12 +197,12 @@ def _dtype_or_default(dtype):
 def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None) -> Tensor:
     """Uninitialised memory. `pin_memory=True` (cpu) gives a page-locked host tensor."""
+    dt = _dt.get_default_dtype() if dtype is None else (
+        dtype if type(dtype) is _DType else _dt.to_dtype(dtype))
     if len(size) == 1 and type(size[0]) is int and 0 <= size[0] < 1 << 59:  # no overflow
         shp = size  # empty(n): the commonest call, parsed without helpers
     else:
-        shp = _size(size, "empty")
-    dt = _dt.get_default_dtype() if dtype is None else (
-        dtype if type(dtype) is _DType else _dt.to_dtype(dtype))
+        shp = _size(size, "empty", dt.itemsize)
     if device is None:
         dev = get_default_device()
     elif device is _CPU or type(device) is str and device == "cpu":
@@ -243,15 +259,18 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(_filled(_size(size, "zeros"), _dtype_or_default(dtype), resolve(device), 0),
+    dt = _dtype_or_default(dtype)
+    return _finish(_filled(_size(size, "zeros", dt.itemsize), dt, resolve(device), 0),
                    requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(_filled(_size(size, "ones"), _dtype_or_default(dtype), resolve(device), 1),
+    dt = _dtype_or_default(dtype)
+    return _finish(_filled(_size(size, "ones", dt.itemsize), dt, resolve(device), 1),
                    requires_grad)
 
 
+@_host_memory
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dt = _dtype_or_default(dtype)
     n = _args.int_arg(n, "eye", "n")
@@ -262,6 +281,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
+@_host_memory
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if end is None:
         start, end = 0, start
@@ -301,6 +321,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
+@_host_memory
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dt = _dtype_or_default(dtype)
     steps = _args.int_arg(steps, "linspace", "steps", 3)
@@ -313,6 +334,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
+@_host_memory
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     dt = _dtype_or_default(dtype)
     _need_float(dt, "rand")
@@ -320,6 +342,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
+@_host_memory
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     dt = _dtype_or_default(dtype)
     _need_float(dt, "randn")
@@ -338,6 +361,7 @@ def _dt_not_implemented(name, dt, hint):
         f'"{name}" not implemented for \'{_dt.SCALAR_TYPE_NAMES[dt.name]}\'; {hint}')
 
 
+@_host_memory
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
             generator=None) -> Tensor:
     if size is None and isinstance(high, (tuple, list)):
@@ -359,6 +383,7 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
+@_host_memory
 def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     dt = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
     n = _args.int_arg(n, "randperm", "n")
