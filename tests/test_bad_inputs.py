@@ -189,3 +189,12 @@ def test_impossible_allocation_is_torch_class(device):
     want = gt.OutOfMemoryError if device == "cuda" else RuntimeError
     with pytest.raises(want, match="allocate"):
         gt.empty(2 ** 62, dtype=gt.uint8, device=device)
+
+
+def test_from_dlpack_legacy_capsule_from_torch():
+    torch = pytest.importorskip("torch")
+    capsule = torch.utils.dlpack.to_dlpack(torch.arange(4.0))  # a bare "dltensor" capsule
+    t = gt.from_dlpack(capsule)
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0] and t.dtype is gt.float32
+    with pytest.raises(RuntimeError, match="consumed only once"):
+        gt.from_dlpack(capsule)
