@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 
 from . import dtype as _dt
+from ._args import MAX_DIMS, check_float_to_int
 from .tensor import Tensor
 
 __all__ = ["host_from_data"]
@@ -36,6 +37,9 @@ def _flatten(data):
     shape = []
     x = data
     while _is_seq(x):
+        if len(shape) == MAX_DIMS:  # also what stops a list that contains itself
+            raise ValueError(f"too many dimensions '{type(x).__name__}': nested data deeper "
+                             f"than {MAX_DIMS} levels (or a list that contains itself)")
         shape.append(len(x))
         if len(x) == 0:
             break
@@ -175,12 +179,14 @@ def host_from_data(data, dtype):
     try:
         if dt.category < _dt.FLOAT and _dt.FLOAT in cats or dt.category < _dt.COMPLEX and (
                 _dt.COMPLEX in cats):
-            host = np.array(vals).astype(dt.np)  # torch truncates floats into int tensors
+            host = check_float_to_int(np.array(vals), dt)  # torch truncates floats
         else:
-            host = np.array(vals, dtype=dt.np)
+            with np.errstate(over="ignore"):  # 1e40 -> float32 is inf, silently (torch)
+                host = np.array(vals, dtype=dt.np)
     except OverflowError as exc:
         # torch: ValueError when the inferred int64 cannot hold a Python int, RuntimeError
         # when an explicit dtype cannot
-        raise (ValueError if dtype is None else RuntimeError)(
+        big = any(type(v) is int and not -2 ** 63 <= v < 2 ** 63 for v in vals)
+        raise (ValueError if dtype is None or big else RuntimeError)(
             f"value cannot be converted to type {dt.name} without overflow: {exc}") from None
     return host.reshape(shape), dt

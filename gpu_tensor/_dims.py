@@ -17,6 +17,7 @@ def wrap_dim(dim, ndim: int) -> int:
 
 def shape_args(args) -> tuple:
     """view(2, 3), view((2, 3)), view([2, 3]) and view(Size) all mean (2, 3)."""
+    given = args
     if len(args) == 1:
         a = args[0]
         if type(a) is int:
@@ -28,10 +29,9 @@ def shape_args(args) -> tuple:
             break
     else:
         return tuple(args)
-    try:
-        return tuple(int(a) if type(a) is not int else a for a in args)
-    except TypeError as exc:
-        raise TypeError(f"shape must be a sequence of ints, got {args!r}") from exc
+    from ._args import sizes  # the checks torch's argument parser makes: off the fast path
+
+    return sizes(given)  # (the original: a list is unwrapped once, never twice)
 
 
 def infer_size(shape: tuple, numel: int) -> tuple:

@@ -101,8 +101,12 @@ def from_dlpack(ext):
 
     if isinstance(ext, Tensor):
         return ext
+    if type(ext).__name__ == "PyCapsule":  # legacy DLPack: a bare "dltensor" capsule
+        from ._capsule import LegacyCapsule
+
+        ext = LegacyCapsule(ext)
     if not hasattr(ext, "__dlpack_device__"):
-        raise TypeError(f"from_dlpack expects an object with __dlpack__/__dlpack_device__, "
+        raise RuntimeError(f"from_dlpack expects an object with __dlpack__/__dlpack_device__, "
                         f"got {type(ext).__name__}")
     kind, index = ext.__dlpack_device__()
     kind = int(kind)

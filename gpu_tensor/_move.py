@@ -87,10 +87,9 @@ def copy_(dst, src, non_blocking: bool = False):
     from .ops._inplace import check_writable
 
     check_writable(dst, "copy_")
-    if not hasattr(src, "_data"):  # not a Tensor
-        from .creation import tensor as new_tensor
-
-        src = new_tensor(src, dtype=dst.dtype)
+    if not hasattr(src, "_data"):  # not a Tensor: torch's parser refuses it
+        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
+                        f"{type(src).__name__}; convert it with gpu_tensor.tensor(...) first")
     if src.device is not dst.device:
         if src.dtype is dst.dtype and src.shape == dst.shape:
             _transfer().copy_(dst, src, non_blocking)

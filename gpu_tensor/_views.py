@@ -75,12 +75,16 @@ def view(self, *shape):
         # torch's error)
         if type(shape[0]) is int:  # view(2, 3)
             try:
-                return self._view_of(data.reshape(shape))
+                r = data.reshape(shape)
+                if r.shape == shape or -1 in shape:  # numpy would infer any negative size
+                    return self._view_of(r)
             except (ValueError, TypeError):
                 pass
         elif len(shape) == 1 and isinstance(shape[0], tuple):  # view((2, 3)), view(t.shape)
             try:
-                return self._view_of(data.reshape(shape[0]))
+                r = data.reshape(shape[0])
+                if r.shape == shape[0] or -1 in shape[0]:
+                    return self._view_of(r)
             except (ValueError, TypeError):
                 pass
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)) and not hasattr(
@@ -100,7 +104,12 @@ def view(self, *shape):
 
 
 def _view_dtype(self, dtype):
+    import numpy as np
+
     from . import dtype as _dt
+
+    if isinstance(dtype, np.generic):  # a numpy scalar is a (bad) size, not a dtype
+        shape_args((dtype,))  # raises torch's "must be tuple of ints"
 
     dt = _dt.to_dtype(dtype)
     if dt.itemsize != self.dtype.itemsize:
@@ -136,12 +145,16 @@ def reshape(self, *shape):
     if shape and data.flags.c_contiguous and 1 not in data.shape:  # as in view()
         if type(shape[0]) is int:
             try:
-                return self._view_of(data.reshape(shape))
+                r = data.reshape(shape)
+                if r.shape == shape or -1 in shape:  # as in view()
+                    return self._view_of(r)
             except (ValueError, TypeError):
                 pass
         elif len(shape) == 1 and isinstance(shape[0], tuple):
             try:
-                return self._view_of(data.reshape(shape[0]))
+                r = data.reshape(shape[0])
+                if r.shape == shape[0] or -1 in shape[0]:
+                    return self._view_of(r)
             except (ValueError, TypeError):
                 pass
     shape = infer_size(shape_args(shape), self._data.size)
@@ -316,7 +329,14 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
     a, b = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
     if a == b:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return self._view_of(self._data.diagonal(offset, a, b))
+    data = self._data
+    d = data.diagonal(offset, a, b)  # numpy's is read-only; torch's is a writable view
+    if d.size == 0:
+        return self._view_of(d)  # nothing to write
+    start = [slice(None)] * nd
+    start[b if offset >= 0 else a] = slice(abs(offset), None)
+    xp = get_backend(self.device).xp
+    return self._view_of(xp.lib.stride_tricks.as_strided(data[tuple(start)], d.shape, d.strides))
 
 
 # -- expanding and squeezing ----------------------------------------------------------

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
+from . import _args
 from . import dtype as _dt
 from ._data import host_from_data
-from ._dims import shape_args
 from .backends import get_backend
 from .device import CPU as _CPU
 from .device import get_default_device, resolve
@@ -70,6 +71,8 @@ def from_numpy(ndarray) -> Tensor:
     is kept (float64 stays float64)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if type(ndarray) is not np.ndarray:  # a masked array or matrix: torch takes the raw data
+        ndarray = ndarray.view(np.ndarray)
     if any(s < 0 for s in ndarray.strides):
         raise ValueError(
             "At least one stride in the given numpy array is negative, and tensors with "
@@ -129,13 +132,62 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> 
 
 
 # -- filled tensors -------------------------------------------------------------------
-def _size(size) -> tuple:
-    shp = shape_args(size)
+def _size(size, fn="empty", itemsize=8) -> tuple:
+    """A factory's size argument, checked: whole numbers, none negative, a byte count that
+    fits in int64 (torch: "Storage size calculation overflowed")."""
+    seq = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    for s in seq:  # a plain loop: the all-int case is every well-formed call
+        if type(s) is not int:
+            shp = _args.sizes(size, fn)
+            break
+    else:
+        shp = tuple(seq)
+    n = itemsize
     for s in shp:
         if s < 0:
             raise RuntimeError(
-                f"Trying to create tensor with negative dimension {s}: {list(shp)}")
+                f"Trying to create tensor with negative dimension {s}: {list(shp)}; sizes "
+                "must be >= 0")
+        if s > _I64_MAX:
+            raise TypeError(f"{fn}(): size {s} does not fit in int64 (Overflow when unpacking "
+                            "long long)")
+        n *= s
+    if n > _I64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shp)}: "
+                           f"{fn}() cannot hold that many elements")
     return shp
+
+
+_I64_MAX = 2 ** 63 - 1
+
+
+def _host_memory(fn):
+    """numpy's MemoryError from building a factory's host array (arange(0, 6, 1e-12)) as
+    torch's allocator RuntimeError."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError as exc:
+            if isinstance(exc, RuntimeError):  # gt.OutOfMemoryError is already torch's
+                raise
+            raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory for {fn.__name__}"
+                               f"(): {exc}; ask for fewer elements") from None
+    return wrapper
+
+
+def _alloc(b, shp, npd):
+    """backend.empty, with numpy's MemoryError as torch's allocator error (a RuntimeError;
+    the device allocator raises gt.OutOfMemoryError itself)."""
+    try:
+        return b.empty(shp, npd)
+    except MemoryError as exc:
+        if isinstance(exc, RuntimeError):
+            raise
+        n = math.prod(shp) * np.dtype(npd).itemsize
+        raise RuntimeError(
+            f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {n} bytes "
+            f"for a tensor of size {list(shp)}; reduce the size or free memory") from None
 
 
 def _dtype_or_default(dtype):
@@ -145,12 +197,12 @@ def _dtype_or_default(dtype):
 def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None) -> Tensor:
     """Uninitialised memory. `pin_memory=True` (cpu) gives a page-locked host tensor."""
-    if len(size) == 1 and type(size[0]) is int and size[0] >= 0:
-        shp = size  # empty(n): the commonest call, parsed without helpers
-    else:
-        shp = _size(size)
     dt = _dt.get_default_dtype() if dtype is None else (
         dtype if type(dtype) is _DType else _dt.to_dtype(dtype))
+    if len(size) == 1 and type(size[0]) is int and 0 <= size[0] < 1 << 59:  # no overflow
+        shp = size  # empty(n): the commonest call, parsed without helpers
+    else:
+        shp = _size(size, "empty", dt.itemsize)
     if device is None:
         dev = _CPU if pin_memory else get_default_device()  # torch: pinning implies cpu
     elif device is _CPU or type(device) is str and device == "cpu":
@@ -159,7 +211,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
         dev = resolve(device)
     if not (pin_memory or requires_grad or memory_format):
         b = dev._backend or get_backend(dev)
-        arr, st = b.empty(shp, dt.np)
+        arr, st = _alloc(b, shp, dt.np)
         return _make(arr, dev, dt, st)
     if pin_memory:
         if dev.type != "cpu":
@@ -175,19 +227,23 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
 
 
 def _empty(shp, dt, dev) -> Tensor:
-    arr, st = get_backend(dev).empty(shp, dt.np)
+    arr, st = _alloc(get_backend(dev), shp, dt.np)
     return Tensor._make(arr, dev, dt, st)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    size, stride = tuple(size), tuple(stride)
+    size, stride = _size((size,), "empty_strided"), _args.sizes((stride,), "empty_strided",
+                                                                "stride")
+    if len(size) != len(stride):
+        raise RuntimeError(f"empty_strided(): dimensionality of sizes ({len(size)}) must match "
+                           f"dimensionality of strides ({len(stride)})")
     n = 1 + sum((s - 1) * st for s, st in zip(size, stride, strict=True)) if 0 not in size else 0
     base = empty(n, dtype=dtype, device=device)
     return _finish(base.as_strided(size, stride, 0), requires_grad)
 
 
 def _filled(shp, dt, dev, value) -> Tensor:
-    arr, st = get_backend(dev).empty(shp, dt.np)
+    arr, st = _alloc(get_backend(dev), shp, dt.np)
     if arr.dtype != dt.np:  # real cuda keeps bfloat16 as uint16 bits
         value = np.array(value, dt.np).view(arr.dtype).item()
     arr.fill(value)
@@ -195,39 +251,50 @@ def _filled(shp, dt, dev, value) -> Tensor:
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
+    fill_value = _args.number_arg(fill_value, "full", "fill_value")
     dt = _dt.scalar_dtype(fill_value) if dtype is None else _dt.to_dtype(dtype)
-    if dt is None:
-        raise TypeError(f"full(): fill_value must be a number, got {type(fill_value).__name__}")
-    if dt.category < _dt.FLOAT and isinstance(fill_value, float) and not math.isfinite(
-            fill_value):
-        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
-    return _finish(_filled(_size((size,)), dt, resolve(device), fill_value), requires_grad)
+    fill_value = _args.check_fits(fill_value, dt, "full")
+    shp = _size((size,), "full", dt.itemsize)
+    return _finish(_filled(shp, dt, resolve(device), fill_value), requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(_filled(_size(size), _dtype_or_default(dtype), resolve(device), 0),
+    dt = _dtype_or_default(dtype)
+    return _finish(_filled(_size(size, "zeros", dt.itemsize), dt, resolve(device), 0),
                    requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(_filled(_size(size), _dtype_or_default(dtype), resolve(device), 1),
+    dt = _dtype_or_default(dtype)
+    return _finish(_filled(_size(size, "ones", dt.itemsize), dt, resolve(device), 1),
                    requires_grad)
 
 
+@_host_memory
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dt = _dtype_or_default(dtype)
+    n = _args.int_arg(n, "eye", "n")
+    m = None if m is None else _args.int_arg(m, "eye", "m", 2)
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"eye: n and m must be >= 0, got n={n}, m={m}")
     host = np.eye(n, n if m is None else m, dtype=dt.np)
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
+@_host_memory
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    vals = [start, end, step]
+    for i, v in enumerate(vals):  # plain ints (the common case) need no check
+        if type(v) is not int:
+            vals[i] = v = _args.number_arg(v, "arange", ("start", "end", "step")[i])
+            if isinstance(v, complex):
+                raise TypeError("arange(): start, end and step must be real numbers, not "
+                                "complex")
+            if not math.isfinite(v):
+                raise RuntimeError(f"arange(): unsupported range: {vals[0]} -> {vals[1]} "
+                                   f"(step {vals[2]}); start, end and step must be finite")
     if vals[2] == 0:
         raise RuntimeError("arange: step must be nonzero")
     if (vals[1] - vals[0]) * vals[2] < 0:
@@ -239,7 +306,14 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
             _dt.get_default_dtype())
     else:
         dt = _dt.to_dtype(dtype)
-    n = max(math.ceil((vals[1] - vals[0]) / vals[2]), 0)
+    if dt is _dt.bool:
+        raise _dt_not_implemented("arange", dt, "make an integer range and compare it, "
+                                  "e.g. arange(n) % 2 == 0")
+    span = (vals[1] - vals[0]) / vals[2]
+    n = max(math.ceil(span), 0) if span < _I64_MAX // 8 else _I64_MAX
+    if n > _I64_MAX // 8:
+        raise RuntimeError(f"arange(): invalid size {n}, possible overflow: the range "
+                           f"{vals[0]} -> {vals[1]} with step {vals[2]} is too long")
     # computed in float64 (or int64) then cast, as torch does for its accumulate type
     acc = np.int64 if dt.category <= _dt.INT and all(
         isinstance(v, (int, np.integer)) for v in vals) else np.float64
@@ -247,34 +321,47 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
+@_host_memory
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dt = _dtype_or_default(dtype)
+    steps = _args.int_arg(steps, "linspace", "steps", 3)
+    start = _args.number_arg(start, "linspace", "start")
+    end = _args.number_arg(end, "linspace", "end")
     if steps < 0:
-        raise RuntimeError("linspace: number of steps must be non-negative")
+        raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
     host = np.linspace(start, end, int(steps), dtype=np.float64)
     host = host.astype(dt.np) if dt.category >= _dt.FLOAT else np.trunc(host).astype(dt.np)
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
+@_host_memory
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     dt = _dtype_or_default(dtype)
     _need_float(dt, "rand")
-    host = (generator or _rng).random(_size(size)).astype(dt.np)
+    host = (generator or _rng).random(_size(size, "rand")).astype(dt.np)
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
+@_host_memory
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     dt = _dtype_or_default(dtype)
     _need_float(dt, "randn")
-    host = (generator or _rng).standard_normal(_size(size)).astype(dt.np)
+    host = (generator or _rng).standard_normal(_size(size, "randn")).astype(dt.np)
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
 def _need_float(dt, name):
-    if dt.category < _dt.FLOAT:
-        raise RuntimeError(f"{name}: expected a floating point dtype, got {dt}")
+    if dt.category < _dt.FLOAT:  # torch: NotImplementedError (a RuntimeError subclass)
+        raise _dt_not_implemented(name, dt, "random floats need a floating dtype; use "
+                                  "randint for integers")
 
 
+def _dt_not_implemented(name, dt, hint):
+    return NotImplementedError(
+        f'"{name}" not implemented for \'{_dt.SCALAR_TYPE_NAMES[dt.name]}\'; {hint}')
+
+
+@_host_memory
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
             generator=None) -> Tensor:
     if size is None and isinstance(high, (tuple, list)):
@@ -282,18 +369,27 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
     if high is None:
         low, high = 0, low
     if size is None:
-        raise TypeError("randint() missing required argument 'size'")
+        raise TypeError("randint() missing required argument 'size' (a tuple of ints)")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}; write randint(low, high, ({size!r},))")
+    low = _args.int_arg(low, "randint", "low")
+    high = _args.int_arg(high, "randint", "high", 2)
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
     dt = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
-    host = (generator or _rng).integers(low, high, _size((size,))).astype(dt.np)
+    host = (generator or _rng).integers(low, high, _size((size,), "randint")).astype(dt.np)
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
+@_host_memory
 def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     dt = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
-    host = (generator or _rng).permutation(int(n)).astype(dt.np)
+    n = _args.int_arg(n, "randperm", "n")
+    if n < 0:
+        raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
+    host = (generator or _rng).permutation(n).astype(dt.np)
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
@@ -301,6 +397,12 @@ def _like(fn, input, dtype, device, requires_grad, *args, memory_format=None):
     t = fn(*args, dtype=input.dtype if dtype is None else dtype,
            device=input.device if device is None else device)
     return _finish(_relayout(t, input, memory_format), requires_grad)
+
+
+def _shape(input, fn):
+    if isinstance(input, Tensor):
+        return input.shape
+    return _args.tensor_arg(input, fn)  # raises torch's "must be Tensor, not list"
 
 
 def _relayout(t, input, memory_format):
@@ -323,33 +425,33 @@ def _relayout(t, input, memory_format):
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(empty, input, dtype, device, requires_grad, input.shape,
+    return _like(empty, input, dtype, device, requires_grad, _shape(input, "empty_like"),
                  memory_format=memory_format)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(zeros, input, dtype, device, requires_grad, input.shape,
+    return _like(zeros, input, dtype, device, requires_grad, _shape(input, "zeros_like"),
                  memory_format=memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(ones, input, dtype, device, requires_grad, input.shape,
+    return _like(ones, input, dtype, device, requires_grad, _shape(input, "ones_like"),
                  memory_format=memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
-    return _like(full, input, dtype, device, requires_grad, input.shape, fill_value,
+    return _like(full, input, dtype, device, requires_grad, _shape(input, "full_like"), fill_value,
                  memory_format=memory_format)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(rand, input, dtype, device, requires_grad, input.shape,
+    return _like(rand, input, dtype, device, requires_grad, _shape(input, "rand_like"),
                  memory_format=memory_format)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(randn, input, dtype, device, requires_grad, input.shape,
+    return _like(randn, input, dtype, device, requires_grad, _shape(input, "randn_like"),
                  memory_format=memory_format)
 
 
@@ -357,5 +459,6 @@ def randint_like(input, low, high=None, *, dtype=None, device=None, requires_gra
                  memory_format=None):
     if high is None:
         low, high = 0, low
-    return _like(randint, input, dtype, device, requires_grad, low, high, input.shape,
+    return _like(randint, input, dtype, device, requires_grad, low, high,
+                 _shape(input, "randint_like"),
                  memory_format=memory_format)

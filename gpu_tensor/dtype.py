@@ -17,6 +17,9 @@ __all__ = [
     "DType",
     "bool",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "int8",
     "int16",
     "int32",
@@ -86,6 +89,13 @@ class DType:
 
 bool = DType("bool", np.bool_, BOOL, False)  # noqa: A001  (torch's name)
 uint8 = DType("uint8", np.uint8, INT, False)
+# torch >= 2.3's "barebones" unsigned types: storage, conversion, views, indexing and a few
+# ops (mul, div, eq/ne, bitwise, sum/prod/cumsum, sort); no promotion with any other
+# integer or bool type (torch: "Promotion for uint16, uint32, uint64 types is not supported").
+uint16 = DType("uint16", np.uint16, INT, False)
+uint32 = DType("uint32", np.uint32, INT, False)
+uint64 = DType("uint64", np.uint64, INT, False)
+BAREBONES_UNSIGNED = (uint16, uint32, uint64)
 int8 = DType("int8", np.int8, INT, True)
 int16 = DType("int16", np.int16, INT, True)
 int32 = DType("int32", np.int32, INT, True)
@@ -119,7 +129,7 @@ complex64._real = float32
 complex128._real = float64
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-       complex64, complex128)
+       complex64, complex128, uint16, uint32, uint64)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64,
                 cfloat=complex64, cdouble=complex128)
@@ -129,7 +139,8 @@ _BY_NP = {d.np: d for d in ALL}
 SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
                      "int32": "Int", "int64": "Long", "float16": "Half",
                      "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-                     "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+                     "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                     "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
 
 
 def tensor_type_name(d: DType, device_type: str = "cpu") -> str:
@@ -200,7 +211,10 @@ def from_numpy_dtype(npd) -> DType:
     return d
 
 
-def _promote_uncached(a: DType, b: DType) -> DType:
+def _promote_uncached(a: DType, b: DType) -> DType | None:
+    if a is not b and (a in BAREBONES_UNSIGNED or b in BAREBONES_UNSIGNED) and (
+            a.category <= INT and b.category <= INT):
+        return None  # refused, as torch does (floats and complex still win)
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
         if hi.category == COMPLEX and lo is float64:
@@ -217,7 +231,20 @@ def _promote_uncached(a: DType, b: DType) -> DType:
     return a if a.itemsize >= b.itemsize else b
 
 
-_PROMO = {(a, b): _promote_uncached(a, b) for a in ALL for b in ALL}
+class _PromotionTable(dict):
+    """(a, b) -> promoted dtype; a refused pair is missing, and looking it up raises
+    torch's RuntimeError (so the hot path pays nothing for the check)."""
+
+    def __missing__(self, key):
+        a, b = key
+        raise RuntimeError(
+            f"Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+            f"promote {SCALAR_TYPE_NAMES[a.name]} and {SCALAR_TYPE_NAMES[b.name]}; convert one "
+            "operand first (e.g. .to(gpu_tensor.int64))")
+
+
+_PROMO = _PromotionTable(
+    ((a, b), p) for a in ALL for b in ALL if (p := _promote_uncached(a, b)) is not None)
 
 
 def promote_types(a, b) -> DType:

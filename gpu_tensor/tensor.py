@@ -42,10 +42,22 @@ _new = object.__new__
 _FROM_NP = _dt._BY_NP
 
 
+def _check_grad(t, g) -> None:
+    if not isinstance(g, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(g).__name__}")
+    for what, mine, theirs in (("type", t.dtype, g.dtype), ("size", tuple(t.shape),
+                               tuple(g.shape)), ("device", t.device, g.device)):
+        if mine != theirs:
+            raise RuntimeError(f"assigned grad has data of a different {what} ({theirs} for a "
+                               f"tensor of {mine}); make it like the tensor, e.g. "
+                               "torch.zeros_like(t)")
+
+
 class Tensor:
     """A multi-dimensional array on a device with PyTorch's tensor contract."""
 
-    __slots__ = ("_data", "_st", "device", "dtype", "_requires_grad", "grad", "grad_fn",
+    __slots__ = ("_data", "_st", "device", "dtype", "_requires_grad", "_grad", "grad_fn",
                  "_base", "__weakref__")
 
     __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to our reflected ops
@@ -66,7 +78,7 @@ class Tensor:
         t.device = device
         t.dtype = dtype
         t._requires_grad = False
-        t.grad = None
+        t._grad = None
         t.grad_fn = None
         t._base = base
         return t
@@ -112,7 +124,7 @@ class Tensor:
         t.device = self.device
         t.dtype = self.dtype
         t._requires_grad = False
-        t.grad = None
+        t._grad = None
         t.grad_fn = None
         base = self._base
         t._base = self if base is None else base
@@ -219,6 +231,18 @@ class Tensor:
         self._requires_grad = value
 
     @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        """`t.grad = g` with torch's checks (a Tensor or None, of t's size, dtype and
+        device); constructors write the `_grad` slot directly, at a slot store's cost."""
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -244,6 +268,9 @@ class Tensor:
         return self._view_of(self._data)
 
     def detach_(self) -> Tensor:
+        if self._base is not None and (self._requires_grad or self.grad_fn is not None):
+            raise RuntimeError("Can't detach views in-place. Use detach() instead (it returns "
+                               "a new tensor sharing the memory)")
         self.grad_fn = None
         self._requires_grad = False
         return self

@@ -204,8 +204,11 @@ def record_stream(t, stream) -> None:
         stream = _streams.Stream.from_external(stream, t.device if t.is_cuda else None)
     if t.device.type == "cpu":
         block = _pinned_block(t)
-        if block is not None:
-            _pool().record_stream(block, stream)
+        if block is None:  # torch: record_stream is for device (and pinned) memory only
+            raise RuntimeError("record_stream: expected a cuda tensor or a pinned cpu tensor, "
+                               "got a pageable cpu tensor (its memory is not stream-ordered); "
+                               "move it with .cuda() or .pin_memory() first")
+        _pool().record_stream(block, stream)
         return
     from gpu_tensor.memory import registry
 

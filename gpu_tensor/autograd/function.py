@@ -16,6 +16,7 @@ moment the last output is dropped.
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 from ..tensor import Tensor, contiguous_format
@@ -131,11 +132,15 @@ class AccumulateGrad(Node):
         return ()
 
 
+_ACCUMULATE_LOCK = threading.RLock()
+
+
 def accumulate(t: Tensor, grad: Tensor, steal: bool = False) -> None:
     """t.grad += grad (in place). The first gradient is stored as a dense copy (it may be shared by
     several edges or be an expanded view), unless the engine says nothing else holds it
-    (`steal`): then it is kept as is, saving a copy of the parameter's size."""
-    with grad_mode.no_grad():
+    (`steal`): then it is kept as is, saving a copy of the parameter's size. Serialised by a
+    lock, as torch does: concurrent backward passes into one leaf lose no update."""
+    with grad_mode.no_grad(), _ACCUMULATE_LOCK:
         if t.grad is None:
             strides = None if t.is_contiguous() else _dense_strides(t)
             if strides is None:  # row-major, like its (row-major or overlapping) parameter
@@ -300,6 +305,19 @@ def has_hooks(node) -> bool:
     return bool(node._hooks) and any(node._hooks.values())
 
 
+def _check_hook_result(hook, grad, r) -> None:
+    """torch: a hook may replace the gradient, but not change its type, size or device."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if not isinstance(r, Tensor):
+        raise TypeError(f"hook '{name}' returned {type(r).__name__}; a tensor hook returns a "
+                        "Tensor or None")
+    for what, was, got in (("type", grad.dtype, r.dtype), ("size", tuple(grad.shape),
+                           tuple(r.shape)), ("device", grad.device, r.device)):
+        if was != got:
+            raise RuntimeError(f"hook '{name}' has changed the {what} of value (was {was} got "
+                               f"{got}); return a gradient like the one it received")
+
+
 def run_hooks(node, grad, nr=0):
     """The gradient after the hooks registered on the tensor that output `nr` of `node`
     is."""
@@ -312,6 +330,7 @@ def run_hooks(node, grad, nr=0):
         for hook in list(hooks):
             r = hook(grad)
             if r is not None:
+                _check_hook_result(hook, grad, r)
                 grad = r
     return grad
 

@@ -293,12 +293,6 @@ def make_inplace(name, plain, oop, plain_copy):
                     f"a leaf Variable that requires grad is being used in an in-place "
                     f"operation ({name}). Do it under `with gt.no_grad():` (e.g. a parameter "
                     "update), or use the out-of-place form.")
-            if self._base is not None:
-                raise RuntimeError(
-                    f"{name}: in-place operations on a view are not supported by gpu_tensor "
-                    "autograd when gradients are involved (the view's base would not see the "
-                    "change); clone() the view first or use an out-of-place op "
-                    "(gt.where, gt.cat, index_put)")
             # the old values (a copy: self is overwritten below) carrying self's history
             # directly, as torch's graph does (no clone node in between)
             state.enabled = False
@@ -308,6 +302,10 @@ def make_inplace(name, plain, oop, plain_copy):
                 state.enabled = True
             same_output(old, self)
             res = oop(old, *args, **kwargs)
+            if self._base is not None:  # the base's history is rebased (torch's CopySlices)
+                from .copy_slices import inplace_on_view
+
+                return inplace_on_view(self, res, plain_copy, same_output)
             state.enabled = False
             try:
                 plain_copy(self, res)  # writes and bumps the version counter

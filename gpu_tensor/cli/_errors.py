@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["CliError", "write_text"]
+__all__ = ["CliError", "SnapshotError", "write_text"]
 
 
 class CliError(Exception):
@@ -17,3 +17,7 @@ def write_text(path: str, text: str) -> None:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise CliError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+class SnapshotError(CliError):
+    """A snapshot file that cannot be read; str(exc) is a one-line reason."""

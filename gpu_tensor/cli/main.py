@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ._errors import CliError, write_text
+from .snapshot_check import Limits
 
 __all__ = ["main", "build_parser"]
 
@@ -40,6 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     ms.add_argument("snapshot", nargs="*", metavar="SNAPSHOT",
                     help="snapshot file to render; several (one per rank): side by side")
     ms.add_argument("--json", action="store_true", help="machine-readable output")
+    for flag, field, what in (("--max-snapshot-bytes", "max_bytes", "file size in bytes"),
+                              ("--max-snapshot-nodes", "max_nodes", "values in the snapshot"),
+                              ("--max-shared-refs", "max_shared", "shared references")):
+        ms.add_argument(flag, type=int, metavar="N", dest=field,
+                        help=f"limit on the snapshot's {what} (default "
+                        f"{getattr(Limits(), field)})")
     ms.add_argument("--html", metavar="FILE", help="also write a self-contained HTML picture")
     ms.add_argument(
         "--save-snapshot",
@@ -140,13 +147,17 @@ def _memory_summary(args) -> int:
     from .snapshot_load import load_snapshot
     from .snapshot_view import render_text, snapshot_json
 
-    snap = load_snapshot(args.snapshot)
+    limits = Limits(**{k: getattr(args, k) for k in ("max_bytes", "max_nodes", "max_shared")
+                       if getattr(args, k) is not None})
+    snap = load_snapshot(args.snapshot, limits)
     if args.compare:
         from .compare import compare_main
 
-        return compare_main(snap, load_snapshot(args.compare), args)
+        return compare_main(snap, load_snapshot(args.compare, limits), args)
     if args.json:
-        sys.stdout.write(json.dumps(snapshot_json(snap, args.top, args.device), indent=2) + "\n")
+        # json.dump writes piece by piece: the whole document is never one string
+        json.dump(snapshot_json(snap, args.top, args.device), sys.stdout, indent=2)
+        sys.stdout.write("\n")
     else:
         sys.stdout.write(render_text(snap, args.top, args.device, label=args.snapshot))
     if args.html:

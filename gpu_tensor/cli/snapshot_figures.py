@@ -7,6 +7,8 @@ snapshot too; our "gpu_tensor" extension only adds exact stats and tensor detail
 
 from __future__ import annotations
 
+import heapq
+
 from gpu_tensor.memory.stats import ARRAY_STATS, POOLS
 
 __all__ = [
@@ -40,7 +42,7 @@ def segments_of(snap: dict, device: int | None = None) -> list[dict]:
         cursor = seg["address"]
         blocks = []
         for block in seg["blocks"]:
-            block = dict(block)
+            # in place (idempotent): a copy per block would cost a large snapshot's size again
             block.setdefault("address", cursor)
             cursor = block["address"] + block["size"]
             blocks.append(block)
@@ -107,32 +109,33 @@ def largest_allocations(segments: list[dict], snap: dict, top: int = 10) -> list
     carries our live-tensor list, each also gets the tensors' shapes and dtypes."""
     live = _live_by_address(snap)
     rows = []
-    for si, seg in enumerate(segments):
-        for block in seg["blocks"]:
-            if block["state"] != "active_allocated":
-                continue
-            lo, hi = block["address"], block["address"] + block["size"]
-            tensors = [t for a, t in live.items() if lo <= a < hi]
-            frames = list(block.get("frames") or [])
-            if not frames:
-                for t in tensors:
-                    frames = list(t.get("frames") or [])
-                    if frames:
-                        break
-            rows.append(
-                {
-                    "address": block["address"],
-                    "size": block["size"],
-                    "requested_size": block.get("requested_size", block["size"]),
-                    "segment": si,
-                    "stream": seg.get("stream", 0),
-                    "tensors": [
-                        {"shape": t.get("shape"), "dtype": t.get("dtype"), "site": t.get("site")}
-                        for t in tensors
-                    ],
-                    "frames": [f for f in frames if isinstance(f, dict)],
-                }
-            )
+    # the top blocks first (heapq): rows are built for those only, not for every block
+    allocated = ((-b["size"], b["address"], si, b) for si, seg in enumerate(segments)
+                 for b in seg["blocks"] if b["state"] == "active_allocated")
+    for _, _, si, block in heapq.nsmallest(top, allocated, key=lambda e: e[:2]):
+        seg = segments[si]
+        lo, hi = block["address"], block["address"] + block["size"]
+        tensors = [t for a, t in live.items() if lo <= a < hi]
+        frames = list(block.get("frames") or [])
+        if not frames:
+            for t in tensors:
+                frames = list(t.get("frames") or [])
+                if frames:
+                    break
+        rows.append(
+            {
+                "address": block["address"],
+                "size": block["size"],
+                "requested_size": block.get("requested_size", block["size"]),
+                "segment": si,
+                "stream": seg.get("stream", 0),
+                "tensors": [
+                    {"shape": t.get("shape"), "dtype": t.get("dtype"), "site": t.get("site")}
+                    for t in tensors
+                ],
+                "frames": [f for f in frames if isinstance(f, dict)],
+            }
+        )
     rows.sort(key=lambda r: (-r["size"], r["address"]))
     return rows[:top]
 

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import pickle
+import stat
+import sys
 from pathlib import Path
 
-from ._errors import CliError
+from ._errors import SnapshotError
+from .snapshot_check import Limits, check_fields, check_tree
+from .snapshot_json import read_json
 
-__all__ = ["SnapshotError", "load_snapshot", "validate_snapshot"]
+__all__ = ["Limits", "SnapshotError", "load_snapshot", "validate_snapshot"]
 
 # Containers a pickler may name by reference (protocol < 4 pickles sets and
 # OrderedDicts through REDUCE). Scalars need no global at all, and constructors such
@@ -36,10 +41,6 @@ _PICKLE_SUFFIXES = (".pickle", ".pkl")
 _BLOCK_STATES = ("active_allocated", "active_pending_free", "inactive")
 # torch's docstring calls the pending state this; its code writes active_pending_free.
 _STATE_ALIASES = {"active_awaiting_free": "active_pending_free"}
-
-
-class SnapshotError(CliError):
-    """A snapshot file that cannot be read; str(exc) is a one-line reason."""
 
 
 class _SnapshotUnpickler(pickle.Unpickler):
@@ -66,52 +67,103 @@ def _read_pickle(data: bytes) -> object:
         raise SnapshotError(f"not a readable pickle ({type(exc).__name__}: {exc})") from None
 
 
-def _read_json(data: bytes) -> object:
+def _refuse_constant(name: str):
+    raise SnapshotError(f"the JSON holds {name}, which is not a number a snapshot can hold")
+
+
+def _object_hook(max_nodes: int):
+    """json object_hook: counts objects against the node limit, and keeps one object per
+    distinct creation frame (a long run's snapshot repeats the same few hundred frames in
+    every block; sharing them keeps the loaded snapshot smaller than its file)."""
+    cache = {}
+    stacks = {}  # frame lists, keyed by the identity of their (already shared) frames
+    count = [0]
+
+    def hook(d: dict):
+        count[0] += 1
+        if count[0] > max_nodes:
+            raise SnapshotError(f"over {max_nodes} objects; raise the limit with "
+                                "--max-snapshot-nodes")
+        if len(d) == 3 and "filename" in d and "line" in d and "name" in d:
+            try:
+                return cache.setdefault((d["filename"], d["line"], d["name"]), d)
+            except TypeError:  # an unhashable value: check_fields reports it
+                return d
+        frames = d.get("frames")
+        if type(frames) is list and frames:
+            d["frames"] = stacks.setdefault(tuple(map(id, frames)), frames)
+        for key in ("state", "action", "segment_type"):  # a few words, repeated per entry
+            v = d.get(key)
+            if type(v) is str:
+                d[key] = sys.intern(v)
+        return d
+
+    return hook
+
+
+def _stat_checked(path: Path, limits: Limits) -> None:
+    """Only a regular file no larger than the limit is read (/dev/zero would never end, a
+    FIFO would block forever)."""
     try:
-        return json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise SnapshotError(
-            "not JSON text (not UTF-8); expected a snapshot .json or .pickle"
-        ) from None
-    except RecursionError:
-        raise SnapshotError("JSON nested too deeply to be a memory snapshot") from None
-    except json.JSONDecodeError as exc:
-        # An unterminated string runs to the end of the data: the file was cut short too.
-        cut = exc.pos >= len(data.rstrip()) or exc.msg.startswith("Unterminated string")
-        reason = "truncated JSON (was the file cut short?)" if cut else "invalid JSON"
-        raise SnapshotError(
-            f"{reason} at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise SnapshotError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise SnapshotError(f"{path}: is a directory, expected a snapshot file")
+    if not stat.S_ISREG(st.st_mode):
+        raise SnapshotError(f"{path}: not a regular file (a device, FIFO or socket); save the "
+                            "snapshot to a file first")
+    if st.st_size > limits.max_bytes:
+        raise SnapshotError(f"{path}: {st.st_size} bytes is over the {limits.max_bytes}-byte "
+                            "limit for a snapshot; raise it with --max-snapshot-bytes")
 
 
-def load_snapshot(path: str | Path) -> dict:
+def _load(f, path: Path, limits: Limits):
+    head = f.read(4096)
+    first = head.lstrip()[:1]
+    if head[:1] == b"\x80" or path.suffix.lower() in _PICKLE_SUFFIXES:
+        data = head + f.read(limits.max_bytes + 1 - len(head))  # bounded if the file grows
+        if len(data) > limits.max_bytes:
+            raise SnapshotError(f"over the {limits.max_bytes}-byte limit for a snapshot; "
+                                "raise it with --max-snapshot-bytes")
+        if not data.strip():
+            raise SnapshotError("the file is empty")
+        obj = _read_pickle(data)
+        del data
+        check_tree(obj, limits)  # a pickle can share, cycle and hold any leaf
+        return obj
+    if first in (b"{", b"["):
+        f.seek(0)
+        # parsed JSON is a tree of plain values: no tree walk; NaN/Infinity are refused
+        # while parsing, and the views read only the fields check_fields has typed
+        decoder = json.JSONDecoder(object_hook=_object_hook(limits.max_nodes),
+                                   parse_constant=_refuse_constant)
+        return read_json(f, decoder)
+    if not first and len(head) < 4096:
+        raise SnapshotError("the file is empty")
+    raise SnapshotError("unknown format; expected a snapshot saved as JSON (save_snapshot) "
+                        "or as a pickle (_dump_snapshot)")
+
+
+def load_snapshot(path: str | Path, limits: Limits | None = None) -> dict:
     """Read and validate a snapshot file; returns the snapshot dict.
 
     The format is sniffed from the content (a binary pickle starts with 0x80, JSON
-    with '{' or '['), so a renamed file still loads.
+    with '{' or '['), so a renamed file still loads. `limits` bounds the file size, the
+    node count and the shared references a pickle may expand into. JSON is parsed a piece
+    at a time (snapshot_json), so its text is never in memory whole.
     """
     path = Path(path)
+    limits = limits or Limits()
+    _stat_checked(path, limits)
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SnapshotError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise SnapshotError(f"{path}: is a directory, expected a snapshot file") from None
-    except OSError as exc:
-        raise SnapshotError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        if not data.strip():
-            raise SnapshotError("the file is empty")
-        head = data.lstrip()[:1]
-        if data[:1] == b"\x80" or path.suffix.lower() in _PICKLE_SUFFIXES:
-            obj = _read_pickle(data)
-        elif head in (b"{", b"["):
-            obj = _read_json(data)
-        else:
-            raise SnapshotError(
-                "unknown format; expected a snapshot saved as JSON (save_snapshot) or as a "
-                "pickle (_dump_snapshot)"
-            )
+        try:
+            with open(path, "rb") as f:
+                obj = _load(f, path, limits)
+        except OSError as exc:
+            raise SnapshotError(f"cannot read ({exc.strerror or exc})") from None
         return validate_snapshot(obj)
     except SnapshotError as exc:
         raise SnapshotError(f"{path}: {exc}") from None
@@ -162,6 +214,7 @@ def validate_snapshot(obj: object) -> dict:
     ext = obj.get("gpu_tensor")
     if ext is not None and not isinstance(ext, dict):
         raise SnapshotError("the 'gpu_tensor' key is not a dict")
+    check_fields(obj)
     out = dict(obj)
     out.setdefault("device_traces", [])
     return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from .._args import wrap_int
 from ..backends import get_backend
 from ..device import CPU
 from ..fusion.optable import OPS
@@ -63,6 +64,9 @@ class _Spec:
 def _dtypes(spec, common):
     """(compute dtype, out dtype) for the promoted operand dtype; RuntimeError if refused."""
     op, kind = spec.op, spec.kind
+    if common in _dt.BAREBONES_UNSIGNED and spec.key not in _UNSIGNED_OPS:
+        raise not_implemented(spec.key, common, "torch has only a few ops for this type; "
+                              "convert with .to(gpu_tensor.int64) first")
     if op.int_only and common.category >= _dt.FLOAT:
         raise not_implemented(
             spec.key, common, "it is only defined for integer and bool tensors; cast the "
@@ -95,6 +99,8 @@ def not_implemented(name, dtype, hint=""):
 
 
 _INT_DIVISION = {"floor_divide", "remainder", "fmod"}
+# the elementwise ops torch (2.3+) has for uint16/uint32/uint64 (checked against torch 2.13)
+_UNSIGNED_OPS = {"mul", "div", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor"}
 _REAL_ONLY = {"floor", "ceil", "round", "floor_divide", "remainder", "maximum", "minimum",
               "clamp", "lt", "le", "gt", "ge", "relu", "sign", "gelu"}
 # torch refuses these when the operands promote to bool (e.g. bool // bool, abs(bool))
@@ -155,7 +161,7 @@ def _finish_fast(r, dev, out):
     t.device = dev
     t.dtype = out
     t._requires_grad = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._base = None
     return t
@@ -202,7 +208,7 @@ def make_binary(key, reflected=False):
                             cv.reset(tok)
                     else:
                         r = fn(x, y)
-                except ValueError:
+                except (ValueError, OverflowError):
                     pass  # e.g. shapes do not broadcast: apply() raises the clear error
                 else:
                     if type(r) is not ndarray:
@@ -213,7 +219,7 @@ def make_binary(key, reflected=False):
                     t.device = dev
                     t.dtype = out
                     t._requires_grad = False
-                    t.grad = None
+                    t._grad = None
                     t.grad_fn = None
                     t._base = None
                     return t
@@ -401,7 +407,8 @@ def apply(key, *operands, **params):
         elif x is None:
             args.append(None)
         elif spec.ufunc and _SCALAR_CATEGORY.get(type(x), 9) <= compute.category:
-            args.append(x)  # weak Python scalar: numpy keeps the array's dtype
+            # weak Python scalar: numpy keeps the array's dtype; ints wrap as in torch
+            args.append(wrap_int(x, cnp) if type(x) is int and cnp.kind in "iu" else x)
         else:
             with np.errstate(all="ignore"):
                 args.append(np.asarray(x).astype(target)[()])

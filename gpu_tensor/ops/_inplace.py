@@ -7,6 +7,7 @@ dtype cannot be cast to the tensor's (float result into an int tensor).
 
 from __future__ import annotations
 
+from .. import _args
 from .. import dtype as _dt
 from ..backends import get_backend
 
@@ -72,6 +73,7 @@ def fill_(self, value):
                 f"fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.ndim} dimensions.")
         value = value.item()
+    value = _args.check_fits(_args.number_arg(value, "fill_", "value"), self.dtype, "fill_")
     arr = self._data
     if arr.dtype != self.dtype.np:  # real cuda bfloat16 bits
         import numpy as np

@@ -22,6 +22,9 @@ def _rev(fn):
 
 
 def _invert(self):
+    if self.dtype.category >= _dt.FLOAT:  # torch: the operator is a TypeError (the op is not)
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors; use logical_not() or (x == 0) for a float tensor")
     return ew.logical_not(self) if self.dtype is _dt.bool else ew.bitwise_not(self)
 
 

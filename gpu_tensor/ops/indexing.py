@@ -220,6 +220,9 @@ def _value_array(self, value):
         return np.array(value, self.dtype.np).view(self._data.dtype)
     if self.dtype.category < _dt.COMPLEX and isinstance(value, complex):
         raise RuntimeError(f"can't assign a complex value to a {self.dtype.name} tensor")
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"can't assign a {type(value).__name__} to a {self.dtype.name} tensor; "
+                        "assign a number, a sequence of numbers or a Tensor")
     return np.asarray(value).astype(self.dtype.np)[()] if self.dtype.category == _dt.INT and (
         isinstance(value, float)) else value
 

@@ -18,6 +18,9 @@ __all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk", "tensor_sp
 
 
 def _common(name, tensors):
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not Tensor; wrap it: {name}([t1, t2])")
     tensors = list(tensors)
     if not tensors:
         # torch: cat([]) is a ValueError, stack([]) a RuntimeError
@@ -128,6 +131,9 @@ def tensor_split(input, indices_or_sections, dim=0):
     n = input.shape[d]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"tensor_split(): number of sections must be larger than 0, got "
+                               f"{k}")
         base, extra = divmod(n, k)
         sizes = [base + 1] * extra + [base] * (k - extra)
         return split(input, sizes, d)

@@ -110,5 +110,9 @@ def einsum(equation, *operands):
     bk = get_backend(first.device)
     comp = np.float32 if first.dtype in _HALF else first.dtype.np
     arrs = [o._data if o._data.dtype == comp else bk.astype(o._data, comp) for o in operands]
-    r = bk.xp.einsum(equation, *arrs)
+    try:
+        r = bk.xp.einsum(equation, *arrs)
+    except ValueError as exc:  # numpy's words for a bad equation or shapes: torch's class
+        raise RuntimeError(f"einsum(): {exc} (equation {equation!r} with operand shapes "
+                           f"{[tuple(o.shape) for o in operands]})") from None
     return _result(bk, r, first)

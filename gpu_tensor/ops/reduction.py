@@ -210,22 +210,52 @@ def min(input, dim=None, keepdim=False):  # noqa: A001
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over `dim`; `correction` (default 1, Bessel) or torch's legacy `unbiased`."""
+    return _var_or_std(input, dim, unbiased, keepdim, correction, False)
+
+
+def _var_or_std(input, dim, unbiased, keepdim, correction, root):
     if input.dtype.category < _dt.FLOAT:
-        raise RuntimeError(f"var(): expected a floating point or complex input, got "
-                           f"{input.dtype.name}")
+        raise RuntimeError(f"{'std' if root else 'var'}(): expected a floating point or "
+                           f"complex input, got {input.dtype.name}")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     xp = get_backend(input.device).xp
+    axes = _axes(input, dim)
     with np.errstate(all="ignore"):
-        r = xp.var(_values(input), axis=_axes(input, dim), ddof=correction, keepdims=keepdim)
+        r = _scaled_var(xp, _values(input, _wide(input.dtype)), axes, correction, keepdim,
+                        root, input.dtype in (_dt.float64, _dt.complex128))
     return _out(input, r, input.dtype.to_real())
 
 
+def _wide(dt):
+    """The accumulation dtype of var/std and cumsum/cumprod: float64 (complex128) for every
+    floating type, as torch's cpu kernels accumulate (a float32 running sum of 10**6 values
+    of 0.1 drifts by 1%; float64 keeps it exact to float32's precision)."""
+    return np.complex128 if dt.category == _dt.COMPLEX else np.float64
+
+
+def _scaled_var(xp, v, axes, correction, keepdim, root=False, scale=True):
+    """Two-pass variance of float64/complex128 `v`, scaled by the largest magnitude along the
+    reduced dims so squares cannot overflow (float32 inputs never do in float64; float64
+    inputs beyond 1e154 would). `root`: the standard deviation, sqrt(var / m**2) * m, so it
+    stays finite whenever it is representable, before rounding to the input's dtype."""
+    # float32 and half data cannot overflow in float64: only 64-bit inputs are scaled
+    m = xp.max(xp.abs(v), axis=axes, keepdims=True) if v.size and scale else None
+    if m is not None:
+        m = xp.where(xp.isfinite(m) & (m > 0), m, 1.0)
+        v = v / m
+    r = xp.var(v, axis=axes, ddof=correction, keepdims=True)
+    if root:
+        r = xp.sqrt(r)
+    if m is not None:
+        r = r * m if root else r * (m * m)
+    if not keepdim:
+        r = r.reshape(()) if axes is None else xp.squeeze(r, axis=axes)
+    return r
+
+
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    v = var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
-    xp = get_backend(input.device).xp
-    with np.errstate(all="ignore"):
-        return _out(v, xp.sqrt(_values(v)), v.dtype)
+    return _var_or_std(input, dim, unbiased, keepdim, correction, True)
 
 
 def var_mean(input, dim=None, *, correction=None, keepdim=False):
@@ -291,9 +321,10 @@ def _cum(input, dim, dtype, fn):
     dt = _acc_dtype(input, dtype)
     d = _wrap_dim(dim, input._data.ndim)
     xp = get_backend(input.device).xp
-    comp = np.float32 if dt in _HALF else dt.np
+    comp = _wide(dt) if dt.category >= _dt.FLOAT else dt.np  # see _wide: float64 running sums
     vals = _values(input, comp)
-    r = getattr(xp, fn)(vals, axis=d) if vals.ndim else vals.copy()
+    with np.errstate(all="ignore"):
+        r = getattr(xp, fn)(vals, axis=d) if vals.ndim else vals.copy()
     return _out(input, r, dt)
 
 

@@ -44,7 +44,11 @@ def _copy_result(t, arr):
 
 def _dims(t, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return tuple(_wrap_dim(d, t.ndim) for d in dims)
+    out = tuple(_wrap_dim(d, t.ndim) for d in dims)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"dims {list(dims)}: dim {out[0]} appears multiple times in the list "
+                           "of dims; give each dim once")
+    return out
 
 
 def flip(input, dims):
@@ -56,6 +60,10 @@ def flip(input, dims):
 
 def roll(input, shifts, dims=None):
     xp = get_backend(input.device).xp
+    if dims is not None and len((shifts,) if isinstance(shifts, int) else shifts) != len(
+            (dims,) if isinstance(dims, int) else dims):
+        raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: {shifts}, "
+                           f"dims: {dims}; give one shift per dim")
     if dims is None:
         return _copy_result(input, xp.roll(input._data.reshape(-1), shifts).reshape(
             input._data.shape))
@@ -65,6 +73,9 @@ def roll(input, shifts, dims=None):
 def repeat(input, *sizes):
     """torch's repeat: tile the tensor `sizes` times along each (possibly new, leading) dim."""
     reps = shape_args(sizes)
+    if any(r < 0 for r in reps):
+        raise RuntimeError(f"repeat(): trying to create tensor with negative dimension: repeats "
+                           f"{list(reps)} must be >= 0")
     if len(reps) < input.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions "
