@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._dims import shape_args
+from ._grad import differentiable
 from .backends import get_backend
 
 __all__ = ["as_strided", "contiguous", "clone", "contiguous_format", "channels_last",
@@ -26,6 +27,7 @@ channels_last = _MemoryFormat("channels_last")  # NHWC strides for 4-d (N, C, H,
 preserve_format = _MemoryFormat("preserve_format")
 
 
+@differentiable(first=True)
 def as_strided(self, size, stride, storage_offset=None):
     size, stride = shape_args((size,)), shape_args((stride,))
     if len(size) != len(stride):
@@ -90,6 +92,7 @@ def empty_at(self, shape, strides, offset):
                                            tuple(s * isz for s in strides))
 
 
+@differentiable(first=True)
 def contiguous(self, memory_format=None):
     data = self._data
     if memory_format is channels_last:
@@ -107,6 +110,7 @@ def contiguous(self, memory_format=None):
     return type(self)._make(arr, dev, self.dtype, st)
 
 
+@differentiable(first=True)
 def clone(self, memory_format=None):
     """A copy with its own storage. preserve_format (the default) keeps torch's layout: the
     input's own strides when it is non-overlapping and dense (a transpose), else dense

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtype as _dt
+from ._grad import differentiable
 from .backends import get_backend
 from .device import CPU, resolve
 from .dtype import DType
@@ -64,6 +65,7 @@ def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory
     return out
 
 
+@differentiable(first=True)
 def astype(t, dt: DType):
     """A new tensor with t's values converted to dtype `dt`, on t's device."""
     b = get_backend(t.device)
@@ -72,6 +74,7 @@ def astype(t, dt: DType):
     return type(t)._make(arr, t.device, dt, st)
 
 
+@differentiable(first=True)
 def move(t, device, non_blocking: bool = False):
     """t on `device` (t itself when already there)."""
     dev = resolve(device)

@@ -11,6 +11,7 @@ import numpy as _np
 
 from ._dims import infer_size, shape_args
 from ._dims import wrap_dim as _wrap_dim
+from ._grad import differentiable
 from ._layout import as_strided, clone, contiguous, empty_at
 from .backends import get_backend
 
@@ -65,6 +66,7 @@ def _strided(t, shape, strides):
 
 
 # -- reshaping ------------------------------------------------------------------------
+@differentiable(first=True)
 def view(self, *shape):
     data = self._data
     # numpy's reshape matches torch's computeStride when the strides are the standard C ones;
@@ -131,6 +133,7 @@ def view_as(self, other):
     return view(self, other.shape)
 
 
+@differentiable(first=True)
 def reshape(self, *shape):
     data = self._data
     if shape and data.flags.c_contiguous and 1 not in data.shape:  # as in view()
@@ -188,6 +191,7 @@ def unflatten(self, dim, sizes):
 
 
 # -- permuting ------------------------------------------------------------------------
+@differentiable(first=True)
 def transpose(self, dim0, dim1):
     data = self._data
     nd = data.ndim
@@ -201,6 +205,7 @@ def transpose(self, dim0, dim1):
     return self._view_of(data.swapaxes(_wrap_dim(dim0, nd), _wrap_dim(dim1, nd)))
 
 
+@differentiable(first=True)
 def t(self):
     if self._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
@@ -208,6 +213,7 @@ def t(self):
     return self._view_of(self._data.T)
 
 
+@differentiable(first=True)
 def permute(self, *dims):
     if dims and type(dims[0]) is int:  # permute(1, 0): numpy checks what torch checks
         try:
@@ -243,6 +249,7 @@ def movedim(self, source, destination):
     return permute(self, order)
 
 
+@differentiable(first=True)
 def _T(self):
     return self._view_of(self._data.T)
 
@@ -262,6 +269,7 @@ def _mH(self):
 
 
 # -- selecting ------------------------------------------------------------------------
+@differentiable(first=True)
 def narrow(self, dim, start, length):
     nd = self._data.ndim
     if nd == 0:
@@ -291,6 +299,7 @@ def empty_view(self, shape, strides, offset):
     return self._view_of(empty_at(self, shape, strides, offset))
 
 
+@differentiable(first=True)
 def select(self, dim, index):
     nd = self._data.ndim
     if nd == 0:
@@ -306,11 +315,13 @@ def select(self, dim, index):
     return self._view_of(self._data[(slice(None),) * d + (index, Ellipsis)])
 
 
+@differentiable(first=True)
 def unbind(self, dim=0):
     d = _wrap_dim(dim, self._data.ndim)
     return tuple(select(self, d, i) for i in range(self._data.shape[d]))
 
 
+@differentiable(first=True)
 def diagonal(self, offset=0, dim1=0, dim2=1):
     nd = self._data.ndim
     a, b = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
@@ -320,6 +331,7 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 
 
 # -- expanding and squeezing ----------------------------------------------------------
+@differentiable(first=True)
 def expand(self, *sizes):
     """A view repeating size-1 dims (stride 0) and adding leading dims; -1 keeps a dim.
     Strides follow torch's inferExpandGeometry, size-1 dims included (a new leading dim
@@ -387,6 +399,7 @@ def broadcast_to(self, size):
     return expand(self, size)
 
 
+@differentiable(first=True)
 def unsqueeze(self, dim):
     nd = self._data.ndim
     d = _wrap_dim(dim, nd + 1)
@@ -404,6 +417,7 @@ def _unsqueeze_strided(self, d):
     return _strided(self, shp, st)
 
 
+@differentiable(first=True)
 def squeeze(self, dim=None):
     shp = self._data.shape
     nd = len(shp)
@@ -417,6 +431,7 @@ def squeeze(self, dim=None):
     return self._view_of(self._data.squeeze(axis=tuple(dims)))
 
 
+@differentiable(first=True)
 def unfold(self, dimension, size, step):
     nd = self._data.ndim
     d = _wrap_dim(dimension, nd)

@@ -19,23 +19,9 @@ def device(request):
     return request.param
 
 
-# Autograd installs its op wrappers (process-wide) when the first tensor requiring grad
-# appears; running its tests last keeps every other test on the plain, wrapper-free path
-# that code which never asks for gradients takes.
-_AUTOGRAD_DIRS = ("autograd", "nn")
-
-
-_AUTOGRAD_FILES = ("test_torch_parity_autograd.py",)
-
-
-def _runs_autograd(item) -> bool:
-    parts = item.path.parts
-    return item.path.name in _AUTOGRAD_FILES or (
-        "tests" in parts and parts[parts.index("tests") + 1] in _AUTOGRAD_DIRS)
-
-
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=_runs_autograd)  # stable: the order within each group is kept
+    # (no ordering: autograd is decided at call time, so tests run in any order;
+    # pytest-randomly shuffles them and prints the seed to rerun with -p randomly_seed=N)
     if _device.real_cuda_available():
         return
     skip = pytest.mark.skip(reason="needs a real CUDA GPU (none here; cuda tests run with "

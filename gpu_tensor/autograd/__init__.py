@@ -1,9 +1,9 @@
 """Reverse-mode automatic differentiation with PyTorch's surface: `requires_grad`,
 `grad_fn`, `backward`, `gt.autograd.grad`, `no_grad`, custom `Function`s, `gradcheck`.
 
-Importing this package attaches the autograd methods to Tensor (backward, retain_grad,
-and a `requires_grad` setter that switches autograd on); the differentiable op wrappers are
-installed only when the first tensor that requires grad is made (see install.py).
+Every differentiable op decides at call time whether to record a node (gpu_tensor/_grad.py);
+`record.py` holds the formula registry and the recorder, `formulas_*.py` the formulas (with
+torch's node names), `engine.py` the backward pass.
 """
 
 from ..tensor import Tensor as _Tensor

@@ -8,7 +8,7 @@ from ..ops import elementwise as ew
 from ..ops import linalg, reduction
 from ..tensor import Tensor
 from .engine import sum_to
-from .install import first, formula
+from .record import first, formula
 
 __all__: list = []
 

@@ -9,7 +9,7 @@ from .. import _layout, _move, _views
 from ..backends import get_backend
 from ..ops import join, shape
 from ..tensor import Tensor
-from .install import first, formula
+from .record import first, formula
 
 __all__: list = []
 

@@ -46,15 +46,17 @@ class Node:
     _backward = None  # formula nodes: f(ctx, grad) -> tuple; set on the generated subclass
     _n_outputs = 1  # a class default: set on the instance by set_outputs() when several
 
-    def __init__(self):
-        self.next_functions = ()
-        self.needs_input_grad = ()
-        self._meta = ()  # per input: (shape, dtype, device) to reduce/cast the grad to, or None
-        self._saved = None
-        self._had_saved = False
-        self._released = False
-        self._retained = None  # {output_nr: weakref to the tensor} after retain_grad()
-        self._hooks = None  # {output_nr: [the tensor's register_hook functions]}
+    # Class defaults, set on the instance only when they change: recording a node (once per
+    # op) then costs no __init__ stores.
+    next_functions = ()
+    needs_input_grad = ()
+    _meta = ()  # per input: (shape, dtype, device) to reduce/cast the grad to, or None
+    _saved = None
+    _had_saved = False
+    _released = False
+    _retained = None  # {output_nr: weakref to the tensor} after retain_grad()
+    _hooks = None  # {output_nr: [the tensor's register_hook functions]}
+    _out_id = None  # id() of the output while the forward saves (set by the recorder)
 
     def name(self) -> str:
         return type(self).__name__
@@ -64,14 +66,22 @@ class Node:
 
     # -- saved tensors ------------------------------------------------------------------
     def save_for_backward(self, *values) -> None:
-        """Keep tensors (and pass-through non-tensors) for backward, with their versions."""
+        """Keep tensors (and pass-through non-tensors) for backward, with their versions.
+        A tensor that requires grad (an input with history) is kept as itself, so a
+        backward with create_graph=True differentiates through it; any other tensor (this
+        op's own output, a grad-free input) as a history-free alias (see the lifetime
+        rule above)."""
         saved = []
+        out_id = self._out_id
         for v in values:
             if isinstance(v, Tensor):
-                a = _alias(v)
-                saved.append((a, a._storage._version))
+                if v._requires_grad:
+                    saved.append((v, v._storage._version, False))
+                else:
+                    a = _alias(v)
+                    saved.append((a, a._storage._version, id(v) == out_id))
             else:
-                saved.append((v, None))
+                saved.append((v, None, False))
         self._saved = tuple(saved)
         self._had_saved = True
 
@@ -82,7 +92,8 @@ class Node:
         if self._saved is None:
             return ()
         out = []
-        for v, version in self._saved:
+        with_history = grad_mode.STATE.enabled  # inside a create_graph=True backward
+        for v, version, is_output in self._saved:
             if version is not None and v._storage._version != version:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified "
@@ -90,6 +101,10 @@ class Node:
                     f"{self.name()}, is at version {v._storage._version}; expected version "
                     f"{version} instead. Hint: clone() the tensor before the in-place change, "
                     "or make the change after backward().")
+            if is_output and with_history:  # the output again, with this node as its history
+                v = _alias(v)
+                v._requires_grad = True
+                v.grad_fn = self
             out.append(v)
         return tuple(out)
 
@@ -134,7 +149,12 @@ class AccumulateGrad(Node):
 def accumulate(t: Tensor, grad: Tensor, steal: bool = False) -> None:
     """t.grad += grad (in place). The first gradient is stored as a dense copy (it may be shared by
     several edges or be an expanded view), unless the engine says nothing else holds it
-    (`steal`): then it is kept as is, saving a copy of the parameter's size."""
+    (`steal`): then it is kept as is, saving a copy of the parameter's size.
+    A gradient with history (a create_graph=True backward) is kept with it, as torch does:
+    stored as is, then summed out of place."""
+    if grad._requires_grad and grad_mode.STATE.enabled:
+        t.grad = grad if t.grad is None else t.grad + grad
+        return
     with grad_mode.no_grad():
         if t.grad is None:
             strides = None if t.is_contiguous() else _dense_strides(t)
@@ -370,9 +390,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from . import install
-
-        install.activate()
         ctx_cls = cls.__dict__.get("_ctx_cls")
         if ctx_cls is None:
             ctx_cls = type(cls.__name__ + "Backward", (FunctionCtx,), {"_fn_cls": cls})

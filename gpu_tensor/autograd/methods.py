@@ -1,33 +1,17 @@
 """The autograd methods of Tensor: backward, retain_grad, retains_grad, register_hook,
-output_nr,
-and a `requires_grad` setter that switches autograd on (see install.py for why it is lazy)."""
+output_nr."""
 
 from __future__ import annotations
 
 import weakref
 
-from . import install
 from .function import output_nr, register_hook
 
 __all__ = ["attach"]
 
 
 def attach(cls) -> None:
-    """Tensor.backward, retain_grad, retains_grad, register_hook, and a `requires_grad`
-    property whose setter activates autograd. `requires_grad_()` and the factories'
-    `requires_grad=True` assign the property, so they activate it too."""
-    plain = cls.__dict__["requires_grad"]
-    if getattr(plain.fset, "_autograd", False):
-        return
-    plain_set = plain.fset
-
-    def set_requires_grad(self, value) -> None:
-        plain_set(self, value)  # torch's checks, then the slot
-        if value and not install.ACTIVE:
-            install.activate()
-
-    set_requires_grad._autograd = True
-    cls.requires_grad = property(plain.fget, set_requires_grad, None, plain.__doc__)
+    """Tensor.backward, retain_grad, retains_grad, register_hook, output_nr."""
     cls.backward = _backward
     cls.retain_grad = _retain_grad
     cls.retains_grad = property(_retains_grad)

@@ -148,6 +148,7 @@ class Proxy:
 
     __slots__ = ("node", "ndim")
     __hash__ = object.__hash__  # __eq__ builds a node, so identity hashing is kept explicitly
+    _requires_grad = False  # what the ops' call-time autograd check reads (gpu_tensor/_grad.py)
 
     def __init__(self, node: Node, ndim: int):
         self.node = node

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from .._grad import STATE, record
 from ..backends import get_backend
 from ..device import CPU
 from ..fusion.optable import OPS
@@ -174,8 +175,14 @@ def make_binary(key, reflected=False):
     if spec.op.no_bool:  # tensor - True: apply() raises torch's error
         categories = {k: v for k, v in categories.items() if k is not bool}
     ndarray, asarray, new = np.ndarray, np.asarray, _new
+    state = STATE
 
     def f(self, other):
+        # autograd, decided here (gpu_tensor/_grad.py): one or two slot reads when no
+        # input requires grad; a Tensor subclass `other` is checked on the slow path below
+        if self._requires_grad or (other.__class__ is Tensor and other._requires_grad):
+            if state.enabled:
+                return record(f, None, (self, other), None)
         dev = self.device
         dt = self.dtype
         if dev is CPU:
@@ -225,10 +232,14 @@ def make_binary(key, reflected=False):
                     return r
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented  # Python then tries the other side / raises TypeError
+        if other.__class__ is not Tensor and isinstance(other, Tensor) and \
+                other._requires_grad and state.enabled:
+            return record(f, None, (self, other), None)
         return apply(key, other, self) if reflected else apply(key, self, other)
 
     fast_device = spec.fast  # on a GPU every table op runs as a kernel, ufunc or not
     f.__name__ = key
+    f.__gt_differentiable__ = True
     return f
 
 
@@ -281,10 +292,15 @@ def make_unary(key):
     # no cheap way to silence numpy (its internals changed): quiet ops take apply()'s path
     fast = spec.fast if spec.ufunc and not (quiet and _CV is None) else {}
     cv, qv = _CV, _QUIET_EXTOBJ
+    state = STATE
 
     def f(input):
         if type(input) is not Tensor:  # subclasses, and values traced by @gt.fuse
+            if isinstance(input, Tensor) and input._requires_grad and state.enabled:
+                return record(f, None, (input,), None)
             return apply(key, input)
+        if input._requires_grad and state.enabled:  # autograd (gpu_tensor/_grad.py)
+            return record(f, None, (input,), None)
         if input.device is CPU:
             out = fast.get(input.dtype)
             if out is not None:
@@ -311,6 +327,7 @@ def make_unary(key):
 
     f.__name__ = key
     f.__doc__ = f"torch.{key}: elementwise."
+    f.__gt_differentiable__ = True
     return f
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _grad
 from .. import dtype as _dt
 from . import _dispatch, indexing, join, linalg, reduction, shape
 from . import elementwise as ew
@@ -84,7 +85,7 @@ def attach(cls) -> None:
     for name in _REDUCTIONS:
         setattr(cls, name, getattr(reduction, name))
     for name in _INPLACE:
-        setattr(cls, name + "_", inplace(getattr(ew, name), name + "_"))
+        setattr(cls, name + "_", _grad.inplace(name + "_", inplace(getattr(ew, name), name + "_")))
     cls.gelu = ew.gelu
     cls.silu = ew.silu
     cls.real = property(ew.real)
@@ -92,9 +93,9 @@ def attach(cls) -> None:
     cls.clamp_min = _clamp_min
     cls.clamp_max = _clamp_max
     cls.where = _where
-    cls.fill_ = fill_
-    cls.zero_ = zero_
-    cls.copy_ = _copy_
+    cls.fill_ = _grad.inplace("fill_", fill_)
+    cls.zero_ = _grad.inplace("zero_", zero_)
+    cls.copy_ = _grad.inplace("copy_", _copy_)
     for name in ("matmul", "mm", "bmm", "mv", "dot", "outer"):
         setattr(cls, name, getattr(linalg, name))
     for name in ("split", "chunk", "tensor_split"):
@@ -102,9 +103,10 @@ def attach(cls) -> None:
     for name in ("gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
                  "index_select", "masked_fill", "masked_fill_", "masked_select", "nonzero",
                  "take", "index_put"):
-        setattr(cls, name, getattr(indexing, name))
+        fn = getattr(indexing, name)
+        setattr(cls, name, _grad.inplace(name, fn) if name.endswith("_") else fn)
     cls.__getitem__ = indexing.getitem
-    cls.__setitem__ = indexing.setitem
+    cls.__setitem__ = _grad.inplace("__setitem__", indexing.setitem)
 
     for dunder, key in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"),
                         ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),

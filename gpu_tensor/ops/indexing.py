@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._dims import wrap_dim as _wrap_dim
+from .._grad import differentiable
 from ..backends import get_backend
 from ..tensor import Tensor
 from ._index_plan import empty_basic, empty_slice, none_strides, split_advanced
@@ -106,6 +107,7 @@ def _check_ints(t, index):
         raise IndexError(f"too many indices for tensor of dimension {t._data.ndim}")
 
 
+@differentiable(first=True)
 def getitem(self, index):
     ti = type(index)
     if ti is slice:  # t[a:b]: the commonest index, a view with no parsing
@@ -256,6 +258,7 @@ def _check_index_tensor(name, input, dim, index):
                 f"be no larger than self {list(input.shape)} apart from dimension {dim}")
 
 
+@differentiable(first=True)
 def gather(input, dim, index):
     d = _wrap_dim(dim, input.ndim)
     _check_index_tensor("gather", input, d, index)
@@ -304,10 +307,12 @@ def scatter_(self, dim, index, src=None, value=None, reduce=None):
     return self
 
 
+@differentiable
 def scatter(input, dim, index, src=None, value=None, reduce=None):
     return scatter_(input.clone(), dim, index, src, value, reduce)
 
 
+@differentiable
 def scatter_add(input, dim, index, src):
     return scatter_(input.clone(), dim, index, src, reduce="add")
 
@@ -316,6 +321,7 @@ def scatter_add_(self, dim, index, src):
     return scatter_(self, dim, index, src, reduce="add")
 
 
+@differentiable(first=True)
 def index_select(input, dim, index):
     d = _wrap_dim(dim, input.ndim)
     if not isinstance(index, Tensor) or index.dtype.category != _dt.INT:
@@ -365,6 +371,7 @@ def masked_fill_(self, mask, value):
     return self
 
 
+@differentiable
 def masked_fill(input, mask, value):
     _mask(input, mask, "masked_fill")
     try:
@@ -376,6 +383,7 @@ def masked_fill(input, mask, value):
     return masked_fill_(out, mask, value)
 
 
+@differentiable(first=True)
 def masked_select(input, mask):
     m = _mask(input, mask, "masked_select")
     b = get_backend(input.device)
@@ -401,6 +409,7 @@ def nonzero(input, *, as_tuple=False):
     return Tensor._make(arr, input.device, _dt.int64, st)
 
 
+@differentiable(first=True)
 def take(input, index):
     b = get_backend(input.device)
     ia = _device_array(input, index)

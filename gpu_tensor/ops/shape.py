@@ -7,6 +7,7 @@ from __future__ import annotations
 from .. import _views
 from .._dims import shape_args
 from .._dims import wrap_dim as _wrap_dim
+from .._grad import differentiable
 from ..backends import get_backend
 from ..tensor import Tensor
 
@@ -47,6 +48,7 @@ def _dims(t, dims):
     return tuple(_wrap_dim(d, t.ndim) for d in dims)
 
 
+@differentiable(first=True)
 def flip(input, dims):
     """A copy with the order of elements reversed along `dims`."""
     if input.ndim == 0:
@@ -54,6 +56,7 @@ def flip(input, dims):
     return _copy_result(input, get_backend(input.device).xp.flip(input._data, _dims(input, dims)))
 
 
+@differentiable(first=True)
 def roll(input, shifts, dims=None):
     xp = get_backend(input.device).xp
     if dims is None:
@@ -62,6 +65,7 @@ def roll(input, shifts, dims=None):
     return _copy_result(input, xp.roll(input._data, shifts, _dims(input, dims)))
 
 
+@differentiable(first=True)
 def repeat(input, *sizes):
     """torch's repeat: tile the tensor `sizes` times along each (possibly new, leading) dim."""
     reps = shape_args(sizes)
