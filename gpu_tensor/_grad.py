@@ -101,6 +101,14 @@ def _fixed_arity(plain):
     return code.co_argcount if code.co_argcount in (1, 2) else None
 
 
+def _no_keywords(fn) -> bool:
+    """fn(a, *rest) takes everything positionally: no defaults, keyword-only arguments or
+    **kwargs (a call with a keyword would then fail in fn as well)."""
+    code = fn.__code__
+    return not (fn.__defaults__ or code.co_kwonlyargcount
+                or code.co_flags & inspect.CO_VARKEYWORDS) and code.co_argcount == 1
+
+
 def differentiable(fn=None, *, first=False):
     """Make `fn` record a node (from its registered formula) when called on a tensor that
     requires grad with grad mode on. `first=True`: only the first argument (or `input=`)
@@ -123,6 +131,24 @@ def differentiable(fn=None, *, first=False):
             if (_rg(a) or _rg(b)) and state.enabled:
                 return record(wrapper, fn, (a, b), {})
             return fn(a, b)
+    elif n == 2:  # first only: getitem(self, index)
+        def wrapper(a, b):
+            try:
+                rg = a._requires_grad
+            except AttributeError:
+                rg = False
+            if rg and state.enabled:
+                return record(wrapper, fn, (a, b), {})
+            return fn(a, b)
+    elif first and _no_keywords(fn):  # view(self, *shape): no keyword dict to pack
+        def wrapper(a, *args):
+            try:
+                rg = a._requires_grad
+            except AttributeError:
+                rg = False
+            if rg and state.enabled:
+                return record(wrapper, fn, (a, *args), {})
+            return fn(a, *args)
     elif first:
         def wrapper(*args, **kwargs):
             try:

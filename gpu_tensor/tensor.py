@@ -45,6 +45,7 @@ _FROM_NP = _dt._BY_NP
 class Tensor:
     """A multi-dimensional array on a device with PyTorch's tensor contract."""
 
+    __module__ = "gpu_tensor"  # its public name: type(t) prints <class 'gpu_tensor.Tensor'>
     __slots__ = ("_data", "_st", "device", "dtype", "_requires_grad", "grad", "grad_fn",
                  "_base", "__weakref__")
 
