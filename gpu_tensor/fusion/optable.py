@@ -52,6 +52,8 @@ class OpDef:
     param_default: str | None = None
     no_bool: str | None = None  # torch's message when a bool operand is refused
     int_only: bool = False
+    refuse_bool: bool = False  # torch has no kernel when the operands promote to bool
+    float_only: bool = False  # torch has no integer kernel (gelu, silu)
     doc: str = field(default="", compare=False)
 
     # -- dtype rule -----------------------------------------------------------------------
@@ -63,7 +65,9 @@ class OpDef:
         return result_type(*ops)
 
     def check(self, in_dtypes, common: np.dtype) -> None:
-        """Raise TypeError, with torch's wording, for dtypes this op refuses."""
+        """Raise torch's error for dtypes this op refuses: TypeError (FusionError when
+        traced) for the bool/int_only rules, NotImplementedError (torch's class, which eager
+        code raises too) for refuse_bool/float_only."""
         if self.no_bool and any(d == _BOOL for d in in_dtypes if d is not None):
             raise TypeError(self.no_bool)
         if self.int_only and category(common) == 2:
@@ -71,6 +75,10 @@ class OpDef:
                 f"{self.name} is only defined for integer and bool dtypes, got {common}; "
                 "cast the operands with .to(gt.int32) (or another integer dtype) first"
             )
+        if self.refuse_bool and common == _BOOL:
+            raise _not_implemented(self.name, common)
+        if self.float_only and category(common) < 2:
+            raise _not_implemented(self.name, common, "convert the input with .float() first")
 
     def operand_dtypes(self, common: np.dtype, n: int) -> tuple[np.dtype, ...]:
         """The dtype each operand is converted to before the op runs."""
@@ -174,17 +182,28 @@ _SUB_BOOL = (
     "invert a mask, use the `~` or `logical_not()` operator instead."
 )
 
+def _not_implemented(name, common, hint=""):
+    """torch's NotImplementedError for a dtype an op has no kernel for (eager code raises
+    the same, from the same row: ops/_dispatch.py)."""
+    from ..dtype import SCALAR_TYPE_NAMES, to_dtype
+
+    msg = f'"{name}" not implemented for \'{SCALAR_TYPE_NAMES[to_dtype(common).name]}\''
+    return NotImplementedError(f"{msg}; {hint}" if hint else msg)
+
+
+_NB = {"refuse_bool": True}
+
 _ENTRIES = [
     # name, arity, kind, cuda template, numpy function, extra fields
     ("add", 2, "promote", "({0} + {1})", np.add, {}),
     ("sub", 2, "promote", "({0} - {1})", np.subtract, {"no_bool": _SUB_BOOL}),
     ("mul", 2, "promote", "({0} * {1})", np.multiply, {}),
     ("div", 2, "float", "({0} / {1})", np.true_divide, {}),
-    ("floor_divide", 2, "promote", "gt_floordiv({0}, {1})", np.floor_divide, {}),
-    ("remainder", 2, "promote", "gt_remainder({0}, {1})", np.remainder, {}),
+    ("floor_divide", 2, "promote", "gt_floordiv({0}, {1})", np.floor_divide, _NB),
+    ("remainder", 2, "promote", "gt_remainder({0}, {1})", np.remainder, _NB),
     ("pow", 2, "promote", "gt_pow({0}, {1})", _pow, {}),
     ("neg", 1, "same", "(-{0})", np.negative, {"no_bool": _NEG_BOOL}),
-    ("abs", 1, "same", "gt_abs({0})", lambda x: x.copy() if x.dtype == _BOOL else np.abs(x), {}),
+    ("abs", 1, "same", "gt_abs({0})", lambda x: x.copy() if x.dtype == _BOOL else np.abs(x), _NB),
     ("exp", 1, "float", "gt_exp({0})", np.exp, {}),
     ("log", 1, "float", "gt_log({0})", np.log, {}),
     ("log1p", 1, "float", "gt_log1p({0})", np.log1p, {}),
@@ -194,7 +213,7 @@ _ENTRIES = [
     ("cos", 1, "float", "gt_cos({0})", np.cos, {}),
     ("tanh", 1, "float", "gt_tanh({0})", np.tanh, {}),
     ("sigmoid", 1, "float", "gt_sigmoid({0})", npmath.sigmoid, {}),
-    ("relu", 1, "same", "gt_relu({0})", npmath.relu, {}),
+    ("relu", 1, "same", "gt_relu({0})", npmath.relu, _NB),
     (
         "gelu",
         1,
@@ -203,12 +222,12 @@ _ENTRIES = [
         lambda x, approximate="none": (npmath.gelu_tanh if approximate == "tanh" else npmath.gelu)(
             x
         ),
-        {"param": "approximate", "param_default": "none"},
+        {"param": "approximate", "param_default": "none", "refuse_bool": True, "float_only": True},
     ),
-    ("silu", 1, "float", "gt_silu({0})", npmath.silu, {}),
-    ("floor", 1, "same", "gt_floor({0})", _ident_int(np.floor), {}),
-    ("ceil", 1, "same", "gt_ceil({0})", _ident_int(np.ceil), {}),
-    ("round", 1, "same", "gt_round({0})", _round, {}),
+    ("silu", 1, "float", "gt_silu({0})", npmath.silu, {**_NB, "float_only": True}),
+    ("floor", 1, "same", "gt_floor({0})", _ident_int(np.floor), _NB),
+    ("ceil", 1, "same", "gt_ceil({0})", _ident_int(np.ceil), _NB),
+    ("round", 1, "same", "gt_round({0})", _round, _NB),
     ("sign", 1, "same", "gt_sign({0})", npmath.sign, {}),
     ("eq", 2, "compare", "({0} == {1})", np.equal, {}),
     ("ne", 2, "compare", "({0} != {1})", np.not_equal, {}),

@@ -98,10 +98,10 @@ def not_implemented(name, dtype, hint=""):
 _INT_DIVISION = {"floor_divide", "remainder", "fmod"}
 _REAL_ONLY = {"floor", "ceil", "round", "floor_divide", "remainder", "maximum", "minimum",
               "clamp", "lt", "le", "gt", "ge", "relu", "sign", "gelu"}
-# torch refuses these when the operands promote to bool (e.g. bool // bool, abs(bool))
-_NO_BOOL = {"floor_divide", "remainder", "abs", "floor", "ceil", "round", "relu", "gelu",
-            "silu"}
-_FLOAT_ONLY = {"gelu", "silu"}  # torch has no integer kernels for these
+# torch refuses these when the operands promote to bool (e.g. bool // bool, abs(bool)), or
+# integers: rows of the op table, which the fusion tracer reads too
+_NO_BOOL = {k for k, op in OPS.items() if op.refuse_bool}
+_FLOAT_ONLY = {k for k, op in OPS.items() if op.float_only}
 
 
 def _complex_sigmoid(x):
