@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtype as _dt
-from .tensor import Tensor
+from ._tensor import Tensor
 
 __all__ = ["host_from_data"]
 

@@ -6,25 +6,11 @@ import numpy as np
 
 from ._dims import shape_args
 from ._grad import differentiable
+from ._tensor import Tensor, channels_last, contiguous_format, preserve_format
 from .backends import get_backend
 
 __all__ = ["as_strided", "contiguous", "clone", "contiguous_format", "channels_last",
            "preserve_format", "preserved_strides", "empty_preserving"]
-
-
-class _MemoryFormat:
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"gpu_tensor.{self.name}"
-
-
-contiguous_format = _MemoryFormat("contiguous_format")
-channels_last = _MemoryFormat("channels_last")  # NHWC strides for 4-d (N, C, H, W) tensors
-preserve_format = _MemoryFormat("preserve_format")
 
 
 @differentiable(first=True)
@@ -185,8 +171,6 @@ def preserved_strides(shape, strides) -> tuple:
 
 def empty_preserving(t, dtype=None, device=None):
     """An uninitialised tensor shaped like `t` with preserve_format strides."""
-    from .tensor import Tensor
-
     dt = t.dtype if dtype is None else dtype
     dev = t.device if device is None else device
     shp = tuple(t._data.shape)

@@ -12,10 +12,10 @@ import numpy as _np
 from ._dims import infer_size, shape_args
 from ._dims import wrap_dim as _wrap_dim
 from ._grad import differentiable
-from ._layout import as_strided, clone, contiguous, empty_at
+from ._layout import as_strided, clone, contiguous, empty_at  # noqa: F401  (ops/shape.py)
 from .backends import get_backend
 
-__all__ = ["attach", "compute_stride", "empty_view"]
+__all__ = ["compute_stride", "empty_view"]
 
 
 def compute_stride(oldshape, oldstride, newshape):
@@ -450,15 +450,6 @@ def unfold(self, dimension, size, step):
     return _strided(self, new_shape, new_stride)
 
 
-def attach(cls) -> None:
-    for fn in (view, view_as, reshape, reshape_as, flatten, unflatten, transpose, t, permute,
-               movedim, narrow, select, unbind, diagonal, expand, expand_as, broadcast_to,
-               unsqueeze, squeeze, unfold, as_strided, contiguous, clone):
-        setattr(cls, fn.__name__, fn)
-    cls.swapaxes = cls.swapdims = transpose
-    cls.moveaxis = movedim
-    cls.T = property(_T)
-    cls.mT = property(_mT)
-    cls.H = property(lambda self: _mH(self) if self._data.ndim == 2 else _T(self))
-    cls.mH = property(_mH)
-
+def _H(self):
+    """t.H: the conjugate transpose of a matrix; of a 0- or 1-d tensor, t.T (as torch)."""
+    return _mH(self) if self._data.ndim == 2 else _T(self)

@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 
 import gpu_tensor as gt
-from gpu_tensor import _staging, transfer
+from gpu_tensor import transfer
 from gpu_tensor.creation import empty, from_numpy
 from gpu_tensor.cuda import streams
 from gpu_tensor.device import real_cuda_available
 from gpu_tensor.memory import pinned
 from gpu_tensor.testing import requires_real_cuda
+from gpu_tensor.transfer import staging as _staging
 
 
 @pytest.fixture(autouse=True)

@@ -6,14 +6,10 @@ Every differentiable op decides at call time whether to record a node (gpu_tenso
 torch's node names), `engine.py` the backward pass.
 """
 
-from ..tensor import Tensor as _Tensor
-from . import methods as _methods
 from .engine import backward, grad
 from .function import Function, Node
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
-
-_methods.attach(_Tensor)
 
 __all__ = ["backward", "grad", "Function", "Node", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "gradcheck", "GradcheckError"]

@@ -13,7 +13,7 @@ differentiated again (hessian-vector products, gradient penalties).
 
 from __future__ import annotations
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import grad_mode
 from .function import (
     AccumulateGrad,
@@ -45,7 +45,7 @@ def sum_to(g: Tensor, shape) -> Tensor:
 def _fit(g: Tensor, meta) -> Tensor:
     shape, dtype, device = meta
     if g.device is not device:
-        from .._move import move
+        from ..transfer.move import move
 
         g = move(g, device)
     if tuple(g.shape) != tuple(shape):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
+from .._tensor import Tensor
 from ..ops import _dispatch
 from ..ops import elementwise as ew
-from ..tensor import Tensor
 from .record import formula, inplace
 
 __all__: list = []

@@ -8,12 +8,13 @@ import sys
 
 import numpy as np
 
-from .. import _layout, _move, _views
+from .. import _layout, _views
 from .._grad import differentiable
+from .._tensor import Tensor
 from ..backends import get_backend
 from ..dtype import INT as _INT
 from ..ops import indexing
-from ..tensor import Tensor
+from ..transfer import move as _move
 from .record import first, formula, inplace
 
 __all__: list = []

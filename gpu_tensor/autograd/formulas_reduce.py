@@ -4,9 +4,9 @@ logsumexp, cumsum) and matrix products (matmul, mm, bmm, mv, dot, outer)."""
 from __future__ import annotations
 
 from .._dims import wrap_dim
+from .._tensor import Tensor
 from ..ops import elementwise as ew
 from ..ops import linalg, reduction
-from ..tensor import Tensor
 from .engine import sum_to
 from .record import first, formula
 

@@ -5,10 +5,11 @@ formulas_index.py."""
 
 from __future__ import annotations
 
-from .. import _layout, _move, _views
+from .. import _layout, _views
+from .._tensor import Tensor
 from ..backends import get_backend
 from ..ops import join, shape
-from ..tensor import Tensor
+from ..transfer import move as _move
 from .record import first, formula
 
 __all__: list = []

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import weakref
 
-from ..tensor import Tensor, contiguous_format
+from .._tensor import Tensor, contiguous_format
 from . import grad_mode
 
 __all__ = ["Node", "AccumulateGrad", "Function", "FunctionCtx", "node_class", "register_hook",

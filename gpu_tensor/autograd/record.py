@@ -10,9 +10,9 @@ Nothing is replaced anywhere: registration is a dict entry keyed by the op funct
 
 from __future__ import annotations
 
-from .._move import copy_ as _plain_copy  # the write itself; Tensor.copy_ is what records
+from .._tensor import Tensor
 from ..dtype import FLOAT as _FLOAT  # results of this category and above are differentiable
-from ..tensor import Tensor
+from ..transfer.move import copy_ as _plain_copy  # the write itself; Tensor.copy_ is what records
 from . import grad_mode
 from .function import Node, accumulator, output_nr, same_output, set_outputs
 

@@ -31,7 +31,7 @@ __all__ = ["fuse", "Fused", "FusionError"]
 
 
 def _tensor_type():
-    from ..tensor import Tensor  # the user-facing layer; imported when a call happens
+    from .._tensor import Tensor  # the user-facing layer; imported when a call happens
 
     return Tensor
 

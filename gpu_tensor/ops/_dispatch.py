@@ -18,10 +18,10 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import STATE, record
+from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU
 from ..fusion.optable import OPS
-from ..tensor import Tensor
 
 __all__ = ["SPECS", "apply", "binary", "unary", "make_binary", "make_unary", "mismatch"]
 

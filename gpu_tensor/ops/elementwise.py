@@ -7,8 +7,8 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import STATE, differentiable, record
+from .._tensor import Tensor
 from ..backends import get_backend
-from ..tensor import Tensor
 from ._dispatch import _BINARY, _HALF, _RBINARY, apply, binary, make_unary, not_implemented
 
 __all__ = [

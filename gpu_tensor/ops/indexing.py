@@ -13,8 +13,8 @@ import numpy as np
 from .. import dtype as _dt
 from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
+from .._tensor import Tensor
 from ..backends import get_backend
-from ..tensor import Tensor
 from ._index_plan import empty_basic, empty_slice, none_strides, split_advanced
 from ._inplace import check_writable
 
@@ -180,7 +180,7 @@ def _value_array(self, value):
     b = get_backend(self.device)
     if isinstance(value, Tensor):
         if value.device is not self.device:  # torch copies the value over, as copy_ does
-            from .._move import move
+            from ..transfer.move import move
 
             value = move(value, self.device)
         arr = value._data

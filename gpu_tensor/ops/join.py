@@ -10,8 +10,8 @@ import math
 from .. import dtype as _dt
 from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
+from .._tensor import Tensor
 from ..backends import get_backend
-from ..tensor import Tensor
 from ._dispatch import mismatch as _mismatch
 
 __all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk", "tensor_split",

@@ -10,8 +10,8 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import differentiable
+from .._tensor import Tensor
 from ..backends import get_backend
-from ..tensor import Tensor
 from ._dispatch import mismatch as _mismatch
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"]

@@ -8,8 +8,8 @@ from .. import _views
 from .._dims import shape_args
 from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
+from .._tensor import Tensor
 from ..backends import get_backend
-from ..tensor import Tensor
 
 __all__ = ["flip", "roll", "repeat", "tile", "reshape", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis",
            "narrow", "select", "squeeze", "unsqueeze", "flatten", "unflatten", "t",
@@ -80,10 +80,3 @@ def tile(input, dims):
     reps = shape_args((dims,))
     reps = (1,) * (input.ndim - len(reps)) + reps
     return repeat(input, reps)
-
-
-def attach(cls) -> None:
-    cls.flip = flip
-    cls.roll = roll
-    cls.repeat = repeat
-    cls.tile = tile

@@ -31,13 +31,13 @@ import weakref
 
 import numpy as np
 
-from gpu_tensor import _staging
 from gpu_tensor.backends import get_backend
 from gpu_tensor.backends.cpu import host_ptr
 from gpu_tensor.cuda import streams as _streams
 from gpu_tensor.device import CPU, resolve
 from gpu_tensor.memory import pinned as _pinned
 from gpu_tensor.storage import UntypedStorage
+from gpu_tensor.transfer import staging as _staging
 
 __all__ = [
     "to_device",
@@ -93,7 +93,7 @@ def empty_pinned(shape, dtype=None):
     """An uninitialised cpu tensor in page-locked memory from the pinned pool
     (``gt.empty(..., pin_memory=True)``)."""
     from gpu_tensor import dtype as _dt
-    from gpu_tensor.tensor import Tensor
+    from gpu_tensor._tensor import Tensor
 
     dt = _dt.to_dtype(dtype) if dtype is not None else _dt.float32
     shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
@@ -266,7 +266,7 @@ def _h2d(src_arr: np.ndarray, dst, non_blocking: bool) -> None:
 
 def to_device(t, device, non_blocking: bool = False):
     """``t`` copied to cuda ``device`` (see the module docstring for what runs)."""
-    from gpu_tensor.tensor import Tensor
+    from gpu_tensor._tensor import Tensor
 
     dev = resolve(device)
     if dev.type != "cuda":
@@ -301,7 +301,7 @@ def _peer_copy(dst, src, non_blocking: bool) -> None:
 def to_host(t, non_blocking: bool = False):
     """``t`` copied to cpu. ``non_blocking=True``: a pinned tensor, valid after the stream
     is synchronised (or `wait_ready`)."""
-    from gpu_tensor.tensor import Tensor
+    from gpu_tensor._tensor import Tensor
 
     if t.device.type == "cpu":
         return t
