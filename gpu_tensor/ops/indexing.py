@@ -180,9 +180,7 @@ def _value_array(self, value):
     b = get_backend(self.device)
     if isinstance(value, Tensor):
         if value.device is not self.device:  # torch copies the value over, as copy_ does
-            from ..transfer.move import move
-
-            value = move(value, self.device)
+            value = value.to(self.device)  # a method: transfer sits above ops
         arr = value._data
         return arr if value.dtype is self.dtype else b.astype(arr, self.dtype.np)
     if isinstance(value, (list, tuple, np.ndarray)):
