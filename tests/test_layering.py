@@ -26,7 +26,8 @@ LAYERS = [
     ["ops", "ops.*"],
     ["transfer", "transfer.*"],  # pinned memory, staging, moves between devices
     ["fusion", "fusion.fuse", "autograd", "autograd.*"],  # take and return Tensors
-    ["_tensor_methods"],  # THE method table: binds everything above onto Tensor
+    ["_tensor_methods", "_tensor_stub"],  # THE method table (binds everything above onto
+    #                                       Tensor) and the generator of its .pyi
     # built on the public API
     ["nn", "nn.*", "optim", "optim.*", "distributed", "distributed.*", "sparse", "sparse.*",
      "accelerator", "utils", "utils.*", "testing", "testing.*"],
