@@ -21,6 +21,7 @@ from . import _grad as _grad
 from . import dtype as _dt
 from ._tensor import Tensor
 from .autograd import methods as _autograd
+from .fusion.optable import OPS
 from .ops import _dispatch, indexing, join, linalg, reduction, shape
 from .ops import elementwise as ew
 from .ops._inplace import fill_, inplace, zero_
@@ -103,34 +104,20 @@ _VIEWS = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "t
           "permute", "movedim", "narrow", "select", "unbind", "diagonal", "expand",
           "expand_as", "broadcast_to", "unsqueeze", "squeeze", "unfold", "as_strided",
           "contiguous", "clone"]
-_ELEMENTWISE = [
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-    "floor_divide", "remainder", "fmod", "pow", "neg", "negative", "abs", "exp", "log",
-    "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "gelu", "silu", "floor",
-    "ceil", "round", "trunc", "sign", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
-    "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "bitwise_not", "maximum", "minimum", "clamp", "clip", "square", "reciprocal", "isnan",
-    "isinf", "isfinite", "conj", "lerp",
-]
+# Elementwise methods: every op of the table (fusion/optable.py) under its name and its
+# aliases, plus the composite ops of ops/elementwise.py; where() takes self second.
+_COMPOSITE = ["fmod", "trunc", "square", "reciprocal", "isnan", "isinf", "isfinite", "conj",
+              "lerp"]
+_ELEMENTWISE = [name for key, op in OPS.items() if key != "where"
+                for name in (key, *op.aliases)] + _COMPOSITE
 _REDUCTIONS = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
                "var", "std", "all", "any", "norm", "cumsum", "cumprod", "logsumexp",
                "count_nonzero"]
-_INPLACE = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "neg", "abs",
-            "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu",
-            "floor", "ceil", "round", "trunc", "sign", "clamp", "clip", "square",
-            "reciprocal", "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor",
-            "logical_not", "lerp", "fmod"]
+_INPLACE = [name for key, op in OPS.items() if op.inplace
+            for name in (key, *op.aliases)] + ["fmod", "trunc", "square", "reciprocal", "lerp"]
 _INDEXING = ["gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select",
              "nonzero", "take", "index_put"]
 _INDEXING_INPLACE = ["scatter_", "scatter_add_", "masked_fill_"]
-# dunder -> op key: the reflected form too (a + b, 2 + b)
-_BINARY_DUNDERS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div",
-                   "floordiv": "floor_divide", "mod": "remainder", "pow": "pow",
-                   "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}
-_COMPARE_DUNDERS = ["eq", "ne", "lt", "le", "gt", "ge"]
-_INPLACE_DUNDERS = {"iadd": "add_", "isub": "sub_", "imul": "mul_", "itruediv": "div_",
-                    "ifloordiv": "floor_divide_", "imod": "remainder_", "ipow": "pow_",
-                    "iand": "bitwise_and_", "ior": "bitwise_or_", "ixor": "bitwise_xor_"}
 _CASTS = {"float": _dt.float32, "double": _dt.float64, "half": _dt.float16,
           "bfloat16": _dt.bfloat16, "int": _dt.int32, "long": _dt.int64, "short": _dt.int16,
           "bool": _dt.bool, "byte": _dt.uint8, "char": _dt.int8, "cfloat": _dt.complex64,
@@ -196,18 +183,20 @@ def _rows() -> dict:
     m["fill_"] = _grad.inplace("fill_", fill_)
     m["zero_"] = _grad.inplace("zero_", zero_)
     m["copy_"] = _grad.inplace("copy_", _copy_)
-    # operators
-    for dunder, key in _BINARY_DUNDERS.items():
-        m[f"__{dunder}__"] = _dispatch._BINARY[key]
-        m[f"__r{dunder}__"] = _dispatch._RBINARY[key]
-    for key in _COMPARE_DUNDERS:
-        m[f"__{key}__"] = _dispatch._BINARY[key]
-    for dunder, name in _INPLACE_DUNDERS.items():
-        m[f"__{dunder}__"] = m[name]
-    m["__neg__"] = ew.neg
+    # operators, from the table's `dunder` column: a + b, 2 + b, a += b, -a, abs(a)
+    for key, op in OPS.items():
+        d = op.dunder
+        if d is None:
+            continue
+        if op.arity == 1:
+            m[f"__{d}__"] = getattr(ew, key)
+            continue
+        m[f"__{d}__"] = _dispatch._BINARY[key]
+        if op.kind != "compare":  # Python swaps comparisons itself; no a < b in place
+            m[f"__r{d}__"] = _dispatch._RBINARY[key]
+            m[f"__i{d}__"] = m[key + "_"]
     m["__pos__"] = _pos
-    m["__abs__"] = ew.abs
-    m["__invert__"] = _invert
+    m["__invert__"] = _invert  # ~ is logical_not on bool, bitwise_not otherwise
     m["__matmul__"] = _matmul
     m["__rmatmul__"] = _rmatmul
     m["__hash__"] = object.__hash__  # __eq__ is elementwise: identity hashing, explicitly

@@ -139,7 +139,7 @@ def _div_trunc(a, b):
         return _int_trunc_div(a, b, common)
     if common in _HALF:  # truncate the float32 quotient, then round once to the half type
         a = a.to(common).to(_dt.float32) if isinstance(a, Tensor) else a
-        if isinstance(b, Tensor):  # a one-element divisor keeps its precision (_OPMATH_SCALAR)
+        if isinstance(b, Tensor):  # a one-element divisor keeps its precision (the opmath_scalar rule)
             b = (b if b.numel() == 1 and b.dtype is not common else b.to(common)).to(_dt.float32)
     return _trunc_values(binary("div", a, b)).to(common)
 

@@ -23,17 +23,7 @@ def _outcome(fn, *args):
                 type(exc.__cause__ or exc))
 
 
-# Still apart: eager raises torch's class (NotImplementedError / RuntimeError) where the
-# tracer raises FusionError from TypeError (the codegen and emulation tests enumerate the
-# table through that TypeError), and pow's bool rule is an eager operand check only.
-_APART = {("bitwise_and", "float32"), ("bitwise_or", "float32"), ("bitwise_xor", "float32"),
-          ("bitwise_not", "float32"), ("neg", "bool"), ("sub", "bool"), ("pow", "bool")}
-
-
-@pytest.mark.parametrize("key,dtype", [
-    pytest.param(k, d, id=f"{k}-{d}", marks=[pytest.mark.xfail(
-        strict=True, reason="error class still differs (see _APART)")] if (k, d) in _APART
-        else []) for k, d in _CASES])
+@pytest.mark.parametrize("key,dtype", _CASES, ids=[f"{k}-{d}" for k, d in _CASES])
 def test_eager_and_fused_agree(key, dtype):
     op = getattr(ew, key)
     args = [gt.tensor(_VALUES[dtype], dtype=getattr(gt, dtype))] * OPS[key].arity
@@ -51,3 +41,22 @@ def test_the_three_known_disagreements_now_raise_under_fuse(expr):
         fn(x)
     with pytest.raises(NotImplementedError, match="not implemented for"):
         gt.fuse(fn)(x)
+
+
+def test_aliases_dunders_and_methods_come_from_the_table():
+    """The module functions, Tensor methods and the tracer's Proxy expose every row under
+    its name and its aliases; operators follow the `dunder` column."""
+    from gpu_tensor.fusion.trace import Proxy
+    from gpu_tensor.ops import _dispatch
+
+    for key, op in OPS.items():
+        fn = getattr(ew, key)
+        for alias in op.aliases:
+            assert getattr(ew, alias) is fn and alias in ew.__all__, alias
+            assert getattr(gt.Tensor, alias) is getattr(gt.Tensor, key), alias
+            assert getattr(Proxy, alias) is getattr(Proxy, key), alias
+        if op.dunder and op.arity == 2:
+            assert getattr(gt.Tensor, f"__{op.dunder}__") is _dispatch._BINARY[key]
+            assert hasattr(Proxy, f"__{op.dunder}__")
+        if op.inplace:
+            assert hasattr(gt.Tensor, key + "_"), key
