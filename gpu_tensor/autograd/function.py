@@ -52,6 +52,8 @@ class Node:
     needs_input_grad = ()
     _meta = ()  # per input: (shape, dtype, device) to reduce/cast the grad to, or None
     _saved = None
+    _versions = ()  # per saved value: its storage version (None for a non-tensor)
+    _saved_outputs = 0  # bit i set: saved value i is this node's own output
     _had_saved = False
     _released = False
     _retained = None  # {output_nr: weakref to the tensor} after retain_grad()
@@ -71,18 +73,23 @@ class Node:
         backward with create_graph=True differentiates through it; any other tensor (this
         op's own output, a grad-free input) as a history-free alias (see the lifetime
         rule above)."""
-        saved = []
+        # Three flat records, not a tuple per value: a long graph holds fewer objects for
+        # Python's cyclic GC to walk (it dominated recording a 20k-op chain)
+        saved, versions, outputs = [], [], 0
         out_id = self._out_id
-        for v in values:
+        for i, v in enumerate(values):
             if isinstance(v, Tensor):
-                if v._requires_grad:
-                    saved.append((v, v._storage._version, False))
-                else:
-                    a = _alias(v)
-                    saved.append((a, a._storage._version, id(v) == out_id))
+                if not v._requires_grad:
+                    if id(v) == out_id:
+                        outputs |= 1 << i
+                    v = _alias(v)
+                versions.append(v._storage._version)
             else:
-                saved.append((v, None, False))
+                versions.append(None)
+            saved.append(v)
         self._saved = tuple(saved)
+        self._versions = tuple(versions)
+        self._saved_outputs = outputs
         self._had_saved = True
 
     @property
@@ -93,7 +100,8 @@ class Node:
             return ()
         out = []
         with_history = grad_mode.STATE.enabled  # inside a create_graph=True backward
-        for v, version, is_output in self._saved:
+        outputs = self._saved_outputs
+        for i, (v, version) in enumerate(zip(self._saved, self._versions, strict=True)):
             if version is not None and v._storage._version != version:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified "
@@ -101,7 +109,7 @@ class Node:
                     f"{self.name()}, is at version {v._storage._version}; expected version "
                     f"{version} instead. Hint: clone() the tensor before the in-place change, "
                     "or make the change after backward().")
-            if is_output and with_history:  # the output again, with this node as its history
+            if outputs >> i & 1 and with_history:  # the output, with this node as history
                 v = _alias(v)
                 v._requires_grad = True
                 v.grad_fn = self

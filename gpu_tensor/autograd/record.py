@@ -78,8 +78,8 @@ def first(args, kwargs):
 
 def formula(name, *targets, inputs=positional, output=None, multi=False, decompose=None):
     """Register `fwd` for the differentiable functions named by `targets` ((namespace,
-    attr) or (namespace, attr, 'reflected'); a dict works as a namespace); attach the backward with `@fwd_spec.backward`.
-    `multi` and `decompose`: see Spec."""
+    attr) or (namespace, attr, 'reflected'); a dict works as a namespace); attach the
+    backward with `@fwd_spec.backward`. `multi` and `decompose`: see Spec."""
 
     def deco(fwd):
         spec = Spec(name, fwd, inputs, output, multi, decompose)

@@ -1,11 +1,15 @@
 """Host↔device transfers and pinned host tensors (`.to/.cuda/.cpu/.copy_/.pin_memory`).
 
+This package is where pinned memory and moves live: this module (the copies and pinned
+tensors), `staging.py` (the chunked pinned-staging pipeline) and `move.py` (the `.to` /
+`.cuda` / `.cpu` / `copy_` argument handling the Tensor methods call).
+
 How each copy runs (``stream`` = the current stream of the cuda device involved):
 
 - pinned host source (ours, C-contiguous) → device: one async copy on ``stream``; the pinned
   block records ``stream`` so the pool does not reuse it before the copy has read it.
 - pageable host source → device: chunked staging through pooled pinned buffers with worker
-  threads (`_staging.py`). Returns once the source has been read, so the caller may modify
+  threads (`staging.py`). Returns once the source has been read, so the caller may modify
   it right away, even with ``non_blocking=True``; only the tail of the DMA is still in flight.
 - device → host, ``non_blocking=True``: lands in a new *pinned* tensor with one async copy.
   **The trap (as in torch): its values are valid only after ``stream`` is synchronised**
