@@ -19,9 +19,16 @@ def device(request):
     return request.param
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The order's seed, even under -q: tests run in a random order (pytest-randomly;
+    nothing may depend on what ran before), and a failure must be replayable."""
+    seed = getattr(config.option, "randomly_seed", None)
+    if seed is not None:
+        terminalreporter.write_line(f"test order: pytest-randomly seed {seed} (replay with "
+                                    f"--randomly-seed={seed})")
+
+
 def pytest_collection_modifyitems(config, items):
-    # (no ordering: autograd is decided at call time, so tests run in any order;
-    # pytest-randomly shuffles them and prints the seed to rerun with -p randomly_seed=N)
     if _device.real_cuda_available():
         return
     skip = pytest.mark.skip(reason="needs a real CUDA GPU (none here; cuda tests run with "
