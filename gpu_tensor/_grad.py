@@ -11,7 +11,8 @@ for the life of the process, wherever they were imported from.
 - The elementwise dispatcher inlines the check in its hot paths (ops/_dispatch.py).
 - Every other differentiable op is decorated where it is defined: `@differentiable`, or
   `@differentiable(first=True)` for ops differentiable in their first argument only
-  (views, reductions), whose check reads one slot.
+  (views, reductions), whose check reads one slot. The hottest views (`view`, `reshape`,
+  `transpose`, ...) check inline instead (`@checks_inline`): no wrapper frame.
 - In-place methods are wrapped by `inplace` where the method table binds them; `@gt.fuse`
   functions check in `Fused.__call__`.
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 import inspect
 import threading
 
-__all__ = ["STATE", "differentiable", "inplace", "record", "record_inplace", "record_fused",
+__all__ = ["STATE", "differentiable", "checks_inline", "inplace", "record", "record_inplace", "record_fused",
            "any_requires_grad"]
 
 
@@ -170,6 +171,14 @@ def differentiable(fn=None, *, first=False):
     wrapper.__wrapped__ = fn
     wrapper.__gt_differentiable__ = True
     return wrapper
+
+
+def checks_inline(fn):
+    """Mark `fn` as a differentiable op that makes the check itself, first thing (the hot
+    views: `if self._requires_grad and STATE.enabled: return record(fn, None, args, None)`),
+    saving the wrapper's frame. The recorder re-enters it with grad mode off."""
+    fn.__gt_differentiable__ = True
+    return fn
 
 
 def inplace(name, plain):

@@ -11,7 +11,7 @@ import numpy as _np
 
 from ._dims import infer_size, shape_args
 from ._dims import wrap_dim as _wrap_dim
-from ._grad import differentiable
+from ._grad import STATE, checks_inline, differentiable, record
 from ._layout import as_strided, clone, contiguous, empty_at  # noqa: F401  (ops/shape.py)
 from .backends import get_backend
 
@@ -66,8 +66,10 @@ def _strided(t, shape, strides):
 
 
 # -- reshaping ------------------------------------------------------------------------
-@differentiable(first=True)
+@checks_inline
 def view(self, *shape):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(view, None, (self, *shape), None)
     data = self._data
     # numpy's reshape matches torch's computeStride when the strides are the standard C ones;
     # size-1 dims may carry any stride and still count as contiguous, so they take the
@@ -133,8 +135,10 @@ def view_as(self, other):
     return view(self, other.shape)
 
 
-@differentiable(first=True)
+@checks_inline
 def reshape(self, *shape):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(reshape, None, (self, *shape), None)
     data = self._data
     if shape and data.flags.c_contiguous and 1 not in data.shape:  # as in view()
         if type(shape[0]) is int:
@@ -191,8 +195,10 @@ def unflatten(self, dim, sizes):
 
 
 # -- permuting ------------------------------------------------------------------------
-@differentiable(first=True)
+@checks_inline
 def transpose(self, dim0, dim1):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(transpose, None, (self, dim0, dim1), None)
     data = self._data
     nd = data.ndim
     # a matrix's two dims, swapped (the commonest call): no dim wrapping needed
@@ -213,8 +219,10 @@ def t(self):
     return self._view_of(self._data.T)
 
 
-@differentiable(first=True)
+@checks_inline
 def permute(self, *dims):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(permute, None, (self, *dims), None)
     if dims and type(dims[0]) is int:  # permute(1, 0): numpy checks what torch checks
         try:
             return self._view_of(self._data.transpose(dims))
@@ -269,8 +277,10 @@ def _mH(self):
 
 
 # -- selecting ------------------------------------------------------------------------
-@differentiable(first=True)
+@checks_inline
 def narrow(self, dim, start, length):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(narrow, None, (self, dim, start, length), None)
     nd = self._data.ndim
     if nd == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -299,8 +309,10 @@ def empty_view(self, shape, strides, offset):
     return self._view_of(empty_at(self, shape, strides, offset))
 
 
-@differentiable(first=True)
+@checks_inline
 def select(self, dim, index):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(select, None, (self, dim, index), None)
     nd = self._data.ndim
     if nd == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -331,11 +343,13 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 
 
 # -- expanding and squeezing ----------------------------------------------------------
-@differentiable(first=True)
+@checks_inline
 def expand(self, *sizes):
     """A view repeating size-1 dims (stride 0) and adding leading dims; -1 keeps a dim.
     Strides follow torch's inferExpandGeometry, size-1 dims included (a new leading dim
     of size 1 takes size * stride of the dim after it: zeros(3).expand(1, 3) is (3, 1))."""
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(expand, None, (self, *sizes), None)
     sizes = shape_args(sizes)
     data = self._data
     shp, st = data.shape, data.strides  # strides in bytes (scaled back only on the slow path)
@@ -399,8 +413,10 @@ def broadcast_to(self, size):
     return expand(self, size)
 
 
-@differentiable(first=True)
+@checks_inline
 def unsqueeze(self, dim):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(unsqueeze, None, (self, dim), None)
     nd = self._data.ndim
     d = _wrap_dim(dim, nd + 1)
     shp = self._data.shape
@@ -417,8 +433,10 @@ def _unsqueeze_strided(self, d):
     return _strided(self, shp, st)
 
 
-@differentiable(first=True)
+@checks_inline
 def squeeze(self, dim=None):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(squeeze, None, (self, dim), None)
     shp = self._data.shape
     nd = len(shp)
     if dim is None:
