@@ -332,6 +332,7 @@ def test_ops_on_a_landing_copy_do_not_wait():
     event = _in_flight(h)
     h + 1
     assert event.waits == 0
+    transfer.wait_ready(h)  # land it: the fake event holds h, which must not outlive the test
 
 
 @pytest.mark.parametrize("non_blocking", [False, True])
