@@ -8,6 +8,7 @@ Importing it never imports cupy (a subprocess test checks that).
 # Device factory over it would break `from gpu_tensor import device` elsewhere.
 from . import (
     _env,  # noqa: F401  (first: the environment is read in one place)
+    _tensor_methods,  # noqa: F401  (completes Tensor: the one method table)
     autograd,
     cuda,
     device,
@@ -15,6 +16,7 @@ from . import (
     utils,
 )
 from ._interop import from_dlpack
+from ._tensor import Size, Tensor, channels_last, contiguous_format, preserve_format
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import *  # noqa: F403
 from .creation import __all__ as _creation_all
@@ -36,7 +38,6 @@ from .ops.reduction import __all__ as _reduction_all
 from .ops.shape import *  # noqa: F403
 from .ops.shape import __all__ as _shape_all
 from .storage import UntypedStorage
-from .tensor import Size, Tensor, channels_last, contiguous_format, preserve_format
 
 __all__ = [
     "device", "Device", "get_default_device", "set_default_device", "UntypedStorage",

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import dtype as _dt
 from ._args import MAX_DIMS, check_float_to_int
-from .tensor import Tensor
+from ._tensor import Tensor
 
 __all__ = ["host_from_data"]
 
@@ -83,7 +83,7 @@ def _from_python_numbers(data, dtype):
     which the general path converts or refuses with its clear errors."""
     shape, x = [], data
     while type(x) is list or type(x) is tuple:
-        if not x:
+        if not x or len(shape) == MAX_DIMS:  # (a list containing itself never ends)
             return None
         shape.append(len(x))
         x = x[0]
@@ -113,8 +113,9 @@ def _from_python_numbers(data, dtype):
         dt = (_dt.bool, _dt.int64, _dt.get_default_dtype(), _dt.default_complex())[cat]
     else:
         dt = _dt.to_dtype(dtype)
-        if cat == _dt.COMPLEX and dt.category != _dt.COMPLEX:
-            return None  # the general path decides what dropping the imaginary part means
+        if cat > dt.category and dt.category <= _dt.INT or (
+                cat == _dt.COMPLEX and dt.category != _dt.COMPLEX):
+            return None  # the general path checks float->int (nan, overflow) and complex
     return (host if host.dtype == dt.np else host.astype(dt.np)), dt
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtype as _dt
+from ._tensor import Tensor
 from .backends import get_backend
 from .device import CPU, _make
 
-__all__ = ["attach", "from_dlpack", "from_cupy"]
+__all__ = ["from_dlpack", "from_cupy"]
 
 _KDLCPU, _KDLCUDA = 1, 2
 
@@ -89,16 +90,12 @@ def _cuda_array_interface(self):
 
 def from_cupy(arr):
     """A cuda tensor sharing a cupy array's memory (keeps the array alive)."""
-    from .tensor import Tensor
-
     dev = _make("cuda", arr.device.id)
     return Tensor._make(arr, dev, _dt.from_numpy_dtype(arr.dtype))
 
 
 def from_dlpack(ext):
     """A tensor sharing the memory of a DLPack producer (numpy, cupy, torch, a Tensor)."""
-    from .tensor import Tensor
-
     if isinstance(ext, Tensor):
         return ext
     if type(ext).__name__ == "PyCapsule":  # legacy DLPack: a bare "dltensor" capsule
@@ -120,10 +117,3 @@ def from_dlpack(ext):
         arr = cp.from_dlpack(ext)
         return Tensor._make(arr, _make("cuda", int(index)), _dt.from_numpy_dtype(arr.dtype))
     raise BufferError(f"from_dlpack: unsupported DLPack device type {kind}")
-
-
-def attach(cls) -> None:
-    cls.__array__ = __array__
-    cls.__dlpack__ = __dlpack__
-    cls.__dlpack_device__ = __dlpack_device__
-    cls.__cuda_array_interface__ = property(_cuda_array_interface)

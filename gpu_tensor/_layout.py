@@ -5,27 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from ._dims import shape_args
+from ._grad import differentiable
+from ._tensor import Tensor, channels_last, contiguous_format, preserve_format
 from .backends import get_backend
 
 __all__ = ["as_strided", "contiguous", "clone", "contiguous_format", "channels_last",
            "preserve_format", "preserved_strides", "empty_preserving"]
 
 
-class _MemoryFormat:
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"gpu_tensor.{self.name}"
-
-
-contiguous_format = _MemoryFormat("contiguous_format")
-channels_last = _MemoryFormat("channels_last")  # NHWC strides for 4-d (N, C, H, W) tensors
-preserve_format = _MemoryFormat("preserve_format")
-
-
+@differentiable(first=True)
 def as_strided(self, size, stride, storage_offset=None):
     size, stride = shape_args((size,)), shape_args((stride,))
     if len(size) != len(stride):
@@ -90,6 +78,7 @@ def empty_at(self, shape, strides, offset):
                                            tuple(s * isz for s in strides))
 
 
+@differentiable(first=True)
 def contiguous(self, memory_format=None):
     data = self._data
     if memory_format is channels_last:
@@ -107,6 +96,7 @@ def contiguous(self, memory_format=None):
     return type(self)._make(arr, dev, self.dtype, st)
 
 
+@differentiable(first=True)
 def clone(self, memory_format=None):
     """A copy with its own storage. preserve_format (the default) keeps torch's layout: the
     input's own strides when it is non-overlapping and dense (a transpose), else dense
@@ -181,8 +171,6 @@ def preserved_strides(shape, strides) -> tuple:
 
 def empty_preserving(t, dtype=None, device=None):
     """An uninitialised tensor shaped like `t` with preserve_format strides."""
-    from .tensor import Tensor
-
     dt = t.dtype if dtype is None else dtype
     dev = t.device if device is None else device
     shp = tuple(t._data.shape)

@@ -11,10 +11,11 @@ import numpy as _np
 
 from ._dims import infer_size, shape_args
 from ._dims import wrap_dim as _wrap_dim
-from ._layout import as_strided, clone, contiguous, empty_at
+from ._grad import STATE, checks_inline, differentiable, record
+from ._layout import as_strided, clone, contiguous, empty_at  # noqa: F401  (ops/shape.py)
 from .backends import get_backend
 
-__all__ = ["attach", "compute_stride", "empty_view"]
+__all__ = ["compute_stride", "empty_view"]
 
 
 def compute_stride(oldshape, oldstride, newshape):
@@ -65,7 +66,10 @@ def _strided(t, shape, strides):
 
 
 # -- reshaping ------------------------------------------------------------------------
+@checks_inline
 def view(self, *shape):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(view, None, (self, *shape), None)
     data = self._data
     # numpy's reshape matches torch's computeStride when the strides are the standard C ones;
     # size-1 dims may carry any stride and still count as contiguous, so they take the
@@ -140,7 +144,10 @@ def view_as(self, other):
     return view(self, other.shape)
 
 
+@checks_inline
 def reshape(self, *shape):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(reshape, None, (self, *shape), None)
     data = self._data
     if shape and data.flags.c_contiguous and 1 not in data.shape:  # as in view()
         if type(shape[0]) is int:
@@ -201,7 +208,10 @@ def unflatten(self, dim, sizes):
 
 
 # -- permuting ------------------------------------------------------------------------
+@checks_inline
 def transpose(self, dim0, dim1):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(transpose, None, (self, dim0, dim1), None)
     data = self._data
     nd = data.ndim
     # a matrix's two dims, swapped (the commonest call): no dim wrapping needed
@@ -214,6 +224,7 @@ def transpose(self, dim0, dim1):
     return self._view_of(data.swapaxes(_wrap_dim(dim0, nd), _wrap_dim(dim1, nd)))
 
 
+@differentiable(first=True)
 def t(self):
     if self._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
@@ -221,7 +232,10 @@ def t(self):
     return self._view_of(self._data.T)
 
 
+@checks_inline
 def permute(self, *dims):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(permute, None, (self, *dims), None)
     if dims and type(dims[0]) is int:  # permute(1, 0): numpy checks what torch checks
         try:
             return self._view_of(self._data.transpose(dims))
@@ -256,6 +270,7 @@ def movedim(self, source, destination):
     return permute(self, order)
 
 
+@differentiable(first=True)
 def _T(self):
     return self._view_of(self._data.T)
 
@@ -275,7 +290,10 @@ def _mH(self):
 
 
 # -- selecting ------------------------------------------------------------------------
+@checks_inline
 def narrow(self, dim, start, length):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(narrow, None, (self, dim, start, length), None)
     nd = self._data.ndim
     if nd == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -304,7 +322,10 @@ def empty_view(self, shape, strides, offset):
     return self._view_of(empty_at(self, shape, strides, offset))
 
 
+@checks_inline
 def select(self, dim, index):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(select, None, (self, dim, index), None)
     nd = self._data.ndim
     if nd == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -319,11 +340,13 @@ def select(self, dim, index):
     return self._view_of(self._data[(slice(None),) * d + (index, Ellipsis)])
 
 
+@differentiable(first=True)
 def unbind(self, dim=0):
     d = _wrap_dim(dim, self._data.ndim)
     return tuple(select(self, d, i) for i in range(self._data.shape[d]))
 
 
+@differentiable(first=True)
 def diagonal(self, offset=0, dim1=0, dim2=1):
     nd = self._data.ndim
     a, b = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
@@ -340,10 +363,13 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 
 
 # -- expanding and squeezing ----------------------------------------------------------
+@checks_inline
 def expand(self, *sizes):
     """A view repeating size-1 dims (stride 0) and adding leading dims; -1 keeps a dim.
     Strides follow torch's inferExpandGeometry, size-1 dims included (a new leading dim
     of size 1 takes size * stride of the dim after it: zeros(3).expand(1, 3) is (3, 1))."""
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(expand, None, (self, *sizes), None)
     sizes = shape_args(sizes)
     data = self._data
     shp, st = data.shape, data.strides  # strides in bytes (scaled back only on the slow path)
@@ -407,7 +433,10 @@ def broadcast_to(self, size):
     return expand(self, size)
 
 
+@checks_inline
 def unsqueeze(self, dim):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(unsqueeze, None, (self, dim), None)
     nd = self._data.ndim
     d = _wrap_dim(dim, nd + 1)
     shp = self._data.shape
@@ -424,7 +453,10 @@ def _unsqueeze_strided(self, d):
     return _strided(self, shp, st)
 
 
+@checks_inline
 def squeeze(self, dim=None):
+    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
+        return record(squeeze, None, (self, dim), None)
     shp = self._data.shape
     nd = len(shp)
     if dim is None:
@@ -437,6 +469,7 @@ def squeeze(self, dim=None):
     return self._view_of(self._data.squeeze(axis=tuple(dims)))
 
 
+@differentiable(first=True)
 def unfold(self, dimension, size, step):
     nd = self._data.ndim
     d = _wrap_dim(dimension, nd)
@@ -455,15 +488,6 @@ def unfold(self, dimension, size, step):
     return _strided(self, new_shape, new_stride)
 
 
-def attach(cls) -> None:
-    for fn in (view, view_as, reshape, reshape_as, flatten, unflatten, transpose, t, permute,
-               movedim, narrow, select, unbind, diagonal, expand, expand_as, broadcast_to,
-               unsqueeze, squeeze, unfold, as_strided, contiguous, clone):
-        setattr(cls, fn.__name__, fn)
-    cls.swapaxes = cls.swapdims = transpose
-    cls.moveaxis = movedim
-    cls.T = property(_T)
-    cls.mT = property(_mT)
-    cls.H = property(lambda self: _mH(self) if self._data.ndim == 2 else _T(self))
-    cls.mH = property(_mH)
-
+def _H(self):
+    """t.H: the conjugate transpose of a matrix; of a 0- or 1-d tensor, t.T (as torch)."""
+    return _mH(self) if self._data.ndim == 2 else _T(self)

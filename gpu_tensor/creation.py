@@ -11,11 +11,11 @@ import numpy as np
 from . import _args
 from . import dtype as _dt
 from ._data import host_from_data
+from ._tensor import Tensor
 from .backends import get_backend
 from .device import CPU as _CPU
 from .device import get_default_device, resolve
 from .dtype import DType as _DType
-from .tensor import Tensor
 
 __all__ = [
     "tensor", "as_tensor", "asarray", "from_numpy", "empty", "zeros", "ones", "full", "eye",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import creation
 from . import dtype as _dt
-from .tensor import Tensor
+from ._tensor import Tensor
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
            "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"]

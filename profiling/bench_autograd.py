@@ -6,9 +6,10 @@ torch on the same device when installed.
 
 Model: x[B, D] -> relu(x @ W1.T + b1) -> @ W2.T + b2 -> mean squared error; float32.
 `ratio` is ours over the hand-written step: the price of recording and walking the graph.
-A forward-only row under no_grad shows the forward's own share. The "plain" rows time
-tiny ops on tensors that do not require grad before and after autograd is activated (the
-wrappers' cost; before activation the ops are the untouched plain functions).
+A forward-only row under no_grad shows the forward's own share. The "record" rows time the
+cost of recording one node (`y = y * 1.0001`, CHAIN times from a 4-element leaf) against
+torch in the same run, with the same chain under no_grad and its backward.
+(The cost of the autograd check on tensors that need no grad is in bench_dispatch.py.)
 """
 
 from __future__ import annotations
@@ -137,31 +138,68 @@ def _run_torch(suite):
                      seconds=_time(suite, run, "cpu"))
 
 
-def _dispatch_cost(suite):
-    """What activation costs code that does not use gradients: a tiny op on plain tensors
-    timed before the first tensor that requires grad exists, then after (same process)."""
-    import gpu_tensor as gt
-    from gpu_tensor.autograd import install
+CHAIN = 20000  # ops per chain: y = y * 1.0001 on a 4-element leaf (the issue's probe)
 
-    if install.ACTIVE:
-        suite.skip("plain x + y [16]", "gpu_tensor (cpu)", "autograd already active")
-        return
-    x, y = gt.ones(16), gt.ones(16)
-    cases = {"plain x + y [16]": lambda: x + y, "plain x.sum() [16]": lambda: x.sum(),
-             "plain x[1:] [16] (view)": lambda: x[1:]}
-    before = {k: suite.time(f, sync="cpu", warmup=50, repeat=21, number=None)
-              for k, f in cases.items()}
-    gt.zeros(1, requires_grad=True)  # activates autograd for the rest of the process
-    for k, f in cases.items():
-        t = suite.time(f, sync="cpu", warmup=50, repeat=21, number=None)
-        suite.record(k, "gpu_tensor, autograd not active", seconds=before[k])
-        suite.record(k, "gpu_tensor, autograd active", seconds=t,
-                     ratio=round(t.median / before[k].median, 2))
+
+def _chain(mod, x):
+    y = x
+    for _ in range(CHAIN):
+        y = y * 1.0001
+    return y
+
+
+def _recording_cost(suite):
+    """Per-op cost of recording a node: a chain of CHAIN multiplications from a leaf that
+    requires grad (ours, and torch's in the same run); then the same chain under no_grad
+    (the op alone) and its backward, all per op."""
+    import gpu_tensor as gt
+
+    peers = [("gpu_tensor (cpu)", gt, gt.ones(4, requires_grad=True))]
+    if suite.has_torch:
+        torch = suite.torch
+        peers.append(("torch (cpu)", torch, torch.ones(4, requires_grad=True)))
+    else:
+        suite.skip("record y * 1.0001 (per op)", "torch", suite.peer_reason("torch"))
+    base = {}
+    for label, mod, x in peers:
+        rec = suite.time(lambda m=mod, x=x: _chain(m, x), sync="cpu", warmup=1,
+                         repeat=suite.choose(7, 3), number=1)
+
+        def no_grad(m=mod, x=x):
+            with m.no_grad():
+                _chain(m, x)
+
+        plain = suite.time(no_grad, sync="cpu", warmup=1, repeat=suite.choose(7, 3), number=1)
+        back = _backward_median(mod, x, suite.choose(5, 3))
+        for case, sec in (("record y * 1.0001 (per op)", rec.median),
+                          ("no_grad y * 1.0001 (per op)", plain.median),
+                          ("backward of the chain (per op)", back)):
+            per_op = sec / CHAIN
+            ratio = None
+            if label.startswith("torch"):
+                ratio = round(base[case] / per_op, 2)  # ours over torch's
+            else:
+                base[case] = per_op
+            suite.record(case, label, seconds=per_op, ratio_ours_over_torch=ratio)
+
+
+def _backward_median(mod, x, repeat) -> float:
+    """Median seconds of backward() through a fresh chain (the chain is built untimed)."""
+    import statistics
+    import time
+
+    times = []
+    for _ in range(repeat):
+        y = _chain(mod, x).sum()
+        t0 = time.perf_counter()
+        y.backward()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def main(argv=None):
     suite = Suite("autograd", argv, description=__doc__)
-    _dispatch_cost(suite)
+    _recording_cost(suite)
     _run(suite, "gpu_tensor (cpu)", "cpu", "numpy by hand", np, "cpu")
     if suite.has_cupy_gpu:
         _run(suite, "gpu_tensor (cuda)", "cuda", "cupy by hand", suite.cupy, "cuda")

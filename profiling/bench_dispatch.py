@@ -8,9 +8,19 @@ tiny (16 elements: pure overhead) and medium (64 Ki elements), float32. Peers in
 run: numpy on cpu; raw cupy on cuda (when a GPU is present); torch (when installed).
 Goals (issue 2): cpu <= 2x numpy per tiny op; cuda <= 1.2x raw cupy. `ratio` is ours over
 the peer's median. Emulated cuda rows (no GPU) show what the fallback device costs.
+
+`--before DIR` (a checkout of an older tree, e.g. `git archive <rev> | tar -x -C DIR`) adds
+the autograd-check rows: the same tiny ops on 2-element tensors that need no grad, in fresh
+processes of both trees, before any tensor required grad and after one backward ("used"),
+interleaved in the same run; min of 7 repeats per process, best of the processes.
 """
 
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 
@@ -145,8 +155,59 @@ def _run_creation(suite):
             lambda: suite.torch.tensor(data), sync="cpu", warmup=3, repeat=suite.choose(21, 7)))
 
 
+# Timed in a child process per (tree, phase): `import gpu_tensor` picks the tree from
+# PYTHONPATH. The lambda's own call (~40 ns) is in every row, in both trees alike.
+_CHILD = """
+import json, sys, timeit
+import gpu_tensor as gt
+phase, number = sys.argv[1], int(sys.argv[2])
+a, b = gt.ones(2), gt.ones(2)
+if phase == "used":
+    w = gt.ones(2, requires_grad=True)
+    (w * w).sum().backward()
+cases = {"a + b": lambda: a + b, "gt.mul(a, b)": lambda: gt.mul(a, b),
+         "a * 2.0": lambda: a * 2.0, "a.exp()": lambda: a.exp(), "a.t()": lambda: a.t(),
+         "a.view(2, 1)": lambda: a.view(2, 1), "a[1:]": lambda: a[1:],
+         "a.sum()": lambda: a.sum()}
+print(json.dumps({k: min(timeit.Timer(f).repeat(7, number)) / number
+                  for k, f in cases.items()}))
+"""
+
+
+def _child(tree, phase, number):
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    r = subprocess.run([sys.executable, "-c", _CHILD, phase, str(number)], cwd=str(tree),
+                       env=env, capture_output=True, text=True, timeout=600, check=True)
+    return json.loads(r.stdout)
+
+
+def _run_grad_check(suite, before):
+    """Before/after rows for the call-time autograd check (see the module docstring)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    trees = {"before": before, "after": here}
+    number = suite.choose(20000, 5000)
+    best: dict = {}
+    for _ in range(suite.choose(3, 2)):  # interleaved: load drifts hit both trees alike
+        for label, tree in trees.items():
+            for phase in ("fresh", "used"):
+                for case, sec in _child(tree, phase, number).items():
+                    key = (case, label, phase)
+                    best[key] = min(best.get(key, sec), sec)
+    for (case, label, phase), sec in sorted(best.items()):
+        base = best[(case, "before", "fresh")]
+        suite.record(f"{case} [2], autograd {phase}", f"gpu_tensor {label} (cpu)",
+                     seconds=sec, delta_ns=round((sec - base) * 1e9))
+
+
+def _add_arguments(parser):
+    parser.add_argument("--before", default=None,
+                        help="an older tree to compare the autograd check with")
+
+
 def main(argv=None):
-    suite = Suite("dispatch", argv, description=__doc__)
+    suite = Suite("dispatch", argv, description=__doc__, add_arguments=_add_arguments)
+    if suite.args.before:
+        _run_grad_check(suite, suite.args.before)
     sizes = suite.choose([TINY, MEDIUM], [TINY, MEDIUM])
     _run_device(suite, "gpu_tensor (cpu)", "cpu", "numpy", np, sizes, "cpu")
     if suite.has_cupy_gpu:

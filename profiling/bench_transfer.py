@@ -173,7 +173,7 @@ def bench_prefault(suite: Suite) -> None:
 def bench_sweep(suite: Suite, n: int) -> None:
     """The staging pipeline's knobs at one size (on the GPU: the real link)."""
     creation, transfer, streams = _gt(suite)
-    from gpu_tensor import _staging
+    from gpu_tensor.transfer import staging as _staging
 
     saved = _staging.config
     src = creation.from_numpy(np.ones(n, np.uint8))

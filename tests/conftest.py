@@ -40,23 +40,16 @@ def device(request):
     return request.param
 
 
-# Autograd installs its op wrappers (process-wide) when the first tensor requiring grad
-# appears; running its tests last keeps every other test on the plain, wrapper-free path
-# that code which never asks for gradients takes.
-_AUTOGRAD_DIRS = ("autograd", "nn")
-
-
-_AUTOGRAD_FILES = ("test_torch_parity_autograd.py", "test_pytorch_programs.py", "test_legacy.py")
-
-
-def _runs_autograd(item) -> bool:
-    parts = item.path.parts
-    return item.path.name in _AUTOGRAD_FILES or (
-        "tests" in parts and parts[parts.index("tests") + 1] in _AUTOGRAD_DIRS)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The order's seed, even under -q: tests run in a random order (pytest-randomly;
+    nothing may depend on what ran before), and a failure must be replayable."""
+    seed = getattr(config.option, "randomly_seed", None)
+    if seed is not None:
+        terminalreporter.write_line(f"test order: pytest-randomly seed {seed} (replay with "
+                                    f"--randomly-seed={seed})")
 
 
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=_runs_autograd)  # stable: the order within each group is kept
     if _SIM:
         hw = pytest.mark.skip(reason="needs real GPU timing or hardware, which the simulator "
                               "does not have (runs in profiling/gpu_check.sh on a GPU)")

@@ -6,10 +6,10 @@ import pytest
 
 import gpu_tensor.dtype as dt
 from gpu_tensor import creation as cr
+from gpu_tensor._tensor import Tensor
 from gpu_tensor.ops import elementwise as ew
 from gpu_tensor.ops import join
 from gpu_tensor.ops import reduction as rd
-from gpu_tensor.tensor import Tensor
 
 
 def _x(device="cpu"):

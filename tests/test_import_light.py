@@ -67,10 +67,10 @@ def test_works_when_cupy_is_unimportable():
 
 
 ENTRY_MODULES = [
-    "gpu_tensor.tensor", "gpu_tensor.creation", "gpu_tensor.ops.elementwise",
+    "gpu_tensor._tensor", "gpu_tensor.creation", "gpu_tensor.ops.elementwise",
     "gpu_tensor.ops.reduction", "gpu_tensor.ops.indexing", "gpu_tensor.ops.linalg",
     "gpu_tensor.ops.join", "gpu_tensor.ops.shape", "gpu_tensor._views", "gpu_tensor._layout",
-    "gpu_tensor._move", "gpu_tensor._interop", "gpu_tensor.storage", "gpu_tensor.testing",
+    "gpu_tensor.transfer.move", "gpu_tensor._interop", "gpu_tensor.storage", "gpu_tensor.testing",
     "gpu_tensor.cuda._device", "gpu_tensor.backends.emulated",
 ]
 

@@ -11,33 +11,52 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "gpu_tensor"
 
-# Rank 0 is the top. A module may import modules of its own rank or lower ranks.
+# Rank 0 is the top. A module may import modules of its own rank or higher up (lower
+# numbers); a package may import its own submodules. DESIGN.md "Layers" explains each row.
 LAYERS = [
-    ["_env", "backends._cupy"],  # stdlib only; _cupy is the one lazy door to cupy
-    ["dtype", "device"],
+    ["_env", "backends._cupy", "_grad"],  # stdlib only; _cupy: the lazy door to cupy; _grad:
+    #                                       the call-time autograd check (a leaf)
+    # _args: the argument checks (torch's parser role); _capsule: legacy DLPack capsules;
+    # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns
+    ["dtype", "device", "_dims", "_args", "_capsule", "layouts", "typed_storage"],
     ["memory", "memory.*"],
-    # pure planners and codegen (plus their compile steps); fusion.fuse and trace are user-facing
-    ["kernel", "kernel.*", "fusion.*"],
-    ["storage", "backends", "backends.*"],
-    ["*"],  # the user-facing API: tensor, creation, ops, transfer, streams, cuda.*, ...
-    ["nn", "nn.*", "optim", "optim.*", "utils", "utils.*"],  # built on the public ops
-    # distributed and DDP build on nn (DDP is an nn.Module)
-    ["distributed", "distributed.*", "nn.parallel", "nn.parallel.*"],
+    ["kernel", "kernel.*", "fusion.*"],  # pure planners and codegen, and their compile steps
+    ["storage", "backends", "backends.*", "cuda", "cuda.*"],  # mechanism per device kind
+    ["_tensor"],  # the class body (torch/_tensor.py)
+    ["_views", "_layout", "_interop", "_format"],  # method groups over the class
+    ["creation", "_data"],
+    ["ops", "ops.*", "sparse", "sparse.*"],  # sparse COO tensors are made by ops (to_sparse)
+    ["transfer", "transfer.*"],  # pinned memory, staging, moves between devices
+    ["fusion", "fusion.fuse", "autograd", "autograd.*"],  # take and return Tensors
+    ["_tensor_methods", "_tensor_stub"],  # THE method table (binds everything above onto
+    #                                       Tensor) and the generator of its .pyi
+    # built on the public API
+    ["nn", "nn.*", "optim", "optim.*", "distributed", "distributed.*", "accelerator",
+     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg"],
     ["cli", "cli.*", "__main__"],
 ]
-# fusion's decorator takes and returns Tensors: it sits with the user-facing API.
-USER_FACING = {"fusion", "fusion.fuse"}
+# The only imports that go up a layer: function-local, each for a reason.
+UPWARD = {
+    ("_grad", "autograd.record"): "the recorder, on the first op that records a node",
+    ("_tensor", "transfer"): "Tensor._host waits for a non_blocking copy landing in it",
+    ("creation", "transfer"): "pin_memory=True: the pinned pool is transfer's",
+    ("autograd", "legacy"): "autograd.Variable, torch's legacy name, made on first use",
+    ("cuda", "legacy"): "gt.cuda.FloatTensor and the other legacy types, made on first use",
+    ("cuda", "ops.random"): "gt.cuda.manual_seed seeds the one generator, when called",
+}
 CUPY_ALLOWED = ["backends.*", "kernel.compile", "kernel.nvrtc", "fusion.compile",
                 "testing.sim.*"]  # the simulated CuPy binds against the real one
 
 
 def _rank(module: str) -> int:
-    if module in USER_FACING:
-        return LAYERS.index(["*"])
-    # The most specific pattern wins: `nn.parallel.*` places nn.parallel below `nn.*`.
-    matches = [(len(p), rank) for rank, patterns in enumerate(LAYERS) for p in patterns
-               if p != "*" and fnmatch.fnmatchcase(module, p)]
-    return max(matches)[1] if matches else LAYERS.index(["*"])
+    for rank, patterns in enumerate(LAYERS):
+        if module in patterns:
+            return rank
+    for rank, patterns in enumerate(LAYERS):
+        if any(fnmatch.fnmatchcase(module, p) for p in patterns if "*" in p):
+            return rank
+    raise AssertionError(f"gpu_tensor.{module} has no layer: add it to LAYERS in "
+                         "tests/test_layering.py (and DESIGN.md 'Layers')")
 
 
 def _modules():
@@ -49,9 +68,9 @@ def _modules():
         yield ".".join(parts) or "__init__", path
 
 
-def _imports(module: str, path: Path):
+def _imports(module: str, path: Path, tree=None):
     """Every gpu_tensor module (dotted, package-relative) and top-level name imported."""
-    tree = ast.parse(path.read_text())
+    tree = ast.parse(path.read_text()) if tree is None else tree
     package = module.split(".")[:-1] if not path.name == "__init__.py" else module.split(".")
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -89,6 +108,55 @@ def test_module_respects_layers(module, path):
             target = target.rpartition(".")[0]
         if not target or target.startswith(module.split(".")[0] + ".") and own == _rank(target):
             continue
+        if (module, target) in UPWARD:
+            continue
         assert _rank(target) <= own, (
             f"gpu_tensor/{path.relative_to(PKG)}:{line} imports gpu_tensor.{target}, a lower "
             f"layer (rank {_rank(target)} > {own}); see DESIGN.md 'Layers'")
+
+
+def _top_level_edges():
+    """{module: {imported module}} for imports at module level (not inside functions)."""
+    names = {m for m, _ in _modules()}
+    graph = {}
+    for module, path in _modules():
+        tree = ast.parse(path.read_text())
+        shallow = ast.Module(body=[n for n in tree.body if isinstance(
+            n, (ast.Import, ast.ImportFrom, ast.If, ast.Try))], type_ignores=[])
+        out = set()
+        for name, _ in _imports(module, path, shallow):
+            if name.startswith("gpu_tensor."):
+                target = name[len("gpu_tensor."):]
+                while target and target not in names:
+                    target = target.rpartition(".")[0]
+                if target and target != module:
+                    out.add(target)
+        graph[module] = out
+    return graph
+
+
+def test_no_import_cycle_at_module_level():
+    graph = _top_level_edges()
+    state: dict = {}
+
+    def visit(m, path):
+        state[m] = "open"
+        for n in sorted(graph.get(m, ())):
+            if state.get(n) == "open":
+                cycle = path[path.index(n):] + [n]
+                raise AssertionError("import cycle at module level: " + " -> ".join(cycle))
+            if n not in state:
+                visit(n, path + [n])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+
+
+def test_the_upward_edges_are_function_local():
+    graph = _top_level_edges()
+    for (module, target), why in UPWARD.items():
+        assert target not in graph.get(module, ()), (
+            f"gpu_tensor.{module} imports gpu_tensor.{target} at module level; it may only do "
+            f"so inside a function ({why})")

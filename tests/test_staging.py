@@ -1,4 +1,4 @@
-"""gpu_tensor._staging: the chunked pinned-staging pipeline, driven by a fake *asynchronous*
+"""gpu_tensor.transfer.staging: the chunked pinned-staging pipeline, driven by a fake *asynchronous*
 copy engine (a thread that runs queued copies late and completes events in order), so the
 CPU tests see real reordering: a slot reused before its DMA finished, or a DMA reading the
 source instead of the slot, shows up as wrong bytes."""
@@ -14,10 +14,10 @@ import time
 import numpy as np
 import pytest
 
-from gpu_tensor import _staging
 from gpu_tensor.backends.cuda_pinned import RegisterSource
 from gpu_tensor.memory.pinned import PinnedMemoryError, PinnedPool
 from gpu_tensor.memory.raw import FaultInjectingRawSource
+from gpu_tensor.transfer import staging as _staging
 
 
 class _Ev:

@@ -8,7 +8,7 @@ import pytest
 import gpu_tensor.dtype as dt
 from gpu_tensor import creation as cr
 from gpu_tensor import device as dv
-from gpu_tensor.tensor import Size, Tensor, channels_last
+from gpu_tensor._tensor import Size, Tensor, channels_last
 
 
 def test_metadata(device):

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::RuntimeW
 _MODULES = ["gpu_tensor.dtype", "gpu_tensor.device", "gpu_tensor.creation",
             "gpu_tensor.ops.elementwise", "gpu_tensor.ops.reduction", "gpu_tensor.ops.indexing",
             "gpu_tensor.ops.join", "gpu_tensor.ops.shape", "gpu_tensor.ops.linalg",
-            "gpu_tensor._layout", "gpu_tensor.tensor"]
+            "gpu_tensor._layout", "gpu_tensor._tensor"]
 G = types.SimpleNamespace()
 for _m in _MODULES:
     _mod = importlib.import_module(_m)

@@ -961,9 +961,6 @@ def test_autograd_grad_of_input_that_does_not_require_grad():
     assert gist in outcomes[0][1] and gist in outcomes[1][1]
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="create_graph=True (higher-order gradients) is not implemented: "
-                          "backward formulas run under no_grad")
 def test_second_derivative_with_create_graph():
     results = []
     for m in (gt, torch):

@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 
 import gpu_tensor as gt
-from gpu_tensor import _staging, transfer
+from gpu_tensor import transfer
 from gpu_tensor.creation import empty, from_numpy
 from gpu_tensor.cuda import streams
 from gpu_tensor.device import real_cuda_available
 from gpu_tensor.memory import pinned
 from gpu_tensor.testing import requires_gpu_hardware
+from gpu_tensor.transfer import staging as _staging
 
 
 @pytest.fixture(autouse=True)
@@ -333,6 +334,7 @@ def test_ops_on_a_landing_copy_do_not_wait():
     event = _in_flight(h)
     h + 1
     assert event.waits == 0
+    transfer.wait_ready(h)  # land it: the fake event holds h, which must not outlive the test
 
 
 @pytest.mark.parametrize("non_blocking", [False, True])

@@ -8,7 +8,7 @@ the backward pass splits the base's gradient with as_strided on a dense copy of 
 
 from __future__ import annotations
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import grad_mode
 from .function import Function
 

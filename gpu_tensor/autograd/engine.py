@@ -5,13 +5,15 @@ Order: each node runs once, after every node that feeds it a gradient has run (K
 algorithm over the dependency counts of the reachable graph), so a node sees the sum of all
 its incoming gradients (a node with several outputs gets them per output, as a tuple with
 None for an output that got none). Gradients are reduced to each input's shape (broadcasting), dtype
-and device here, once, instead of in every formula. Formulas run under no_grad (no
-higher-order graphs: create_graph=True is refused).
+and device here, once, instead of in every formula. Formulas run under no_grad, unless
+`create_graph=True`: then they run with grad mode on, so the gradients they compute are
+recorded like any other op (from the saved inputs, which keep their history) and can be
+differentiated again (hessian-vector products, gradient penalties).
 """
 
 from __future__ import annotations
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import grad_mode
 from .function import (
     AccumulateGrad,
@@ -43,7 +45,7 @@ def sum_to(g: Tensor, shape) -> Tensor:
 def _fit(g: Tensor, meta) -> Tensor:
     shape, dtype, device = meta
     if g.device is not device:
-        from .._move import move
+        from ..transfer.move import move
 
         g = move(g, device)
     if tuple(g.shape) != tuple(shape):
@@ -95,9 +97,10 @@ def _add_to(buffers, node, nr, g) -> None:
     slot[nr] = g if prev is None else prev + g
 
 
-def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True):
+def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True, create_graph=False):
     """Run the graph from `roots`. `capture`: {(node, output_nr): slot} whose incoming
-    gradient is wanted (autograd.grad); returns {slot: grad}."""
+    gradient is wanted (autograd.grad); returns {slot: grad}. `create_graph`: record the
+    backward's own ops (grad mode on while formulas run)."""
     deps: dict = {}
     stack = [n for n, _, _ in roots]
     seen = set(stack)
@@ -121,7 +124,7 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True):
             buffers[node] = buffers[node] + g if node in buffers else g
     ready = [n for n in dict.fromkeys(n for n, _, _ in roots) if deps.get(n, 0) == 0]
     captured = {}
-    with grad_mode.no_grad():
+    with grad_mode.set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()
             g = buffers.pop(node, None)
@@ -134,7 +137,8 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True):
                     if not retain_graph:
                         node._release()
             elif g is not None:
-                stealable = id(g) in owned and not has_hooks(node)  # a hook may keep it
+                # a hook may keep it; a gradient with history is never stolen
+                stealable = id(g) in owned and not has_hooks(node) and not create_graph
                 owned.discard(id(g))
                 g = run_hooks(node, g)
                 if capture is not None and (node, 0) in capture:
@@ -224,9 +228,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """Sum the gradients of `tensors` (weighted by `grad_tensors`) into the `.grad` of the
     leaves that require grad. The graph's saved tensors are freed as it runs unless
     `retain_graph=True`."""
-    if create_graph:
-        raise NotImplementedError(
-            "create_graph=True (higher-order gradients) is not supported by gpu_tensor autograd")
+    if retain_graph is None:
+        retain_graph = create_graph  # torch: a graph built for higher order is kept
     tensors = _as_list(tensors)
     grads = _as_list(grad_tensors) or [None] * len(tensors)
     if len(grads) != len(tensors):
@@ -234,21 +237,21 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     roots = _roots(tensors, grads)
     if inputs is not None:
         found = grad(tensors, _as_list(inputs), grads, retain_graph=retain_graph,
-                     allow_unused=True, _roots=roots)
+                     create_graph=create_graph, allow_unused=True, _roots=roots)
         for t, g in zip(_as_list(inputs), found, strict=True):
             if g is not None:
                 accumulate(t, g)
         return
-    _run(roots, bool(retain_graph))
+    _run(roots, bool(retain_graph), create_graph=create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, materialize_grads=False, _roots=None):
     """The gradients of `outputs` with respect to `inputs` (a tuple), without touching any
-    `.grad`. allow_unused=False: an input the outputs do not depend on is an error."""
-    if create_graph:
-        raise NotImplementedError(
-            "create_graph=True (higher-order gradients) is not supported by gpu_tensor autograd")
+    `.grad`. allow_unused=False: an input the outputs do not depend on is an error.
+    create_graph=True: the gradients carry their own graph (differentiate them again)."""
+    if retain_graph is None:
+        retain_graph = create_graph
     outputs = _as_list(outputs)
     inputs = _as_list(inputs)
     if _roots is None:
@@ -262,7 +265,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not isinstance(t, Tensor) or not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         capture.setdefault(_key(t), i)
-    found = _run(_roots, bool(retain_graph), capture, accumulate_leaves=False)
+    found = _run(_roots, bool(retain_graph), capture, accumulate_leaves=False,
+                 create_graph=create_graph)
     result = []
     for t in inputs:
         g = found.get(capture[_key(t)])

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 
+from .._tensor import Tensor
 from ..ops import _dispatch
 from ..ops import elementwise as ew
-from ..tensor import Tensor
-from .install import formula, inplace
+from .record import formula, inplace
 
 __all__: list = []
 
@@ -179,7 +179,7 @@ def _(ctx, g):
 def _pair(key):
     """maximum/minimum: the gradient goes to the larger (smaller) input, halved on ties."""
 
-    @formula(key.capitalize() + "Backward0", (ew, key), inputs=_two)
+    @formula(key.capitalize() + "Backward0", (ew, key), (_B, key), inputs=_two)
     def fwd(ctx, out, a, b):
         ctx.save_for_backward(a, b)
 

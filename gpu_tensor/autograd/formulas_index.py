@@ -8,12 +8,14 @@ import sys
 
 import numpy as np
 
-from .. import _layout, _move, _views
+from .. import _layout, _views
+from .._grad import differentiable
+from .._tensor import Tensor
 from ..backends import get_backend
 from ..dtype import INT as _INT
 from ..ops import indexing
-from ..tensor import Tensor
-from .install import first, formula, inplace
+from ..transfer import move as _move
+from .record import first, formula, inplace
 
 __all__: list = []
 
@@ -256,6 +258,7 @@ _scatter("ScatterAddBackward0", "scatter_add")
 
 
 # -- setitem (in place) as an out-of-place index_put ----------------------------------------
+@differentiable
 def _index_put_copy(x, index, value):
     """x with x[index] = value, as a new tensor (the recorded form of __setitem__)."""
     r = _layout.clone(x)
@@ -292,6 +295,7 @@ inplace("scatter_", lambda: indexing.scatter)
 inplace("scatter_add_", lambda: indexing.scatter_add)
 
 
+@differentiable
 def _copy_oop(old, src, non_blocking=False):
     """What `old.copy_(src)` leaves in old: src moved, cast and broadcast (a new tensor)."""
     from ..creation import tensor as new_tensor
@@ -305,6 +309,7 @@ def _copy_oop(old, src, non_blocking=False):
     return _views.expand(src, old.shape).clone()
 
 
+@differentiable
 def _fill_oop(old, value):
     """What `old.fill_(value)` leaves in old (a new tensor)."""
     if isinstance(value, Tensor):
@@ -314,6 +319,7 @@ def _fill_oop(old, value):
     return full_like(old, value)  # not old * 0 + value: that keeps old's inf/nan
 
 
+@differentiable
 def _zero_oop(old):
     from ..creation import zeros_like
 

@@ -10,7 +10,7 @@ import math
 
 from ..ops import _more, linalg_more
 from ..ops import special as sp
-from .install import formula, positional
+from .record import formula, inplace, positional
 
 __all__: list = []
 
@@ -133,4 +133,14 @@ def _(ctx, g):
     return g.unsqueeze(-1).unsqueeze(-1) * linalg_more.inverse(a).mH
 
 
-_more.register_autograd()
+def _register_inplace() -> None:
+    """ops/_more.py's in-place forms with a gradient: recorded as the out-of-place op on a
+    copy of self (fill_diagonal_ through its function, the others through Tensor.<name>)."""
+    from ..ops import index_more
+
+    for name in _more._INPLACE_GRAD:
+        inplace(name + "_", lambda n=name: _more._method(n) if n != "fill_diagonal"
+                else index_more.fill_diagonal)
+
+
+_register_inplace()

@@ -4,11 +4,11 @@ logsumexp, cumsum) and matrix products (matmul, mm, bmm, mv, dot, outer)."""
 from __future__ import annotations
 
 from .._dims import wrap_dim
+from .._tensor import Tensor
 from ..ops import elementwise as ew
 from ..ops import linalg, reduction
-from ..tensor import Tensor
 from .engine import sum_to
-from .install import first, formula
+from .record import first, formula
 
 __all__: list = []
 

@@ -5,11 +5,12 @@ formulas_index.py."""
 
 from __future__ import annotations
 
-from .. import _layout, _move, _views
+from .. import _layout, _views
+from .._tensor import Tensor
 from ..backends import get_backend
 from ..ops import join, shape
-from ..tensor import Tensor
-from .install import first, formula
+from ..transfer import move as _move
+from .record import first, formula
 
 __all__: list = []
 

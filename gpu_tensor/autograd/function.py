@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from ..tensor import Tensor, contiguous_format
+from .._tensor import Tensor, contiguous_format
 from . import grad_mode
 
 __all__ = ["Node", "AccumulateGrad", "Function", "FunctionCtx", "node_class", "register_hook",
@@ -47,15 +47,19 @@ class Node:
     _backward = None  # formula nodes: f(ctx, grad) -> tuple; set on the generated subclass
     _n_outputs = 1  # a class default: set on the instance by set_outputs() when several
 
-    def __init__(self):
-        self.next_functions = ()
-        self.needs_input_grad = ()
-        self._meta = ()  # per input: (shape, dtype, device) to reduce/cast the grad to, or None
-        self._saved = None
-        self._had_saved = False
-        self._released = False
-        self._retained = None  # {output_nr: weakref to the tensor} after retain_grad()
-        self._hooks = None  # {output_nr: [the tensor's register_hook functions]}
+    # Class defaults, set on the instance only when they change: recording a node (once per
+    # op) then costs no __init__ stores.
+    next_functions = ()
+    needs_input_grad = ()
+    _meta = ()  # per input: (shape, dtype, device) to reduce/cast the grad to, or None
+    _saved = None
+    _versions = ()  # per saved value: its storage version (None for a non-tensor)
+    _saved_outputs = 0  # bit i set: saved value i is this node's own output
+    _had_saved = False
+    _released = False
+    _retained = None  # {output_nr: weakref to the tensor} after retain_grad()
+    _hooks = None  # {output_nr: [the tensor's register_hook functions]}
+    _out_id = None  # id() of the output while the forward saves (set by the recorder)
 
     def name(self) -> str:
         return type(self).__name__
@@ -65,15 +69,28 @@ class Node:
 
     # -- saved tensors ------------------------------------------------------------------
     def save_for_backward(self, *values) -> None:
-        """Keep tensors (and pass-through non-tensors) for backward, with their versions."""
-        saved = []
-        for v in values:
+        """Keep tensors (and pass-through non-tensors) for backward, with their versions.
+        A tensor that requires grad (an input with history) is kept as itself, so a
+        backward with create_graph=True differentiates through it; any other tensor (this
+        op's own output, a grad-free input) as a history-free alias (see the lifetime
+        rule above)."""
+        # Three flat records, not a tuple per value: a long graph holds fewer objects for
+        # Python's cyclic GC to walk (it dominated recording a 20k-op chain)
+        saved, versions, outputs = [], [], 0
+        out_id = self._out_id
+        for i, v in enumerate(values):
             if isinstance(v, Tensor):
-                a = _alias(v)
-                saved.append((a, a._storage._version))
+                if not v._requires_grad:
+                    if id(v) == out_id:
+                        outputs |= 1 << i
+                    v = _alias(v)
+                versions.append(v._storage._version)
             else:
-                saved.append((v, None))
+                versions.append(None)
+            saved.append(v)
         self._saved = tuple(saved)
+        self._versions = tuple(versions)
+        self._saved_outputs = outputs
         self._had_saved = True
 
     @property
@@ -83,7 +100,9 @@ class Node:
         if self._saved is None:
             return ()
         out = []
-        for v, version in self._saved:
+        with_history = grad_mode.STATE.enabled  # inside a create_graph=True backward
+        outputs = self._saved_outputs
+        for i, (v, version) in enumerate(zip(self._saved, self._versions, strict=True)):
             if version is not None and v._storage._version != version:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified "
@@ -91,6 +110,10 @@ class Node:
                     f"{self.name()}, is at version {v._storage._version}; expected version "
                     f"{version} instead. Hint: clone() the tensor before the in-place change, "
                     "or make the change after backward().")
+            if outputs >> i & 1 and with_history:  # the output, with this node as history
+                v = _alias(v)
+                v._requires_grad = True
+                v.grad_fn = self
             out.append(v)
         return tuple(out)
 
@@ -138,8 +161,14 @@ _ACCUMULATE_LOCK = threading.RLock()
 def accumulate(t: Tensor, grad: Tensor, steal: bool = False) -> None:
     """t.grad += grad (in place). The first gradient is stored as a dense copy (it may be shared by
     several edges or be an expanded view), unless the engine says nothing else holds it
-    (`steal`): then it is kept as is, saving a copy of the parameter's size. Serialised by a
-    lock, as torch does: concurrent backward passes into one leaf lose no update."""
+    (`steal`): then it is kept as is, saving a copy of the parameter's size.
+    A gradient with history (a create_graph=True backward) is kept with it, as torch does:
+    stored as is, then summed out of place. Serialised by a lock, as torch does: concurrent
+    backward passes into one leaf lose no update."""
+    if grad._requires_grad and grad_mode.STATE.enabled:
+        with _ACCUMULATE_LOCK:
+            t.grad = grad if t.grad is None else t.grad + grad
+        return
     with grad_mode.no_grad(), _ACCUMULATE_LOCK:
         if t.grad is None:
             strides = None if t.is_contiguous() else _dense_strides(t)
@@ -389,9 +418,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from . import install
-
-        install.activate()
         ctx_cls = cls.__dict__.get("_ctx_cls")
         if ctx_cls is None:
             ctx_cls = type(cls.__name__ + "Backward", (FunctionCtx,), {"_fn_cls": cls})

@@ -9,7 +9,7 @@ NotImplementedError; they need no change here once it does.
 
 from __future__ import annotations
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .engine import grad
 from .grad_mode import enable_grad
 

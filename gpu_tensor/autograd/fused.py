@@ -13,12 +13,12 @@ function returns several tensors or uses an op with no rule here.
 
 from __future__ import annotations
 
+from .._tensor import Tensor
 from ..fusion.expr import Cast, Const, Input, Op, Scalar
 from ..fusion.fuse import Fused
 from ..fusion.optable import OPS
 from ..fusion.trace import Proxy, _cast
 from ..fusion.trace import apply as A
-from ..tensor import Tensor
 from . import grad_mode
 from .function import Node, edge
 

@@ -8,16 +8,10 @@ call (it switches the mode at once, and restores it only when used with `with`).
 from __future__ import annotations
 
 import functools
-import threading
+
+from .._grad import STATE  # the flag the ops read at call time (a leaf module)
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
-
-
-class _State(threading.local):
-    enabled = True  # class default: every new thread starts with grad mode on, as in torch
-
-
-STATE = _State()
 
 
 def is_grad_enabled() -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import grad_mode
 from .engine import grad as _grad
 

@@ -1,48 +1,22 @@
 """The autograd methods of Tensor: backward, retain_grad, retains_grad, register_hook,
-output_nr,
-and a `requires_grad` setter that switches autograd on (see install.py for why it is lazy)."""
+output_nr (bound by `_tensor_methods.py`)."""
 
 from __future__ import annotations
 
 import weakref
 
-from . import install
+from .engine import backward as _run
 from .function import output_nr, register_hook
 
-__all__ = ["attach"]
+__all__ = ["backward", "retain_grad", "retains_grad", "register_hook", "output_nr"]
 
 
-def attach(cls) -> None:
-    """Tensor.backward, retain_grad, retains_grad, register_hook, and a `requires_grad`
-    property whose setter activates autograd. `requires_grad_()` and the factories'
-    `requires_grad=True` assign the property, so they activate it too."""
-    plain = cls.__dict__["requires_grad"]
-    if getattr(plain.fset, "_autograd", False):
-        return
-    plain_set = plain.fset
-
-    def set_requires_grad(self, value) -> None:
-        plain_set(self, value)  # torch's checks, then the slot
-        if value and not install.ACTIVE:
-            install.activate()
-
-    set_requires_grad._autograd = True
-    cls.requires_grad = property(plain.fget, set_requires_grad, None, plain.__doc__)
-    cls.backward = _backward
-    cls.retain_grad = _retain_grad
-    cls.retains_grad = property(_retains_grad)
-    cls.register_hook = register_hook
-    cls.output_nr = property(output_nr, None, None, "Which output of grad_fn this tensor is.")
-
-
-def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate d(self)/d(leaf) into every leaf's .grad (see gt.autograd.backward)."""
-    from .engine import backward
-
-    backward(self, gradient, retain_graph, create_graph, inputs)
+    _run(self, gradient, retain_graph, create_graph, inputs)
 
 
-def _retain_grad(self):
+def retain_grad(self):
     if not self._requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     fn = self.grad_fn
@@ -52,7 +26,7 @@ def _retain_grad(self):
         fn._retained[output_nr(self)] = weakref.ref(self)
 
 
-def _retains_grad(self):
+def retains_grad(self):
     fn = self.grad_fn
     ref = fn._retained.get(output_nr(self)) if fn is not None and fn._retained else None
     return ref is not None and ref() is self

@@ -3,7 +3,7 @@ its buffers; and last: hand back a Work, or wait for it."""
 
 from __future__ import annotations
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .group import resolve
 from .reduce_op import check_op
 from .staging import Staged

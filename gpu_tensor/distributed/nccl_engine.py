@@ -100,7 +100,7 @@ class NcclEngine:
         """Run `enqueue(comm, stream_ptr)` on the communication stream after the current
         stream's work; returns the pending op."""
         from ..cuda import current_stream
-        from ..tensor import Tensor
+        from .._tensor import Tensor
 
         arrays = [a for a in arrays if a is not None]
         comm, stream = self._ready(arrays[0])

@@ -21,6 +21,7 @@ import functools
 
 import numpy as np
 
+from .. import _grad
 from .. import dtype as core_dtype
 from .expr import evaluate
 from .layout import broadcast_shapes
@@ -30,7 +31,7 @@ __all__ = ["fuse", "Fused", "FusionError"]
 
 
 def _tensor_type():
-    from ..tensor import Tensor  # the user-facing layer; imported when a call happens
+    from .._tensor import Tensor  # the user-facing layer; imported when a call happens
 
     return Tensor
 
@@ -95,6 +96,8 @@ class Fused:
         tensors = [a for a in args if isinstance(a, Tensor)]
         if not tensors:
             raise FusionError(f"{self.kernel_name}: a fused function needs a Tensor argument")
+        if _grad.STATE.enabled and any(t._requires_grad for t in tensors):
+            return _grad.record_fused(self, args, out)  # autograd, decided at call time
         device = tensors[0].device
         for t in tensors[1:]:
             if t.device != device:

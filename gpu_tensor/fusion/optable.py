@@ -1,4 +1,11 @@
-"""THE elementwise op table: one key per op, its CUDA expression and its numpy function.
+"""THE elementwise op table: one key per op, its CUDA expression, its numpy function and
+every rule about it. Eager dispatch (ops/_dispatch.py), the `@gt.fuse` tracer (trace.py),
+the module functions' aliases, Tensor's methods and operators (_tensor_methods.py) and the
+Proxy's operators all read this table, so eager and fused code cannot disagree.
+
+Adding an op means: one row here, one `gt_*` CUDA helper in `fusion/preamble.py` (when the
+expression needs one), one module function in `ops/elementwise.py` and one formula in
+`autograd/formulas_elementwise.py` (if it is differentiable).
 
 Keys are torch's function names. Each `OpDef` carries
 - `cuda`: an expression template over operands `{0} {1} {2}` that are already in the op's
@@ -10,7 +17,8 @@ Keys are torch's function names. Each `OpDef` carries
 `OpDef.numpy(*operands, out_dtype=None)` is the whole eager op on numpy arrays with PyTorch's
 semantics (promotion incl. Python scalars, true division, floor/Python-sign rules, half-to-even
 round, NaN-propagating max/min/relu/clamp, half/bfloat16 computed in float32 and cast back);
-the core uses it for eager elementwise ops on cpu and emulated cuda. Codegen reads `cuda`.
+tests use it as the reference. Codegen reads `cuda`; eager dispatch runs `np_fn` through the
+backend with the same rules (`refuse`, the flags below).
 """
 
 from __future__ import annotations
@@ -20,10 +28,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import dtype as _core_dt
 from . import npmath
 from .dtypes import as_np_dtype, category, compute_dtype, default_float, result_type
 
-__all__ = ["OpDef", "OPS", "KINDS"]
+__all__ = ["OpDef", "OPS", "KINDS", "not_implemented"]
 
 KINDS = ("promote", "same", "float", "compare", "logical", "bitwise", "where", "clamp")
 _BOOL = np.dtype(np.bool_)
@@ -52,6 +61,18 @@ class OpDef:
     param_default: str | None = None
     no_bool: str | None = None  # torch's message when a bool operand is refused
     int_only: bool = False
+    refuse_bool: bool = False  # torch has no kernel when the operands promote to bool
+    float_only: bool = False  # torch has no integer kernel (gelu, silu)
+    real_only: bool = False  # complex operands are refused (complex numbers are not ordered)
+    unsigned: bool = False  # one of the few ops torch has for uint16/uint32/uint64
+    quiet: bool = False  # numpy warns (inf/nan/zero division) where torch never does
+    int_division: bool = False  # integer operands: division by zero raises, as in torch
+    opmath_scalar: bool = False  # torch reads a one-element 2nd operand of a half op in float32
+    complex_fn: Callable | None = None  # numpy function for complex operands (np_fn is real)
+    operand_check: Callable | None = None  # refusals that depend on the operands themselves
+    aliases: tuple = ()  # other names of the function and the method (multiply, clip, ...)
+    dunder: str | None = None  # Python operator __<dunder>__ (+ __r<dunder>__ when binary)
+    inplace: bool = True  # has a Tensor method <name>_
     doc: str = field(default="", compare=False)
 
     # -- dtype rule -----------------------------------------------------------------------
@@ -63,14 +84,28 @@ class OpDef:
         return result_type(*ops)
 
     def check(self, in_dtypes, common: np.dtype) -> None:
-        """Raise TypeError, with torch's wording, for dtypes this op refuses."""
+        """Raise torch's error for dtypes this op refuses (the tracer's and `numpy`'s check;
+        eager dispatch raises the same: see `refuse`)."""
         if self.no_bool and any(d == _BOOL for d in in_dtypes if d is not None):
-            raise TypeError(self.no_bool)
-        if self.int_only and category(common) == 2:
-            raise TypeError(
-                f"{self.name} is only defined for integer and bool dtypes, got {common}; "
-                "cast the operands with .to(gt.int32) (or another integer dtype) first"
-            )
+            raise RuntimeError(self.no_bool)
+        self.refuse(_core(common))
+
+    def refuse(self, common) -> None:
+        """Raise torch's NotImplementedError if the promoted operand dtype `common` (a
+        gpu_tensor dtype) has no kernel for this op."""
+        if common in _core_dt.BAREBONES_UNSIGNED and not self.unsigned:
+            raise not_implemented(self.name, common, "torch has only a few ops for this type; "
+                                  "convert with .to(gpu_tensor.int64) first")
+        if self.int_only and common.category >= _core_dt.FLOAT:
+            raise not_implemented(
+                self.name, common, "it is only defined for integer and bool tensors; cast the "
+                "operands with .to(gt.int64) (or another integer dtype) first")
+        if self.refuse_bool and common is _core_dt.bool:
+            raise not_implemented(self.name, common)
+        if self.float_only and common.category <= _core_dt.INT:
+            raise not_implemented(self.name, common, "convert the input with .float() first")
+        if self.real_only and common.category == _core_dt.COMPLEX:
+            raise not_implemented(self.name, common, "complex numbers are not ordered")
 
     def operand_dtypes(self, common: np.dtype, n: int) -> tuple[np.dtype, ...]:
         """The dtype each operand is converted to before the op runs."""
@@ -174,27 +209,88 @@ _SUB_BOOL = (
     "invert a mask, use the `~` or `logical_not()` operator instead."
 )
 
+def not_implemented(name, dtype, hint=""):
+    """torch's error for an op a dtype does not support: NotImplementedError (a subclass
+    of RuntimeError), naming the dtype the way torch does ('Float', 'Bool', ...)."""
+    msg = f'"{name}" not implemented for \'{_core_dt.SCALAR_TYPE_NAMES[dtype.name]}\''
+    return NotImplementedError(f"{msg}; {hint}" if hint else msg)
+
+
+def _core(np_dtype):
+    return _core_dt.to_dtype(np_dtype)
+
+
+# -- rules that depend on the operands, not only on their common dtype ---------------------
+def _check_pow(operands, common):
+    base, exp = operands
+    if common is _core_dt.bool and type(exp) is not bool:
+        raise not_implemented("pow", common)
+    if type(exp) is int and exp < 0 and common.category == _core_dt.INT:
+        raise RuntimeError("Integers to negative integer powers are not allowed; use a float "
+                           "exponent (e.g. ** -1.0) or convert the base with .float()")
+
+
+def _check_clamp(operands, common):
+    if common is _core_dt.bool and any(type(x) is bool for x in operands[1:]):
+        raise not_implemented("clamp", common)
+
+
+def _check_where(operands, common):
+    dt = getattr(operands[0], "dtype", None)  # a Tensor, or a value traced by @gt.fuse
+    if isinstance(dt, _core_dt.DType) and dt is not _core_dt.bool and dt is not _core_dt.uint8:
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{_core_dt.SCALAR_TYPE_NAMES[dt.name]}; compare it first (e.g. cond != 0)")
+
+
+def _complex_sigmoid(x):
+    one = x.dtype.type(1)
+    return one / (one + np.exp(-x))  # numpy protocols: cupy arrays stay on the device
+
+
+def _complex_silu(x):
+    return x * _complex_sigmoid(x)
+
+
+_NB = {"refuse_bool": True}  # shorthands for the rows below
+_Q = {"quiet": True}
+_INT_DIV = {"quiet": True, "int_division": True, "real_only": True}
+_CMP_EQ = {"inplace": False}
+_CMP = {"inplace": False, "real_only": True}
+_NO_INPLACE = {"inplace": False}
+_U = {"unsigned": True}  # torch (2.3+) has these for uint16/32/64 (checked against torch 2.13)
+
 _ENTRIES = [
     # name, arity, kind, cuda template, numpy function, extra fields
-    ("add", 2, "promote", "({0} + {1})", np.add, {}),
-    ("sub", 2, "promote", "({0} - {1})", np.subtract, {"no_bool": _SUB_BOOL}),
-    ("mul", 2, "promote", "({0} * {1})", np.multiply, {}),
-    ("div", 2, "float", "({0} / {1})", np.true_divide, {}),
-    ("floor_divide", 2, "promote", "gt_floordiv({0}, {1})", np.floor_divide, {}),
-    ("remainder", 2, "promote", "gt_remainder({0}, {1})", np.remainder, {}),
-    ("pow", 2, "promote", "gt_pow({0}, {1})", _pow, {}),
-    ("neg", 1, "same", "(-{0})", np.negative, {"no_bool": _NEG_BOOL}),
-    ("abs", 1, "same", "gt_abs({0})", lambda x: x.copy() if x.dtype == _BOOL else np.abs(x), {}),
-    ("exp", 1, "float", "gt_exp({0})", np.exp, {}),
-    ("log", 1, "float", "gt_log({0})", np.log, {}),
-    ("log1p", 1, "float", "gt_log1p({0})", np.log1p, {}),
-    ("sqrt", 1, "float", "gt_sqrt({0})", np.sqrt, {}),
-    ("rsqrt", 1, "float", "gt_rsqrt({0})", npmath.rsqrt, {}),
-    ("sin", 1, "float", "gt_sin({0})", np.sin, {}),
-    ("cos", 1, "float", "gt_cos({0})", np.cos, {}),
-    ("tanh", 1, "float", "gt_tanh({0})", np.tanh, {}),
-    ("sigmoid", 1, "float", "gt_sigmoid({0})", npmath.sigmoid, {}),
-    ("relu", 1, "same", "gt_relu({0})", npmath.relu, {}),
+    ("add", 2, "promote", "({0} + {1})", np.add, {"dunder": "add"}),
+    ("sub", 2, "promote", "({0} - {1})", np.subtract,
+     {"no_bool": _SUB_BOOL, "aliases": ("subtract",), "dunder": "sub"}),
+    ("mul", 2, "promote", "({0} * {1})", np.multiply,
+     {"aliases": ("multiply",), "dunder": "mul", "opmath_scalar": True, **_U}),
+    ("div", 2, "float", "({0} / {1})", np.true_divide,
+     {"aliases": ("divide", "true_divide"), "dunder": "truediv", "quiet": True,
+      "opmath_scalar": True, **_U}),
+    ("floor_divide", 2, "promote", "gt_floordiv({0}, {1})", np.floor_divide,
+     {**_NB, **_INT_DIV, "dunder": "floordiv", "opmath_scalar": True}),
+    ("remainder", 2, "promote", "gt_remainder({0}, {1})", np.remainder,
+     {**_NB, **_INT_DIV, "dunder": "mod"}),
+    ("pow", 2, "promote", "gt_pow({0}, {1})", _pow,
+     {"dunder": "pow", "quiet": True, "operand_check": _check_pow}),
+    ("neg", 1, "same", "(-{0})", np.negative,
+     {"no_bool": _NEG_BOOL, "aliases": ("negative",), "dunder": "neg"}),
+    ("abs", 1, "same", "gt_abs({0})", lambda x: x.copy() if x.dtype == _BOOL else np.abs(x),
+     {**_NB, "dunder": "abs"}),
+    ("exp", 1, "float", "gt_exp({0})", np.exp, _Q),
+    ("log", 1, "float", "gt_log({0})", np.log, _Q),
+    ("log1p", 1, "float", "gt_log1p({0})", np.log1p, _Q),
+    ("sqrt", 1, "float", "gt_sqrt({0})", np.sqrt, _Q),
+    ("rsqrt", 1, "float", "gt_rsqrt({0})", npmath.rsqrt, _Q),
+    ("sin", 1, "float", "gt_sin({0})", np.sin, _Q),
+    ("cos", 1, "float", "gt_cos({0})", np.cos, _Q),
+    ("tanh", 1, "float", "gt_tanh({0})", np.tanh, _Q),
+    ("sigmoid", 1, "float", "gt_sigmoid({0})", npmath.sigmoid,
+     {"quiet": True, "complex_fn": _complex_sigmoid}),
+    ("relu", 1, "same", "gt_relu({0})", npmath.relu, {**_NB, "real_only": True}),
     (
         "gelu",
         1,
@@ -203,31 +299,38 @@ _ENTRIES = [
         lambda x, approximate="none": (npmath.gelu_tanh if approximate == "tanh" else npmath.gelu)(
             x
         ),
-        {"param": "approximate", "param_default": "none"},
+        {"param": "approximate", "param_default": "none", **_NB, "float_only": True, "quiet": True,
+         "real_only": True, "inplace": False},
     ),
-    ("silu", 1, "float", "gt_silu({0})", npmath.silu, {}),
-    ("floor", 1, "same", "gt_floor({0})", _ident_int(np.floor), {}),
-    ("ceil", 1, "same", "gt_ceil({0})", _ident_int(np.ceil), {}),
-    ("round", 1, "same", "gt_round({0})", _round, {}),
-    ("sign", 1, "same", "gt_sign({0})", npmath.sign, {}),
-    ("eq", 2, "compare", "({0} == {1})", np.equal, {}),
-    ("ne", 2, "compare", "({0} != {1})", np.not_equal, {}),
-    ("lt", 2, "compare", "({0} < {1})", np.less, {}),
-    ("le", 2, "compare", "({0} <= {1})", np.less_equal, {}),
-    ("gt", 2, "compare", "({0} > {1})", np.greater, {}),
-    ("ge", 2, "compare", "({0} >= {1})", np.greater_equal, {}),
-    ("logical_and", 2, "logical", "({0} && {1})", np.logical_and, {}),
-    ("logical_or", 2, "logical", "({0} || {1})", np.logical_or, {}),
-    ("logical_xor", 2, "logical", "({0} != {1})", np.logical_xor, {}),
+    ("silu", 1, "float", "gt_silu({0})", npmath.silu, {**_NB, "float_only": True, "quiet": True,
+                                                       "complex_fn": _complex_silu, "inplace": False}),
+    ("floor", 1, "same", "gt_floor({0})", _ident_int(np.floor), {**_NB, "real_only": True}),
+    ("ceil", 1, "same", "gt_ceil({0})", _ident_int(np.ceil), {**_NB, "real_only": True}),
+    ("round", 1, "same", "gt_round({0})", _round, {**_NB, "real_only": True}),
+    ("sign", 1, "same", "gt_sign({0})", npmath.sign, {"real_only": True}),
+    ("eq", 2, "compare", "({0} == {1})", np.equal, {**_CMP_EQ, **_U, "dunder": "eq"}),
+    ("ne", 2, "compare", "({0} != {1})", np.not_equal, {**_CMP_EQ, **_U, "dunder": "ne"}),
+    ("lt", 2, "compare", "({0} < {1})", np.less, {**_CMP, "dunder": "lt"}),
+    ("le", 2, "compare", "({0} <= {1})", np.less_equal, {**_CMP, "dunder": "le"}),
+    ("gt", 2, "compare", "({0} > {1})", np.greater, {**_CMP, "dunder": "gt"}),
+    ("ge", 2, "compare", "({0} >= {1})", np.greater_equal, {**_CMP, "dunder": "ge"}),
+    ("logical_and", 2, "logical", "({0} && {1})", np.logical_and, _NO_INPLACE),
+    ("logical_or", 2, "logical", "({0} || {1})", np.logical_or, _NO_INPLACE),
+    ("logical_xor", 2, "logical", "({0} != {1})", np.logical_xor, _NO_INPLACE),
     ("logical_not", 1, "logical", "(!{0})", np.logical_not, {}),
-    ("bitwise_and", 2, "bitwise", "({0} & {1})", np.bitwise_and, {"int_only": True}),
-    ("bitwise_or", 2, "bitwise", "({0} | {1})", np.bitwise_or, {"int_only": True}),
-    ("bitwise_xor", 2, "bitwise", "({0} ^ {1})", np.bitwise_xor, {"int_only": True}),
-    ("bitwise_not", 1, "bitwise", "gt_bitnot({0})", np.invert, {"int_only": True}),
-    ("maximum", 2, "promote", "gt_max({0}, {1})", np.maximum, {}),
-    ("minimum", 2, "promote", "gt_min({0}, {1})", np.minimum, {}),
-    ("where", 3, "where", "({0} ? {1} : {2})", np.where, {}),
-    ("clamp", 3, "clamp", "gt_clamp({0}, {1}, {2})", _clamp, {}),
+    ("bitwise_and", 2, "bitwise", "({0} & {1})", np.bitwise_and,
+     {"int_only": True, **_U, "dunder": "and"}),
+    ("bitwise_or", 2, "bitwise", "({0} | {1})", np.bitwise_or, {"int_only": True, **_U, "dunder": "or"}),
+    ("bitwise_xor", 2, "bitwise", "({0} ^ {1})", np.bitwise_xor,
+     {"int_only": True, **_U, "dunder": "xor"}),
+    ("bitwise_not", 1, "bitwise", "gt_bitnot({0})", np.invert,
+     {"int_only": True, "inplace": False}),
+    ("maximum", 2, "promote", "gt_max({0}, {1})", np.maximum, {"real_only": True}),
+    ("minimum", 2, "promote", "gt_min({0}, {1})", np.minimum, {"real_only": True}),
+    ("where", 3, "where", "({0} ? {1} : {2})", np.where,
+     {"operand_check": _check_where, "inplace": False}),
+    ("clamp", 3, "clamp", "gt_clamp({0}, {1}, {2})", _clamp,
+     {"real_only": True, "aliases": ("clip",), "operand_check": _check_clamp}),
 ]
 
 OPS: dict[str, OpDef] = {

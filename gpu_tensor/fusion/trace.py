@@ -97,10 +97,10 @@ def apply(key: str, *operands, **params) -> Proxy:
     else:
         ops = present[1:] if op.kind == "where" else present
         common = as_np_dtype(core_dtype.result_type(*(_promotion_operand(n) for n in ops)))
-    try:
-        op.check([n.dtype if n is not None and n.tier < 2 else None for n in nodes], common)
-    except TypeError as exc:
-        raise FusionError(f"{key}: {exc}") from None
+    # torch's errors, as eager code raises them (the same table rules)
+    op.check([n.dtype if n is not None and n.tier < 2 else None for n in nodes], common)
+    if op.operand_check is not None:
+        op.operand_check(operands, core_dtype.to_dtype(common))
     in_dtypes = op.operand_dtypes(common, len(nodes))
     in_dtypes = tuple(None if n is None else d for n, d in zip(nodes, in_dtypes, strict=True))
     if op.param and param is not None:
@@ -148,6 +148,7 @@ class Proxy:
 
     __slots__ = ("node", "ndim")
     __hash__ = object.__hash__  # __eq__ builds a node, so identity hashing is kept explicitly
+    _requires_grad = False  # what the ops' call-time autograd check reads (gpu_tensor/_grad.py)
 
     def __init__(self, node: Node, ndim: int):
         self.node = node
@@ -160,21 +161,9 @@ class Proxy:
     def __repr__(self) -> str:
         return f"Proxy(dtype={self.node.dtype}, ndim={self.ndim})"
 
-    # Python operators, torch's meanings (/ is true division, // floors, % Python's sign).
-    __add__, __radd__ = _binary("add"), _binary("add", swap=True)
-    __sub__, __rsub__ = _binary("sub"), _binary("sub", swap=True)
-    __mul__, __rmul__ = _binary("mul"), _binary("mul", swap=True)
-    __truediv__, __rtruediv__ = _binary("div"), _binary("div", swap=True)
-    __floordiv__, __rfloordiv__ = _binary("floor_divide"), _binary("floor_divide", swap=True)
-    __mod__, __rmod__ = _binary("remainder"), _binary("remainder", swap=True)
-    __pow__, __rpow__ = _binary("pow"), _binary("pow", swap=True)
-    __and__, __rand__ = _binary("bitwise_and"), _binary("bitwise_and", swap=True)
-    __or__, __ror__ = _binary("bitwise_or"), _binary("bitwise_or", swap=True)
-    __xor__, __rxor__ = _binary("bitwise_xor"), _binary("bitwise_xor", swap=True)
-    __eq__, __ne__ = _binary("eq"), _binary("ne")
-    __lt__, __le__ = _binary("lt"), _binary("le")
-    __gt__, __ge__ = _binary("gt"), _binary("ge")
-    __neg__, __abs__, __invert__ = _unary("neg"), _unary("abs"), _unary("bitwise_not")
+    # Python operators: generated from the op table below (torch's meanings: / is true
+    # division, // floors, % takes Python's sign); ~ is bitwise_not (logical_not on bool).
+    __invert__ = _unary("bitwise_not")
 
     def __pos__(self):
         return self
@@ -236,7 +225,6 @@ class Proxy:
     def clamp(self, min=None, max=None):  # noqa: A002  (torch's names)
         return apply("clamp", self, min, max)
 
-    clip = clamp
 
     def where(self, condition, other):
         return apply("where", condition, self, other)
@@ -250,12 +238,18 @@ class Proxy:
         )
 
 
-for _key, _op in OPS.items():  # x.exp(), x.add(y), x.logical_not(), ...
+for _key, _op in OPS.items():  # from the table: x + y, x.exp(), x.add(y), x.multiply(y), ...
+    if _op.dunder is not None:
+        if _op.arity == 2:
+            setattr(Proxy, f"__{_op.dunder}__", _binary(_key))
+            if _op.kind != "compare":  # Python swaps comparisons itself
+                setattr(Proxy, f"__r{_op.dunder}__", _binary(_key, swap=True))
+        else:
+            setattr(Proxy, f"__{_op.dunder}__", _unary(_key))
     if _key not in ("where", "clamp", "gelu") and not hasattr(Proxy, _key):
         setattr(Proxy, _key, _unary(_key) if _op.arity == 1 else _binary(_key))
-Proxy.div = Proxy.true_divide = Proxy.divide = Proxy.__truediv__
-Proxy.mul = Proxy.multiply = Proxy.__mul__
-Proxy.sub = Proxy.subtract = Proxy.__sub__
+    for _alias in _op.aliases:
+        setattr(Proxy, _alias, getattr(Proxy, _key))
 
 _UFUNCS = {
     "add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div",

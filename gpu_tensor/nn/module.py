@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 
 from gpu_tensor.autograd import no_grad
-from gpu_tensor.tensor import Tensor
+from gpu_tensor._tensor import Tensor
 
 from .parameter import Parameter, adopt_payload
 

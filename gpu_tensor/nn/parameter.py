@@ -6,7 +6,7 @@ results of ops on it are plain Tensors, as in torch.
 
 from __future__ import annotations
 
-from gpu_tensor.tensor import Tensor
+from gpu_tensor._tensor import Tensor
 
 __all__ = ["Parameter", "adopt_payload"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpu_tensor.autograd import no_grad
-from gpu_tensor.tensor import Tensor
+from gpu_tensor._tensor import Tensor
 
 from .parameter import Parameter, adopt_payload
 

@@ -1,8 +1,9 @@
 """The elementwise dispatcher: PyTorch promotion over the fusion op table, device checks,
 and the cpu fast path.
 
-The numpy function and the dtype rule of each op come from the fusion op table
-(`gpu_tensor.fusion.optable.OPS`), the same table the CUDA codegen reads. On cpu/emulated
+The numpy function, the dtype rule and every per-op rule (refused dtypes, quiet ops, integer
+division, complex functions, operand checks) come from the fusion op table
+(`gpu_tensor.fusion.optable.OPS`), the same table the CUDA codegen and the tracer read. On cpu/emulated
 cuda the numpy function runs directly; on real cuda the backend routes the op to the
 fusion engine's eager kernels (backends/cuda.py `elementwise`).
 
@@ -18,21 +19,18 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._args import wrap_int
+from .._grad import STATE, record
+from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU
-from ..fusion.optable import OPS
-from ..tensor import Tensor
+from ..fusion.optable import OPS, not_implemented
 
-__all__ = ["SPECS", "apply", "binary", "unary", "make_binary", "make_unary", "mismatch"]
+__all__ = ["SPECS", "apply", "binary", "unary", "make_binary", "make_unary", "mismatch",
+           "not_implemented"]
 
 _new = object.__new__
 _HALF = (_dt.float16, _dt.bfloat16)
 _SCALAR_CATEGORY = {bool: _dt.BOOL, int: _dt.INT, float: _dt.FLOAT, complex: _dt.COMPLEX}
-# Ops whose numpy loops warn on inf/nan/zero-division, which torch never does. Only these
-# pay for silencing numpy (~0.1 us on the fast path, see _quiet_context; np.errstate in
-# apply()), so add/mul/compare run with nothing around them.
-_QUIET = {"div", "floor_divide", "remainder", "pow", "exp", "log", "log1p", "sqrt", "rsqrt",
-          "sigmoid", "silu", "gelu", "tanh", "sin", "cos", "reciprocal", "fmod"}
 
 
 class _Spec:
@@ -43,7 +41,8 @@ class _Spec:
         self.op = op
         self.fn = op.np_fn
         self.kind = op.kind
-        self.quiet = key in _QUIET
+        # only quiet ops pay for silencing numpy (~0.1 us on the fast path, _quiet_context)
+        self.quiet = op.quiet
         self.ufunc = isinstance(op.np_fn, np.ufunc)
         self.fast = {}  # dtype -> out dtype when operands of that dtype need no conversion
         for d in _dt.ALL:
@@ -53,28 +52,19 @@ class _Spec:
                 continue
             if op.no_bool and d is _dt.bool:
                 continue  # refused with torch's message by apply()
-            if key in _INT_DIVISION and d.category <= _dt.INT:
+            if op.int_division and d.category <= _dt.INT:
                 continue  # apply() checks for division by zero
-            if key in _COMPLEX_FN and d.category == _dt.COMPLEX:
+            if op.complex_fn is not None and d.category == _dt.COMPLEX:
                 continue  # the table's numpy function is real-only: apply() swaps it
             if compute is d and d not in _HALF:
                 self.fast[d] = out
 
 
 def _dtypes(spec, common):
-    """(compute dtype, out dtype) for the promoted operand dtype; RuntimeError if refused."""
+    """(compute dtype, out dtype) for the promoted operand dtype; NotImplementedError (the
+    table's `refuse`) if the op has no kernel for it."""
     op, kind = spec.op, spec.kind
-    if common in _dt.BAREBONES_UNSIGNED and spec.key not in _UNSIGNED_OPS:
-        raise not_implemented(spec.key, common, "torch has only a few ops for this type; "
-                              "convert with .to(gpu_tensor.int64) first")
-    if op.int_only and common.category >= _dt.FLOAT:
-        raise not_implemented(
-            spec.key, common, "it is only defined for integer and bool tensors; cast the "
-            "operands with .to(gt.int64) (or another integer dtype) first")
-    if common is _dt.bool and spec.key in _NO_BOOL:
-        raise not_implemented(spec.key, common)
-    if common.category <= _dt.INT and spec.key in _FLOAT_ONLY:
-        raise not_implemented(spec.key, common, "convert the input with .float() first")
+    op.refuse(common)
     if kind == "logical":
         return _dt.bool, _dt.bool
     compute = common
@@ -83,40 +73,10 @@ def _dtypes(spec, common):
     out = _dt.bool if kind == "compare" else compute
     if compute in _HALF:
         compute = _dt.float32  # torch's opmath: half types compute in float32
-    if common.category == _dt.COMPLEX:
-        if spec.key in _REAL_ONLY:
-            raise not_implemented(spec.key, common, "complex numbers are not ordered")
-        if spec.key == "abs":
-            out = common.to_real()  # torch: |z| of complex64 is float32
+    if common.category == _dt.COMPLEX and spec.key == "abs":
+        out = common.to_real()  # torch: |z| of complex64 is float32
     return compute, out
 
-
-def not_implemented(name, dtype, hint=""):
-    """torch's error for an op a dtype does not support: NotImplementedError (a subclass
-    of RuntimeError), naming the dtype the way torch does ('Float', 'Bool', ...)."""
-    msg = f'"{name}" not implemented for \'{_dt.SCALAR_TYPE_NAMES[dtype.name]}\''
-    return NotImplementedError(f"{msg}; {hint}" if hint else msg)
-
-
-_INT_DIVISION = {"floor_divide", "remainder", "fmod"}
-# the elementwise ops torch (2.3+) has for uint16/uint32/uint64 (checked against torch 2.13)
-_UNSIGNED_OPS = {"mul", "div", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor"}
-_REAL_ONLY = {"floor", "ceil", "round", "floor_divide", "remainder", "maximum", "minimum",
-              "clamp", "lt", "le", "gt", "ge", "relu", "sign", "gelu"}
-# torch refuses these when the operands promote to bool (e.g. bool // bool, abs(bool))
-_NO_BOOL = {"floor_divide", "remainder", "abs", "floor", "ceil", "round", "relu", "gelu",
-            "silu"}
-_FLOAT_ONLY = {"gelu", "silu"}  # torch has no integer kernels for these
-
-
-def _complex_sigmoid(x):
-    one = x.dtype.type(1)
-    return one / (one + np.exp(-x))  # numpy protocols: cupy arrays stay on the device
-
-
-# The table's numpy functions for these are real-only (exp(-|x|) form); complex inputs use
-# the plain formula, as torch does.
-_COMPLEX_FN = {"sigmoid": _complex_sigmoid, "silu": lambda x: x * _complex_sigmoid(x)}
 
 SPECS = {k: _Spec(k, op) for k, op in OPS.items()}
 
@@ -180,8 +140,14 @@ def make_binary(key, reflected=False):
     if spec.op.no_bool:  # tensor - True: apply() raises torch's error
         categories = {k: v for k, v in categories.items() if k is not bool}
     ndarray, asarray, new = np.ndarray, np.asarray, _new
+    state = STATE
 
     def f(self, other):
+        # autograd, decided here (gpu_tensor/_grad.py): one or two slot reads when no
+        # input requires grad; a Tensor subclass `other` is checked on the slow path below
+        if self._requires_grad or (other.__class__ is Tensor and other._requires_grad):
+            if state.enabled:
+                return record(f, None, (self, other), None)
         dev = self.device
         dt = self.dtype
         if dev is CPU:
@@ -231,10 +197,14 @@ def make_binary(key, reflected=False):
                     return r
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented  # Python then tries the other side / raises TypeError
+        if other.__class__ is not Tensor and isinstance(other, Tensor) and \
+                other._requires_grad and state.enabled:
+            return record(f, None, (self, other), None)
         return apply(key, other, self) if reflected else apply(key, self, other)
 
     fast_device = spec.fast  # on a GPU every table op runs as a kernel, ufunc or not
     f.__name__ = key
+    f.__gt_differentiable__ = True
     return f
 
 
@@ -287,10 +257,15 @@ def make_unary(key):
     # no cheap way to silence numpy (its internals changed): quiet ops take apply()'s path
     fast = spec.fast if spec.ufunc and not (quiet and _CV is None) else {}
     cv, qv = _CV, _QUIET_EXTOBJ
+    state = STATE
 
     def f(input):
         if type(input) is not Tensor:  # subclasses, and values traced by @gt.fuse
+            if isinstance(input, Tensor) and input._requires_grad and state.enabled:
+                return record(f, None, (input,), None)
             return apply(key, input)
+        if input._requires_grad and state.enabled:  # autograd (gpu_tensor/_grad.py)
+            return record(f, None, (input,), None)
         if input.device is CPU:
             out = fast.get(input.dtype)
             if out is not None:
@@ -317,6 +292,7 @@ def make_unary(key):
 
     f.__name__ = key
     f.__doc__ = f"torch.{key}: elementwise."
+    f.__gt_differentiable__ = True
     return f
 
 
@@ -375,8 +351,8 @@ def apply(key, *operands, **params):
     typed = operands[1:] if spec.kind == "where" else operands
     common = _dt.result_type(*(x for x in typed if x is not None))
     compute, out = _dtypes(spec, common)
-    if key in _OPERAND_CHECKS:
-        _OPERAND_CHECKS[key](operands, common)
+    if op.operand_check is not None:
+        op.operand_check(operands, common)
     backend = get_backend(dev)
     cnp = compute.np
     # torch casts operands to the common dtype before its kernel widens half types to
@@ -387,7 +363,7 @@ def apply(key, *operands, **params):
         target = cnp
         if spec.kind == "where" and i == 0:
             target = np.dtype(np.bool_)
-        if via is not None and i == 1 and key in _OPMATH_SCALAR and isinstance(x, Tensor) \
+        if via is not None and i == 1 and op.opmath_scalar and isinstance(x, Tensor) \
                 and x._data.size == 1:
             via = None  # ... except a one-element divisor/factor, read at full precision
         if isinstance(x, Tensor):
@@ -412,7 +388,7 @@ def apply(key, *operands, **params):
         else:
             with np.errstate(all="ignore"):
                 args.append(np.asarray(x).astype(target)[()])
-    if key in _INT_DIVISION and compute.category <= _dt.INT:
+    if op.int_division and compute.category <= _dt.INT:
         divisor = args[1]
         zero = (divisor == 0) if not hasattr(divisor, "ndim") else (divisor == 0).any()
         if bool(zero):
@@ -422,7 +398,7 @@ def apply(key, *operands, **params):
         kwargs[op.param] = params.pop(op.param)
     if params:
         raise TypeError(f"{key}() got unexpected keyword arguments {sorted(params)}")
-    fn = _COMPLEX_FN.get(key, spec.fn) if compute.category == _dt.COMPLEX else spec.fn
+    fn = op.complex_fn or spec.fn if compute.category == _dt.COMPLEX else spec.fn
     try:
         with np.errstate(all="ignore"):
             r = backend.elementwise(key, fn, args, out.np, kwargs)
@@ -437,38 +413,6 @@ def apply(key, *operands, **params):
         r = backend.astype(r, out.np)  # (uint16 results are real cuda's bfloat16 bits)
     r, st = backend.adopt(r)
     return Tensor._make(r, dev, out, st)
-
-
-def _check_pow(operands, common):
-    base, exp = operands
-    if common is _dt.bool and type(exp) is not bool:
-        raise not_implemented("pow", common)
-    if type(exp) is int and exp < 0 and common.category == _dt.INT:
-        raise RuntimeError("Integers to negative integer powers are not allowed; use a float "
-                           "exponent (e.g. ** -1.0) or convert the base with .float()")
-
-
-def _check_clamp(operands, common):
-    if common is _dt.bool and any(type(x) is bool for x in operands[1:]):
-        raise not_implemented("clamp", common)
-
-
-def _check_where(operands, common):
-    cond = operands[0]
-    if isinstance(cond, Tensor) and cond.dtype is not _dt.bool and cond.dtype is not _dt.uint8:
-        raise RuntimeError(
-            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{_dt.SCALAR_TYPE_NAMES[cond.dtype.name]}; compare it first (e.g. cond != 0)")
-
-
-# torch's cpu kernels of these read a one-element second operand of a half-type op as its
-# original value in float32 (TensorIterator's original_scalar_value), not rounded to the half
-# type; other ops round it (checked against torch 2.13: add/remainder round, these do not).
-_OPMATH_SCALAR = {"mul", "div", "floor_divide"}
-
-
-# Refusals that depend on the operands, not only on their common dtype.
-_OPERAND_CHECKS = {"pow": _check_pow, "clamp": _check_clamp, "where": _check_where}
 
 
 # -- public functions -----------------------------------------------------------------

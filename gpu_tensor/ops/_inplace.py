@@ -64,7 +64,7 @@ def inplace(fn, name: str):
 
 
 def fill_(self, value):
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
     check_writable(self, "fill_", overlap_ok=True)
     if isinstance(value, Tensor):

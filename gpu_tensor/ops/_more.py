@@ -2,14 +2,14 @@
 special.py, sort.py, linalg_more.py, index_more.py, reduce_more.py, random.py and meta.py
 become `gt.<name>` and `Tensor.<name>`, and which get an in-place `<name>_` form.
 
-`attach(Tensor)` runs once, from ops/_methods.attach; `gpu_tensor/__init__.py` re-exports
-`__all__`. In-place forms compute out of place and write back (ops/_inplace.py); they are
+`rows()` gives their rows of Tensor's one method table (gpu_tensor/_tensor_methods.py);
+`gpu_tensor/__init__.py` re-exports `__all__`. In-place forms compute out of place and write back (ops/_inplace.py); they are
 registered with autograd as "record the out-of-place op on a copy", like the core ones.
 """
 
 from __future__ import annotations
 
-from .. import layouts
+from .. import _grad, layouts
 from ..sparse import ops as sparse_ops
 from ..sparse import sparse_coo_tensor
 from . import index_more, linalg_more, meta, random, reduce_more, softmax, sort, special
@@ -101,44 +101,42 @@ def _functions():
     return out
 
 
-def attach(cls) -> None:
-    fns = _functions()
-    for name, fn in fns.items():
-        if name not in _NOT_METHODS and name not in cls.__dict__:
-            setattr(cls, name, fn)
+def rows(core: dict) -> dict:
+    """This module's rows of Tensor's method table (gpu_tensor/_tensor_methods.py); `core`
+    holds the rows and class attributes already there, which are never replaced."""
+    m: dict = {}
+
+    def add(name, value):
+        if name not in core and name not in m:
+            m[name] = value
+
+    for name, fn in _functions().items():
+        if name not in _NOT_METHODS:
+            add(name, fn)
     for name, fn in _METHODS.items():
-        if fn is not None and name not in cls.__dict__:  # never replace a core method
-            setattr(cls, name, fn)
-    cls.fill_diagonal_ = inplace(index_more.fill_diagonal, "fill_diagonal_")
-    cls.layout = property(meta.layout)
+        if fn is not None:
+            add(name, fn)
+    m["fill_diagonal_"] = _grad.inplace(
+        "fill_diagonal_", inplace(index_more.fill_diagonal, "fill_diagonal_"))
+    m["layout"] = property(meta.layout)
     for flag in _FLAGS:
-        setattr(cls, flag, property(meta._false))
+        m[flag] = property(meta._false)
     for alias, target in _ALIASES.items():
-        setattr(cls, alias, cls.__dict__[target])
+        add(alias, m[target] if target in m else core[target])
     for name in _INPLACE_GRAD + _INPLACE_NOGRAD:
-        if name + "_" not in cls.__dict__ and name != "fill_diagonal":
-            setattr(cls, name + "_", inplace(_method(cls, name), name + "_"))
+        if name != "fill_diagonal":
+            add(name + "_", _grad.inplace(name + "_", inplace(_method(name), name + "_")))
+    return m
 
 
-def _method(cls, name):
-    """Tensor.<name> looked up at call time, so it is the differentiable one once autograd
-    has wrapped it."""
+def _method(name):
+    """Tensor.<name>, looked up when called (the table is bound after this module loads)."""
 
     def call(self, *args, **kwargs):
-        return getattr(cls, name)(self, *args, **kwargs)
+        return getattr(type(self), name)(self, *args, **kwargs)
 
     call.__name__ = name
     return call
-
-
-def register_autograd() -> None:
-    """In-place forms with a gradient: recorded as the out-of-place op on a copy."""
-    from ..autograd.install import inplace as register
-    from ..tensor import Tensor
-
-    for name in _INPLACE_GRAD:
-        register(name + "_", lambda n=name: _method(Tensor, n) if n != "fill_diagonal"
-                 else index_more.fill_diagonal)
 
 
 def _public_names():

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from .._grad import STATE, differentiable, record
+from .._tensor import Tensor
 from ..backends import get_backend
-from ..tensor import Tensor
 from ._dispatch import _BINARY, _HALF, _RBINARY, apply, binary, make_unary, not_implemented
 
 __all__ = [
@@ -40,14 +41,18 @@ def _b(key):
                 f"{key}(): expected both arguments to be Tensors, got {type(input).__name__} "
                 f"and {type(other).__name__}; wrap a number with gt.tensor(value)")
         if type(input) is Tensor:
-            r = fwd(input, other)
+            r = fwd(input, other)  # fwd and rev decide about autograd themselves
         elif type(other) is Tensor:
             r = rev(other, input)
-        else:
+        else:  # Tensor subclasses, traced values
+            if STATE.enabled and (getattr(input, "_requires_grad", False)
+                                  or getattr(other, "_requires_grad", False)):
+                return record(f, None, (input, other), None)
             return apply(key, input, other)
         return binary(key, input, other) if r is NotImplemented else r  # raises TypeError
 
     f.__name__ = key
+    f.__gt_differentiable__ = True
     f.__doc__ = f"torch.{key}: elementwise, with broadcasting and type promotion."
     return f
 
@@ -75,6 +80,7 @@ floor, ceil, sign = _u("floor"), _u("ceil"), _u("sign")
 logical_not, bitwise_not = _u("logical_not"), _u("bitwise_not")
 
 
+@differentiable
 def round(input, decimals=0):  # noqa: A001
     if decimals == 0 or input.dtype is _dt.bool:
         return apply("round", input)
@@ -82,18 +88,21 @@ def round(input, decimals=0):  # noqa: A001
     return div(apply("round", mul(input, scale)), scale)
 
 
+@differentiable
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
     return apply("gelu", input, approximate=approximate)
 
 
+@differentiable
 def add(input, other, *, alpha=1):
     if alpha != 1:
         other = mul(other, alpha)
     return binary("add", input, other)
 
 
+@differentiable
 def sub(input, other, *, alpha=1):
     if alpha != 1:
         other = mul(other, alpha)
@@ -103,6 +112,7 @@ def sub(input, other, *, alpha=1):
 subtract = sub
 
 
+@differentiable
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return binary("div", input, other)
@@ -129,7 +139,7 @@ def _div_trunc(a, b):
         return _int_trunc_div(a, b, common)
     if common in _HALF:  # truncate the float32 quotient, then round once to the half type
         a = a.to(common).to(_dt.float32) if isinstance(a, Tensor) else a
-        if isinstance(b, Tensor):  # a one-element divisor keeps its precision (_OPMATH_SCALAR)
+        if isinstance(b, Tensor):  # a one-element divisor keeps its precision (the opmath_scalar rule)
             b = (b if b.numel() == 1 and b.dtype is not common else b.to(common)).to(_dt.float32)
     return _trunc_values(binary("div", a, b)).to(common)
 
@@ -144,6 +154,7 @@ def _trunc_values(t):
     return Tensor._make(arr, t.device, t.dtype, st)
 
 
+@differentiable
 def trunc(input):
     if input.dtype is _dt.bool or input.dtype.category == _dt.COMPLEX:
         raise not_implemented("trunc", input.dtype)
@@ -167,6 +178,7 @@ def fmod(input, other):
     return where(fix, sub(r, other), r)
 
 
+@differentiable
 def where(condition, input=None, other=None):
     if input is None and other is None:
         from .indexing import nonzero
@@ -175,6 +187,7 @@ def where(condition, input=None, other=None):
     return apply("where", condition, input, other)
 
 
+@differentiable
 def clamp(input, min=None, max=None):  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -184,10 +197,12 @@ def clamp(input, min=None, max=None):  # noqa: A002
 clip = clamp
 
 
+@differentiable
 def square(input):
     return binary("mul", input, input) if input.dtype is not _dt.bool else pow(input, 2)
 
 
+@differentiable
 def reciprocal(input):
     return div(1.0, input) if input.dtype.category < _dt.FLOAT else div(1, input)
 
@@ -244,5 +259,6 @@ def imag(input):
     return _part_view(input, input._data.imag)
 
 
+@differentiable
 def lerp(input, end, weight):
     return add(input, mul(weight, sub(end, input)))

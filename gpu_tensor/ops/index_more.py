@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..backends import get_backend
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["index_add", "index_copy", "index_fill", "masked_scatter", "put", "take_along_dim",
            "scatter_reduce", "nonzero_static", "argwhere", "repeat_interleave", "diff",

@@ -12,8 +12,9 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._dims import wrap_dim as _wrap_dim
+from .._grad import differentiable
+from .._tensor import Tensor
 from ..backends import get_backend
-from ..tensor import Tensor
 from ._index_plan import empty_basic, empty_slice, none_strides, split_advanced
 from ._inplace import check_writable
 
@@ -106,6 +107,7 @@ def _check_ints(t, index):
         raise IndexError(f"too many indices for tensor of dimension {t._data.ndim}")
 
 
+@differentiable(first=True)
 def getitem(self, index):
     ti = type(index)
     if ti is slice:  # t[a:b]: the commonest index, a view with no parsing
@@ -208,9 +210,7 @@ def _value_array(self, value):
     b = get_backend(self.device)
     if isinstance(value, Tensor):
         if value.device is not self.device:  # torch copies the value over, as copy_ does
-            from .._move import move
-
-            value = move(value, self.device)
+            value = value.to(self.device)  # a method: transfer sits above ops
         arr = value._data
         return arr if value.dtype is self.dtype else b.astype(arr, self.dtype.np)
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -295,6 +295,7 @@ def _check_index_tensor(name, input, dim, index):
                 f"be no larger than self {list(input.shape)} apart from dimension {dim}")
 
 
+@differentiable(first=True)
 def gather(input, dim, index):
     d = _wrap_dim(dim, input.ndim)
     _check_index_tensor("gather", input, d, index)
@@ -343,10 +344,12 @@ def scatter_(self, dim, index, src=None, value=None, reduce=None):
     return self
 
 
+@differentiable
 def scatter(input, dim, index, src=None, value=None, reduce=None):
     return scatter_(input.clone(), dim, index, src, value, reduce)
 
 
+@differentiable
 def scatter_add(input, dim, index, src):
     return scatter_(input.clone(), dim, index, src, reduce="add")
 
@@ -355,6 +358,7 @@ def scatter_add_(self, dim, index, src):
     return scatter_(self, dim, index, src, reduce="add")
 
 
+@differentiable(first=True)
 def index_select(input, dim, index):
     d = _wrap_dim(dim, input.ndim)
     if not isinstance(index, Tensor) or index.dtype.category != _dt.INT:
@@ -404,6 +408,7 @@ def masked_fill_(self, mask, value):
     return self
 
 
+@differentiable
 def masked_fill(input, mask, value):
     _mask(input, mask, "masked_fill")
     try:
@@ -415,6 +420,7 @@ def masked_fill(input, mask, value):
     return masked_fill_(out, mask, value)
 
 
+@differentiable(first=True)
 def masked_select(input, mask):
     m = _mask(input, mask, "masked_select")
     b = get_backend(input.device)
@@ -440,6 +446,7 @@ def nonzero(input, *, as_tuple=False):
     return Tensor._make(arr, input.device, _dt.int64, st)
 
 
+@differentiable(first=True)
 def take(input, index):
     b = get_backend(input.device)
     ia = _device_array(input, index)

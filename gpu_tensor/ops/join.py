@@ -9,8 +9,9 @@ import math
 
 from .. import dtype as _dt
 from .._dims import wrap_dim as _wrap_dim
+from .._grad import differentiable
+from .._tensor import Tensor
 from ..backends import get_backend
-from ..tensor import Tensor
 from ._dispatch import mismatch as _mismatch
 
 __all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk", "tensor_split",
@@ -43,6 +44,7 @@ def _arrays(tensors, dev, dt):
     return b, [t._data if t.dtype is dt else b.astype(t._data, dt.np) for t in tensors]
 
 
+@differentiable
 def cat(tensors, dim=0):
     tensors, dev, dt = _common("cat", tensors)
     # torch's legacy rule: 1-D empty tensors are skipped whatever the other shapes
@@ -68,6 +70,7 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
+@differentiable
 def stack(tensors, dim=0):
     tensors, dev, dt = _common("stack", tensors)
     shp = tensors[0].shape
@@ -91,6 +94,7 @@ def vstack(tensors):
     return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
 
 
+@differentiable(first=True)
 def split(tensor, split_size_or_sections, dim=0):
     """Views of consecutive pieces along `dim`: equal pieces of the given size (the last
     may be smaller), or pieces of the listed sizes."""
@@ -115,6 +119,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return tuple(out)
 
 
+@differentiable(first=True)
 def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
@@ -126,6 +131,7 @@ def chunk(input, chunks, dim=0):
     return split(input, size, d)
 
 
+@differentiable(first=True)
 def tensor_split(input, indices_or_sections, dim=0):
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from .._grad import differentiable
+from .._tensor import Tensor
 from ..backends import get_backend
-from ..tensor import Tensor
 from ._dispatch import mismatch as _mismatch
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"]
@@ -59,11 +60,13 @@ def _run(name, a, b, fn):
     return _result(bk, r, a)
 
 
+@differentiable
 def matmul(input, other):
     _check("matmul", input, other)
     return _run("matmul", input, other, lambda xp, x, y: xp.matmul(x, y))
 
 
+@differentiable
 def mm(input, mat2):
     _check("mm", input, mat2)
     if input.ndim != 2 or mat2.ndim != 2:
@@ -71,6 +74,7 @@ def mm(input, mat2):
     return _run("mm", input, mat2, lambda xp, x, y: xp.matmul(x, y))
 
 
+@differentiable
 def bmm(input, mat2):
     _check("bmm", input, mat2)
     if input.ndim != 3 or mat2.ndim != 3:
@@ -80,6 +84,7 @@ def bmm(input, mat2):
     return _run("bmm", input, mat2, lambda xp, x, y: xp.matmul(x, y))
 
 
+@differentiable
 def mv(input, vec):
     _check("mv", input, vec)
     if input.ndim != 2 or vec.ndim != 1:
@@ -88,6 +93,7 @@ def mv(input, vec):
     return _run("mv", input, vec, lambda xp, x, y: xp.matmul(x, y))
 
 
+@differentiable
 def dot(input, other):
     _check("dot", input, other)
     if input.ndim != 1 or other.ndim != 1:
@@ -96,6 +102,7 @@ def dot(input, other):
     return _run("dot", input, other, lambda xp, x, y: xp.dot(x, y))
 
 
+@differentiable
 def outer(input, vec2):
     _check("outer", input, vec2)
     return _run("outer", input, vec2, lambda xp, x, y: xp.outer(x, y))

@@ -16,7 +16,8 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..backends import get_backend
-from ..tensor import Tensor
+from .._grad import differentiable
+from .._tensor import Tensor
 
 __all__ = ["det", "inverse", "solve", "qr", "svd", "cholesky", "slogdet", "logdet",
            "pinverse", "eigh", "matrix_power", "trace", "tril", "triu", "diag", "diag_embed",
@@ -76,16 +77,19 @@ def _linalg(name, fn, *arrays):
         raise RuntimeError(f"linalg.{name}: incompatible shapes {shapes} ({exc})") from None
 
 
+@differentiable
 def det(input):
     xp = get_backend(input.device).xp
     return _out(input, xp.linalg.det(_square("det", input)))
 
 
+@differentiable
 def inverse(input):
     xp = get_backend(input.device).xp
     return _out(input, _linalg("inv", xp.linalg.inv, _square("inv", input)))
 
 
+@differentiable
 def solve(A, B, *, left=True):
     """X with A @ X = B (torch.linalg.solve); B may be a vector."""
     xp = get_backend(A.device).xp
@@ -100,6 +104,7 @@ def solve(A, B, *, left=True):
     return _out(A, r[..., 0] if vector else r)
 
 
+@differentiable
 def slogdet(input):
     xp = get_backend(input.device).xp
     s, logabs = xp.linalg.slogdet(_square("slogdet", input))

@@ -9,7 +9,8 @@ does; on a tensor that requires grad they take the history of the equivalent vie
 from __future__ import annotations
 
 from .. import layouts
-from ..tensor import Tensor
+from .._grad import STATE as _GRAD
+from .._tensor import Tensor
 
 __all__ = ["is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero",
            "numel", "is_same_size", "is_signed"]
@@ -100,9 +101,7 @@ def _self(self):
 
 def _repoint(self, view, name):
     """Make self the tensor `view` (a view of self's memory), history included."""
-    from ..autograd import grad_mode
-
-    if self._requires_grad and self.grad_fn is None and grad_mode.STATE.enabled:
+    if self._requires_grad and self.grad_fn is None and _GRAD.enabled:
         raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                            "in-place operation; do it under `with gt.no_grad():` or use the "
                            "out-of-place form")

@@ -19,7 +19,7 @@ from .. import creation
 from .. import dtype as _dt
 from ..backends import get_backend
 from ..device import CPU, resolve
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "bernoulli", "multinomial", "normal", "poisson"]

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..backends import get_backend
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["nansum", "nanmean", "aminmax", "logcumsumexp", "cov", "corrcoef", "renorm",
            "bitwise_left_shift", "bitwise_right_shift", "frexp", "hardshrink", "prelu"]

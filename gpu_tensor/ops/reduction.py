@@ -10,9 +10,10 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._dims import wrap_dim as _wrap_dim
+from .._grad import differentiable
+from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU
-from ..tensor import Tensor
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
            "std", "var_mean", "std_mean", "all", "any", "norm", "cumsum", "cumprod",
@@ -74,6 +75,7 @@ def _fast(input, r, dt):
     return Tensor._make(r, CPU, dt)
 
 
+@differentiable(first=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     if input.device is CPU and dim is None and dtype is None and not keepdim:
         d = input.dtype
@@ -84,6 +86,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     return _accumulate("sum", input, dim, keepdim, dtype)
 
 
+@differentiable(first=True)
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     return _accumulate("prod", input, dim, keepdim, dtype)
 
@@ -98,6 +101,7 @@ def _accumulate(name, input, dim, keepdim, dtype):
     return _out(input, r, dt)
 
 
+@differentiable(first=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     d = input.dtype
     if input.device is CPU and dim is None and dtype is None and not keepdim and (
@@ -134,6 +138,7 @@ def _ordered(input, name):
             "reduce .abs() or .real instead")
 
 
+@differentiable(first=True)
 def amax(input, dim=(), keepdim=False):
     _ordered(input, "amax")
     axes = _axes(input, dim)
@@ -142,6 +147,7 @@ def amax(input, dim=(), keepdim=False):
     return _out(input, xp.max(_values(input), axis=axes, keepdims=keepdim), input.dtype)
 
 
+@differentiable(first=True)
 def amin(input, dim=(), keepdim=False):
     _ordered(input, "amin")
     axes = _axes(input, dim)
@@ -198,16 +204,19 @@ def _extreme(name, input, dim, keepdim):
     return result(reduce(input, dim, keepdim), _arg(input, dim, keepdim, name))
 
 
+@differentiable
 def max(input, dim=None, keepdim=False):  # noqa: A001
     """max(t) -> 0-dim max; max(t, dim) -> (values, indices); max(t, other) -> maximum."""
     return _extreme("max", input, dim, keepdim)
 
 
+@differentiable
 def min(input, dim=None, keepdim=False):  # noqa: A001
     """min(t) -> 0-dim min; min(t, dim) -> (values, indices); min(t, other) -> minimum."""
     return _extreme("min", input, dim, keepdim)
 
 
+@differentiable(first=True)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over `dim`; `correction` (default 1, Bessel) or torch's legacy `unbiased`."""
     return _var_or_std(input, dim, unbiased, keepdim, correction, False)
@@ -254,6 +263,7 @@ def _scaled_var(xp, v, axes, correction, keepdim, root=False, scale=True):
     return r
 
 
+@differentiable(first=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var_or_std(input, dim, unbiased, keepdim, correction, True)
 
@@ -290,6 +300,7 @@ def count_nonzero(input, dim=None):
     return _out(input, xp.count_nonzero(_values(input), axis=_axes(input, dim)), _dt.int64)
 
 
+@differentiable(first=True)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over `dim` (all elements by default); 'fro' is the 2-norm."""
     if input.dtype.category < _dt.FLOAT:
@@ -328,14 +339,17 @@ def _cum(input, dim, dtype, fn):
     return _out(input, r, dt)
 
 
+@differentiable(first=True)
 def cumsum(input, dim, *, dtype=None):
     return _cum(input, dim, dtype, "cumsum")
 
 
+@differentiable(first=True)
 def cumprod(input, dim, *, dtype=None):
     return _cum(input, dim, dtype, "cumprod")
 
 
+@differentiable(first=True)
 def logsumexp(input, dim, keepdim=False):
     dt = input.dtype if input.dtype.category >= _dt.FLOAT else _dt.get_default_dtype()
     xp = get_backend(input.device).xp

@@ -7,8 +7,9 @@ from __future__ import annotations
 from .. import _views
 from .._dims import shape_args
 from .._dims import wrap_dim as _wrap_dim
+from .._grad import differentiable
+from .._tensor import Tensor
 from ..backends import get_backend
-from ..tensor import Tensor
 
 __all__ = ["flip", "roll", "repeat", "tile", "reshape", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis",
            "narrow", "select", "squeeze", "unsqueeze", "flatten", "unflatten", "t",
@@ -51,6 +52,7 @@ def _dims(t, dims):
     return out
 
 
+@differentiable(first=True)
 def flip(input, dims):
     """A copy with the order of elements reversed along `dims`."""
     if input.ndim == 0:
@@ -58,6 +60,7 @@ def flip(input, dims):
     return _copy_result(input, get_backend(input.device).xp.flip(input._data, _dims(input, dims)))
 
 
+@differentiable(first=True)
 def roll(input, shifts, dims=None):
     xp = get_backend(input.device).xp
     if dims is not None and len((shifts,) if isinstance(shifts, int) else shifts) != len(
@@ -70,6 +73,7 @@ def roll(input, shifts, dims=None):
     return _copy_result(input, xp.roll(input._data, shifts, _dims(input, dims)))
 
 
+@differentiable(first=True)
 def repeat(input, *sizes):
     """torch's repeat: tile the tensor `sizes` times along each (possibly new, leading) dim."""
     reps = shape_args(sizes)
@@ -87,10 +91,3 @@ def tile(input, dims):
     reps = shape_args((dims,))
     reps = (1,) * (input.ndim - len(reps)) + reps
     return repeat(input, reps)
-
-
-def attach(cls) -> None:
-    cls.flip = flip
-    cls.roll = roll
-    cls.repeat = repeat
-    cls.tile = tile

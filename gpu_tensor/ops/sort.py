@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..backends import get_backend
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "quantile",
            "nanquantile", "mode", "unique", "unique_consecutive", "cummax", "cummin",

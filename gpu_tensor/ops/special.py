@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..backends import get_backend
-from ..tensor import Tensor
+from .._grad import differentiable
+from .._tensor import Tensor
 
 __all__ = [
     "asin", "acos", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "arcsin",
@@ -78,7 +79,7 @@ def _unary(name, fn, host=False, complex_ok=True):
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"torch.{name}: elementwise."
-    return op
+    return differentiable(op)  # formulas: autograd/formulas_more.py
 
 
 def _vectorized(scalar_fn):
@@ -265,7 +266,7 @@ def _binary_float(name, fn):
     return op
 
 
-atan2 = arctan2 = _binary_float("atan2", lambda xp, a, b: xp.arctan2(a, b))
+atan2 = arctan2 = differentiable(_binary_float("atan2", lambda xp, a, b: xp.arctan2(a, b)))
 _nextafter = _binary_float("nextafter", lambda xp, a, b: xp.nextafter(a, b))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpu_tensor.tensor import Tensor
+from gpu_tensor._tensor import Tensor
 
 __all__ = ["check_non_negative", "check_beta", "value"]
 

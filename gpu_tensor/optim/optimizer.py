@@ -11,7 +11,7 @@ import copy
 from collections import defaultdict
 
 from gpu_tensor.autograd import no_grad
-from gpu_tensor.tensor import Tensor
+from gpu_tensor._tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
 

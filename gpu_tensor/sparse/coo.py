@@ -15,7 +15,7 @@ import re
 
 from .. import dtype as _dt
 from .. import layouts
-from ..tensor import Size, Tensor
+from .._tensor import Size, Tensor
 
 __all__ = ["SparseTensor", "sparse_coo_tensor"]
 

@@ -8,7 +8,7 @@ differentiable in both the sparse values and the dense operand.
 from __future__ import annotations
 
 from .. import dtype as _dt
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .coo import SparseTensor
 
 __all__ = ["mm", "addmm", "sum", "to_sparse"]

@@ -64,7 +64,7 @@ requires_gpu_hardware = _HardwareMarker()
 
 def to_numpy(x) -> np.ndarray:
     """Host numpy array of a Tensor (any device), array or number."""
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
     if isinstance(x, Tensor):
         return x._host()
@@ -77,7 +77,7 @@ def assert_close(actual, expected, *, rtol=None, atol=None, check_dtype=True,
                  equal_nan=True) -> None:
     """Values (and shape, and dtype when `expected` is a Tensor or ndarray) agree within
     the dtype's tolerance from TOLERANCES (exact for bool and integers)."""
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
     a = to_numpy(actual)
     e = to_numpy(expected)

@@ -117,7 +117,7 @@ def default_collate(batch):
     lists and dicts field by field (torch's rules)."""
     from gpu_tensor.creation import tensor
     from gpu_tensor.ops.join import stack
-    from gpu_tensor.tensor import Tensor
+    from gpu_tensor._tensor import Tensor
 
     first = batch[0]
     if isinstance(first, Tensor):

@@ -22,7 +22,7 @@ __all__ = ["prefetch"]
 
 def _map_tensors(obj, fn):
     """Apply ``fn`` to every Tensor inside tuples / lists / dicts; leave the rest alone."""
-    from gpu_tensor.tensor import Tensor
+    from gpu_tensor._tensor import Tensor
 
     if isinstance(obj, Tensor):
         return fn(obj)

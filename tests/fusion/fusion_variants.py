@@ -101,8 +101,8 @@ def op_variants(dtypes=(B, U8, I32, I64, F16, BFLOAT16, F32, F64)):
                 specs[0] = ("tensor", B, 1)
             try:
                 g, _ = trace(lambda *a, key=key: apply(key, *a), specs)
-            except TypeError:
-                continue  # refused dtype (bitwise on floats, neg/sub on bool)
+            except (TypeError, RuntimeError):
+                continue  # refused dtype (bitwise on floats, neg/sub on bool, gelu on ints)
             ops = [contiguous((64,), s[1]) for s in specs] + [contiguous((64,), g.outputs[0].dtype)]
             out.append((f"{key}_{dt}", g, plan((64,), ops)))
     return out

@@ -318,4 +318,8 @@ def saturating_cast(h: np.ndarray, dt: np.dtype, order="K") -> np.ndarray:
         return saturating_astype(h, dt, order)
 
 
-from .tasks import run  # noqa: E402 - tasks build on the class above
+def run(*args, **kwargs):
+    """tasks.run: tasks build on this module's class, so it is looked up at call time."""
+    from .tasks import run as _run
+
+    return _run(*args, **kwargs)

@@ -1,11 +1,13 @@
-"""Tensor: storage + view metadata + device + dtype + autograd slots.
+"""Tensor: storage + view metadata + device + dtype + autograd slots (torch/_tensor.py).
 
 `t._data` is an array view (numpy for cpu and emulated cuda, cupy for real cuda) with the
 tensor's shape and strides; `t._storage` is the UntypedStorage every view shares. Shape,
 strides and offset are read off `_data`, so they can never disagree with it.
 
-This file holds the object and its metadata; views live in `_views.py`, ops in `ops/`,
-interop in `_interop.py`. Their functions are attached as methods at the bottom.
+This file holds the class body: the object, its metadata and host reads. It imports
+nothing above it. Every other method (views, layout, interop, repr, ops, moves, autograd)
+is bound by the one method table, `_tensor_methods.py`, which `gpu_tensor/__init__.py`
+imports; `_tensor.pyi` (generated from both, checked by a test) shows IDEs all of them.
 """
 
 from __future__ import annotations
@@ -14,13 +16,29 @@ import numpy as np
 
 from . import dtype as _dt
 from ._dims import wrap_dim as _wrap_dim
-from ._layout import channels_last, contiguous_format, preserve_format
 from .backends import get_backend
 from .device import CPU, Device, resolve
 from .device import _make as _make_device
 from .dtype import DType
 
 __all__ = ["Tensor", "Size", "contiguous_format", "channels_last", "preserve_format"]
+
+
+class _MemoryFormat:
+    """torch.memory_format: how a tensor's elements are laid out in memory."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"gpu_tensor.{self.name}"
+
+
+contiguous_format = _MemoryFormat("contiguous_format")
+channels_last = _MemoryFormat("channels_last")  # NHWC strides for 4-d (N, C, H, W) tensors
+preserve_format = _MemoryFormat("preserve_format")
 
 
 class Size(tuple):
@@ -57,6 +75,7 @@ def _check_grad(t, g) -> None:
 class Tensor:
     """A multi-dimensional array on a device with PyTorch's tensor contract."""
 
+    __module__ = "gpu_tensor"  # its public name: type(t) prints <class 'gpu_tensor.Tensor'>
     __slots__ = ("_data", "_st", "device", "dtype", "_requires_grad", "_grad", "grad_fn",
                  "_base", "__weakref__")
 
@@ -373,34 +392,25 @@ class Tensor:
             return format(self.item(), spec)
         return format(repr(self), spec)
 
-    def __reduce__(self):
-        """Pickle/deepcopy: the values (a host copy), device, dtype and requires_grad."""
-        return (_rebuild, (np.array(self._host()), str(self.device), self.dtype.name,
-                           self.requires_grad))
-
-    def __repr__(self) -> str:
-        from ._format import format_tensor
-
-        return format_tensor(self)
-
-    __str__ = __repr__
-
 
 def _wait_ready(t) -> None:
     """`transfer.wait_ready(t)`: blocks only while an async copy is landing in pinned `t`.
-    Bound on first use (transfer loads streams and the pinned pool, which importing this
-    module does not); later calls go straight to it."""
-    global _wait_ready
-    from .transfer import wait_ready
-
-    _wait_ready = wait_ready
-    wait_ready(t)
+    The class's one upward edge, imported at call time (transfer loads streams and the
+    pinned pool, which importing the class does not); the module is kept after the first
+    call."""
+    mod = _TRANSFER or _load_transfer()
+    mod.wait_ready(t)
 
 
-def _rebuild(host, device, dtype_name, requires_grad):
-    from .creation import tensor
+_TRANSFER = None
 
-    return tensor(host, dtype=dtype_name, device=device, requires_grad=requires_grad)
+
+def _load_transfer():
+    global _TRANSFER
+    from . import transfer  # upward, at call time: see _wait_ready
+
+    _TRANSFER = transfer
+    return transfer
 
 
 def _is_channels_last(t: Tensor) -> bool:
@@ -414,13 +424,3 @@ def _is_channels_last(t: Tensor) -> bool:
             return False
         expected *= size
     return True
-
-
-# Methods defined next to the concept they belong to, attached here.
-from . import _interop, _move, _views  # noqa: E402
-from .ops import _methods  # noqa: E402
-
-_views.attach(Tensor)
-_interop.attach(Tensor)
-_move.attach(Tensor)
-_methods.attach(Tensor)

@@ -1,4 +1,5 @@
-"""Moves between devices and dtypes: `.to/.cuda/.cpu/.copy_/.pin_memory/.is_pinned`.
+"""Moves between devices and dtypes: `.to/.cuda/.cpu/.copy_/.pin_memory/.is_pinned`
+(bound as methods by `_tensor_methods.py`).
 
 Cross-device copies, pinned memory and `record_stream` are `gpu_tensor.transfer`'s (async
 copies, pinned staging); same-device dtype changes and copies are the backend's.
@@ -8,19 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtype as _dt
-from .backends import get_backend
-from .device import CPU, resolve
-from .dtype import DType
+from .. import dtype as _dt
+from .._grad import differentiable
+from ..backends import get_backend
+from ..device import CPU, resolve
+from ..dtype import DType
 
-__all__ = ["to", "move", "astype", "copy_", "pin_memory", "is_pinned", "record_stream",
-           "attach"]
+__all__ = ["to", "move", "astype", "copy_", "pin_memory", "is_pinned", "record_stream"]
 
 
 def _transfer():
-    """The transfer module, imported on first use: streams and the pinned pool load when
-    something is moved, not when `gpu_tensor.tensor` is imported."""
-    from . import transfer
+    """The transfer package (this module's parent: cross-device copies, pinned memory)."""
+    from .. import transfer  # the parent package: loaded before this module, never a cycle
 
     return transfer
 
@@ -64,6 +64,7 @@ def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory
     return out
 
 
+@differentiable(first=True)
 def astype(t, dt: DType):
     """A new tensor with t's values converted to dtype `dt`, on t's device."""
     b = get_backend(t.device)
@@ -72,6 +73,7 @@ def astype(t, dt: DType):
     return type(t)._make(arr, t.device, dt, st)
 
 
+@differentiable(first=True)
 def move(t, device, non_blocking: bool = False):
     """t on `device` (t itself when already there)."""
     dev = resolve(device)
@@ -84,7 +86,7 @@ def move(t, device, non_blocking: bool = False):
 
 def copy_(dst, src, non_blocking: bool = False):
     """dst[...] = src: broadcasts src, converts its dtype, copies across devices."""
-    from .ops._inplace import check_writable
+    from ..ops._inplace import check_writable  # ops sit below transfer: see DESIGN.md
 
     check_writable(dst, "copy_")
     if not hasattr(src, "_data"):  # not a Tensor: torch's parser refuses it
@@ -148,21 +150,3 @@ def _cuda(self, device=None, non_blocking: bool = False):
 
 def _cpu(self):
     return move(self, CPU, False)
-
-
-def attach(cls) -> None:
-    """Device/dtype moves as methods: to, cuda, cpu, pin_memory, is_pinned, record_stream,
-    and the dtype shortcuts t.float(), t.double(), t.half(), t.long(), ..."""
-    cls.to = to
-    cls.cuda = _cuda
-    cls.cpu = _cpu
-    cls.pin_memory = lambda self, device=None: pin_memory(self)
-    cls.is_pinned = lambda self, device=None: is_pinned(self)
-    cls.record_stream = record_stream
-    cls.type = _type
-    for name, dt in (("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
-                     ("bfloat16", _dt.bfloat16), ("int", _dt.int32), ("long", _dt.int64),
-                     ("short", _dt.int16), ("bool", _dt.bool), ("byte", _dt.uint8),
-                     ("char", _dt.int8), ("cfloat", _dt.complex64),
-                     ("cdouble", _dt.complex128)):
-        setattr(cls, name, _caster(dt))

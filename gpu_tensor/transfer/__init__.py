@@ -1,11 +1,15 @@
 """Host↔device transfers and pinned host tensors (`.to/.cuda/.cpu/.copy_/.pin_memory`).
 
+This package is where pinned memory and moves live: this module (the copies and pinned
+tensors), `staging.py` (the chunked pinned-staging pipeline) and `move.py` (the `.to` /
+`.cuda` / `.cpu` / `copy_` argument handling the Tensor methods call).
+
 How each copy runs (``stream`` = the current stream of the cuda device involved):
 
 - pinned host source (ours, C-contiguous) → device: one async copy on ``stream``; the pinned
   block records ``stream`` so the pool does not reuse it before the copy has read it.
 - pageable host source → device: chunked staging through pooled pinned buffers with worker
-  threads (`_staging.py`). Returns once the source has been read, so the caller may modify
+  threads (`staging.py`). Returns once the source has been read, so the caller may modify
   it right away, even with ``non_blocking=True``; only the tail of the DMA is still in flight.
 - device → host, ``non_blocking=True``: lands in a new *pinned* tensor with one async copy.
   **The trap (as in torch): its values are valid only after ``stream`` is synchronised**
@@ -31,13 +35,13 @@ import weakref
 
 import numpy as np
 
-from gpu_tensor import _staging
 from gpu_tensor.backends import get_backend
 from gpu_tensor.backends.cpu import host_ptr
 from gpu_tensor.cuda import streams as _streams
 from gpu_tensor.device import CPU, resolve
 from gpu_tensor.memory import pinned as _pinned
 from gpu_tensor.storage import UntypedStorage
+from gpu_tensor.transfer import staging as _staging
 
 __all__ = [
     "to_device",
@@ -102,7 +106,7 @@ def empty_pinned(shape, dtype=None):
     """An uninitialised cpu tensor in page-locked memory from the pinned pool
     (``gt.empty(..., pin_memory=True)``)."""
     from gpu_tensor import dtype as _dt
-    from gpu_tensor.tensor import Tensor
+    from gpu_tensor._tensor import Tensor
 
     dt = _dt.to_dtype(dtype) if dtype is not None else _dt.float32
     shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
@@ -278,7 +282,7 @@ def _h2d(src_arr: np.ndarray, dst, non_blocking: bool) -> None:
 
 def to_device(t, device, non_blocking: bool = False):
     """``t`` copied to cuda ``device`` (see the module docstring for what runs)."""
-    from gpu_tensor.tensor import Tensor
+    from gpu_tensor._tensor import Tensor
 
     dev = resolve(device)
     if dev.type != "cuda":
@@ -316,7 +320,7 @@ def _peer_copy(dst, src, non_blocking: bool) -> None:
 def to_host(t, non_blocking: bool = False):
     """``t`` copied to cpu. ``non_blocking=True``: a pinned tensor, valid after the stream
     is synchronised (or `wait_ready`)."""
-    from gpu_tensor.tensor import Tensor
+    from gpu_tensor._tensor import Tensor
 
     if t.device.type == "cpu":
         return t

@@ -1,0 +1,220 @@
+"""THE method table of Tensor: every attribute that is not in the class body of
+`_tensor.py`, one row per name, bound once when this module is imported.
+
+torch's layout: `torch/_tensor.py` holds the class, one generated table holds its methods.
+Here the rows name functions that live with their concept (views in `_views.py`, layout
+in `_layout.py`, interop in `_interop.py`, repr in `_format.py`, ops in `ops/`, moves in
+`transfer/move.py`, autograd in `autograd/methods.py`); none of those modules binds
+anything itself. Dependencies go one way: this module imports all of them and nothing
+imports it but `gpu_tensor/__init__.py`, so the class is complete before any user code runs.
+
+`_tensor.pyi` is generated from this table and the class body
+(`python -m gpu_tensor._tensor_stub`); `tests/test_tensor_stub.py` checks it is current.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _format, _interop, _views, creation
+from . import _grad as _grad
+from . import dtype as _dt
+from ._tensor import Tensor
+from .autograd import methods as _autograd
+from .fusion.optable import OPS
+from .ops import _dispatch, _more, indexing, join, linalg, reduction, shape
+from .ops import elementwise as ew
+from .ops._inplace import fill_, inplace, zero_
+from .transfer import move as _move
+
+__all__ = ["METHODS"]
+
+
+
+
+def _invert(self):
+    if self.dtype.category >= _dt.FLOAT:  # torch: the operator is a TypeError (the op is not)
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors; use logical_not() or (x == 0) for a float tensor")
+    return ew.logical_not(self) if self.dtype is _dt.bool else ew.bitwise_not(self)
+
+
+def _matmul(self, other):
+    return linalg.matmul(self, other)
+
+
+def _rmatmul(self, other):
+    return linalg.matmul(other, self)
+
+
+def _copy_(self, src, non_blocking=False):
+    return _move.copy_(self, src, non_blocking)
+
+
+def _where(self, condition, other):
+    return ew.where(condition, self, other)
+
+
+def _clamp_min(self, min):  # noqa: A002
+    return ew.clamp(self, min=min)
+
+
+def _clamp_max(self, max):  # noqa: A002
+    return ew.clamp(self, max=max)
+
+
+def _type_as(self, other):
+    return self.to(other.dtype)
+
+
+def _pos(self):
+    return self
+
+
+def _reduce(self):
+    """Pickle/deepcopy: the values (a host copy), device, dtype and requires_grad."""
+    return (_rebuild, (np.array(self._host()), str(self.device), self.dtype.name,
+                       self.requires_grad))
+
+
+def _rebuild(host, device, dtype_name, requires_grad):
+    return creation.tensor(host, dtype=dtype_name, device=device, requires_grad=requires_grad)
+
+
+def _new(name):
+    """t.new_zeros(...) and friends: factories defaulting to t's dtype and device."""
+    factory = getattr(creation, name)
+
+    def method(self, *args, dtype=None, device=None, requires_grad=False, **kw):
+        return factory(*args, dtype=self.dtype if dtype is None else dtype,
+                       device=self.device if device is None else device,
+                       requires_grad=requires_grad, **kw)
+
+    method.__name__ = "new_" + name
+    return method
+
+
+def _pinned(fn):
+    def method(self, device=None):
+        return fn(self)
+
+    method.__name__ = fn.__name__
+    return method
+
+
+# -- the rows ---------------------------------------------------------------------------------
+_VIEWS = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "transpose", "t",
+          "permute", "movedim", "narrow", "select", "unbind", "diagonal", "expand",
+          "expand_as", "broadcast_to", "unsqueeze", "squeeze", "unfold", "as_strided",
+          "contiguous", "clone"]
+# Elementwise methods: every op of the table (fusion/optable.py) under its name and its
+# aliases, plus the composite ops of ops/elementwise.py; where() takes self second.
+_COMPOSITE = ["fmod", "trunc", "square", "reciprocal", "isnan", "isinf", "isfinite", "conj",
+              "lerp"]
+_ELEMENTWISE = [name for key, op in OPS.items() if key != "where"
+                for name in (key, *op.aliases)] + _COMPOSITE
+_REDUCTIONS = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
+               "var", "std", "all", "any", "norm", "cumsum", "cumprod", "logsumexp",
+               "count_nonzero"]
+_INPLACE = [name for key, op in OPS.items() if op.inplace
+            for name in (key, *op.aliases)] + ["fmod", "trunc", "square", "reciprocal", "lerp"]
+_INDEXING = ["gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select",
+             "nonzero", "take", "index_put"]
+_INDEXING_INPLACE = ["scatter_", "scatter_add_", "masked_fill_"]
+_CASTS = {"float": _dt.float32, "double": _dt.float64, "half": _dt.float16,
+          "bfloat16": _dt.bfloat16, "int": _dt.int32, "long": _dt.int64, "short": _dt.int16,
+          "bool": _dt.bool, "byte": _dt.uint8, "char": _dt.int8, "cfloat": _dt.complex64,
+          "cdouble": _dt.complex128}
+
+
+def _rows() -> dict:
+    m: dict = {}
+    # views and layout (_views.py, _layout.py)
+    for name in _VIEWS:
+        m[name] = getattr(_views, name)
+    m["swapaxes"] = m["swapdims"] = _views.transpose
+    m["moveaxis"] = _views.movedim
+    m["T"] = property(_views._T)
+    m["mT"] = property(_views._mT)
+    m["H"] = property(_views._H)
+    m["mH"] = property(_views._mH)
+    # interop (_interop.py) and repr (_format.py), pickling
+    m["__array__"] = _interop.__array__
+    m["__dlpack__"] = _interop.__dlpack__
+    m["__dlpack_device__"] = _interop.__dlpack_device__
+    m["__cuda_array_interface__"] = property(_interop._cuda_array_interface)
+    m["__repr__"] = m["__str__"] = _format.format_tensor
+    m["__reduce__"] = _reduce
+    # moves and casts (transfer/move.py)
+    m["to"] = _move.to
+    m["cuda"] = _move._cuda
+    m["cpu"] = _move._cpu
+    m["pin_memory"] = _pinned(_move.pin_memory)
+    m["is_pinned"] = _pinned(_move.is_pinned)
+    m["record_stream"] = _move.record_stream
+    m["type"] = _move._type
+    for name, dt in _CASTS.items():
+        m[name] = _move._caster(dt)
+    m["type_as"] = _type_as
+    # ops (ops/*)
+    for name in _ELEMENTWISE:
+        m[name] = getattr(ew, name)
+    m["real"] = property(ew.real)
+    m["imag"] = property(ew.imag)
+    m["clamp_min"] = _clamp_min
+    m["clamp_max"] = _clamp_max
+    m["where"] = _where
+    for name in _REDUCTIONS:
+        m[name] = getattr(reduction, name)
+    for name in ("matmul", "mm", "bmm", "mv", "dot", "outer"):
+        m[name] = getattr(linalg, name)
+    for name in ("split", "chunk", "tensor_split"):
+        m[name] = getattr(join, name)
+    for name in ("flip", "roll", "repeat", "tile"):
+        m[name] = getattr(shape, name)
+    for name in _INDEXING:
+        m[name] = getattr(indexing, name)
+    m["__getitem__"] = indexing.getitem
+    for name in ("zeros", "ones", "empty", "full", "tensor"):
+        m["new_" + name] = _new(name)
+    # in-place methods: each records through its out-of-place form when autograd is on
+    for name in _INPLACE:
+        m[name + "_"] = _grad.inplace(name + "_", inplace(getattr(ew, name), name + "_"))
+    for name in _INDEXING_INPLACE:
+        m[name] = _grad.inplace(name, getattr(indexing, name))
+    m["__setitem__"] = _grad.inplace("__setitem__", indexing.setitem)
+    m["fill_"] = _grad.inplace("fill_", fill_)
+    m["zero_"] = _grad.inplace("zero_", zero_)
+    m["copy_"] = _grad.inplace("copy_", _copy_)
+    # operators, from the table's `dunder` column: a + b, 2 + b, a += b, -a, abs(a)
+    for key, op in OPS.items():
+        d = op.dunder
+        if d is None:
+            continue
+        if op.arity == 1:
+            m[f"__{d}__"] = getattr(ew, key)
+            continue
+        m[f"__{d}__"] = _dispatch._BINARY[key]
+        if op.kind != "compare":  # Python swaps comparisons itself; no a < b in place
+            m[f"__r{d}__"] = _dispatch._RBINARY[key]
+            m[f"__i{d}__"] = m[key + "_"]
+    m["__pos__"] = _pos
+    m["__invert__"] = _invert  # ~ is logical_not on bool, bitwise_not otherwise
+    m["__matmul__"] = _matmul
+    m["__rmatmul__"] = _rmatmul
+    m["__hash__"] = object.__hash__  # __eq__ is elementwise: identity hashing, explicitly
+    # autograd (autograd/methods.py)
+    m["backward"] = _autograd.backward
+    m["retain_grad"] = _autograd.retain_grad
+    m["retains_grad"] = property(_autograd.retains_grad)
+    m["register_hook"] = _autograd.register_hook
+    m["output_nr"] = property(_autograd.output_nr, None, None,
+                              "Which output of grad_fn this tensor is.")
+    # torch's API breadth beyond the core: special, sort, linalg, random, ... (ops/_more.py)
+    m.update(_more.rows({**Tensor.__dict__, **m}))
+    return m
+
+
+METHODS = _rows()
+for _name, _value in METHODS.items():
+    setattr(Tensor, _name, _value)
