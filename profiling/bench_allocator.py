@@ -18,10 +18,11 @@ expandable-segments note; the trace recorded from an MLP training loop written w
 gpu_tensor ops (run in a subprocess, emulated cuda without a GPU); any snapshot given with --trace (its alloc/free_requested
 entries; torch's _dump_snapshot pickles work too); and the generated families of
 alloc_traces.py (transformer training, KV-cache inference, a prefetching data loader),
-from several seeds. Policies: ours (release_on_miss, adaptive_segments and peak_guard,
-the defaults), torch's policy run by the same code with all three off, each also with
-expandable segments; on a GPU also torch itself and CuPy's MemoryPool replaying the
-same trace. Each row carries driver_calls: raw allocations + frees (maps/unmaps).
+from several seeds. Policies: ours (the defaults: adaptive_segments on, release_on_miss
+and peak_guard off), ours with peak_guard on, torch's policy run by the same code with all
+three off, each also with expandable segments; on a GPU also torch itself and CuPy's
+MemoryPool replaying the same trace. Each row carries driver_calls: raw allocations + frees (maps/unmaps), and
+steady_frees: frees after the first 10% of the trace (each a device sync on a GPU).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ TORCH_POLICY = "release_on_miss:False,adaptive_segments:False,peak_guard:False"
 POLICIES = {  # impl name -> GPU_TENSOR_ALLOC_CONF
     "gpu_tensor": "",
     "gpu_tensor expandable_segments": "expandable_segments:True",
+    "gpu_tensor peak_guard": "peak_guard:True",
     f"torch policy (our code, {TORCH_POLICY})": TORCH_POLICY,
     "torch policy expandable_segments": TORCH_POLICY + ",expandable_segments:True",
 }
@@ -247,8 +249,11 @@ def replay_ours(ops, conf, raw=None):
     live.set_enabled(False)  # policy and bookkeeping only; site capture is timed above
     a = CachingAllocator(raw or AddressSpace(), 0, config=parse_alloc_conf(conf), kind="bench")
     blocks = {}
+    warm, warm_frees = len(ops) // 10, 0  # the first 10% of a trace is its warm-up
     t0 = time.perf_counter()
-    for op, key, size, stream in ops:
+    for i, (op, key, size, stream) in enumerate(ops):
+        if i == warm:
+            warm_frees = a.stats()["num_device_free"]
         if op == "a":
             blocks[key] = a.malloc(size, stream)
         else:
@@ -259,7 +264,9 @@ def replay_ours(ops, conf, raw=None):
     live.set_enabled(None)
     return seconds, {"peak_reserved": s["reserved_bytes.all.peak"],
                      "peak_allocated": s["allocated_bytes.all.peak"],
-                     "driver_calls": s["num_device_alloc"] + s["num_device_free"]}
+                     "driver_calls": s["num_device_alloc"] + s["num_device_free"],
+                     # each a cudaFree, which synchronises the device: 0 is the goal once warm
+                     "steady_frees": s["num_device_free"] - warm_frees}
 
 
 def replay_torch(torch, ops):
@@ -302,7 +309,7 @@ def _record_replay(suite, case, impl, result):
     suite.record(case, impl, seconds=seconds, fragmentation=round(
         r["peak_reserved"] / r["peak_allocated"], 4), peak_reserved_mib=r["peak_reserved"] / MiB,
         peak_allocated_mib=r["peak_allocated"] / MiB, driver_calls=r.get("driver_calls"),
-        unit="s/op")
+        steady_frees=r.get("steady_frees"), unit="s/op")
 
 
 def fragmentation(suite, traces):

@@ -457,7 +457,7 @@ def test_peak_guard_returns_whole_free_segments_before_growing_the_peak():
         check(a)
         return a.stats()
 
-    guarded, plain = run(""), run("peak_guard:False")
+    guarded, plain = run("peak_guard:True"), run("")  # off by default (config.py)
     assert guarded["max_split_size"] == 256 * MiB and plain["max_split_size"] == -1
     assert guarded["reserved_bytes.all.peak"] == guarded["allocated_bytes.all.peak"]
     assert plain["reserved_bytes.all.peak"] > plain["allocated_bytes.all.peak"]

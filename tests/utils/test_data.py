@@ -16,9 +16,9 @@ from gpu_tensor.utils.data import (
 )
 
 
-def _dataset(n=10):
-    x = gt.arange(n * 2).float().reshape(n, 2)
-    return TensorDataset(x, gt.arange(n))
+def _dataset(n=10, device=None):
+    x = gt.arange(n * 2, device=device).float().reshape(n, 2)
+    return TensorDataset(x, gt.arange(n, device=device))
 
 
 def test_tensor_dataset_and_errors():
@@ -54,9 +54,14 @@ def test_shuffle_is_a_permutation_reproducible_from_the_generator():
 
 
 def test_pin_memory_and_prefetch_to_a_device(device):
-    loader = DataLoader(_dataset(), batch_size=4, pin_memory=True)
+    # host data explicitly: where cuda exists it is the default device, and batches of
+    # device data have nothing to pin (they stay where they are)
+    loader = DataLoader(_dataset(device="cpu"), batch_size=4, pin_memory=True)
     assert all(x.is_pinned() and y.is_pinned() for x, y in loader)
-    moved = list(DataLoader(_dataset(), batch_size=4, pin_memory=True, device=device))
+    resident = list(DataLoader(_dataset(device=device), batch_size=4, pin_memory=True))
+    assert all(x.device.type == device for x, _ in resident)
+    moved = list(DataLoader(_dataset(device="cpu"), batch_size=4, pin_memory=True,
+                            device=device))
     assert all(x.device.type == device for x, _ in moved)
     assert [y.cpu().tolist() for _, y in moved] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
 

@@ -65,8 +65,10 @@ def wrap(r, arrays, task):
             machine().sched.access(task, lo, hi, True, out.buffer_name())
             out._host()[...] = r
         return out
-    if isinstance(r, (tuple, list)):
-        return type(r)(wrap(x, arrays, task) for x in r)
+    if isinstance(r, list):
+        return [wrap(x, arrays, task) for x in r]
+    if isinstance(r, tuple):  # plain, as cupy returns: not numpy 2's SlogdetResult/SVDResult
+        return tuple(wrap(x, arrays, task) for x in r)
     return r
 
 

@@ -5,7 +5,8 @@ _kernel.pyx, ufunc.at: "cupy_<name>.at is not supported yet" otherwise, e.g. mul
 only for the dtypes cupy's scatter kernels take (cupy v14.2.0 _routines_indexing.pyx
 942-953: scatter_add takes int32, int64, uint32, uint64, float16, float32, float64; a
 bool/int8/uint8/int16/complex operand raises TypeError). Host numpy arrays as operands
-raise TypeError, as in cupy.
+raise TypeError, as in cupy. Arity and type loops come from the installed cupy's ufunc;
+where numpy's counterpart is a plain function (sinc, i0, fix), `_Loops` applies them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 
 from .indexing import wrap_indices
 from .ndarray import ndarray
-from .signatures import bind
+from .signatures import bind, real_object
 from .tasks import run, sim_arrays
 
 __all__ = ["ufunc", "SCATTER_DTYPES"]
@@ -24,12 +25,42 @@ SCATTER_DTYPES = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32, 
                                                  np.float16, np.float32, np.float64))
 
 
+class _Loops:
+    """A numpy function that cupy makes a ufunc (sinc, i0, fix: plain functions in numpy),
+    run with cupy's type rule: the first of the real ufunc's loops that every input casts
+    to safely, inputs cast to it, the result cast to its output type."""
+
+    def __init__(self, name: str, np_fn, types):
+        self.name, self._fn = name, np_fn
+        self._loops = [(tuple(np.dtype(c) for c in t.split("->")[0]),
+                        np.dtype(t.split("->")[1])) for t in types
+                       if "E" not in t]  # cupy's complex32: numpy has none, nor do we
+
+    def __call__(self, *args, out=None, dtype=None):
+        if len(args) != len(self._loops[0][0]):
+            raise ValueError(f"Wrong number of arguments for 'cupy_{self.name}'")
+        dtypes = [np.asarray(x).dtype for x in args]
+        for ins, result in self._loops:
+            if (dtype is None or np.dtype(dtype) == result) and all(
+                    np.can_cast(d, t, "safe") for d, t in zip(dtypes, ins, strict=True)):
+                break
+        else:
+            raise TypeError(f"Wrong type ({tuple(dtypes)}) of arguments for cupy_{self.name}")
+        r = np.asarray(self._fn(*(np.asarray(x, dtype=t) for x, t in zip(args, ins, strict=True))))
+        r = r.astype(result, copy=False)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+
+
 class ufunc:  # noqa: N801 - cupy's name
     def __init__(self, name: str):
-        self._np = getattr(np, name)
+        real = real_object(name)  # arity and loops as the installed cupy has them
+        self.nin, self.nout, self.nargs, self.types = real.nin, real.nout, real.nargs, real.types
+        np_fn = getattr(np, name)
+        self._np = np_fn if isinstance(np_fn, np.ufunc) else _Loops(name, np_fn, self.types)
         self.__name__ = self.name = name
-        self.nin, self.nout, self.nargs = self._np.nin, self._np.nout, self._np.nargs
-        self.types = self._np.types
 
     def __repr__(self):
         return f"<ufunc 'cupy_{self.name}'>"
