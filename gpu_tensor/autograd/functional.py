@@ -124,14 +124,14 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
     ins, single = _tuple(inputs, "inputs")
     jac = jacobian(_gradient_fn(func), ins, create_graph=create_graph)
-    return jac[0] if single and isinstance(jac, tuple) else jac
+    return jac[0][0] if single else jac  # one input: the tensor itself, as torch
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     ins, single = _tuple(inputs, "inputs")
     out = func(*ins)
     _, r = vjp(lambda *xs: tuple(_gradient_fn(func)(*xs)), ins, v, create_graph)
-    return out.detach(), r
+    return out.detach(), (r[0] if single else r)
 
 
 hvp = vhp  # the hessian of a scalar function is symmetric: v^T H = (H v)^T

@@ -84,3 +84,23 @@ def test_without_create_graph_gradients_have_no_history():
     assert not g.requires_grad
     with pytest.raises(RuntimeError, match="does not require grad"):
         autograd.grad(g.sum(), [x])
+
+
+def test_functional_hessian_and_hessian_vector_products_have_torchs_shapes():
+    from gpu_tensor.autograd import functional as F
+
+    x = gt.tensor([1.0, 2.0], dtype=gt.float64)
+    b = gt.tensor([3.0], dtype=gt.float64)
+    h = F.hessian(lambda v: (v ** 3).sum(), x)  # one input: the matrix itself
+    assert isinstance(h, gt.Tensor)
+    np.testing.assert_allclose(h.numpy(), np.diag(6 * x.numpy()))
+    out, hv = F.hvp(lambda v: (v ** 3).sum(), x, gt.ones(2, dtype=gt.float64))
+    assert out.item() == 9.0 and isinstance(hv, gt.Tensor)
+    np.testing.assert_allclose(hv.numpy(), 6 * x.numpy())
+    _, vh = F.vhp(lambda v: (v ** 3).sum(), x, gt.tensor([1.0, 0.0], dtype=gt.float64))
+    np.testing.assert_allclose(vh.numpy(), [6.0, 0.0])
+    (haa, hab), (hba, hbb) = F.hessian(lambda a, c: (a ** 2).sum() * c.sum(), (x, b))
+    np.testing.assert_allclose(haa.numpy(), 2 * b.item() * np.eye(2))
+    np.testing.assert_allclose(hab.numpy(), (2 * x.numpy())[:, None])
+    np.testing.assert_allclose(hba.numpy(), (2 * x.numpy())[None, :])
+    np.testing.assert_allclose(hbb.numpy(), [[0.0]])
