@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpu_tensor as gt
+from gpu_tensor.device import real_cuda_available
 from tests.bad_input_cases import GENERAL
 
 _IDS = [c.name for c in GENERAL]
@@ -167,6 +168,13 @@ def test_std_does_not_overflow(device):
 
 
 def test_unsigned_dtypes(device):
+    if device == "cuda" and real_cuda_available():  # the CUDA backend (a GPU, or the sim)
+        with pytest.raises(NotImplementedError, match="uint16 tensors are not supported on cuda"):
+            gt.from_numpy(np.array([1, 65535], np.uint16)).to(device)
+        y = gt.tensor([1, 2 ** 32 - 1], dtype=gt.uint32, device=device)
+        assert (y * 1).tolist() == [1, 2 ** 32 - 1] and y.to(gt.int64).sum().item() == 2 ** 32
+        assert gt.tensor([2 ** 64 - 1], dtype=gt.uint64, device=device).tolist() == [2 ** 64 - 1]
+        return
     x = gt.from_numpy(np.array([1, 65535], np.uint16)).to(device)
     assert x.dtype is gt.uint16 and (x * x).dtype is gt.uint16
     assert x.sum().item() == 65536 and x.sum().dtype is gt.int64

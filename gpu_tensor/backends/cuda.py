@@ -127,6 +127,7 @@ class CudaBackend(Backend):
         )
 
     def from_host(self, host_array):
+        _refuse_uint16(host_array.dtype)
         if host_array.dtype == _BF16:
             host_array = host_array.view(_BITS)
         with self._dev:
@@ -239,7 +240,19 @@ _F32 = np.dtype(np.float32)
 
 
 def _storable(np_dtype):
-    """cupy cannot hold bfloat16: its bits are stored as uint16."""
+    """cupy cannot hold bfloat16: its bits are stored as uint16 (so uint16 itself is refused,
+    see _refuse_uint16)."""
     np_dtype = np.dtype(np_dtype)
+    _refuse_uint16(np_dtype)
     return np.dtype(np.uint16) if np_dtype.name == "bfloat16" else np_dtype
+
+
+def _refuse_uint16(np_dtype) -> None:
+    """A uint16 cupy array means bfloat16 bits here (the copy kernels and the fusion engine
+    convert it as bfloat16), so a real uint16 tensor would be read as bfloat16 values."""
+    if np_dtype == _BITS:
+        raise NotImplementedError(
+            "uint16 tensors are not supported on cuda devices yet: CuPy has no bfloat16 type, "
+            "so gpu_tensor stores bfloat16 there as uint16 bits and the two would be confused. "
+            "Use int32 (or keep uint16 data on the cpu); uint32 and uint64 work on cuda.")
 

@@ -32,6 +32,7 @@ SUPPORTED = tuple(
     np.dtype(d)
     for d in (
         np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64,
+        np.uint16, np.uint32, np.uint64,  # torch's barebones unsigned types (few ops)
         np.float16, BFLOAT16, np.float32, np.float64,
     )
 )  # fmt: skip

@@ -202,7 +202,9 @@ def make_binary(key, reflected=False):
             return record(f, None, (self, other), None)
         return apply(key, other, self) if reflected else apply(key, self, other)
 
-    fast_device = spec.fast  # on a GPU every table op runs as a kernel, ufunc or not
+    # on a GPU every table op runs as a kernel, ufunc or not; ops whose refusals depend on
+    # the operands (int ** -1) take apply(), which runs the table's operand_check
+    fast_device = spec.fast if spec.op.operand_check is None else {}
     f.__name__ = key
     f.__gt_differentiable__ = True
     return f
