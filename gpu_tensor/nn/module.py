@@ -8,7 +8,7 @@ from collections import OrderedDict, namedtuple
 from gpu_tensor.autograd import no_grad
 from gpu_tensor._tensor import Tensor
 
-from .parameter import Parameter, adopt_payload
+from .parameter import Parameter, adopt_payload, zero_grads
 
 __all__ = ["Module"]
 
@@ -234,13 +234,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                p.grad = p.grad.detach().zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn):
         for child in self.children():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from gpu_tensor._tensor import Tensor
 
-__all__ = ["Parameter", "adopt_payload"]
+__all__ = ["Parameter", "adopt_payload", "zero_grads"]
 
 def _slots():
     names = []
@@ -75,3 +75,15 @@ class Parameter(Tensor):
         result = Parameter(self.detach().clone(), self.requires_grad)
         memo[id(self)] = result
         return result
+
+
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """Module.zero_grad and Optimizer.zero_grad: drop each gradient (torch's default), or
+    zero it in place, detached from any graph a create_graph backward left on it."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            p.grad = p.grad.detach().zero_()

@@ -12,6 +12,7 @@ from collections import defaultdict
 
 from gpu_tensor.autograd import no_grad
 from gpu_tensor._tensor import Tensor
+from gpu_tensor.nn.parameter import zero_grads
 
 __all__ = ["Optimizer", "required"]
 
@@ -74,14 +75,7 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        for g in self.param_groups:
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad = p.grad.detach().zero_()
+        zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient. `closure` re-evaluates the
