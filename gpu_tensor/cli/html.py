@@ -9,9 +9,12 @@ a block or an OOM marker shows its <title> (size, state, creation frames).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from html import escape
+from itertools import islice
 
 from . import snapshot_figures as fig
+from ._errors import write_chunks
 from ._format import fmt_bytes, fmt_frame, user_frames
 from .active_timeline import active_timeline_html, allocation_bands
 from .snapshot_view import (
@@ -23,12 +26,13 @@ from .snapshot_view import (
 )
 from .timeline import downsample, memory_timeline
 
-__all__ = ["render_html", "segment_map_svg", "timeline_svg"]
+__all__ = ["html_parts", "render_html", "segment_map_svg", "timeline_svg", "write_html"]
 
 MAP_WIDTH = 900  # px for the widest bar; each segment is scaled to its own row
 ROW_HEIGHT = 18
 LABEL_WIDTH = 260  # px of text left of each bar
 PLOT_W, PLOT_H, PAD = 900, 280, 60
+PIECE_PARTS = 1024  # segment-map rectangles per write (~300 KB)
 
 _COLOURS = {"active_allocated": "#3b7dd8", "active_pending_free": "#e8a33d", "inactive": "#e4e7eb"}
 _SERIES = (("reserved", "#888888"), ("active", "#e8a33d"), ("allocated", "#3b7dd8"))
@@ -50,29 +54,41 @@ def _block_title(block: dict) -> str:
 
 def segment_map_svg(segments: list[dict]) -> str:
     """One row per segment: its blocks as rectangles coloured by state, scaled to the row."""
+    return "".join(_segment_map_parts(segments))
+
+
+def _segment_map_parts(segments: list[dict]) -> Iterator[str]:
+    """The segment map a row and a rectangle at a time (the page's largest part: a
+    rectangle with a <title> per block, about 300 bytes each)."""
     height = ROW_HEIGHT * max(len(segments), 1) + 4
-    out = [
+    yield (
         f'<svg id="segment-map" width="{LABEL_WIDTH + MAP_WIDTH + 10}" height="{height}" '
         'role="img" aria-label="segment map">'
-    ]
+    )
     for i, seg in enumerate(segments):
         y = i * ROW_HEIGHT + 2
         label = (
             f"{seg['address']:#x} {fmt_bytes(seg['total_size'])} "
             f"{seg['segment_type']} s{seg.get('stream', 0)}"
         )
-        out.append(f'<text x="0" y="{y + ROW_HEIGHT - 6}">{escape(label)}</text>')
+        yield f'\n<text x="0" y="{y + ROW_HEIGHT - 6}">{escape(label)}</text>'
         for b in seg["blocks"] if seg["total_size"] > 0 else ():
             x = LABEL_WIDTH + MAP_WIDTH * (b["address"] - seg["address"]) / seg["total_size"]
             w = max(MAP_WIDTH * b["size"] / seg["total_size"], 1.0)  # tiny blocks stay visible
-            out.append(
-                f'<rect class="block {b["state"]}" x="{x:.2f}" y="{y}" width="{w:.2f}" '
+            yield (
+                f'\n<rect class="block {b["state"]}" x="{x:.2f}" y="{y}" width="{w:.2f}" '
                 f'height="{ROW_HEIGHT - 4}" fill="{_COLOURS[b["state"]]}" stroke="#fff" '
                 f'stroke-width="0.5" data-size="{b["size"]}" data-state="{b["state"]}">'
                 f"<title>{escape(_block_title(b))}</title></rect>"
             )
-    out.append("</svg>")
-    return "\n".join(out)
+    yield "\n</svg>"
+
+
+def _joined(parts: Iterable[str], n: int = PIECE_PARTS) -> Iterator[str]:
+    """`parts` joined `n` at a time: a few hundred KB per write, not a call per rectangle."""
+    it = iter(parts)
+    while batch := list(islice(it, n)):
+        yield "".join(batch)
 
 
 def timeline_svg(series: dict) -> str:
@@ -132,22 +148,28 @@ def _legend(items) -> str:
 def render_html(
     snap: dict, title: str = "gpu_tensor memory snapshot", device: int = 0, top: int = 10
 ) -> str:
-    """The whole page as a string."""
+    """The whole page as a string (write_html streams the same page to a file)."""
+    return "".join(html_parts(snap, title, device, top))
+
+
+def write_html(
+    path: str, snap: dict, title: str = "gpu_tensor memory snapshot", device: int = 0,
+    top: int = 10,
+) -> None:
+    """Write the page to `path` as it is rendered: the page (159 MB for a 246 MiB
+    snapshot) is never one string, so memory stays near the snapshot's own size."""
+    write_chunks(path, html_parts(snap, title, device, top))
+
+
+def html_parts(
+    snap: dict, title: str = "gpu_tensor memory snapshot", device: int = 0, top: int = 10
+) -> Iterator[str]:
+    """The page in order, in pieces; each figure is built when its turn comes, so the
+    active timeline's working set is gone before the segment map is drawn."""
     segments = fig.segments_of(snap, device)
-    stats, _ = fig.stats_of(snap, segments, device)
     frag = fig.fragmentation(segments)
     series = downsample(memory_timeline(snap, device))
-    rows = fig.largest_allocations(segments, snap, top)
-    alloc_rows = "".join(
-        f"<tr><td>{escape(fmt_bytes(r['size']))}</td><td>{r['address']:#x}</td>"
-        f"<td>{escape(allocation_contents(r))}</td>"
-        f"<td>{'<br>'.join(escape(line) for line in allocation_origin(r)) or '-'}</td></tr>"
-        for r in rows
-    )
-    ooms = fig.oom_events(snap, device)
-    # '</' inside the JSON would end the <script> element early.
-    data = json.dumps({"timeline": series, "fragmentation": frag}).replace("</", "<\\/")
-    return f"""<!DOCTYPE html>
+    yield f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
 <style>{_CSS}</style></head>
 <body>
@@ -157,13 +179,28 @@ allocated {escape(fmt_bytes(frag["allocated_bytes"]))}, free {escape(fmt_bytes(f
 (largest free block {escape(fmt_bytes(frag["largest_free_block"]))}),
 {len(series["ooms"])} out-of-memory events, {series["events"]} recorded events.</p>
 <h2>Active memory timeline</h2>
-{active_timeline_html(allocation_bands(snap, device))}
+"""
+    yield active_timeline_html(allocation_bands(snap, device))
+    yield f"""
 <h2>Memory over time</h2>
 {_legend([(n, c) for n, c in reversed(_SERIES)] + [("out of memory", "#d33")])}
 {timeline_svg(series)}
 <h2>Segment map</h2>
 {_legend([("allocated", _COLOURS["active_allocated"]), ("freed, waiting on a stream event", _COLOURS["active_pending_free"]), ("free", _COLOURS["inactive"])])}
-{segment_map_svg(segments)}
+"""
+    yield from _joined(_segment_map_parts(segments))
+    rows = fig.largest_allocations(segments, snap, top)
+    alloc_rows = "".join(
+        f"<tr><td>{escape(fmt_bytes(r['size']))}</td><td>{r['address']:#x}</td>"
+        f"<td>{escape(allocation_contents(r))}</td>"
+        f"<td>{'<br>'.join(escape(line) for line in allocation_origin(r)) or '-'}</td></tr>"
+        for r in rows
+    )
+    stats, _ = fig.stats_of(snap, segments, device)
+    ooms = fig.oom_events(snap, device)
+    # '</' inside the JSON would end the <script> element early.
+    data = json.dumps({"timeline": series, "fragmentation": frag}).replace("</", "<\\/")
+    yield f"""
 <h2>Largest live allocations</h2>
 <table><tr><th>size</th><th>address</th><th>tensors</th><th>created at</th></tr>{alloc_rows}</table>
 <h2>Fragmentation</h2>

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from ._errors import CliError, write_text
+from ._errors import CliError
 from .snapshot_check import Limits
 
 __all__ = ["main", "build_parser"]
@@ -161,12 +161,11 @@ def _memory_summary(args) -> int:
     else:
         sys.stdout.write(render_text(snap, args.top, args.device, label=args.snapshot))
     if args.html:
-        from .html import render_html
+        from .html import write_html
         from .snapshot_figures import device_of
 
         title = f"Memory snapshot {Path(args.snapshot).name}"
-        page = render_html(snap, title, device=device_of(snap, args.device), top=args.top)
-        write_text(args.html, page)
+        write_html(args.html, snap, title, device=device_of(snap, args.device), top=args.top)
         if not args.json:
             sys.stdout.write(f"\nwrote {args.html}\n")
     return 0

@@ -17,7 +17,7 @@ import traceback
 import types
 from pathlib import Path
 
-from ._errors import CliError, write_text
+from ._errors import CliError
 
 __all__ = ["run_script", "take_snapshot", "split_run_argv", "option_strings"]
 
@@ -164,9 +164,9 @@ def run_script(
     if save:
         _save(snap, save)
     if html:
-        from .html import render_html
+        from .html import write_html
 
-        write_text(html, render_html(snap, f"Memory after {script.name}", device, top))
+        write_html(html, snap, f"Memory after {script.name}", device, top)
     for path in (save, html):
         if path and not as_json:
             print(f"wrote {path}")

@@ -39,24 +39,25 @@ def memory_timeline(snap: dict, device: int = 0) -> dict:
         frag["allocated_bytes"] + frag["pending_free_bytes"],
         frag["reserved_bytes"],
     ]
-    steps = []
-    ooms = []
-    for i, e in enumerate(trace):
-        t = e.get("time_us", i)
-        t = t if isinstance(t, (int, float)) else i
-        size = e.get("size") if isinstance(e.get("size"), int) else 0
-        action = e.get("action")
-        if action == "oom":
-            ooms.append({"t_us": t, "size": size, "device_free": e.get("device_free")})
-        effect = _EFFECT.get(action)
-        if effect:
-            steps.append((t, [sign * size for sign in effect]))
-    totals = [sum(d[k] for _, d in steps) for k in range(3)]
+    # Two passes over the trace rather than a list of steps: the start level needs the
+    # sum of every change first, and a 200k-event history's steps cost ~40 MB.
+    totals, ooms, t0 = [0, 0, 0], [], None
+    for t, size, effect, e in _steps(trace):
+        if effect is None:
+            if e.get("action") == "oom":
+                ooms.append({"t_us": t, "size": size, "device_free": e.get("device_free")})
+                t0 = t if t0 is None else min(t0, t)
+            continue
+        t0 = t if t0 is None else min(t0, t)
+        for k in range(3):
+            totals[k] += effect[k] * size
+    t0 = 0 if t0 is None else t0
     level = [max(final[k] - totals[k], 0) for k in range(3)]
-    t0 = min([s[0] for s in steps] + [o["t_us"] for o in ooms], default=0)
     series = {"t_us": [0], "allocated": [level[0]], "active": [level[1]], "reserved": [level[2]]}
-    for t, delta in steps:
-        level = [max(level[k] + delta[k], 0) for k in range(3)]
+    for t, size, effect, _ in _steps(trace):
+        if effect is None:
+            continue
+        level = [max(level[k] + effect[k] * size, 0) for k in range(3)]
         series["t_us"].append(t - t0)
         series["allocated"].append(level[0])
         series["active"].append(level[1])
@@ -66,6 +67,15 @@ def memory_timeline(snap: dict, device: int = 0) -> dict:
     series["ooms"] = ooms
     series["events"] = len(trace)
     return series
+
+
+def _steps(trace):
+    """(time, size, effect or None, entry) per event; times default to the event number."""
+    for i, e in enumerate(trace):
+        t = e.get("time_us", i)
+        t = t if isinstance(t, (int, float)) else i
+        size = e.get("size") if isinstance(e.get("size"), int) else 0
+        yield t, size, _EFFECT.get(e.get("action")), e
 
 
 MAX_POINTS = 2000  # per series in the HTML plot: finer than a screen's pixels, small page

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from html.parser import HTMLParser
+
+import pytest
 
 from gpu_tensor.cli import snapshot_figures as fig
 from gpu_tensor.cli.html import render_html
@@ -127,3 +130,48 @@ def test_long_history_is_downsampled_keeping_the_peak():
     for _, a in page.tags:
         if a.get("data-series") == "allocated":
             assert len(a["points"].split()) <= 2 * MAX_POINTS + 1
+
+
+def test_write_html_streams_the_same_page_in_pieces(tmp_path, data_dir):
+    from gpu_tensor.cli.html import PIECE_PARTS, html_parts, write_html
+
+    snap = load_snapshot(data_dir / "small_snapshot.json")
+    seg = snap["segments"][0]
+    # one segment of many blocks: the map must come in pieces, not as one string
+    snap["segments"].append(dict(seg, address=1 << 44, total_size=4096 * 5000, blocks=[
+        {"size": 4096, "state": "inactive", "frames": []} for _ in range(5000)]))
+    parts = list(html_parts(snap, "t"))
+    assert max(len(p) for p in parts) < 400 * PIECE_PARTS
+    assert len(parts) > 5000 // PIECE_PARTS
+    out = tmp_path / "page.html"
+    write_html(str(out), snap, "t")
+    assert out.read_text(encoding="utf-8") == render_html(snap, "t") == "".join(parts)
+
+
+def test_a_page_that_fails_half_way_leaves_no_partial_file(tmp_path):
+    from gpu_tensor.cli._errors import CliError, write_chunks
+
+    def pieces():
+        yield "<html>"
+        raise ValueError("renderer broke")
+
+    out = tmp_path / "page.html"
+    with pytest.raises(ValueError, match="renderer broke"):
+        write_chunks(str(out), pieces())
+    assert not out.exists()
+    with pytest.raises(CliError, match="cannot write"):
+        write_chunks(str(tmp_path), iter(["x"]))  # a directory
+    with pytest.raises(ValueError):  # not a regular file: never removed
+        write_chunks(os.devnull, pieces())
+    assert os.path.exists(os.devnull)
+
+
+def test_live_bands_make_one_step_each_where_the_history_ends():
+    from gpu_tensor.cli.active_timeline import allocation_bands
+
+    # 1000 allocations never freed: each "ends" at the last event, which used to give
+    # every band a step per band below it (500k steps)
+    trace = [{"action": "alloc", "addr": i, "size": 1000 + i, "frames": []} for i in range(1000)]
+    layout = allocation_bands({"segments": [], "device_traces": [trace]})
+    assert len(layout["bands"]) == 1000
+    assert max(len(b["steps"]) for b in layout["bands"]) <= 2
