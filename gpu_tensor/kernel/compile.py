@@ -132,12 +132,19 @@ def clear_cache() -> None:
 
 @dataclasses.dataclass(frozen=True)
 class LaunchSpec:
-    file: str  # kernels/<file>
-    name: str  # name expression
+    variant: object  # variants.KernelVariant: the instantiation to run
     grid: tuple
     block: tuple
     args: tuple  # np.uint64 pointers and a structured np.void: valid for CuPy and emulation
     serial_ok: bool  # no __syncthreads: the emulator may run threads serially
+
+    @property
+    def file(self) -> str:  # kernels/<file>
+        return self.variant.file
+
+    @property
+    def name(self) -> str:  # NVRTC name expression
+        return self.variant.name
 
 
 def _grid(items: int, per_block: int) -> tuple:
@@ -153,20 +160,20 @@ def launch_spec(plan, dst_addr: int, src_addr: int) -> LaunchSpec:
     if plan.path == "flat":
         n = plan.shape[0]
         grid = _grid(n // plan.vec, VEC_BLOCK * VEC_ITEMS)
-        return LaunchSpec(var.file, var.name, grid, (VEC_BLOCK, 1, 1),
+        return LaunchSpec(var, grid, (VEC_BLOCK, 1, 1),
                           (dst, src, np.uint64(n)), True)
     params = params_record(plan)
     if plan.path == "transpose":
         ntiles = int(params["tiles_i"]) * int(params["tiles_j"]) * int(params["numel"])
-        return LaunchSpec(var.file, var.name, (min(MAX_GRID_X, ntiles), 1, 1),
+        return LaunchSpec(var, (min(MAX_GRID_X, ntiles), 1, 1),
                           (TILE, TILE_ROWS, 1), (dst, src, params), False)
     if var.kernel == "rows":
         grid = _grid(int(params["numel"]), VEC_BLOCK * VEC_ITEMS)
-        return LaunchSpec(var.file, var.name, grid, (VEC_BLOCK, 1, 1), (dst, src, params), True)
+        return LaunchSpec(var, grid, (VEC_BLOCK, 1, 1), (dst, src, params), True)
     # copy_nd.cu: 4 items per thread for same-dtype 32-bit problems, 2 otherwise
     items = ND_ITEMS if (plan.unit and not plan.index64) else ND_ITEMS_SLOW
     grid = _grid(int(params["numel"]), ND_BLOCK * items)
-    return LaunchSpec(var.file, var.name, grid, (ND_BLOCK, 1, 1), (dst, src, params), True)
+    return LaunchSpec(var, grid, (ND_BLOCK, 1, 1), (dst, src, params), True)
 
 
 def cupy_args(args) -> tuple:
