@@ -94,13 +94,18 @@ def strided_copy(dst, src, dst_dtype=None, src_dtype=None, *, launcher=None):
                 return copy_plan.CopyPlan("empty", ddt, sdt, reason="the source is dst itself")
             return _through_temporary(dst, src, dst_dtype, src_dtype, launcher)
         plan = copy_plan.plan_copy(dst.shape, dst.strides, sstrides, ddt, sdt, dptr, sptr)
-        return execute(plan, dst, src, launcher)
+        return _run(plan, dst, src, dptr, sptr, launcher)
 
 
 def execute(plan, dst, src, launcher):
     """Run ``plan`` (for these arrays, as ``copy_plan.plan_copy`` made it) with ``launcher``;
     returns the plan. ``strided_copy`` is the entry point; tests call this to run a plan the
     planner would only pick at other sizes (the 64-bit index variants)."""
+    return _run(plan, dst, src, launcher.address(dst), launcher.address(src), launcher)
+
+
+def _run(plan, dst, src, dptr, sptr, launcher):
+    # The addresses come in: reading them (a.data.ptr, a.ctypes.data) is a few µs a copy.
     if plan.path == "empty":
         return plan
     if plan.path == "fallback":  # a cast with no kernel instantiation (e.g. uint32): the
@@ -112,7 +117,6 @@ def execute(plan, dst, src, launcher):
     if plan.path == "staged":  # misaligned cast: bytes first (always aligned), then the cast
         _through_temporary(dst, src, plan.dst_dtype, plan.src_dtype, launcher)
         return plan
-    dptr, sptr = launcher.address(dst), launcher.address(src)
     if plan.path == "memcpy":
         launcher.memcpy(dptr + plan.dst_offset, sptr + plan.src_offset, plan.nbytes)
         return plan
