@@ -91,7 +91,7 @@ def _describe(plan):
 
 def run_cpu(suite: Suite) -> None:
     from gpu_tensor.kernel import emulate
-    from gpu_tensor.kernel.copy import EmulatedCopyKernels, strided_copy_emulated
+    from gpu_tensor.kernel.copy import EmulatedCopyKernels, HostLauncher, strided_copy
 
     rng = np.random.default_rng(0)
     plans = []
@@ -104,16 +104,16 @@ def run_cpu(suite: Suite) -> None:
             suite.skip(name, "gpu_tensor (emulated)", "no g++ for the host emulation",
                        **_describe(plan))
         return
-    kernels = EmulatedCopyKernels(sorted({p.variant for p in plans if p.variant},
-                                         key=lambda v: v.name)
-                                  + _small_variants())
+    host = HostLauncher(EmulatedCopyKernels(sorted({p.variant for p in plans if p.variant},
+                                                   key=lambda v: v.name)
+                                            + _small_variants()))
     for (name, shapes, dt, view, out_dt), plan in zip(CASES, plans, strict=True):
         dtype = _np_dtype(dt)
         out_dtype = _np_dtype(out_dt) if out_dt else dtype
         base = (rng.integers(-50, 100, int(np.prod(shapes[2]))) / 2).astype(dtype)
         src = view(base.reshape(shapes[2]), np)
         out = np.zeros(src.shape, out_dtype)
-        small = strided_copy_emulated(out, src, kernels)
+        small = strided_copy(out, src, launcher=host)
         correct = bool(np.array_equal(out, src.astype(out_dtype)))
         suite.record(name, "gpu_tensor (emulated)", correct=correct,
                      emulated_shape=list(src.shape), emulated_path=small.path,

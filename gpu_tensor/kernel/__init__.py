@@ -8,7 +8,8 @@ for or launched on a real GPU.
 - emulate   run a .cu source on the CPU under kernels/host_emulation.h (g++)
 - variants  every kernel instantiation the copy planner can ask for
 - copy_plan the copy planner (pure)
-- copy      strided_copy (cupy arrays) and strided_copy_emulated (numpy, host emulation)
+- copy      strided_copy, the one copy executor; its launch step is CudaLauncher (cupy
+            arrays: GPU or simulator) or HostLauncher (numpy arrays, host emulation)
 """
 
 __all__: list[str] = []

@@ -1,11 +1,12 @@
 """Kernel loader: compile (driverless NVRTC), cache (memory + disk), load (CuPy's Module), and
 the one place launch shapes and argument packing are decided.
 
-``get_function(source, name)`` returns a CuPy function (``cupy.cuda.function.Function``) for a kernel name (or template name
-expression) on the current device. Compiled code is cached per device in memory and on disk
-under ``<GPU_TENSOR_CACHE_DIR>/kernels`` keyed by the source, our headers, the options, the
-name expressions, the target arch and the NVRTC version. ``launch_spec(plan, ...)`` turns a
-copy plan into (kernel, grid, block, args) for either CuPy or the host emulation.
+``get_function(source, name)`` returns a CuPy function (``cupy.cuda.function.Function``) for
+a kernel name (or template name expression) on the current device; copy kernels and fused
+kernels both load here. Loaded modules are cached per device in memory; compiled code on
+disk under ``<GPU_TENSOR_CACHE_DIR>/kernels`` (``compiled_file``, which the no-GPU compile
+checks use as well), keyed by ``cache_key``. ``launch_spec(plan, ...)`` turns a copy plan
+into (kernel, grid, block, args) for either CuPy or the host emulation.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +26,8 @@ import numpy as np
 from .. import _env
 from . import nvrtc, sources
 
-__all__ = ["get_function", "options_for", "launch", "launch_spec", "LaunchSpec", "device_arch", "clear_cache"]
+__all__ = ["get_function", "compiled_file", "cache_key", "options_for", "launch", "launch_spec",
+           "LaunchSpec", "device_arch", "clear_cache"]
 
 # Launch shapes; each must match the #defines of its .cu file (tests check the sources).
 ND_BLOCK, ND_ITEMS, ND_ITEMS_SLOW = 256, 4, 2  # copy_nd.cu GT_ND_BLOCK / _ITEMS / _ITEMS_SLOW
@@ -31,6 +35,7 @@ VEC_BLOCK, VEC_ITEMS = 256, 4  # copy_contiguous.cu GT_VEC_BLOCK / GT_VEC_ITEMS
 TILE, TILE_ROWS = 32, 8  # copy_transpose.cu GT_TILE / GT_TILE_ROWS
 MAX_GRID_X = 2**31 - 1  # CUDA's grid.x limit; the kernels loop over anything beyond it
 
+log = logging.getLogger("gpu_tensor.kernel")
 _lock = threading.Lock()
 _functions: dict = {}  # (device, source, options, exprs, name) -> cupy Function
 _modules: dict = {}  # (device, key) -> (cupy Module, lowered names)
@@ -61,25 +66,35 @@ def device_arch(device=None) -> str:
     return f"compute_{max(older)}"  # the driver JITs PTX forward
 
 
-def _cache_key(source, options, exprs, arch) -> str:
+def cache_key(source: str, arch: str, options=(), name_expressions=()) -> str:
+    """Hash of everything compiled code depends on: the source, our headers, the options, the
+    name expressions, the target arch, the NVRTC version and which NVRTC (the real one or the
+    simulator's stand-in: a simulator module must never load on a GPU, nor the reverse)."""
     h = hashlib.sha256()
     for part in (source, sources.headers_digest("*.cuh"), repr(tuple(options)),
-                 repr(tuple(exprs)), arch, repr(nvrtc.nvrtc_version()), nvrtc.backend_name(),
-                 repr(nvrtc.DEFAULT_OPTIONS)):
+                 repr(tuple(name_expressions)), arch, repr(nvrtc.nvrtc_version()),
+                 nvrtc.backend_name(), repr(nvrtc.DEFAULT_OPTIONS)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:40]
 
 
-def _compiled_file(key, source, options, exprs, arch) -> tuple[Path, dict]:
-    """Compile once per key (`_cache_key`); the disk cache survives processes (atomic
-    writes)."""
+def compiled_file(source: str, arch: str, options=(), name_expressions=()):
+    """(key, path, lowered names) of ``source`` compiled for ``arch``: CUBIN for 'sm_XX', PTX
+    for 'compute_XX'. NVRTC runs only on a disk-cache miss (its time is logged at debug level,
+    logger "gpu_tensor.kernel"); needs no GPU. The one disk cache, under
+    ``<GPU_TENSOR_CACHE_DIR>/kernels``, for loaded kernels and compile checks alike; writes
+    are atomic, so concurrent processes never see a partial file."""
+    key = cache_key(source, arch, options, name_expressions)
     cache = Path(_env.cache_dir()) / "kernels"
     code_path = cache / f"{key}.{'cubin' if arch.startswith('sm_') else 'ptx'}"
     names_path = cache / f"{key}.json"
     if code_path.is_file() and names_path.is_file():
-        return code_path, json.loads(names_path.read_text())
-    result = nvrtc.compile_program(source, arch, options, exprs)
+        return key, code_path, json.loads(names_path.read_text())
+    start = time.perf_counter()
+    result = nvrtc.compile_program(source, arch, tuple(options), tuple(name_expressions))
+    log.debug("compiled %s for %s in %.1f ms", key[:12], arch,
+              1e3 * (time.perf_counter() - start))  # fmt: skip
     cache.mkdir(parents=True, exist_ok=True)
     for path, data in ((code_path, result.code),
                        (names_path, json.dumps(result.lowered_names).encode())):
@@ -87,7 +102,7 @@ def _compiled_file(key, source, options, exprs, arch) -> tuple[Path, dict]:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
-    return code_path, result.lowered_names
+    return key, code_path, result.lowered_names
 
 
 def get_function(source: str, name: str, options=(), name_expressions=()):
@@ -105,11 +120,11 @@ def get_function(source: str, name: str, options=(), name_expressions=()):
         return fn
     exprs = tuple(dict.fromkeys(tuple(name_expressions) + ((name,) if "<" in name else ())))
     arch = device_arch()
-    key = _cache_key(source, options, exprs, arch)
+    key = cache_key(source, arch, options, exprs)
     with _lock:
         entry = _modules.get((dev, key))
         if entry is None:
-            path, lowered = _compiled_file(key, source, options, exprs, arch)
+            _, path, lowered = compiled_file(source, arch, options, exprs)
             # CuPy's low-level Module (what RawModule wraps): load our NVRTC output as is and
             # look functions up by the mangled names NVRTC reported, no name guessing.
             module = cp.cuda.function.Module()
@@ -132,12 +147,19 @@ def clear_cache() -> None:
 
 @dataclasses.dataclass(frozen=True)
 class LaunchSpec:
-    file: str  # kernels/<file>
-    name: str  # name expression
+    variant: object  # variants.KernelVariant: the instantiation to run
     grid: tuple
     block: tuple
     args: tuple  # np.uint64 pointers and a structured np.void: valid for CuPy and emulation
     serial_ok: bool  # no __syncthreads: the emulator may run threads serially
+
+    @property
+    def file(self) -> str:  # kernels/<file>
+        return self.variant.file
+
+    @property
+    def name(self) -> str:  # NVRTC name expression
+        return self.variant.name
 
 
 def _grid(items: int, per_block: int) -> tuple:
@@ -153,20 +175,20 @@ def launch_spec(plan, dst_addr: int, src_addr: int) -> LaunchSpec:
     if plan.path == "flat":
         n = plan.shape[0]
         grid = _grid(n // plan.vec, VEC_BLOCK * VEC_ITEMS)
-        return LaunchSpec(var.file, var.name, grid, (VEC_BLOCK, 1, 1),
+        return LaunchSpec(var, grid, (VEC_BLOCK, 1, 1),
                           (dst, src, np.uint64(n)), True)
     params = params_record(plan)
     if plan.path == "transpose":
         ntiles = int(params["tiles_i"]) * int(params["tiles_j"]) * int(params["numel"])
-        return LaunchSpec(var.file, var.name, (min(MAX_GRID_X, ntiles), 1, 1),
+        return LaunchSpec(var, (min(MAX_GRID_X, ntiles), 1, 1),
                           (TILE, TILE_ROWS, 1), (dst, src, params), False)
     if var.kernel == "rows":
         grid = _grid(int(params["numel"]), VEC_BLOCK * VEC_ITEMS)
-        return LaunchSpec(var.file, var.name, grid, (VEC_BLOCK, 1, 1), (dst, src, params), True)
+        return LaunchSpec(var, grid, (VEC_BLOCK, 1, 1), (dst, src, params), True)
     # copy_nd.cu: 4 items per thread for same-dtype 32-bit problems, 2 otherwise
     items = ND_ITEMS if (plan.unit and not plan.index64) else ND_ITEMS_SLOW
     grid = _grid(int(params["numel"]), ND_BLOCK * items)
-    return LaunchSpec(var.file, var.name, grid, (ND_BLOCK, 1, 1), (dst, src, params), True)
+    return LaunchSpec(var, grid, (ND_BLOCK, 1, 1), (dst, src, params), True)
 
 
 def cupy_args(args) -> tuple:

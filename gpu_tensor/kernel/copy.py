@@ -1,12 +1,22 @@
 """``strided_copy(dst, src)``: any strided (and broadcast) source into any strided destination,
 casting to the destination's dtype in the same pass, with the kernel the planner picks.
 
-The same plan runs on the CPU through the host emulation (``strided_copy_emulated``), which is
-how the kernels are checked against numpy on machines without a GPU.
+One executor serves every machine: the plan (copy_plan) -> the kernel and its packed
+arguments (compile.launch_spec) -> the launch. Only the last step, the one that touches
+memory, is injected as a *launcher*, so what runs on a GPU and what the CPU tests check
+cannot drift apart:
+
+- ``CudaLauncher``  cupy arrays: cudaMemcpyAsync and CuPy kernel launches on the current
+  stream. A GPU and the simulated CuPy (GPU_TENSOR_FALLBACK=sim, which stands in at cupy's
+  level and runs the launched source under the host emulation) both use it. The default.
+- ``HostLauncher``  numpy arrays, host memory standing in for device memory: ctypes.memmove
+  and the same CUDA kernels compiled by g++ under kernels/host_emulation.h. This is how the
+  kernels are checked against numpy on machines without a GPU.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import itertools
 import threading
@@ -17,7 +27,8 @@ from . import compile as kcompile
 from . import copy_plan, emulate, sources
 from .variants import KernelVariant, all_variants
 
-__all__ = ["strided_copy", "strided_copy_emulated", "broadcast_strides", "EmulatedCopyKernels"]
+__all__ = ["strided_copy", "execute", "broadcast_strides", "CudaLauncher", "HostLauncher",
+           "EmulatedCopyKernels"]
 
 _COPY_FILES = ("copy_contiguous.cu", "copy_transpose.cu", "copy_nd.cu")
 
@@ -60,63 +71,64 @@ def _loop_offsets(loops):
                sum(i * ss for i, (_, _, ss) in zip(idx, loops, strict=True)))
 
 
-def strided_copy(dst, src, dst_dtype=None, src_dtype=None) -> None:
-    """Copy cupy array ``src`` (broadcast to ``dst.shape``) into cupy array ``dst``, casting to
-    the destination's dtype. Asynchronous on the current stream. Overlapping memory is handled
-    by copying the source to a temporary first (torch's copy_ semantics).
+def strided_copy(dst, src, dst_dtype=None, src_dtype=None, *, launcher=None):
+    """Copy ``src`` (broadcast to ``dst.shape``) into ``dst``, casting to the destination's
+    dtype; returns the plan that ran. Overlapping memory is handled by copying the source to
+    a temporary first (torch's copy_ semantics).
 
+    ``launcher`` moves the bytes: ``CudaLauncher`` (the default: cupy arrays, asynchronous on
+    the current stream) or ``HostLauncher`` (numpy arrays under the host emulation).
     ``dst_dtype`` / ``src_dtype`` give the logical dtype of an array whose storage dtype
     differs, e.g. ``ml_dtypes.bfloat16`` for bfloat16 data held in a uint16 cupy array (CuPy
     has no bfloat16): the kernels then convert bfloat16 values, not uint16 integers.
     """
-    cp = kcompile._cupy()
-    if not isinstance(dst, cp.ndarray) or not isinstance(src, cp.ndarray):
-        raise TypeError(
-            f"strided_copy takes cupy arrays, got {type(dst).__name__} and {type(src).__name__}"
-        )
-    if dst.device.id != src.device.id:
-        raise ValueError(
-            f"strided_copy: destination is on cuda:{dst.device.id} but source is on "
-            f"cuda:{src.device.id}; copy the source to cuda:{dst.device.id} first"
-        )
-    # A module is loaded per device and a launch goes to the current device (and its
-    # current stream): make that the arrays' device, whatever the caller's is.
-    with cp.cuda.Device(dst.device.id):
-        _strided_copy_here(cp, dst, src, dst_dtype, src_dtype)
+    if launcher is None:
+        launcher = CudaLauncher(kcompile._cupy())
+    launcher.check(dst, src)
+    with launcher.on(dst):
+        ddt, sdt = _logical(dst, dst_dtype), _logical(src, src_dtype)
+        sstrides = broadcast_strides(src.shape, src.strides, dst.shape)
+        dptr, sptr = launcher.address(dst), launcher.address(src)
+        if dst.size and _ranges_overlap(dptr, dst, sptr, dst.shape, sstrides, src.itemsize):
+            if dptr == sptr and sstrides == dst.strides and sdt == ddt:
+                return copy_plan.CopyPlan("empty", ddt, sdt, reason="the source is dst itself")
+            return _through_temporary(dst, src, dst_dtype, src_dtype, launcher)
+        plan = copy_plan.plan_copy(dst.shape, dst.strides, sstrides, ddt, sdt, dptr, sptr)
+        return _run(plan, dst, src, dptr, sptr, launcher)
 
 
-def _strided_copy_here(cp, dst, src, dst_dtype, src_dtype) -> None:
-    """`strided_copy` with the arrays' device current."""
-    ddt, sdt = _logical(dst, dst_dtype), _logical(src, src_dtype)
-    sstrides = broadcast_strides(src.shape, src.strides, dst.shape)
-    dptr, sptr = dst.data.ptr, src.data.ptr
-    if dst.size and _ranges_overlap(dptr, dst, sptr, dst.shape, sstrides, src.itemsize):
-        if not (dptr == sptr and sstrides == dst.strides and sdt == ddt):
-            tmp = cp.empty(src.shape, src.dtype)
-            strided_copy(tmp, src)
-            strided_copy(dst, tmp, dst_dtype, src_dtype)
-        return
-    plan = copy_plan.plan_copy(dst.shape, dst.strides, sstrides, ddt, sdt, dptr, sptr)
+def execute(plan, dst, src, launcher):
+    """Run ``plan`` (for these arrays, as ``copy_plan.plan_copy`` made it) with ``launcher``;
+    returns the plan. ``strided_copy`` is the entry point; tests call this to run a plan the
+    planner would only pick at other sizes (the 64-bit index variants)."""
+    return _run(plan, dst, src, launcher.address(dst), launcher.address(src), launcher)
+
+
+def _run(plan, dst, src, dptr, sptr, launcher):
+    # The addresses come in: reading them (a.data.ptr, a.ctypes.data) is a few µs a copy.
     if plan.path == "empty":
-        return
-    if plan.path == "fallback":  # a cast with no kernel instantiation (e.g. uint32): CuPy's
-        if (ddt, sdt) != (dst.dtype, src.dtype):
-            raise ValueError(f"no copy kernel casts {sdt} to {ddt}; cast through float32")
-        cp.copyto(dst, src, casting="unsafe")
-        return
+        return plan
+    if plan.path == "fallback":  # a cast with no kernel instantiation (e.g. uint32): the
+        if (plan.dst_dtype, plan.src_dtype) != (dst.dtype, src.dtype):  # array library's own
+            raise ValueError(f"no copy kernel casts {plan.src_dtype} to {plan.dst_dtype}; "
+                             "cast through float32")
+        launcher.xp.copyto(dst, src, casting="unsafe")
+        return plan
     if plan.path == "staged":  # misaligned cast: bytes first (always aligned), then the cast
-        tmp = cp.empty(src.shape, src.dtype)
-        strided_copy(tmp, src)
-        strided_copy(dst, tmp, dst_dtype, src_dtype)
-        return
-    stream = cp.cuda.get_current_stream()
+        _through_temporary(dst, src, plan.dst_dtype, plan.src_dtype, launcher)
+        return plan
     if plan.path == "memcpy":
-        cp.cuda.runtime.memcpyAsync(dptr + plan.dst_offset, sptr + plan.src_offset, plan.nbytes,
-                                    cp.cuda.runtime.memcpyDeviceToDevice, stream.ptr)
-        return
+        launcher.memcpy(dptr + plan.dst_offset, sptr + plan.src_offset, plan.nbytes)
+        return plan
     for doff, soff in _loop_offsets(plan.loops):
-        spec = kcompile.launch_spec(plan, dptr + doff, sptr + soff)
-        kcompile.launch(spec, stream=stream)
+        launcher.launch(kcompile.launch_spec(plan, dptr + doff, sptr + soff))
+    return plan
+
+
+def _through_temporary(dst, src, dst_dtype, src_dtype, launcher):
+    tmp = launcher.xp.empty(src.shape, src.dtype)
+    strided_copy(tmp, src, launcher=launcher)
+    return strided_copy(dst, tmp, dst_dtype, src_dtype, launcher=launcher)
 
 
 def _logical(array, dtype) -> np.dtype:
@@ -133,6 +145,77 @@ def _ranges_overlap(dptr, dst, sptr, shape, sstrides, sitem) -> bool:
     a = _extent(dptr, dst.shape, dst.strides, dst.itemsize)
     b = _extent(sptr, shape, sstrides, sitem)
     return a[0] < b[1] and b[0] < a[1]
+
+
+class CudaLauncher:
+    """The launch step for cupy arrays: a real GPU, or the simulated CuPy."""
+
+    def __init__(self, cupy):
+        self.xp = cupy
+
+    def check(self, dst, src) -> None:
+        cp = self.xp
+        if not isinstance(dst, cp.ndarray) or not isinstance(src, cp.ndarray):
+            raise TypeError(f"strided_copy takes cupy arrays, got {type(dst).__name__} and "
+                            f"{type(src).__name__} (numpy arrays: launcher=HostLauncher())")
+        if dst.device.id != src.device.id:
+            raise ValueError(
+                f"strided_copy: destination is on cuda:{dst.device.id} but source is on "
+                f"cuda:{src.device.id}; copy the source to cuda:{dst.device.id} first"
+            )
+
+    def on(self, dst):
+        # A module is loaded per device and a launch goes to the current device (and its
+        # current stream): make that the arrays' device, whatever the caller's is.
+        return self.xp.cuda.Device(dst.device.id)
+
+    @staticmethod
+    def address(a) -> int:
+        return a.data.ptr
+
+    def memcpy(self, dst: int, src: int, nbytes: int) -> None:
+        rt = self.xp.cuda.runtime
+        rt.memcpyAsync(dst, src, nbytes, rt.memcpyDeviceToDevice,
+                       self.xp.cuda.get_current_stream().ptr)
+
+    def launch(self, spec) -> None:
+        kcompile.launch(spec, stream=self.xp.cuda.get_current_stream())
+
+
+class HostLauncher:
+    """The launch step for numpy arrays: the CUDA kernels run on the CPU (host emulation).
+
+    ``kernels`` (EmulatedCopyKernels) lets tests compile many variants in one translation
+    unit; a variant it lacks is built on its own (slow, but correct). ``threads=True`` runs
+    every launch with one OS thread per CUDA thread even where the kernel allows the fast
+    serial mode (no __syncthreads), to check that both modes agree.
+    """
+
+    xp = np
+
+    def __init__(self, kernels=None, threads: bool = False):
+        self.kernels, self.threads = kernels, threads
+
+    def check(self, dst, src) -> None:
+        if not isinstance(dst, np.ndarray) or not isinstance(src, np.ndarray):
+            raise TypeError(f"HostLauncher copies numpy arrays, got {type(dst).__name__} and "
+                            f"{type(src).__name__}")
+
+    def on(self, dst):
+        return contextlib.nullcontext()
+
+    @staticmethod
+    def address(a) -> int:
+        return a.ctypes.data
+
+    def memcpy(self, dst: int, src: int, nbytes: int) -> None:
+        ctypes.memmove(dst, src, nbytes)  # the GPU's cudaMemcpyAsync, on host memory
+
+    def launch(self, spec) -> None:
+        k = self.kernels
+        lib = (k if k is not None and spec.variant in k else _kernels_for(spec.variant)).lib
+        emulate.launch(lib, spec.name, spec.grid, spec.block, spec.args,
+                       serial=spec.serial_ok and not self.threads)
 
 
 class EmulatedCopyKernels:
@@ -160,43 +243,3 @@ def _kernels_for(variant: KernelVariant) -> EmulatedCopyKernels:
         if k is None:
             k = _default_kernels[variant.name] = EmulatedCopyKernels([variant])
         return k
-
-
-def strided_copy_emulated(dst: np.ndarray, src: np.ndarray, kernels=None, dst_dtype=None,
-                          src_dtype=None):
-    """``dst[...] = src`` through the planner and the CUDA kernels run on the CPU.
-
-    Same contract as ``strided_copy`` (logical dtypes included); returns the plan.
-    ``kernels`` (EmulatedCopyKernels) lets tests compile many variants in one translation
-    unit; a variant it lacks is built on its own (slow, but correct).
-    """
-    ddt, sdt = _logical(dst, dst_dtype), _logical(src, src_dtype)
-    sstrides = broadcast_strides(src.shape, src.strides, dst.shape)
-    dptr, sptr = dst.ctypes.data, src.ctypes.data
-    if dst.size and _ranges_overlap(dptr, dst, sptr, dst.shape, sstrides, src.itemsize):
-        tmp = np.empty(src.shape, src.dtype)
-        strided_copy_emulated(tmp, src, kernels)
-        return strided_copy_emulated(dst, tmp, kernels, dst_dtype, src_dtype)
-    plan = copy_plan.plan_copy(dst.shape, dst.strides, sstrides, ddt, sdt, dptr, sptr)
-    if plan.path == "empty":
-        return plan
-    if plan.path == "fallback":
-        if (ddt, sdt) != (dst.dtype, src.dtype):
-            raise ValueError(f"no copy kernel casts {sdt} to {ddt}; cast through float32")
-        np.copyto(dst, src, casting="unsafe")
-        return plan
-    if plan.path == "staged":
-        tmp = np.empty(src.shape, src.dtype)
-        strided_copy_emulated(tmp, src, kernels)
-        strided_copy_emulated(dst, tmp, kernels, dst_dtype, src_dtype)
-        return plan
-    if plan.path == "memcpy":
-        # The GPU uses cudaMemcpyAsync here; on the host the same bytes move with ctypes.
-        ctypes.memmove(dptr + plan.dst_offset, sptr + plan.src_offset, plan.nbytes)
-        return plan
-    lib = kernels if kernels is not None and plan.variant in kernels else _kernels_for(plan.variant)
-    for doff, soff in _loop_offsets(plan.loops):
-        spec = kcompile.launch_spec(plan, dptr + doff, sptr + soff)
-        emulate.launch(lib.lib, spec.name, spec.grid, spec.block, spec.args,
-                       serial=spec.serial_ok)
-    return plan

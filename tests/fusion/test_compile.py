@@ -1,4 +1,5 @@
-"""The compile step: NVRTC to PTX, cached on disk by source/arch/options/compiler version."""
+"""The compile step: NVRTC to PTX/CUBIN through the kernel loader's one disk cache, keyed by
+source/arch/options/compiler (version, and real or simulated)."""
 
 from __future__ import annotations
 
@@ -27,14 +28,22 @@ def test_cache_key_covers_arch_options_and_source(source):
     assert base != fcompile.cache_key(source + "\n", "compute_90")
 
 
+def test_cache_key_separates_the_simulators_nvrtc(source, monkeypatch):
+    """The simulator's "CUBIN" is a blob only it can run: never served to a GPU, which shares
+    the cache folder (GPU_TENSOR_CACHE_DIR) when both tiers run on one machine."""
+    real = fcompile.cache_key(source, "sm_90")
+    monkeypatch.setattr(nvrtc, "backend_name", lambda: "gpu_tensor.testing.sim.nvrtc")
+    assert fcompile.cache_key(source, "sm_90") != real
+
+
 def test_disk_cache_compiles_once_and_logs_compile_time(source, tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("GPU_TENSOR_CACHE_DIR", str(tmp_path))
     calls = []
     real = nvrtc.compile_program
     monkeypatch.setattr(nvrtc, "compile_program", lambda *a, **k: calls.append(1) or real(*a, **k))
-    with caplog.at_level(logging.DEBUG, logger="gpu_tensor.fusion"):
+    with caplog.at_level(logging.DEBUG, logger="gpu_tensor.kernel"):
         key, path = fcompile.compile_ptx_cached(source, "compute_80")
-    assert path.is_file() and path.parent == tmp_path / "fusion" and key in path.name
+    assert path.is_file() and path.parent == tmp_path / "kernels" and key in path.name
     assert ".entry" in path.read_text()
     assert any("compiled" in r.getMessage() and "ms" in r.getMessage() for r in caplog.records)
     again = fcompile.compile_ptx_cached(source, "compute_80")

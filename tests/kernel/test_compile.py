@@ -72,6 +72,22 @@ def test_get_function_compiles_caches_and_uses_lowered_names(fake_cupy):
     assert again.name == fn.name
 
 
+def test_compile_checks_and_loads_share_one_disk_cache(fake_cupy):
+    """fusion's no-GPU compile check writes what the loader later loads: one cache."""
+    from gpu_tensor.fusion import compile as fcompile
+
+    src = 'extern "C" __global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }'
+    _, path = fcompile.compile_cached(src, "sm_90")
+    assert path.parent == fake_cupy / "kernels"
+    original = nvrtc.compile_program
+    try:
+        nvrtc.compile_program = None  # would raise if called: the loader must hit the disk
+        kcompile.get_function(src, "fill")
+    finally:
+        nvrtc.compile_program = original
+    assert FakeModule.loads == [path.read_bytes()]
+
+
 def test_launch_packs_struct_by_value_for_cupy(fake_cupy):
     plan = copy_plan.plan_copy((64, 48), (192, 4), (4, 256), np.float32, np.float32, 1024, 8192)
     spec = kcompile.launch_spec(plan, 1024, 8192)

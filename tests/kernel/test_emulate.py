@@ -118,7 +118,7 @@ def test_without_cuda_headers_fp16_variants_are_left_out(monkeypatch, tmp_path):
     (its own dim3, no cuda_fp16.h) and leaves the fp16/bf16 variants out."""
     from gpu_tensor.kernel import sources
     from gpu_tensor.kernel import variants as V
-    from gpu_tensor.kernel.copy import EmulatedCopyKernels, strided_copy_emulated
+    from gpu_tensor.kernel.copy import EmulatedCopyKernels, HostLauncher, strided_copy
 
     monkeypatch.setattr(sources, "host_cuda_include_dir", lambda: None)
     monkeypatch.setenv("GPU_TENSOR_CACHE_DIR", str(tmp_path))
@@ -130,5 +130,5 @@ def test_without_cuda_headers_fp16_variants_are_left_out(monkeypatch, tmp_path):
     assert wanted[2].name not in kernels.names and len(kernels.names) == 2
     src = np.arange(64 * 96, dtype=np.float32).reshape(64, 96).T
     dst = np.zeros(src.shape, np.float32)
-    plan = strided_copy_emulated(dst, src, kernels)
+    plan = strided_copy(dst, src, launcher=HostLauncher(kernels))
     assert plan.variant in kernels and np.array_equal(dst, src)
