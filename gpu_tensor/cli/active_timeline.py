@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from html import escape
 
+from . import snapshot_figures as fig
 from ._format import fmt_bytes, fmt_frame, user_frames
 
 __all__ = ["allocation_bands", "active_timeline_html", "MAX_BANDS", "POINT_BUDGET"]
@@ -43,8 +44,7 @@ def _open_close(snap: dict, device: int) -> tuple[list[dict], int]:
     """Allocations as {start, end, size, addr, frames, shape, dtype, time_us} in order."""
     traces = snap.get("device_traces") or []
     trace = [e for e in (traces[device] if device < len(traces) else []) if isinstance(e, dict)]
-    live_tags = {t.get("address"): t for t in (snap.get("gpu_tensor") or {}).get(
-        "live_tensors", []) if isinstance(t, dict)}
+    live_tags = {t.get("address"): t for t in fig.live_tensors(snap)}
     allocs, open_at = [], {}
     for i, e in enumerate(trace):
         action, addr = e.get("action"), e.get("addr")

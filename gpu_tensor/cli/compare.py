@@ -22,8 +22,7 @@ BAR_W, ROW_H, LABEL_W = 420, 18, 520
 def live_by_site(snap: dict, device: int | None = None) -> dict[str, list[int]]:
     """site -> [live bytes, live blocks] of the allocated blocks in `snap`."""
     device = fig.device_of(snap, device)
-    sites = {t.get("address"): t.get("site") for t in (snap.get("gpu_tensor") or {}).get(
-        "live_tensors", []) if isinstance(t, dict)}
+    sites = {t.get("address"): t.get("site") for t in fig.live_tensors(snap)}
     out: dict[str, list[int]] = {}
     for seg in fig.segments_of(snap, device):
         for block in seg["blocks"]:

@@ -93,14 +93,19 @@ def fragmentation(segments: list[dict]) -> dict:
     }
 
 
+def live_tensors(snap: dict) -> list[dict]:
+    """The snapshot's live-tensor records (our extension; optional, may be null)."""
+    ext = snap.get("gpu_tensor")
+    live = ext.get("live_tensors") if isinstance(ext, dict) else None
+    return [t for t in live if isinstance(t, dict)] if isinstance(live, list) else []
+
+
 def _live_by_address(snap: dict) -> dict[int, dict]:
-    ext = snap.get("gpu_tensor") or {}
     out = {}
-    for t in ext.get("live_tensors") or []:
-        if isinstance(t, dict):
-            addr = t.get("address", t.get("ptr", t.get("data_ptr")))
-            if isinstance(addr, int):
-                out[addr] = t
+    for t in live_tensors(snap):
+        addr = t.get("address", t.get("ptr", t.get("data_ptr")))
+        if isinstance(addr, int):
+            out[addr] = t
     return out
 
 

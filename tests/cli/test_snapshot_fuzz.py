@@ -154,6 +154,18 @@ def test_fuzz_odd_snapshots(tmp_path, capsys, good, where, key, value, mode):
         json.loads(out)
 
 
+@pytest.mark.parametrize("mode", ["text", "json", "html", "compare"])
+def test_null_live_tensors_render_in_every_mode(tmp_path, capsys, good, mode):
+    """The live-tensor list is optional and may be null (a case the fuzz found)."""
+    snap = copy.deepcopy(good)
+    snap.setdefault("gpu_tensor", {})["live_tensors"] = None
+    path = tmp_path / "null.pickle"
+    path.write_bytes(pickle.dumps(snap))
+    argv = {"text": [], "json": ["--json"], "html": ["--html", str(tmp_path / "n.html")],
+            "compare": ["--compare", str(path)]}
+    assert _cli(capsys, str(path), *argv[mode])[0] == 0
+
+
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
 def test_incremental_json_matches_json_load(tmp_path, data_dir, monkeypatch, chunk):
     from gpu_tensor.cli import snapshot_json
