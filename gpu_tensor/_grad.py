@@ -27,7 +27,7 @@ import inspect
 import threading
 
 __all__ = ["STATE", "differentiable", "checks_inline", "inplace", "record", "record_inplace", "record_fused",
-           "any_requires_grad"]
+           "any_requires_grad", "out_grad_error"]
 
 
 class _State(threading.local):
@@ -52,7 +52,17 @@ def record(fn, plain, args, kwargs):
     """Run the differentiable op `fn` on `args` and record its node. `plain`: the
     undecorated function (None when `fn` checks inline: it is then re-entered with grad
     mode off)."""
+    if kwargs and kwargs.get("out") is not None:
+        raise out_grad_error(fn.__name__)
     return (_recorder or _load()).record(fn, plain, args, kwargs)
+
+
+def out_grad_error(name):
+    """torch's error for `out=` on an op whose inputs require grad under grad mode."""
+    return RuntimeError(
+        f"{name}(): functions with out=... arguments don't support automatic "
+        f"differentiation, but one of the arguments requires grad. Call it under "
+        f"gt.no_grad(), or drop out= and use the returned tensor.")
 
 
 def record_inplace(name, plain, self, args, kwargs):
@@ -91,13 +101,26 @@ def any_requires_grad(args, kwargs=None) -> bool:
     return False
 
 
+def _takes_out(plain) -> bool:
+    """plain(a, b, out=None): a trailing `out` (torch's out=, see gpu_tensor/_out.py) and
+    no other default."""
+    code = plain.__code__
+    return plain.__defaults__ == (None,) and code.co_argcount in (2, 3) and \
+        code.co_varnames[code.co_argcount - 1] == "out"
+
+
 def _fixed_arity(plain):
-    """1 or 2 when `plain` takes exactly that many positional arguments and nothing else:
-    those get a wrapper without *args (a frame and a tuple cheaper)."""
+    """1 or 2 when `plain` takes exactly that many positional arguments and nothing else
+    (but a trailing `out=None`): those get a wrapper without *args (a frame and a tuple
+    cheaper)."""
     code = getattr(plain, "__code__", None)
-    if code is None or code.co_kwonlyargcount or plain.__defaults__:
+    if code is None or code.co_kwonlyargcount:
         return None
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return None
+    if _takes_out(plain):
+        return code.co_argcount - 1
+    if plain.__defaults__:
         return None
     return code.co_argcount if code.co_argcount in (1, 2) else None
 
@@ -118,7 +141,21 @@ def differentiable(fn=None, *, first=False):
         return lambda f: differentiable(f, first=first)
     n = _fixed_arity(fn)
     state = STATE
-    if n == 1:
+    takes_out = n is not None and _takes_out(fn)
+    if takes_out and first:
+        n = None  # the generic wrappers below pass out= through
+    # out=None: positional-or-keyword, as in fn (a keyword-only one costs ~90 ns a call)
+    if n == 2 and takes_out:  # matmul(a, b, out=None)
+        def wrapper(a, b, out=None):
+            if (_rg(a) or _rg(b)) and state.enabled:
+                return record(wrapper, fn, (a, b), {} if out is None else {"out": out})
+            return fn(a, b) if out is None else fn(a, b, out=out)
+    elif n == 1 and takes_out:
+        def wrapper(a, out=None):
+            if _rg(a) and state.enabled:
+                return record(wrapper, fn, (a,), {} if out is None else {"out": out})
+            return fn(a) if out is None else fn(a, out=out)
+    elif n == 1:
         def wrapper(a):
             try:
                 rg = a._requires_grad

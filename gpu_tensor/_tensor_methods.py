@@ -217,4 +217,8 @@ def _rows() -> dict:
 
 METHODS = _rows()
 for _name, _value in METHODS.items():
+    # a method made by a factory (`_caster.<locals>.method`) takes its public name, which
+    # Python's own errors print: "float() got an unexpected keyword argument 'x'"
+    if "<locals>" in getattr(_value, "__qualname__", ""):
+        _value.__qualname__ = _name
     setattr(Tensor, _name, _value)

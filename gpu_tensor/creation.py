@@ -11,6 +11,7 @@ import numpy as np
 from . import _args
 from . import dtype as _dt
 from ._data import host_from_data
+from ._out import creation as creation_out
 from ._tensor import Tensor
 from .backends import get_backend
 from .device import CPU as _CPU
@@ -194,9 +195,11 @@ def _dtype_or_default(dtype):
     return _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
+def empty(*size, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None) -> Tensor:
     """Uninitialised memory. `pin_memory=True` (cpu) gives a page-locked host tensor."""
+    if out is not None:
+        return creation_out("empty", empty, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "pin_memory": pin_memory, "memory_format": memory_format}, out)
     dt = _dt.get_default_dtype() if dtype is None else (
         dtype if type(dtype) is _DType else _dt.to_dtype(dtype))
     if len(size) == 1 and type(size[0]) is int and 0 <= size[0] < 1 << 59:  # no overflow
@@ -250,7 +253,9 @@ def _filled(shp, dt, dev, value) -> Tensor:
     return Tensor._make(arr, dev, dt, st)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if out is not None:
+        return creation_out("full", full, (size, fill_value), {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     fill_value = _args.number_arg(fill_value, "full", "fill_value")
     dt = _dt.scalar_dtype(fill_value) if dtype is None else _dt.to_dtype(dtype)
     fill_value = _args.check_fits(fill_value, dt, "full")
@@ -258,13 +263,17 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     return _finish(_filled(shp, dt, resolve(device), fill_value), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros(*size, out=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if out is not None:
+        return creation_out("zeros", zeros, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     dt = _dtype_or_default(dtype)
     return _finish(_filled(_size(size, "zeros", dt.itemsize), dt, resolve(device), 0),
                    requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones(*size, out=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if out is not None:
+        return creation_out("ones", ones, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     dt = _dtype_or_default(dtype)
     return _finish(_filled(_size(size, "ones", dt.itemsize), dt, resolve(device), 1),
                    requires_grad)
@@ -282,7 +291,10 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 @_host_memory
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
+           requires_grad=False) -> Tensor:
+    if out is not None:
+        return creation_out("arange", arange, (start, end, step), {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     if end is None:
         start, end = 0, start
     vals = [start, end, step]
@@ -322,7 +334,10 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 @_host_memory
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def linspace(start, end, steps, *, out=None, dtype=None, device=None,
+             requires_grad=False) -> Tensor:
+    if out is not None:
+        return creation_out("linspace", linspace, (start, end, steps), {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     dt = _dtype_or_default(dtype)
     steps = _args.int_arg(steps, "linspace", "steps", 3)
     start = _args.number_arg(start, "linspace", "start")
@@ -335,7 +350,10 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 @_host_memory
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+def rand(*size, out=None, dtype=None, device=None, requires_grad=False,
+         generator=None) -> Tensor:
+    if out is not None:
+        return creation_out("rand", rand, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
     dt = _dtype_or_default(dtype)
     _need_float(dt, "rand")
     host = (generator or _rng).random(_size(size, "rand")).astype(dt.np)
@@ -343,7 +361,10 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
 
 
 @_host_memory
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+def randn(*size, out=None, dtype=None, device=None, requires_grad=False,
+          generator=None) -> Tensor:
+    if out is not None:
+        return creation_out("randn", randn, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
     dt = _dtype_or_default(dtype)
     _need_float(dt, "randn")
     host = (generator or _rng).standard_normal(_size(size, "randn")).astype(dt.np)

@@ -24,6 +24,8 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU
 from ..fusion.optable import OPS, not_implemented
+from .._out import call as out_call
+from .._out import keyword_out
 
 __all__ = ["SPECS", "apply", "binary", "unary", "make_binary", "make_unary", "mismatch",
            "not_implemented"]
@@ -205,7 +207,7 @@ def make_binary(key, reflected=False):
     # on a GPU every table op runs as a kernel, ufunc or not; ops whose refusals depend on
     # the operands (int ** -1) take apply(), which runs the table's operand_check
     fast_device = spec.fast if spec.op.operand_check is None else {}
-    f.__name__ = key
+    f.__name__ = f.__qualname__ = key
     f.__gt_differentiable__ = True
     return f
 
@@ -260,8 +262,12 @@ def make_unary(key):
     fast = spec.fast if spec.ufunc and not (quiet and _CV is None) else {}
     cv, qv = _CV, _QUIET_EXTOBJ
     state = STATE
+    # torch: float ops (exp, sin) cast into a wider out; neg/abs/floor want out's dtype equal
+    out_rule = "same" if spec.kind in ("same", "bitwise") else "cast"
 
-    def f(input):
+    def f(input, out=None):  # out: positional-or-keyword, see _out.keyword_out
+        if out is not None:
+            return out_call(key, f, (input,), {}, out, out_rule)
         if type(input) is not Tensor:  # subclasses, and values traced by @gt.fuse
             if isinstance(input, Tensor) and input._requires_grad and state.enabled:
                 return record(f, None, (input,), None)
@@ -292,8 +298,9 @@ def make_unary(key):
 
     fast_device = spec.fast
 
-    f.__name__ = key
+    f.__name__ = f.__qualname__ = key
     f.__doc__ = f"torch.{key}: elementwise."
+    keyword_out(f)
     f.__gt_differentiable__ = True
     return f
 

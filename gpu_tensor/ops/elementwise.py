@@ -10,6 +10,8 @@ from .._grad import STATE, differentiable, record
 from .._tensor import Tensor
 from ..backends import get_backend
 from ._dispatch import _BINARY, _HALF, _RBINARY, apply, binary, make_unary, not_implemented
+from .._out import call as out_call
+from .._out import keyword_out
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "div", "divide",
@@ -35,7 +37,9 @@ def _b(key):
     fwd, rev = _BINARY[key], _RBINARY[key]
     tensors_only = key in _TENSORS_ONLY
 
-    def f(input, other):
+    def f(input, other, out=None):  # out: positional-or-keyword, see _out.keyword_out
+        if out is not None:
+            return out_call(key, f, (input, other), {}, out)
         if tensors_only and not (_tensor_like(input) and _tensor_like(other)):
             raise TypeError(
                 f"{key}(): expected both arguments to be Tensors, got {type(input).__name__} "
@@ -51,10 +55,10 @@ def _b(key):
             return apply(key, input, other)
         return binary(key, input, other) if r is NotImplemented else r  # raises TypeError
 
-    f.__name__ = key
+    f.__name__ = f.__qualname__ = key
     f.__gt_differentiable__ = True
     f.__doc__ = f"torch.{key}: elementwise, with broadcasting and type promotion."
-    return f
+    return keyword_out(f)
 
 
 def _u(key):
@@ -81,7 +85,9 @@ logical_not, bitwise_not = _u("logical_not"), _u("bitwise_not")
 
 
 @differentiable
-def round(input, decimals=0):  # noqa: A001
+def round(input, decimals=0, *, out=None):  # noqa: A001
+    if out is not None:
+        return out_call("round", round, (input, decimals), {}, out, "same")
     if decimals == 0 or input.dtype is _dt.bool:
         return apply("round", input)
     scale = 10.0 ** decimals
@@ -96,14 +102,18 @@ def gelu(input, approximate="none"):
 
 
 @differentiable
-def add(input, other, *, alpha=1):
+def add(input, other, *, alpha=1, out=None):
+    if out is not None:
+        return out_call("add", add, (input, other), {"alpha": alpha}, out)
     if alpha != 1:
         other = mul(other, alpha)
     return binary("add", input, other)
 
 
 @differentiable
-def sub(input, other, *, alpha=1):
+def sub(input, other, *, alpha=1, out=None):
+    if out is not None:
+        return out_call("sub", sub, (input, other), {"alpha": alpha}, out)
     if alpha != 1:
         other = mul(other, alpha)
     return binary("sub", input, other)
@@ -113,7 +123,9 @@ subtract = sub
 
 
 @differentiable
-def div(input, other, *, rounding_mode=None):
+def div(input, other, *, rounding_mode=None, out=None):
+    if out is not None:
+        return out_call("div", div, (input, other), {"rounding_mode": rounding_mode}, out)
     if rounding_mode is None:
         return binary("div", input, other)
     if rounding_mode == "floor":
@@ -155,7 +167,10 @@ def _trunc_values(t):
 
 
 @differentiable
-def trunc(input):
+@keyword_out
+def trunc(input, out=None):
+    if out is not None:
+        return out_call("trunc", trunc, (input,), {}, out, "same")
     if input.dtype is _dt.bool or input.dtype.category == _dt.COMPLEX:
         raise not_implemented("trunc", input.dtype)
     return _trunc_values(input.clone() if input.dtype.category != _dt.FLOAT else input)
@@ -170,8 +185,10 @@ def _int_trunc_div(a, b, common):
     return add(fl, fix.to(common))
 
 
-def fmod(input, other):
+def fmod(input, other, *, out=None):
     """C-style remainder: the result has the sign of the dividend (torch.fmod)."""
+    if out is not None:
+        return out_call("fmod", fmod, (input, other), {}, out)
     r = remainder(input, other)
     dividend_neg = lt(input, 0) if isinstance(input, Tensor) else input < 0
     fix = logical_and(ne(r, 0), ne(lt(r, 0), dividend_neg))
@@ -179,7 +196,9 @@ def fmod(input, other):
 
 
 @differentiable
-def where(condition, input=None, other=None):
+def where(condition, input=None, other=None, *, out=None):
+    if out is not None:
+        return out_call("where", where, (condition, input, other), {}, out, "same")
     if input is None and other is None:
         from .indexing import nonzero
 
@@ -188,7 +207,9 @@ def where(condition, input=None, other=None):
 
 
 @differentiable
-def clamp(input, min=None, max=None):  # noqa: A002
+def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
+    if out is not None:
+        return out_call("clamp", clamp, (input, min, max), {}, out, "same")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     return apply("clamp", input, min, max)
@@ -198,12 +219,18 @@ clip = clamp
 
 
 @differentiable
-def square(input):
+@keyword_out
+def square(input, out=None):
+    if out is not None:
+        return out_call("square", square, (input,), {}, out)
     return binary("mul", input, input) if input.dtype is not _dt.bool else pow(input, 2)
 
 
 @differentiable
-def reciprocal(input):
+@keyword_out
+def reciprocal(input, out=None):
+    if out is not None:
+        return out_call("reciprocal", reciprocal, (input,), {}, out)
     return div(1.0, input) if input.dtype.category < _dt.FLOAT else div(1, input)
 
 
@@ -260,5 +287,7 @@ def imag(input):
 
 
 @differentiable
-def lerp(input, end, weight):
+def lerp(input, end, weight, *, out=None):
+    if out is not None:
+        return out_call("lerp", lerp, (input, end, weight), {}, out)
     return add(input, mul(weight, sub(end, input)))

@@ -13,6 +13,7 @@ from .._grad import differentiable
 from .._tensor import Tensor
 from ..backends import get_backend
 from ._dispatch import mismatch as _mismatch
+from .._out import call as out_call
 
 __all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk", "tensor_split",
            "hstack", "vstack"]
@@ -45,7 +46,9 @@ def _arrays(tensors, dev, dt):
 
 
 @differentiable
-def cat(tensors, dim=0):
+def cat(tensors, dim=0, *, out=None):
+    if out is not None:
+        return out_call("cat", cat, (tensors, dim), {}, out, "cat")
     tensors, dev, dt = _common("cat", tensors)
     # torch's legacy rule: 1-D empty tensors are skipped whatever the other shapes
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
@@ -71,7 +74,9 @@ concat = concatenate = cat
 
 
 @differentiable
-def stack(tensors, dim=0):
+def stack(tensors, dim=0, *, out=None):
+    if out is not None:
+        return out_call("stack", stack, (tensors, dim), {}, out, "cat")
     tensors, dev, dt = _common("stack", tensors)
     shp = tensors[0].shape
     for i, t in enumerate(tensors):

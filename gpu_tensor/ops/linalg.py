@@ -13,6 +13,8 @@ from .._grad import differentiable
 from .._tensor import Tensor
 from ..backends import get_backend
 from ._dispatch import mismatch as _mismatch
+from .._out import call as out_call
+from .._out import keyword_out
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"]
 
@@ -61,13 +63,19 @@ def _run(name, a, b, fn):
 
 
 @differentiable
-def matmul(input, other):
+@keyword_out
+def matmul(input, other, out=None):
+    if out is not None:
+        return out_call("matmul", matmul, (input, other), {}, out, "same")
     _check("matmul", input, other)
     return _run("matmul", input, other, lambda xp, x, y: xp.matmul(x, y))
 
 
 @differentiable
-def mm(input, mat2):
+@keyword_out
+def mm(input, mat2, out=None):
+    if out is not None:
+        return out_call("mm", mm, (input, mat2), {}, out, "same")
     _check("mm", input, mat2)
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
@@ -75,7 +83,10 @@ def mm(input, mat2):
 
 
 @differentiable
-def bmm(input, mat2):
+@keyword_out
+def bmm(input, mat2, out=None):
+    if out is not None:
+        return out_call("bmm", bmm, (input, mat2), {}, out, "same")
     _check("bmm", input, mat2)
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
@@ -85,7 +96,10 @@ def bmm(input, mat2):
 
 
 @differentiable
-def mv(input, vec):
+@keyword_out
+def mv(input, vec, out=None):
+    if out is not None:
+        return out_call("mv", mv, (input, vec), {}, out, "same")
     _check("mv", input, vec)
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv: expected a 2D matrix and a 1D vector, got {input.ndim}D "
@@ -94,7 +108,10 @@ def mv(input, vec):
 
 
 @differentiable
-def dot(input, other):
+@keyword_out
+def dot(input, other, out=None):
+    if out is not None:
+        return out_call("dot", dot, (input, other), {}, out, "same")
     _check("dot", input, other)
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
@@ -103,7 +120,10 @@ def dot(input, other):
 
 
 @differentiable
-def outer(input, vec2):
+@keyword_out
+def outer(input, vec2, out=None):
+    if out is not None:
+        return out_call("outer", outer, (input, vec2), {}, out, "same")
     _check("outer", input, vec2)
     return _run("outer", input, vec2, lambda xp, x, y: xp.outer(x, y))
 

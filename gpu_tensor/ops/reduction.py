@@ -14,6 +14,7 @@ from .._grad import differentiable
 from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU
+from .._out import call as out_call
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
            "std", "var_mean", "std_mean", "all", "any", "norm", "cumsum", "cumprod",
@@ -76,7 +77,9 @@ def _fast(input, r, dt):
 
 
 @differentiable(first=True)
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001
+    if out is not None:
+        return out_call("sum", sum, (input, dim, keepdim), {"dtype": dtype}, out, "acc")
     if input.device is CPU and dim is None and dtype is None and not keepdim:
         d = input.dtype
         if d.category >= _dt.FLOAT and d not in _HALF:
@@ -87,7 +90,9 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
 
 
 @differentiable(first=True)
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if out is not None:
+        return out_call("prod", prod, (input, dim, keepdim), {"dtype": dtype}, out, "acc")
     return _accumulate("prod", input, dim, keepdim, dtype)
 
 
@@ -102,7 +107,9 @@ def _accumulate(name, input, dim, keepdim, dtype):
 
 
 @differentiable(first=True)
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if out is not None:
+        return out_call("mean", mean, (input, dim, keepdim), {"dtype": dtype}, out, "acc")
     d = input.dtype
     if input.device is CPU and dim is None and dtype is None and not keepdim and (
             d.category >= _dt.FLOAT and d not in _HALF and input._data.size):
@@ -139,7 +146,9 @@ def _ordered(input, name):
 
 
 @differentiable(first=True)
-def amax(input, dim=(), keepdim=False):
+def amax(input, dim=(), keepdim=False, *, out=None):
+    if out is not None:
+        return out_call("amax", amax, (input, dim, keepdim), {}, out, "same")
     _ordered(input, "amax")
     axes = _axes(input, dim)
     _empty_check(input, axes, "amax", RuntimeError)
@@ -148,7 +157,9 @@ def amax(input, dim=(), keepdim=False):
 
 
 @differentiable(first=True)
-def amin(input, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False, *, out=None):
+    if out is not None:
+        return out_call("amin", amin, (input, dim, keepdim), {}, out, "same")
     _ordered(input, "amin")
     axes = _axes(input, dim)
     _empty_check(input, axes, "amin", RuntimeError)
@@ -180,11 +191,15 @@ def _arg(input, dim, keepdim, name):
     return _out(input, r, _dt.int64)
 
 
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, out=None):
+    if out is not None:
+        return out_call("argmax", argmax, (input, dim, keepdim), {}, out, "same")
     return _arg(input, dim, keepdim, "argmax")
 
 
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, out=None):
+    if out is not None:
+        return out_call("argmin", argmin, (input, dim, keepdim), {}, out, "same")
     return _arg(input, dim, keepdim, "argmin")
 
 
@@ -205,20 +220,26 @@ def _extreme(name, input, dim, keepdim):
 
 
 @differentiable
-def max(input, dim=None, keepdim=False):  # noqa: A001
+def max(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
     """max(t) -> 0-dim max; max(t, dim) -> (values, indices); max(t, other) -> maximum."""
+    if out is not None:
+        return out_call("max", max, (input, dim, keepdim), {}, out, "same")
     return _extreme("max", input, dim, keepdim)
 
 
 @differentiable
-def min(input, dim=None, keepdim=False):  # noqa: A001
+def min(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
     """min(t) -> 0-dim min; min(t, dim) -> (values, indices); min(t, other) -> minimum."""
+    if out is not None:
+        return out_call("min", min, (input, dim, keepdim), {}, out, "same")
     return _extreme("min", input, dim, keepdim)
 
 
 @differentiable(first=True)
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Variance over `dim`; `correction` (default 1, Bessel) or torch's legacy `unbiased`."""
+    if out is not None:
+        return out_call("var", var, (input, dim, unbiased, keepdim), {"correction": correction}, out)
     return _var_or_std(input, dim, unbiased, keepdim, correction, False)
 
 
@@ -264,7 +285,9 @@ def _scaled_var(xp, v, axes, correction, keepdim, root=False, scale=True):
 
 
 @differentiable(first=True)
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    if out is not None:
+        return out_call("std", std, (input, dim, unbiased, keepdim), {"correction": correction}, out)
     return _var_or_std(input, dim, unbiased, keepdim, correction, True)
 
 
@@ -281,14 +304,18 @@ def _bool_out(input):
     return _dt.uint8 if input.dtype is _dt.uint8 else _dt.bool
 
 
-def all(input, dim=None, keepdim=False):  # noqa: A001
+def all(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
+    if out is not None:
+        return out_call("all", all, (input, dim, keepdim), {}, out)
     xp = get_backend(input.device).xp
     return _out(input, xp.all(_values(input) != 0 if input.dtype is not _dt.bool else
                               input._data, axis=_axes(input, dim), keepdims=keepdim),
                 _bool_out(input))
 
 
-def any(input, dim=None, keepdim=False):  # noqa: A001
+def any(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
+    if out is not None:
+        return out_call("any", any, (input, dim, keepdim), {}, out)
     xp = get_backend(input.device).xp
     return _out(input, xp.any(_values(input) != 0 if input.dtype is not _dt.bool else
                               input._data, axis=_axes(input, dim), keepdims=keepdim),
@@ -340,17 +367,23 @@ def _cum(input, dim, dtype, fn):
 
 
 @differentiable(first=True)
-def cumsum(input, dim, *, dtype=None):
+def cumsum(input, dim, *, dtype=None, out=None):
+    if out is not None:
+        return out_call("cumsum", cumsum, (input, dim), {"dtype": dtype}, out, "acc")
     return _cum(input, dim, dtype, "cumsum")
 
 
 @differentiable(first=True)
-def cumprod(input, dim, *, dtype=None):
+def cumprod(input, dim, *, dtype=None, out=None):
+    if out is not None:
+        return out_call("cumprod", cumprod, (input, dim), {"dtype": dtype}, out, "acc")
     return _cum(input, dim, dtype, "cumprod")
 
 
 @differentiable(first=True)
-def logsumexp(input, dim, keepdim=False):
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    if out is not None:
+        return out_call("logsumexp", logsumexp, (input, dim, keepdim), {}, out)
     dt = input.dtype if input.dtype.category >= _dt.FLOAT else _dt.get_default_dtype()
     xp = get_backend(input.device).xp
     comp = np.float32 if dt in _HALF else dt.np

@@ -18,6 +18,8 @@ import numpy as np
 from .. import dtype as _dt
 from ..backends import get_backend
 from .._grad import differentiable
+from .._out import call as out_call
+from .._out import keyword_out
 from .._tensor import Tensor
 
 __all__ = [
@@ -62,7 +64,9 @@ def _on_host(bk, fn, arr):
 def _unary(name, fn, host=False, complex_ok=True):
     """A floating unary op: `fn(xp, array)` in float32 for half types, float64 stays."""
 
-    def op(input):
+    def op(input, out=None):  # out: positional-or-keyword, see _out.keyword_out
+        if out is not None:
+            return out_call(name, wrapped, (input,), {}, out)
         _check(name, input)
         dt = input.dtype
         if dt.category == _dt.COMPLEX and not complex_ok:
@@ -79,7 +83,8 @@ def _unary(name, fn, host=False, complex_ok=True):
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"torch.{name}: elementwise."
-    return differentiable(op)  # formulas: autograd/formulas_more.py
+    wrapped = differentiable(keyword_out(op))  # formulas: autograd/formulas_more.py
+    return wrapped
 
 
 def _vectorized(scalar_fn):
