@@ -13,6 +13,7 @@ from gpu_tensor.testing import requires_real_cuda
 
 @requires_real_cuda
 def test_freed_block_returns_after_its_recorded_stream_is_dropped():
+    gc.collect()  # garbage of earlier tests (random order) must not be freed mid-test
     before = cmem.memory_allocated(0)
     x = cr.zeros(1 << 16, device="cuda")
     s = streams.Stream()
