@@ -108,7 +108,8 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True, create
     seen = set(stack)
     while stack:
         node = stack.pop()
-        for _, nx, *_ in node._edges():
+        for e in node._edges():
+            nx = e[1]
             deps[nx] = deps.get(nx, 0) + 1
             if nx not in seen:
                 seen.add(nx)
@@ -156,7 +157,10 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True, create
             for k, nx, nr, shape, dtype, dev in node._edges():
                 raw = grads[k] if k < len(grads) else None
                 if raw is not None:
-                    gi = _fit(raw, shape, dtype, dev)
+                    gi = raw
+                    if raw._data.shape != shape or raw.dtype.name != dtype or \
+                            raw.device._str != dev:
+                        gi = _fit(raw, shape, dtype, dev)
                     if nx._n_outputs != 1:  # per output; never a leaf's .grad: no ownership
                         _add_to(buffers, nx, nr, gi)
                         deps[nx] -= 1

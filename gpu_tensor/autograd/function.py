@@ -59,7 +59,7 @@ class Node:
     _shape1 = _dtype1 = _dev1 = None
     _next = ()
     _saved = None
-    _versions = ()  # per saved value: its storage version (None for a non-tensor)
+    _versions = ()  # per saved value: its storage version (None for a non-tensor); () if none is
     _saved_outputs = 0  # bit i set: saved value i is this node's own output
     _had_saved = False
     _released = False
@@ -97,23 +97,26 @@ class Node:
         backward with create_graph=True differentiates through it; any other tensor (this
         op's own output, a grad-free input) as a history-free alias (see the lifetime
         rule above)."""
-        # Three flat records, not a tuple per value: a long graph holds fewer objects for
-        # Python's cyclic GC to walk (it dominated recording a 20k-op chain)
-        saved, versions, outputs = [], [], 0
-        out_id = self._out_id
+        # Flat records, not a tuple per value, and no copy without a tensor: a long graph
+        # then holds fewer objects for Python's cyclic GC to walk (see `connect`)
+        saved, versions, outputs = values, None, 0
         for i, v in enumerate(values):
             if isinstance(v, Tensor):
+                if versions is None:
+                    saved, versions = list(values), [None] * len(values)
                 if not v._requires_grad:
-                    if id(v) == out_id:
+                    if id(v) == self._out_id:
                         outputs |= 1 << i
-                    v = _alias(v)
-                versions.append(v._storage._version)
-            else:
-                versions.append(None)
-            saved.append(v)
-        self._saved = tuple(saved)
-        self._versions = tuple(versions)
-        self._saved_outputs = outputs
+                    saved[i] = v = _alias(v)
+                versions[i] = v._storage._version
+        if versions is not None:
+            saved = tuple(saved)
+            self._versions = tuple(versions)
+        elif self._versions:  # saved a second time, now without tensors
+            self._versions = ()
+        self._saved = saved
+        if outputs or self._saved_outputs:
+            self._saved_outputs = outputs
         self._had_saved = True
 
     @property
@@ -125,7 +128,9 @@ class Node:
         out = []
         with_history = grad_mode.STATE.enabled  # inside a create_graph=True backward
         outputs = self._saved_outputs
-        for i, (v, version) in enumerate(zip(self._saved, self._versions, strict=True)):
+        saved = self._saved
+        versions = self._versions or (None,) * len(saved)  # () when nothing is a tensor
+        for i, (v, version) in enumerate(zip(saved, versions, strict=True)):
             if version is not None and v._storage._version != version:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified "
@@ -238,22 +243,28 @@ def connect(node: Node, ins) -> None:
     one edge is the only tracked object it adds: the edge lives in its attributes, the
     meta as names (not DType/Device objects), and needs_input_grad is a shared tuple of
     bools; a node with several edges adds one flat tuple."""
-    flat = []
+    first = rest = None
     mask = k = 0
     for t in ins:
         if t is not None and t._requires_grad:
             fn = t.grad_fn
             if fn is None:
-                flat += (k, accumulator(t), 0)
+                fn, nr = accumulator(t), 0
             else:
-                flat += (k, fn, 0 if fn._n_outputs == 1 else output_nr(t))
-            flat += (t._data.shape, t.dtype.name, t.device._str)
+                nr = 0 if fn._n_outputs == 1 else output_nr(t)
+            e = (k, fn, nr, t._data.shape, t.dtype.name, t.device._str)
+            if first is None:
+                first = e
+            elif rest is None:
+                rest = [*first, *e]
+            else:
+                rest += e
             mask |= 1 << k
         k += 1
-    if len(flat) == 6:
-        node._k1, node._n1, node._nr1, node._shape1, node._dtype1, node._dev1 = flat
-    elif flat:
-        node._next = tuple(flat)
+    if rest is not None:
+        node._next = tuple(rest)
+    elif first is not None:
+        node._k1, node._n1, node._nr1, node._shape1, node._dtype1, node._dev1 = first
     node.needs_input_grad = (_NEEDS[k][mask] if k < len(_NEEDS)
                              else tuple(bool(mask >> i & 1) for i in range(k)))
 

@@ -114,7 +114,8 @@ def _register(ns, attr, spec, reflected) -> None:
 
 def record(fn, plain, args, kwargs):
     """See gpu_tensor._grad.record: record `fn`'s node if its formula's inputs require
-    grad; otherwise just run it."""
+    grad; otherwise just run it. (One function, not a check and a recorder: it runs once
+    per recorded op, and a frame is a measurable part of that.)"""
     if kwargs is None:
         kwargs = {}
     entry = _SPECS.get(fn)
@@ -123,25 +124,24 @@ def record(fn, plain, args, kwargs):
         ins = spec.inputs((args[1], args[0]) if reflected else args, kwargs)
         for t in ins:
             if t is not None and t._requires_grad:
-                return _record(spec, fn if plain is None else plain, ins, args, kwargs,
-                               reflected)
-    if plain is not None:
-        return plain(*args, **kwargs)
-    _STATE.enabled = False  # fn checks inline: run it once more with nothing to record
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        _STATE.enabled = True
-
-
-def _record(spec, plain, ins, args, kwargs, reflected):
+                break
+        else:
+            entry = None
+    if entry is None:
+        if plain is not None:
+            return plain(*args, **kwargs)
+        _STATE.enabled = False  # fn checks inline: run it once more with nothing to record
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _STATE.enabled = True
     if spec.decompose is not None:
         out = spec.decompose(args, kwargs, reflected)
         if out is not None:
             return out
     _STATE.enabled = False
     try:
-        out = plain(*args, **kwargs)
+        out = (fn if plain is None else plain)(*args, **kwargs)
     finally:
         _STATE.enabled = True
     if out is NotImplemented:
