@@ -112,12 +112,15 @@ def _register(ns, attr, spec, reflected) -> None:
     _SPECS.setdefault(fn, (spec, reflected))
 
 
+_NO_KWARGS: dict = {}
+
+
 def record(fn, plain, args, kwargs):
     """See gpu_tensor._grad.record: record `fn`'s node if its formula's inputs require
     grad; otherwise just run it. (One function, not a check and a recorder: it runs once
     per recorded op, and a frame is a measurable part of that.)"""
     if kwargs is None:
-        kwargs = {}
+        kwargs = _NO_KWARGS  # read only here: callees get their own copy through **
     entry = _SPECS.get(fn)
     if entry is not None:
         spec, reflected = entry
