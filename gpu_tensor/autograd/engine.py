@@ -14,6 +14,7 @@ differentiated again (hessian-vector products, gradient penalties).
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ..dtype import to_dtype
 from . import grad_mode
 from .function import (
     AccumulateGrad,
@@ -42,16 +43,17 @@ def sum_to(g: Tensor, shape) -> Tensor:
     return g.reshape(shape) if tuple(g.shape) != shape else g
 
 
-def _fit(g: Tensor, meta) -> Tensor:
-    shape, dtype, device = meta
-    if g.device is not device:
+def _fit(g: Tensor, shape, dtype: str, device: str) -> Tensor:
+    """g reduced to `shape`, on the device and of the dtype named (function.connect says
+    why names)."""
+    if g.device._str != device:
         from ..transfer.move import move
 
         g = move(g, device)
-    if tuple(g.shape) != tuple(shape):
+    if g._data.shape != shape:
         g = sum_to(g, shape)
-    if g.dtype is not dtype:
-        g = g.to(dtype)
+    if g.dtype.name != dtype:
+        g = g.to(to_dtype(dtype))
     return g
 
 
@@ -106,9 +108,8 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True, create
     seen = set(stack)
     while stack:
         node = stack.pop()
-        for nx, _ in node.next_functions:
-            if nx is None:
-                continue
+        for e in node._edges():
+            nx = e[1]
             deps[nx] = deps.get(nx, 0) + 1
             if nx not in seen:
                 seen.add(nx)
@@ -152,15 +153,14 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True, create
                     grads = node.apply(g)
                     if not retain_graph:
                         node._release()
-            metas = node._meta
             builtin = not isinstance(node, FunctionCtx)
-            for k, (nx, nr) in enumerate(node.next_functions):
-                if nx is None:
-                    continue
+            for k, nx, nr, shape, dtype, dev in node._edges():
                 raw = grads[k] if k < len(grads) else None
                 if raw is not None:
-                    meta = metas[k] if k < len(metas) else None
-                    gi = _fit(raw, meta) if meta is not None else raw
+                    gi = raw
+                    if raw._data.shape != shape or raw.dtype.name != dtype or \
+                            raw.device._str != dev:
+                        gi = _fit(raw, shape, dtype, dev)
                     if nx._n_outputs != 1:  # per output; never a leaf's .grad: no ownership
                         _add_to(buffers, nx, nr, gi)
                         deps[nx] -= 1

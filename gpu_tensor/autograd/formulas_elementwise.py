@@ -36,7 +36,10 @@ def _bin(key, *more, commutative=False):
 
 # -- arithmetic ---------------------------------------------------------------------------
 def _two(args, kwargs):
-    return [_t(args[0]), _t(args[1]) if len(args) > 1 else _t(kwargs.get("other"))]
+    a = args[0]
+    b = args[1] if len(args) > 1 else kwargs.get("other")
+    # isinstance inline, not _t: this runs once per recorded binary op
+    return (a if isinstance(a, Tensor) else None, b if isinstance(b, Tensor) else None)
 
 
 @formula("AddBackward0", *_bin("add", commutative=True), inputs=_two)
@@ -77,7 +80,8 @@ def _(ctx, g):
 
 @formula("MulBackward0", *_bin("mul", commutative=True), inputs=_two)
 def _mul(ctx, out, a, b):
-    ctx.save_for_backward(a if _need(ctx, 1) else None, b if _need(ctx, 0) else None)
+    need_a, need_b = ctx.needs_input_grad
+    ctx.save_for_backward(a if need_b else None, b if need_a else None)
 
 
 @_mul.backward

@@ -23,7 +23,7 @@ from .._tensor import Tensor, contiguous_format
 from . import grad_mode
 
 __all__ = ["Node", "AccumulateGrad", "Function", "FunctionCtx", "node_class", "register_hook",
-           "RemovableHandle", "output_nr", "set_outputs", "same_output"]
+           "RemovableHandle", "output_nr", "set_outputs", "same_output", "connect"]
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -49,11 +49,17 @@ class Node:
 
     # Class defaults, set on the instance only when they change: recording a node (once per
     # op) then costs no __init__ stores.
-    next_functions = ()
     needs_input_grad = ()
-    _meta = ()  # per input: (shape, dtype, device) to reduce/cast the grad to, or None
+    # The edges (see `connect`): when exactly one input requires grad, the next node sits
+    # in `_n1`, beside its input position, output_nr and the (shape, dtype name, device
+    # string) that input's gradient is reduced and cast to; otherwise `_next` is a flat
+    # tuple of those six per input that requires grad.
+    _n1 = None
+    _k1 = _nr1 = 0
+    _shape1 = _dtype1 = _dev1 = None
+    _next = ()
     _saved = None
-    _versions = ()  # per saved value: its storage version (None for a non-tensor)
+    _versions = ()  # per saved value: its storage version (None for a non-tensor); () if none is
     _saved_outputs = 0  # bit i set: saved value i is this node's own output
     _had_saved = False
     _released = False
@@ -63,6 +69,23 @@ class Node:
 
     def name(self) -> str:
         return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        """((node or None, output_nr), ...), one per input, as torch's."""
+        out = [(None, 0)] * len(self.needs_input_grad)
+        for k, nx, nr, *_ in self._edges():
+            out[k] = (nx, nr)
+        return tuple(out)
+
+    def _edges(self):
+        """(input position, next node, its output_nr, shape, dtype name, device string) per
+        input that requires grad."""
+        n = self._n1
+        if n is not None:
+            return ((self._k1, n, self._nr1, self._shape1, self._dtype1, self._dev1),)
+        e = self._next
+        return zip(*(e[i::6] for i in range(6))) if e else ()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
@@ -74,23 +97,26 @@ class Node:
         backward with create_graph=True differentiates through it; any other tensor (this
         op's own output, a grad-free input) as a history-free alias (see the lifetime
         rule above)."""
-        # Three flat records, not a tuple per value: a long graph holds fewer objects for
-        # Python's cyclic GC to walk (it dominated recording a 20k-op chain)
-        saved, versions, outputs = [], [], 0
-        out_id = self._out_id
+        # Flat records, not a tuple per value, and no copy without a tensor: a long graph
+        # then holds fewer objects for Python's cyclic GC to walk (see `connect`)
+        saved, versions, outputs = values, None, 0
         for i, v in enumerate(values):
             if isinstance(v, Tensor):
+                if versions is None:
+                    saved, versions = list(values), [None] * len(values)
                 if not v._requires_grad:
-                    if id(v) == out_id:
+                    if id(v) == self._out_id:
                         outputs |= 1 << i
-                    v = _alias(v)
-                versions.append(v._storage._version)
-            else:
-                versions.append(None)
-            saved.append(v)
-        self._saved = tuple(saved)
-        self._versions = tuple(versions)
-        self._saved_outputs = outputs
+                    saved[i] = v = _alias(v)
+                versions[i] = v._storage._version
+        if versions is not None:
+            saved = tuple(saved)
+            self._versions = tuple(versions)
+        elif self._versions:  # saved a second time, now without tensors
+            self._versions = ()
+        self._saved = saved
+        if outputs or self._saved_outputs:
+            self._saved_outputs = outputs
         self._had_saved = True
 
     @property
@@ -102,7 +128,9 @@ class Node:
         out = []
         with_history = grad_mode.STATE.enabled  # inside a create_graph=True backward
         outputs = self._saved_outputs
-        for i, (v, version) in enumerate(zip(self._saved, self._versions, strict=True)):
+        saved = self._saved
+        versions = self._versions or (None,) * len(saved)  # () when nothing is a tensor
+        for i, (v, version) in enumerate(zip(saved, versions, strict=True)):
             if version is not None and v._storage._version != version:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified "
@@ -206,6 +234,46 @@ def _dense_strides(t: Tensor):
     return strides
 
 
+def connect(node: Node, ins) -> None:
+    """Set the node's edges and needs_input_grad from `ins` (one Tensor or None per input,
+    in the order its backward returns gradients).
+
+    Recording is per op, so this is laid out for Python's cyclic GC: over a long graph its
+    full collections walk every tracked object, and torch's C++ nodes add none. A node with
+    one edge is the only tracked object it adds: the edge lives in its attributes, the
+    meta as names (not DType/Device objects), and needs_input_grad is a shared tuple of
+    bools; a node with several edges adds one flat tuple."""
+    first = rest = None
+    mask = k = 0
+    for t in ins:
+        if t is not None and t._requires_grad:
+            fn = t.grad_fn
+            if fn is None:
+                fn, nr = accumulator(t), 0
+            else:
+                nr = 0 if fn._n_outputs == 1 else output_nr(t)
+            e = (k, fn, nr, t._data.shape, t.dtype.name, t.device._str)
+            if first is None:
+                first = e
+            elif rest is None:
+                rest = [*first, *e]
+            else:
+                rest += e
+            mask |= 1 << k
+        k += 1
+    if rest is not None:
+        node._next = tuple(rest)
+    elif first is not None:
+        node._k1, node._n1, node._nr1, node._shape1, node._dtype1, node._dev1 = first
+    node.needs_input_grad = (_NEEDS[k][mask] if k < len(_NEEDS)
+                             else tuple(bool(mask >> i & 1) for i in range(k)))
+
+
+# needs_input_grad by (number of inputs, bit mask of those that require grad): shared
+_NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)]
+          for n in range(6)]
+
+
 # leaf id -> weakref to its AccumulateGrad. The node holds the leaf strongly, so while the
 # weakref is alive the id cannot have been reused by another tensor.
 _ACCUMULATORS: dict = {}
@@ -224,17 +292,6 @@ def accumulator(t: Tensor) -> AccumulateGrad:
 def _drop(key, ref) -> None:
     if _ACCUMULATORS.get(key) is ref:
         del _ACCUMULATORS[key]
-
-
-def edge(t) -> tuple:
-    """(node, output_nr) feeding t's gradient: its grad_fn, its AccumulateGrad, or
-    (None, 0)."""
-    if t is None or not t._requires_grad:
-        return (None, 0)
-    fn = t.grad_fn
-    if fn is None:
-        return (accumulator(t), 0)
-    return (fn, 0 if fn._n_outputs == 1 else output_nr(t))
 
 
 # id(tensor) -> (weakref to it, weakref to its node, its output_nr), for the outputs of
@@ -443,9 +500,7 @@ class Function:
         diff = [o if isinstance(o, Tensor) and o.dtype.is_floating_point
                 and id(o) not in non_diff else None for o in outs]
         if any(d is not None for d in diff):
-            ctx.next_functions = tuple(edge(t) for t in tensors)
-            ctx._meta = tuple((t.shape, t.dtype, t.device)
-                              if t is not None and t._requires_grad else None for t in tensors)
+            connect(ctx, tensors)
             ctx._out_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, Tensor)
                                   else None for o in outs)
             set_outputs(ctx, diff)

@@ -20,7 +20,7 @@ from ..fusion.optable import OPS
 from ..fusion.trace import Proxy, _cast
 from ..fusion.trace import apply as A
 from . import grad_mode
-from .function import Node, edge
+from .function import Node, connect
 
 __all__ = ["call_with_grad", "DERIVATIVES"]
 
@@ -203,10 +203,7 @@ def call_with_grad(fused: Fused, plain_call, args):
         bwd = Fused(body, kernel_name=fused.kernel_name + "_backward")
         cache[(graph, need)] = bwd
     node = FusedBackward()
-    node.next_functions = tuple(edge(t) for t in tensors)
-    node.needs_input_grad = need
-    node._meta = tuple((t.shape, t.dtype, t.device) if n else None
-                       for t, n in zip(tensors, need, strict=True))
+    connect(node, [t if n else None for t, n in zip(tensors, need, strict=True)])
     node.save_for_backward(*tensors)
     node.scalars, node.bwd = scalars, bwd
     out._requires_grad = True

@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from ..dtype import FLOAT as _FLOAT  # results of this category and above are differentiable
 from ..transfer.move import copy_ as _plain_copy  # the write itself; Tensor.copy_ is what records
 from . import grad_mode
-from .function import Node, accumulator, output_nr, same_output, set_outputs
+from .function import Node, connect, same_output, set_outputs
 
 __all__ = ["formula", "inplace", "positional", "first", "record", "record_inplace",
            "record_fused", "load_formulas", "activate"]
@@ -112,61 +112,39 @@ def _register(ns, attr, spec, reflected) -> None:
     _SPECS.setdefault(fn, (spec, reflected))
 
 
+_NO_KWARGS: dict = {}
+
+
 def record(fn, plain, args, kwargs):
     """See gpu_tensor._grad.record: record `fn`'s node if its formula's inputs require
-    grad; otherwise just run it."""
+    grad; otherwise just run it. (One function, not a check and a recorder: it runs once
+    per recorded op, and a frame is a measurable part of that.)"""
     if kwargs is None:
-        kwargs = {}
+        kwargs = _NO_KWARGS  # read only here: callees get their own copy through **
     entry = _SPECS.get(fn)
     if entry is not None:
         spec, reflected = entry
         ins = spec.inputs((args[1], args[0]) if reflected else args, kwargs)
         for t in ins:
             if t is not None and t._requires_grad:
-                return _record(spec, fn if plain is None else plain, ins, args, kwargs,
-                               reflected)
-    if plain is not None:
-        return plain(*args, **kwargs)
-    _STATE.enabled = False  # fn checks inline: run it once more with nothing to record
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        _STATE.enabled = True
-
-
-def _connect(node, ins) -> None:
-    """The node's edges, needs_input_grad and per-input (shape, dtype, device), in one pass
-    (recording is per op: this loop is most of its cost after the op itself)."""
-    edges, needs, metas = [], [], []
-    for t in ins:
-        if t is not None and t._requires_grad:
-            fn = t.grad_fn
-            if fn is None:
-                edges.append((accumulator(t), 0))
-            else:
-                edges.append((fn, 0 if fn._n_outputs == 1 else output_nr(t)))
-            needs.append(True)
-            metas.append((t._data.shape, t.dtype, t.device))
+                break
         else:
-            edges.append(_NO_EDGE)
-            needs.append(False)
-            metas.append(None)
-    node.next_functions = tuple(edges)
-    node.needs_input_grad = tuple(needs)
-    node._meta = tuple(metas)
-
-
-_NO_EDGE = (None, 0)
-
-
-def _record(spec, plain, ins, args, kwargs, reflected):
+            entry = None
+    if entry is None:
+        if plain is not None:
+            return plain(*args, **kwargs)
+        _STATE.enabled = False  # fn checks inline: run it once more with nothing to record
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _STATE.enabled = True
     if spec.decompose is not None:
         out = spec.decompose(args, kwargs, reflected)
         if out is not None:
             return out
     _STATE.enabled = False
     try:
-        out = plain(*args, **kwargs)
+        out = (fn if plain is None else plain)(*args, **kwargs)
     finally:
         _STATE.enabled = True
     if out is NotImplemented:
@@ -180,7 +158,7 @@ def _record(spec, plain, ins, args, kwargs, reflected):
         if t is target:
             return out  # the op returned its input (e.g. contiguous()): history unchanged
     node = spec.cls()
-    _connect(node, ins)
+    connect(node, ins)
     node._out_id = id(target)  # lets save_for_backward tell the output from the inputs
     name = spec.fwd(node, target, *((args[1], args[0]) if reflected else args), **kwargs)
     if name is not None and name != spec.name:
@@ -195,7 +173,7 @@ def _record_multi(spec, ins, args, kwargs, out):
     if not out or out[0].dtype.category < _FLOAT:
         return out
     node = spec.cls()
-    _connect(node, ins)
+    connect(node, ins)
     name = spec.fwd(node, out, *args, **kwargs)
     if name is not None and name != spec.name:
         node.__class__ = spec.variant(name)
