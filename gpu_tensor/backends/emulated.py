@@ -9,12 +9,15 @@ a view someone kept must not dangle).
 
 from __future__ import annotations
 
+import threading
+import weakref
+
 import numpy as np
 
 from ..device import _make
 from ..memory import registry
 from ..storage import UntypedStorage
-from .cpu import CpuBackend, _Interface, torch_empty_strides
+from .cpu import CpuBackend, _Interface, saturating_astype, torch_empty_strides
 
 __all__ = ["EmulatedCudaBackend"]
 
@@ -46,6 +49,9 @@ class EmulatedCudaBackend(CpuBackend):
         self.index = index
         self.device = _make("cuda", index)
         self._alloc = None
+        # contiguous()/astype() write into allocator memory; the adopt() that callers make
+        # next takes that array as it is (no second copy), found here by identity
+        self._fresh = threading.local()
 
     def _raw(self, nbytes: int, shape, np_dtype):
         """Bytes for one storage: a flat uint8 array and its UntypedStorage."""
@@ -70,6 +76,12 @@ class EmulatedCudaBackend(CpuBackend):
         return (arr if n else torch_empty_strides(arr)), st
 
     def adopt(self, array):
+        fresh = getattr(self._fresh, "item", None)
+        if fresh is not None and fresh() is array:
+            self._fresh.item = None
+            st = _storage_under(array, self.device)
+            if st is not None:
+                return array, st
         if array.flags.c_contiguous:
             out, st = self.empty(array.shape, array.dtype)
         else:  # keep a transposed/permuted result's layout, as numpy (cpu) and cupy do
@@ -77,18 +89,66 @@ class EmulatedCudaBackend(CpuBackend):
         out[...] = array
         return out, st
 
-    def _empty_in_order_of(self, array):
+    def contiguous(self, array):
+        """A C-contiguous copy in allocator memory: an impossible size is the allocator's
+        OutOfMemoryError (never numpy's MemoryError), and no host temporary escapes the
+        memory stats."""
+        out, st = self.empty(array.shape, array.dtype)
+        np.copyto(out, array)
+        return self._keep(out, st)
+
+    def astype(self, array, np_dtype):
+        """array's values in `np_dtype`, its layout kept (order "K"), in allocator memory."""
+        np_dtype = np.dtype(np_dtype)
+        if array.flags.c_contiguous or not array.size:
+            out, st = self.empty(array.shape, np_dtype)
+        else:
+            out, st = self._empty_in_order_of(array, np_dtype)
+        if array.dtype.kind in "fc" and np_dtype.kind in "biu":  # the one cast rule
+            np.copyto(out, saturating_astype(array, np_dtype), casting="unsafe")
+        else:
+            np.copyto(out, array, casting="unsafe")
+        return self._keep(out, st)
+
+    def elementwise(self, key, fn, args, out_np, params=None):
+        try:
+            return super().elementwise(key, fn, args, out_np, params)
+        except MemoryError as exc:  # numpy's temporary: report it as the device's OOM
+            from ..memory.oom import OutOfMemoryError
+
+            raise OutOfMemoryError(
+                f"CUDA out of memory on emulated cuda:{self.index} computing {key}: {exc} "
+                "(the emulated device computes in host memory); use smaller tensors, or "
+                "chunk the computation", device=self.index) from None
+
+    def _keep(self, out, st):
+        # a weak reference: a result nobody adopts (a reduction's cast input) frees at once
+        self._fresh.item = weakref.ref(out)
+        return out
+
+    def _empty_in_order_of(self, array, np_dtype=None):
         """An uninitialised compact array whose axes are laid out in `array`'s stride order
         (numpy's order "K"): a permutation of a C-contiguous layout."""
-        shape, itemsize = array.shape, array.itemsize
+        np_dtype = array.dtype if np_dtype is None else np.dtype(np_dtype)
+        shape, itemsize = array.shape, np_dtype.itemsize
         strides = [0] * array.ndim
         step = itemsize
         # innermost first; on a tie the later axis is the inner one (C order)
         for i in sorted(range(array.ndim), key=lambda i: (abs(array.strides[i]), -i)):
             strides[i] = step
             step *= shape[i]
-        buf, st = self._raw(step, shape, array.dtype)  # (never empty: those are C-contiguous)
-        return np.ndarray(shape, array.dtype, buffer=buf, strides=strides), st
+        buf, st = self._raw(step, shape, np_dtype)  # (never empty: those are C-contiguous)
+        return np.ndarray(shape, np_dtype, buffer=buf, strides=strides), st
 
     def from_host(self, host_array):
         return self.adopt(host_array)
+
+
+def _storage_under(array, device):
+    """The storage of an array made by `_raw` (its base chain ends at a _BlockHolder)."""
+    buf, base = None, array
+    while isinstance(base, np.ndarray):
+        buf, base = base, base.base
+    if isinstance(base, _BlockHolder) and buf is not None:
+        return UntypedStorage(buf, base._block.ptr, device, base._block)
+    return None

@@ -1,0 +1,46 @@
+"""The emulated cuda device computes copies and casts straight into allocator memory: an
+impossible result is the allocator's OutOfMemoryError (numpy's MemoryError never reaches
+the user), and no host temporary hides outside the memory stats."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import gpu_tensor as gt
+from gpu_tensor.cuda import memory as cmem
+from gpu_tensor.device import cuda_is_emulated
+
+pytestmark = pytest.mark.skipif(not cuda_is_emulated(), reason="the emulated cuda device")
+
+
+def test_impossible_contiguous_is_the_allocators_oom_and_leaves_it_consistent():
+    x = gt.ones(1, 3, device="cuda")
+    before = cmem.memory_allocated(0)
+    with pytest.raises(gt.OutOfMemoryError, match="Tried to allocate 24.00 GiB"):
+        x.expand(2 ** 31, 3).contiguous()
+    with pytest.raises(gt.OutOfMemoryError):
+        x.expand(2 ** 31, 3).to(gt.float64)
+    assert cmem.memory_allocated(0) == before
+    assert (x.expand(4, 3).contiguous() + 1).sum().item() == 24.0  # still usable
+
+
+def test_copies_and_casts_use_no_host_temporary():
+    a = gt.ones(1, 1024, device="cuda")
+    tracemalloc.start()
+    try:
+        y = a.expand(2048, 1024).contiguous()  # 8 MiB
+        z = y.t().double()  # 16 MiB, keeps the transposed layout
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak  # numpy's buffers are traced: none of the results' size
+    assert y.is_contiguous() and z.stride() == (1, 1024) and z.dtype is gt.float64
+    np.testing.assert_array_equal(z.cpu().numpy(), np.ones((1024, 2048)))
+
+
+def test_float_to_int_cast_saturates_into_allocator_memory():
+    x = gt.tensor([1e10, -1e10, float("nan"), 2.7], device="cuda")
+    assert x.to(gt.int32).tolist() == [2 ** 31 - 1, -2 ** 31, 0, 2]
