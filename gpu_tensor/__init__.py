@@ -59,7 +59,9 @@ from .ops._more import __all__ as _more_all  # noqa: E402
 
 __all__ += ["accelerator", "layouts", "linalg", "sparse", *_more_all, *_legacy_all]
 
-from . import optim  # noqa: E402  (nn's optimizers; built on the ops above)
-from . import distributed  # noqa: E402,F401  (gt.distributed, as torch.distributed)
+from . import (  # noqa: E402  (built on the ops above)
+    distributed,  # noqa: F401  (gt.distributed, as torch.distributed)
+    optim,  # nn's optimizers
+)
 
 __all__ += ["optim"]

@@ -137,7 +137,7 @@ def call(name, fn, args, kwargs, out, rule="cast"):
     r = fn(*args, **kwargs)
     if isinstance(r, tuple):
         outs = _check_targets(name, out, r)
-        return type(r)(*(write(name, o, v, rule) for o, v in zip(outs, r)))
+        return type(r)(*(write(name, o, v, rule) for o, v in zip(outs, r, strict=True)))
     _check_targets(name, out, None)
     return write(name, out, r, rule)
 

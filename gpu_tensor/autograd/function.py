@@ -85,7 +85,7 @@ class Node:
         if n is not None:
             return ((self._k1, n, self._nr1, self._shape1, self._dtype1, self._dev1),)
         e = self._next
-        return zip(*(e[i::6] for i in range(6))) if e else ()
+        return zip(*(e[i::6] for i in range(6)), strict=True) if e else ()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"

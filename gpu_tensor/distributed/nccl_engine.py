@@ -99,8 +99,8 @@ class NcclEngine:
     def _run(self, op: str, arrays, enqueue):
         """Run `enqueue(comm, stream_ptr)` on the communication stream after the current
         stream's work; returns the pending op."""
-        from ..cuda import current_stream
         from .._tensor import Tensor
+        from ..cuda import current_stream
 
         arrays = [a for a in arrays if a is not None]
         comm, stream = self._ready(arrays[0])

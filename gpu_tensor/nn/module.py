@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
 
-from gpu_tensor.autograd import no_grad
 from gpu_tensor._tensor import Tensor
+from gpu_tensor.autograd import no_grad
 
 from .parameter import Parameter, adopt_payload, zero_grads
 

@@ -20,12 +20,12 @@ import numpy as np
 from .. import dtype as _dt
 from .._args import wrap_int
 from .._grad import STATE, record
+from .._out import call as out_call
+from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU
 from ..fusion.optable import OPS, not_implemented
-from .._out import call as out_call
-from .._out import keyword_out
 
 __all__ = ["SPECS", "apply", "binary", "unary", "make_binary", "make_unary", "mismatch",
            "not_implemented"]

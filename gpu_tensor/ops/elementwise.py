@@ -7,11 +7,11 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import STATE, differentiable, record
+from .._out import call as out_call
+from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
 from ._dispatch import _BINARY, _HALF, _RBINARY, apply, binary, make_unary, not_implemented
-from .._out import call as out_call
-from .._out import keyword_out
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "div", "divide",

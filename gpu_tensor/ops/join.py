@@ -10,10 +10,10 @@ import math
 from .. import dtype as _dt
 from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
+from .._out import call as out_call
 from .._tensor import Tensor
 from ..backends import get_backend
 from ._dispatch import mismatch as _mismatch
-from .._out import call as out_call
 
 __all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk", "tensor_split",
            "hstack", "vstack"]

@@ -10,11 +10,11 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import differentiable
+from .._out import call as out_call
+from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
 from ._dispatch import mismatch as _mismatch
-from .._out import call as out_call
-from .._out import keyword_out
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"]
 

@@ -15,9 +15,9 @@ import collections
 import numpy as np
 
 from .. import dtype as _dt
-from ..backends import get_backend
 from .._grad import differentiable
 from .._tensor import Tensor
+from ..backends import get_backend
 
 __all__ = ["det", "inverse", "solve", "qr", "svd", "cholesky", "slogdet", "logdet",
            "pinverse", "eigh", "matrix_power", "trace", "tril", "triu", "diag", "diag_embed",

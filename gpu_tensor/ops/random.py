@@ -17,9 +17,9 @@ import numpy as np
 
 from .. import creation
 from .. import dtype as _dt
+from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU, resolve
-from .._tensor import Tensor
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "bernoulli", "multinomial", "normal", "poisson"]

@@ -10,8 +10,8 @@ import collections
 import numpy as np
 
 from .. import dtype as _dt
-from ..backends import get_backend
 from .._tensor import Tensor
+from ..backends import get_backend
 
 __all__ = ["nansum", "nanmean", "aminmax", "logcumsumexp", "cov", "corrcoef", "renorm",
            "bitwise_left_shift", "bitwise_right_shift", "frexp", "hardshrink", "prelu"]

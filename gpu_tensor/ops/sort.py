@@ -14,8 +14,8 @@ import collections
 import numpy as np
 
 from .. import dtype as _dt
-from ..backends import get_backend
 from .._tensor import Tensor
+from ..backends import get_backend
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "quantile",
            "nanquantile", "mode", "unique", "unique_consecutive", "cummax", "cummin",

@@ -16,11 +16,11 @@ import math
 import numpy as np
 
 from .. import dtype as _dt
-from ..backends import get_backend
 from .._grad import differentiable
 from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
+from ..backends import get_backend
 
 __all__ = [
     "asin", "acos", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "arcsin",

@@ -10,8 +10,8 @@ from __future__ import annotations
 import copy
 from collections import defaultdict
 
-from gpu_tensor.autograd import no_grad
 from gpu_tensor._tensor import Tensor
+from gpu_tensor.autograd import no_grad
 from gpu_tensor.nn.parameter import zero_grads
 
 __all__ = ["Optimizer", "required"]

@@ -115,9 +115,9 @@ class BatchSampler(Sampler):
 def default_collate(batch):
     """Stack a list of samples: tensors along a new dim 0, numbers into a tensor, tuples,
     lists and dicts field by field (torch's rules)."""
+    from gpu_tensor._tensor import Tensor
     from gpu_tensor.creation import tensor
     from gpu_tensor.ops.join import stack
-    from gpu_tensor._tensor import Tensor
 
     first = batch[0]
     if isinstance(first, Tensor):

@@ -7,8 +7,6 @@ zero, and 0 * inf is nan, so an unclamped exp would poison the gradient.
 
 from __future__ import annotations
 
-import warnings
-
 import gpu_tensor as gt
 from gpu_tensor.ops import softmax as _softmax
 
