@@ -204,9 +204,7 @@ def make_binary(key, reflected=False):
             return record(f, None, (self, other), None)
         return apply(key, other, self) if reflected else apply(key, self, other)
 
-    # on a GPU every table op runs as a kernel, ufunc or not; ops whose refusals depend on
-    # the operands (int ** -1) take apply(), which runs the table's operand_check
-    fast_device = spec.fast if spec.op.operand_check is None else {}
+    fast_device = spec.fast  # on a GPU every table op runs as a kernel, ufunc or not
     f.__name__ = f.__qualname__ = key
     f.__gt_differentiable__ = True
     return f
@@ -227,6 +225,9 @@ def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
     out = fast.get(dt)
     if out is None:
         return None
+    check = SPECS[key].op.operand_check  # refusals that depend on the operands (int ** -1)
+    if check is not None:
+        check((other, a) if reflected else (a, other), dt)
     x = a._data
     if reflected:
         x, y = y, x
