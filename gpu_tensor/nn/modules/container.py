@@ -17,7 +17,21 @@ def _index(i, n, kind):
     return i % n
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: their modules in order, named 0, 1, ..."""
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class Sequential(_ModuleSequence):
     """Sequential(*modules) or Sequential(OrderedDict): forward runs them in order."""
 
     def __init__(self, *args):
@@ -40,18 +54,8 @@ class Sequential(Module):
             return Sequential(OrderedDict(mods[idx]))
         return mods[_index(idx, len(mods), "Sequential")][1]
 
-    def __len__(self):
-        return len(self._modules)
 
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of modules whose parameters the parent sees."""
 
     def __init__(self, modules=None):
@@ -69,15 +73,6 @@ class ModuleList(Module):
         key = list(self._modules)[_index(idx, len(self), "ModuleList")]
         self.add_module(key, module)
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules):
         for m in modules:
