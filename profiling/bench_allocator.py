@@ -18,11 +18,13 @@ expandable-segments note; the trace recorded from an MLP training loop written w
 gpu_tensor ops (run in a subprocess, emulated cuda without a GPU); any snapshot given with --trace (its alloc/free_requested
 entries; torch's _dump_snapshot pickles work too); and the generated families of
 alloc_traces.py (transformer training, KV-cache inference, a prefetching data loader),
-from several seeds. Policies: ours (the defaults: adaptive_segments on, release_on_miss
-and peak_guard off), ours with peak_guard on, torch's policy run by the same code with all
-three off, each also with expandable segments; on a GPU also torch itself and CuPy's
-MemoryPool replaying the same trace. Each row carries driver_calls: raw allocations + frees (maps/unmaps), and
-steady_frees: frees after the first 10% of the trace (each a device sync on a GPU).
+from several seeds. Policies: ours (the default: expandable segments that restitch free
+pages, memory/expandable.py), ours with cudaMalloc segments (the default before; with
+peak_guard on too), torch's policy run by the same code (fixed segments; and torch's
+expandable segments, which map pages at the end and never restitch); on a GPU also torch
+itself and CuPy's MemoryPool replaying the same trace. Each row carries driver_calls: raw
+allocations + frees (maps/unmaps), steady_frees: frees after the first 10% of the trace
+(each a device sync on a GPU), and restitched_mib: pages mapped again elsewhere (no sync).
 """
 
 from __future__ import annotations
@@ -45,13 +47,17 @@ from profiling.harness import Suite
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 BASELINE_COMMIT = "6bb6b18"  # the allocator before parked frees (memory/reuse.py)
-TORCH_POLICY = "release_on_miss:False,adaptive_segments:False,peak_guard:False"
-POLICIES = {  # impl name -> GPU_TENSOR_ALLOC_CONF
-    "gpu_tensor": "",
-    "gpu_tensor expandable_segments": "expandable_segments:True",
-    "gpu_tensor peak_guard": "peak_guard:True",
-    f"torch policy (our code, {TORCH_POLICY})": TORCH_POLICY,
-    "torch policy expandable_segments": TORCH_POLICY + ",expandable_segments:True",
+TORCH_POLICY = ("release_on_miss:False,adaptive_segments:False,peak_guard:False,"
+                "expandable_segments:False")
+POLICIES = {  # impl name -> (GPU_TENSOR_ALLOC_CONF, whether the source may restitch pages)
+    # the default: expandable segments with restitching (the replay source maps pages)
+    "gpu_tensor": ("", True),
+    "gpu_tensor cudaMalloc segments": ("expandable_segments:False", False),
+    "gpu_tensor peak_guard": ("peak_guard:True,expandable_segments:False", False),
+    "torch policy (our code)": (TORCH_POLICY, False),
+    # torch's expandable segments: pages mapped at the end only, never restitched
+    "torch policy expandable_segments": (TORCH_POLICY.replace(
+        "expandable_segments:False", "expandable_segments:True"), False),
 }
 
 
@@ -85,11 +91,21 @@ class AddressSpace:
             raise RawOutOfMemory("address space full")
         self.used += nbytes
 
-    def unmap(self, ptr, nbytes):
+    def unmap(self, ptr, nbytes):  # only the replays' empty_cache unmaps, after restitching none
         self.used -= nbytes
 
     def unreserve(self, ptr):
         pass
+
+
+class StitchingAddressSpace(AddressSpace):
+    """An AddressSpace that can also map mapped pages again elsewhere (memory/expandable.py
+    restitches free pages with it): no new memory, counted in `restitched` bytes."""
+
+    restitched = 0
+
+    def alias(self, dst, src, nbytes):
+        self.restitched += nbytes
 
 
 # ---------------------------------------------------------------------------------- traces
@@ -245,9 +261,10 @@ def snapshot_trace(path):
 
 
 # ---------------------------------------------------------------------------------- replays
-def replay_ours(ops, conf, raw=None):
+def replay_ours(ops, conf, raw=None, restitch=True):
     live.set_enabled(False)  # policy and bookkeeping only; site capture is timed above
-    a = CachingAllocator(raw or AddressSpace(), 0, config=parse_alloc_conf(conf), kind="bench")
+    raw = raw or (StitchingAddressSpace() if restitch else AddressSpace())
+    a = CachingAllocator(raw, 0, config=parse_alloc_conf(conf), kind="bench")
     blocks = {}
     warm, warm_frees = len(ops) // 10, 0  # the first 10% of a trace is its warm-up
     t0 = time.perf_counter()
@@ -266,7 +283,8 @@ def replay_ours(ops, conf, raw=None):
                      "peak_allocated": s["allocated_bytes.all.peak"],
                      "driver_calls": s["num_device_alloc"] + s["num_device_free"],
                      # each a cudaFree, which synchronises the device: 0 is the goal once warm
-                     "steady_frees": s["num_device_free"] - warm_frees}
+                     "steady_frees": s["num_device_free"] - warm_frees,
+                     "restitched_mib": getattr(raw, "restitched", 0) / MiB}
 
 
 def replay_torch(torch, ops):
@@ -309,14 +327,15 @@ def _record_replay(suite, case, impl, result):
     suite.record(case, impl, seconds=seconds, fragmentation=round(
         r["peak_reserved"] / r["peak_allocated"], 4), peak_reserved_mib=r["peak_reserved"] / MiB,
         peak_allocated_mib=r["peak_allocated"] / MiB, driver_calls=r.get("driver_calls"),
-        steady_frees=r.get("steady_frees"), unit="s/op")
+        steady_frees=r.get("steady_frees"), restitched_mib=r.get("restitched_mib"),
+        unit="s/op")
 
 
 def fragmentation(suite, traces):
     for name, ops in traces.items():
         case = f"fragmentation {name} ({len(ops)} ops)"
-        for impl, conf in POLICIES.items():
-            _record_replay(suite, case, impl, replay_ours(ops, conf))
+        for impl, (conf, restitch) in POLICIES.items():
+            _record_replay(suite, case, impl, replay_ours(ops, conf, restitch=restitch))
         if suite.has_torch_cuda:
             _record_replay(suite, case, "torch", replay_torch(suite.torch, ops))
         else:
@@ -434,7 +453,8 @@ def main(argv=None):
     for path in suite.args.trace:
         traces[f"snapshot {path}"] = snapshot_trace(path)
     for family, make in alloc_traces.FAMILIES.items():  # generated: not tuned on
-        for seed in suite.choose([0, 1, 2, 3, 10, 11, 12, 13], [0, 1]):
+        for seed in suite.choose([0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 24, 25, 26, 27],
+                                 [0, 1]):  # 20-27: a second set, as in the allocator note
             traces[f"{family} seed {seed}"] = make(seed)
     fragmentation(suite, traces)
     return suite.finish()

@@ -48,7 +48,6 @@ class CachingAllocator:
         self.kind = kind  # 'cuda' | 'emulated' | anything a test likes
         self.config = config if config is not None else AllocatorConfig.from_env()
         # The config is read once here (changing it later has no effect).
-        self._max_split = self.config.split_limit  # torch's max_split_size, or peak_guard's
         # round_size consults the config only when power-of-two divisions are configured.
         self._rounding = self.config if any(self.config.roundup_power2_divisions) else None
         # None: the device is synchronous (emulated), so a recorded use is complete at once.
@@ -64,9 +63,13 @@ class CachingAllocator:
         self._small = BlockPool(True)
         self._large = BlockPool(False)
         self._segments: dict[int, Segment] = {}
-        self._es: dict[tuple[bool, int], Segment] = {}  # (is_small, stream) -> expandable seg
-        self._expandable = self.config.expandable_segments and expandable.supported(raw)
-        if self.config.expandable_segments and not self._expandable:
+        # expandable segments: (is_small, stream) -> the reservation that grows; all of them
+        self._es: dict[tuple[bool, int], expandable.Reservation] = {}
+        self._ranges: list[expandable.Reservation] = []
+        asked = self.config.expandable_segments  # None: wherever the source can map pages
+        self._expandable = asked is not False and expandable.supported(raw)
+        self._max_split = self.config.split_limit(self._expandable)  # torch's, or peak_guard's
+        if asked and not self._expandable:
             warnings.warn(f"expandable_segments:True ignored: {type(raw).__name__} cannot map "
                           "pages (on a GPU it needs NVIDIA's cuda-bindings: pip install "
                           "'gpu-tensor[cuda12]' or [cuda13], and a device with virtual "
@@ -478,7 +481,7 @@ class CachingAllocator:
             for block in pool:
                 if not block.is_split() and not block.segment.expandable:
                     self._release_block(block)
-        if self._es:
+        if self._ranges:
             expandable.shrink(self)
 
     # ----------------------------------------------------------------- OOM

@@ -16,18 +16,18 @@ class Segment:
     """One raw allocation: base address, size, pool and the stream it was made for."""
 
     __slots__ = ("ptr", "size", "stream", "is_small", "head", "site", "frames", "expandable",
-                 "va_size")
+                 "reservation")
 
     def __init__(self, ptr: int, size: int, stream: int, is_small: bool):
         self.ptr = ptr
-        self.size = size  # mapped bytes (for an expandable segment, a prefix of va_size)
+        self.size = size  # bytes (for an expandable segment: one mapped run of its reservation)
         self.stream = stream
         self.is_small = is_small
         self.head: Block | None = None
         self.site = None  # creation site of the allocation that caused the segment
         self.frames = None  # full stack, only while history with stacks is recorded
-        self.expandable = False  # True: a reserved address range mapped in pages (expandable.py)
-        self.va_size = size
+        self.expandable = False  # True: a run of mapped pages in a reservation (expandable.py)
+        self.reservation = None  # expandable.Reservation of an expandable segment
 
     def blocks(self):
         """The segment's blocks in address order."""

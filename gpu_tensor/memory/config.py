@@ -8,10 +8,16 @@ The syntax is torch's PYTORCH_CUDA_ALLOC_CONF: `opt:val,opt2:val2`. Options:
 - `garbage_collection_threshold` (0 < t < 1): once a memory fraction is set, free
   old cached unsplit segments before asking the device for more than t * limit.
 - `roundup_power2_divisions`: one power of two N, or `[256:1,512:2,>:4]` (MB keys).
-- `expandable_segments` (True/False, default False as torch): one segment per pool and
-  stream that grows and shrinks in pages (memory/expandable.py). Honoured by raw sources
-  that can map pages: the emulated device's, and CUDA through cuda-bindings' virtual-memory
-  calls (backends/cuda_vmm.py); without them the CUDA source warns and uses cudaMalloc.
+- `expandable_segments` (True/False; default: on wherever the raw source can map pages):
+  one reserved address range per pool and stream, mapped in pages, whose free pages are
+  restitched to serve requests no free block fits (memory/expandable.py). The emulated
+  device's source can map pages, and CUDA can through cuda-bindings' virtual-memory calls
+  (backends/cuda_vmm.py, after a self-test). Unset, a source that cannot map pages gets
+  cudaMalloc segments silently; `True` warns then; `False` always uses cudaMalloc segments
+  (torch's default). Why on by default: on the 48 generated traces of
+  profiling/bench_allocator.py (seeds 0-3, 10-13, 20-27) it keeps peak reserved / peak
+  allocated at 1.000-1.006 on every training trace and at most 1.123 on any trace, below
+  torch's fixed-segment policy on each (1.031-2.555), with no device sync after warm-up.
 - `release_lock_on_cudamalloc`: accepted for compatibility; ignored.
 - gpu_tensor only: `release_on_miss` (default False): before making a new large
   segment, return this stream's fully free large segments that are smaller than the
@@ -35,9 +41,7 @@ The syntax is torch's PYTORCH_CUDA_ALLOC_CONF: `opt:val,opt2:val2`. Options:
   ones (seeds 20-27): large segments of at least reserved/3 or 2 x the request, and
   roundup_power2_divisions:4, beat torch's policy on 13-20 of 24 traces but lose on the
   rest (and rounding partly wins by inflating allocated bytes); the 256 MiB whole-block
-  rule without releases reaches 5.0. None was made the default. What frees nothing and
-  beats torch's fixed-segment policy on 47 of 48 is `expandable_segments:True` (worst
-  1.09 / 1.23), not yet run on a GPU.
+  rule without releases reaches 5.0. None was made the default for cudaMalloc segments.
 - gpu_tensor only: `adaptive_segments` (default True): 1-10 MiB requests get segments of
   max(4 x request, large pool / 4), 2 MiB steps, at most torch's 20 MiB (memory/sizes.py):
   small workloads stop paying 20 MiB per segment; large ones are unchanged.
@@ -66,17 +70,16 @@ class AllocatorConfig:
     max_non_split_rounding: int = 20 * MiB
     garbage_collection_threshold: float = 0.0
     roundup_power2_divisions: list[int] = field(default_factory=lambda: [0] * _POWER2_INTERVALS)
-    expandable_segments: bool = False
+    expandable_segments: bool | None = None  # None: wherever the source can map pages
     release_on_miss: bool = False  # a cudaFree per miss syncs the device (see above)
     adaptive_segments: bool = True
     peak_guard: bool = False  # frees (device syncs) in steady state too (see above)
     text: str = ""  # the string it came from, for snapshots' allocator_settings
 
-    @property
-    def split_limit(self) -> int:
+    def split_limit(self, expandable: bool) -> int:
         """The max_split_size the allocator applies: peak_guard's, unless a smaller one is set
         (not with expandable segments: their blocks split freely, as torch's do)."""
-        if self.peak_guard and not self.expandable_segments:
+        if self.peak_guard and not expandable:
             return min(self.max_split_size, PEAK_GUARD_SPLIT)
         return self.max_split_size
 

@@ -1,32 +1,67 @@
-"""Expandable segments: one segment per (pool, stream) that grows and shrinks in pages.
+"""Expandable segments: reserved address space, mapped in pages, restitched without syncs.
 
-torch's expandable_segments (research/pytorch-memory.md §1.7) reserves address space
-and maps physical pages into it on demand, so memory freed at the end of a segment
-can serve a bigger request without a new segment. Here a segment grows at its end
-(mapping pages right after the last block, merged with a free last block) and
-shrinks at its end (unmapping the whole free pages of a free last block) on
-empty_cache or before an OOM. torch can also unmap free pages in the middle of a
-segment; this simpler form cannot.
+torch's expandable_segments (research/pytorch-memory.md §1.7) reserves address space per
+(pool, stream) and maps physical pages into it on demand, so memory freed at the end of a
+segment can serve a bigger request without a new segment. This one does that and one thing
+more. When a request fits no free block, it is served at the end of the reservation, and
+the pages it needs are taken first from the whole free pages inside other free blocks of the
+same pool and stream: those physical pages are mapped again at the new address (`alias`, a
+cuMemMap of a page that is already mapped; no new memory, no device sync), and their old
+addresses leave the allocator. Only what is still missing is new memory. A hole between two
+live blocks therefore never strands memory: peak reserved follows peak allocated to within
+the partly used pages. The idea is GMLake's "virtual memory stitching" (ASPLOS 2024).
 
-Needs a raw source with `reserve(nbytes) -> ptr`, `map(ptr, nbytes)`,
-`unmap(ptr, nbytes)` and `unreserve(ptr)` (HostRawSource has them, and on a GPU
-backends/cuda_vmm.py's VmmSource through cuda-bindings). Pages are 2 MiB in the small pool (as
-torch's) and 8 MiB in the large pool (torch: 20 MiB).
+Records: a `Reservation` is one reserved range; its mapped parts that the allocator owns
+are `Segment`s ("runs", each with its blocks, as torch's snapshot splits an expandable
+segment at unmapped pages). Taking pages out of a free block cuts its run in two
+(`_carve`). The old address of a restitched page stays mapped (the driver's undo is
+cuMemUnmap, which may wait for the device) until `shrink`, which runs on empty_cache and
+before an OOM retry, where torch synchronises anyway: it unmaps those old addresses, then
+every whole free page (torch unmaps free pages anywhere in a segment too), and gives back
+reservations that hold nothing. Address space is not reused before then: a full reservation
+is followed by a new one (as torch's list of expandable segments).
+
+Needs a raw source with `reserve(nbytes) -> ptr`, `map(ptr, nbytes)`, `unmap(ptr, nbytes)`
+and `unreserve(ptr)`, and `alias(dst, src, nbytes)` to restitch (without it, new requests
+map new pages, as torch's). HostRawSource has them, and on a GPU backends/cuda_vmm.py's
+VmmSource through cuda-bindings. Pages are 2 MiB in both pools (torch: 2 MiB small, 20 MiB
+large).
 """
 
 from __future__ import annotations
+
+from bisect import bisect_left
 
 from .block import Block, Segment
 from .raw import RawOutOfMemory
 from .sizes import SMALL_BUFFER
 
-__all__ = ["supported", "grow", "shrink"]
+__all__ = ["Reservation", "supported", "grow", "shrink"]
 
-# Large-pool page. torch uses 20 MiB to amortise one cuMemCreate per page; smaller pages
-# waste less at a segment's end: on profiling/bench_allocator.py's traces 8 MiB beat 4, 6,
-# 10, 16 and 20 MiB (transformer 1.037 vs 1.039, random 1.32 vs 1.44, recorded MLP 1.48
-# vs 2.04 peak reserved / peak allocated) at the same number of map calls.
-LARGE_PAGE = 8 << 20
+# Large-pool page: the GPU's granularity. torch uses 20 MiB to amortise one cuMemCreate per
+# page, but a page is also what a hole's edges strand: on profiling/bench_allocator.py's 24
+# generated traces (seeds 0-3, 10-13) the worst peak reserved / peak allocated with
+# restitching was 1.069 with 2 MiB pages, 1.109 with 4 MiB and 1.178 with 8 MiB. One map
+# call covers a whole request either way.
+LARGE_PAGE = 2 << 20
+
+
+class Reservation:
+    """One reserved address range of a (pool, stream): [base, base + size)."""
+
+    __slots__ = ("base", "size", "end", "last", "runs", "aliases")
+
+    def __init__(self, base: int, size: int):
+        self.base = base
+        self.size = size
+        self.end = base  # addresses from here on were never mapped since the last shrink
+        self.last: Segment | None = None  # the run that ends at `end`: it grows in place
+        self.runs = 0  # Segments in this range
+        self.aliases: dict[int, int] = {}  # ptr -> bytes: old addresses of restitched pages
+
+    def __repr__(self) -> str:
+        return (f"Reservation(base={self.base:#x}, size={self.size}, "
+                f"used={self.end - self.base}, runs={self.runs})")
 
 
 def supported(raw) -> bool:
@@ -36,7 +71,7 @@ def supported(raw) -> bool:
 
 def _page(alloc, small: bool) -> int:
     """The pool's page, a whole number of the source's mapping granularity (a CUDA device's,
-    backends/cuda_vmm.py; host sources have none)."""
+    backends/cuda_vmm.py; HostRawSource's 2 MiB)."""
     page = SMALL_BUFFER if small else LARGE_PAGE
     granularity = getattr(alloc.raw, "granularity", 1)
     return -(-page // granularity) * granularity
@@ -51,100 +86,259 @@ def _is_free(alloc, block: Block) -> bool:
     return not block.allocated and not block.event_count and block in pool
 
 
-def _map(alloc, segment_ptr: int, at: int, nbytes: int, small: bool, stream: int) -> bool:
-    if alloc._limit is not None and alloc._reserved + nbytes > alloc._limit:
-        return False
-    try:
-        alloc.raw.map(at, nbytes)
-    except RawOutOfMemory:
-        return False
-    alloc._reserved += nbytes
-    alloc._stats.update("reserved_bytes", small, nbytes)
-    alloc._stats.scalars["num_device_alloc"] += 1
+def _free_pages(block: Block, page: int) -> tuple[int, int]:
+    """The whole pages inside `block`, [start, stop) (empty when start >= stop)."""
+    base = block.segment.reservation.base
+    start = base + _round(block.ptr - base, page)
+    stop = base + (block.ptr + block.size - base) // page * page
+    return start, stop
+
+
+def _split_part(block: Block | None) -> tuple[int, int]:
+    """(blocks, bytes) `block` adds to inactive_split, as verify.recount counts it."""
+    if block is None or block.allocated or block.event_count or not block.is_split():
+        return 0, 0
+    return 1, block.size
+
+
+def _record(alloc, action: str, ptr: int, nbytes: int, stream: int) -> None:
     if alloc.history is not None:
-        alloc.history.record("segment_map", at, nbytes, stream)
-    return True
+        alloc.history.record(action, ptr, nbytes, stream)
 
 
+# ------------------------------------------------------------------------------- growing
 def grow(alloc, pool, stream: int, size: int) -> Block | None:
-    """A free block of at least `size` made by mapping pages at the end of the (pool,
-    stream) segment; None when the device (or the per-process limit) says no."""
+    """A free block of at least `size` at the end of the (pool, stream) reservation, its pages
+    restitched from free ones where it can and mapped new otherwise; None when the device (or
+    the per-process limit) says no."""
     small = pool.is_small
     page = _page(alloc, small)
     key = (small, stream)
-    segment = alloc._es.get(key)
-    if segment is None:
-        need = _round(size, page)
+    res = alloc._es.get(key)
+    last = res.last if res is not None else None
+    tail = last.tail() if last is not None else None
+    free_tail = tail if tail is not None and _is_free(alloc, tail) else None
+    # (at least a page: a free end that max_split_size_mb made unfit for `size` still grows)
+    need = max(_round(size - (free_tail.size if free_tail is not None else 0), page), page)
+    fresh_res = res is None or res.end + need > res.base + res.size
+    if fresh_res:  # none yet, or this one is full: a new range, as torch's next segment
+        free_tail, need = None, _round(size, page)
         va_size = _round(alloc.raw.mem_get_info()[1], page)
         if need > va_size:
             return None
-        base = alloc.raw.reserve(va_size)
-        if not _map(alloc, base, base, need, small, stream):
-            alloc.raw.unreserve(base)
+        try:
+            res = Reservation(alloc.raw.reserve(va_size), va_size)
+        except RawOutOfMemory:  # no address space left: a shrink gives empty ranges back
             return None
-        segment = Segment(base, need, stream, small)
-        segment.expandable, segment.va_size = True, va_size
-        block = Block(base, need, stream, segment)
-        segment.head = block
-        alloc._segments[base] = segment
-        alloc._es[key] = segment
-        alloc._stats.update("segment", small, 1)
-        return block
-    tail = segment.tail()
-    free_tail = tail if _is_free(alloc, tail) else None
-    need = _round(size - (free_tail.size if free_tail else 0), page)
-    end = segment.ptr + segment.size
-    if segment.size + need > segment.va_size or not _map(alloc, segment.ptr, end, need, small,
-                                                          stream):
+    plan = _harvest(alloc, pool, stream, need, page, free_tail)
+    at = res.end
+    if not _back(alloc, at, need, plan, small, stream):
+        if fresh_res:
+            alloc.raw.unreserve(res.base)
         return None
-    segment.size += need
-    if free_tail is not None:  # the free end grows: merged with the new pages at once
-        pool.remove(free_tail)
-        free_tail.size += need
-        if free_tail.is_split():
-            alloc._stats.split_changed(small, 0, need)
-        return free_tail
-    block = Block(end, need, stream, segment)
-    block.prev, tail.next = tail, block
-    pool.version += 1  # the tail has a new neighbour (reuse.py)
-    alloc._stats.split_changed(small, 1, need)  # a free block of a split segment
+    runs = split_blocks = split_bytes = 0  # counted once: no transient peak in the stats
+    for block, start, nbytes in plan:
+        block.segment.reservation.aliases[start] = nbytes
+        changes = _carve(alloc, block, start, start + nbytes)
+        runs, split_blocks, split_bytes = (a + b for a, b in zip(
+            (runs, split_blocks, split_bytes), changes, strict=True))
+    stats = alloc._stats
+    if split_blocks or split_bytes:
+        stats.split_changed(small, split_blocks, split_bytes)
+    if fresh_res:
+        alloc._es[key] = res
+        alloc._ranges.append(res)
+    res.end += need
+    run = res.last
+    if run is None:  # a new run at the end
+        run = Segment(at, need, stream, small)
+        run.expandable, run.reservation = True, res
+        block = Block(at, need, stream, run)
+        run.head = block
+        alloc._segments[at] = run
+        res.last = run
+        res.runs += 1
+        runs += 1
+    else:
+        run.size += need
+        if free_tail is not None:  # the free end grows: merged with the new pages at once
+            pool.remove(free_tail)
+            free_tail.size += need
+            if free_tail.is_split():
+                stats.split_changed(small, 0, need)
+            block = free_tail
+        else:
+            tail = run.tail()
+            block = Block(at, need, stream, run)
+            block.prev, tail.next = tail, block
+            pool.version += 1  # the tail has a new neighbour (reuse.py)
+            stats.split_changed(small, 1, need)  # a free block of a split segment
+    if runs:
+        stats.update("segment", small, runs)
     return block
 
 
-def shrink(alloc) -> None:
-    """Unmap the whole free pages at the end of every expandable segment; drop empty ones."""
-    for key, segment in list(alloc._es.items()):
-        tail = segment.tail()
-        if not _is_free(alloc, tail):
+def _harvest(alloc, pool, stream: int, need: int, page: int, skip) -> list:
+    """[(free block, start, bytes)]: whole free pages of this pool and stream to restitch,
+    at most `need` bytes, from the smallest free blocks up (the holes least likely to fit a
+    later request). `skip`: the free block the request grows (its pages serve it already)."""
+    if not callable(getattr(alloc.raw, "alias", None)):
+        return []
+    plan, left = [], need
+    keys, blocks = pool._keys, pool._blocks
+    i = bisect_left(keys, (stream, page))
+    while left and i < len(keys) and keys[i][0] == stream:
+        block = blocks[i]
+        i += 1
+        if block is skip or not block.segment.expandable or block.event_count:
             continue
-        small = segment.is_small
-        keep = _round(tail.ptr - segment.ptr, _page(alloc, small))
-        cut = segment.size - keep
-        if cut <= 0:
-            continue
-        alloc.raw.unmap(segment.ptr + keep, cut)
-        alloc._reserved -= cut
-        stats = alloc._stats
-        stats.update("reserved_bytes", small, -cut)
-        stats.scalars["num_device_free"] += 1
-        if alloc.history is not None:
-            alloc.history.record("segment_unmap", segment.ptr + keep, cut, segment.stream)
-        pool = alloc._small if small else alloc._large
-        pool.remove(tail)
-        was_split = tail.is_split()
-        segment.size = keep
-        if tail.size > cut:  # part of the block stays mapped (its first page is shared)
-            tail.size -= cut
-            pool.add(tail)
-            if was_split:
-                stats.split_changed(small, 0, -cut)
-            continue
-        if was_split:  # the free end block disappears entirely
-            stats.split_changed(small, -1, -tail.size)
-        if tail.prev is not None:
-            tail.prev.next = None
-            continue
-        alloc.raw.unreserve(segment.ptr)  # nothing left mapped: give the address range back
+        start, stop = _free_pages(block, page)
+        if stop - start >= page:
+            nbytes = min(stop - start, left)
+            plan.append((block, start, nbytes))
+            left -= nbytes
+    return plan
+
+
+def _back(alloc, at: int, need: int, plan, small: bool, stream: int) -> bool:
+    """Map [at, at + need): the planned pages restitched first, the rest new. On failure
+    nothing stays mapped and False is returned."""
+    raw = alloc.raw
+    stitched = sum(nbytes for _, _, nbytes in plan)
+    fresh = need - stitched
+    if fresh:
+        if alloc._limit is not None and alloc._reserved + fresh > alloc._limit:
+            return False
+        try:
+            raw.map(at + stitched, fresh)
+        except RawOutOfMemory:
+            return False
+    done = at
+    try:
+        for _, start, nbytes in plan:
+            raw.alias(done, start, nbytes)
+            done += nbytes
+    except RawOutOfMemory:
+        if done > at:
+            raw.unmap(at, done - at)
+        if fresh:
+            raw.unmap(at + stitched, fresh)
+        return False
+    stats = alloc._stats
+    if fresh:
+        alloc._reserved += fresh
+        stats.update("reserved_bytes", small, fresh)
+        stats.scalars["num_device_alloc"] += 1
+        _record(alloc, "segment_map", at + stitched, fresh, stream)
+    done = at
+    for _, start, nbytes in plan:  # for a viewer: the pages left one place for another
+        _record(alloc, "segment_unmap", start, nbytes, stream)
+        _record(alloc, "segment_map", done, nbytes, stream)
+        done += nbytes
+    return True
+
+
+def _carve(alloc, block: Block, start: int, stop: int) -> tuple[int, int, int]:
+    """Take [start, stop) (whole pages) out of the free pooled `block`: its run is cut in
+    two there, and the pieces of `block` on either side stay free in their runs. Returns
+    the changes of the segment count and of inactive_split (blocks, bytes), for the caller
+    to apply."""
+    segment = block.segment
+    small = segment.is_small
+    pool = alloc._small if small else alloc._large
+    res = segment.reservation
+    prev, after = block.prev, block.next
+    before = [_split_part(b) for b in (prev, block, after)]
+    pool.remove(block)
+    end, seg_end = block.ptr + block.size, segment.ptr + segment.size
+    upper = Block(stop, end - stop, block.stream, None) if stop < end else None
+    if upper is not None:
+        upper.next = after
+        if after is not None:
+            after.prev = upper
+    runs = 0
+    upper_run = None
+    if stop < seg_end:  # what follows the cut becomes its own run
+        first = upper if upper is not None else after
+        first.prev = None
+        upper_run = Segment(stop, seg_end - stop, segment.stream, small)
+        upper_run.expandable, upper_run.reservation = True, res
+        upper_run.site, upper_run.frames = segment.site, segment.frames
+        upper_run.head = first
+        b = first
+        while b is not None:
+            b.segment = upper_run
+            b = b.next
+        alloc._segments[stop] = upper_run
+        runs += 1
+    lower = block if start > block.ptr else None
+    if lower is not None:
+        lower.size = start - block.ptr
+        lower.next = None
+        segment.size = start - segment.ptr
+    elif prev is not None:
+        prev.next = None
+        segment.size = start - segment.ptr
+    else:  # the cut starts the run: nothing of it is left below
         del alloc._segments[segment.ptr]
-        del alloc._es[key]
-        stats.update("segment", small, -1)
+        block.segment = None
+        runs -= 1
+    if res.last is segment:  # the run that ends at res.end, if any, is what follows the cut
+        res.last = upper_run
+    res.runs += runs
+    for piece in (lower, upper):
+        if piece is not None:
+            pool.add(piece)
+    after_parts = [_split_part(b) for b in (prev, lower, upper, after)]
+    return (runs, sum(n for n, _ in after_parts) - sum(n for n, _ in before),
+            sum(b for _, b in after_parts) - sum(b for _, b in before))
+
+
+# ------------------------------------------------------------------------------- shrinking
+def shrink(alloc) -> None:
+    """Give back what expandable segments hold unused: the old addresses of restitched pages,
+    every whole free page, and reservations left empty. Callers have synchronised."""
+    raw = alloc.raw
+    stats = alloc._stats
+    for res in alloc._ranges:  # first: then every page has one mapping left
+        for ptr, nbytes in sorted(res.aliases.items()):
+            raw.unmap(ptr, nbytes)
+        res.aliases.clear()
+    # per pool: segment count, inactive_split blocks and bytes, applied at the end (no
+    # transient peak: a cut may split a run in two, another remove one)
+    totals = {True: [0, 0, 0], False: [0, 0, 0]}
+    for pool in (alloc._large, alloc._small):
+        page = _page(alloc, pool.is_small)
+        for block in pool:
+            if not block.segment.expandable or block.event_count:
+                continue
+            start, stop = _free_pages(block, page)
+            if stop <= start:
+                continue
+            segment = block.segment
+            res = segment.reservation
+            raw.unmap(start, stop - start)
+            changes = _carve(alloc, block, start, stop)
+            totals[pool.is_small] = [a + b for a, b in zip(totals[pool.is_small], changes,
+                                                            strict=True)]
+            if stop == res.end:  # the end of the range was unmapped: it grows from here again
+                res.end = start
+                kept = alloc._segments.get(segment.ptr) is segment
+                res.last = segment if kept and segment.ptr + segment.size == start else None
+            alloc._reserved -= stop - start
+            stats.update("reserved_bytes", pool.is_small, start - stop)
+            stats.scalars["num_device_free"] += 1
+            _record(alloc, "segment_unmap", start, stop - start, segment.stream)
+    for small, (runs, split_blocks, split_bytes) in totals.items():
+        if runs < 0:
+            stats.update("segment", small, runs)
+        stats.split_changed(small, split_blocks, split_bytes)
+    for small, (runs, _, _) in totals.items():
+        if runs > 0:
+            stats.update("segment", small, runs)
+    for key, res in list(alloc._es.items()):
+        if not res.runs:
+            del alloc._es[key]
+    for res in [r for r in alloc._ranges if not r.runs]:
+        raw.unreserve(res.base)
+        alloc._ranges.remove(res)

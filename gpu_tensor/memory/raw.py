@@ -9,7 +9,8 @@ A raw source has three methods, the whole protocol:
 
 Sources that can map pages into reserved address space also have `reserve(nbytes)
 -> ptr`, `map(ptr, nbytes)`, `unmap(ptr, nbytes)` and `unreserve(ptr)` (CUDA's
-cuMemAddressReserve / cuMemCreate+cuMemMap / cuMemUnmap / cuMemAddressFree); the
+cuMemAddressReserve / cuMemCreate+cuMemMap / cuMemUnmap / cuMemAddressFree), and may
+have `alias(dst, src, nbytes)` (cuMemMap of pages already mapped at `src`); the
 allocator's expandable segments use them (expandable.py).
 
 `HostRawSource` backs the emulated cuda device and the tests with real host
@@ -88,6 +89,9 @@ class HostRawSource:
         self._maps: dict[int, HostMapping] = {}
         # reserve(): base -> [HostMapping, mapped bytes]
         self._reservations: dict[int, list] = {}
+        self._page_of: dict[int, int] = {}  # mapped page address -> physical page id
+        self._refs: dict[int, int] = {}  # physical page id -> addresses it is mapped at
+        self._next_page = 0
         self._lock = threading.Lock()  # the allocator locks too, but tests share sources
 
     def alloc(self, nbytes: int) -> int:
@@ -121,50 +125,97 @@ class HostRawSource:
 
     def outstanding(self) -> dict[int, int]:
         """ptr -> bytes held, for every allocation and reservation not yet given back (a
-        reservation counts its mapped bytes). For tests and leak checks."""
+        reservation counts its mapped bytes, aliases included). For tests and leak checks."""
         with self._lock:
             out = {ptr: len(mapping) for ptr, mapping in self._maps.items()}
             out.update({base: r[1] for base, r in self._reservations.items()})
             return out
 
     # -- address reservations (expandable segments) -----------------------------------------
+    # As CUDA's virtual memory: physical pages (GRANULE bytes, the device's granularity)
+    # mapped into reserved address ranges, a page possibly at several addresses at once
+    # (`alias`); a page is given back when its last mapping goes. Host memory cannot be
+    # shared between two addresses of one mmap, so an alias gives the source range's host
+    # pages back and the destination's are touched fresh: the allocator only aliases free
+    # memory, whose contents nobody reads.
+    granularity = 2 << 20
+
     def reserve(self, nbytes: int) -> int:
         """Address space for `nbytes`; nothing counts against capacity until mapped."""
-        mapping = HostMapping(nbytes, _PRIVATE_ANONYMOUS | _MAP_NORESERVE)
+        mapping = map_host_pages(nbytes, _PRIVATE_ANONYMOUS | _MAP_NORESERVE)
         with self._lock:
             self._reservations[mapping.ptr] = [mapping, 0]
         return mapping.ptr
 
     def _reservation(self, ptr: int, nbytes: int):
+        if nbytes <= 0 or ptr % self.granularity or nbytes % self.granularity:
+            raise ValueError(f"{ptr:#x}+{nbytes}: not whole {self.granularity}-byte pages")
         for base, r in self._reservations.items():
             if base <= ptr and ptr + nbytes <= base + len(r[0]):
                 return base, r
         raise ValueError(f"{ptr:#x}+{nbytes} is not inside a reservation of this source")
 
+    def _pages(self, ptr: int, nbytes: int, mapped: bool) -> range:
+        pages = range(ptr, ptr + nbytes, self.granularity)
+        wrong = [at for at in pages if (at in self._page_of) != mapped]
+        if wrong:
+            raise ValueError(f"page {wrong[0]:#x} is {'not ' if mapped else 'already '}mapped")
+        return pages
+
     def map(self, ptr: int, nbytes: int) -> None:
+        """New physical pages at [ptr, ptr + nbytes)."""
         with self._lock:
             _, r = self._reservation(ptr, nbytes)
+            pages = self._pages(ptr, nbytes, mapped=False)
             if self.used + nbytes > self.capacity:
                 raise RawOutOfMemory(
                     f"emulated device full: {nbytes} to map, "
                     f"{self.capacity - self.used} of {self.capacity} free"
                 )
+            for at in pages:
+                self._page_of[at] = physical = self._next_page
+                self._next_page += 1
+                self._refs[physical] = 1
             self.used += nbytes
             r[1] += nbytes
             self.num_allocs += 1
 
+    def alias(self, dst: int, src: int, nbytes: int) -> None:
+        """Map the pages already mapped at [src, src + nbytes) at `dst` too (no new memory)."""
+        with self._lock:
+            _, r_src = self._reservation(src, nbytes)
+            base, r = self._reservation(dst, nbytes)
+            pages = self._pages(dst, nbytes, mapped=False)
+            sources = self._pages(src, nbytes, mapped=True)
+            for at, from_at in zip(pages, sources, strict=True):
+                physical = self._page_of[at] = self._page_of[from_at]
+                self._refs[physical] += 1
+            r[1] += nbytes
+            base_src = next(b for b, v in self._reservations.items() if v is r_src)
+            r_src[0].region.madvise(mmap.MADV_DONTNEED, src - base_src, nbytes)
+
     def unmap(self, ptr: int, nbytes: int) -> None:
+        """Drop the mappings of [ptr, ptr + nbytes); a page with no mapping left is freed."""
         with self._lock:
             base, r = self._reservation(ptr, nbytes)
+            freed = 0
+            for at in self._pages(ptr, nbytes, mapped=True):
+                physical = self._page_of.pop(at)
+                self._refs[physical] -= 1
+                if not self._refs[physical]:
+                    del self._refs[physical]
+                    freed += self.granularity
             r[0].region.madvise(mmap.MADV_DONTNEED, ptr - base, nbytes)  # pages back to the OS
-            self.used -= nbytes
+            self.used -= freed
             r[1] -= nbytes
             self.num_frees += 1
 
     def unreserve(self, base: int) -> None:
         with self._lock:
-            mapping, mapped = self._reservations.pop(base)
-            self.used -= mapped
+            mapping, mapped = self._reservations[base]
+            if mapped:
+                raise ValueError(f"unreserve of {base:#x}: {mapped} bytes still mapped")
+            del self._reservations[base]
         mapping.close()
 
 
@@ -181,7 +232,7 @@ def host_array(ptr: int, nbytes: int) -> np.ndarray:
 
 
 class FaultInjectingRawSource:
-    """Wraps a source; raw call number i (0-based, `alloc` and `map` counted together)
+    """Wraps a source; raw call number i (0-based, `alloc`, `map` and `alias` counted together)
     raises RawOutOfMemory when i is in `fail_at` (a container of ints, or i -> bool)."""
 
     def __init__(self, inner, fail_at=()):
@@ -211,6 +262,14 @@ class FaultInjectingRawSource:
             self.failures += 1
             raise RawOutOfMemory(f"injected failure at raw map #{i} ({nbytes} bytes)")
         self.inner.map(ptr, nbytes)
+
+    def alias(self, dst: int, src: int, nbytes: int) -> None:
+        i = self.calls
+        self.calls += 1
+        if self._should_fail(i):
+            self.failures += 1
+            raise RawOutOfMemory(f"injected failure at raw alias #{i} ({nbytes} bytes)")
+        self.inner.alias(dst, src, nbytes)
 
     def mem_get_info(self) -> tuple[int, int]:
         return self.inner.mem_get_info()

@@ -114,15 +114,18 @@ def _segment_dict(allocator, segment) -> dict:
     }
 
 
-def _settings(config) -> dict:
+def _settings(config, expandable: bool | None = None) -> dict:
     from .config import UNLIMITED
 
     divisions = config.roundup_power2_divisions
+    if expandable is None:  # no allocator yet: what one would do over a source that can map
+        expandable = config.expandable_segments is not False
+    split = config.split_limit(expandable)
     return {
         "PYTORCH_CUDA_ALLOC_CONF": config.text,
-        "max_split_size": -1 if config.split_limit == UNLIMITED else config.split_limit,
+        "max_split_size": -1 if split == UNLIMITED else split,
         "garbage_collection_threshold": config.garbage_collection_threshold,
-        "expandable_segments": config.expandable_segments,
+        "expandable_segments": expandable,
         "pinned_num_register_threads": 1,
         "release_lock_on_cudamalloc": False,
         "pinned_use_cuda_host_register": False,
@@ -146,7 +149,7 @@ def build_snapshot(allocators, device: int = 0, host_memory_stats: dict | None =
                 traces[allocator.device_index] = [dict(e) for e in allocator.history.trace]
             if allocator.device_index == device:
                 own = allocator
-            settings = settings or _settings(allocator.config)
+            settings = settings or _settings(allocator.config, allocator._expandable)
     if settings is None:
         from .config import AllocatorConfig
 

@@ -108,8 +108,40 @@ def _check_structure(allocator) -> None:
             prev = block
         if cursor != segment.ptr + segment.size:
             raise AssertionError(f"{segment!r}: blocks do not tile the segment")
+    _check_reservations(allocator)
     if seen_free != pooled:
         raise AssertionError("free pools hold blocks that are not in any segment")
     if len(allocator._allocated) != sum(
             1 for s in allocator._segments.values() for b in s.blocks() if b.allocated):
         raise AssertionError("allocated map holds blocks that are not in any segment")
+
+
+def _check_reservations(allocator) -> None:
+    """Expandable segments (expandable.py): each run lies inside its reservation below its
+    end and overlaps no other run and no restitched page's old address, and `last` is the
+    run that ends at the end."""
+    ranges = allocator._ranges
+    if any(res not in ranges for res in allocator._es.values()):
+        raise AssertionError("a growing reservation is not in the allocator's list")
+    runs: dict[int, list] = {id(res): [] for res in ranges}
+    for segment in allocator._segments.values():
+        if segment.expandable:
+            if id(segment.reservation) not in runs:
+                raise AssertionError(f"{segment!r}: its reservation is not in the list")
+            runs[id(segment.reservation)].append((segment.ptr, segment.size))
+    for res in ranges:
+        mine = runs[id(res)]
+        if len(mine) != res.runs:
+            raise AssertionError(f"{res!r} counts {res.runs} runs, has {len(mine)}")
+        if res.last is not None and (res.last.reservation is not res or
+                                     res.last.ptr + res.last.size != res.end or
+                                     allocator._segments.get(res.last.ptr) is not res.last):
+            raise AssertionError(f"{res!r}: its last run {res.last!r} does not end at its end")
+        spans = sorted(mine + list(res.aliases.items()))
+        cursor = res.base
+        for ptr, size in spans:
+            if ptr < cursor or size <= 0:
+                raise AssertionError(f"{res!r}: {ptr:#x}+{size} overlaps or is empty")
+            cursor = ptr + size
+        if cursor > res.end or res.end > res.base + res.size:
+            raise AssertionError(f"{res!r}: mapped beyond its end")

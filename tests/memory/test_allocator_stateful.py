@@ -25,7 +25,7 @@ from gpu_tensor.memory.oom import OutOfMemoryError
 from gpu_tensor.memory.raw import HostRawSource
 from gpu_tensor.memory.stream_ids import stream_key
 
-from .fakes import FakeEvent
+from .fakes import FakeEvent, source_books
 
 MiB = 1 << 20
 STEPS_PER_RUN = 250
@@ -46,12 +46,13 @@ streams = st.sampled_from([0, 1, 2])  # 2: this thread's per-thread default stre
 
 
 class AllocatorMachine(RuleBasedStateMachine):
-    CONF = "max_split_size_mb:40"
+    CONF = "max_split_size_mb:40,expandable_segments:False"
+    CAPACITY = 160 * MiB  # small enough that OOM paths are exercised
 
     def __init__(self):
         super().__init__()
         self.events = []
-        self.raw = HostRawSource(160 * MiB)  # small enough that OOM paths are exercised
+        self.raw = HostRawSource(self.CAPACITY)
         conf = parse_alloc_conf(self.CONF)
         self.a = CachingAllocator(self.raw, 0, event_factory=self._event, config=conf)
         self.live = []
@@ -83,7 +84,9 @@ class AllocatorMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.live)
     @rule(data=st.data())
     def free(self, data):
-        block = self.live.pop(data.draw(st.integers(0, len(self.live) - 1)))
+        self._free(self.live.pop(data.draw(st.integers(0, len(self.live) - 1))))
+
+    def _free(self, block):
         amounts = (1, block.size, block.requested_size)  # read before: free recycles the block
         self.a.free(block)
         for name, amount in zip(ACCUMULATED, amounts, strict=True):
@@ -113,7 +116,7 @@ class AllocatorMachine(RuleBasedStateMachine):
     def consistent(self):
         COUNTS["steps"] += 1
         verify.check(self.a)
-        assert self.raw.outstanding() == {s.ptr: s.size for s in self.a.segments()}
+        assert self.raw.outstanding() == source_books(self.a)
         stats = self.a.stats()
         for name, (allocated, freed) in self.totals.items():
             assert stats[f"{name}.all.allocated"] == allocated, name
@@ -149,6 +152,20 @@ SETTINGS = settings(
 
 class ExpandableMachine(AllocatorMachine):
     CONF = "expandable_segments:True"
+
+    @rule(size=st.integers(2 * MiB, 16 * MiB), stream=streams)
+    def hole_then_bigger(self, size, stream):
+        """A hole between live blocks, then a request bigger than any free block: the
+        request restitches free pages (memory/expandable.py) when it does not OOM."""
+        start = len(self.live)
+        for _ in range(3):
+            self.malloc(size, stream)
+            self.consistent()  # one malloc per check: its peaks are the recounts seen
+        if len(self.live) - start == 3:
+            self._free(self.live.pop(start + 1))
+            self.consistent()
+        self.malloc(min(self.a.stats()["largest_free_block_bytes"] + 2 * MiB, 64 * MiB),
+                    stream)
 
 
 def test_allocator_state_machine_10k_steps():

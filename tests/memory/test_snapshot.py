@@ -27,7 +27,7 @@ TRACE_KEYS = {"action", "addr", "size", "stream", "time_us", "frames"}
 
 def scenario(history=None):
     a = CachingAllocator(HostRawSource(64 * MiB), 0, event_factory=FakeEvent,
-                         config=parse_alloc_conf(""), kind="emulated")
+                         config=parse_alloc_conf("expandable_segments:False"), kind="emulated")
     a.history = history
     x = a.malloc(300 * 1024)
     x.tag = {"shape": (75, 1024), "dtype": "float32"}
@@ -88,7 +88,7 @@ def test_history_records_every_action_with_stacks():
 
 def test_oom_trace_records_the_request_not_the_segment():
     a = CachingAllocator(HostRawSource(2 * MiB), 0, event_factory=FakeEvent,
-                         config=parse_alloc_conf(""), kind="emulated")
+                         config=parse_alloc_conf("expandable_segments:False"), kind="emulated")
     a.history = HistoryRecorder("all")
     with pytest.raises(OutOfMemoryError):
         a.malloc(3 * MiB // 2 + 1)  # would need a segment of several MiB
