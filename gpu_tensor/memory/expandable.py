@@ -5,9 +5,9 @@ torch's expandable_segments (research/pytorch-memory.md §1.7) reserves address 
 segment can serve a bigger request without a new segment. This one does that and one thing
 more. When a request fits no free block, it is served at the end of the reservation, and
 the pages it needs are taken first from the whole free pages inside other free blocks of the
-same pool and stream: those physical pages are mapped again at the new address (`alias`, a
-cuMemMap of a page that is already mapped; no new memory, no device sync), and their old
-addresses leave the allocator. Only what is still missing is new memory. A hole between two
+same stream (this pool's first, then the other pool's): those physical pages are mapped
+again at the new address (`alias`, a cuMemMap of a page that is already mapped; no new
+memory, no device sync), and their old addresses leave the allocator. Only what is still missing is new memory. A hole between two
 live blocks therefore never strands memory: peak reserved follows peak allocated to within
 the partly used pages. The idea is GMLake's "virtual memory stitching" (ASPLOS 2024).
 
@@ -136,15 +136,31 @@ def grow(alloc, pool, stream: int, size: int) -> Block | None:
         if fresh_res:
             alloc.raw.unreserve(res.base)
         return None
-    runs = split_blocks = split_bytes = 0  # counted once: no transient peak in the stats
+    # per pool: segment count, inactive_split blocks and bytes, and reserved bytes that
+    # change pools; applied once, falls first (no transient peak in the stats)
+    totals = {True: [0, 0, 0, 0], False: [0, 0, 0, 0]}
     for block, start, nbytes in plan:
         block.segment.reservation.aliases[start] = nbytes
-        changes = _carve(alloc, block, start, start + nbytes)
-        runs, split_blocks, split_bytes = (a + b for a, b in zip(
-            (runs, split_blocks, split_bytes), changes, strict=True))
+        source = block.segment.is_small
+        changes = (*_carve(alloc, block, start, start + nbytes), 0)
+        totals[source] = [a + b for a, b in zip(totals[source], changes, strict=True)]
+        if source != small:  # the page now serves the other pool
+            totals[source][3] -= nbytes
+            totals[small][3] += nbytes
     stats = alloc._stats
-    if split_blocks or split_bytes:
-        stats.split_changed(small, split_blocks, split_bytes)
+    for pool_small, (seg_change, split_blocks, split_bytes, moved) in totals.items():
+        if moved < 0:
+            stats.update("reserved_bytes", pool_small, moved)
+        if seg_change < 0:
+            stats.update("segment", pool_small, seg_change)
+        if split_blocks or split_bytes:
+            stats.split_changed(pool_small, split_blocks, split_bytes)
+    for pool_small, (seg_change, _, _, moved) in totals.items():
+        if moved > 0:
+            stats.update("reserved_bytes", pool_small, moved)
+        if seg_change > 0 and pool_small != small:
+            stats.update("segment", pool_small, seg_change)
+    runs = totals[small][0] if totals[small][0] > 0 else 0
     if fresh_res:
         alloc._es[key] = res
         alloc._ranges.append(res)
@@ -179,24 +195,28 @@ def grow(alloc, pool, stream: int, size: int) -> Block | None:
 
 
 def _harvest(alloc, pool, stream: int, need: int, page: int, skip) -> list:
-    """[(free block, start, bytes)]: whole free pages of this pool and stream to restitch,
-    at most `need` bytes, from the smallest free blocks up (the holes least likely to fit a
-    later request). `skip`: the free block the request grows (its pages serve it already)."""
+    """[(free block, start, bytes)]: whole free pages of this stream to restitch, at most
+    `need` bytes: this pool's first, then the other pool's (a page is a page; torch keeps
+    the pools apart so that small blocks do not split large ones, which stays true), from
+    the smallest free blocks up (the holes least likely to fit a later request). `skip`:
+    the free block the request grows (its pages serve it already)."""
     if not callable(getattr(alloc.raw, "alias", None)):
         return []
     plan, left = [], need
-    keys, blocks = pool._keys, pool._blocks
-    i = bisect_left(keys, (stream, page))
-    while left and i < len(keys) and keys[i][0] == stream:
-        block = blocks[i]
-        i += 1
-        if block is skip or not block.segment.expandable or block.event_count:
-            continue
-        start, stop = _free_pages(block, page)
-        if stop - start >= page:
-            nbytes = min(stop - start, left)
-            plan.append((block, start, nbytes))
-            left -= nbytes
+    other = alloc._large if pool.is_small else alloc._small
+    for source in (pool, other):
+        keys, blocks = source._keys, source._blocks
+        i = bisect_left(keys, (stream, page))
+        while left and i < len(keys) and keys[i][0] == stream:
+            block = blocks[i]
+            i += 1
+            if block is skip or not block.segment.expandable or block.event_count:
+                continue
+            start, stop = _free_pages(block, page)
+            if stop - start >= page:
+                nbytes = min(stop - start, left)
+                plan.append((block, start, nbytes))
+                left -= nbytes
     return plan
 
 

@@ -128,6 +128,25 @@ def test_torch_policy_would_grow_where_restitching_does_not():
             a.free(b)
 
 
+def test_free_small_pool_pages_serve_the_large_pool():
+    a = make()
+    small = [a.malloc(MiB) for _ in range(8)]  # 1 MiB blocks: small pool, four 2 MiB pages
+    for b in small[1:]:
+        a.free(b)  # one page keeps a live block, three are free
+    big = a.malloc(6 * MiB)
+    check(a)
+    s = a.stats()
+    assert s["reserved_bytes.all.current"] == 8 * MiB and a.raw.used == 8 * MiB
+    assert s["reserved_bytes.small_pool.current"] == 2 * MiB
+    assert s["reserved_bytes.large_pool.current"] == 6 * MiB
+    assert s["reserved_bytes.all.peak"] == 8 * MiB  # no moment with more
+    a.free(big)
+    a.free(small[0])
+    a.empty_cache()
+    check(a)
+    assert a.raw.used == 0 and a._ranges == []
+
+
 def test_restitched_pages_of_another_reservation_and_a_full_one():
     a = make(capacity=128 * MiB)  # each reservation is the capacity: 128 MiB of addresses
     blocks = [a.malloc(40 * MiB) for _ in range(3)]  # 120 MiB of the first range
