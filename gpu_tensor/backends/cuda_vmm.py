@@ -91,7 +91,7 @@ class VmmSource:
         self._access = [self._access_desc(d) for d in [self.device_index, *self.peers]]
         self._reserved: dict[int, int] = {}  # base -> reserved bytes
         self._chunks: dict[int, object] = {}  # mapped chunk address -> physical handle
-        # int(handle) -> addresses it is mapped at (cuda.bindings handles hash by identity)
+        # int(handle) -> how many addresses map it (cuda.bindings handles hash by identity)
         self._refs: dict[int, int] = {}
 
     # ------------------------------------------------------------ plain segments
@@ -150,15 +150,15 @@ class VmmSource:
         self._require_chunks(src, nbytes, "alias")
         chunk = self.granularity
         missing = [hex(at) for at in range(src, src + nbytes, chunk) if at not in self._chunks]
-        if missing:
-            raise AssertionError(f"alias: source {', '.join(missing[:3])} not mapped")
+        taken = [hex(at) for at in range(dst, dst + nbytes, chunk) if at in self._chunks]
+        if missing or taken:  # refused before any driver call
+            raise AssertionError(f"alias: source {', '.join(missing[:3])} not mapped" if missing
+                                 else f"alias: {', '.join(taken[:3])} already mapped")
         with self._activate():
             done: list[int] = []
             try:
                 for offset in range(0, nbytes, chunk):
                     at = dst + offset
-                    if at in self._chunks:
-                        raise AssertionError(f"alias: {at:#x} is already mapped")
                     handle = self._chunks[src + offset]
                     self._check(self.driver.cuMemMap(at, chunk, 0, handle, 0), "cuMemMap")
                     self._chunks[at] = handle

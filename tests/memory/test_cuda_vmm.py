@@ -25,6 +25,7 @@ from gpu_tensor.memory.allocator import CachingAllocator
 from gpu_tensor.memory.config import AllocatorConfig, parse_alloc_conf
 from gpu_tensor.memory.oom import OutOfMemoryError
 from gpu_tensor.memory.raw import RawOutOfMemory
+from gpu_tensor.testing import requires_gpu_hardware
 
 from .fake_vmm import GRANULARITY, FakeDriver
 
@@ -144,7 +145,8 @@ def test_alias_refuses_an_unmapped_source_or_a_mapped_destination():
     source.map(base + 34 * MiB, 2 * MiB)
     with pytest.raises(AssertionError, match="already mapped"):
         source.alias(base + 32 * MiB, base, 4 * MiB)
-    assert driver.mapped_bytes() == 6 * MiB and driver.violations == []
+    assert driver.mapped_bytes() == 6 * MiB and driver.calls["cuMemMap"] == 3
+    assert driver.violations == []
 
 
 def test_self_test_proves_the_alias_shares_memory_and_leaves_nothing_behind():
@@ -371,3 +373,30 @@ def test_cuda_backend_maps_expandable_segments_through_the_driver(monkeypatch):
     assert source.granularity == GRANULARITY and source.base.device_index == 0
     monkeypatch.setattr(cuda_vmm, "load_driver", lambda: None)  # no cuda-bindings
     assert cuda_memory._vmm_source(cuda_memory.CudaRawSource(0), 0) is None
+
+
+@needs_restitching
+@requires_gpu_hardware
+def test_restitching_on_a_real_gpu_shares_pages_and_keeps_live_data():
+    """On a GPU, through cuda-bindings: the self-test passes, a restitched request reads
+    and writes its own bytes, and the live blocks around the hole keep theirs."""
+    from gpu_tensor.backends import cuda_memory, cuda_vmm
+
+    if not cuda_vmm.available(cuda_vmm.load_driver(), 0):
+        pytest.skip("needs NVIDIA's cuda-bindings and a device with virtual memory management")
+    source = cuda_memory._vmm_source(cuda_memory.CudaRawSource(0), 0)
+    self_test(source, cuda_memory._fill, cuda_memory._read)
+    a = CachingAllocator(source, 0, config=parse_alloc_conf("expandable_segments:True"))
+    first, hole, last = (a.malloc(16 * MiB) for _ in range(3))
+    for block, byte in ((first, 1), (hole, 2), (last, 3)):
+        cuda_memory._fill(block.ptr, byte, block.size)
+    a.free(hole)
+    big = a.malloc(24 * MiB)
+    assert source.physical_bytes() < source.mapped_bytes()  # the hole's pages, restitched
+    cuda_memory._fill(big.ptr, 7, 24 * MiB)
+    for block, byte in ((first, 1), (last, 3), (big, 7)):
+        assert bytes(cuda_memory._read(block.ptr, block.size)).count(byte) == block.size
+    for block in (first, last, big):
+        a.free(block)
+    a.empty_cache()
+    assert source.mapped_bytes() == source.physical_bytes() == 0
