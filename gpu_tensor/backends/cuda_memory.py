@@ -14,17 +14,33 @@
   thread, which the allocator keys per thread (memory/stream_ids.py), so one
   thread's freed blocks never go to another thread's per-thread stream unordered.
 
-Expandable segments (`expandable_segments:True`): the policy is memory/expandable.py;
-its pages are mapped by backends/cuda_vmm.py through NVIDIA's cuda-bindings (cupy's
-driver bindings have no virtual-memory calls). Without cuda-bindings, or on a device
-without virtual memory management, the allocator warns and uses cudaMalloc segments.
+Expandable segments: the policy is memory/expandable.py; its pages are mapped (and
+restitched, `alias`) by backends/cuda_vmm.py through NVIDIA's cuda-bindings (cupy's
+driver bindings have no virtual-memory calls). `create_allocator` picks the source by
+the `expandable_segments` option:
+
+- unset (auto, None): virtual memory where cuda-bindings is installed and the device
+  has virtual memory management, once `cuda_vmm.self_test` has passed on the device
+  (map, write, alias, read back through the alias; once per device and process). A
+  failed self-test warns once and gives cudaMalloc segments; a missing capability
+  gives them silently;
+- `True`: virtual memory without the self-test; where it is missing, the allocator
+  warns and uses cudaMalloc segments;
+- `False`: cudaMalloc segments.
+
+The simulated CuPy (GPU_TENSOR_FALLBACK=sim) has no virtual memory, so it always gets
+cudaMalloc segments: pages mapped by the real driver would mean nothing to it.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+import warnings
 
+import numpy as np
+
+from .. import _env
 from ..memory import registry
 from ..memory.allocator import CachingAllocator
 from ..memory.config import AllocatorConfig
@@ -37,6 +53,7 @@ __all__ = ["CudaRawSource", "CudaEvent", "create_allocator", "install", "mem_get
 _CUDA_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
 _install_lock = threading.Lock()
 _installed = False
+_self_test_passed: dict[int, bool] = {}  # device index -> cuda_vmm.self_test verdict
 
 
 class CudaRawSource:
@@ -101,27 +118,72 @@ class CudaEvent:
 
 def create_allocator(device_index: int, config=None) -> CachingAllocator:
     """A CachingAllocator over cudaMalloc on `device_index` (registry calls this); with
-    expandable_segments, over cuda_vmm's virtual memory where the device has it."""
+    expandable segments (asked for, or auto where the self-test passes), over cuda_vmm's
+    virtual memory."""
     config = config if config is not None else AllocatorConfig.from_env()
     raw = CudaRawSource(device_index)
-    if config.expandable_segments:
-        raw = _vmm_source(raw, device_index) or raw  # else the allocator warns
+    mode = config.expandable_segments  # None: auto
+    if mode is not False:
+        raw = _vmm_source(raw, device_index, self_test=mode is None) or raw
     return CachingAllocator(raw, device_index,
                             event_factory=functools.partial(CudaEvent, device=device_index),
                             config=config, kind="cuda")
 
 
-def _vmm_source(raw: CudaRawSource, device_index: int):
-    """cuda_vmm.VmmSource over `raw`, or None without cuda-bindings or VMM support."""
+def _vmm_source(raw: CudaRawSource, device_index: int, self_test: bool = False):
+    """cuda_vmm.VmmSource over `raw`, or None without cuda-bindings, VMM support, a real
+    CUDA (the simulator), or (`self_test`) a passing cuda_vmm.self_test on the device."""
     from . import cuda_vmm
 
+    if _env.simulated():
+        return None
     driver = cuda_vmm.load_driver()
     if not cuda_vmm.available(driver, device_index):
         return None
     cp = cupy()
-    return cuda_vmm.VmmSource(raw, driver, device_index,
-                              synchronize=cp.cuda.runtime.deviceSynchronize,
-                              activate=lambda: cp.cuda.Device(device_index))
+
+    def make():
+        return cuda_vmm.VmmSource(raw, driver, device_index,
+                                  synchronize=cp.cuda.runtime.deviceSynchronize,
+                                  activate=lambda: cp.cuda.Device(device_index))
+
+    if not self_test:
+        return make()
+    if device_index not in _self_test_passed:
+        _self_test_passed[device_index] = _passes_self_test(make, device_index)
+    return make() if _self_test_passed[device_index] else None
+
+
+def _passes_self_test(make, device_index: int) -> bool:
+    from . import cuda_vmm
+
+    try:
+        with cupy().cuda.Device(device_index):
+            cuda_vmm.self_test(make(), _fill, _read)
+    except Exception as exc:  # noqa: BLE001 - any failure means: do not trust it by default
+        warnings.warn(
+            f"expandable_segments: CUDA virtual memory failed its self-test on "
+            f"cuda:{device_index} ({type(exc).__name__}: {exc}), so the allocator uses "
+            f"cudaMalloc segments. Set GPU_TENSOR_ALLOC_CONF=expandable_segments:False to "
+            f"skip the test, or expandable_segments:True to use virtual memory anyway.",
+            RuntimeWarning, stacklevel=4)
+        return False
+    return True
+
+
+def _fill(ptr: int, byte: int, nbytes: int) -> None:
+    """cudaMemset, waited for (the self-test reads the bytes right after)."""
+    runtime = cupy().cuda.runtime
+    runtime.memset(ptr, byte, nbytes)
+    runtime.deviceSynchronize()
+
+
+def _read(ptr: int, nbytes: int) -> np.ndarray:
+    """`nbytes` of device memory at `ptr`, copied to the host (cudaMemcpy, synchronous)."""
+    runtime = cupy().cuda.runtime
+    host = np.empty(nbytes, dtype=np.uint8)
+    runtime.memcpy(host.ctypes.data, ptr, nbytes, runtime.memcpyDeviceToHost)
+    return host
 
 
 class _BlockOwner:

@@ -5,8 +5,17 @@ cuda.bindings.driver. It keeps the state the driver would (reserved ranges, phys
 handles, mappings, access) and turns every misuse the real driver would reject, or
 that would leak, into a CUDA_ERROR_INVALID_VALUE return and a recorded `violations`
 entry: mapping over a mapping, mapping outside a reservation, unmapping what is not
-mapped, releasing a handle that is still mapped, freeing a reservation that still
-has mappings, setting access on unmapped memory. `fail` injects errors by call name.
+mapped, releasing a handle that is still mapped anywhere, freeing a reservation that
+still has mappings, setting access on unmapped memory. `fail` injects errors by call
+name.
+
+As the real driver, one handle may be mapped at several addresses (cuda_vmm's
+`alias`); `used` counts physical memory, i.e. handles, not mappings. The real driver
+would accept a cuMemRelease of a mapped handle (and free it at its last unmap); the
+fake calls that a violation, since cuda_vmm always unmaps first. `fill` and `read`
+stand in for cudaMemset and cudaMemcpy: bytes live per handle, so an alias shows
+them, and touching memory the device has no access to is a violation (a fault on a
+GPU).
 """
 
 from __future__ import annotations
@@ -72,11 +81,13 @@ class FakeDriver:
     CUmemAllocationProp = CUmemAllocationProp
     CUmemAccessDesc = CUmemAccessDesc
 
-    def __init__(self, capacity=1 << 30, devices=1, peer_pairs=()):
+    def __init__(self, capacity=1 << 30, devices=1, peer_pairs=(), vmm=True):
         self.capacity, self.devices, self.peer_pairs = capacity, devices, set(peer_pairs)
+        self.vmm = vmm  # CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
         self.used = 0
         self.reserved: dict[int, int] = {}  # base -> size
-        self.handles: dict[int, list] = {}  # handle -> [size, device, mapped at or None]
+        self.handles: dict[int, list] = {}  # handle -> [size, device, {addresses mapped at}]
+        self.memory: dict[int, bytearray] = {}  # handle -> its bytes, once written
         self.mappings: dict[int, tuple[int, int]] = {}  # addr -> (size, handle)
         self.access: dict[int, set[int]] = {}  # mapped addr -> devices that may access it
         self.violations: list[str] = []
@@ -108,7 +119,7 @@ class FakeDriver:
         return (CUresult.CUDA_SUCCESS, self.devices)
 
     def cuDeviceGetAttribute(self, attrib, dev):  # noqa: N802
-        return (CUresult.CUDA_SUCCESS, 1)
+        return (CUresult.CUDA_SUCCESS, int(self.vmm))
 
     def cuDeviceCanAccessPeer(self, dev, peer_dev):  # noqa: N802
         return (CUresult.CUDA_SUCCESS, int((dev, peer_dev) in self.peer_pairs))
@@ -143,7 +154,7 @@ class FakeDriver:
         if size % GRANULARITY:
             return self._bad(f"create of {size}: not a multiple of the granularity") + (None,)
         handle = next(self._ids)
-        self.handles[handle] = [size, prop.location.id, None]
+        self.handles[handle] = [size, prop.location.id, set()]
         self.used += size
         return (CUresult.CUDA_SUCCESS, handle)
 
@@ -152,9 +163,10 @@ class FakeDriver:
         entry = self.handles.get(handle)
         if entry is None:
             return self._bad(f"release of unknown handle {handle}")
-        if entry[2] is not None:
-            return self._bad(f"release of handle {handle}, still mapped at {entry[2]:#x}")
+        if entry[2]:
+            return self._bad(f"release of handle {handle}, still mapped at {min(entry[2]):#x}")
         del self.handles[handle]
+        self.memory.pop(handle, None)
         self.used -= entry[0]
         return (CUresult.CUDA_SUCCESS,)
 
@@ -162,14 +174,14 @@ class FakeDriver:
         if self._enter("cuMemMap"):
             return (CUresult.CUDA_ERROR_OUT_OF_MEMORY,)
         entry = self.handles.get(handle)
-        if entry is None or entry[2] is not None or entry[0] != size or offset:
-            return self._bad(f"map {ptr:#x}+{size}: bad or already mapped handle {handle}")
+        if entry is None or entry[0] != size or offset:
+            return self._bad(f"map {ptr:#x}+{size}: bad handle {handle} or size or offset")
         if not any(b <= ptr and ptr + size <= b + n for b, n in self.reserved.items()):
             return self._bad(f"map {ptr:#x}+{size}: outside every reservation")
         if any(a < ptr + size and ptr < a + n for a, (n, _) in self.mappings.items()):
             return self._bad(f"map {ptr:#x}+{size}: overlaps a mapping (double map)")
         self.mappings[ptr] = (size, handle)
-        entry[2] = ptr
+        entry[2].add(ptr)
         return (CUresult.CUDA_SUCCESS,)
 
     def cuMemUnmap(self, ptr, size):  # noqa: N802
@@ -179,7 +191,7 @@ class FakeDriver:
             return self._bad(f"unmap {ptr:#x}+{size}: not exactly one mapping")
         del self.mappings[ptr]
         self.access.pop(ptr, None)
-        self.handles[mapping[1]][2] = None
+        self.handles[mapping[1]][2].discard(ptr)
         return (CUresult.CUDA_SUCCESS,)
 
     def cuMemSetAccess(self, ptr, size, desc, count):  # noqa: N802
@@ -196,4 +208,33 @@ class FakeDriver:
 
     # ------------------------------------------------------------------ for the tests
     def mapped_bytes(self) -> int:
+        """Address space mapped (an aliased handle counts at each address)."""
         return sum(n for n, _ in self.mappings.values())
+
+    def handle_at(self, addr: int):
+        """The handle mapped at `addr` (a mapping's start), or None."""
+        mapping = self.mappings.get(addr)
+        return None if mapping is None else mapping[1]
+
+    def fill(self, ptr: int, byte: int, nbytes: int, device: int = 0) -> None:
+        """cudaMemset on `device` of whole mappings from `ptr`."""
+        for memory, lo, hi in self._touch(ptr, nbytes, device):
+            memory[lo:hi] = bytes([byte]) * (hi - lo)
+
+    def read(self, ptr: int, nbytes: int, device: int = 0) -> bytes:
+        """cudaMemcpy to the host, on `device`, of whole mappings from `ptr`."""
+        return b"".join(bytes(memory[lo:hi]) for memory, lo, hi in
+                        self._touch(ptr, nbytes, device))
+
+    def _touch(self, ptr, nbytes, device):
+        parts, at = [], ptr
+        while at < ptr + nbytes:
+            mapping = self.mappings.get(at)
+            if mapping is None or device not in self.access.get(at, ()):
+                self._bad(f"device {device} touched {at:#x}: not mapped or no access")
+                raise RuntimeError(f"illegal address {at:#x} (cudaErrorIllegalAddress)")
+            size, handle = mapping
+            memory = self.memory.setdefault(handle, bytearray(size))
+            parts.append((memory, 0, min(size, ptr + nbytes - at)))
+            at += size
+        return parts

@@ -2,26 +2,39 @@
 
 The fake (fake_vmm.py) has cuda.bindings.driver's contract and records every misuse.
 After each step of a random allocator program: no violation (no double map, nothing
-released while mapped), driver-side mapped bytes equal the allocator's reserved bytes,
+released while mapped), the driver maps exactly the allocator's runs plus the old
+addresses of restitched pages, its physical memory is the allocator's reserved bytes,
 and the allocator's own recount holds. At the end everything is unmapped and released.
+The auto mode of cuda_memory.create_allocator (self-test first) runs here on the fake
+driver too, with cudaMemset / cudaMemcpy stood in for by the fake's bytes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import random
+import types
+import warnings
 
 import pytest
 
-from gpu_tensor.backends.cuda_vmm import VmmSource, available
-from gpu_tensor.memory import verify
+from gpu_tensor.backends.cuda_vmm import VmmSource, available, self_test
+from gpu_tensor.memory import expandable, verify
 from gpu_tensor.memory.allocator import CachingAllocator
-from gpu_tensor.memory.config import parse_alloc_conf
+from gpu_tensor.memory.config import AllocatorConfig, parse_alloc_conf
 from gpu_tensor.memory.oom import OutOfMemoryError
 from gpu_tensor.memory.raw import RawOutOfMemory
+from gpu_tensor.testing import requires_gpu_hardware
 
 from .fake_vmm import GRANULARITY, FakeDriver
 
 MiB = 1 << 20
+# The allocator-level tests check the restitching policy's records (Reservation.aliases,
+# Segment.reservation, allocator._ranges), which memory/expandable.py has from then on.
+needs_restitching = pytest.mark.skipif(
+    not hasattr(expandable, "Reservation"),
+    reason="needs memory/expandable.py's restitching policy (Reservation), not on this branch")
 
 
 class NoPlainSegments:
@@ -86,12 +99,176 @@ def test_unaligned_ranges_are_refused():
         source.map(base + MiB, GRANULARITY)
 
 
-def _check_step(a, driver):
+def test_alias_maps_the_same_handles_at_a_second_address_with_access_for_peers():
+    driver, source, syncs = make_source(devices=3, peer_pairs={(1, 0), (2, 0)})
+    base = source.reserve(64 * MiB)
+    source.map(base, 4 * MiB)
+    source.alias(base + 32 * MiB, base, 4 * MiB)
+    assert driver.calls["cuMemCreate"] == 2 and driver.calls["cuMemMap"] == 4
+    for offset in (0, GRANULARITY):
+        assert driver.handle_at(base + 32 * MiB + offset) == driver.handle_at(base + offset)
+        assert driver.access[base + 32 * MiB + offset] == {0, 1, 2}
+    assert driver.used == source.physical_bytes() == 4 * MiB
+    assert source.mapped_bytes() == driver.mapped_bytes() == 8 * MiB
+    source.unmap(base, 4 * MiB)  # the old address: the pages live on at the alias
+    assert "cuMemRelease" not in driver.calls and driver.used == 4 * MiB
+    source.unmap(base + 32 * MiB, 4 * MiB)  # the last mapping: released
+    assert driver.calls["cuMemRelease"] == 2 and driver.handles == {} and len(syncs) == 2
+    source.unreserve(base)
+    assert driver.reserved == {} and driver.violations == []
+
+
+@pytest.mark.parametrize("failing, call, error", [("cuMemMap", 3, RawOutOfMemory),
+                                                  ("cuMemMap", 4, RawOutOfMemory),
+                                                  ("cuMemSetAccess", 2, RuntimeError)])
+def test_a_failed_alias_leaves_only_the_source_mapped(failing, call, error):
+    driver, source, _ = make_source()
+    base = source.reserve(64 * MiB)
+    source.map(base, 4 * MiB)  # cuMemMap calls 1-2, cuMemSetAccess call 1
+    before = dict(driver.mappings)
+    driver.fail[failing] = call
+    with pytest.raises(error):
+        source.alias(base + 32 * MiB, base, 4 * MiB)
+    assert driver.mappings == before and source.mapped_bytes() == 4 * MiB
+    assert "cuMemRelease" not in driver.calls and driver.used == 4 * MiB
     assert driver.violations == []
-    assert driver.mapped_bytes() == a.stats()["reserved_bytes.all.current"]
+    source.alias(base + 32 * MiB, base, 4 * MiB)  # and it can be done afterwards
+    assert driver.mapped_bytes() == 8 * MiB
+
+
+def test_alias_refuses_an_unmapped_source_or_a_mapped_destination():
+    driver, source, _ = make_source()
+    base = source.reserve(64 * MiB)
+    source.map(base, 4 * MiB)
+    with pytest.raises(AssertionError, match="not mapped"):
+        source.alias(base + 32 * MiB, base + 2 * MiB, 4 * MiB)
+    source.map(base + 34 * MiB, 2 * MiB)
+    with pytest.raises(AssertionError, match="already mapped"):
+        source.alias(base + 32 * MiB, base, 4 * MiB)
+    assert driver.mapped_bytes() == 6 * MiB and driver.calls["cuMemMap"] == 3
+    assert driver.violations == []
+
+
+def test_self_test_proves_the_alias_shares_memory_and_leaves_nothing_behind():
+    driver, source, _ = make_source()
+    self_test(source, driver.fill, driver.read)
+    assert driver.calls["cuMemCreate"] == 1 and driver.calls["cuMemMap"] == 2
+    assert driver.mappings == {} and driver.handles == {} and driver.reserved == {}
+    # A device where the second address got memory of its own would read the pattern wrong.
+    own: dict[int, int] = {}
+    with pytest.raises(RuntimeError, match="alias of a mapped chunk read back"):
+        self_test(source, lambda ptr, byte, n: own.__setitem__(ptr, byte),
+                  lambda ptr, n: bytes([own.get(ptr, 0)]) * n)
+    assert driver.mappings == {} and driver.handles == {} and driver.reserved == {}
+    assert driver.violations == []
+
+
+class FakeRuntime:
+    """cupy.cuda.runtime's memset / memcpy / deviceSynchronize over a FakeDriver's bytes."""
+
+    memcpyDeviceToHost = 2  # noqa: N815 - cupy's name
+
+    def __init__(self, driver, shares=True):
+        self.driver, self.shares = driver, shares
+
+    def memset(self, ptr, value, nbytes):
+        self.driver.fill(ptr, value, nbytes)
+
+    def memcpy(self, dst, src, nbytes, kind):
+        assert kind == self.memcpyDeviceToHost
+        data = self.driver.read(src, nbytes) if self.shares or src % (4 * MiB) == 0 else \
+            bytes(nbytes)  # shares=False: the second address reads fresh memory
+        ctypes.memmove(dst, data, nbytes)
+
+    def deviceSynchronize(self):  # noqa: N802 - cupy's name
+        pass
+
+
+@pytest.fixture
+def cuda_on_fake(monkeypatch):
+    """cuda_memory over a fake driver and a fake cupy; returns a function that installs
+    FakeDriver(**args) (None: no cuda-bindings) and the runtime's `shares` flag."""
+    from gpu_tensor.backends import cuda_memory, cuda_vmm
+
+    monkeypatch.delenv("GPU_TENSOR_FALLBACK", raising=False)  # real CUDA, not the simulator
+    monkeypatch.setattr(cuda_memory, "_self_test_passed", {})
+
+    def install(driver, shares=True):
+        fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
+            runtime=FakeRuntime(driver, shares), Device=lambda _: contextlib.nullcontext()))
+        monkeypatch.setattr(cuda_memory, "cupy", lambda: fake)
+        monkeypatch.setattr(cuda_vmm, "load_driver", lambda: driver)
+        return cuda_memory
+
+    return install
+
+
+def test_auto_mode_uses_virtual_memory_once_the_self_test_passed(cuda_on_fake):
+    driver = FakeDriver(devices=2)
+    cuda_memory = cuda_on_fake(driver)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = cuda_memory.create_allocator(0, AllocatorConfig(expandable_segments=None))
+        assert isinstance(a.raw, VmmSource) and driver.calls["cuMemCreate"] == 1
+        cuda_memory.create_allocator(0, AllocatorConfig(expandable_segments=None))
+        assert driver.calls["cuMemCreate"] == 1  # tested once per device
+        forced = cuda_memory.create_allocator(1, AllocatorConfig(expandable_segments=True))
+    assert isinstance(forced.raw, VmmSource) and driver.calls["cuMemCreate"] == 1  # no test
+    off = cuda_memory.create_allocator(0, AllocatorConfig(expandable_segments=False))
+    assert isinstance(off.raw, cuda_memory.CudaRawSource)
+    assert driver.mappings == {} and driver.reserved == {} and driver.violations == []
+
+
+def test_auto_mode_warns_once_and_uses_cudamalloc_when_the_self_test_fails(cuda_on_fake):
+    driver = FakeDriver()
+    cuda_memory = cuda_on_fake(driver, shares=False)
+    with pytest.warns(RuntimeWarning, match="expandable_segments.*self-test on cuda:0.*"
+                      "expandable_segments:False.*expandable_segments:True"):
+        a = cuda_memory.create_allocator(0, AllocatorConfig(expandable_segments=None))
+    assert type(a.raw) is cuda_memory.CudaRawSource
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per device: no second warning, no second test
+        again = cuda_memory.create_allocator(0, AllocatorConfig(expandable_segments=None))
+    assert type(again.raw) is cuda_memory.CudaRawSource and driver.calls["cuMemCreate"] == 1
+    assert driver.mappings == {} and driver.handles == {} and driver.reserved == {}
+
+
+@pytest.mark.parametrize("driver", [None, FakeDriver(vmm=False)], ids=["no-bindings", "no-vmm"])
+def test_auto_mode_is_silent_where_virtual_memory_is_simply_missing(cuda_on_fake, driver):
+    cuda_memory = cuda_on_fake(driver)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = cuda_memory.create_allocator(0, AllocatorConfig(expandable_segments=None))
+    assert type(a.raw) is cuda_memory.CudaRawSource
+
+
+def _chunks(spans):
+    return [at for ptr, size in spans for at in range(ptr, ptr + size, GRANULARITY)]
+
+
+def _check_step(a, driver):
+    """The driver maps each chunk of the allocator's runs and of its restitched pages' old
+    addresses once, nothing else; an old address shares its handle with a live run; the
+    physical memory held is what the allocator counts as reserved."""
+    assert driver.violations == []
+    runs = _chunks((s.ptr, s.size) for s in a._segments.values() if s.expandable)
+    old = _chunks(span for res in a._ranges for span in res.aliases.items())
+    assert sorted(runs + old) == sorted(driver.mappings)
+    assert {driver.handle_at(at) for at in old} <= {driver.handle_at(at) for at in runs}
+    assert driver.used == a.stats()["reserved_bytes.all.current"] == a.raw.physical_bytes()
+    assert a.raw.mapped_bytes() == driver.mapped_bytes()
     verify.check(a)
 
 
+def _freed_everything(a, driver, live):
+    for block in live:
+        a.free(block)
+    a.empty_cache()
+    _check_step(a, driver)
+    assert driver.mappings == {} and driver.handles == {} and driver.reserved == {}
+
+
+@needs_restitching
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_allocator_over_vmm_keeps_driver_and_stats_in_step(seed):
     rng = random.Random(seed)
@@ -112,13 +289,63 @@ def test_allocator_over_vmm_keeps_driver_and_stats_in_step(seed):
             a.empty_cache()
         _check_step(a, driver)
     assert all(s.expandable for s in a.segments())
-    for block in live:
-        a.free(block)
-    a.empty_cache()
-    _check_step(a, driver)
-    assert driver.mappings == {} and driver.handles == {} and driver.reserved == {}
+    _freed_everything(a, driver, live)
     assert driver.calls["cuMemUnmap"] == driver.calls["cuMemMap"] and syncs
     assert ooms > 0  # the capacity was reached: map failures were handled
+
+
+@needs_restitching
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_restitching_over_vmm_keeps_driver_and_stats_in_step(seed):
+    """Large blocks on one stream, some freed in the middle, then a request no free block
+    fits: its pages come from the holes (cuMemMap of their handles at the end, no
+    cuMemCreate for them), checked after every step."""
+    rng = random.Random(seed)
+    driver, source, _ = make_source(capacity=1024 * MiB)
+    a = CachingAllocator(source, 0, config=parse_alloc_conf("expandable_segments:True"))
+    live = []
+    for step in range(60):
+        for _ in range(rng.randrange(2, 5)):
+            size = rng.choice([3, 5, 9, 17, 30]) * MiB + rng.randrange(MiB)
+            live.append(a.malloc(size))
+            _check_step(a, driver)
+        for block in rng.sample(live[:-1], len(live) // 2):  # holes, not the end
+            live.remove(block)
+            a.free(block)
+            _check_step(a, driver)
+        holes = [b.size for b in a._large if b.segment.expandable]
+        big = a.malloc(min(max(holes, default=0) + 4 * MiB, 96 * MiB))  # fits no free block
+        _check_step(a, driver)
+        if rng.random() < 0.7:  # a hole at the end, or in the middle once more follow
+            a.free(big)
+            _check_step(a, driver)
+        else:
+            live.append(big)
+        if step % 20 == 19:
+            a.empty_cache()  # old addresses unmapped, then free pages
+            _check_step(a, driver)
+            assert not any(res.aliases for res in a._ranges)
+        while len(live) > 12:
+            a.free(live.pop(rng.randrange(len(live))))
+    assert driver.calls["cuMemMap"] > driver.calls["cuMemCreate"]  # restitched pages
+    _freed_everything(a, driver, live)
+    assert driver.calls["cuMemRelease"] == driver.calls["cuMemCreate"]
+
+
+@needs_restitching
+def test_a_hole_serves_a_bigger_request_without_new_memory_for_its_pages():
+    driver, source, syncs = make_source()
+    a = CachingAllocator(source, 0, config=parse_alloc_conf("expandable_segments:True"))
+    first, hole, last = (a.malloc(16 * MiB) for _ in range(3))
+    a.free(hole)
+    created = driver.calls["cuMemCreate"]
+    big = a.malloc(24 * MiB)  # only 8 MiB of it is new memory
+    assert driver.calls["cuMemCreate"] - created == 8 * MiB // GRANULARITY
+    assert driver.used == 56 * MiB and syncs == []  # no device sync to restitch
+    assert {driver.handle_at(at) for at in range(hole.ptr, hole.ptr + 16 * MiB, GRANULARITY)} \
+        <= {driver.handle_at(at) for at in range(big.ptr, big.ptr + 24 * MiB, GRANULARITY)}
+    _check_step(a, driver)
+    _freed_everything(a, driver, [first, last, big])
 
 
 def test_snapshot_reports_expandable_segments_like_torch():
@@ -146,3 +373,30 @@ def test_cuda_backend_maps_expandable_segments_through_the_driver(monkeypatch):
     assert source.granularity == GRANULARITY and source.base.device_index == 0
     monkeypatch.setattr(cuda_vmm, "load_driver", lambda: None)  # no cuda-bindings
     assert cuda_memory._vmm_source(cuda_memory.CudaRawSource(0), 0) is None
+
+
+@needs_restitching
+@requires_gpu_hardware
+def test_restitching_on_a_real_gpu_shares_pages_and_keeps_live_data():
+    """On a GPU, through cuda-bindings: the self-test passes, a restitched request reads
+    and writes its own bytes, and the live blocks around the hole keep theirs."""
+    from gpu_tensor.backends import cuda_memory, cuda_vmm
+
+    if not cuda_vmm.available(cuda_vmm.load_driver(), 0):
+        pytest.skip("needs NVIDIA's cuda-bindings and a device with virtual memory management")
+    source = cuda_memory._vmm_source(cuda_memory.CudaRawSource(0), 0)
+    self_test(source, cuda_memory._fill, cuda_memory._read)
+    a = CachingAllocator(source, 0, config=parse_alloc_conf("expandable_segments:True"))
+    first, hole, last = (a.malloc(16 * MiB) for _ in range(3))
+    for block, byte in ((first, 1), (hole, 2), (last, 3)):
+        cuda_memory._fill(block.ptr, byte, block.size)
+    a.free(hole)
+    big = a.malloc(24 * MiB)
+    assert source.physical_bytes() < source.mapped_bytes()  # the hole's pages, restitched
+    cuda_memory._fill(big.ptr, 7, 24 * MiB)
+    for block, byte in ((first, 1), (last, 3), (big, 7)):
+        assert bytes(cuda_memory._read(block.ptr, block.size)).count(byte) == block.size
+    for block in (first, last, big):
+        a.free(block)
+    a.empty_cache()
+    assert source.mapped_bytes() == source.physical_bytes() == 0
