@@ -100,6 +100,11 @@ for mod in ("numpy", "torch", "pytest", "hypothesis"):
         versions.append(f"{mod} absent")
     else:
         versions.append(f"{mod} {__import__(mod).__version__}")
+if importlib.util.find_spec("cuda") is None or importlib.util.find_spec("cuda.bindings") is None:
+    versions.append("cuda-bindings absent (expandable segments: cudaMalloc segments instead)")
+else:
+    import cuda.bindings
+    versions.append(f"cuda-bindings {getattr(cuda.bindings, '__version__', '?')}")
 out(", ".join(versions))
 print("".join(c if c.isalnum() else "-" for c in name.lower()).strip("-"))
 EOF

@@ -20,7 +20,7 @@ import warnings
 import pytest
 
 from gpu_tensor.backends.cuda_vmm import VmmSource, available, self_test
-from gpu_tensor.memory import expandable, verify
+from gpu_tensor.memory import verify
 from gpu_tensor.memory.allocator import CachingAllocator
 from gpu_tensor.memory.config import AllocatorConfig, parse_alloc_conf
 from gpu_tensor.memory.oom import OutOfMemoryError
@@ -30,12 +30,6 @@ from gpu_tensor.testing import requires_gpu_hardware
 from .fake_vmm import GRANULARITY, FakeDriver
 
 MiB = 1 << 20
-# The allocator-level tests check the restitching policy's records (Reservation.aliases,
-# Segment.reservation, allocator._ranges), which memory/expandable.py has from then on.
-needs_restitching = pytest.mark.skipif(
-    not hasattr(expandable, "Reservation"),
-    reason="needs memory/expandable.py's restitching policy (Reservation), not on this branch")
-
 
 class NoPlainSegments:
     """The cudaMalloc side; expandable segments must not use it."""
@@ -268,7 +262,6 @@ def _freed_everything(a, driver, live):
     assert driver.mappings == {} and driver.handles == {} and driver.reserved == {}
 
 
-@needs_restitching
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_allocator_over_vmm_keeps_driver_and_stats_in_step(seed):
     rng = random.Random(seed)
@@ -294,7 +287,6 @@ def test_allocator_over_vmm_keeps_driver_and_stats_in_step(seed):
     assert ooms > 0  # the capacity was reached: map failures were handled
 
 
-@needs_restitching
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_restitching_over_vmm_keeps_driver_and_stats_in_step(seed):
     """Large blocks on one stream, some freed in the middle, then a request no free block
@@ -332,7 +324,6 @@ def test_restitching_over_vmm_keeps_driver_and_stats_in_step(seed):
     assert driver.calls["cuMemRelease"] == driver.calls["cuMemCreate"]
 
 
-@needs_restitching
 def test_a_hole_serves_a_bigger_request_without_new_memory_for_its_pages():
     driver, source, syncs = make_source()
     a = CachingAllocator(source, 0, config=parse_alloc_conf("expandable_segments:True"))
@@ -375,7 +366,6 @@ def test_cuda_backend_maps_expandable_segments_through_the_driver(monkeypatch):
     assert cuda_memory._vmm_source(cuda_memory.CudaRawSource(0), 0) is None
 
 
-@needs_restitching
 @requires_gpu_hardware
 def test_restitching_on_a_real_gpu_shares_pages_and_keeps_live_data():
     """On a GPU, through cuda-bindings: the self-test passes, a restitched request reads
