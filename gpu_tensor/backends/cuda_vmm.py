@@ -170,11 +170,20 @@ class VmmSource:
                 raise
 
     def unmap(self, ptr: int, nbytes: int) -> None:
-        self._require_chunks(ptr, nbytes, "unmap")
-        chunks = list(range(ptr, ptr + nbytes, self.granularity))
+        self.unmap_many([(ptr, nbytes)])
+
+    def unmap_many(self, spans) -> None:
+        """unmap of every (ptr, nbytes) in `spans`, in order, after one device synchronize
+        (the allocator's shrink gives back many spans at once)."""
+        chunks = []
+        for ptr, nbytes in spans:
+            self._require_chunks(ptr, nbytes, "unmap")
+            chunks += range(ptr, ptr + nbytes, self.granularity)
         missing = [hex(at) for at in chunks if at not in self._chunks]
         if missing:
             raise AssertionError(f"unmap: {', '.join(missing[:3])} not mapped")
+        if not chunks:
+            return
         with self._activate():
             self._synchronize()  # cuMemUnmap does not wait for kernels still using the pages
             self._unmap_chunks(chunks)

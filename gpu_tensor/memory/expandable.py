@@ -22,8 +22,8 @@ reservations that hold nothing. Address space is not reused before then: a full 
 is followed by a new one (as torch's list of expandable segments).
 
 Needs a raw source with `reserve(nbytes) -> ptr`, `map(ptr, nbytes)`, `unmap(ptr, nbytes)`
-and `unreserve(ptr)`, and `alias(dst, src, nbytes)` to restitch (without it, new requests
-map new pages, as torch's). HostRawSource has them, and on a GPU backends/cuda_vmm.py's
+and `unreserve(ptr)`, and may have `alias(dst, src, nbytes)` to restitch (without it, new
+requests map new pages, as torch's) and `unmap_many(spans)` (one device sync for a shrink). HostRawSource has them, and on a GPU backends/cuda_vmm.py's
 VmmSource through cuda-bindings. Pages are 2 MiB in both pools (torch: 2 MiB small, 20 MiB
 large).
 """
@@ -317,38 +317,46 @@ def _carve(alloc, block: Block, start: int, stop: int) -> tuple[int, int, int]:
 # ------------------------------------------------------------------------------- shrinking
 def shrink(alloc) -> None:
     """Give back what expandable segments hold unused: the old addresses of restitched pages,
-    every whole free page, and reservations left empty. Callers have synchronised."""
+    every whole free page, and reservations left empty. Callers have synchronised. The
+    source gets every span in one `unmap_many` call where it has one (VmmSource: one device
+    synchronize for all), old addresses first (then every page has one mapping left)."""
     raw = alloc.raw
     stats = alloc._stats
-    for res in alloc._ranges:  # first: then every page has one mapping left
-        for ptr, nbytes in sorted(res.aliases.items()):
+    spans = [span for res in alloc._ranges for span in sorted(res.aliases.items())]
+    free = []  # (pool, block, start, stop): whole free pages to give back
+    for pool in (alloc._large, alloc._small):
+        page = _page(alloc, pool.is_small)
+        for block in pool:
+            if block.segment.expandable and not block.event_count:
+                start, stop = _free_pages(block, page)
+                if stop > start:
+                    free.append((pool, block, start, stop))
+                    spans.append((start, stop - start))
+    many = getattr(raw, "unmap_many", None)
+    if many is not None and spans:
+        many(spans)
+    else:
+        for ptr, nbytes in spans:
             raw.unmap(ptr, nbytes)
+    for res in alloc._ranges:
         res.aliases.clear()
     # per pool: segment count, inactive_split blocks and bytes, applied at the end (no
     # transient peak: a cut may split a run in two, another remove one)
     totals = {True: [0, 0, 0], False: [0, 0, 0]}
-    for pool in (alloc._large, alloc._small):
-        page = _page(alloc, pool.is_small)
-        for block in pool:
-            if not block.segment.expandable or block.event_count:
-                continue
-            start, stop = _free_pages(block, page)
-            if stop <= start:
-                continue
-            segment = block.segment
-            res = segment.reservation
-            raw.unmap(start, stop - start)
-            changes = _carve(alloc, block, start, stop)
-            totals[pool.is_small] = [a + b for a, b in zip(totals[pool.is_small], changes,
-                                                            strict=True)]
-            if stop == res.end:  # the end of the range was unmapped: it grows from here again
-                res.end = start
-                kept = alloc._segments.get(segment.ptr) is segment
-                res.last = segment if kept and segment.ptr + segment.size == start else None
-            alloc._reserved -= stop - start
-            stats.update("reserved_bytes", pool.is_small, start - stop)
-            stats.scalars["num_device_free"] += 1
-            _record(alloc, "segment_unmap", start, stop - start, segment.stream)
+    for pool, block, start, stop in free:
+        segment = block.segment
+        res = segment.reservation
+        changes = _carve(alloc, block, start, stop)
+        totals[pool.is_small] = [a + b for a, b in zip(totals[pool.is_small], changes,
+                                                        strict=True)]
+        if stop == res.end:  # the end of the range was unmapped: it grows from here again
+            res.end = start
+            kept = alloc._segments.get(segment.ptr) is segment
+            res.last = segment if kept and segment.ptr + segment.size == start else None
+        alloc._reserved -= stop - start
+        stats.update("reserved_bytes", pool.is_small, start - stop)
+        stats.scalars["num_device_free"] += 1
+        _record(alloc, "segment_unmap", start, stop - start, segment.stream)
     for small, (runs, split_blocks, split_bytes) in totals.items():
         if runs < 0:
             stats.update("segment", small, runs)

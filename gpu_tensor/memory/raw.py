@@ -10,8 +10,8 @@ A raw source has three methods, the whole protocol:
 Sources that can map pages into reserved address space also have `reserve(nbytes)
 -> ptr`, `map(ptr, nbytes)`, `unmap(ptr, nbytes)` and `unreserve(ptr)` (CUDA's
 cuMemAddressReserve / cuMemCreate+cuMemMap / cuMemUnmap / cuMemAddressFree), and may
-have `alias(dst, src, nbytes)` (cuMemMap of pages already mapped at `src`); the
-allocator's expandable segments use them (expandable.py).
+have `alias(dst, src, nbytes)` (cuMemMap of pages already mapped at `src`) and
+`unmap_many(spans)`; the allocator's expandable segments use them (expandable.py).
 
 `HostRawSource` backs the emulated cuda device and the tests with real host
 memory: each allocation is a private anonymous mmap, so pointers are page aligned

@@ -337,6 +337,8 @@ def test_a_hole_serves_a_bigger_request_without_new_memory_for_its_pages():
         <= {driver.handle_at(at) for at in range(big.ptr, big.ptr + 24 * MiB, GRANULARITY)}
     _check_step(a, driver)
     _freed_everything(a, driver, [first, last, big])
+    # the hole's old address and three runs of free pages went back in one unmap_many
+    assert len(syncs) == 1 and driver.calls["cuMemUnmap"] == driver.calls["cuMemMap"]
 
 
 def test_snapshot_reports_expandable_segments_like_torch():
