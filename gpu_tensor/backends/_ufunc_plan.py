@@ -30,10 +30,23 @@ def plan(fn, args):
     result is C-contiguous, else the strides numpy gives it (compact, axes in its order).
     None where the caller must let numpy allocate: operands that are all scalars, shapes
     that do not broadcast, dtypes numpy refuses (numpy then raises its own error)."""
-    arrays = [a for a in args if type(a) is np.ndarray]
-    if not arrays:
+    key, arrays, shape = [fn], [], None
+    ordered = True  # every array operand C-contiguous: so is numpy's result
+    for a in args:  # (one pass: this runs on every emulated op)
+        if type(a) is np.ndarray:
+            key.append(a.dtype)
+            arrays.append(a)
+            if shape is None:
+                shape = a.shape
+            elif a.shape != shape:
+                shape = False
+            if ordered and not a.flags.c_contiguous:
+                ordered = False
+        else:
+            key.append(type(a))
+    if shape is None:
         return None
-    key = (fn, *[a.dtype if type(a) is np.ndarray else type(a) for a in args])
+    key = tuple(key)
     resolved = _RESOLVED.get(key)
     if resolved is None:
         resolved = _resolve(fn, args)
@@ -41,14 +54,7 @@ def plan(fn, args):
             return None
         _RESOLVED[key] = resolved
     dtype, loop = resolved
-    shape = arrays[0].shape
-    ordered = True  # every array operand C-contiguous: so is numpy's result
-    for a in arrays:
-        if a.shape != shape:
-            shape = None
-        if not a.flags.c_contiguous:
-            ordered = False
-    if shape is None:
+    if shape is False:
         shape = _broadcast([a.shape for a in arrays])
         if shape is None:
             return None

@@ -78,11 +78,14 @@ class EmulatedCudaBackend(CpuBackend):
 
     def adopt(self, array):
         fresh = getattr(self._fresh, "item", None)
-        if fresh is not None and fresh() is array:
-            self._fresh.item = None
-            st = _storage_under(array, self.device)
-            if st is not None:
-                return array, st
+        if fresh is not None:
+            ref, st = fresh
+            if ref() is array:
+                self._fresh.item = None
+                if st is None:
+                    st = _storage_under(array, self.device)
+                if st is not None:
+                    return array, st
         if array.flags.c_contiguous:
             out, st = self.empty(array.shape, array.dtype)
         else:  # keep a transposed/permuted result's layout, as numpy (cpu) and cupy do
@@ -124,7 +127,7 @@ class EmulatedCudaBackend(CpuBackend):
             else:
                 out, st = self._empty_in_order_of(shape, strides, np_dtype)
             fn(*args, out=out)  # (also when empty: numpy's value checks, e.g. uint8 + 300)
-            return self._keep(out, st)
+            return self._keep(out, st, hold=True)
         except MemoryError as exc:  # numpy's temporary: report it as the device's OOM
             from ..memory.oom import OutOfMemoryError
 
@@ -133,9 +136,11 @@ class EmulatedCudaBackend(CpuBackend):
                 "(the emulated device computes in host memory); use smaller tensors, or "
                 "chunk the computation", device=self.index) from None
 
-    def _keep(self, out, st):
-        # a weak reference: a result nobody adopts (a reduction's cast input) frees at once
-        self._fresh.item = weakref.ref(out)
+    def _keep(self, out, st, hold=False):
+        # a weak reference: a result nobody adopts (a reduction's cast input) frees at once.
+        # hold: the storage too (rebuilding it costs ~1 us a tiny op), for elementwise
+        # results, which apply() adopts (or casts, which replaces this entry) at once
+        self._fresh.item = (weakref.ref(out), st if hold else None)
         return out
 
     def _empty_in_order_of(self, shape, strides, np_dtype):
