@@ -78,6 +78,7 @@ _OPS = {
     "mixed dtype": lambda a, b: a + b[0].to(gt.int32),
     "compare": lambda a, b: a < b,
     "unary": lambda a, b: gt.sqrt(b.t()),
+    "half": lambda a, b: a.half() * b.half(),  # float32 compute, cast back: both in blocks
 }
 
 
