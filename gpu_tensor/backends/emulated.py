@@ -17,6 +17,7 @@ import numpy as np
 from ..device import _make
 from ..memory import registry
 from ..storage import UntypedStorage
+from ._ufunc_plan import plan
 from .cpu import CpuBackend, _Interface, saturating_astype, torch_empty_strides
 
 __all__ = ["EmulatedCudaBackend"]
@@ -77,15 +78,18 @@ class EmulatedCudaBackend(CpuBackend):
 
     def adopt(self, array):
         fresh = getattr(self._fresh, "item", None)
-        if fresh is not None and fresh() is array:
-            self._fresh.item = None
-            st = _storage_under(array, self.device)
-            if st is not None:
-                return array, st
+        if fresh is not None:
+            ref, st = fresh
+            if ref() is array:
+                self._fresh.item = None
+                if st is None:
+                    st = _storage_under(array, self.device)
+                if st is not None:
+                    return array, st
         if array.flags.c_contiguous:
             out, st = self.empty(array.shape, array.dtype)
         else:  # keep a transposed/permuted result's layout, as numpy (cpu) and cupy do
-            out, st = self._empty_in_order_of(array)
+            out, st = self._empty_in_order_of(array.shape, array.strides, array.dtype)
         out[...] = array
         return out, st
 
@@ -103,7 +107,7 @@ class EmulatedCudaBackend(CpuBackend):
         if array.flags.c_contiguous or not array.size:
             out, st = self.empty(array.shape, np_dtype)
         else:
-            out, st = self._empty_in_order_of(array, np_dtype)
+            out, st = self._empty_in_order_of(array.shape, array.strides, np_dtype)
         if array.dtype.kind in "fc" and np_dtype.kind in "biu":  # the one cast rule
             np.copyto(out, saturating_astype(array, np_dtype), casting="unsafe")
         else:
@@ -112,7 +116,18 @@ class EmulatedCudaBackend(CpuBackend):
 
     def elementwise(self, key, fn, args, out_np, params=None):
         try:
-            return super().elementwise(key, fn, args, out_np, params)
+            # a ufunc computes straight into allocator memory: an impossible size is the
+            # allocator's OutOfMemoryError before any host temporary exists
+            result = plan(fn, args) if type(fn) is np.ufunc and not params else None
+            if result is None:  # numpy allocates (then adopt() copies it into a block)
+                return super().elementwise(key, fn, args, out_np, params)
+            shape, np_dtype, strides = result
+            if strides is None:
+                out, st = self.empty(shape, np_dtype)
+            else:
+                out, st = self._empty_in_order_of(shape, strides, np_dtype)
+            fn(*args, out=out)  # (also when empty: numpy's value checks, e.g. uint8 + 300)
+            return self._keep(out, st, hold=True)
         except MemoryError as exc:  # numpy's temporary: report it as the device's OOM
             from ..memory.oom import OutOfMemoryError
 
@@ -121,24 +136,25 @@ class EmulatedCudaBackend(CpuBackend):
                 "(the emulated device computes in host memory); use smaller tensors, or "
                 "chunk the computation", device=self.index) from None
 
-    def _keep(self, out, st):
-        # a weak reference: a result nobody adopts (a reduction's cast input) frees at once
-        self._fresh.item = weakref.ref(out)
+    def _keep(self, out, st, hold=False):
+        # a weak reference: a result nobody adopts (a reduction's cast input) frees at once.
+        # hold: the storage too (rebuilding it costs ~1 us a tiny op), for elementwise
+        # results, which apply() adopts (or casts, which replaces this entry) at once
+        self._fresh.item = (weakref.ref(out), st if hold else None)
         return out
 
-    def _empty_in_order_of(self, array, np_dtype=None):
-        """An uninitialised compact array whose axes are laid out in `array`'s stride order
-        (numpy's order "K"): a permutation of a C-contiguous layout."""
-        np_dtype = array.dtype if np_dtype is None else np.dtype(np_dtype)
-        shape, itemsize = array.shape, np_dtype.itemsize
-        strides = [0] * array.ndim
-        step = itemsize
+    def _empty_in_order_of(self, shape, strides, np_dtype):
+        """An uninitialised compact array of `shape` whose axes are laid out in the order of
+        `strides` (an array's: numpy's order "K"): a permutation of a C-contiguous layout."""
+        np_dtype = np.dtype(np_dtype)
+        out_strides = [0] * len(shape)
+        step = np_dtype.itemsize
         # innermost first; on a tie the later axis is the inner one (C order)
-        for i in sorted(range(array.ndim), key=lambda i: (abs(array.strides[i]), -i)):
-            strides[i] = step
+        for i in sorted(range(len(shape)), key=lambda i: (abs(strides[i]), -i)):
+            out_strides[i] = step
             step *= shape[i]
         buf, st = self._raw(step, shape, np_dtype)  # (never empty: those are C-contiguous)
-        return np.ndarray(shape, np_dtype, buffer=buf, strides=strides), st
+        return np.ndarray(shape, np_dtype, buffer=buf, strides=out_strides), st
 
     def from_host(self, host_array):
         return self.adopt(host_array)
