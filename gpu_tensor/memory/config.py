@@ -16,7 +16,7 @@ The syntax is torch's PYTORCH_CUDA_ALLOC_CONF: `opt:val,opt2:val2`. Options:
   cudaMalloc segments silently; `True` warns then; `False` always uses cudaMalloc segments
   (torch's default). Why on by default: on the 48 generated traces of
   profiling/bench_allocator.py (seeds 0-3, 10-13, 20-27) it keeps peak reserved / peak
-  allocated at 1.000-1.006 on every training trace and at most 1.123 on any trace, below
+  allocated at 1.000-1.002 on every training trace and at most 1.060 on any trace, below
   torch's fixed-segment policy on each (1.031-2.555), with no device sync after warm-up.
 - `release_lock_on_cudamalloc`: accepted for compatibility; ignored.
 - gpu_tensor only: `release_on_miss` (default False): before making a new large
