@@ -10,6 +10,7 @@ a view someone kept must not dangle).
 from __future__ import annotations
 
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -23,6 +24,7 @@ from .cpu import CpuBackend, _Interface, saturating_astype, torch_empty_strides
 __all__ = ["EmulatedCudaBackend"]
 
 _NAMES: dict = {}
+_FIRST_TWO = slice(0, 2)  # a dim's first two elements: enough to show numpy's axis order
 
 
 class _BlockHolder(_Interface):
@@ -135,6 +137,33 @@ class EmulatedCudaBackend(CpuBackend):
                 f"CUDA out of memory on emulated cuda:{self.index} computing {key}: {exc} "
                 "(the emulated device computes in host memory); use smaller tensors, or "
                 "chunk the computation", device=self.index) from None
+
+    def compute_into(self, fn, operands, plan):
+        """`fn(*operands, out=out)` into allocator memory of `plan()`'s shape and dtype, laid
+        out as numpy would lay out the result: an impossible size is the allocator's
+        OutOfMemoryError before any host temporary exists, and adopt() takes the result
+        with no second copy. The layout is C order when every operand is C-contiguous (or
+        the caller says so); otherwise it is read off `fn` run on the operands' first two
+        elements of each dim, which have the same strides: numpy orders a result's axes by
+        its operands' strides alone, treating every size-1 dim alike (checked against
+        numpy's own allocation by a fuzz in tests/backends/test_emulated_results.py)."""
+        planned = plan() if all(a.size for a in operands) else None
+        if planned is None:
+            # numpy allocates (and raises its own error). An empty operand is left to it
+            # too: the layout of a result made from one depends on more than its strides
+            return fn(*operands)
+        shape, np_dtype, c_order = planned
+        if not c_order and not all(a.flags.c_contiguous for a in operands):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the real call below warns, if anything
+                like = fn(*[a[(_FIRST_TWO,) * a.ndim] if a.ndim else a for a in operands])
+            if not like.flags.c_contiguous:
+                out, st = self._empty_in_order_of(shape, like.strides, np_dtype)
+                fn(*operands, out=out)
+                return self._keep(out, st, hold=True)
+        out, st = self.empty(shape, np_dtype)
+        fn(*operands, out=out)
+        return self._keep(out, st, hold=True)
 
     def _keep(self, out, st, hold=False):
         # a weak reference: a result nobody adopts (a reduction's cast input) frees at once.

@@ -66,7 +66,10 @@ def cat(tensors, dim=0, *, out=None):
                     f"Sizes of tensors must match except in dimension {d}. Expected size "
                     f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
     b, arrs = _arrays(kept, dev, dt)
-    arr, st = b.adopt(b.xp.concatenate(arrs, axis=d))
+    shape = list(ref.shape)
+    shape[d] = sum(t.shape[d] for t in kept)
+    arr, st = b.adopt(b.compute_into(lambda *a, out=None: b.xp.concatenate(a, d, out=out),
+                                     arrs, lambda: (tuple(shape), dt.np, False)))
     return Tensor._make(arr, dev, dt, st)
 
 
@@ -86,7 +89,9 @@ def stack(tensors, dim=0, *, out=None):
                 f"and {list(t.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shp) + 1)
     b, arrs = _arrays(tensors, dev, dt)
-    arr, st = b.adopt(b.xp.stack(arrs, axis=d))
+    shape = (*shp[:d], len(tensors), *shp[d:])
+    arr, st = b.adopt(b.compute_into(lambda *a, out=None: b.xp.stack(a, d, out=out), arrs,
+                                     lambda: (shape, dt.np, False)))
     return Tensor._make(arr, dev, dt, st)
 
 
