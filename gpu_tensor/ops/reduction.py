@@ -79,6 +79,7 @@ def _reduced_shape(shape, axes, keepdim):
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
+_INDEX = np.dtype(np.int64)
 _RESULT_DTYPES: dict = {}  # (numpy reduction, operand dtype) -> its result's dtype
 
 
@@ -215,9 +216,16 @@ def _arg(input, dim, keepdim, name):
     _empty_check(input, (d,) if vals.ndim else None, name)
     if vals.ndim == 0:
         return _out(input, xp.zeros((), np.int64), _dt.int64)
-    r = fn(vals, axis=d)
-    if keepdim:
-        r = xp.expand_dims(r, d)
+
+    def run(a, out=None):
+        if out is not None:  # (numpy's argmax has `keepdims` since 1.22)
+            return fn(a, axis=d, out=out, keepdims=keepdim)
+        r = fn(a, axis=d)
+        return xp.expand_dims(r, d) if keepdim else r
+
+    # numpy's arg-reductions give a C-contiguous intp (int64) result
+    r = get_backend(input.device).compute_into(
+        run, (vals,), lambda: (_reduced_shape(vals.shape, (d,), keepdim), _INDEX, True))
     return _out(input, r, _dt.int64)
 
 
