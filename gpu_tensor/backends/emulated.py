@@ -10,7 +10,6 @@ a view someone kept must not dangle).
 from __future__ import annotations
 
 import threading
-import warnings
 import weakref
 
 import numpy as np
@@ -143,19 +142,23 @@ class EmulatedCudaBackend(CpuBackend):
         out as numpy would lay out the result: an impossible size is the allocator's
         OutOfMemoryError before any host temporary exists, and adopt() takes the result
         with no second copy. The layout is C order when every operand is C-contiguous (or
-        the caller says so); otherwise it is read off `fn` run on the operands' first two
+        the caller says so, or the result has at most one dim of size > 1, where every
+        compact layout is C's); otherwise it is read off `fn` run on the operands' first two
         elements of each dim, which have the same strides: numpy orders a result's axes by
         its operands' strides alone, treating every size-1 dim alike (checked against
         numpy's own allocation by a fuzz in tests/backends/test_emulated_results.py)."""
-        planned = plan() if all(a.size for a in operands) else None
-        if planned is None:
-            # numpy allocates (and raises its own error). An empty operand is left to it
-            # too: the layout of a result made from one depends on more than its strides
+        ordered = True  # every operand C-contiguous
+        for a in operands:
+            if not a.size:  # numpy allocates: the layout of a result made from an empty
+                return fn(*operands)  # operand depends on more than its strides
+            if ordered and not a.flags.c_contiguous:
+                ordered = False
+        planned = plan()
+        if planned is None:  # numpy allocates (and raises its own error)
             return fn(*operands)
         shape, np_dtype, c_order = planned
-        if not c_order and not all(a.flags.c_contiguous for a in operands):
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the real call below warns, if anything
+        if not (c_order or ordered or len(shape) < 2) and sum(n > 1 for n in shape) > 1:
+            with np.errstate(all="ignore"):  # the real call below warns, if anything does
                 like = fn(*[a[(_FIRST_TWO,) * a.ndim] if a.ndim else a for a in operands])
             if not like.flags.c_contiguous:
                 out, st = self._empty_in_order_of(shape, like.strides, np_dtype)

@@ -78,10 +78,12 @@ def _product_plan(fn, x, y):
     xs, ys = x.shape, y.shape
     if xs[-1] != ys[-2 if len(ys) > 1 else -1]:
         return None
-    try:
-        batch = np.broadcast_shapes(xs[:-2], ys[:-2])
-    except ValueError:
-        return None
+    batch = ()
+    if len(xs) > 2 or len(ys) > 2:
+        try:
+            batch = np.broadcast_shapes(xs[:-2], ys[:-2])
+        except ValueError:
+            return None
     core = xs[-2:-1] + ys[-1:] if len(ys) > 1 else xs[-2:-1]
     return batch + core, x.dtype, not batch
 

@@ -74,6 +74,8 @@ def _reduce(t, fn, v, axes, keepdim):
 def _reduced_shape(shape, axes, keepdim):
     if axes is None:
         return (1,) * len(shape) if keepdim else ()
+    if len(axes) == len(shape):
+        return (1,) * len(shape) if keepdim else ()
     if keepdim:
         return tuple(1 if i in axes else n for i, n in enumerate(shape))
     return tuple(n for i, n in enumerate(shape) if i not in axes)
