@@ -124,6 +124,15 @@ class CpuBackend(Backend):
             return saturating_astype(array, np_dtype)
         return array.astype(np_dtype)
 
+    def compute_into(self, fn, operands, plan):
+        """`fn(*operands)`, a numpy routine that takes `out=` (a reduction, a product, a
+        join). Here numpy allocates the result; a backend whose arrays live in memory numpy
+        does not allocate (emulated cuda) allocates `plan()`'s result and passes it as
+        `out`. `plan()` (never called here: the cpu pays nothing for it) gives the result's
+        `(shape, dtype, c_order)`, or None to let numpy allocate (and raise its own error);
+        `c_order`: the caller knows the result is C-contiguous."""
+        return fn(*operands)
+
     def elementwise(self, key, fn, args, out_np, params=None):
         if params:
             return fn(*args, **params)

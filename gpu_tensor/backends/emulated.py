@@ -23,6 +23,7 @@ from .cpu import CpuBackend, _Interface, saturating_astype, torch_empty_strides
 __all__ = ["EmulatedCudaBackend"]
 
 _NAMES: dict = {}
+_FIRST_TWO = slice(0, 2)  # a dim's first two elements: enough to show numpy's axis order
 
 
 class _BlockHolder(_Interface):
@@ -135,6 +136,37 @@ class EmulatedCudaBackend(CpuBackend):
                 f"CUDA out of memory on emulated cuda:{self.index} computing {key}: {exc} "
                 "(the emulated device computes in host memory); use smaller tensors, or "
                 "chunk the computation", device=self.index) from None
+
+    def compute_into(self, fn, operands, plan):
+        """`fn(*operands, out=out)` into allocator memory of `plan()`'s shape and dtype, laid
+        out as numpy would lay out the result: an impossible size is the allocator's
+        OutOfMemoryError before any host temporary exists, and adopt() takes the result
+        with no second copy. The layout is C order when every operand is C-contiguous (or
+        the caller says so, or the result has at most one dim of size > 1, where every
+        compact layout is C's); otherwise it is read off `fn` run on the operands' first two
+        elements of each dim, which have the same strides: numpy orders a result's axes by
+        its operands' strides alone, treating every size-1 dim alike (checked against
+        numpy's own allocation by a fuzz in tests/backends/test_emulated_results.py)."""
+        ordered = True  # every operand C-contiguous
+        for a in operands:
+            if not a.size:  # numpy allocates: the layout of a result made from an empty
+                return fn(*operands)  # operand depends on more than its strides
+            if ordered and not a.flags.c_contiguous:
+                ordered = False
+        planned = plan()
+        if planned is None:  # numpy allocates (and raises its own error)
+            return fn(*operands)
+        shape, np_dtype, c_order = planned
+        if not (c_order or ordered or len(shape) < 2) and sum(n > 1 for n in shape) > 1:
+            with np.errstate(all="ignore"):  # the real call below warns, if anything does
+                like = fn(*[a[(_FIRST_TWO,) * a.ndim] if a.ndim else a for a in operands])
+            if not like.flags.c_contiguous:
+                out, st = self._empty_in_order_of(shape, like.strides, np_dtype)
+                fn(*operands, out=out)
+                return self._keep(out, st, hold=True)
+        out, st = self.empty(shape, np_dtype)
+        fn(*operands, out=out)
+        return self._keep(out, st, hold=True)
 
     def _keep(self, out, st, hold=False):
         # a weak reference: a result nobody adopts (a reduction's cast input) frees at once.

@@ -66,7 +66,13 @@ def cat(tensors, dim=0, *, out=None):
                     f"Sizes of tensors must match except in dimension {d}. Expected size "
                     f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
     b, arrs = _arrays(kept, dev, dt)
-    arr, st = b.adopt(b.xp.concatenate(arrs, axis=d))
+
+    def plan():  # (only a backend that allocates results itself asks)
+        n = sum(a.shape[d] for a in arrs)
+        return (*ref.shape[:d], n, *ref.shape[d + 1:]), dt.np, False
+
+    arr, st = b.adopt(b.compute_into(lambda *a, out=None: b.xp.concatenate(a, d, out=out),
+                                     arrs, plan))
     return Tensor._make(arr, dev, dt, st)
 
 
@@ -86,7 +92,8 @@ def stack(tensors, dim=0, *, out=None):
                 f"and {list(t.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shp) + 1)
     b, arrs = _arrays(tensors, dev, dt)
-    arr, st = b.adopt(b.xp.stack(arrs, axis=d))
+    arr, st = b.adopt(b.compute_into(lambda *a, out=None: b.xp.stack(a, d, out=out), arrs,
+                                     lambda: ((*shp[:d], len(arrs), *shp[d:]), dt.np, False)))
     return Tensor._make(arr, dev, dt, st)
 
 

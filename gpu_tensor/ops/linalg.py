@@ -48,18 +48,44 @@ def _result(bk, r, like):
 
 
 def _run(name, a, b, fn):
+    """`fn` ("matmul", "dot" or "outer": the xp routine, which takes `out=`) of a and b,
+    computed where the backend puts results (emulated cuda: straight into allocator
+    memory)."""
     bk = get_backend(a.device)
     x, y = a._data, b._data
     comp = np.float32 if a.dtype in _HALF else a.dtype.np
     if x.dtype != comp:
         x, y = bk.astype(x, comp), bk.astype(y, comp)
+    routine = getattr(bk.xp, fn)
     try:
-        r = fn(bk.xp, x, y)
+        r = bk.compute_into(lambda x, y, out=None: routine(x, y, out=out), (x, y),
+                            lambda: _product_plan(fn, x, y))
     except ValueError as exc:
         raise RuntimeError(
             f"{name}: shapes {list(a.shape)} and {list(b.shape)} cannot be multiplied "
             f"({exc})") from None
     return _result(bk, r, a)
+
+
+def _product_plan(fn, x, y):
+    """`(shape, dtype, c_order)` of the product, or None when the shapes do not multiply
+    (numpy then raises its own error). numpy lays a matmul out in C order unless it has
+    batch dims, which follow the operands' layout; dot and outer are always C order."""
+    if fn == "outer":
+        return (x.size, y.size), x.dtype, True
+    if fn == "dot":
+        return (), x.dtype, True
+    xs, ys = x.shape, y.shape
+    if xs[-1] != ys[-2 if len(ys) > 1 else -1]:
+        return None
+    batch = ()
+    if len(xs) > 2 or len(ys) > 2:
+        try:
+            batch = np.broadcast_shapes(xs[:-2], ys[:-2])
+        except ValueError:
+            return None
+    core = xs[-2:-1] + ys[-1:] if len(ys) > 1 else xs[-2:-1]
+    return batch + core, x.dtype, not batch
 
 
 @differentiable
@@ -68,7 +94,7 @@ def matmul(input, other, out=None):
     if out is not None:
         return out_call("matmul", matmul, (input, other), {}, out, "same")
     _check("matmul", input, other)
-    return _run("matmul", input, other, lambda xp, x, y: xp.matmul(x, y))
+    return _run("matmul", input, other, "matmul")
 
 
 @differentiable
@@ -79,7 +105,7 @@ def mm(input, mat2, out=None):
     _check("mm", input, mat2)
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
-    return _run("mm", input, mat2, lambda xp, x, y: xp.matmul(x, y))
+    return _run("mm", input, mat2, "matmul")
 
 
 @differentiable
@@ -92,7 +118,7 @@ def bmm(input, mat2, out=None):
         raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: batch sizes differ: {input.shape[0]} vs {mat2.shape[0]}")
-    return _run("bmm", input, mat2, lambda xp, x, y: xp.matmul(x, y))
+    return _run("bmm", input, mat2, "matmul")
 
 
 @differentiable
@@ -104,7 +130,7 @@ def mv(input, vec, out=None):
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv: expected a 2D matrix and a 1D vector, got {input.ndim}D "
                            f"and {vec.ndim}D")
-    return _run("mv", input, vec, lambda xp, x, y: xp.matmul(x, y))
+    return _run("mv", input, vec, "matmul")
 
 
 @differentiable
@@ -116,7 +142,7 @@ def dot(input, other, out=None):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            "tensors")
-    return _run("dot", input, other, lambda xp, x, y: xp.dot(x, y))
+    return _run("dot", input, other, "dot")
 
 
 @differentiable
@@ -125,7 +151,7 @@ def outer(input, vec2, out=None):
     if out is not None:
         return out_call("outer", outer, (input, vec2), {}, out, "same")
     _check("outer", input, vec2)
-    return _run("outer", input, vec2, lambda xp, x, y: xp.outer(x, y))
+    return _run("outer", input, vec2, "outer")
 
 
 def einsum(equation, *operands):

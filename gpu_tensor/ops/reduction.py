@@ -63,6 +63,39 @@ def _out(t, arr, dt):
     return Tensor._make(arr, t.device, dt, st)
 
 
+def _reduce(t, fn, v, axes, keepdim):
+    """`fn(v, axis=axes, keepdims=keepdim)` (numpy's or cupy's reduction), computed where
+    t's backend puts results (emulated cuda: straight into allocator memory)."""
+    return get_backend(t.device).compute_into(
+        lambda a, out=None: fn(a, axis=axes, keepdims=keepdim, out=out), (v,),
+        lambda: (_reduced_shape(v.shape, axes, keepdim), _result_dtype(fn, v.dtype), False))
+
+
+def _reduced_shape(shape, axes, keepdim):
+    if axes is None:
+        return (1,) * len(shape) if keepdim else ()
+    if len(axes) == len(shape):
+        return (1,) * len(shape) if keepdim else ()
+    if keepdim:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+_INDEX = np.dtype(np.int64)
+_RESULT_DTYPES: dict = {}  # (numpy reduction, operand dtype) -> its result's dtype
+
+
+def _result_dtype(fn, np_dtype):
+    """The dtype numpy's `fn` gives over an array of `np_dtype` (a sum of int8 is int64),
+    found once on a one-element array; bounded by the reductions here times the dtypes."""
+    key = (fn, np_dtype)
+    r = _RESULT_DTYPES.get(key)
+    if r is None:
+        with np.errstate(all="ignore"):
+            r = _RESULT_DTYPES[key] = np.asarray(fn(np.ones(1, np_dtype))).dtype
+    return r
+
+
 def _acc_dtype(t, dtype):
     if dtype is not None:
         return _dt.to_dtype(dtype)
@@ -102,7 +135,7 @@ def _accumulate(name, input, dim, keepdim, dtype):
     dt = _acc_dtype(input, dtype)
     xp = get_backend(input.device).xp
     comp = np.float32 if dt in _HALF else dt.np
-    r = getattr(xp, name)(_values(input, comp), axis=_axes(input, dim), keepdims=keepdim)
+    r = _reduce(input, getattr(xp, name), _values(input, comp), _axes(input, dim), keepdim)
     return _out(input, r, dt)
 
 
@@ -122,7 +155,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     xp = get_backend(input.device).xp
     comp = np.float32 if dt in _HALF else dt.np
     with np.errstate(all="ignore"):
-        r = xp.mean(_values(input, comp), axis=_axes(input, dim), keepdims=keepdim)
+        r = _reduce(input, xp.mean, _values(input, comp), _axes(input, dim), keepdim)
     return _out(input, r, dt)
 
 
@@ -153,7 +186,7 @@ def amax(input, dim=(), keepdim=False, *, out=None):
     axes = _axes(input, dim)
     _empty_check(input, axes, "amax", RuntimeError)
     xp = get_backend(input.device).xp
-    return _out(input, xp.max(_values(input), axis=axes, keepdims=keepdim), input.dtype)
+    return _out(input, _reduce(input, xp.max, _values(input), axes, keepdim), input.dtype)
 
 
 @differentiable(first=True)
@@ -164,7 +197,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     axes = _axes(input, dim)
     _empty_check(input, axes, "amin", RuntimeError)
     xp = get_backend(input.device).xp
-    return _out(input, xp.min(_values(input), axis=axes, keepdims=keepdim), input.dtype)
+    return _out(input, _reduce(input, xp.min, _values(input), axes, keepdim), input.dtype)
 
 
 def _arg(input, dim, keepdim, name):
@@ -185,9 +218,16 @@ def _arg(input, dim, keepdim, name):
     _empty_check(input, (d,) if vals.ndim else None, name)
     if vals.ndim == 0:
         return _out(input, xp.zeros((), np.int64), _dt.int64)
-    r = fn(vals, axis=d)
-    if keepdim:
-        r = xp.expand_dims(r, d)
+
+    def run(a, out=None):
+        if out is not None:  # (numpy's argmax has `keepdims` since 1.22)
+            return fn(a, axis=d, out=out, keepdims=keepdim)
+        r = fn(a, axis=d)
+        return xp.expand_dims(r, d) if keepdim else r
+
+    # numpy's arg-reductions give a C-contiguous intp (int64) result
+    r = get_backend(input.device).compute_into(
+        run, (vals,), lambda: (_reduced_shape(vals.shape, (d,), keepdim), _INDEX, True))
     return _out(input, r, _dt.int64)
 
 
@@ -308,18 +348,16 @@ def all(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
     if out is not None:
         return out_call("all", all, (input, dim, keepdim), {}, out)
     xp = get_backend(input.device).xp
-    return _out(input, xp.all(_values(input) != 0 if input.dtype is not _dt.bool else
-                              input._data, axis=_axes(input, dim), keepdims=keepdim),
-                _bool_out(input))
+    v = _values(input) != 0 if input.dtype is not _dt.bool else input._data
+    return _out(input, _reduce(input, xp.all, v, _axes(input, dim), keepdim), _bool_out(input))
 
 
 def any(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
     if out is not None:
         return out_call("any", any, (input, dim, keepdim), {}, out)
     xp = get_backend(input.device).xp
-    return _out(input, xp.any(_values(input) != 0 if input.dtype is not _dt.bool else
-                              input._data, axis=_axes(input, dim), keepdims=keepdim),
-                _bool_out(input))
+    v = _values(input) != 0 if input.dtype is not _dt.bool else input._data
+    return _out(input, _reduce(input, xp.any, v, _axes(input, dim), keepdim), _bool_out(input))
 
 
 def count_nonzero(input, dim=None):
@@ -362,7 +400,12 @@ def _cum(input, dim, dtype, fn):
     comp = _wide(dt) if dt.category >= _dt.FLOAT else dt.np  # see _wide: float64 running sums
     vals = _values(input, comp)
     with np.errstate(all="ignore"):
-        r = getattr(xp, fn)(vals, axis=d) if vals.ndim else vals.copy()
+        if vals.ndim:
+            r = get_backend(input.device).compute_into(
+                lambda a, out=None: getattr(xp, fn)(a, axis=d, out=out), (vals,),
+                lambda: (vals.shape, _result_dtype(getattr(xp, fn), vals.dtype), False))
+        else:
+            r = vals.copy()
     return _out(input, r, dt)
 
 

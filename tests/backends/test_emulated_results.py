@@ -196,3 +196,211 @@ def _strided(rng, shape, dtypes):
     if nd and rng.random() < 0.25:
         a = a[(0,) * int(rng.integers(nd + 1))]  # fewer dims: broadcast from the left
     return a
+
+
+# reductions, matrix products and joins: numpy routines with `out=` (backend.compute_into)
+
+def _huge(*shape):
+    """A float32 view of `shape` over one element: the size of its result is the point."""
+    return gt.ones((1,) * len(shape), device="cuda").expand(*shape)
+
+
+_IMPOSSIBLE = {  # each result is at least 4 TiB; the operands are a few bytes
+    "sum": lambda: _huge(2 ** 40, 2).sum(1),
+    "mean keepdim": lambda: _huge(2 ** 40, 2).mean(1, keepdim=True),
+    "amax": lambda: _huge(2, 2 ** 40).amax(0),
+    "max": lambda: _huge(2 ** 40, 2).max(1),  # the values, then the indices
+    "argmax": lambda: _huge(2 ** 40, 2).argmax(1),
+    "cumsum": lambda: gt.ones(1, dtype=gt.int64, device="cuda").expand(2 ** 40).cumsum(0),
+    "matmul": lambda: _huge(2 ** 21, 1) @ _huge(1, 2 ** 21),
+    "outer": lambda: gt.outer(_huge(2 ** 21), _huge(2 ** 21)),
+    "cat": lambda: gt.cat([_huge(2 ** 40, 2), _huge(2 ** 40, 2)], 1),
+    "stack": lambda: gt.stack([_huge(2 ** 40), _huge(2 ** 40)]),
+}
+
+
+@pytest.mark.parametrize("case", list(_IMPOSSIBLE))
+def test_impossible_reduction_product_or_join_is_the_allocators_oom(case):
+    before = cmem.memory_allocated(0)
+    ooms = cmem.memory_stats(0)["num_ooms"]
+    with pytest.raises(gt.OutOfMemoryError, match=r"Tried to allocate \d+\.\d+ TiB"):
+        _IMPOSSIBLE[case]()
+    assert cmem.memory_stats(0)["num_ooms"] == ooms + 1  # refused by the allocator itself
+    assert cmem.memory_allocated(0) == before
+    verify.check(_allocator())
+
+
+_OVER_CAP = {  # 64 MiB results (numpy could allocate them) under a 48 MiB cap
+    "sum": lambda: _huge(16 * MIB, 2).sum(1),
+    "cumsum": lambda: gt.ones(1, dtype=gt.int64, device="cuda").expand(8 * MIB).cumsum(0),
+    "matmul": lambda: _huge(4096, 1) @ _huge(1, 4096),
+    "cat": lambda: gt.cat([_huge(8 * MIB, 1), _huge(8 * MIB, 1)]),
+    "stack": lambda: gt.stack([_huge(8 * MIB), _huge(8 * MIB)]),
+}
+
+
+@pytest.mark.parametrize("case", list(_OVER_CAP))
+def test_reduction_product_or_join_over_the_cap_is_refused_before_numpy_allocates(case):
+    capacity = cmem.mem_get_info(0)[1]
+    old = cmem.get_per_process_memory_fraction(0)
+    before = cmem.memory_allocated(0)
+    cmem.set_per_process_memory_fraction((before + 48 * MIB) / capacity, 0)
+    try:
+        def refused():
+            with pytest.raises(gt.OutOfMemoryError):
+                _OVER_CAP[case]()
+        _, peak = _host_peak(refused)
+    finally:
+        cmem.set_per_process_memory_fraction(old, 0)
+    assert peak < MIB, f"numpy allocated {peak} bytes before the OOM"
+    assert cmem.memory_allocated(0) == before
+    verify.check(_allocator())
+
+
+_RESULTS = {  # operand a: (1024, 256, 4) float32 (4 MiB); each result is 1 MiB or more
+    "sum": lambda a: a.sum(2),
+    "sum permuted": lambda a: a.permute(2, 1, 0).sum(0),
+    "mean keepdim": lambda a: a.mean(-1, keepdim=True),
+    "prod stepped": lambda a: a[:, :, ::2].prod(2),
+    "amax": lambda a: a.amax(2),
+    "min values": lambda a: a.min(2).values,
+    "any": lambda a: (a > 0).unsqueeze(-1).any(-1),
+    "cumsum int64": lambda a: (a > 0).long().cumsum(1),
+    "cumsum float32": lambda a: a.cumsum(0),
+    "matmul": lambda a: a[:, :, 0] @ a[:256, :, 1].t().contiguous(),
+    "mm transposed": lambda a: gt.mm(a[:512, :, 0], a[:512, :, 1].t()),
+    "bmm": lambda a: gt.bmm(a.view(4, 512, 512), a.view(4, 512, 512).transpose(1, 2)),
+    "outer": lambda a: gt.outer(a[:512, 0, 0], a[:512, 0, 1]),
+    "cat": lambda a: gt.cat([a, a], 1),
+    "cat transposed": lambda a: gt.cat([a.transpose(0, 2), a.transpose(0, 2)], 2),
+    "stack": lambda a: gt.stack([a, a], -1),
+}
+
+
+@pytest.mark.parametrize("case", list(_RESULTS))
+def test_reduction_product_and_join_bytes_are_the_allocators(case):
+    a = gt.arange(2 ** 20, dtype=gt.float32, device="cuda").reshape(1024, 256, 4) % 7 - 3
+    op = _RESULTS[case]
+    op(a)  # warm: the first call of a dtype resolves its result dtype once
+    before = cmem.memory_allocated(0)
+    y, peak = _host_peak(lambda: op(a))
+    nbytes = y.untyped_storage().nbytes()
+    assert nbytes == y.numel() * y.element_size() >= MIB
+    assert cmem.memory_allocated(0) - before == nbytes
+    assert peak < nbytes // 4, f"host buffer of {peak} bytes for a {nbytes}-byte result"
+    verify.check(_allocator())
+    want = op(a.cpu())
+    assert y.shape == want.shape and y.dtype is want.dtype
+    assert _layout(y) == _layout(want)
+    np.testing.assert_array_equal(y.cpu().numpy(), want.numpy())
+
+
+def _reduction_layout_cases():
+    m = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    return {
+        "sum contiguous": (lambda t: t.sum(1), x),
+        "sum transposed": (lambda t: t.t().sum(0), m),
+        "sum stepped keepdim": (lambda t: t[:, ::2].sum(0, keepdim=True), m),
+        "sum broadcast": (lambda t: t[:, :1].expand(3, 4).sum(0), m),
+        "sum 0-d": (lambda t: t.sum(), np.float32(2.5)),
+        "sum empty": (lambda t: t[:, :0].sum(1), m),
+        "sum of empty dim": (lambda t: t[:0].t().sum(1), m),
+        "sum int keepdim": (lambda t: t.permute(2, 0, 1).sum((0, 2), keepdim=True),
+                            x.astype(np.int32)),
+        "mean permuted": (lambda t: t.permute(2, 0, 1).mean(1), x),
+        "prod half": (lambda t: t.half().t().prod(0), m / 8),
+        "amax keepdim": (lambda t: t.permute(1, 2, 0).amax(2, keepdim=True), x),
+        "max values": (lambda t: t.t().max(1).values, m),
+        "argmax permuted keepdim": (lambda t: t.permute(2, 0, 1).argmax(1, keepdim=True), x),
+        "all": (lambda t: (t > 3).t().all(1), m),
+        "cumsum transposed": (lambda t: t.t().cumsum(1), m),
+        "cumprod int": (lambda t: t.permute(2, 1, 0).cumprod(0), x.astype(np.int64) % 3),
+        "matmul": (lambda t: t @ t.t(), m),
+        "matmul transposed": (lambda t: t.t() @ t, m),
+        "matmul batched permuted": (lambda t: t.transpose(0, 1) @ t.transpose(0, 1)
+                                    .transpose(1, 2), x),
+        "matmul broadcast": (lambda t: t @ t[0].t(), x),
+        "mv": (lambda t: t.t() @ t[:, 0], m),
+        "dot": (lambda t: gt.dot(t[0], t[1]), m),
+        "outer stepped": (lambda t: gt.outer(t[0, ::2], t[:, 1]), m),
+        "matmul empty": (lambda t: t[:, :0] @ t[:0].t()[:0].t(), m),
+        "cat": (lambda t: gt.cat([t, t], 0), m),
+        "cat transposed": (lambda t: gt.cat([t.t(), t.t()], 1), m),
+        "cat mixed layouts": (lambda t: gt.cat([t.t(), t.t().contiguous()], 0), m),
+        "cat broadcast": (lambda t: gt.cat([t[:1].expand(3, 4), t], 1), m),
+        "cat empty": (lambda t: gt.cat([t[:0], t[:0]], 0), m),
+        "cat promotes": (lambda t: gt.cat([t.t(), t.t().to(gt.int32)], 0), m),
+        "stack permuted": (lambda t: gt.stack([t.permute(2, 0, 1)] * 3, 2), x),
+        "stack 0-d": (lambda t: gt.stack([t, t]), np.float32(1.5)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_reduction_layout_cases()))
+def test_reduction_product_and_join_layout_and_values_match_cpu(name):
+    fn, values = _reduction_layout_cases()[name]
+    src = gt.tensor(values)
+    want = fn(src)
+    got = fn(src.cuda())
+    assert got.device.type == "cuda" and got.dtype is want.dtype
+    assert got.shape == want.shape and _layout(got) == _layout(want), name
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    assert got.untyped_storage()._block is not None
+
+
+def test_every_reduction_product_and_join_layout_matches_the_old_path():
+    """Random strided, permuted and broadcast operands: results computed into allocator
+    memory equal (values, dtype, exact strides) numpy's own result as adopt() copied it
+    in before (the old path), over the same operands."""
+    from gpu_tensor.backends import get_backend
+
+    bk = get_backend(gt.device("cuda"))
+    rng = np.random.default_rng(18)
+    checked = 0
+    for _ in range(120):
+        for got, want in _old_and_new(rng, bk):
+            want = bk.adopt(want)[0]
+            assert (got.dtype, got.shape, got.strides) == (want.dtype, want.shape,
+                                                           want.strides)
+            np.testing.assert_array_equal(got, want)
+            checked += 1
+    assert checked > 700
+
+
+def _old_and_new(rng, bk):
+    """(the op's result array, numpy's own result over the same operands) for one draw."""
+    shape = [int(rng.choice([1, 2, 3, 4])) for _ in range(int(rng.integers(1, 5)))]
+    t, u = _strided_tensor(rng, shape), _strided_tensor(rng, shape)
+    a, nd = t._data, t.ndim
+    axes = tuple(sorted({int(i) for i in rng.integers(0, nd, size=2)}))
+    kd = bool(rng.random() < 0.5)
+    d = int(rng.integers(-nd, nd))
+    pairs = [
+        (t.sum(axes, kd), np.sum(a, axis=axes, keepdims=kd)),
+        (t.amax(axes, kd), np.max(a, axis=axes, keepdims=kd)),
+        (t.mean(axes, kd), np.mean(a, axis=axes, keepdims=kd)),
+        (t.argmin(d, kd), np.argmin(a, axis=d, keepdims=kd)),
+        (t.to(gt.int64).cumsum(d), np.cumsum(bk.astype(a, np.int64), axis=d)),
+        (gt.cat([t, u], d), np.concatenate([a, u._data], d)),
+        (gt.stack([t, u], d), np.stack([a, u._data], d)),
+    ]
+    if nd >= 2:
+        y = _strided_tensor(rng, shape[:-2] + [shape[-1], 3])
+        pairs.append((t @ y, np.matmul(a, y._data)))
+    return [(new._data, old) for new, old in pairs]
+
+
+def _strided_tensor(rng, shape):
+    """A cuda float64 view of `shape`: axes permuted, some stepped, sometimes broadcast."""
+    nd = len(shape)
+    perm = rng.permutation(nd)
+    steps = [int(rng.choice([1, 2, 3])) for _ in range(nd)]
+    inner = [shape[i] for i in perm]
+    base = gt.tensor(rng.integers(-4, 5, [n * s for n, s in zip(inner, steps, strict=True)])
+                     .astype(np.float64), device="cuda")
+    t = base[tuple(slice(0, n * s, s) for n, s in zip(inner, steps, strict=True))]
+    t = t.permute(*np.argsort(perm).tolist())
+    if rng.random() < 0.25:
+        i = int(rng.integers(nd))
+        t = t.narrow(i, 0, 1).expand(*shape)
+    return t
