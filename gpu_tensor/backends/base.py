@@ -69,6 +69,12 @@ class Backend:
         numpy dtype `out_np` (callers cast when a backend returns the compute dtype)."""
         raise NotImplementedError
 
+    def compute_into(self, fn, operands, plan):
+        """`fn(*operands)` for a routine that takes `out=` (a reduction, a product, a join).
+        `plan()` gives the result's (shape, dtype, c_order), or None; a backend whose arrays
+        numpy does not allocate (emulated cuda) allocates that result and passes `out=`."""
+        raise NotImplementedError
+
     def index_add_(self, array, index, values) -> None:
         """array[index] += values, repeated indices accumulating (numpy's add.at)."""
         self.xp.add.at(array, index, values)
