@@ -133,15 +133,21 @@ def _layout(t):
     return tuple(s for s, n in zip(t.stride(), t.shape, strict=True) if n > 1)
 
 
-@pytest.mark.parametrize("name", list(_layout_cases()))
-def test_layout_and_values_match_cpu(name):
-    fn, values = _layout_cases()[name]
+def _matches_cpu(name, fn, values):
+    """fn on emulated cuda against fn on cpu: device, dtype, shape, layout, values. Returns
+    the cuda result."""
     src = gt.tensor(values)
     want = fn(src)
     got = fn(src.cuda())
     assert got.device.type == "cuda" and got.dtype is want.dtype
     assert got.shape == want.shape and _layout(got) == _layout(want), name
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    return got
+
+
+@pytest.mark.parametrize("name", list(_layout_cases()))
+def test_layout_and_values_match_cpu(name):
+    _matches_cpu(name, *_layout_cases()[name])
 
 
 def test_every_layout_matches_numpys_own_allocation():
@@ -338,13 +344,7 @@ def _reduction_layout_cases():
 
 @pytest.mark.parametrize("name", list(_reduction_layout_cases()))
 def test_reduction_product_and_join_layout_and_values_match_cpu(name):
-    fn, values = _reduction_layout_cases()[name]
-    src = gt.tensor(values)
-    want = fn(src)
-    got = fn(src.cuda())
-    assert got.device.type == "cuda" and got.dtype is want.dtype
-    assert got.shape == want.shape and _layout(got) == _layout(want), name
-    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    got = _matches_cpu(name, *_reduction_layout_cases()[name])
     assert got.untyped_storage()._block is not None
 
 
