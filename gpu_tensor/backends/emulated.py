@@ -122,13 +122,8 @@ class EmulatedCudaBackend(CpuBackend):
             result = plan(fn, args) if type(fn) is np.ufunc and not params else None
             if result is None:  # numpy allocates (then adopt() copies it into a block)
                 return super().elementwise(key, fn, args, out_np, params)
-            shape, np_dtype, strides = result
-            if strides is None:
-                out, st = self.empty(shape, np_dtype)
-            else:
-                out, st = self._empty_in_order_of(shape, strides, np_dtype)
-            fn(*args, out=out)  # (also when empty: numpy's value checks, e.g. uint8 + 300)
-            return self._keep(out, st, hold=True)
+            # (also when empty: numpy's value checks, e.g. uint8 + 300)
+            return self._into(fn, args, *result)
         except MemoryError as exc:  # numpy's temporary: report it as the device's OOM
             from ..memory.oom import OutOfMemoryError
 
@@ -157,14 +152,21 @@ class EmulatedCudaBackend(CpuBackend):
         if planned is None:  # numpy allocates (and raises its own error)
             return fn(*operands)
         shape, np_dtype, c_order = planned
+        strides = None  # C order
         if not (c_order or ordered or len(shape) < 2) and sum(n > 1 for n in shape) > 1:
             with np.errstate(all="ignore"):  # the real call below warns, if anything does
                 like = fn(*[a[(_FIRST_TWO,) * a.ndim] if a.ndim else a for a in operands])
             if not like.flags.c_contiguous:
-                out, st = self._empty_in_order_of(shape, like.strides, np_dtype)
-                fn(*operands, out=out)
-                return self._keep(out, st, hold=True)
-        out, st = self.empty(shape, np_dtype)
+                strides = like.strides
+        return self._into(fn, operands, shape, np_dtype, strides)
+
+    def _into(self, fn, operands, shape, np_dtype, strides):
+        """`fn(*operands, out=...)` into a new allocator array of `shape`, C order when
+        `strides` is None and else compact in the order of `strides`; kept for adopt()."""
+        if strides is None:
+            out, st = self.empty(shape, np_dtype)
+        else:
+            out, st = self._empty_in_order_of(shape, strides, np_dtype)
         fn(*operands, out=out)
         return self._keep(out, st, hold=True)
 
