@@ -137,35 +137,21 @@ def grow(alloc, pool, stream: int, size: int) -> Block | None:
             alloc.raw.unreserve(res.base)
         return None
     # per pool: segment count, inactive_split blocks and bytes, and reserved bytes that
-    # change pools; applied once, falls first (no transient peak in the stats)
+    # change pools (_apply)
     totals = {True: [0, 0, 0, 0], False: [0, 0, 0, 0]}
     for block, start, nbytes in plan:
         block.segment.reservation.aliases[start] = nbytes
         source = block.segment.is_small
-        changes = (*_carve(alloc, block, start, start + nbytes), 0)
-        totals[source] = [a + b for a, b in zip(totals[source], changes, strict=True)]
+        _add(totals[source], _carve(alloc, block, start, start + nbytes))
         if source != small:  # the page now serves the other pool
             totals[source][3] -= nbytes
             totals[small][3] += nbytes
-    stats = alloc._stats
-    for pool_small, (seg_change, split_blocks, split_bytes, moved) in totals.items():
-        if moved < 0:
-            stats.update("reserved_bytes", pool_small, moved)
-        if seg_change < 0:
-            stats.update("segment", pool_small, seg_change)
-        if split_blocks or split_bytes:
-            stats.split_changed(pool_small, split_blocks, split_bytes)
-    for pool_small, (seg_change, _, _, moved) in totals.items():
-        if moved > 0:
-            stats.update("reserved_bytes", pool_small, moved)
-        if seg_change > 0 and pool_small != small:
-            stats.update("segment", pool_small, seg_change)
-    runs = totals[small][0] if totals[small][0] > 0 else 0
     if fresh_res:
         alloc._es[key] = res
         alloc._ranges.append(res)
     res.end += need
     run = res.last
+    mine = totals[small]
     if run is None:  # a new run at the end
         run = Segment(at, need, stream, small)
         run.expandable, run.reservation = True, res
@@ -174,23 +160,22 @@ def grow(alloc, pool, stream: int, size: int) -> Block | None:
         alloc._segments[at] = run
         res.last = run
         res.runs += 1
-        runs += 1
+        mine[0] += 1
     else:
         run.size += need
         if free_tail is not None:  # the free end grows: merged with the new pages at once
             pool.remove(free_tail)
             free_tail.size += need
             if free_tail.is_split():
-                stats.split_changed(small, 0, need)
+                mine[2] += need
             block = free_tail
         else:
             tail = run.tail()
             block = Block(at, need, stream, run)
             block.prev, tail.next = tail, block
             pool.version += 1  # the tail has a new neighbour (reuse.py)
-            stats.split_changed(small, 1, need)  # a free block of a split segment
-    if runs:
-        stats.update("segment", small, runs)
+            _add(mine, (0, 1, need))  # a free block of a split segment
+    _apply(alloc._stats, totals)
     return block
 
 
@@ -256,6 +241,29 @@ def _back(alloc, at: int, need: int, plan, small: bool, stream: int) -> bool:
         _record(alloc, "segment_map", done, nbytes, stream)
         done += nbytes
     return True
+
+
+def _add(row: list, changes) -> None:
+    for i, change in enumerate(changes):
+        row[i] += change
+
+
+def _apply(stats, totals: dict) -> None:
+    """Apply per-pool changes {is_small: [segments, inactive_split blocks, inactive_split
+    bytes, reserved bytes]} at once, every fall before any rise, so no stat's peak sees a
+    state that never existed (a cut may split a run in two, another remove one)."""
+    for small, (segments, split_blocks, split_bytes, reserved) in totals.items():
+        if reserved < 0:
+            stats.update("reserved_bytes", small, reserved)
+        if segments < 0:
+            stats.update("segment", small, segments)
+        if split_blocks or split_bytes:
+            stats.split_changed(small, split_blocks, split_bytes)
+    for small, (segments, _, _, reserved) in totals.items():
+        if reserved > 0:
+            stats.update("reserved_bytes", small, reserved)
+        if segments > 0:
+            stats.update("segment", small, segments)
 
 
 def _carve(alloc, block: Block, start: int, stop: int) -> tuple[int, int, int]:
@@ -340,30 +348,21 @@ def shrink(alloc) -> None:
             raw.unmap(ptr, nbytes)
     for res in alloc._ranges:
         res.aliases.clear()
-    # per pool: segment count, inactive_split blocks and bytes, applied at the end (no
-    # transient peak: a cut may split a run in two, another remove one)
-    totals = {True: [0, 0, 0], False: [0, 0, 0]}
+    totals = {True: [0, 0, 0, 0], False: [0, 0, 0, 0]}  # as in grow (_apply)
     for pool, block, start, stop in free:
         segment = block.segment
         res = segment.reservation
-        changes = _carve(alloc, block, start, stop)
-        totals[pool.is_small] = [a + b for a, b in zip(totals[pool.is_small], changes,
-                                                        strict=True)]
+        row = totals[pool.is_small]
+        _add(row, _carve(alloc, block, start, stop))
+        row[3] -= stop - start
         if stop == res.end:  # the end of the range was unmapped: it grows from here again
             res.end = start
             kept = alloc._segments.get(segment.ptr) is segment
             res.last = segment if kept and segment.ptr + segment.size == start else None
         alloc._reserved -= stop - start
-        stats.update("reserved_bytes", pool.is_small, start - stop)
         stats.scalars["num_device_free"] += 1
         _record(alloc, "segment_unmap", start, stop - start, segment.stream)
-    for small, (runs, split_blocks, split_bytes) in totals.items():
-        if runs < 0:
-            stats.update("segment", small, runs)
-        stats.split_changed(small, split_blocks, split_bytes)
-    for small, (runs, _, _) in totals.items():
-        if runs > 0:
-            stats.update("segment", small, runs)
+    _apply(stats, totals)
     for key, res in list(alloc._es.items()):
         if not res.runs:
             del alloc._es[key]
