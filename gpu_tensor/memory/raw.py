@@ -183,15 +183,14 @@ class HostRawSource:
     def alias(self, dst: int, src: int, nbytes: int) -> None:
         """Map the pages already mapped at [src, src + nbytes) at `dst` too (no new memory)."""
         with self._lock:
-            _, r_src = self._reservation(src, nbytes)
-            base, r = self._reservation(dst, nbytes)
+            base_src, r_src = self._reservation(src, nbytes)
+            _, r = self._reservation(dst, nbytes)
             pages = self._pages(dst, nbytes, mapped=False)
             sources = self._pages(src, nbytes, mapped=True)
             for at, from_at in zip(pages, sources, strict=True):
                 physical = self._page_of[at] = self._page_of[from_at]
                 self._refs[physical] += 1
             r[1] += nbytes
-            base_src = next(b for b, v in self._reservations.items() if v is r_src)
             r_src[0].region.madvise(mmap.MADV_DONTNEED, src - base_src, nbytes)
 
     def unmap(self, ptr: int, nbytes: int) -> None:
