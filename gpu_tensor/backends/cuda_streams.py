@@ -80,7 +80,7 @@ class CupyStreams:
         self._null: dict = {}
         self._pool: dict = {}
         self._turn: dict = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # finalisers (a block freed by the collector) may re-enter
 
     def _device_of(self, handle):
         """A `with` target for the stream's device (cupy's singleton streams have
@@ -254,7 +254,7 @@ class EmulatedStreams:
         self._handles = itertools.count(0x1000)  # fake stream pointers, never 0/1/2
         self._null: dict[int, _EmuStream] = {}
         self._local = threading.local()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # as CupyStreams: finalisers may re-enter
 
     def new_stream(self, device: int, priority: int) -> _EmuStream:
         return _EmuStream(device, priority, next(self._handles))

@@ -153,3 +153,80 @@ def test_raw_kernels_run_their_source(cp):
     assert y.get().tolist() == [2.0 * i + 1 for i in range(100)]
     with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match="1024"):
         k((1,), (2048,), (np.float32(2.0), x, y, np.int32(100)))
+
+
+class _FinaliserAt(dict):
+    """A task's clock whose `at`-th read also does what a finaliser the garbage collector
+    might run there does: cudaFree, which synchronises the device (runs queued work)."""
+
+    def __init__(self, vc, at):
+        super().__init__(vc)
+        self.reads, self.at = 0, at
+
+    def items(self):
+        self.reads += 1
+        if self.reads == self.at:
+            rt = sim.module().cuda.runtime
+            rt.free(rt.malloc(256))
+        return super().items()
+
+
+@pytest.mark.parametrize("at", [1, 2])  # while the drive gathers what to run; as it picks
+def test_a_device_sync_from_a_finaliser_mid_drive_runs_each_task_once(cp, at):
+    rt = cp.cuda.runtime
+    s = cp.cuda.Stream(non_blocking=True)
+    pinned = rt.hostAlloc(16, 1)
+    view = np.frombuffer((np.ctypeslib.as_ctypes_type(np.uint8) * 16).from_address(pinned),
+                         np.float32)
+    d = cp.empty(4, cp.float32)
+    for value in (1.0, 2.0, 3.0):  # three copies queued on `s`, none run yet
+        view[:] = value
+        rt.memcpyAsync(d.data.ptr + 4 * int(value), pinned, 4, rt.memcpyHostToDevice, s.ptr)
+    queue = sim.machine().queue(s.ptr)
+    first = queue.pending[0]
+    first.vc = _FinaliserAt(first.vc, at)
+    view[:] = 7.0
+    s.synchronize()
+    assert first.vc.reads >= at and not queue.pending and queue.done == queue.clock
+    assert d.get()[1:].tolist() == [7.0] * 3
+
+
+def test_finalisers_calling_the_driver_at_any_allocation_neither_hang_nor_corrupt(cp):
+    """The collector runs finalisers at arbitrary allocations, also inside the simulator's
+    own bookkeeping; one that calls cudaMalloc/cudaFree and records an event must find
+    the locks re-entrant and the queues consistent."""
+    import gc
+
+    fired = []
+
+    class Litter:
+        def __init__(self):
+            self.me = self  # a cycle: only the collector frees it
+
+        def __del__(self):
+            if fired[-1:] != [None]:
+                fired.append(1)
+                rt = cp.cuda.runtime
+                rt.free(rt.malloc(256))
+                cp.cuda.Event().record(cp.cuda.Stream.null)
+                Litter()
+
+    s = cp.cuda.Stream()
+    x = cp.arange(1000, dtype=cp.float32)
+    old = gc.get_threshold()
+    gc.set_threshold(1)
+    try:
+        Litter()
+        for _ in range(10):
+            with s:
+                x = x + 1
+            x = x * 1
+            ev = cp.cuda.Event()
+            ev.record(s)
+            assert isinstance(ev.done, bool)
+    finally:
+        gc.set_threshold(*old)
+        fired.append(None)
+    gc.collect()
+    assert len(fired) > 20
+    assert x.get().tolist() == (np.arange(1000, dtype=np.float32) + 10).tolist()

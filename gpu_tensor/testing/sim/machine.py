@@ -90,7 +90,7 @@ class Machine:
         return q
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _machine: Machine | None = None
 
 

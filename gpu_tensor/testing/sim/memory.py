@@ -54,7 +54,7 @@ class AddressSpace:
         self.pinned: dict[int, int] = {}  # host ptr -> size
         self._pinned_starts: list[int] = []
         self._host_allocs: dict[int, np.ndarray] = {}
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # a finaliser may free while we hold it
         self.counters = counters
 
     def malloc(self, device: int, size: int) -> int:
@@ -143,7 +143,7 @@ class AddressSpace:
 
 _live: dict[int, list] = {}  # ptr -> [size, count] of live memory objects (kernel footprints)
 _live_starts: list[int] = []
-_live_lock = threading.Lock()
+_live_lock = threading.RLock()  # finalisers forget blocks while it may be held
 
 
 def live_block(ptr: int, allocation) -> tuple[int, int]:

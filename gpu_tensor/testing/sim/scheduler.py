@@ -152,35 +152,44 @@ class Scheduler:
     # -- running --------------------------------------------------------------------------
 
     def _closure(self, need: dict) -> dict:
+        # Walked by clock, not by iterator: a finaliser the garbage collector runs in here may
+        # call the driver (cudaFree syncs the device), which appends to or runs these queues.
         need = dict(need)
         changed = True
         while changed:
             changed = False
             for q in list(need):
-                for t in q.pending:
-                    if t.clock > need[q]:
+                pending, c = q.pending, q.done + 1
+                while c <= need[q] and pending:
+                    i = c - pending[0].clock  # clocks in a queue are consecutive
+                    if i >= len(pending):
                         break
-                    for dq, c in t.vc.items():
-                        if need.get(dq, 0) < c:
-                            need[dq] = c
-                            changed = True
+                    if i >= 0:
+                        for dq, dc in pending[i].vc.items():
+                            if need.get(dq, 0) < dc:
+                                need[dq] = dc
+                                changed = True
+                    c += 1
         return need
 
     def drive(self, need: dict) -> None:
         """Run every task ordered at or before `need` (queue -> clock), interleaving queues
-        in a seeded random order; unrelated queues may make progress too."""
+        in a seeded random order; unrelated queues may make progress too. Re-entrant: a
+        finaliser may drive (or enqueue) from inside; each step re-reads the queues."""
         with self.lock:
             need = self._closure(need)
             for q in self.queues:  # background progress: the GPU does not wait for the host
                 if q.pending and q not in need and self.rng.random() < 0.25:
                     need = self._closure({**need, q: q.pending[0].clock})
             while True:
-                ready = [q for q, c in need.items() if q.pending and q.pending[0].clock <= c
-                         and self._runnable(q.pending[0])]
+                ready = [(q, t) for q, c in need.items() if q.pending
+                         and (t := q.pending[0]).clock <= c and self._runnable(t)]
                 if not ready:
                     break
-                q = ready[self.rng.randrange(len(ready))] if len(ready) > 1 else ready[0]
-                task = q.pending.popleft()
+                q, task = ready[self.rng.randrange(len(ready))] if len(ready) > 1 else ready[0]
+                if not q.pending or q.pending[0] is not task:
+                    continue  # a nested drive ran it meanwhile
+                q.pending.popleft()
                 q.done = task.clock
                 if task.fn is not None:
                     task.fn()
