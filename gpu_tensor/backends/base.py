@@ -75,6 +75,14 @@ class Backend:
         numpy does not allocate (emulated cuda) allocates that result and passes `out=`."""
         raise NotImplementedError
 
+    def by_pieces(self, fn, operands, shape, np_dtype, whole=()):
+        """`fn(*operands)` for a routine with no `out=` whose result (C order, `shape`,
+        `np_dtype`) is computed independently along every dim but those in `whole` (a sort
+        along its dim, a gather): a piece of the result is `fn` of the operands' same
+        piece. A backend whose arrays numpy does not allocate (emulated cuda) allocates
+        the result and fills it piece by piece, so numpy's temporaries stay piece-sized."""
+        raise NotImplementedError
+
     def index_add_(self, array, index, values) -> None:
         """array[index] += values, repeated indices accumulating (numpy's add.at)."""
         self.xp.add.at(array, index, values)

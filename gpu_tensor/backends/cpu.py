@@ -121,8 +121,10 @@ class CpuBackend(Backend):
 
     def astype(self, array, np_dtype):
         if array.dtype.kind in "fc":  # float -> integer saturates (saturating_astype)
-            return saturating_astype(array, np_dtype)
-        return array.astype(np_dtype)
+            out = saturating_astype(array, np_dtype)
+        else:
+            out = array.astype(np_dtype)
+        return out if out.size else torch_empty_strides(out)  # numpy's may be all zero
 
     def compute_into(self, fn, operands, plan):
         """`fn(*operands)`, a numpy routine that takes `out=` (a reduction, a product, a
@@ -131,6 +133,10 @@ class CpuBackend(Backend):
         `out`. `plan()` (never called here: the cpu pays nothing for it) gives the result's
         `(shape, dtype, c_order)`, or None to let numpy allocate (and raise its own error);
         `c_order`: the caller knows the result is C-contiguous."""
+        return fn(*operands)
+
+    def by_pieces(self, fn, operands, shape, np_dtype, whole=()):
+        """`fn(*operands)`: numpy allocates here (see Backend.by_pieces)."""
         return fn(*operands)
 
     def elementwise(self, key, fn, args, out_np, params=None):

@@ -24,6 +24,10 @@ __all__ = ["EmulatedCudaBackend"]
 
 _NAMES: dict = {}
 _FIRST_TWO = slice(0, 2)  # a dim's first two elements: enough to show numpy's axis order
+# A composite elementwise function (sigmoid, gelu, where, clamp, ...: numpy calls making
+# temporaries) runs over pieces of its result of at most this many elements, so the host
+# memory it uses outside the allocator is bounded whatever the tensor's size
+PIECE = 1 << 16
 
 
 class _BlockHolder(_Interface):
@@ -110,7 +114,9 @@ class EmulatedCudaBackend(CpuBackend):
         else:
             out, st = self._empty_in_order_of(array.shape, array.strides, np_dtype)
         if array.dtype.kind in "fc" and np_dtype.kind in "biu":  # the one cast rule
-            np.copyto(out, saturating_astype(array, np_dtype), casting="unsafe")
+            for piece in _pieces(out.shape, out.strides, PIECE):  # (its temporaries)
+                np.copyto(out[piece], saturating_astype(array[piece], np_dtype),
+                          casting="unsafe")
         else:
             np.copyto(out, array, casting="unsafe")
         return self._keep(out, st)
@@ -119,11 +125,19 @@ class EmulatedCudaBackend(CpuBackend):
         try:
             # a ufunc computes straight into allocator memory: an impossible size is the
             # allocator's OutOfMemoryError before any host temporary exists
-            result = plan(fn, args) if type(fn) is np.ufunc and not params else None
-            if result is None:  # numpy allocates (then adopt() copies it into a block)
-                return super().elementwise(key, fn, args, out_np, params)
-            # (also when empty: numpy's value checks, e.g. uint8 + 300)
-            return self._into(fn, args, *result)
+            if type(fn) is np.ufunc and not params:
+                result = plan(fn, args)
+                if result is not None:  # (also when empty: numpy's checks, e.g. uint8 + 300)
+                    return self._into(fn, args, *result)
+            else:  # a composite of numpy calls: piece by piece into allocator memory
+                shape = _broadcast_shape(args)
+                n = 1
+                for s in shape or ():
+                    n *= s
+                if shape is not None and n > PIECE:
+                    return self._by_pieces(fn, args, params or {}, shape)
+            # small, or numpy's own refusal: numpy allocates, then adopt() copies it in
+            return super().elementwise(key, fn, args, out_np, params)
         except MemoryError as exc:  # numpy's temporary: report it as the device's OOM
             from ..memory.oom import OutOfMemoryError
 
@@ -160,6 +174,39 @@ class EmulatedCudaBackend(CpuBackend):
                 strides = like.strides
         return self._into(fn, operands, shape, np_dtype, strides)
 
+    def _by_pieces(self, fn, args, params, shape):
+        """`fn(*args, **params)`, elementwise over the broadcast `shape`, computed over
+        pieces of at most PIECE elements into one allocator array: an impossible size is
+        the allocator's OutOfMemoryError, and numpy's temporaries stay piece-sized. The
+        dtype and the layout are those `fn` gives on each operand's first two elements of
+        every dim (as in compute_into)."""
+        with np.errstate(all="ignore"):  # the pieces below warn, if anything does
+            like = np.asarray(fn(*[_part(a, (_FIRST_TWO,) * len(shape)) for a in args],
+                                 **params))
+        if like.flags.c_contiguous:
+            out, st = self.empty(shape, like.dtype)
+        else:
+            out, st = self._empty_in_order_of(shape, like.strides, like.dtype)
+        return self._fill(out, st, fn, args, params)
+
+    def by_pieces(self, fn, operands, shape, np_dtype, whole=()):
+        """`fn(*operands)` (see Backend.by_pieces) filled piece by piece into allocator
+        memory once the result is over PIECE elements; smaller, numpy allocates it and
+        adopt() copies it in."""
+        n = 1
+        for s in shape:
+            n *= s
+        if n <= PIECE:
+            return fn(*operands)
+        out, st = self.empty(shape, np_dtype)
+        return self._fill(out, st, fn, operands, {}, whole)
+
+    def _fill(self, out, st, fn, operands, params, whole=()):
+        for piece in _pieces(out.shape, out.strides, PIECE, whole):
+            np.copyto(out[piece], fn(*[_part(a, piece) for a in operands], **params),
+                      casting="unsafe")
+        return self._keep(out, st, hold=True)
+
     def _into(self, fn, operands, shape, np_dtype, strides):
         """`fn(*operands, out=...)` into a new allocator array of `shape`, C order when
         `strides` is None and else compact in the order of `strides`; kept for adopt()."""
@@ -192,6 +239,66 @@ class EmulatedCudaBackend(CpuBackend):
 
     def from_host(self, host_array):
         return self.adopt(host_array)
+
+
+def _broadcast_shape(args):
+    """The shape the array operands broadcast to, or None (none, or they do not)."""
+    shape = None
+    for a in args:  # (most calls: one shape; broadcast_shapes costs ~2 us)
+        if type(a) is np.ndarray:
+            if shape is None:
+                shape = a.shape
+            elif a.shape != shape:
+                try:
+                    return np.broadcast_shapes(*[b.shape for b in args
+                                                 if type(b) is np.ndarray])
+                except ValueError:  # numpy's own call raises its error
+                    return None
+    return shape
+
+
+def _part(a, piece):
+    """Operand `a`'s part under `piece` (slices of the broadcast result's dims): its own
+    dims are the result's last ones, and a dim it broadcasts (size 1) is taken whole."""
+    if type(a) is not np.ndarray or not a.ndim:
+        return a
+    own = piece[len(piece) - a.ndim:]
+    return a[tuple(s if n != 1 else slice(None) for s, n in zip(own, a.shape, strict=True))]
+
+
+def _pieces(shape, strides, limit, whole=()):
+    """Slices covering `shape` in pieces of at most `limit` elements (or one line of the
+    `whole` dims, never split, where that is more), each a run of the outermost dims in
+    memory (by `strides`) over whole inner dims where those fit."""
+    if not shape:
+        yield (Ellipsis,)  # (a 0-d array: out[()] would be a scalar, not a view)
+        return
+    if whole:
+        for w in whole:
+            limit //= max(shape[w], 1)
+        limit = max(limit, 1)
+        cut = [1 if i in whole else n for i, n in enumerate(shape)]
+        for piece in _pieces(tuple(cut), strides, limit):
+            yield tuple(slice(None) if i in whole else s for i, s in enumerate(piece))
+        return
+    order = sorted(range(len(shape)), key=lambda i: (-abs(strides[i]), i))  # outermost first
+    inner = [1] * (len(order) + 1)  # elements under order[p:]
+    for p in range(len(order) - 1, -1, -1):
+        inner[p] = inner[p + 1] * shape[order[p]]
+    piece = [slice(None)] * len(shape)
+
+    def walk(p):
+        axis, under = order[p], inner[p + 1]
+        step = max(1, limit // under) if under <= limit else 1
+        for lo in range(0, shape[axis], step):
+            piece[axis] = slice(lo, lo + step)
+            if under <= limit:
+                yield tuple(piece)
+            else:
+                yield from walk(p + 1)
+        piece[axis] = slice(None)
+
+    yield from walk(0)
 
 
 def _storage_under(array, device):

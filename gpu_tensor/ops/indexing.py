@@ -305,8 +305,10 @@ def gather(input, dim, index):
     if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
         raise RuntimeError(f"gather(): index out of bounds for dimension {d} with size {n}")
     src = input._data if input.ndim else input._data.reshape(1)
-    r = src[_index_grid(b, ia if ia.ndim else ia.reshape(1), d)].reshape(index.shape)
-    arr, st = b.adopt(b.xp.array(r, copy=True))
+    ia = ia if ia.ndim else ia.reshape(1)
+    r = b.by_pieces(lambda s, i: s[_index_grid(b, i, d)], (src, ia), ia.shape,
+                    input.dtype.np, whole=(d,))  # (advanced indexing: a new array)
+    arr, st = b.adopt(r.reshape(index.shape))
     return Tensor._make(arr, input.device, input.dtype, st)
 
 
@@ -358,6 +360,21 @@ def scatter_add_(self, dim, index, src):
     return scatter_(self, dim, index, src, reduce="add")
 
 
+def _take(b, src, index, axis):
+    """src's elements at `index` (bounds checked, negatives from the end) along `axis`.
+    The result is planned for the backend, so emulated cuda takes straight into allocator
+    memory: numpy's take with out= and mode="wrap" (the default mode, "raise", buffers
+    the result in a host temporary)."""
+    shape = src.shape[:axis] + index.shape + src.shape[axis + 1:]
+
+    def take(s, i, out=None):
+        if out is None:
+            return b.xp.take(s, i, axis=axis)
+        return b.xp.take(s, i, axis=axis, out=out, mode="wrap")
+
+    return b.compute_into(take, (src, index), lambda: (shape, src.dtype, True))
+
+
 @differentiable(first=True)
 def index_select(input, dim, index):
     d = _wrap_dim(dim, input.ndim)
@@ -371,7 +388,7 @@ def index_select(input, dim, index):
     if ia.size and (int(ia.max()) >= n or int(ia.min()) < 0):  # torch: no negative wrap
         raise IndexError(f"index_select(): index out of range in self (dimension {d}, size {n})")
     src = input._data if input.ndim else input._data.reshape(1)
-    arr, st = b.adopt(b.xp.take(src, ia, axis=d))
+    arr, st = b.adopt(_take(b, src, ia, d))
     if input.ndim == 0:
         arr = arr.reshape(())
     return Tensor._make(arr, input.device, input.dtype, st)
@@ -453,5 +470,6 @@ def take(input, index):
     n = input.numel()
     if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
         raise IndexError(f"take(): index out of range for tensor of {n} elements")
-    arr, st = b.adopt(b.xp.take(input._data.reshape(-1), ia))
+    arr, st = b.adopt(_take(b, input._data.reshape(-1), ia, 0))
     return Tensor._make(arr, input.device, input.dtype, st)
+

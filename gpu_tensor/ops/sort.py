@@ -57,16 +57,20 @@ def _sortable(t, name):
 
 def _argsort(t, dim, descending, name="sort"):
     """int64 indices sorting t along dim (stable; nan largest)."""
-    xp = get_backend(t.device).xp
+    bk = get_backend(t.device)
+    xp = bk.xp
     arr = _sortable(t, name)
     if arr.ndim == 0:
         return _long(t, xp.zeros((), np.int64))
-    if not descending:
-        return _long(t, xp.argsort(arr, axis=dim, kind="stable"))
     n = arr.shape[dim]
-    rev = xp.flip(arr, axis=dim)
-    idx = xp.flip(xp.argsort(rev, axis=dim, kind="stable"), axis=dim)
-    return _long(t, (n - 1) - idx)
+
+    def order(a):
+        if not descending:
+            return xp.argsort(a, axis=dim, kind="stable")
+        rev = xp.argsort(xp.flip(a, axis=dim), axis=dim, kind="stable")
+        return (n - 1) - xp.flip(rev, axis=dim)
+
+    return _long(t, bk.by_pieces(order, (arr,), arr.shape, np.int64, whole=(dim,)))
 
 
 def sort(input, dim=-1, descending=False, stable=False):

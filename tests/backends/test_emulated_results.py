@@ -404,3 +404,81 @@ def _strided_tensor(rng, shape):
         i = int(rng.integers(nd))
         t = t.narrow(i, 0, 1).expand(*shape)
     return t
+
+
+# composite elementwise functions, float -> int casts, sorts and gathers: numpy routines
+# that make temporaries or take no `out=`, filled piece by piece (backend.by_pieces)
+
+_PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of its shape
+    "sigmoid": lambda a, i: gt.sigmoid(a),
+    "gelu transposed": lambda a, i: gt.nn.functional.gelu(a.transpose(0, 2)),
+    "gelu tanh": lambda a, i: gt.nn.functional.gelu(a, approximate="tanh"),
+    "silu broadcast": lambda a, i: gt.nn.functional.silu(a[:, :1] + a[0]),
+    "where broadcast": lambda a, i: gt.where(a[:, :1] > 0, a, a[0]),
+    "clamp permuted": lambda a, i: gt.clamp(a.permute(1, 2, 0), -0.5, 0.5),
+    "pow": lambda a, i: a.abs() ** 1.5,
+    "round stepped": lambda a, i: a[:, ::2].round(),
+    "to int32": lambda a, i: (a * 1e9).to(gt.int32),
+    "to uint8 transposed": lambda a, i: a.transpose(0, 1).to(gt.uint8),
+    "sort": lambda a, i: gt.sort(a, 1).values,
+    "argsort descending": lambda a, i: gt.argsort(a, 0, descending=True),
+    "topk": lambda a, i: gt.topk(a, 128, 1).values,
+    "gather": lambda a, i: a.gather(1, i),
+    "index_select": lambda a, i: a.index_select(0, i[:, 0, 0]),
+    "take": lambda a, i: gt.take(a, i - 2 ** 20),
+}
+
+
+@pytest.mark.parametrize("case", list(_PIECED))
+def test_pieced_results_are_the_allocators_and_numpys_temporaries_stay_small(case):
+    a = gt.arange(2 ** 21, dtype=gt.float32, device="cuda").reshape(2048, 256, 4) % 7 - 3.5
+    i = (gt.arange(2 ** 21, device="cuda").reshape(2048, 256, 4) * 7919) % 256
+    op = _PIECED[case]
+    op(a, i)  # warm
+    before = cmem.memory_allocated(0)
+    y, peak = _host_peak(lambda: op(a, i))
+    nbytes = y.untyped_storage().nbytes()
+    assert nbytes == y.numel() * y.element_size() >= 2 * MIB
+    assert cmem.memory_allocated(0) - before == nbytes
+    assert peak < 2 * MIB, f"host buffers of {peak} bytes for a {nbytes}-byte result"
+    verify.check(_allocator())
+    want = op(a.cpu(), i.cpu())
+    assert y.shape == want.shape and y.dtype is want.dtype
+    assert _layout(y) == _layout(want)
+    np.testing.assert_array_equal(y.cpu().numpy(), want.numpy())
+
+
+_IMPOSSIBLE_PIECED = {  # each result is at least 4 TiB; the operands are a few bytes
+    "sigmoid": lambda: gt.sigmoid(_huge(2 ** 40, 2)),
+    "where": lambda: gt.where(gt.ones(1, dtype=gt.bool, device="cuda"), _huge(2 ** 40, 2), 0.0),
+    "clamp": lambda: gt.clamp(_huge(2, 2 ** 40), 0, 1),
+    "to int32": lambda: _huge(2 ** 40, 2).to(gt.int32),
+    "argsort": lambda: gt.argsort(_huge(2 ** 40, 2), 1),
+}
+
+
+@pytest.mark.parametrize("case", list(_IMPOSSIBLE_PIECED))
+def test_impossible_pieced_result_is_the_allocators_oom(case):
+    before = cmem.memory_allocated(0)
+    ooms = cmem.memory_stats(0)["num_ooms"]
+    with pytest.raises(gt.OutOfMemoryError, match=r"Tried to allocate \d+\.\d+ TiB"):
+        _IMPOSSIBLE_PIECED[case]()
+    assert cmem.memory_stats(0)["num_ooms"] == ooms + 1
+    assert cmem.memory_allocated(0) == before
+    verify.check(_allocator())
+
+
+@pytest.mark.parametrize("whole", [(), (0,), (2,), (0, 1, 2)])
+@pytest.mark.parametrize("strides", [(96, 16, 4), (4, 20, 140), (-16, 4, 64)])
+def test_pieces_cover_the_result_once_and_stay_under_the_limit(strides, whole):
+    from gpu_tensor.backends.emulated import _pieces
+
+    shape = (5, 7, 3)
+    line = int(np.prod([shape[w] for w in whole]))
+    for limit in (1, 2, 4, 7, 21, 100):
+        cover = np.zeros(shape, int)
+        for piece in _pieces(shape, strides, limit, whole):
+            assert cover[piece].size <= max(limit, line)
+            assert all(piece[w] == slice(None) for w in whole)
+            cover[piece] += 1
+        assert (cover == 1).all()
