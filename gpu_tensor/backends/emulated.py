@@ -141,8 +141,9 @@ class EmulatedCudaBackend(CpuBackend):
         except MemoryError as exc:  # numpy's temporary: report it as the device's OOM
             from ..memory.oom import OutOfMemoryError
 
+            what = key or "an elementwise result"
             raise OutOfMemoryError(
-                f"CUDA out of memory on emulated cuda:{self.index} computing {key}: {exc} "
+                f"CUDA out of memory on emulated cuda:{self.index} computing {what}: {exc} "
                 "(the emulated device computes in host memory); use smaller tensors, or "
                 "chunk the computation", device=self.index) from None
 

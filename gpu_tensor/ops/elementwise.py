@@ -160,8 +160,9 @@ def _trunc_values(t):
     b = get_backend(t.device)
     if t.dtype.category != _dt.FLOAT:
         return t
-    arr = b.xp.trunc(t._data) if t.dtype not in _HALF else b.astype(
-        b.xp.trunc(b.astype(t._data, np.float32)), t.dtype.np)
+    trunc = b.xp.trunc  # (through elementwise: emulated cuda computes into its blocks)
+    arr = b.elementwise(None, trunc, (t._data,), None) if t.dtype not in _HALF else b.astype(
+        b.elementwise(None, trunc, (b.astype(t._data, np.float32),), None), t.dtype.np)
     arr, st = b.adopt(arr)
     return Tensor._make(arr, t.device, t.dtype, st)
 
@@ -237,13 +238,13 @@ def reciprocal(input, out=None):
 def _flag(t, fn):
     b = get_backend(t.device)
     arr = t._data
-    if t.dtype.category < _dt.FLOAT:
-        r = b.xp.zeros(arr.shape, bool) if fn != "isfinite" else b.xp.ones(arr.shape, bool)
-    else:
-        if arr.dtype.kind not in "fc":
-            arr = b.astype(arr, np.float32)
-        r = getattr(b.xp, fn)(arr)
-    r, st = b.adopt(r)
+    if t.dtype.category < _dt.FLOAT:  # integers are finite, never nan or inf
+        r, st = b.empty(arr.shape, np.bool_)
+        r[...] = fn == "isfinite"
+        return Tensor._make(r, t.device, _dt.bool, st)
+    if arr.dtype.kind not in "fc":
+        arr = b.astype(arr, np.float32)
+    r, st = b.adopt(b.elementwise(None, getattr(b.xp, fn), (arr,), None))
     return Tensor._make(r, t.device, _dt.bool, st)
 
 
@@ -269,7 +270,7 @@ def conj(input):
     if input.dtype.category != _dt.COMPLEX:
         return input
     b = get_backend(input.device)
-    arr, st = b.adopt(b.xp.conj(input._data))
+    arr, st = b.adopt(b.elementwise(None, b.xp.conj, (input._data,), None))
     return Tensor._make(arr, input.device, input.dtype, st)
 
 

@@ -128,8 +128,8 @@ def _shift(name, ufunc):
         if input.dtype.category > _dt.INT:
             raise NotImplementedError(f'"{name}_cpu" not implemented for '
                                       f"'{_dt.SCALAR_TYPE_NAMES[input.dtype.name]}'")
-        r = getattr(bk.xp, ufunc)(input._data, o).astype(input.dtype.np)
-        arr, st = bk.adopt(r)
+        r = bk.elementwise(None, getattr(bk.xp, ufunc), (input._data, o), None)
+        arr, st = bk.adopt(r if r.dtype == input.dtype.np else bk.astype(r, input.dtype.np))
         return Tensor._make(arr, input.device, input.dtype, st)
 
     op.__name__ = op.__qualname__ = name

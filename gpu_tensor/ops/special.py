@@ -54,10 +54,17 @@ def _wrap(bk, r, x, out_dt):
     return Tensor._make(r, x.device, out_dt, st)
 
 
+def _elementwise(bk, fn, arrays):
+    """`fn(xp, *arrays)`, an elementwise result, through the backend: emulated cuda computes
+    a large one piece by piece into allocator memory (numpy's temporaries stay small)."""
+    xp = bk.xp
+    return bk.elementwise(None, lambda *a: fn(xp, *a), arrays, None)
+
+
 def _on_host(bk, fn, arr):
     """fn over a numpy copy of `arr` (the device array module lacks the routine)."""
     if bk.xp is np:
-        return fn(arr)
+        return _elementwise(bk, lambda xp, a: fn(a), (arr,))
     return bk.from_host(np.ascontiguousarray(fn(bk.to_host(arr))))[0]
 
 
@@ -78,7 +85,7 @@ def _unary(name, fn, host=False, complex_ok=True):
         if arr.dtype != compute.np:
             arr = bk.astype(arr, compute.np)
         with np.errstate(all="ignore"):
-            r = _on_host(bk, lambda a: fn(np, a), arr) if host else fn(bk.xp, arr)
+            r = _on_host(bk, lambda a: fn(np, a), arr) if host else _elementwise(bk, fn, (arr,))
         return _wrap(bk, r, input, out_dt)
 
     op.__name__ = op.__qualname__ = name
@@ -264,7 +271,7 @@ def _binary_float(name, fn):
             raise mismatch(a, b)
         x, y = bk.astype(a._data, compute.np), bk.astype(b._data, compute.np)
         with np.errstate(all="ignore"):
-            r = fn(bk.xp, x, y)
+            r = _elementwise(bk, fn, (x, y))
         return _wrap(bk, r, a, out_dt)
 
     op.__name__ = op.__qualname__ = name
@@ -407,7 +414,7 @@ def _int_binary(name, fn):
             raise NotImplementedError(f'"{name}_cpu" not implemented for '
                                       f"'{_dt.SCALAR_TYPE_NAMES[dt.name]}'")
         bk = get_backend(input.device)
-        return _wrap(bk, fn(bk.xp, input._data, b._data), input, dt)
+        return _wrap(bk, _elementwise(bk, fn, (input._data, b._data)), input, dt)
 
     op.__name__ = op.__qualname__ = name
     return op

@@ -409,6 +409,11 @@ def _strided_tensor(rng, shape):
 # composite elementwise functions, float -> int casts, sorts and gathers: numpy routines
 # that make temporaries or take no `out=`, filled piece by piece (backend.by_pieces)
 
+@gt.fuse
+def _fused(x, y):
+    return gt.sigmoid(x * 0.5 + y) * y
+
+
 _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of its shape
     "sigmoid": lambda a, i: gt.sigmoid(a),
     "gelu transposed": lambda a, i: gt.nn.functional.gelu(a.transpose(0, 2)),
@@ -420,6 +425,13 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
     "round stepped": lambda a, i: a[:, ::2].round(),
     "to int32": lambda a, i: (a * 1e9).to(gt.int32),
     "to uint8 transposed": lambda a, i: a.transpose(0, 1).to(gt.uint8),
+    "asin transposed": lambda a, i: gt.asin(a.transpose(0, 2) / 4),
+    "atan2 broadcast": lambda a, i: gt.atan2(a, a[0]),
+    "gcd": lambda a, i: gt.gcd(i, i[:, :1] + 6),
+    "isnan": lambda a, i: gt.isnan(a.transpose(0, 1)),
+    "trunc division": lambda a, i: gt.div(a, 3, rounding_mode="trunc"),
+    "left shift": lambda a, i: gt.bitwise_left_shift(i, 2),
+    "fused broadcast": lambda a, i: _fused(a.transpose(0, 1), a[:, 0]),
     "sort": lambda a, i: gt.sort(a, 1).values,
     "argsort descending": lambda a, i: gt.argsort(a, 0, descending=True),
     "topk": lambda a, i: gt.topk(a, 128, 1).values,
