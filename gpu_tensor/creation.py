@@ -177,20 +177,6 @@ def _host_memory(fn):
     return wrapper
 
 
-def _alloc(b, shp, npd):
-    """backend.empty, with numpy's MemoryError as torch's allocator error (a RuntimeError;
-    the device allocator raises gt.OutOfMemoryError itself)."""
-    try:
-        return b.empty(shp, npd)
-    except MemoryError as exc:
-        if isinstance(exc, RuntimeError):
-            raise
-        n = math.prod(shp) * np.dtype(npd).itemsize
-        raise RuntimeError(
-            f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {n} bytes "
-            f"for a tensor of size {list(shp)}; reduce the size or free memory") from None
-
-
 def _dtype_or_default(dtype):
     return _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
 
@@ -214,7 +200,7 @@ def empty(*size, out=None, dtype=None, device=None, requires_grad=False, pin_mem
         dev = resolve(device)
     if not (pin_memory or requires_grad or memory_format):
         b = dev._backend or get_backend(dev)
-        arr, st = _alloc(b, shp, dt.np)
+        arr, st = b.empty(shp, dt.np)
         return _make(arr, dev, dt, st)
     if pin_memory:
         if dev.type != "cpu":
@@ -230,7 +216,7 @@ def empty(*size, out=None, dtype=None, device=None, requires_grad=False, pin_mem
 
 
 def _empty(shp, dt, dev) -> Tensor:
-    arr, st = _alloc(get_backend(dev), shp, dt.np)
+    arr, st = get_backend(dev).empty(shp, dt.np)
     return Tensor._make(arr, dev, dt, st)
 
 
@@ -246,7 +232,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 
 
 def _filled(shp, dt, dev, value) -> Tensor:
-    arr, st = _alloc(get_backend(dev), shp, dt.np)
+    arr, st = get_backend(dev).empty(shp, dt.np)
     if arr.dtype != dt.np:  # real cuda keeps bfloat16 as uint16 bits
         value = np.array(value, dt.np).view(arr.dtype).item()
     arr.fill(value)

@@ -199,6 +199,53 @@ def test_impossible_allocation_is_torch_class(device):
         gt.empty(2 ** 62, dtype=gt.uint8, device=device)
 
 
+def _huge(m, device, *shape):
+    """A float32 view of `shape` over one element: the size of a result is the point."""
+    return m.ones((1,) * len(shape), device=device).expand(*shape)
+
+
+_IMPOSSIBLE = {  # each result is 2 TiB or more; the operands are a few bytes
+    "add": lambda m, d: _huge(m, d, 2 ** 40, 2) + 1,
+    "exp": lambda m, d: _huge(m, d, 2 ** 40, 2).exp(),
+    "neg": lambda m, d: -_huge(m, d, 2 ** 40, 2),
+    "compare": lambda m, d: _huge(m, d, 2 ** 40, 2) > 0,
+    "sigmoid": lambda m, d: m.sigmoid(_huge(m, d, 2 ** 40, 2)),
+    "sum over a dim": lambda m, d: _huge(m, d, 2 ** 40, 2).sum(1),
+    "clone": lambda m, d: _huge(m, d, 2 ** 40, 2).clone(),
+    "contiguous": lambda m, d: _huge(m, d, 2 ** 40, 2).t().contiguous(),
+    "cast": lambda m, d: _huge(m, d, 2 ** 40, 2).to(m.float64),
+    "cat": lambda m, d: m.cat([_huge(m, d, 2 ** 40, 2), _huge(m, d, 2 ** 40, 2)]),
+    "index": lambda m, d: _huge(m, d, 2 ** 20, 2 ** 20)[
+        m.zeros(1, dtype=m.int64, device=d).expand(2 ** 21)],
+    "einsum": lambda m, d: m.einsum("i,j->ij", _huge(m, d, 2 ** 21), _huge(m, d, 2 ** 21)),
+    "norm": lambda m, d: _huge(m, d, 2 ** 40, 2).norm(dim=1),
+    "logsumexp": lambda m, d: _huge(m, d, 2 ** 40, 2).logsumexp(1),
+    "repeat": lambda m, d: m.ones(2, device=d).repeat(2 ** 40),
+    "tile": lambda m, d: m.ones(2, device=d).tile(2 ** 40),
+    "tril": lambda m, d: _huge(m, d, 2 ** 21, 2 ** 21).tril(),
+    "flip": lambda m, d: _huge(m, d, 2 ** 40, 2).flip(0),
+    "roll": lambda m, d: _huge(m, d, 2 ** 40, 2).roll(1, 0),
+    "count_nonzero": lambda m, d: _huge(m, d, 2 ** 40, 2).count_nonzero(1),
+    "inverse": lambda m, d: m.linalg.inv(_huge(m, d, 2 ** 20, 2 ** 20)),
+    "sort": lambda m, d: m.sort(_huge(m, d, 2 ** 40, 2), 1),
+}
+
+
+@pytest.mark.parametrize("case", list(_IMPOSSIBLE))
+def test_impossible_result_is_torchs_error_never_numpys(case, device):
+    want = gt.OutOfMemoryError if device == "cuda" else RuntimeError  # (a RuntimeError)
+    with pytest.raises(want, match="allocate") as info:
+        _IMPOSSIBLE[case](gt, device)
+    assert not type(info.value).__module__.startswith(("numpy", "cupy")), type(info.value)
+
+
+@pytest.mark.parametrize("case", list(_IMPOSSIBLE))
+def test_impossible_result_is_a_runtime_error_in_torch(case):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError):
+        _IMPOSSIBLE[case](torch, "cpu")
+
+
 def test_from_dlpack_legacy_capsule_from_torch():
     torch = pytest.importorskip("torch")
     capsule = torch.utils.dlpack.to_dlpack(torch.arange(4.0))  # a bare "dltensor" capsule

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..device import CPU
@@ -82,7 +84,13 @@ class CpuBackend(Backend):
     device = CPU
 
     def empty(self, shape, np_dtype):
-        arr = np.empty(shape, np_dtype)
+        try:
+            arr = np.empty(shape, np_dtype)
+        except MemoryError:  # torch's allocator error (a try costs nothing until it catches)
+            n = math.prod(shape) * np.dtype(np_dtype).itemsize
+            raise RuntimeError(
+                f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {n} bytes "
+                f"for a tensor of size {list(shape)}; reduce the size or free memory") from None
         return (arr if arr.size else torch_empty_strides(arr)), None
 
     def adopt(self, array):
@@ -115,15 +123,24 @@ class CpuBackend(Backend):
             src = saturating_astype(np.asarray(src), dst.dtype)  # the one cast rule
         np.copyto(dst, src, casting="unsafe")
 
+    # numpy's MemoryError (an impossible result) leaves these as torch's error
+    # (Backend.host_memory_error); a try costs nothing until it catches
+
     def contiguous(self, array):
-        out = array.copy()  # ndarray.copy is C order (and the cheapest way to say it)
+        try:
+            out = array.copy()  # ndarray.copy is C order (and the cheapest way to say it)
+        except MemoryError as exc:
+            raise self.host_memory_error(exc, "a contiguous copy") from None
         return out if out.size else torch_empty_strides(out)
 
     def astype(self, array, np_dtype):
-        if array.dtype.kind in "fc":  # float -> integer saturates (saturating_astype)
-            out = saturating_astype(array, np_dtype)
-        else:
-            out = array.astype(np_dtype)
+        try:
+            if array.dtype.kind in "fc":  # float -> integer saturates (saturating_astype)
+                out = saturating_astype(array, np_dtype)
+            else:
+                out = array.astype(np_dtype)
+        except MemoryError as exc:
+            raise self.host_memory_error(exc, f"a cast to {np.dtype(np_dtype)}") from None
         return out if out.size else torch_empty_strides(out)  # numpy's may be all zero
 
     def compute_into(self, fn, operands, plan):
@@ -133,11 +150,17 @@ class CpuBackend(Backend):
         `out`. `plan()` (never called here: the cpu pays nothing for it) gives the result's
         `(shape, dtype, c_order)`, or None to let numpy allocate (and raise its own error);
         `c_order`: the caller knows the result is C-contiguous."""
-        return fn(*operands)
+        try:
+            return fn(*operands)
+        except MemoryError as exc:
+            raise self.host_memory_error(exc, "a reduction, product or join") from None
 
     def by_pieces(self, fn, operands, shape, np_dtype, whole=()):
         """`fn(*operands)`: numpy allocates here (see Backend.by_pieces)."""
-        return fn(*operands)
+        try:
+            return fn(*operands)
+        except MemoryError as exc:
+            raise self.host_memory_error(exc, "a sort or gather") from None
 
     def elementwise(self, key, fn, args, out_np, params=None):
         if params:

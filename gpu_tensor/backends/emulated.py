@@ -5,6 +5,12 @@ With no GPU and GPU_TENSOR_FALLBACK=1, 'cuda:N' tensors live here. Their bytes c
 addresses, so memory stats, summaries and snapshots behave as on a GPU. A block goes back
 to the allocator when the last numpy array over it dies (not merely the storage object:
 a view someone kept must not dangle).
+
+Results are computed into allocator memory, so an impossible size is the allocator's
+OutOfMemoryError before numpy touches host memory: a ufunc or a routine that takes `out=`
+is planned and called with it (`elementwise`, `compute_into`); a composite of numpy calls
+or a routine without `out=` fills its result piece by piece (`_fill`), so numpy's
+temporaries stay under PIECE elements whatever the tensor's size.
 """
 
 from __future__ import annotations
@@ -139,13 +145,16 @@ class EmulatedCudaBackend(CpuBackend):
             # small, or numpy's own refusal: numpy allocates, then adopt() copies it in
             return super().elementwise(key, fn, args, out_np, params)
         except MemoryError as exc:  # numpy's temporary: report it as the device's OOM
-            from ..memory.oom import OutOfMemoryError
+            raise self.host_memory_error(exc, key or "an elementwise result") from None
 
-            what = key or "an elementwise result"
-            raise OutOfMemoryError(
-                f"CUDA out of memory on emulated cuda:{self.index} computing {what}: {exc} "
-                "(the emulated device computes in host memory); use smaller tensors, or "
-                "chunk the computation", device=self.index) from None
+    def host_memory_error(self, exc, what):
+        """numpy's MemoryError here is the device's: gt.OutOfMemoryError."""
+        from ..memory.oom import OutOfMemoryError
+
+        return OutOfMemoryError(
+            f"CUDA out of memory on emulated cuda:{self.index} computing {what}: {exc} "
+            "(the emulated device computes in host memory); use smaller tensors, or "
+            "chunk the computation", device=self.index)
 
     def compute_into(self, fn, operands, plan):
         """`fn(*operands, out=out)` into allocator memory of `plan()`'s shape and dtype, laid

@@ -176,7 +176,7 @@ def make_binary(key, reflected=False):
                             cv.reset(tok)
                     else:
                         r = fn(x, y)
-                except (ValueError, OverflowError):
+                except (ValueError, OverflowError, MemoryError):
                     pass  # e.g. shapes do not broadcast: apply() raises the clear error
                 else:
                     if type(r) is not ndarray:
@@ -278,14 +278,17 @@ def make_unary(key):
         if input.device is CPU:
             out = fast.get(input.dtype)
             if out is not None:
-                if quiet:
-                    tok = cv.set(qv)
-                    try:
+                try:
+                    if quiet:
+                        tok = cv.set(qv)
+                        try:
+                            r = fn(input._data)
+                        finally:
+                            cv.reset(tok)
+                    else:
                         r = fn(input._data)
-                    finally:
-                        cv.reset(tok)
-                else:
-                    r = fn(input._data)
+                except MemoryError as exc:  # an impossible result: torch's error
+                    raise get_backend(CPU).host_memory_error(exc, key) from None
                 return _finish_fast(r, CPU, out)
         else:
             dev = input.device
@@ -417,6 +420,8 @@ def apply(key, *operands, **params):
             raise _broadcast_error([x.shape for x in operands if isinstance(x, Tensor)],
                                    exc) from None
         raise
+    except MemoryError as exc:  # numpy's, for an impossible result: torch's error
+        raise backend.host_memory_error(exc, key) from None
     if not hasattr(r, "ndim") or isinstance(r, np.generic):
         r = backend.xp.asarray(r)
     if r.dtype != out.np and not (out is _dt.bfloat16 and r.dtype == np.uint16):

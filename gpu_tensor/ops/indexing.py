@@ -15,6 +15,7 @@ from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
 from .._tensor import Tensor
 from ..backends import get_backend
+from ._host_memory import host_memory, memory_error
 from ._index_plan import empty_basic, empty_slice, none_strides, split_advanced
 from ._inplace import check_writable
 
@@ -170,10 +171,12 @@ def getitem(self, index):
         data, idx = split_advanced(self._data, idx)
         if b.wraps_indices:
             check_bounds(data.shape, idx)
-        arr = data[idx]
+        arr = b.xp.array(data[idx], copy=True)
     except IndexError as exc:
         raise IndexError(str(exc).replace("axis", "dimension")) from None
-    arr, st = b.adopt(b.xp.array(arr, copy=True))
+    except MemoryError as exc:  # an impossible result: torch's error, not numpy's
+        raise memory_error(exc, "indexing", (self,)) from None
+    arr, st = b.adopt(arr)
     return Tensor._make(arr, self.device, self.dtype, st)
 
 
@@ -438,6 +441,7 @@ def masked_fill(input, mask, value):
 
 
 @differentiable(first=True)
+@host_memory
 def masked_select(input, mask):
     m = _mask(input, mask, "masked_select")
     b = get_backend(input.device)
@@ -446,6 +450,7 @@ def masked_select(input, mask):
     return Tensor._make(arr, input.device, input.dtype, st)
 
 
+@host_memory
 def nonzero(input, *, as_tuple=False):
     b = get_backend(input.device)
     data = input._data if input.dtype is not _dt.bool else input._data

@@ -15,6 +15,7 @@ from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
 from ._dispatch import mismatch as _mismatch
+from ._host_memory import host_memory
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"]
 
@@ -154,6 +155,7 @@ def outer(input, vec2, out=None):
     return _run("outer", input, vec2, "outer")
 
 
+@host_memory
 def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])

@@ -18,6 +18,7 @@ from .. import dtype as _dt
 from .._grad import differentiable
 from .._tensor import Tensor
 from ..backends import get_backend
+from ._host_memory import host_memory
 
 __all__ = ["det", "inverse", "solve", "qr", "svd", "cholesky", "slogdet", "logdet",
            "pinverse", "eigh", "matrix_power", "trace", "tril", "triu", "diag", "diag_embed",
@@ -84,6 +85,7 @@ def det(input):
 
 
 @differentiable
+@host_memory
 def inverse(input):
     xp = get_backend(input.device).xp
     return _out(input, _linalg("inv", xp.linalg.inv, _square("inv", input)))
@@ -234,10 +236,12 @@ def _tri(name, input, diagonal, lower):
     return where(_tri_mask(input, diagonal, lower), input, 0).to(input.dtype)
 
 
+@host_memory
 def tril(input, diagonal=0):
     return _tri("tril", input, diagonal, True)
 
 
+@host_memory
 def triu(input, diagonal=0):
     return _tri("triu", input, diagonal, False)
 

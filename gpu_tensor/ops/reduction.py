@@ -15,6 +15,7 @@ from .._out import call as out_call
 from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU
+from ._host_memory import host_memory
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
            "std", "var_mean", "std_mean", "all", "any", "norm", "cumsum", "cumprod",
@@ -360,12 +361,14 @@ def any(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
     return _out(input, _reduce(input, xp.any, v, _axes(input, dim), keepdim), _bool_out(input))
 
 
+@host_memory
 def count_nonzero(input, dim=None):
     xp = get_backend(input.device).xp
     return _out(input, xp.count_nonzero(_values(input), axis=_axes(input, dim)), _dt.int64)
 
 
 @differentiable(first=True)
+@host_memory
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over `dim` (all elements by default); 'fro' is the 2-norm."""
     if input.dtype.category < _dt.FLOAT:
@@ -424,6 +427,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
 
 
 @differentiable(first=True)
+@host_memory
 def logsumexp(input, dim, keepdim=False, *, out=None):
     if out is not None:
         return out_call("logsumexp", logsumexp, (input, dim, keepdim), {}, out)

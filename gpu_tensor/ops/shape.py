@@ -10,6 +10,7 @@ from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
 from .._tensor import Tensor
 from ..backends import get_backend
+from ._host_memory import host_memory
 
 __all__ = ["flip", "roll", "repeat", "tile", "reshape", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis",
            "narrow", "select", "squeeze", "unsqueeze", "flatten", "unflatten", "t",
@@ -53,6 +54,7 @@ def _dims(t, dims):
 
 
 @differentiable(first=True)
+@host_memory
 def flip(input, dims):
     """A copy with the order of elements reversed along `dims`."""
     if input.ndim == 0:
@@ -61,6 +63,7 @@ def flip(input, dims):
 
 
 @differentiable(first=True)
+@host_memory
 def roll(input, shifts, dims=None):
     xp = get_backend(input.device).xp
     if dims is not None and len((shifts,) if isinstance(shifts, int) else shifts) != len(
@@ -74,6 +77,7 @@ def roll(input, shifts, dims=None):
 
 
 @differentiable(first=True)
+@host_memory
 def repeat(input, *sizes):
     """torch's repeat: tile the tensor `sizes` times along each (possibly new, leading) dim."""
     reps = shape_args(sizes)
@@ -87,6 +91,7 @@ def repeat(input, *sizes):
     return _copy_result(input, get_backend(input.device).xp.tile(input._data, reps))
 
 
+@host_memory
 def tile(input, dims):
     reps = shape_args((dims,))
     reps = (1,) * (input.ndim - len(reps)) + reps

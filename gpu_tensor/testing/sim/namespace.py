@@ -14,7 +14,7 @@ from . import kernels, memory, runtime, streams
 from .machine import machine
 from .ndarray import check_dtype, ndarray, new_like, saturating_cast
 from .signatures import bind, real_object
-from .tasks import array_from_host, run, view_or_run
+from .tasks import array_from_host, host_compute, run, view_or_run
 from .ufunc import ufunc
 
 __all__ = ["cupy", "array_function"]
@@ -165,9 +165,9 @@ def empty(shape, dtype=float, order="C"):
 
 def empty_like(prototype, dtype=None, order="K", subok=None, shape=None):
     bind("empty_like", (prototype, dtype, order, subok, shape), {})
-    like = np.empty_like(np.empty(prototype.shape, prototype.dtype, order="C")
-                         if order != "K" else _layout(prototype), dtype=dtype, order=order,
-                         shape=shape)
+    like = host_compute(lambda: np.empty_like(
+        np.empty(prototype.shape, prototype.dtype, order="C") if order != "K"
+        else _layout(prototype), dtype=dtype, order=order, shape=shape))
     return new_like(like)
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from .machine import machine
-from .ndarray import check_dtype, ndarray, new_like
+from .ndarray import _alloc, check_dtype, ndarray, new_like
 
-__all__ = ["run", "view_or_run", "wrap", "to_host", "array_from_host", "sim_arrays"]
+__all__ = ["run", "view_or_run", "wrap", "to_host", "array_from_host", "sim_arrays",
+           "host_compute"]
 
 
 def sim_arrays(obj, found):
@@ -87,15 +88,28 @@ def run(label, fn, args, kwargs, writes=()):
     task = m.sched.enqueue(get_current_stream()._queue(), None, label, accesses)
     m.sched.run_through(task)
     with np.errstate(all="ignore"):
-        r = fn(*to_host(args), **to_host(kwargs))
+        r = host_compute(fn, args, kwargs)
     return wrap(r, arrays, task)
+
+
+def host_compute(fn, args=(), kwargs=None):
+    """numpy's `fn` over the host views. cupy allocates a routine's result on the device
+    before it computes, so a result the host cannot hold is first asked of the current
+    allocator, which refuses it as it would on a GPU (numpy's MemoryError only if not)."""
+    try:
+        return fn(*to_host(args), **to_host(kwargs or {}))
+    except MemoryError as exc:
+        nbytes = getattr(exc, "_total_size", 0)  # numpy's _ArrayMemoryError says its size
+        if nbytes:
+            _alloc(nbytes)
+        raise
 
 
 def view_or_run(label, fn, args, kwargs):
     """A routine that is a view when numpy can make one (reshape, transpose, ...): no memory
     touched, nothing launched; otherwise it copies, as one task (`run`)."""
     arrays = sim_arrays((args, kwargs), [])
-    r = fn(*to_host(args), **to_host(kwargs))
+    r = host_compute(fn, args, kwargs)
     if isinstance(r, np.ndarray):
         view = _view_of(r, arrays)
         if view is not None:
