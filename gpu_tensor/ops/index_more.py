@@ -17,6 +17,7 @@ import numpy as np
 from .. import dtype as _dt
 from .._tensor import Tensor
 from ..backends import get_backend
+from ._host_memory import host_memory
 
 __all__ = ["index_add", "index_copy", "index_fill", "masked_scatter", "put", "take_along_dim",
            "scatter_reduce", "nonzero_static", "argwhere", "repeat_interleave", "diff",
@@ -179,6 +180,7 @@ def argwhere(input):
     return input.nonzero()
 
 
+@host_memory
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each element (or slice along dim) repeated `repeats` times; repeat_interleave(r)
     with only a tensor of counts gives arange(len(r)) repeated by r."""

@@ -79,6 +79,7 @@ def _linalg(name, fn, *arrays):
 
 
 @differentiable
+@host_memory
 def det(input):
     xp = get_backend(input.device).xp
     return _out(input, xp.linalg.det(_square("det", input)))
@@ -92,6 +93,7 @@ def inverse(input):
 
 
 @differentiable
+@host_memory
 def solve(A, B, *, left=True):
     """X with A @ X = B (torch.linalg.solve); B may be a vector."""
     xp = get_backend(A.device).xp
@@ -107,6 +109,7 @@ def solve(A, B, *, left=True):
 
 
 @differentiable
+@host_memory
 def slogdet(input):
     xp = get_backend(input.device).xp
     s, logabs = xp.linalg.slogdet(_square("slogdet", input))
@@ -120,12 +123,14 @@ def logdet(input):
     return where(s < 0, float("nan"), logabs)  # torch: nan for det < 0
 
 
+@host_memory
 def qr(input, some=True):
     xp = get_backend(input.device).xp
     q, r = xp.linalg.qr(_arr("qr", input), mode="reduced" if some else "complete")
     return QR(_out(input, q), _out(input, r))
 
 
+@host_memory
 def svd(input, some=True, compute_uv=True):
     """torch.svd: (U, S, V) with V (not V^H); `some`: the reduced factors."""
     xp = get_backend(input.device).xp
@@ -142,6 +147,7 @@ def svd(input, some=True, compute_uv=True):
     return SVD(_out(input, u), _out(input, s, input.dtype.to_real()), _out(input, v))
 
 
+@host_memory
 def cholesky(input, upper=False):
     xp = get_backend(input.device).xp
     lower = _linalg("cholesky", xp.linalg.cholesky, _square("cholesky", input))
@@ -150,12 +156,14 @@ def cholesky(input, upper=False):
     return _out(input, lower)
 
 
+@host_memory
 def cholesky_solve(B, L, upper=False):
     """X with (L L^H) X = B, L the Cholesky factor."""
     low = L.mH if upper else L
     return solve(low.mH, solve(low, B))
 
 
+@host_memory
 def cholesky_inverse(L, upper=False):
     from ..creation import eye
 
@@ -163,17 +171,20 @@ def cholesky_inverse(L, upper=False):
     return cholesky_solve(eye(n, dtype=L.dtype, device=L.device), L, upper)
 
 
+@host_memory
 def eigh(input, UPLO="L"):  # noqa: N803  (torch's name)
     xp = get_backend(input.device).xp
     w, v = xp.linalg.eigh(_square("eigh", input), UPLO=UPLO)
     return Eigh(_out(input, w, input.dtype.to_real()), _out(input, v))
 
 
+@host_memory
 def pinverse(input, rcond=1e-15):
     xp = get_backend(input.device).xp
     return _out(input, xp.linalg.pinv(_arr("pinverse", input), rcond=rcond))
 
 
+@host_memory
 def matrix_power(input, n):
     from ..creation import eye
 
@@ -196,6 +207,7 @@ def matrix_power(input, n):
     return result
 
 
+@host_memory
 def matrix_exp(input):
     """Scaling and squaring with a degree-12 Taylor series (differentiable composite)."""
     from ..creation import eye
@@ -246,6 +258,7 @@ def triu(input, diagonal=0):
     return _tri("triu", input, diagonal, False)
 
 
+@host_memory
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices whose `offset` diagonal (over the new last two dims) is input's last dim."""
     from ..creation import arange, zeros
@@ -261,6 +274,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return out
 
 
+@host_memory
 def diag(input, diagonal=0):
     """A 1-D input becomes the `diagonal` of a square matrix; a 2-D input gives its diagonal."""
     if input.ndim == 1:
@@ -333,6 +347,7 @@ def cross(input, other, dim=None):
             - input.index_select(dim, i2) * other.index_select(dim, i1))
 
 
+@host_memory
 def kron(input, other):
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError(f"kron(): expected two Tensors, got {type(input).__name__} and "
@@ -368,6 +383,7 @@ def dist(input, other, p=2):
     return (input - other).norm(p)
 
 
+@host_memory
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """X with op(T) X = b, T the upper (lower) triangle of A; returns (X, T)."""
     from ..creation import eye

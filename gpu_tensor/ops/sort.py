@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtype as _dt
 from .._tensor import Tensor
 from ..backends import get_backend
+from ._host_memory import host_memory
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "quantile",
            "nanquantile", "mode", "unique", "unique_consecutive", "cummax", "cummin",
@@ -100,6 +101,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     return TopkResult(input.gather(d, idx) if input.ndim else input.clone(), idx)
 
 
+@host_memory
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest element (1-based) along dim."""
     d = _dim(input, dim)
@@ -151,11 +153,13 @@ def _median(input, dim, keepdim, ignore_nan, name):
     return MedianResult(vals, pick)
 
 
+@host_memory
 def median(input, dim=None, keepdim=False):
     """The lower median (torch's: no averaging of the two middle values)."""
     return _median(input, dim, keepdim, False, "median")
 
 
+@host_memory
 def nanmedian(input, dim=None, keepdim=False):
     return _median(input, dim, keepdim, True, "nanmedian")
 
@@ -211,14 +215,17 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     return r
 
 
+@host_memory
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
 
 
+@host_memory
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
 
 
+@host_memory
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along dim (the smallest on ties) and its last index."""
     d = _dim(input, dim)
@@ -244,6 +251,7 @@ def mode(input, dim=-1, keepdim=False):
     return ModeResult(vals, idx)
 
 
+@host_memory
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
     """The distinct values (sorted), optionally the inverse indices and the counts."""
     bk = get_backend(input.device)
@@ -267,6 +275,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@host_memory
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive values (of the flattened input, or along dim)."""
     bk = get_backend(input.device)
@@ -314,10 +323,12 @@ def _cumext(input, dim, name, acc, cls):
     return cls(input.gather(d, idx), idx)
 
 
+@host_memory
 def cummax(input, dim):
     return _cumext(input, dim, "cummax", "maximum", CummaxResult)
 
 
+@host_memory
 def cummin(input, dim):
     return _cumext(input, dim, "cummin", "minimum", CumminResult)
 

@@ -21,6 +21,7 @@ from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
+from ._host_memory import host_memory
 
 __all__ = [
     "asin", "acos", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "arcsin",
@@ -90,7 +91,7 @@ def _unary(name, fn, host=False, complex_ok=True):
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"torch.{name}: elementwise."
-    wrapped = differentiable(keyword_out(op))  # formulas: autograd/formulas_more.py
+    wrapped = differentiable(keyword_out(host_memory(op)))  # formulas: autograd/formulas_more.py
     return wrapped
 
 
@@ -334,6 +335,7 @@ def float_power(input, exponent):
     return a ** b if isinstance(a, Tensor) else _as_tensor(a, b).to(wide) ** b
 
 
+@host_memory
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     if input.dtype.category < _dt.FLOAT:
         return input.clone()
