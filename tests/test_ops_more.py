@@ -235,6 +235,7 @@ TORCH_CASES = {
     "nextafter": (lambda m, x: m.nextafter(x, x + 1), A),
     "float_power": (lambda m, x: m.float_power(x, 2), A),
     "sort": (lambda m, x: x.sort(0, descending=True), A), "topk": (lambda m, x: x.topk(2, 0), A),
+    "flip varargs": (lambda m, x: x.flip(0, 1), A), "flip list": (lambda m, x: x.flip([1]), A),
     "median_dim": (lambda m, x: x.median(1), A), "nanmedian": (lambda m, x: x.nanmedian(), A),
     "quantile": (lambda m, x: x.quantile(m.tensor([0.2, 0.9], device=x.device), dim=1,
                                          keepdim=True), A),

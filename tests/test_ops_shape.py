@@ -1,6 +1,7 @@
 """Functional view forms and the copying rearrangements (flip/roll/repeat/tile), new_*."""
 
 import numpy as np
+import pytest
 
 import gpu_tensor.dtype as dt
 from gpu_tensor import creation as cr
@@ -24,6 +25,10 @@ def test_copying_rearrangements(device):
     assert_close(x.flip(0), A[::-1])
     assert_close(shape.flip(x, (0, 1)), A[::-1, ::-1])
     assert x.flip(1).untyped_storage() is not x.untyped_storage()
+    assert_close(x.flip(0, 1), A[::-1, ::-1])  # torch's Tensor.flip(*dims) form too
+    assert_close(x.t().flip([0]), A.T[::-1])
+    with pytest.raises(TypeError, match="dims"):
+        x.flip()
     assert_close(x.roll(1, 1), np.roll(A, 1, 1))
     assert_close(shape.roll(x, 5), np.roll(A, 5))
     assert_close(x.repeat(2, 1, 3), np.tile(A, (2, 1, 3)))

@@ -294,8 +294,8 @@ formula("SliceBackward0", (join, "tensor_split"), inputs=first, multi=True,
 
 # -- copying rearrangements --------------------------------------------------------------------
 @formula("FlipBackward0", (shape, "flip"), inputs=first)
-def _flip(ctx, out, x, dims):
-    ctx.dims = dims
+def _flip(ctx, out, x, *dims):  # (a list, or several ints: see ops/shape.flip)
+    ctx.dims = dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims
 
 
 @_flip.backward

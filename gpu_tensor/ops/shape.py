@@ -39,8 +39,10 @@ def detach(input):
 
 
 def _copy_result(t, arr):
+    """A tensor over `arr`: a fresh array as it is, a view (flip's) copied in its own
+    layout by the backend (emulated cuda: straight into allocator memory)."""
     b = get_backend(t.device)
-    arr, st = b.adopt(b.xp.array(arr, copy=True))
+    arr, st = b.adopt(arr if arr.flags.owndata else b.astype(arr, arr.dtype))
     return Tensor._make(arr, t.device, t.dtype, st)
 
 
@@ -55,8 +57,13 @@ def _dims(t, dims):
 
 @differentiable(first=True)
 @host_memory
-def flip(input, dims):
-    """A copy with the order of elements reversed along `dims`."""
+def flip(input, *dims):
+    """A copy with the order of elements reversed along `dims` (a list, or, as torch's
+    Tensor.flip takes them, several ints)."""
+    if not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        dims = dims[0]
     if input.ndim == 0:
         return input.clone()
     return _copy_result(input, get_backend(input.device).xp.flip(input._data, _dims(input, dims)))

@@ -432,6 +432,8 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
     "trunc division": lambda a, i: gt.div(a, 3, rounding_mode="trunc"),
     "left shift": lambda a, i: gt.bitwise_left_shift(i, 2),
     "fused broadcast": lambda a, i: _fused(a.transpose(0, 1), a[:, 0]),
+    "flip": lambda a, i: a.flip(1),
+    "flip transposed": lambda a, i: a.transpose(0, 2).flip((0, 2)),
     "sort": lambda a, i: gt.sort(a, 1).values,
     "argsort descending": lambda a, i: gt.argsort(a, 0, descending=True),
     "topk": lambda a, i: gt.topk(a, 128, 1).values,
