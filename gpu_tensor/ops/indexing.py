@@ -171,7 +171,9 @@ def getitem(self, index):
         data, idx = split_advanced(self._data, idx)
         if b.wraps_indices:
             check_bounds(data.shape, idx)
-        arr = b.xp.array(data[idx], copy=True)
+        arr = data[idx]
+        if not arr.flags.owndata:  # numpy transposed its result, or made a view: copy it
+            arr = b.astype(arr, arr.dtype)
     except IndexError as exc:
         raise IndexError(str(exc).replace("axis", "dimension")) from None
     except MemoryError as exc:  # an impossible result: torch's error, not numpy's
