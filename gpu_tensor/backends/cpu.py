@@ -123,7 +123,7 @@ class CpuBackend(Backend):
             src = saturating_astype(np.asarray(src), dst.dtype)  # the one cast rule
         np.copyto(dst, src, casting="unsafe")
 
-    # numpy's MemoryError (an impossible result) leaves these as torch's error
+    # these raise numpy's MemoryError (an impossible result) as torch's error
     # (Backend.host_memory_error); a try costs nothing until it catches
 
     def contiguous(self, array):
