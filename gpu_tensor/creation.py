@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -11,6 +10,7 @@ import numpy as np
 from . import _args
 from . import dtype as _dt
 from ._data import host_from_data
+from ._host_memory import host_memory
 from ._out import creation as creation_out
 from ._tensor import Tensor
 from .backends import get_backend
@@ -162,21 +162,6 @@ def _size(size, fn="empty", itemsize=8) -> tuple:
 _I64_MAX = 2 ** 63 - 1
 
 
-def _host_memory(fn):
-    """numpy's MemoryError from building a factory's host array (arange(0, 6, 1e-12)) as
-    torch's allocator RuntimeError."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except MemoryError as exc:
-            if isinstance(exc, RuntimeError):  # gt.OutOfMemoryError is already torch's
-                raise
-            raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory for {fn.__name__}"
-                               f"(): {exc}; ask for fewer elements") from None
-    return wrapper
-
-
 def _dtype_or_default(dtype):
     return _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
 
@@ -265,7 +250,7 @@ def ones(*size, out=None, dtype=None, device=None, requires_grad=False) -> Tenso
                    requires_grad)
 
 
-@_host_memory
+@host_memory
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dt = _dtype_or_default(dtype)
     n = _args.int_arg(n, "eye", "n")
@@ -276,7 +261,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
-@_host_memory
+@host_memory
 def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
            requires_grad=False) -> Tensor:
     if out is not None:
@@ -319,7 +304,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
-@_host_memory
+@host_memory
 def linspace(start, end, steps, *, out=None, dtype=None, device=None,
              requires_grad=False) -> Tensor:
     if out is not None:
@@ -335,7 +320,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None,
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
-@_host_memory
+@host_memory
 def rand(*size, out=None, dtype=None, device=None, requires_grad=False,
          generator=None) -> Tensor:
     if out is not None:
@@ -346,7 +331,7 @@ def rand(*size, out=None, dtype=None, device=None, requires_grad=False,
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
-@_host_memory
+@host_memory
 def randn(*size, out=None, dtype=None, device=None, requires_grad=False,
           generator=None) -> Tensor:
     if out is not None:
@@ -368,7 +353,7 @@ def _dt_not_implemented(name, dt, hint):
         f'"{name}" not implemented for \'{_dt.SCALAR_TYPE_NAMES[dt.name]}\'; {hint}')
 
 
-@_host_memory
+@host_memory
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
             generator=None) -> Tensor:
     if size is None and isinstance(high, (tuple, list)):
@@ -390,7 +375,7 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
     return _finish(_from_host(host, dt, device), requires_grad)
 
 
-@_host_memory
+@host_memory
 def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     dt = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
     n = _args.int_arg(n, "randperm", "n")

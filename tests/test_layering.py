@@ -24,7 +24,9 @@ LAYERS = [
     ["storage", "backends", "backends.*", "cuda", "cuda.*"],  # mechanism per device kind
     ["_tensor"],  # the class body (torch/_tensor.py)
     ["_views", "_layout", "_interop", "_format"],  # method groups over the class
-    ["creation", "_data", "_out"],  # _out: the out= contract (write-back, resize, cast)
+    # _out: the out= contract (write-back, resize, cast); _host_memory: numpy's MemoryError
+    # as torch's error, for the factories and the ops
+    ["creation", "_data", "_out", "_host_memory"],
     ["ops", "ops.*", "sparse", "sparse.*"],  # sparse COO tensors are made by ops (to_sparse)
     ["transfer", "transfer.*"],  # pinned memory, staging, moves between devices
     ["fusion", "fusion.fuse", "autograd", "autograd.*"],  # take and return Tensors

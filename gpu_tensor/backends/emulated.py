@@ -15,6 +15,7 @@ temporaries stay under PIECE elements whatever the tensor's size.
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 
@@ -137,11 +138,8 @@ class EmulatedCudaBackend(CpuBackend):
                     return self._into(fn, args, *result)
             else:  # a composite of numpy calls: piece by piece into allocator memory
                 shape = _broadcast_shape(args)
-                n = 1
-                for s in shape or ():
-                    n *= s
-                if shape is not None and n > PIECE:
-                    return self._by_pieces(fn, args, params or {}, shape)
+                if shape is not None and math.prod(shape) > PIECE:
+                    return self._elementwise_by_pieces(fn, args, params or {}, shape)
             # small, or numpy's own refusal: numpy allocates, then adopt() copies it in
             return super().elementwise(key, fn, args, out_np, params)
         except MemoryError as exc:  # numpy's temporary: report it as the device's OOM
@@ -184,7 +182,7 @@ class EmulatedCudaBackend(CpuBackend):
                 strides = like.strides
         return self._into(fn, operands, shape, np_dtype, strides)
 
-    def _by_pieces(self, fn, args, params, shape):
+    def _elementwise_by_pieces(self, fn, args, params, shape):
         """`fn(*args, **params)`, elementwise over the broadcast `shape`, computed over
         pieces of at most PIECE elements into one allocator array: an impossible size is
         the allocator's OutOfMemoryError, and numpy's temporaries stay piece-sized. The
@@ -203,10 +201,7 @@ class EmulatedCudaBackend(CpuBackend):
         """`fn(*operands)` (see Backend.by_pieces) filled piece by piece into allocator
         memory once the result is over PIECE elements; smaller, numpy allocates it and
         adopt() copies it in."""
-        n = 1
-        for s in shape:
-            n *= s
-        if n <= PIECE:
+        if math.prod(shape) <= PIECE:
             return fn(*operands)
         out, st = self.empty(shape, np_dtype)
         return self._fill(out, st, fn, operands, {}, whole)

@@ -15,9 +15,9 @@ import collections
 import numpy as np
 
 from .. import dtype as _dt
+from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
-from ._host_memory import host_memory
 
 __all__ = ["index_add", "index_copy", "index_fill", "masked_scatter", "put", "take_along_dim",
            "scatter_reduce", "nonzero_static", "argwhere", "repeat_interleave", "diff",

@@ -13,9 +13,9 @@ import numpy as np
 from .. import dtype as _dt
 from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
+from .._host_memory import host_memory, memory_error
 from .._tensor import Tensor
 from ..backends import get_backend
-from ._host_memory import host_memory, memory_error
 from ._index_plan import empty_basic, empty_slice, none_strides, split_advanced
 from ._inplace import check_writable
 

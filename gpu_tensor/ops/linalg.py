@@ -10,12 +10,12 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import differentiable
+from .._host_memory import host_memory
 from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
 from ._dispatch import mismatch as _mismatch
-from ._host_memory import host_memory
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"]
 

@@ -16,9 +16,9 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import differentiable
+from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
-from ._host_memory import host_memory
 
 __all__ = ["det", "inverse", "solve", "qr", "svd", "cholesky", "slogdet", "logdet",
            "pinverse", "eigh", "matrix_power", "trace", "tril", "triu", "diag", "diag_embed",

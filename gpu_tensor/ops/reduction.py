@@ -11,11 +11,11 @@ import numpy as np
 from .. import dtype as _dt
 from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
+from .._host_memory import host_memory
 from .._out import call as out_call
 from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU
-from ._host_memory import host_memory
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
            "std", "var_mean", "std_mean", "all", "any", "norm", "cumsum", "cumprod",

@@ -8,9 +8,9 @@ from .. import _views
 from .._dims import shape_args
 from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
+from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
-from ._host_memory import host_memory
 
 __all__ = ["flip", "roll", "repeat", "tile", "reshape", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis",
            "narrow", "select", "squeeze", "unsqueeze", "flatten", "unflatten", "t",

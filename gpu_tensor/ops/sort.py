@@ -14,9 +14,9 @@ import collections
 import numpy as np
 
 from .. import dtype as _dt
+from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
-from ._host_memory import host_memory
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "quantile",
            "nanquantile", "mode", "unique", "unique_consecutive", "cummax", "cummin",

@@ -17,11 +17,11 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import differentiable
+from .._host_memory import host_memory
 from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
-from ._host_memory import host_memory
 
 __all__ = [
     "asin", "acos", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "arcsin",

@@ -1,14 +1,14 @@
-"""numpy's MemoryError (a host buffer it could not allocate) as torch's error, for ops
-that compute with numpy beyond the paths the backends plan: the host allocator's
-RuntimeError on cpu, gt.OutOfMemoryError on emulated cuda (whose memory is host memory).
-A numpy exception never reaches the user raw (issue 18)."""
+"""numpy's MemoryError (a host buffer it could not allocate) as torch's error, for the
+factories and the ops that compute with numpy beyond the paths the backends plan: the host
+allocator's RuntimeError on cpu, gt.OutOfMemoryError on emulated cuda (whose memory is host
+memory). A numpy exception never reaches the user raw (issue 18)."""
 
 from __future__ import annotations
 
 import functools
 
-from .._tensor import Tensor
-from ..backends import get_backend
+from ._tensor import Tensor
+from .backends import get_backend
 
 __all__ = ["host_memory", "memory_error"]
 
