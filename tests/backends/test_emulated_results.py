@@ -35,40 +35,70 @@ def _host_peak(fn):
         tracemalloc.stop()
 
 
-def test_impossible_elementwise_is_the_allocators_oom_and_leaves_it_consistent():
-    x = gt.ones(2 ** 20, device="cuda")
+def _refused_by_the_allocator(fn, match=r"Tried to allocate \d+\.\d+ TiB"):
+    """fn() is refused by the allocator itself (gt.OutOfMemoryError, num_ooms up by one),
+    which is left as it was and consistent."""
     before = cmem.memory_allocated(0)
     ooms = cmem.memory_stats(0)["num_ooms"]
-    with pytest.raises(gt.OutOfMemoryError, match="Tried to allocate 8192.00 TiB"):
-        x.expand(2 ** 31, 2 ** 20) + 1  # 2**51 float32 elements: numpy would try, too
-    with pytest.raises(gt.OutOfMemoryError, match="Tried to allocate"):
-        gt.exp(x.expand(2 ** 31, 2 ** 20))
-    assert cmem.memory_stats(0)["num_ooms"] == ooms + 2  # refused by the allocator itself
+    with pytest.raises(gt.OutOfMemoryError, match=match):
+        fn()
+    assert cmem.memory_stats(0)["num_ooms"] == ooms + 1
     assert cmem.memory_allocated(0) == before
     verify.check(_allocator())
-    assert (x[:4] + 1).sum().item() == 8.0  # still usable
 
 
-def test_result_over_the_cap_is_refused_before_numpy_allocates_it():
-    """A 64 MiB result under a cap smaller than that: numpy could allocate it (host memory
-    is plentiful), so the old path built it and only then failed to copy it in; now the
-    allocator refuses first and no host buffer of that size ever exists."""
-    x = gt.ones(1, 4 * MIB, device="cuda")  # 16 MiB
+def _refused_under_a_cap(fn, headroom=48 * MIB):
+    """fn() under a per-process cap `headroom` above what is allocated is refused before
+    numpy allocates (host memory is plentiful, so the old path built the result and only
+    then failed to copy it in), and leaves the allocator as it was."""
     capacity = cmem.mem_get_info(0)[1]
     old = cmem.get_per_process_memory_fraction(0)
-    cmem.set_per_process_memory_fraction(48 * MIB / capacity, 0)
+    before = cmem.memory_allocated(0)
+    cmem.set_per_process_memory_fraction((before + headroom) / capacity, 0)
     try:
-        before = cmem.memory_allocated(0)
-
-        def huge():
+        def refused():
             with pytest.raises(gt.OutOfMemoryError):
-                x.expand(4, 4 * MIB) * 2  # 64 MiB
-        _, peak = _host_peak(huge)
+                fn()
+        _, peak = _host_peak(refused)
     finally:
         cmem.set_per_process_memory_fraction(old, 0)
     assert peak < MIB, f"numpy allocated {peak} bytes before the OOM"
     assert cmem.memory_allocated(0) == before
     verify.check(_allocator())
+
+
+def _result_in_allocator(op, *args):
+    """op(*args) run warm (the first call of a dtype combination resolves it once): the
+    result, its bytes, the host bytes numpy traced meanwhile, and op on cpu copies of the
+    args. Checks that the allocator grew by exactly the result's bytes and stayed
+    consistent, and that shape, dtype and values are the cpu's."""
+    op(*args)
+    before = cmem.memory_allocated(0)
+    y, peak = _host_peak(lambda: op(*args))
+    nbytes = y.untyped_storage().nbytes()
+    assert nbytes == y.numel() * y.element_size()
+    assert cmem.memory_allocated(0) - before == nbytes
+    verify.check(_allocator())
+    want = op(*[t.cpu() for t in args])
+    assert y.shape == want.shape and y.dtype is want.dtype
+    np.testing.assert_array_equal(y.cpu().numpy(), want.numpy())
+    return y, want, nbytes, peak
+
+
+def test_impossible_elementwise_is_the_allocators_oom_and_leaves_it_consistent():
+    x = gt.ones(2 ** 20, device="cuda")
+    # 2**51 float32 elements: numpy would try, too
+    _refused_by_the_allocator(lambda: x.expand(2 ** 31, 2 ** 20) + 1,
+                              match="Tried to allocate 8192.00 TiB")
+    _refused_by_the_allocator(lambda: gt.exp(x.expand(2 ** 31, 2 ** 20)))
+    assert (x[:4] + 1).sum().item() == 8.0  # still usable
+
+
+def test_result_over_the_cap_is_refused_before_numpy_allocates_it():
+    """A 64 MiB result with 48 MiB left under the cap: the allocator refuses first, and no
+    host buffer of that size ever exists."""
+    x = gt.ones(1, 4 * MIB, device="cuda")  # 16 MiB
+    _refused_under_a_cap(lambda: x.expand(4, 4 * MIB) * 2)
 
 
 _OPS = {
@@ -86,18 +116,10 @@ _OPS = {
 def test_result_bytes_are_the_allocators_and_no_host_buffer_is_made(case):
     a = gt.ones(1024, 1024, device="cuda")  # 4 MiB each, multiples of the rounding
     b = gt.full((1024, 1024), 2.0, device="cuda")
-    op = _OPS[case]
-    op(a, b)  # warm: the first call of a dtype combination resolves it once
-    before = cmem.memory_allocated(0)
-    y, peak = _host_peak(lambda: op(a, b))
-    nbytes = y.untyped_storage().nbytes()
-    assert nbytes == y.numel() * y.element_size() >= MIB
-    assert cmem.memory_allocated(0) - before == nbytes
+    y, want, nbytes, peak = _result_in_allocator(_OPS[case], a, b)
+    assert nbytes >= MIB
     assert peak < nbytes // 4, f"host buffer of {peak} bytes for a {nbytes}-byte result"
-    verify.check(_allocator())
-    want = op(a.cpu(), b.cpu())
-    assert y.stride() == want.stride() and y.dtype is want.dtype
-    np.testing.assert_array_equal(y.cpu().numpy(), want.numpy())
+    assert y.stride() == want.stride()
 
 
 def _layout_cases():
@@ -227,13 +249,7 @@ _IMPOSSIBLE = {  # each result is at least 4 TiB; the operands are a few bytes
 
 @pytest.mark.parametrize("case", list(_IMPOSSIBLE))
 def test_impossible_reduction_product_or_join_is_the_allocators_oom(case):
-    before = cmem.memory_allocated(0)
-    ooms = cmem.memory_stats(0)["num_ooms"]
-    with pytest.raises(gt.OutOfMemoryError, match=r"Tried to allocate \d+\.\d+ TiB"):
-        _IMPOSSIBLE[case]()
-    assert cmem.memory_stats(0)["num_ooms"] == ooms + 1  # refused by the allocator itself
-    assert cmem.memory_allocated(0) == before
-    verify.check(_allocator())
+    _refused_by_the_allocator(_IMPOSSIBLE[case])
 
 
 _OVER_CAP = {  # 64 MiB results (numpy could allocate them) under a 48 MiB cap
@@ -247,20 +263,7 @@ _OVER_CAP = {  # 64 MiB results (numpy could allocate them) under a 48 MiB cap
 
 @pytest.mark.parametrize("case", list(_OVER_CAP))
 def test_reduction_product_or_join_over_the_cap_is_refused_before_numpy_allocates(case):
-    capacity = cmem.mem_get_info(0)[1]
-    old = cmem.get_per_process_memory_fraction(0)
-    before = cmem.memory_allocated(0)
-    cmem.set_per_process_memory_fraction((before + 48 * MIB) / capacity, 0)
-    try:
-        def refused():
-            with pytest.raises(gt.OutOfMemoryError):
-                _OVER_CAP[case]()
-        _, peak = _host_peak(refused)
-    finally:
-        cmem.set_per_process_memory_fraction(old, 0)
-    assert peak < MIB, f"numpy allocated {peak} bytes before the OOM"
-    assert cmem.memory_allocated(0) == before
-    verify.check(_allocator())
+    _refused_under_a_cap(_OVER_CAP[case])
 
 
 _RESULTS = {  # operand a: (1024, 256, 4) float32 (4 MiB); each result is 1 MiB or more
@@ -286,19 +289,10 @@ _RESULTS = {  # operand a: (1024, 256, 4) float32 (4 MiB); each result is 1 MiB 
 @pytest.mark.parametrize("case", list(_RESULTS))
 def test_reduction_product_and_join_bytes_are_the_allocators(case):
     a = gt.arange(2 ** 20, dtype=gt.float32, device="cuda").reshape(1024, 256, 4) % 7 - 3
-    op = _RESULTS[case]
-    op(a)  # warm: the first call of a dtype resolves its result dtype once
-    before = cmem.memory_allocated(0)
-    y, peak = _host_peak(lambda: op(a))
-    nbytes = y.untyped_storage().nbytes()
-    assert nbytes == y.numel() * y.element_size() >= MIB
-    assert cmem.memory_allocated(0) - before == nbytes
+    y, want, nbytes, peak = _result_in_allocator(_RESULTS[case], a)
+    assert nbytes >= MIB
     assert peak < nbytes // 4, f"host buffer of {peak} bytes for a {nbytes}-byte result"
-    verify.check(_allocator())
-    want = op(a.cpu())
-    assert y.shape == want.shape and y.dtype is want.dtype
     assert _layout(y) == _layout(want)
-    np.testing.assert_array_equal(y.cpu().numpy(), want.numpy())
 
 
 def _reduction_layout_cases():
@@ -447,19 +441,10 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
 def test_pieced_results_are_the_allocators_and_numpys_temporaries_stay_small(case):
     a = gt.arange(2 ** 21, dtype=gt.float32, device="cuda").reshape(2048, 256, 4) % 7 - 3.5
     i = (gt.arange(2 ** 21, device="cuda").reshape(2048, 256, 4) * 7919) % 256
-    op = _PIECED[case]
-    op(a, i)  # warm
-    before = cmem.memory_allocated(0)
-    y, peak = _host_peak(lambda: op(a, i))
-    nbytes = y.untyped_storage().nbytes()
-    assert nbytes == y.numel() * y.element_size() >= 2 * MIB
-    assert cmem.memory_allocated(0) - before == nbytes
+    y, want, nbytes, peak = _result_in_allocator(_PIECED[case], a, i)
+    assert nbytes >= 2 * MIB
     assert peak < 2 * MIB, f"host buffers of {peak} bytes for a {nbytes}-byte result"
-    verify.check(_allocator())
-    want = op(a.cpu(), i.cpu())
-    assert y.shape == want.shape and y.dtype is want.dtype
     assert _layout(y) == _layout(want)
-    np.testing.assert_array_equal(y.cpu().numpy(), want.numpy())
 
 
 _IMPOSSIBLE_PIECED = {  # each result is at least 4 TiB; the operands are a few bytes
@@ -473,13 +458,7 @@ _IMPOSSIBLE_PIECED = {  # each result is at least 4 TiB; the operands are a few 
 
 @pytest.mark.parametrize("case", list(_IMPOSSIBLE_PIECED))
 def test_impossible_pieced_result_is_the_allocators_oom(case):
-    before = cmem.memory_allocated(0)
-    ooms = cmem.memory_stats(0)["num_ooms"]
-    with pytest.raises(gt.OutOfMemoryError, match=r"Tried to allocate \d+\.\d+ TiB"):
-        _IMPOSSIBLE_PIECED[case]()
-    assert cmem.memory_stats(0)["num_ooms"] == ooms + 1
-    assert cmem.memory_allocated(0) == before
-    verify.check(_allocator())
+    _refused_by_the_allocator(_IMPOSSIBLE_PIECED[case])
 
 
 @pytest.mark.parametrize("whole", [(), (0,), (2,), (0, 1, 2)])
