@@ -50,6 +50,40 @@ def _from_host(host: np.ndarray, dt, device) -> Tensor:
     return Tensor._make(arr, dev, dt, st)
 
 
+_DRAW = 1 << 16  # values per host call of the generated factories (numpy's temporaries)
+
+
+def _generated(shp, dt, device, draw, then=None) -> Tensor:
+    """A tensor of `shp` on `device` whose C-order values are `draw(lo, k)` (a host array
+    of the k values from flat index lo on, cast to dt like astype) over pieces of at most
+    _DRAW values. Where the device's arrays are host memory (cpu, emulated cuda) the pieces
+    land in the result itself: an impossible size is the device allocator's error before
+    any host buffer exists, and numpy's temporaries stay piece-sized. Elsewhere a host
+    array is filled the same way and copied over, so every device gets the same values.
+    `then(array)` runs on the filled host array before it is copied anywhere."""
+    dev = resolve(device)
+    b = get_backend(dev)
+    n = math.prod(shp)
+    if n <= _DRAW:  # one piece: numpy's array, as the device takes it
+        arr = draw(0, n).astype(dt.np)
+        if len(shp) != 1:
+            arr = arr.reshape(shp)
+        if then is not None:
+            then(arr)
+        return _from_host(arr, dt, dev)
+    in_place = b.xp is np
+    arr, st = b.empty(shp, dt.np) if in_place else (np.empty(shp, dt.np), None)
+    flat = arr.reshape(-1)  # (a view: arr is C-contiguous)
+    for lo in range(0, n, _DRAW):
+        k = min(_DRAW, n - lo)
+        np.copyto(flat[lo:lo + k], draw(lo, k), casting="unsafe")
+    if then is not None:
+        then(arr)
+    if in_place:
+        return Tensor._make(arr, dev, dt, st)
+    return _from_host(arr, dt, dev)
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, numbers, arrays, tensors).
     Python ints -> int64, floats -> the default dtype, bools -> bool, complex -> complex64."""
@@ -257,8 +291,13 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     m = None if m is None else _args.int_arg(m, "eye", "m", 2)
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"eye: n and m must be >= 0, got n={n}, m={m}")
-    host = np.eye(n, n if m is None else m, dtype=dt.np)
-    return _finish(_from_host(host, dt, device), requires_grad)
+    m = n if m is None else m
+    _size((n, m), "eye", dt.itemsize)
+    t = _filled((n, m), dt, resolve(device), 0)
+    if n and m:  # the diagonal: every (m + 1)th element of the flat array
+        one = 1 if t._data.dtype == dt.np else np.array(1, dt.np).view(t._data.dtype).item()
+        t._data.reshape(-1)[:min(n, m) * (m + 1):m + 1] = one
+    return _finish(t, requires_grad)
 
 
 @host_memory
@@ -300,8 +339,10 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
     # computed in float64 (or int64) then cast, as torch does for its accumulate type
     acc = np.int64 if dt.category <= _dt.INT and all(
         isinstance(v, (int, np.integer)) for v in vals) else np.float64
-    host = (vals[0] + np.arange(n, dtype=acc) * vals[2]).astype(dt.np)
-    return _finish(_from_host(host, dt, device), requires_grad)
+    first, step = vals[0], vals[2]
+    return _finish(_generated((n,), dt, device,
+                              lambda lo, k: first + np.arange(lo, lo + k, dtype=acc) * step),
+                   requires_grad)
 
 
 @host_memory
@@ -315,9 +356,34 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None,
     end = _args.number_arg(end, "linspace", "end")
     if steps < 0:
         raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
-    host = np.linspace(start, end, int(steps), dtype=np.float64)
-    host = host.astype(dt.np) if dt.category >= _dt.FLOAT else np.trunc(host).astype(dt.np)
-    return _finish(_from_host(host, dt, device), requires_grad)
+    # (a complex end point keeps its real part: numpy's cast to the float64 it computes in)
+    values = _linspace_values(start.real, end.real, steps, trunc=dt.category < _dt.FLOAT)
+    return _finish(_generated((steps,), dt, device, values), requires_grad)
+
+
+def _linspace_values(start, end, steps: int, trunc: bool):
+    """linspace's values lo..lo+k-1 in float64, exactly as np.linspace computes them (step
+    = (end - start) / (steps - 1) times the index, plus start, with end itself last);
+    `trunc`: rounded toward zero, for an integer dtype."""
+    div = steps - 1
+    delta = np.subtract(np.float64(end), np.float64(start))
+    step = delta / div if div > 0 else None
+
+    def values(lo, k):
+        y = np.arange(lo, lo + k, dtype=np.float64)
+        if step is None:  # 0 or 1 values: start
+            y = y * delta
+        elif step == 0:  # denormal steps (numpy's gh-5437)
+            y /= div
+            y *= delta
+        else:
+            y *= step
+        y += start
+        if lo + k == steps and steps > 1:
+            y[-1] = end
+        return np.trunc(y, out=y) if trunc else y
+
+    return values
 
 
 @host_memory
@@ -327,8 +393,9 @@ def rand(*size, out=None, dtype=None, device=None, requires_grad=False,
         return creation_out("rand", rand, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
     dt = _dtype_or_default(dtype)
     _need_float(dt, "rand")
-    host = (generator or _rng).random(_size(size, "rand")).astype(dt.np)
-    return _finish(_from_host(host, dt, device), requires_grad)
+    rng = generator or _rng
+    return _finish(_generated(_size(size, "rand"), dt, device, lambda lo, k: rng.random(k)),
+                   requires_grad)
 
 
 @host_memory
@@ -338,8 +405,9 @@ def randn(*size, out=None, dtype=None, device=None, requires_grad=False,
         return creation_out("randn", randn, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
     dt = _dtype_or_default(dtype)
     _need_float(dt, "randn")
-    host = (generator or _rng).standard_normal(_size(size, "randn")).astype(dt.np)
-    return _finish(_from_host(host, dt, device), requires_grad)
+    rng = generator or _rng
+    return _finish(_generated(_size(size, "randn"), dt, device,
+                              lambda lo, k: rng.standard_normal(k)), requires_grad)
 
 
 def _need_float(dt, name):
@@ -371,8 +439,9 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
     dt = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
-    host = (generator or _rng).integers(low, high, _size((size,), "randint")).astype(dt.np)
-    return _finish(_from_host(host, dt, device), requires_grad)
+    rng = generator or _rng
+    return _finish(_generated(_size((size,), "randint"), dt, device,
+                              lambda lo, k: rng.integers(low, high, k)), requires_grad)
 
 
 @host_memory
@@ -381,8 +450,10 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
     n = _args.int_arg(n, "randperm", "n")
     if n < 0:
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
-    host = (generator or _rng).permutation(n).astype(dt.np)
-    return _finish(_from_host(host, dt, device), requires_grad)
+    # numpy's permutation(n) is arange(n) shuffled in place, and a shuffle moves the same
+    # positions whatever the dtype: done in the result itself, it needs no host copy
+    return _finish(_generated((n,), dt, device, lambda lo, k: np.arange(lo, lo + k),
+                              (generator or _rng).shuffle), requires_grad)
 
 
 def _like(fn, input, dtype, device, requires_grad, *args, memory_format=None):

@@ -143,3 +143,49 @@ def test_empty_as_strided_takes_any_offset(device):
     assert r.stride() == (1, 1) and r.storage_offset() == 100
     with pytest.raises(RuntimeError, match="storage offset"):
         x.as_strided((0,), (1,), -1)
+
+
+_T = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+
+
+_I = np.array([0, 1, 1])
+
+
+@pytest.mark.parametrize("index, want, strides", [  # torch 2.13's strides for these results
+    (lambda d: cr.tensor([0, -1, 1], device=d), _T[[0, -1, 1]], (20, 5, 1)),
+    (lambda d: (slice(None), cr.tensor(_I, device=d)), _T[:, _I], (15, 5, 1)),
+    (lambda d: (slice(None), cr.tensor([[0, 2], [1, 1]], device=d)),
+     _T[:, np.array([[0, 2], [1, 1]])], (20, 10, 5, 1)),
+    (lambda d: (Ellipsis, cr.tensor([0, 1], device=d)), _T[..., [0, 1]], (8, 2, 1)),
+    (lambda d: (slice(1, None), cr.tensor([1, 0], device=d)), _T[1:, [1, 0]], (10, 5, 1)),
+    (lambda d: (0, slice(None), cr.tensor([1, 0], device=d)), _T[0][:, [1, 0]], (2, 1)),
+    (lambda d: (slice(None), cr.tensor([-1, -2], device=d)), _T[:, [-1, -2]], (10, 5, 1)),
+    (lambda d: cr.tensor(_T[:, 0, 0] > 10, device=d), _T[_T[:, 0, 0] > 10], (20, 5, 1)),
+])
+def test_one_array_index_gives_torchs_c_contiguous_result(device, index, want, strides):
+    """numpy lays x[:, i] out with the index dims outermost; torch (and now we) in C order."""
+    r = cr.tensor(_T, device=device)[index(device)]
+    assert_close(r, want)
+    assert r.stride() == strides
+
+
+def test_a_transposed_source_keeps_numpys_order_and_out_of_range_raises(device):
+    t = cr.tensor(_T, device=device).transpose(0, 2)  # (5, 4, 3), strides (1, 5, 20)
+    r = t[cr.tensor([[0, 1], [1, 2]], device=device)]
+    assert r.stride() == (24, 12, 1, 4)  # torch 2.13's too
+    assert_close(r, _T.transpose(2, 1, 0)[np.array([[0, 1], [1, 2]])])
+    for bad in ([5], [-6]):
+        with pytest.raises(IndexError, match=f"index {bad[0]} is out of bounds for dimension 0"):
+            t[cr.tensor(bad, device=device)]
+
+
+def test_nonzero_has_torchs_column_major_layout(device):
+    m = cr.tensor(_T % 3 == 0, device=device)
+    r = ix.nonzero(m)
+    n = int((_T % 3 == 0).sum())
+    assert tuple(r.shape) == (n, 3) and r.stride() == (1, n)
+    assert_close(r, np.argwhere(_T % 3 == 0))
+    rows = ix.nonzero(m, as_tuple=True)
+    for got, want in zip(rows, np.nonzero(_T % 3 == 0), strict=True):
+        assert_close(got, want)
+    assert tuple(ix.nonzero(cr.tensor(2.0, device=device)).shape) == (1, 0)

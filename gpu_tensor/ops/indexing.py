@@ -8,6 +8,8 @@ way torch places them (ints applied first as select(); see `_index_plan.py`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtype as _dt
@@ -171,15 +173,99 @@ def getitem(self, index):
         data, idx = split_advanced(self._data, idx)
         if b.wraps_indices:
             check_bounds(data.shape, idx)
-        arr = data[idx]
-        if not arr.flags.owndata:  # numpy transposed its result, or made a view: copy it
-            arr = b.astype(arr, arr.dtype)
+        arr = _one_array_index(b, data, idx)
+        if arr is None:
+            arr = data[idx]
+            if not arr.flags.owndata:  # numpy transposed its result, or made a view: copy it
+                arr = b.astype(arr, arr.dtype)
     except IndexError as exc:
         raise IndexError(str(exc).replace("axis", "dimension")) from None
     except MemoryError as exc:  # an impossible result: torch's error, not numpy's
         raise memory_error(exc, "indexing", (self,)) from None
     arr, st = b.adopt(arr)
     return Tensor._make(arr, self.device, self.dtype, st)
+
+
+_WHOLE = slice(None)
+_RUN = 1 << 16  # elements per piece where emulated cuda fills a selection piece by piece
+
+
+def _one_array_index(b, data, idx):
+    """data[idx] computed into the backend's planned result, where `idx` is one integer
+    array (a take along its dim) or one bool mask over the leading dims, with whole slices
+    elsewhere, and data's other dims and the index are in C order. The result is then
+    C-contiguous, as torch's is (numpy's x[:, i] is a transposed copy), and emulated cuda
+    fills allocator memory with no host copy. None for any other index."""
+    if len(idx) == 1:  # x[i]: the commonest
+        ax, arr = 0, idx[0]
+        if type(arr) is slice or not getattr(arr, "ndim", 0):
+            return None
+    else:
+        ax = arr = None
+        for d, i in enumerate(idx):
+            if type(i) is slice:
+                if i != _WHOLE:
+                    return None
+            elif arr is None and getattr(i, "ndim", 0):
+                ax, arr = d, i
+            else:
+                return None
+        if arr is None:
+            return None
+    mask = arr.dtype.kind == "b"
+    k = arr.ndim if mask else 1
+    if mask:
+        if ax or arr.shape != data.shape[:k]:
+            return None  # (numpy's own error, or its rule)
+    elif arr.ndim > 1 and not arr.flags.c_contiguous:
+        return None  # (torch orders the index's dims by its strides)
+    if not data.flags.c_contiguous:
+        rest = [abs(st) for d, (n, st) in enumerate(zip(data.shape, data.strides, strict=True))
+                if n > 1 and not ax <= d < ax + k]
+        if any(outer < inner for outer, inner in zip(rest, rest[1:], strict=False)):
+            return None  # torch's result follows data's own order here, as numpy's does
+    return _selected(b, data, arr) if mask else _take(b, data, arr, ax)
+
+
+def _selected(b, data, mask):
+    """data[mask] for a bool `mask` over data's leading dims, planned for the backend:
+    emulated cuda counts the mask, allocates the result and fills it over runs of the
+    mask's first dim, so numpy's temporaries stay piece-sized."""
+    k = mask.ndim
+
+    def select(d, m, out=None):
+        if out is None:
+            return d[m]
+        run, at = max(1, _RUN // (d[0].size or 1)), 0
+        for lo in range(0, d.shape[0], run):
+            part = d[lo:lo + run][m[lo:lo + run]]
+            out[at:at + part.shape[0]] = part
+            at += part.shape[0]
+        return out
+
+    return b.compute_into(select, (data, mask), lambda: None if data.size <= _RUN else (
+        (int(np.count_nonzero(mask)),) + data.shape[k:], data.dtype, True))
+
+
+def _nonzero(b, data):
+    """The indices of data's nonzeros (data.ndim >= 1) as an (ndim, n) int64 array (C order;
+    its transpose has torch's nonzero() layout), planned for the backend as `_selected`
+    is."""
+    def where(d, out=None):
+        if out is None:
+            return b.xp.stack(b.xp.nonzero(d)).astype(np.int64, copy=False)
+        run, at = max(1, _RUN // (d[0].size or 1)), 0
+        for lo in range(0, d.shape[0], run):
+            found = np.nonzero(d[lo:lo + run])
+            n = found[0].shape[0]
+            np.add(found[0], lo, out=out[0, at:at + n])
+            for j in range(1, d.ndim):
+                out[j, at:at + n] = found[j]
+            at += n
+        return out
+
+    return b.compute_into(where, (data,), lambda: None if data.size <= _RUN else (
+        (data.ndim, int(np.count_nonzero(data))), np.dtype(np.int64), True))
 
 
 def _is_mask(i) -> bool:
@@ -373,11 +459,29 @@ def _take(b, src, index, axis):
     shape = src.shape[:axis] + index.shape + src.shape[axis + 1:]
 
     def take(s, i, out=None):
-        if out is None:
+        if out is None:  # (numpy's "raise" mode checks the bounds; cupy's callers do)
             return b.xp.take(s, i, axis=axis)
-        return b.xp.take(s, i, axis=axis, out=out, mode="wrap")
+        if s.flags.c_contiguous:
+            return b.xp.take(s, i, axis=axis, out=out, mode="wrap")
+        # np.take would first copy all of a strided src: index runs of it instead
+        flat = i.reshape(-1)
+        o = out.reshape(src.shape[:axis] + flat.shape + src.shape[axis + 1:])
+        head = (slice(None),) * axis
+        run = max(1, _RUN * flat.size // (out.size or 1))
+        for lo in range(0, flat.size, run):
+            o[head + (slice(lo, lo + run),)] = s[head + (flat[lo:lo + run],)]
+        return out
 
-    return b.compute_into(take, (src, index), lambda: (shape, src.dtype, True))
+    def plan():  # the bounds "wrap" does not check, before anything is allocated
+        if math.prod(shape) <= _RUN:
+            return None  # small: numpy's take allocates (and checks), adopt() copies it in
+        n, lo, hi = src.shape[axis], int(index.min()), int(index.max())
+        if hi >= n or lo < -n:
+            raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for dimension "
+                             f"{axis} with size {n}")
+        return shape, src.dtype, True
+
+    return b.compute_into(take, (src, index), plan)
 
 
 @differentiable(first=True)
@@ -448,25 +552,20 @@ def masked_select(input, mask):
     m = _mask(input, mask, "masked_select")
     b = get_backend(input.device)
     x, mm = b.xp.broadcast_arrays(input._data, m)
-    arr, st = b.adopt(x[mm])
+    arr, st = b.adopt(_selected(b, x, mm))
     return Tensor._make(arr, input.device, input.dtype, st)
 
 
 @host_memory
 def nonzero(input, *, as_tuple=False):
     b = get_backend(input.device)
-    data = input._data if input.dtype is not _dt.bool else input._data
-    idx = b.xp.nonzero(data if data.ndim else data.reshape(1))
+    data = input._data if input._data.ndim else input._data.reshape(1)
+    rows, st = b.adopt(_nonzero(b, data))
     if as_tuple:
-        out = []
-        for a in idx:
-            arr, st = b.adopt(a.astype(np.int64))
-            out.append(Tensor._make(arr, input.device, _dt.int64, st))
-        return tuple(out)
-    stacked = b.xp.stack(idx, axis=1) if idx else b.xp.zeros((0, 0), np.int64)
+        return tuple(Tensor._make(r, input.device, _dt.int64, st) for r in rows)
+    arr = rows.T  # (n, ndim) with strides (1, n), as torch lays it out
     if input.ndim == 0:
-        stacked = stacked[:, :0]
-    arr, st = b.adopt(stacked.astype(np.int64))
+        arr = arr[:, :0]
     return Tensor._make(arr, input.device, _dt.int64, st)
 
 

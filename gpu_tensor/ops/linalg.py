@@ -155,6 +155,34 @@ def outer(input, vec2, out=None):
     return _run("outer", input, vec2, "outer")
 
 
+def _einsum_plan(equation, arrs):
+    """(shape, dtype, c_order) of np.einsum(equation, *arrs) for a compute_into plan, or
+    None where numpy should allocate: an ellipsis, a malformed equation (numpy's error),
+    or a result numpy does not lay out in C order (found on the operands' first two
+    elements of every dim, as compute_into does for its own probe)."""
+    eq = equation.replace(" ", "")
+    if "." in eq or not isinstance(equation, str):
+        return None
+    inputs, arrow, output = eq.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(arrs):
+        return None
+    sizes = {}
+    for term, a in zip(terms, arrs, strict=True):
+        if len(term) != a.ndim:
+            return None
+        for label, n in zip(term, a.shape, strict=True):
+            sizes[label] = max(sizes.get(label, 1), n)  # (a size-1 dim broadcasts)
+    if not arrow:  # implicit: the labels seen once, in order (numpy's: by code point)
+        output = "".join(sorted(c for c in sizes if inputs.count(c) == 1))
+    if any(c not in sizes for c in output):
+        return None
+    like = np.einsum(eq, *[a[(slice(0, 2),) * a.ndim] for a in arrs])
+    if not like.flags.c_contiguous:
+        return None
+    return tuple(sizes[c] for c in output), like.dtype, True
+
+
 @host_memory
 def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -166,7 +194,15 @@ def einsum(equation, *operands):
     comp = np.float32 if first.dtype in _HALF else first.dtype.np
     arrs = [o._data if o._data.dtype == comp else bk.astype(o._data, comp) for o in operands]
     try:
-        r = bk.xp.einsum(equation, *arrs)
+        if len(arrs) < 2:  # (one operand: numpy may return a view, as torch does)
+            r = bk.xp.einsum(equation, *arrs)
+        else:  # a fresh result: where the backend computes (emulated cuda: allocator memory)
+            def product(*a, out=None):  # (cupy's einsum takes no out=, not even None)
+                if out is None:
+                    return bk.xp.einsum(equation, *a)
+                return bk.xp.einsum(equation, *a, out=out)
+
+            r = bk.compute_into(product, arrs, lambda: _einsum_plan(equation, arrs))
     except ValueError as exc:  # numpy's words for a bad equation or shapes: torch's class
         raise RuntimeError(f"einsum(): {exc} (equation {equation!r} with operand shapes "
                            f"{[tuple(o.shape) for o in operands]})") from None

@@ -4,6 +4,8 @@ which are the Tensor methods themselves, and the copying rearrangements flip/rol
 
 from __future__ import annotations
 
+import itertools
+
 from .. import _views
 from .._dims import shape_args
 from .._dims import wrap_dim as _wrap_dim
@@ -69,24 +71,57 @@ def flip(input, *dims):
     return _copy_result(input, get_backend(input.device).xp.flip(input._data, _dims(input, dims)))
 
 
+def _fresh(t, shape):
+    """A new C-contiguous array of `shape` in t's dtype on t's device (where emulated cuda
+    allocates: allocator memory), its storage, and the backend, for a copy to fill."""
+    b = get_backend(t.device)
+    arr, st = b.empty(shape, t._data.dtype)
+    return arr, st, b
+
+
 @differentiable(first=True)
 @host_memory
 def roll(input, shifts, dims=None):
-    xp = get_backend(input.device).xp
-    if dims is not None and len((shifts,) if isinstance(shifts, int) else shifts) != len(
-            (dims,) if isinstance(dims, int) else dims):
-        raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: {shifts}, "
+    """torch's roll: a C-contiguous copy with the elements shifted along `dims` (along the
+    flattened tensor when None), copied block by block into the result."""
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if dims is not None and len(shifts) != len((dims,) if isinstance(dims, int) else dims):
+        raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: {list(shifts)}, "
                            f"dims: {dims}; give one shift per dim")
-    if dims is None:
-        return _copy_result(input, xp.roll(input._data.reshape(-1), shifts).reshape(
-            input._data.shape))
-    return _copy_result(input, xp.roll(input._data, shifts, _dims(input, dims)))
+    data = input._data
+    if not data.ndim and dims is not None:
+        raise IndexError(f"roll(): dimension specified as {dims} but tensor has no "
+                         "dimensions; roll a 0-d tensor without dims")
+    out, st, b = _fresh(input, data.shape)
+    if dims is None:  # the flattened tensor: C order, so shift a contiguous copy's run
+        if len(shifts) != 1:
+            raise RuntimeError(f"roll(): shifts {list(shifts)} need as many dims; give dims, "
+                               "or one shift for the flattened tensor")
+        src = data if data.flags.c_contiguous else b.contiguous(data)
+        _roll_into(b, out.reshape(-1), src.reshape(-1), {0: shifts[0]})
+    else:
+        _roll_into(b, out, data, dict(zip(_dims(input, dims), shifts, strict=True)))
+    return Tensor._make(out, input.device, input.dtype, st)
+
+
+def _roll_into(b, out, src, shifts):
+    """out = src rolled by `shifts` ({dim: shift}): along each shifted dim the last k
+    elements go first, one block copy per combination of the dims' two parts."""
+    whole = ((slice(None), slice(None)),)  # (part of src, where it goes in out)
+    parts = []
+    for d, n in enumerate(src.shape):
+        k = shifts.get(d, 0) % n if n else 0
+        parts.append(((slice(n - k, None), slice(None, k)),
+                      (slice(None, n - k), slice(k, None))) if k else whole)
+    for combo in itertools.product(*parts):
+        b.copy_(out[tuple(o for _, o in combo)], src[tuple(s for s, _ in combo)])
 
 
 @differentiable(first=True)
 @host_memory
 def repeat(input, *sizes):
-    """torch's repeat: tile the tensor `sizes` times along each (possibly new, leading) dim."""
+    """torch's repeat: tile the tensor `sizes` times along each (possibly new, leading) dim,
+    as one broadcast copy into the C-contiguous result seen as (reps, size) pairs."""
     reps = shape_args(sizes)
     if any(r < 0 for r in reps):
         raise RuntimeError(f"repeat(): trying to create tensor with negative dimension: repeats "
@@ -95,7 +130,14 @@ def repeat(input, *sizes):
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions "
             f"of tensor ({len(reps)} < {input.ndim})")
-    return _copy_result(input, get_backend(input.device).xp.tile(input._data, reps))
+    data = input._data
+    sizes = (1,) * (len(reps) - data.ndim) + data.shape
+    out, st, b = _fresh(input, tuple(r * n for r, n in zip(reps, sizes, strict=True)))
+    if out.size:
+        pairs = tuple(x for r, n in zip(reps, sizes, strict=True) for x in (r, n))
+        ones = tuple(x for n in sizes for x in (1, n))
+        b.copy_(out.reshape(pairs), data.reshape(ones))
+    return Tensor._make(out, input.device, input.dtype, st)
 
 
 @host_memory

@@ -310,16 +310,20 @@ def _cumext(input, dim, name, acc, cls):
     arr = _sortable(input, name)
     if arr.ndim == 0:
         return cls(input.clone(), _long(input, xp.zeros((), np.int64)))
-    # on the host where the array module is not numpy: cupy's ufunc.accumulate does not
-    # cover maximum/minimum (a copy each way; the indices are all that comes back)
-    host = arr if xp is np else bk.to_host(arr)
-    run = _nan_accumulate(np, acc, host, d)
-    shape = [1] * host.ndim
-    shape[d] = host.shape[d]
-    pos = np.arange(host.shape[d]).reshape(shape)
-    hit = (host == run) | np.isnan(host) if host.dtype.kind == "f" else host == run
-    idx = np.maximum.accumulate(np.where(hit, pos, 0), axis=d)
-    idx = _long(input, idx if xp is np else bk.from_host(idx)[0])
+    def positions(host):  # where each running extreme was last reached, along d
+        run = _nan_accumulate(np, acc, host, d)
+        shape = [1] * host.ndim
+        shape[d] = host.shape[d]
+        pos = np.arange(host.shape[d]).reshape(shape)
+        hit = (host == run) | np.isnan(host) if host.dtype.kind == "f" else host == run
+        return np.maximum.accumulate(np.where(hit, pos, 0), axis=d)
+
+    if xp is np:  # independent along every other dim: by pieces (emulated cuda's memory)
+        idx = bk.by_pieces(positions, (arr,), arr.shape, np.dtype(np.int64), whole=(d,))
+    else:  # on the host: cupy's ufunc.accumulate does not cover maximum/minimum (a copy
+        # each way; the indices are all that comes back)
+        idx = bk.from_host(positions(bk.to_host(arr)))[0]
+    idx = _long(input, idx)
     return cls(input.gather(d, idx), idx)
 
 

@@ -14,6 +14,7 @@ import gpu_tensor as gt
 from gpu_tensor.cuda import memory as cmem
 from gpu_tensor.device import cuda_is_emulated
 from gpu_tensor.memory import registry, verify
+from gpu_tensor.memory.sizes import round_size
 
 pytestmark = pytest.mark.skipif(not cuda_is_emulated(), reason="the emulated cuda device")
 
@@ -73,14 +74,14 @@ def _refused_under_a_cap(fn, headroom=48 * MIB):
 def _result_in_allocator(op, *args):
     """op(*args) run warm (the first call of a dtype combination resolves it once): the
     result, its bytes, the host bytes numpy traced meanwhile, and op on cpu copies of the
-    args. Checks that the allocator grew by exactly the result's bytes and stayed
-    consistent, and that shape, dtype and values are the cpu's."""
+    args. Checks that the allocator grew by exactly the result's bytes (rounded as it
+    rounds every block) and stayed consistent, and that shape, dtype and values are the cpu's."""
     op(*args)
     before = cmem.memory_allocated(0)
     y, peak = _host_peak(lambda: op(*args))
     nbytes = y.untyped_storage().nbytes()
     assert nbytes == y.numel() * y.element_size()
-    assert cmem.memory_allocated(0) - before == nbytes
+    assert cmem.memory_allocated(0) - before == round_size(nbytes)
     verify.check(_allocator())
     want = op(*[t.cpu() for t in args])
     assert y.shape == want.shape and y.dtype is want.dtype
@@ -261,6 +262,12 @@ _OVER_CAP = {  # 64 MiB results (numpy could allocate them) under a 48 MiB cap
     "matmul": lambda: _huge(4096, 1) @ _huge(1, 4096),
     "cat": lambda: gt.cat([_huge(8 * MIB, 1), _huge(8 * MIB, 1)]),
     "stack": lambda: gt.stack([_huge(8 * MIB), _huge(8 * MIB)]),
+    "x[idx]": lambda: _huge(4096, 1024)[gt.zeros(16384, dtype=gt.int64, device="cuda")],
+    "nonzero": lambda: gt.ones(1, dtype=gt.bool, device="cuda").expand(8 * MIB).nonzero(),
+    "roll": lambda: _huge(16 * MIB, 1).roll(1, 0),
+    "repeat": lambda: _huge(4 * MIB).repeat(4),
+    "randn": lambda: gt.randn(16 * MIB, device="cuda"),
+    "arange": lambda: gt.arange(8 * MIB, device="cuda"),
 }
 
 
@@ -437,6 +444,25 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
     "gather": lambda a, i: a.gather(1, i),
     "index_select": lambda a, i: a.index_select(0, i[:, 0, 0]),
     "take": lambda a, i: gt.take(a, i - 2 ** 20),
+    # selections: a take into a planned result, or a count then a fill over runs of rows
+    "x[idx]": lambda a, i: a[i[:, 0, 0]],
+    "x[:, idx]": lambda a, i: a[:, i[:256, 0, 0]],
+    "x[idx, 1:]": lambda a, i: a[i[:, 0, 0] - 256, 1:],
+    "x[mask]": lambda a, i: a[a > 0],
+    "x[row mask]": lambda a, i: a[a[:, 0, 0] > 0],
+    "masked_select broadcast": lambda a, i: gt.masked_select(a, a[0] > 0),
+    "nonzero": lambda a, i: (a > 0).nonzero(),
+    # rearrangements: block copies into a fresh result
+    "roll": lambda a, i: a.roll(5, 1),
+    "roll two dims": lambda a, i: a.roll((1, -2), (0, 2)),
+    "roll flat transposed": lambda a, i: a.transpose(0, 2).roll(-3),
+    "repeat": lambda a, i: a[:1024].repeat(1, 2, 1),
+    "tile transposed": lambda a, i: a[:, :, :2].transpose(0, 1).tile((2,)),
+    # along one dim: by pieces of the others; a product with a planned result
+    "cummax": lambda a, i: a.cummax(1).values,
+    "cummin indices": lambda a, i: a.cummin(0).indices,
+    "einsum": lambda a, i: gt.einsum("ijk,ijk->ij", a, a),
+    "einsum outer": lambda a, i: gt.einsum("i,j->ij", a[:, 0, 0], a[:1024, 1, 1]),
 }
 
 
@@ -456,6 +482,12 @@ _IMPOSSIBLE_PIECED = {  # each result is at least 4 TiB; the operands are a few 
     "clamp": lambda: gt.clamp(_huge(2, 2 ** 40), 0, 1),
     "to int32": lambda: _huge(2 ** 40, 2).to(gt.int32),
     "argsort": lambda: gt.argsort(_huge(2 ** 40, 2), 1),
+    "repeat": lambda: _huge(2).repeat(2 ** 41),
+    "rand": lambda: gt.rand(2 ** 40, device="cuda"),
+    "randint": lambda: gt.randint(0, 5, (2 ** 40,), device="cuda"),
+    "arange": lambda: gt.arange(2 ** 40, device="cuda"),
+    "linspace": lambda: gt.linspace(0, 1, 2 ** 40, device="cuda"),
+    "eye": lambda: gt.eye(2 ** 20, device="cuda"),
 }
 
 
@@ -478,3 +510,63 @@ def test_pieces_cover_the_result_once_and_stay_under_the_limit(strides, whole):
             assert all(piece[w] == slice(None) for w in whole)
             cover[piece] += 1
         assert (cover == 1).all()
+
+
+# factories that generate their values (random, ranges, eye): filled piece by piece where
+# the device's memory is host memory, and the same values on every device
+
+_GENERATED = {  # each result is 4 MiB or more
+    "rand": lambda d: gt.rand(1024, 1024, device=d),
+    "randn float64": lambda d: gt.randn(2 ** 19, dtype=gt.float64, device=d),
+    "randn half": lambda d: gt.randn(2 ** 21, dtype=gt.float16, device=d),
+    "randint": lambda d: gt.randint(-3, 1000, (1024, 512), device=d),
+    "randperm": lambda d: gt.randperm(2 ** 19, device=d),
+    "randperm float32": lambda d: gt.randperm(2 ** 20, dtype=gt.float32, device=d),
+    "arange": lambda d: gt.arange(5, 2 ** 20 * 3 + 5, 3, dtype=gt.float32, device=d),
+    "arange int64": lambda d: gt.arange(2 ** 19, device=d),
+    "linspace": lambda d: gt.linspace(-2.5, 7, 2 ** 20, device=d),
+    "linspace int32": lambda d: gt.linspace(-9, 9, 2 ** 20, dtype=gt.int32, device=d),
+    "eye": lambda d: gt.eye(1024, device=d),
+    "eye wide": lambda d: gt.eye(700, 1500, device=d),
+}
+
+
+@pytest.mark.parametrize("case", list(_GENERATED))
+def test_generated_factories_fill_allocator_memory_with_the_cpus_values(case):
+    make = _GENERATED[case]
+    make("cuda")  # warm
+    before = cmem.memory_allocated(0)
+    gt.manual_seed(7)
+    y, peak = _host_peak(lambda: make("cuda"))
+    nbytes = y.numel() * y.element_size()
+    assert nbytes >= 4 * MIB
+    assert cmem.memory_allocated(0) - before == round_size(nbytes)
+    verify.check(_allocator())
+    assert peak < nbytes // 4, f"host buffers of {peak} bytes for a {nbytes}-byte result"
+    gt.manual_seed(7)
+    want = make("cpu")
+    assert y.dtype is want.dtype and y.stride() == want.stride()
+    np.testing.assert_array_equal(y.cpu().numpy(), want.numpy())
+
+
+def test_generated_values_do_not_depend_on_the_piece_boundaries():
+    """Values drawn piece by piece are the values of one numpy call: the stream of a seeded
+    generator, numpy's linspace and arange, and numpy's permutation."""
+    n = 3 * 2 ** 16 + 5  # three whole pieces and a part
+    checks = [
+        (lambda: gt.rand(n, dtype=gt.float64), lambda g: g.random(n)),
+        (lambda: gt.randn(n, dtype=gt.float64), lambda g: g.standard_normal(n)),
+        (lambda: gt.randint(0, 2 ** 40, (n,)), lambda g: g.integers(0, 2 ** 40, n)),
+        (lambda: gt.randperm(n), lambda g: g.permutation(n)),
+    ]
+    for dev in ("cpu", "cuda"):
+        for ours, numpys in checks:
+            gt.manual_seed(3)
+            got = ours().to(dev).cpu().numpy()
+            np.testing.assert_array_equal(got, numpys(np.random.default_rng(3)))
+        np.testing.assert_array_equal(
+            gt.linspace(-1, 5, n, dtype=gt.float64, device=dev).cpu().numpy(),
+            np.linspace(-1, 5, n))
+        np.testing.assert_array_equal(
+            gt.arange(0.5, n * 0.25, 0.25, dtype=gt.float64, device=dev).cpu().numpy(),
+            0.5 + np.arange(n - 2) * 0.25)
