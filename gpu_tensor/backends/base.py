@@ -78,8 +78,8 @@ class Backend:
     def by_pieces(self, fn, operands, shape, np_dtype, whole=()):
         """`fn(*operands)` for a routine with no `out=` whose result (C order, `shape`,
         `np_dtype`) is computed independently along every dim but those in `whole` (a sort
-        along its dim, a gather): a piece of the result is `fn` of the operands' same
-        piece. A backend whose arrays numpy does not allocate (emulated cuda) allocates
+        along its dim, a gather; or a reduction, whose result keeps them at size 1): a
+        piece of the result is `fn` of the operands' same piece. A backend whose arrays numpy does not allocate (emulated cuda) allocates
         the result and fills it piece by piece, so numpy's temporaries stay piece-sized."""
         raise NotImplementedError
 

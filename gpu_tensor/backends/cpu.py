@@ -160,7 +160,7 @@ class CpuBackend(Backend):
         try:
             return fn(*operands)
         except MemoryError as exc:
-            raise self.host_memory_error(exc, "a sort or gather") from None
+            raise self.host_memory_error(exc, "the result") from None
 
     def elementwise(self, key, fn, args, out_np, params=None):
         if params:

@@ -199,15 +199,24 @@ class EmulatedCudaBackend(CpuBackend):
 
     def by_pieces(self, fn, operands, shape, np_dtype, whole=()):
         """`fn(*operands)` (see Backend.by_pieces) filled piece by piece into allocator
-        memory once the result is over PIECE elements; smaller, numpy allocates it and
-        adopt() copies it in."""
-        if math.prod(shape) <= PIECE:
+        memory once it spans over PIECE operand elements; smaller, numpy allocates it and
+        adopt() copies it in. A `whole` dim the result keeps at size 1 (a reduction's)
+        counts at the operands' length toward a piece's size, and a reduction is cut into
+        pieces only where its dims are the operands' inner ones: numpy then sums each
+        line in the same order whole or in pieces, so the values are the cpu's."""
+        reduced = 1
+        for w in whole:
+            if shape[w] == 1:
+                reduced *= max([a.shape[w - len(shape) + a.ndim] for a in operands
+                                if type(a) is np.ndarray and a.ndim >= len(shape) - w]
+                               or [1])
+        if math.prod(shape) * reduced <= PIECE or (reduced > 1 and not _inner(operands, len(shape), whole)):
             return fn(*operands)
         out, st = self.empty(shape, np_dtype)
-        return self._fill(out, st, fn, operands, {}, whole)
+        return self._fill(out, st, fn, operands, {}, whole, max(PIECE // reduced, 1))
 
-    def _fill(self, out, st, fn, operands, params, whole=()):
-        for piece in _pieces(out.shape, out.strides, PIECE, whole):
+    def _fill(self, out, st, fn, operands, params, whole=(), limit=PIECE):
+        for piece in _pieces(out.shape, out.strides, limit, whole):
             np.copyto(out[piece], fn(*[_part(a, piece) for a in operands], **params),
                       casting="unsafe")
         return self._keep(out, st, hold=True)
@@ -244,6 +253,21 @@ class EmulatedCudaBackend(CpuBackend):
 
     def from_host(self, host_array):
         return self.adopt(host_array)
+
+
+def _inner(operands, ndim, whole):
+    """Whether the `whole` dims (of an `ndim`-dim result; operands aligned from the right)
+    lie inside every other dim of size > 1 in memory, in each array operand."""
+    for a in operands:
+        if type(a) is np.ndarray:
+            off = ndim - a.ndim
+            kept, reduced = [0], [0]
+            for i, (n, st) in enumerate(zip(a.shape, a.strides, strict=True)):
+                if n > 1:
+                    (reduced if i + off in whole else kept).append(abs(st))
+            if len(kept) > 1 and min(kept[1:]) < max(reduced):
+                return False
+    return True
 
 
 def _broadcast_shape(args):

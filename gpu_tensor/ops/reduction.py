@@ -291,11 +291,31 @@ def _var_or_std(input, dim, unbiased, keepdim, correction, root):
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     xp = get_backend(input.device).xp
-    axes = _axes(input, dim)
+    scale = input.dtype in (_dt.float64, _dt.complex128)
     with np.errstate(all="ignore"):
-        r = _scaled_var(xp, _values(input, _wide(input.dtype)), axes, correction, keepdim,
-                        root, input.dtype in (_dt.float64, _dt.complex128))
+        r = _along(input, _values(input, _wide(input.dtype)), _axes(input, dim), keepdim,
+                   np.float64, lambda v, axes, keep: _scaled_var(xp, v, axes, correction, keep,
+                                                                root, scale))
     return _out(input, r, input.dtype.to_real())
+
+
+_WHOLE = 1 << 16  # elements a reduction takes whole on any backend (its temporaries are small)
+
+
+_REAL = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
+
+
+def _along(input, v, axes, keepdim, np_dtype, fn):
+    """`fn(v, axes, keepdim)`, a reduction of `v` over `axes` (None: all) whose keepdim
+    result is `np_dtype`, computed over pieces of the other dims where the backend fills
+    pieces (emulated cuda), so its temporaries (x - mean, squares, exponentials) stay
+    piece-sized; numpy's and cupy's own call elsewhere."""
+    if axes is None or v.size <= _WHOLE:
+        return fn(v, axes, keepdim)
+    kept = tuple(1 if i in axes else n for i, n in enumerate(v.shape))
+    r = get_backend(input.device).by_pieces(lambda part: fn(part, axes, True), (v,), kept,
+                                            np.dtype(np_dtype), whole=axes)
+    return r if keepdim else r.reshape([n for i, n in enumerate(v.shape) if i not in axes])
 
 
 def _wide(dt):
@@ -374,25 +394,28 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if input.dtype.category < _dt.FLOAT:
         raise RuntimeError(f"norm(): input dtype should be floating point or complex, got "
                            f"{input.dtype.name}")
+    if p == "nuc":
+        raise RuntimeError("norm(p='nuc') is not supported; use a matrix norm library")
     dt = input.dtype.to_real() if dtype is None else _dt.to_dtype(dtype)
     xp = get_backend(input.device).xp
-    axes = _axes(input, dim)
-    a = xp.abs(_values(input))
-    with np.errstate(all="ignore"):
+    v = _values(input)
+
+    def p_norm(x, axes, keep):
+        a = xp.abs(x)
         if p in ("fro", 2, 2.0, None):
-            r = xp.sqrt(xp.sum(a * a, axis=axes, keepdims=keepdim))
-        elif p == float("inf"):
-            r = xp.max(a, axis=axes, keepdims=keepdim)
-        elif p == float("-inf"):
-            r = xp.min(a, axis=axes, keepdims=keepdim)
-        elif p == 0:
-            r = xp.sum((a != 0).astype(a.dtype), axis=axes, keepdims=keepdim)
-        elif p == 1:
-            r = xp.sum(a, axis=axes, keepdims=keepdim)
-        elif p == "nuc":
-            raise RuntimeError("norm(p='nuc') is not supported; use a matrix norm library")
-        else:
-            r = xp.sum(a ** p, axis=axes, keepdims=keepdim) ** (1.0 / p)
+            return xp.sqrt(xp.sum(a * a, axis=axes, keepdims=keep))
+        if p == float("inf"):
+            return xp.max(a, axis=axes, keepdims=keep)
+        if p == float("-inf"):
+            return xp.min(a, axis=axes, keepdims=keep)
+        if p == 0:
+            return xp.sum((a != 0).astype(a.dtype), axis=axes, keepdims=keep)
+        if p == 1:
+            return xp.sum(a, axis=axes, keepdims=keep)
+        return xp.sum(a ** p, axis=axes, keepdims=keep) ** (1.0 / p)
+
+    with np.errstate(all="ignore"):
+        r = _along(input, v, _axes(input, dim), keepdim, _REAL.get(v.dtype, v.dtype), p_norm)
     return _out(input, r, dt)
 
 
@@ -435,11 +458,15 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     xp = get_backend(input.device).xp
     comp = np.float32 if dt in _HALF else dt.np
     v = _values(input, comp)
-    axes = _axes(input, dim)
-    with np.errstate(all="ignore"):
-        m = xp.max(v, axis=axes, keepdims=True)
+
+    def lse(x, axes, keep):
+        m = xp.max(x, axis=axes, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)
-        r = xp.log(xp.sum(xp.exp(v - m), axis=axes, keepdims=True)) + m
-        if not keepdim:
-            r = xp.squeeze(r, axis=axes) if axes is not None else r.reshape(())
+        r = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
+        if keep:
+            return r
+        return r.reshape(()) if axes is None else xp.squeeze(r, axis=axes)
+
+    with np.errstate(all="ignore"):
+        r = _along(input, v, _axes(input, dim), keepdim, v.dtype, lse)
     return _out(input, r, dt)

@@ -463,6 +463,13 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
     "cummin indices": lambda a, i: a.cummin(0).indices,
     "einsum": lambda a, i: gt.einsum("ijk,ijk->ij", a, a),
     "einsum outer": lambda a, i: gt.einsum("i,j->ij", a[:, 0, 0], a[:1024, 1, 1]),
+    # reductions over inner dims: by pieces of the others, numpy's order within each line
+    "var": lambda a, i: a.var(-1),
+    "std keepdim": lambda a, i: a.std(-1, keepdim=True),
+    "var two dims": lambda a, i: a.view(2 ** 19, 2, 2).var((1, 2)),
+    "norm": lambda a, i: a.norm(dim=-1),
+    "norm 1": lambda a, i: a.norm(1, dim=-1),
+    "logsumexp": lambda a, i: a.logsumexp(-1),
 }
 
 
