@@ -189,3 +189,19 @@ def test_nonzero_has_torchs_column_major_layout(device):
     for got, want in zip(rows, np.nonzero(_T % 3 == 0), strict=True):
         assert_close(got, want)
     assert tuple(ix.nonzero(cr.tensor(2.0, device=device)).shape) == (1, 0)
+
+
+def test_several_leading_index_arrays_broadcast_and_check_bounds(device):
+    i, j, k = np.array([[1], [-3]]), np.array([[0, 3, 2]]), np.array([4, 0, 1])
+    t = cr.tensor(_T, device=device)
+    for got, want in [(t[cr.tensor(i, device=device), cr.tensor(j, device=device)], _T[i, j]),
+                      (t[cr.tensor(i, device=device), cr.tensor(j, device=device), :],
+                       _T[i, j, :]),
+                      (t[cr.tensor(i, device=device), cr.tensor(j, device=device),
+                         cr.tensor(k, device=device)], _T[i, j, k])]:
+        assert_close(got, want)
+        assert got.is_contiguous()
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[cr.tensor([3], device=device), cr.tensor([0], device=device)]
+    with pytest.raises(IndexError, match="shape mismatch"):
+        t[cr.tensor([0, 1], device=device), cr.tensor([0, 1, 2], device=device)]

@@ -192,14 +192,18 @@ _RUN = 1 << 16  # elements per piece where emulated cuda fills a selection piece
 
 def _one_array_index(b, data, idx):
     """data[idx] computed into the backend's planned result, where `idx` is one integer
-    array (a take along its dim) or one bool mask over the leading dims, with whole slices
-    elsewhere, and data's other dims and the index are in C order. The result is then
-    C-contiguous, as torch's is (numpy's x[:, i] is a transposed copy), and emulated cuda
-    fills allocator memory with no host copy. None for any other index."""
+    array (a take along its dim), one bool mask over the leading dims, or integer arrays
+    over the leading dims (`_gathered`), with whole slices elsewhere, and data's other
+    dims in C order. The result is then C-contiguous, as torch's is for a C-ordered
+    index (numpy's x[:, i] is a transposed copy), and emulated cuda fills allocator memory
+    with no host copy. None for any other index."""
     if len(idx) == 1:  # x[i]: the commonest
         ax, arr = 0, idx[0]
         if type(arr) is slice or not getattr(arr, "ndim", 0):
             return None
+    elif type(idx[0]) is not slice and type(idx[1]) is not slice:  # x[i, j]
+        arrays = _leading(idx)
+        return _gathered(b, data, arrays) if arrays else None
     else:
         ax = arr = None
         for d, i in enumerate(idx):
@@ -217,14 +221,50 @@ def _one_array_index(b, data, idx):
     if mask:
         if ax or arr.shape != data.shape[:k]:
             return None  # (numpy's own error, or its rule)
-    elif arr.ndim > 1 and not arr.flags.c_contiguous:
-        return None  # (torch orders the index's dims by its strides)
     if not data.flags.c_contiguous:
         rest = [abs(st) for d, (n, st) in enumerate(zip(data.shape, data.strides, strict=True))
                 if n > 1 and not ax <= d < ax + k]
         if any(outer < inner for outer, inner in zip(rest, rest[1:], strict=False)):
             return None  # torch's result follows data's own order here, as numpy's does
     return _selected(b, data, arr) if mask else _take(b, data, arr, ax)
+
+
+def _leading(idx):
+    """The integer arrays at the head of `idx` when all that follows them is whole slices,
+    else ()."""
+    k = 0
+    while k < len(idx) and type(idx[k]) is not slice:
+        k += 1
+    for i in idx[:k]:
+        if not getattr(i, "ndim", 0) or i.dtype.kind not in "iu":
+            return ()
+    for i in idx[k:]:
+        if type(i) is not slice or i != _WHOLE:
+            return ()
+    return idx[:k]
+
+
+def _gathered(b, data, arrays):
+    """data[arrays] for k >= 2 integer arrays over data's first k dims (whole slices after
+    them, data's other dims in C order): the broadcast index dims, then data's other
+    dims, in C order as numpy lays it out; emulated cuda fills the result over pieces of
+    the index dims."""
+    k, rest = len(arrays), data.shape[len(arrays):]
+    if not data.flags.c_contiguous:
+        strides = [abs(st) for n, st in zip(rest, data.strides[k:], strict=True) if n > 1]
+        if any(outer < inner for outer, inner in zip(strides, strides[1:], strict=False)):
+            return None
+    try:
+        head = np.broadcast_shapes(*[a.shape for a in arrays])
+    except ValueError:
+        return None  # (numpy's own error)
+    tail = (1,) * len(rest)  # the index arrays aligned with the result's dims
+
+    def gather(*parts):
+        return data[tuple(p.reshape(p.shape[:p.ndim - len(rest)]) for p in parts)]
+
+    return b.by_pieces(gather, tuple(a.reshape(a.shape + tail) for a in arrays),
+                       head + rest, data.dtype, tuple(range(len(head), len(head) + len(rest))))
 
 
 def _selected(b, data, mask):

@@ -128,12 +128,38 @@ def _fill(t, host, name):
 
     check_writable(t, name)
     bk = get_backend(t.device)
-    host = np.asarray(host)
-    if t.dtype.category < _dt.FLOAT:
-        host = np.trunc(host) if host.dtype.kind == "f" else host
-    host = host.astype(t.dtype.np)
-    arr, _ = bk.from_host(np.ascontiguousarray(host))
+    arr, _ = bk.from_host(np.ascontiguousarray(_in_dtype(np.asarray(host), t)))
     bk.copy_(t._data, arr)
+    t._bump_version()
+    return t
+
+
+def _in_dtype(host, t):
+    """Samples cast to t's dtype (an integer dtype takes floats rounded toward zero)."""
+    if t.dtype.category < _dt.FLOAT and host.dtype.kind == "f":
+        host = np.trunc(host)
+    return host.astype(t.dtype.np)
+
+
+_DRAW = creation._DRAW  # samples per host call where they land in the tensor itself
+
+
+def _draw(t, draw, name):
+    """Fill t with `draw(at, k)` (the k samples from flat index `at` on, in C order) and
+    return t. Where t's memory is host
+    memory (cpu, emulated cuda) and C-contiguous the samples land in it piece by piece, so
+    no host buffer of t's size exists; elsewhere they are drawn whole and copied over. The
+    numbers are the same either way: pieces of one stream."""
+    data = t._data
+    if get_backend(t.device).xp is not np or not data.flags.c_contiguous:
+        return _fill(t, draw(0, data.size).reshape(data.shape), name)
+    from ._inplace import check_writable
+
+    check_writable(t, name)
+    flat = data.reshape(-1)
+    for lo in range(0, flat.shape[0], _DRAW):
+        k = min(_DRAW, flat.shape[0] - lo)
+        np.copyto(flat[lo:lo + k], _in_dtype(draw(lo, k), t), casting="unsafe")
     t._bump_version()
     return t
 
@@ -148,7 +174,8 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _need_float(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return _fill(self, _rng(generator).normal(mean, std, self.shape), "normal_")
+    rng = _rng(generator)
+    return _draw(self, lambda at, k: rng.normal(mean, std, k), "normal_")
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
@@ -159,15 +186,18 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_} > to={to}")
-    return _fill(self, _rng(generator).uniform(from_, to, self.shape), "uniform_")
+    rng = _rng(generator)
+    return _draw(self, lambda at, k: rng.uniform(from_, to, k), "uniform_")
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     probs = p._host() if isinstance(p, Tensor) else p
     if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    draws = _rng(generator).random(self.shape) < probs
-    return _fill(self, draws, "bernoulli_")
+    rng = _rng(generator)
+    if isinstance(p, Tensor):  # a probability per element: drawn whole
+        return _fill(self, rng.random(self.shape) < probs, "bernoulli_")
+    return _draw(self, lambda at, k: rng.random(k) < probs, "bernoulli_")
 
 
 def _int_range(t):
@@ -193,33 +223,38 @@ def random_(self, from_=0, to=None, *, generator=None, **kw):
     if hi <= lo:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={lo} >= to={hi}")
-    return _fill(self, _rng(generator).integers(lo, hi, self.shape), "random_")
+    rng = _rng(generator)
+    return _draw(self, lambda at, k: rng.integers(lo, hi, k), "random_")
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
     _need_float(self, "exponential_cpu")
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return _fill(self, _rng(generator).exponential(1.0 / lambd, self.shape), "exponential_")
+    rng = _rng(generator)
+    return _draw(self, lambda at, k: rng.exponential(1.0 / lambd, k), "exponential_")
 
 
 def geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    return _fill(self, _rng(generator).geometric(p, self.shape), "geometric_")
+    rng = _rng(generator)
+    return _draw(self, lambda at, k: rng.geometric(p, k), "geometric_")
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     _need_float(self, "log_normal_cpu")
     if std <= 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-    return _fill(self, _rng(generator).lognormal(mean, std, self.shape), "log_normal_")
+    rng = _rng(generator)
+    return _draw(self, lambda at, k: rng.lognormal(mean, std, k), "log_normal_")
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     _need_float(self, "cauchy_cpu")
-    draws = median + sigma * np.tan(math.pi * (_rng(generator).random(self.shape) - 0.5))
-    return _fill(self, draws, "cauchy_")
+    rng = _rng(generator)
+    return _draw(self, lambda at, k: median + sigma * np.tan(math.pi * (rng.random(k) - 0.5)),
+                 "cauchy_")
 
 
 def bernoulli(input, p=None, *, generator=None):
@@ -227,10 +262,14 @@ def bernoulli(input, p=None, *, generator=None):
     out = creation.empty(input.shape, dtype=input.dtype, device=input.device)
     if p is None:
         _need_float(input, "bernoulli_tensor_cpu_p_")
-        probs = input._host()
-        if np.any((probs < 0) | (probs > 1)):
+        if not bool(((input >= 0) & (input <= 1)).all()):  # (nan fails both, as in torch)
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-        return _fill(out, _rng(generator).random(input.shape) < probs, "bernoulli")
+        rng = _rng(generator)
+        if get_backend(input.device).xp is np:  # host memory: read in place
+            probs = input.contiguous()._data.reshape(-1)
+        else:
+            probs = input._host().reshape(-1)
+        return _draw(out, lambda at, k: rng.random(k) < probs[at:at + k], "bernoulli")
     return bernoulli_(out, p, generator=generator)
 
 

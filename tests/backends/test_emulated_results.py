@@ -448,6 +448,9 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
     "x[idx]": lambda a, i: a[i[:, 0, 0]],
     "x[:, idx]": lambda a, i: a[:, i[:256, 0, 0]],
     "x[idx, 1:]": lambda a, i: a[i[:, 0, 0] - 256, 1:],
+    "x[i, j]": lambda a, i: a[i[:, 0, :1] * 7, i[0, :, 0]],
+    "x[i, j, k]": lambda a, i: a[i[:, :, 0] * 7, i[:, :, 1], i[:, :, 2] % 4],
+    "x[i] 2-D index transposed": lambda a, i: a[i[:8, :, 0].t()],
     "x[mask]": lambda a, i: a[a > 0],
     "x[row mask]": lambda a, i: a[a[:, 0, 0] > 0],
     "masked_select broadcast": lambda a, i: gt.masked_select(a, a[0] > 0),
@@ -535,6 +538,15 @@ _GENERATED = {  # each result is 4 MiB or more
     "linspace int32": lambda d: gt.linspace(-9, 9, 2 ** 20, dtype=gt.int32, device=d),
     "eye": lambda d: gt.eye(1024, device=d),
     "eye wide": lambda d: gt.eye(700, 1500, device=d),
+    # the in-place samplers (parameters' initialisation): drawn into the tensor itself
+    "normal_": lambda d: gt.empty(2048, 1024, device=d).normal_(0.5, 2),
+    "uniform_": lambda d: gt.empty(2048, 1024, device=d).uniform_(-3, 3),
+    "bernoulli_": lambda d: gt.empty(2048, 1024, device=d).bernoulli_(0.25),
+    "random_ int32": lambda d: gt.empty(2048, 1024, dtype=gt.int32, device=d).random_(-9, 9),
+    "exponential_": lambda d: gt.empty(2048, 1024, device=d).exponential_(3.0),
+    "cauchy_": lambda d: gt.empty(2048, 1024, device=d).cauchy_(),
+    "bernoulli of probabilities": lambda d: gt.bernoulli(
+        gt.linspace(0, 1, 2 ** 21, device=d).view(1024, 2048).t()),
 }
 
 
@@ -577,3 +589,13 @@ def test_generated_values_do_not_depend_on_the_piece_boundaries():
         np.testing.assert_array_equal(
             gt.arange(0.5, n * 0.25, 0.25, dtype=gt.float64, device=dev).cpu().numpy(),
             0.5 + np.arange(n - 2) * 0.25)
+
+
+def test_in_place_samplers_draw_the_same_numbers_in_any_layout():
+    for dev in ("cpu", "cuda"):
+        for layout in (lambda t: t, lambda t: t.t(), lambda t: t[:, ::2]):
+            gt.manual_seed(5)
+            got = layout(gt.zeros(600, 300, device=dev)).normal_(1, 3)
+            gt.manual_seed(5)
+            want = np.random.default_rng(5).normal(1, 3, tuple(got.shape)).astype(np.float32)
+            np.testing.assert_array_equal(got.cpu().numpy(), want)
