@@ -19,7 +19,6 @@ temporaries through the allocator itself), and every row says so.
 from __future__ import annotations
 
 import os
-import tracemalloc
 
 os.environ.setdefault("GPU_TENSOR_FALLBACK", "1")  # (before gpu_tensor is imported)
 
@@ -74,20 +73,12 @@ def _ops(gt, n):
     ]
 
 
-def _peak(fn):
-    tracemalloc.start()
-    try:
-        r = fn()
-        return r, tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def main(argv=None):
     suite = Suite("emulated_memory", argv, description=__doc__)
     import gpu_tensor as gt
     from gpu_tensor.cuda import memory as cmem
     from gpu_tensor.device import cuda_is_emulated
+    from gpu_tensor.testing import host_peak
 
     impl = "gpu_tensor (emulated cuda)"
     n = suite.choose(4096, 1024)
@@ -101,7 +92,7 @@ def main(argv=None):
     for name, kind, fn in ops:
         fn()  # warm: the first call of a dtype combination resolves it once
         before = cmem.memory_allocated(0)
-        r, peak = _peak(fn)
+        r, peak = host_peak(fn)
         result = r.numel() * r.element_size()
         grew = cmem.memory_allocated(0) - before
         over = peak / max(result, size)

@@ -1,5 +1,6 @@
-"""Test helpers: the devices to test on, the real-GPU marker, and `assert_close` with one
-per-dtype tolerance table (every device result is compared with numpy through it)."""
+"""Test helpers: the devices to test on, the real-GPU marker, `assert_close` with one
+per-dtype tolerance table (every device result is compared with numpy through it), and
+`host_peak` (the host buffers numpy allocated while a call ran)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from .. import dtype as _dt
 from ..device import cuda_available, cuda_is_emulated, real_cuda_available
 
 __all__ = ["devices", "requires_real_cuda", "requires_gpu_hardware", "TOLERANCES", "assert_close",
-           "to_numpy", "cupy_module"]
+           "to_numpy", "cupy_module", "host_peak"]
 
 # (rtol, atol) per dtype: roughly a few ulps of the type, loose enough for float32
 # transcendental functions computed by different libraries (numpy vs CUDA's libm).
@@ -21,6 +22,20 @@ TOLERANCES = {
     _dt.complex64: (1.3e-6, 1e-5),
     _dt.complex128: (1e-7, 1e-7),
 }
+
+
+def host_peak(fn):
+    """`(fn(), peak)`: the peak bytes of the host buffers numpy allocated while fn ran
+    (numpy reports its buffers to tracemalloc; the emulated device's allocator segments
+    are mmaps, which it does not)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        r = fn()
+        return r, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def devices() -> list[str]:

@@ -1,11 +1,11 @@
-"""The emulated cuda device computes elementwise (ufunc) results straight into allocator
-memory: an impossible result is the allocator's OutOfMemoryError before any host
-temporary is made, the allocator accounts for every result byte, and results keep the
-values and layout the cpu device (numpy) gives."""
+"""The emulated cuda device computes its results straight into allocator memory: ufuncs,
+reductions, products and joins through `out=`; composite functions, sorts, gathers,
+selections, rearrangements, reductions' temporaries and generated factories piece by
+piece. An impossible result is the allocator's OutOfMemoryError before any host temporary
+is made, the allocator accounts for every result byte, numpy's temporaries stay
+piece-sized, and results keep the values and layout the cpu device (numpy) gives."""
 
 from __future__ import annotations
-
-import tracemalloc
 
 import numpy as np
 import pytest
@@ -15,6 +15,7 @@ from gpu_tensor.cuda import memory as cmem
 from gpu_tensor.device import cuda_is_emulated
 from gpu_tensor.memory import registry, verify
 from gpu_tensor.memory.sizes import round_size
+from gpu_tensor.testing import host_peak
 
 pytestmark = pytest.mark.skipif(not cuda_is_emulated(), reason="the emulated cuda device")
 
@@ -23,17 +24,6 @@ MIB = 1 << 20
 
 def _allocator():
     return registry.find(0)
-
-
-def _host_peak(fn):
-    """fn's result and the peak of the host memory numpy allocated meanwhile (numpy reports
-    its buffers to tracemalloc; the allocator's segments are mmaps, which it does not)."""
-    tracemalloc.start()
-    try:
-        r = fn()
-        return r, tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def _refused_by_the_allocator(fn, match=r"Tried to allocate \d+\.\d+ TiB"):
@@ -63,7 +53,7 @@ def _refused_under_a_cap(fn, headroom=48 * MIB):
         def refused():
             with pytest.raises(gt.OutOfMemoryError):
                 fn()
-        _, peak = _host_peak(refused)
+        _, peak = host_peak(refused)
     finally:
         cmem.set_per_process_memory_fraction(old, 0)
     assert peak < MIB, f"numpy allocated {peak} bytes before the OOM"
@@ -78,7 +68,7 @@ def _result_in_allocator(op, *args):
     rounds every block) and stayed consistent, and that shape, dtype and values are the cpu's."""
     op(*args)
     before = cmem.memory_allocated(0)
-    y, peak = _host_peak(lambda: op(*args))
+    y, peak = host_peak(lambda: op(*args))
     nbytes = y.untyped_storage().nbytes()
     assert nbytes == y.numel() * y.element_size()
     assert cmem.memory_allocated(0) - before == round_size(nbytes)
@@ -556,7 +546,7 @@ def test_generated_factories_fill_allocator_memory_with_the_cpus_values(case):
     make("cuda")  # warm
     before = cmem.memory_allocated(0)
     gt.manual_seed(7)
-    y, peak = _host_peak(lambda: make("cuda"))
+    y, peak = host_peak(lambda: make("cuda"))
     nbytes = y.numel() * y.element_size()
     assert nbytes >= 4 * MIB
     assert cmem.memory_allocated(0) - before == round_size(nbytes)
