@@ -29,6 +29,11 @@ TARGET_MIB = 2.0  # pieces of 65,536 elements: a handful of piece-sized temporar
 
 def _ops(gt, n):
     """(name, kind, fn) over operands of n x 1024 float32 (4 n KiB each)."""
+
+    @gt.fuse
+    def _two(x, y):
+        return x * y + 1, gt.sigmoid(x - y)
+
     a = gt.arange(n * 1024, dtype=gt.float32, device="cuda").reshape(n, 1024) % 7 - 3
     b = a.flip(0)
     w = a[:1024].t().contiguous()  # (1024, 1024)
@@ -58,6 +63,9 @@ def _ops(gt, n):
         ("repeat", piece, lambda: a.repeat(2, 1)),
         ("cummax(1)", piece, lambda: a.cummax(1).values),
         ("einsum ij,kj->ik", piece, lambda: gt.einsum("ij,kj->ik", a, a[:256])),
+        ("searchsorted", piece, lambda: gt.searchsorted(a[0].sort().values, a)),
+        ("scatter_reduce amax", piece, lambda: a.scatter_reduce(1, j.expand(n, 1024), a, "amax")),
+        ("@gt.fuse, two outputs", piece, lambda: _two(a, b)[0]),
         ("var(1)", piece, lambda: a.var(1)),
         ("norm(dim=1)", piece, lambda: a.norm(dim=1)),
         ("logsumexp(1)", piece, lambda: a.logsumexp(1)),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 
 import numpy as np
 
@@ -124,8 +125,12 @@ class Fused:
     def _numpy(self, graph, tensors, scalars, shapes, outs, device, backend):
         Tensor = _tensor_type()
         arrays = [t._data for t in tensors]
-        if backend.is_emulated and len(graph.outputs) == 1 and not outs:
-            values = [_one_result(graph, arrays, scalars, backend)]
+        if backend.is_emulated and not outs and (
+                len(graph.outputs) == 1 or max(math.prod(s) for s in shapes) > _ONE_PASS):
+            # each output through backend.elementwise (shared parts computed once per
+            # output: the price of results that never exist whole in host memory)
+            values = [_one_result(graph, arrays, scalars, backend, root)
+                      for root in graph.outputs]
         else:
             values = evaluate(graph, arrays, scalars)
         results, adopted = [], set()
@@ -209,17 +214,20 @@ def _aliases_differently(target, tensors) -> bool:
     return False
 
 
-def _one_result(graph, arrays, scalars, backend):
-    """The graph's one output through `backend.elementwise`, over the inputs it reads:
+_ONE_PASS = 1 << 16  # results up to this size: several outputs in one numpy pass
+
+
+def _one_result(graph, arrays, scalars, backend, root):
+    """The graph's output `root` through `backend.elementwise`, over the inputs it reads:
     the emulated device computes a large result piece by piece into allocator memory, so
     numpy's temporaries stay piece-sized."""
-    used = [n.index for n in graph.used_inputs()]
+    used = [n.index for n in graph.used_inputs([root])]
 
     def run(*parts):
         full = list(arrays)
         for k, part in zip(used, parts, strict=True):
             full[k] = part
-        return evaluate(graph, full, scalars)[0]
+        return evaluate(graph, full, scalars, [root])[0]
 
     return backend.elementwise(None, run, [arrays[k] for k in used], None)
 

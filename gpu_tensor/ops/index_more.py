@@ -133,7 +133,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     # each way on a GPU)
     xp = np
     host = (lambda a: a) if bk.xp is np else bk.to_host
-    out = host(input._data).copy()
+    # the result, filled in place: on emulated cuda a copy in allocator memory
+    out = bk.contiguous(input._data) if bk.xp is np else bk.to_host(input._data)
     grid = list(xp.indices(index.shape, sparse=True))
     grid[dim % input.ndim] = host(index._data)
     key = tuple(grid)
@@ -156,7 +157,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
             out // xp.maximum(count, 1)
         if not include_self:
             out = xp.where(count == 0, host(input._data), out)
-    out = out.astype(input.dtype.np)
+    out = out.astype(input.dtype.np, copy=False)
     arr, st = bk.adopt(out) if bk.xp is np else bk.from_host(out)
     return Tensor._make(arr, input.device, input.dtype, st)
 

@@ -358,10 +358,18 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     seq = _sortable(sorted_sequence, "searchsorted")
     vals = input._data if isinstance(input, Tensor) else xp.asarray(input)
     if seq.ndim <= 1:
-        r = xp.searchsorted(seq, vals, side=side)
-    else:
-        rows = [xp.searchsorted(s, v, side=side) for s, v in zip(
-            seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1]), strict=True)]
-        r = xp.stack(rows).reshape(vals.shape)
+        def find(v):
+            return xp.searchsorted(seq, v, side=side)
+
+        r = bk.by_pieces(find, (vals,), vals.shape, np.dtype(np.int64)) if vals.ndim else (
+            find(vals))
+    else:  # row by row, each row of vals in its row of seq: pieces of the leading dims
+        def find(s, v):
+            rows = [xp.searchsorted(a, b, side=side) for a, b in zip(
+                s.reshape(-1, s.shape[-1]), v.reshape(-1, v.shape[-1]), strict=True)]
+            return xp.stack(rows).reshape(v.shape)
+
+        r = bk.by_pieces(find, (seq, vals), vals.shape, np.dtype(np.int64),
+                         whole=(vals.ndim - 1,))
     t = _long(sorted_sequence, xp.asarray(r))
     return t.to(_dt.int32) if out_int32 else t

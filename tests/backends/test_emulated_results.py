@@ -408,6 +408,12 @@ def _fused(x, y):
     return gt.sigmoid(x * 0.5 + y) * y
 
 
+@gt.fuse
+def _fused_two(x, y):  # outputs of different shapes: each reads only its own inputs
+    s = gt.sigmoid(x * 0.5)
+    return s * y, s + 1
+
+
 _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of its shape
     "sigmoid": lambda a, i: gt.sigmoid(a),
     "gelu transposed": lambda a, i: gt.nn.functional.gelu(a.transpose(0, 2)),
@@ -426,6 +432,9 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
     "trunc division": lambda a, i: gt.div(a, 3, rounding_mode="trunc"),
     "left shift": lambda a, i: gt.bitwise_left_shift(i, 2),
     "fused broadcast": lambda a, i: _fused(a.transpose(0, 1), a[:, 0]),
+    "fused two outputs": lambda a, i: _fused_two(a, a[:, :1])[0],
+    "fused two outputs, second": lambda a, i: _fused_two(a, a[0])[1],
+    "fused two outputs of two shapes": lambda a, i: _fused_two(a[0], a)[0],
     "flip": lambda a, i: a.flip(1),
     "flip transposed": lambda a, i: a.transpose(0, 2).flip((0, 2)),
     "sort": lambda a, i: gt.sort(a, 1).values,
@@ -456,6 +465,11 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
     "cummin indices": lambda a, i: a.cummin(0).indices,
     "einsum": lambda a, i: gt.einsum("ijk,ijk->ij", a, a),
     "einsum outer": lambda a, i: gt.einsum("i,j->ij", a[:, 0, 0], a[:1024, 1, 1]),
+    "searchsorted": lambda a, i: gt.searchsorted(a[0, :, 0].sort().values, a),
+    "searchsorted rows": lambda a, i: gt.searchsorted(a.view(2048, 1024).sort(-1).values,
+                                                      a.view(2048, 1024)[:, ::4]),
+    "scatter_reduce amax": lambda a, i: a.scatter_reduce(1, i, a, "amax"),
+    "scatter_reduce prod": lambda a, i: a.scatter_reduce(1, i, a, "prod", include_self=False),
     # reductions over inner dims: by pieces of the others, numpy's order within each line
     "var": lambda a, i: a.var(-1),
     "std keepdim": lambda a, i: a.std(-1, keepdim=True),
@@ -589,3 +603,12 @@ def test_in_place_samplers_draw_the_same_numbers_in_any_layout():
             gt.manual_seed(5)
             want = np.random.default_rng(5).normal(1, 3, tuple(got.shape)).astype(np.float32)
             np.testing.assert_array_equal(got.cpu().numpy(), want)
+
+
+def test_fused_outputs_of_two_shapes_each_keep_their_own():
+    a = gt.arange(2 ** 20, dtype=gt.float32, device="cuda").reshape(1024, 256, 4) % 5
+    big, small = _fused_two(a[0], a)
+    want_big, want_small = _fused_two(a[0].cpu(), a.cpu())
+    assert big.shape == a.shape and small.shape == a[0].shape
+    np.testing.assert_array_equal(big.cpu().numpy(), want_big.numpy())
+    np.testing.assert_array_equal(small.cpu().numpy(), want_small.numpy())
