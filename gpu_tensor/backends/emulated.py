@@ -210,7 +210,8 @@ class EmulatedCudaBackend(CpuBackend):
                 reduced *= max([a.shape[w - len(shape) + a.ndim] for a in operands
                                 if type(a) is np.ndarray and a.ndim >= len(shape) - w]
                                or [1])
-        if math.prod(shape) * reduced <= PIECE or (reduced > 1 and not _inner(operands, len(shape), whole)):
+        if math.prod(shape) * reduced <= PIECE or (
+                reduced > 1 and not _inner(operands, len(shape), whole)):
             return fn(*operands)
         out, st = self.empty(shape, np_dtype)
         return self._fill(out, st, fn, operands, {}, whole, max(PIECE // reduced, 1))

@@ -160,9 +160,9 @@ def _einsum_plan(equation, arrs):
     None where numpy should allocate: an ellipsis, a malformed equation (numpy's error),
     or a result numpy does not lay out in C order (found on the operands' first two
     elements of every dim, as compute_into does for its own probe)."""
-    eq = equation.replace(" ", "")
-    if "." in eq or not isinstance(equation, str):
+    if not isinstance(equation, str) or "." in equation:
         return None
+    eq = equation.replace(" ", "")
     inputs, arrow, output = eq.partition("->")
     terms = inputs.split(",")
     if len(terms) != len(arrs):

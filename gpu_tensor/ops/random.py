@@ -146,10 +146,10 @@ _DRAW = creation._DRAW  # samples per host call where they land in the tensor it
 
 def _draw(t, draw, name):
     """Fill t with `draw(at, k)` (the k samples from flat index `at` on, in C order) and
-    return t. Where t's memory is host
-    memory (cpu, emulated cuda) and C-contiguous the samples land in it piece by piece, so
-    no host buffer of t's size exists; elsewhere they are drawn whole and copied over. The
-    numbers are the same either way: pieces of one stream."""
+    return t. Where t's memory is host memory (cpu, emulated cuda) and C-contiguous, the
+    samples land in it piece by piece, so no host buffer of t's size exists; elsewhere they
+    are drawn whole and copied over. The numbers are the same either way: pieces of one
+    stream."""
     data = t._data
     if get_backend(t.device).xp is not np or not data.flags.c_contiguous:
         return _fill(t, draw(0, data.size).reshape(data.shape), name)
