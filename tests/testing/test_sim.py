@@ -28,6 +28,10 @@ def test_calls_are_bound_against_cupys_signatures(cp):
         cp.cuda.runtime.memcpyAsync(0, 0, 4, 1)  # the stream argument is missing
     with pytest.raises(AttributeError):
         getattr(cp, "no_such_function")  # noqa: B009 - cupy has no such name
+    a = cp.ones(3, dtype=np.float32)
+    with pytest.raises(TypeError, match=r"did not understand .*\['out'\]"):
+        cp.einsum("i,i", a, a, out=None)  # **kwargs in its signature, refused in its body
+    assert float(cp.einsum("i,i", a, a, dtype=np.float64).get()) == 3.0
 
 
 def test_departures_from_numpy(cp):

@@ -149,6 +149,11 @@ def signature_of(path: str) -> inspect.Signature | None:
     return sig.replace(parameters=params)
 
 
+# functions whose signature takes **kwargs but whose body refuses all but these keywords
+# (cupy/linalg/_einsum.py: "Did not understand the following kwargs"; even out=None)
+KEYWORDS = {"einsum": frozenset({"dtype", "optimize"})}
+
+
 def bind(path: str, args, kwargs) -> None:
     """Raise TypeError (as real cupy would) when cupy's `path` does not take these arguments."""
     sig = signature_of(path)
@@ -159,6 +164,11 @@ def bind(path: str, args, kwargs) -> None:
     except TypeError as exc:
         raise TypeError(f"cupy.{path}(): {exc} (bound against the installed cupy "
                         f"{_cupy().__version__})") from None
+    extra = sorted(set(kwargs) - KEYWORDS[path]) if path in KEYWORDS else None
+    if extra:
+        raise TypeError(f"cupy.{path}(): did not understand the following kwargs: {extra} "
+                        f"(cupy {_cupy().__version__} takes only "
+                        f"{sorted(KEYWORDS[path])})")
 
 
 def checked(path: str, method: bool = False):
