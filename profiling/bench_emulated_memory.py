@@ -66,6 +66,7 @@ def _ops(gt, n):
         ("searchsorted", piece, lambda: gt.searchsorted(a[0].sort().values, a)),
         ("scatter_reduce amax", piece, lambda: a.scatter_reduce(1, j.expand(n, 1024), a, "amax")),
         ("@gt.fuse, two outputs", piece, lambda: _two(a, b)[0]),
+        ("nan_to_num", piece, lambda: a.nan_to_num()),
         ("var(1)", piece, lambda: a.var(1)),
         ("norm(dim=1)", piece, lambda: a.norm(dim=1)),
         ("logsumexp(1)", piece, lambda: a.logsumexp(1)),

@@ -229,17 +229,20 @@ def _host_safe(t):
 
 def signbit(input):
     _check("signbit", input)
-    return _bool_result(input, get_backend(input.device).xp.signbit(_host_safe(input)))
+    bk = get_backend(input.device)
+    return _bool_result(input, _elementwise(bk, lambda xp, a: xp.signbit(a), (_host_safe(input),)))
 
 
 def isposinf(input):
     _check("isposinf", input)
-    return _bool_result(input, get_backend(input.device).xp.isposinf(_host_safe(input)))
+    bk = get_backend(input.device)
+    return _bool_result(input, _elementwise(bk, lambda xp, a: xp.isposinf(a), (_host_safe(input),)))
 
 
 def isneginf(input):
     _check("isneginf", input)
-    return _bool_result(input, get_backend(input.device).xp.isneginf(_host_safe(input)))
+    bk = get_backend(input.device)
+    return _bool_result(input, _elementwise(bk, lambda xp, a: xp.isneginf(a), (_host_safe(input),)))
 
 
 def isreal(input):

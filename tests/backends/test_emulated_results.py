@@ -429,6 +429,10 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
     "atan2 broadcast": lambda a, i: gt.atan2(a, a[0]),
     "gcd": lambda a, i: gt.gcd(i, i[:, :1] + 6),
     "isnan": lambda a, i: gt.isnan(a.transpose(0, 1)),
+    "isposinf transposed": lambda a, i: gt.isposinf(
+        gt.where(a > 2, float("inf"), a).transpose(0, 1)),
+    "signbit": lambda a, i: gt.signbit(a),
+    "nan_to_num": lambda a, i: gt.nan_to_num(gt.log(a)),
     "trunc division": lambda a, i: gt.div(a, 3, rounding_mode="trunc"),
     "left shift": lambda a, i: gt.bitwise_left_shift(i, 2),
     "fused broadcast": lambda a, i: _fused(a.transpose(0, 1), a[:, 0]),
