@@ -230,8 +230,12 @@ def mode(input, dim=-1, keepdim=False):
     """The most frequent value along dim (the smallest on ties) and its last index."""
     d = _dim(input, dim)
     bk = get_backend(input.device)
-    host = np.moveaxis(bk.to_host(_sortable(input, "mode")), d, -1) if input.ndim else \
-        bk.to_host(input._data).reshape(1)
+    arr = _sortable(input, "mode") if input.ndim else input._data.reshape(1)
+    # read in place where the array is host memory (cpu, emulated cuda); rows along the
+    # last dim need no copy either
+    host = arr if bk.xp is np else bk.to_host(arr)
+    if input.ndim:
+        host = np.moveaxis(host, d, -1)
     rows = host.reshape(-1, host.shape[-1]) if host.size else host.reshape(-1, 1)
     vals, idxs = [], []
     for row in rows:

@@ -616,3 +616,17 @@ def test_fused_outputs_of_two_shapes_each_keep_their_own():
     assert big.shape == a.shape and small.shape == a[0].shape
     np.testing.assert_array_equal(big.cpu().numpy(), want_big.numpy())
     np.testing.assert_array_equal(small.cpu().numpy(), want_small.numpy())
+
+
+_IN_PLACE = {"mode": lambda a: a.mode(-1), "var": lambda a: a.var(-1),
+             "norm": lambda a: a.norm(dim=-1), "logsumexp": lambda a: a.logsumexp(-1),
+             "nan_to_num": lambda a: gt.nan_to_num(a)}
+
+
+@pytest.mark.parametrize("case", list(_IN_PLACE))
+def test_reductions_read_their_input_in_place_with_piece_sized_temporaries(case):
+    a = gt.arange(2 ** 22, dtype=gt.float32, device="cuda").reshape(4096, 1024) % 5  # 16 MiB
+    op = _IN_PLACE[case]
+    op(a)
+    _, peak = host_peak(lambda: op(a))
+    assert peak < 2 * MIB, f"host buffers of {peak} bytes for a 16 MiB input"
