@@ -13,7 +13,7 @@ from ._data import host_from_data
 from ._host_memory import host_memory
 from ._out import creation as creation_out
 from ._tensor import Tensor
-from .backends import get_backend
+from .backends import PIECE, get_backend
 from .device import CPU as _CPU
 from .device import get_default_device, resolve
 from .dtype import DType as _DType
@@ -50,13 +50,10 @@ def _from_host(host: np.ndarray, dt, device) -> Tensor:
     return Tensor._make(arr, dev, dt, st)
 
 
-_DRAW = 1 << 16  # values per host call of the generated factories (numpy's temporaries)
-
-
 def _generated(shp, dt, device, draw, then=None) -> Tensor:
     """A tensor of `shp` on `device` whose C-order values are `draw(lo, k)` (a host array
     of the k values from flat index lo on, cast to dt like astype) over pieces of at most
-    _DRAW values. Where the device's arrays are host memory (cpu, emulated cuda) the pieces
+    PIECE values. Where the device's arrays are host memory (cpu, emulated cuda) the pieces
     land in the result itself: an impossible size is the device allocator's error before
     any host buffer exists, and numpy's temporaries stay piece-sized. Elsewhere a host
     array is filled the same way and copied over, so every device gets the same values.
@@ -64,7 +61,7 @@ def _generated(shp, dt, device, draw, then=None) -> Tensor:
     dev = resolve(device)
     b = get_backend(dev)
     n = math.prod(shp)
-    if n <= _DRAW:  # one piece: numpy's array, as the device takes it
+    if n <= PIECE:  # one piece: numpy's array, as the device takes it
         arr = draw(0, n).astype(dt.np)
         if len(shp) != 1:
             arr = arr.reshape(shp)
@@ -73,15 +70,21 @@ def _generated(shp, dt, device, draw, then=None) -> Tensor:
         return _from_host(arr, dt, dev)
     in_place = b.xp is np
     arr, st = b.empty(shp, dt.np) if in_place else (np.empty(shp, dt.np), None)
-    flat = arr.reshape(-1)  # (a view: arr is C-contiguous)
-    for lo in range(0, n, _DRAW):
-        k = min(_DRAW, n - lo)
-        np.copyto(flat[lo:lo + k], draw(lo, k), casting="unsafe")
+    fill_drawn(arr.reshape(-1), draw)  # (a view: arr is C-contiguous)
     if then is not None:
         then(arr)
     if in_place:
         return Tensor._make(arr, dev, dt, st)
     return _from_host(arr, dt, dev)
+
+
+def fill_drawn(flat, draw) -> None:
+    """flat[lo:lo + k] = draw(lo, k) (cast unsafely, as astype) over pieces of PIECE values
+    of the 1-d host array `flat`: consecutive pieces of one stream of values."""
+    n = flat.shape[0]
+    for lo in range(0, n, PIECE):
+        k = min(PIECE, n - lo)
+        np.copyto(flat[lo:lo + k], draw(lo, k), casting="unsafe")
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:

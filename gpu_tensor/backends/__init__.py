@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ..device import Device, cuda_is_emulated, resolve
 
-__all__ = ["get_backend", "Backend"]
+__all__ = ["get_backend", "Backend", "PIECE"]
 
-from .base import Backend  # noqa: E402
+from .base import PIECE, Backend  # noqa: E402
 from .cpu import CpuBackend  # noqa: E402
 
 _CPU = CpuBackend()

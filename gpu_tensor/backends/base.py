@@ -6,7 +6,12 @@ whole surface. Arrays are numpy ndarrays (cpu, emulated cuda) or cupy ndarrays (
 
 from __future__ import annotations
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "PIECE"]
+
+# Elements numpy computes at once where a result is filled piece by piece (the emulated
+# device; the drawn factories on every device). Below it a result is computed whole: its
+# temporaries are small. One number, so every path that cuts by it cuts the same way.
+PIECE = 1 << 16
 
 
 class Backend:
@@ -79,8 +84,9 @@ class Backend:
         """`fn(*operands)` for a routine with no `out=` whose result (C order, `shape`,
         `np_dtype`) is computed independently along every dim but those in `whole` (a sort
         along its dim, a gather; or a reduction, whose result keeps them at size 1): a
-        piece of the result is `fn` of the operands' same piece. A backend whose arrays numpy does not allocate (emulated cuda) allocates
-        the result and fills it piece by piece, so numpy's temporaries stay piece-sized."""
+        piece of the result is `fn` of the operands' same piece. A backend whose arrays
+        numpy does not allocate (emulated cuda) allocates the result and fills it piece by
+        piece, so numpy's temporaries stay piece-sized."""
         raise NotImplementedError
 
     def host_memory_error(self, exc: MemoryError, what: str) -> RuntimeError:

@@ -25,16 +25,13 @@ from ..device import _make
 from ..memory import registry
 from ..storage import UntypedStorage
 from ._ufunc_plan import plan
+from .base import PIECE
 from .cpu import CpuBackend, _Interface, saturating_astype, torch_empty_strides
 
 __all__ = ["EmulatedCudaBackend"]
 
 _NAMES: dict = {}
 _FIRST_TWO = slice(0, 2)  # a dim's first two elements: enough to show numpy's axis order
-# A composite elementwise function (sigmoid, gelu, where, clamp, ...: numpy calls making
-# temporaries) runs over pieces of its result of at most this many elements, so the host
-# memory it uses outside the allocator is bounded whatever the tensor's size
-PIECE = 1 << 16
 
 
 class _BlockHolder(_Interface):

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import _grad
 from .. import dtype as core_dtype
+from ..backends import PIECE
 from .expr import evaluate
 from .layout import broadcast_shapes
 from .trace import FusionError, trace
@@ -126,7 +127,7 @@ class Fused:
         Tensor = _tensor_type()
         arrays = [t._data for t in tensors]
         if backend.is_emulated and not outs and (
-                len(graph.outputs) == 1 or max(math.prod(s) for s in shapes) > _ONE_PASS):
+                len(graph.outputs) == 1 or max(math.prod(s) for s in shapes) > PIECE):
             # each output through backend.elementwise (shared parts computed once per
             # output: the price of results that never exist whole in host memory)
             values = [_one_result(graph, arrays, scalars, backend, root)
@@ -212,9 +213,6 @@ def _aliases_differently(target, tensors) -> bool:
                                         and t.shape == target.shape):
             return True
     return False
-
-
-_ONE_PASS = 1 << 16  # results up to this size: several outputs in one numpy pass
 
 
 def _one_result(graph, arrays, scalars, backend, root):

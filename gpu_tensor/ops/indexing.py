@@ -17,7 +17,7 @@ from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
 from .._host_memory import host_memory, memory_error
 from .._tensor import Tensor
-from ..backends import get_backend
+from ..backends import PIECE, get_backend
 from ._index_plan import empty_basic, empty_slice, none_strides, split_advanced
 from ._inplace import check_writable
 
@@ -187,7 +187,6 @@ def getitem(self, index):
 
 
 _WHOLE = slice(None)
-_RUN = 1 << 16  # elements per piece where emulated cuda fills a selection piece by piece
 
 
 def _one_array_index(b, data, idx):
@@ -276,14 +275,14 @@ def _selected(b, data, mask):
     def select(d, m, out=None):
         if out is None:
             return d[m]
-        run, at = max(1, _RUN // (d[0].size or 1)), 0
+        run, at = max(1, PIECE // (d[0].size or 1)), 0
         for lo in range(0, d.shape[0], run):
             part = d[lo:lo + run][m[lo:lo + run]]
             out[at:at + part.shape[0]] = part
             at += part.shape[0]
         return out
 
-    return b.compute_into(select, (data, mask), lambda: None if data.size <= _RUN else (
+    return b.compute_into(select, (data, mask), lambda: None if data.size <= PIECE else (
         (int(np.count_nonzero(mask)),) + data.shape[k:], data.dtype, True))
 
 
@@ -294,7 +293,7 @@ def _nonzero(b, data):
     def where(d, out=None):
         if out is None:
             return b.xp.stack(b.xp.nonzero(d)).astype(np.int64, copy=False)
-        run, at = max(1, _RUN // (d[0].size or 1)), 0
+        run, at = max(1, PIECE // (d[0].size or 1)), 0
         for lo in range(0, d.shape[0], run):
             found = np.nonzero(d[lo:lo + run])
             n = found[0].shape[0]
@@ -304,7 +303,7 @@ def _nonzero(b, data):
             at += n
         return out
 
-    return b.compute_into(where, (data,), lambda: None if data.size <= _RUN else (
+    return b.compute_into(where, (data,), lambda: None if data.size <= PIECE else (
         (data.ndim, int(np.count_nonzero(data))), np.dtype(np.int64), True))
 
 
@@ -507,13 +506,13 @@ def _take(b, src, index, axis):
         flat = i.reshape(-1)
         o = out.reshape(src.shape[:axis] + flat.shape + src.shape[axis + 1:])
         head = (slice(None),) * axis
-        run = max(1, _RUN * flat.size // (out.size or 1))
+        run = max(1, PIECE * flat.size // (out.size or 1))
         for lo in range(0, flat.size, run):
             o[head + (slice(lo, lo + run),)] = s[head + (flat[lo:lo + run],)]
         return out
 
     def plan():  # the bounds "wrap" does not check, before anything is allocated
-        if math.prod(shape) <= _RUN:
+        if math.prod(shape) <= PIECE:
             return None  # small: numpy's take allocates (and checks), adopt() copies it in
         n, lo, hi = src.shape[axis], int(index.min()), int(index.max())
         if hi >= n or lo < -n:

@@ -141,9 +141,6 @@ def _in_dtype(host, t):
     return host.astype(t.dtype.np)
 
 
-_DRAW = creation._DRAW  # samples per host call where they land in the tensor itself
-
-
 def _draw(t, draw, name):
     """Fill t with `draw(at, k)` (the k samples from flat index `at` on, in C order) and
     return t. Where t's memory is host memory (cpu, emulated cuda) and C-contiguous, the
@@ -156,10 +153,7 @@ def _draw(t, draw, name):
     from ._inplace import check_writable
 
     check_writable(t, name)
-    flat = data.reshape(-1)
-    for lo in range(0, flat.shape[0], _DRAW):
-        k = min(_DRAW, flat.shape[0] - lo)
-        np.copyto(flat[lo:lo + k], _in_dtype(draw(lo, k), t), casting="unsafe")
+    creation.fill_drawn(data.reshape(-1), lambda at, k: _in_dtype(draw(at, k), t))
     t._bump_version()
     return t
 

@@ -14,7 +14,7 @@ from .._grad import differentiable
 from .._host_memory import host_memory
 from .._out import call as out_call
 from .._tensor import Tensor
-from ..backends import get_backend
+from ..backends import PIECE, get_backend
 from ..device import CPU
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
@@ -299,9 +299,6 @@ def _var_or_std(input, dim, unbiased, keepdim, correction, root):
     return _out(input, r, input.dtype.to_real())
 
 
-_SMALL = 1 << 16  # elements a reduction takes whole on any backend (its temporaries are small)
-
-
 _REAL = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
 
 
@@ -310,7 +307,7 @@ def _along(input, v, axes, keepdim, np_dtype, fn):
     result is `np_dtype`, computed over pieces of the other dims where the backend fills
     pieces (emulated cuda), so its temporaries (x - mean, squares, exponentials) stay
     piece-sized; numpy's and cupy's own call elsewhere."""
-    if axes is None or v.size <= _SMALL:
+    if axes is None or v.size <= PIECE:  # (small: whole on every backend)
         return fn(v, axes, keepdim)
     kept = tuple(1 if i in axes else n for i, n in enumerate(v.shape))
     r = get_backend(input.device).by_pieces(lambda part: fn(part, axes, True), (v,), kept,
