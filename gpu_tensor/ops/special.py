@@ -227,22 +227,24 @@ def _host_safe(t):
     return arr
 
 
-def signbit(input):
-    _check("signbit", input)
+def _sign_flag(name, input):
+    """numpy's `name` (signbit, isposinf, isneginf) of input, as a bool tensor."""
+    _check(name, input)
     bk = get_backend(input.device)
-    return _bool_result(input, _elementwise(bk, lambda xp, a: xp.signbit(a), (_host_safe(input),)))
+    flag = getattr(bk.xp, name)
+    return _bool_result(input, _elementwise(bk, lambda xp, a: flag(a), (_host_safe(input),)))
+
+
+def signbit(input):
+    return _sign_flag("signbit", input)
 
 
 def isposinf(input):
-    _check("isposinf", input)
-    bk = get_backend(input.device)
-    return _bool_result(input, _elementwise(bk, lambda xp, a: xp.isposinf(a), (_host_safe(input),)))
+    return _sign_flag("isposinf", input)
 
 
 def isneginf(input):
-    _check("isneginf", input)
-    bk = get_backend(input.device)
-    return _bool_result(input, _elementwise(bk, lambda xp, a: xp.isneginf(a), (_host_safe(input),)))
+    return _sign_flag("isneginf", input)
 
 
 def isreal(input):
