@@ -159,6 +159,13 @@ class Fused:
         Tensor = _tensor_type()
         arrays = [t._data for t in tensors]
         results, finals = [], []
+        # Outputs of one shape go out of one kernel: one launch, and every input element is
+        # read before its outputs are written, so out= may alias the inputs in their own
+        # layout (an optimizer step writing param and state in place). Mixed shapes: one
+        # launch each, in order.
+        n = len(graph.outputs)
+        groups = [list(range(n))] if len(set(map(tuple, shapes))) == 1 else [[k] for k in range(n)]
+        group_of = {k: g for g, ks in enumerate(groups) for k in ks}
         with getattr(backend, "_dev", None) or contextlib.nullcontext():
             for k, (root, shape) in enumerate(zip(graph.outputs, shapes, strict=True)):
                 target = outs[k] if outs else None
@@ -166,18 +173,16 @@ class Fused:
                     _check_out_shape(target, shape, root.dtype, self.kernel_name)
                 dt = core_dtype.to_dtype(root.dtype) if target is None else target.dtype
                 # An out= that overlaps an input in another layout would be read after it is
-                # written (the kernel runs in place): compute into fresh memory, then copy.
-                direct = target is not None and not _aliases_differently(target, tensors)
+                # written (the kernel runs in place), and so would one that overlaps an input
+                # a later launch reads: compute into fresh memory, then copy after all
+                # launches.
+                direct = target is not None and not _aliases_differently(target, tensors) \
+                    and not _overlaps_any(target, _read_after(graph, groups, group_of[k],
+                                                              tensors))
                 dest = target if direct else Tensor._wrap(backend.empty(shape, dt.np)[0],
                                                           device, dtype=dt)
                 results.append(dest)
                 finals.append(target)
-            # Outputs of one shape go out of one kernel: one launch, and every input element
-            # is read before its outputs are written, so out= may alias the inputs in their
-            # own layout (an optimizer step writing param and state in place). Mixed shapes:
-            # one each.
-            groups = [list(range(len(results)))] if len(set(map(tuple, shapes))) == 1 \
-                else [[k] for k in range(len(results))]
             for ks in groups:
                 launch_graph(graph, tuple(graph.outputs[k] for k in ks), arrays, scalars,
                              [results[k]._data for k in ks],
@@ -213,6 +218,17 @@ def _aliases_differently(target, tensors) -> bool:
                                         and t.shape == target.shape):
             return True
     return False
+
+
+def _read_after(graph, groups, g: int, tensors) -> list:
+    """The input tensors that the launches after group `g` read."""
+    roots = tuple(graph.outputs[k] for ks in groups[g + 1:] for k in ks)
+    return [tensors[n.index] for n in graph.used_inputs(roots)] if roots else []
+
+
+def _overlaps_any(target, tensors) -> bool:
+    t0, t1 = _span(target)
+    return any(lo < t1 and t0 < hi for lo, hi in map(_span, tensors))
 
 
 def _one_result(graph, arrays, scalars, backend, root):
