@@ -140,10 +140,13 @@ def plan_args(plan: Plan) -> list[int]:
     return out
 
 
-def generate(graph: Graph, plan: Plan, out_dtypes=None, roots=None) -> KernelSource:
+def generate(graph: Graph, plan: Plan, out_dtypes=None, roots=None,
+             restrict: bool = True) -> KernelSource:
     """CUDA source for `roots` (default: all outputs) under `plan`. Operands in the plan are
     the used inputs (by index) followed by the outputs; `out_dtypes` are the stored dtypes
-    (default: each output's dtype)."""
+    (default: each output's dtype). `restrict=False` when an output shares memory with an
+    input (an in-place update): `__restrict__` would let the compiler reorder or re-issue a
+    load across the store to the same address."""
     roots = tuple(graph.outputs if roots is None else roots)
     out_dtypes = [r.dtype for r in roots] if out_dtypes is None else list(out_dtypes)
     inputs = graph.used_inputs(roots)
@@ -153,8 +156,9 @@ def generate(graph: Graph, plan: Plan, out_dtypes=None, roots=None) -> KernelSou
     idx = plan.index
     in_ct = [CTYPE[n.dtype] for n in inputs]
     out_ct = [CTYPE[np.dtype(d)] for d in out_dtypes]
-    params = [f"const {ct}* __restrict__ in{n.index}" for ct, n in zip(in_ct, inputs, strict=True)]
-    params += [f"{ct}* __restrict__ out{k}" for k, ct in enumerate(out_ct)]
+    r = " __restrict__" if restrict else ""
+    params = [f"const {ct}*{r} in{n.index}" for ct, n in zip(in_ct, inputs, strict=True)]
+    params += [f"{ct}*{r} out{k}" for k, ct in enumerate(out_ct)]
     params += [f"{scalar_ctype(graph.scalars[s].dtype)} s{s}" for s in scalars]
     params.append(f"{idx} n")
     in_cls = plan.classes[: len(inputs)]

@@ -32,6 +32,21 @@ def _strides(a) -> tuple:
     return tuple(s // a.itemsize for s in a.strides)
 
 
+def _overlap(a: Operand, b: Operand) -> bool:
+    """Whether two operands' byte ranges intersect (an out= written in place over an input)."""
+    def span(o):
+        if 0 in o.shape:
+            return o.ptr, o.ptr
+        lo = hi = o.ptr
+        for n, s in zip(o.shape, o.strides, strict=True):
+            step = (n - 1) * s * o.itemsize
+            lo, hi = (lo + step, hi) if step < 0 else (lo, hi + step)
+        return lo, hi + o.itemsize
+
+    (a0, a1), (b0, b1) = span(a), span(b)
+    return a0 < b1 and b0 < a1
+
+
 def _scalar_arg(value, dtype: np.dtype):
     kind = scalar_ctype(dtype)
     return {"double": np.float64, "long long": np.int64, "int": np.int32}[kind](value)
@@ -50,11 +65,13 @@ def prepare(graph: Graph, roots, arrays, scalars, outs, out_dtypes=None):
                 for a in (arrays[n.index] for n in used)]  # fmt: skip
     operands += [Operand(tuple(o.shape), _strides(o), o.itemsize, _ptr(o)) for o in outs]
     p = plan(shape, operands, n_outputs=len(outs))
-    key = (id(graph), p.key, out_dtypes, tuple(id(r) for r in roots))
+    n_in = len(operands) - len(outs)
+    restrict = not any(_overlap(i, o) for i in operands[:n_in] for o in operands[n_in:])
+    key = (id(graph), p.key, out_dtypes, tuple(id(r) for r in roots), restrict)
     hit = _sources.get(key)
     if hit is None:
         # The graph is kept alive with its source so its id() is never reused by another.
-        hit = _sources[key] = (generate(graph, p, out_dtypes, roots), graph)
+        hit = _sources[key] = (generate(graph, p, out_dtypes, roots, restrict), graph)
     ksrc = hit[0]
     idx = np.int32 if p.index == "int" else np.int64
     args = [arrays[i] for i in ksrc.inputs] + list(outs)

@@ -87,6 +87,11 @@ def test_every_variant_compiles_under_nvrtc(arch):
     vector = nvrtc.compile_ptx(generate(*VARIANTS["norm_rowcol_vector"]).source, arch)
     accesses = set(re.findall(r"(?:ld|st)\.global(?:\.nc)?\.v4\.\w+", vector))
     assert any(a.startswith("ld") for a in accesses) and any(a.startswith("st") for a in accesses)
+    # in place (an output aliases an input): no __restrict__, so no non-coherent loads
+    assert "ld.global.nc" in vector
+    aliased = generate(*VARIANTS["norm_rowcol_vector"], restrict=False).source
+    assert "__restrict__" not in aliased
+    assert "ld.global.nc" not in nvrtc.compile_ptx(aliased, arch)
 
 
 def _update() -> None:

@@ -51,3 +51,19 @@ def test_eager_run_on_real_cuda(key, inputs, out_dtype):
     dev_inputs = [cp.asarray(x) if isinstance(x, np.ndarray) else x for x in inputs]
     out = eager.run(key, dev_inputs, np.dtype(out_dtype))
     assert_close(cp.asnumpy(out), OPS[key].numpy(*inputs, out_dtype=out_dtype), np.dtype(out_dtype))
+
+
+def test_restrict_is_dropped_when_an_output_is_an_input():
+    # an in-place update (an optimizer's param.add_ through @gt.fuse out=) must not promise
+    # the compiler that the output and the input never alias
+    graph = eager._graph_for("mul", [np.ones(8, np.float32), 2.0], {})
+    x = np.arange(16, dtype=np.float32)
+    fresh, _, _ = eager.prepare(graph, graph.outputs, [x[:8]], [2.0], [np.empty(8, np.float32)])
+    assert "__restrict__" in fresh.source
+    inplace, _, _ = eager.prepare(graph, graph.outputs, [x[:8]], [2.0], [x[:8]])
+    assert "__restrict__" not in inplace.source and inplace.name != fresh.name
+    apart, _, _ = eager.prepare(graph, graph.outputs, [x[:8]], [2.0], [x[8:]])
+    assert "__restrict__" in apart.source  # same buffer, disjoint bytes: still restrict
+    reversed_view = x[7::-1]  # negative stride: its bytes are x[0:8] too
+    rev, _, _ = eager.prepare(graph, graph.outputs, [reversed_view], [2.0], [x[:8]])
+    assert "__restrict__" not in rev.source
