@@ -12,14 +12,16 @@
 // Launch shape: blocks of (GT_TILE, GT_TILE_ROWS) threads; grid.x = number of tiles
 //   (p.tiles_i * p.tiles_j * p.numel), capped at 2^31-1 with a loop over the rest.
 //   Tiles are GT_TILE (scalar) or GT_TILE * V (vec) elements square.
-//   Static shared memory: tile * (tile + 1) * sizeof(element): 4.1-16.9 KiB (scalar),
-//   16.5 KiB (1-byte, V=4), 32.3 KiB (2-byte, V=4), 16.6 KiB (4-byte, V=2).
+//   Static shared memory: tile * (tile + 1) * sizeof(element): 4.1-16.9 KiB (scalar);
+//   tile * tile * sizeof(element) (vec): 16 KiB (1-byte, V=4), 32 KiB (2-byte, V=4),
+//   16 KiB (4-byte, V=2).
 // numpy equivalent:
 //   dst_view[...] = src_view.astype(D)   e.g. dst[:] = src.transpose(0, 2, 1) for a batched
 //   transpose, or the NCHW -> NHWC permute (0, 2, 3, 1) after H and W coalesce.
 //
 // Reads go along i (coalesced in the source), writes along j (coalesced in the destination);
-// the tile's extra column shifts each row by one bank so the column reads do not conflict.
+// the scalar tile's extra column shifts each row by one bank so the column reads do not
+// conflict; the vector tile is swizzled instead (gt_vec_tile_at).
 #include "common.cuh"
 
 #define GT_TILE 32      // one warp wide
@@ -79,6 +81,24 @@ gt_copy_transpose(D* __restrict__ dst, const S* __restrict__ src, GtCopyParams p
     }
 }
 
+// Where element (row, col) of the vector transpose's tile lives: the tile is 32*V elements
+// square, unpadded, with each row's 4-byte words permuted by an XOR. Its accesses are
+// "thread tx, lane l": row r, column V*tx + l (filling) and column c, row V*tx + l
+// (draining). A padded row cannot serve both when V is even: a warp's lane spans 2 bank
+// cycles of a row (V*sizeof(T) = 8 bytes per thread) and its column walk steps V rows, an
+// even number of banks, so both phases would be 2-way conflicts (fp16/bf16 and fp32). The
+// XOR key is (row / V) -- distinct for the 32 threads draining a column -- flipped in its low
+// bit in a row's second bank cycle -- so threads tx and tx + 16 filling a row hit banks of
+// opposite parity. It only permutes words within a row (key < 32 words <= the row's length),
+// so the tile holds every element once. tests/kernel/test_emulated_copy.py counts the banks.
+template <typename T, int V>
+__host__ __device__ __forceinline__ int gt_vec_tile_at(int row, int col) {
+    static_assert(sizeof(T) <= 4 && 4 % sizeof(T) == 0, "elements of 1, 2 or 4 bytes");
+    constexpr int E = 4 / (int)sizeof(T);  // elements per bank word
+    const int key = ((row / V) ^ (col / E >> 5)) & 31;
+    return row * (GT_TILE * V) + (col ^ key * E);
+}
+
 // The vector variant moves V consecutive elements per access on both sides, so each thread
 // keeps 4*V accesses of V*sizeof(T) bytes in flight per phase instead of 4 single elements:
 // small elements (1-2 bytes) and fp32 need those bytes in flight to reach the copy bandwidth.
@@ -90,7 +110,7 @@ __global__ void __launch_bounds__(GT_TILE * GT_TILE_ROWS)
 gt_copy_transpose_vec(T* __restrict__ dst, const T* __restrict__ src, GtCopyParams p) {
     typedef typename GtIndex<Off>::type U;
     const int TILE_V = GT_TILE * V;
-    __shared__ T tile[GT_TILE * V][GT_TILE * V + 1];
+    __shared__ T tile[GT_TILE * V * GT_TILE * V];  // indexed through gt_vec_tile_at
     const U ni = (U)p.tile_ni, nj = (U)p.tile_nj;
     const unsigned long long ntiles = gt_tile_count(p);
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
@@ -106,7 +126,7 @@ gt_copy_transpose_vec(T* __restrict__ dst, const T* __restrict__ src, GtCopyPara
                 const GtVec<T, V> v = *reinterpret_cast<const GtVec<T, V>*>(
                     src + sb + (Off)i + (Off)j * (Off)p.tile_src_sj);
 #pragma unroll
-                for (int l = 0; l < V; ++l) tile[ty + r][tx * V + l] = v.v[l];
+                for (int l = 0; l < V; ++l) tile[gt_vec_tile_at<T, V>(ty + r, tx * V + l)] = v.v[l];
             }
         }
         __syncthreads();
@@ -116,7 +136,7 @@ gt_copy_transpose_vec(T* __restrict__ dst, const T* __restrict__ src, GtCopyPara
             if (i < ni && j < nj) {
                 GtVec<T, V> v;
 #pragma unroll
-                for (int l = 0; l < V; ++l) v.v[l] = tile[tx * V + l][ty + r];
+                for (int l = 0; l < V; ++l) v.v[l] = tile[gt_vec_tile_at<T, V>(tx * V + l, ty + r)];
                 *reinterpret_cast<GtVec<T, V>*>(dst + db + (Off)i * (Off)p.tile_dst_si + (Off)j) = v;
             }
         }

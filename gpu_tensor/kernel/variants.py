@@ -51,8 +51,8 @@ CAST_DTYPES = tuple(_C_TYPES)
 _INDEX = {False: "int", True: "long long"}  # index64 -> the kernel's signed offset type
 
 # Same-dtype tiled transposes with V-wide accesses: unit bytes -> V. 4- or 8-byte accesses
-# and tiles of 32*V elements whose padded shared tile stays within 48 KiB of static shared
-# memory (1 B: 128x129, 2 B: 128x129x2, 4 B: 64x65x4).
+# and tiles of 32*V elements whose (swizzled, unpadded) shared tile stays within 48 KiB of
+# static shared memory (1 B: 128x128, 2 B: 128x128x2, 4 B: 64x64x4).
 TRANSPOSE_VEC = {1: 4, 2: 4, 4: 2}
 
 FILES = {
