@@ -15,7 +15,8 @@ import numpy as np
 
 from ._cupy import cupy, cupy_installed
 
-__all__ = ["available", "version", "unique_id", "Communicator", "group_start", "group_end"]
+__all__ = ["available", "version", "unique_id", "Communicator", "group_start", "group_end",
+           "nccl_op"]
 
 # ncclDataType_t / ncclRedOp_t values from nccl.h. CuPy's module has names for most, not for
 # all of them in every version (bfloat16, avg), so the header's numbers are the table.
@@ -64,6 +65,17 @@ def nccl_dtype(name: str) -> int:
     return code
 
 
+def nccl_op(name: str) -> int:
+    """NCCL's code for a reduce op name (after reduce_op.check_op). NCCL has no bitwise
+    reductions: torch's NCCL backend refuses them with this ValueError too."""
+    code = _OPS.get(name)
+    if code is None:
+        raise ValueError(f"Cannot use ReduceOp.{name} with NCCL (NCCL reduces with SUM, "
+                         "PRODUCT, MIN, MAX and AVG); use the mpi backend for bitwise "
+                         "reductions")
+    return code
+
+
 class Communicator:
     """One rank's NCCL communicator on one device."""
 
@@ -74,21 +86,21 @@ class Communicator:
         self.device_index = device_index
 
     def all_reduce(self, send: int, recv: int, count: int, dtype: str, op: str, stream: int):
-        self._comm.allReduce(send, recv, count, nccl_dtype(dtype), _OPS[op], stream)
+        self._comm.allReduce(send, recv, count, nccl_dtype(dtype), nccl_op(op), stream)
 
     def broadcast(self, ptr: int, count: int, dtype: str, root: int, stream: int):
         self._comm.broadcast(ptr, ptr, count, nccl_dtype(dtype), root, stream)
 
     def reduce(self, send: int, recv: int, count: int, dtype: str, op: str, root: int,
                stream: int):
-        self._comm.reduce(send, recv, count, nccl_dtype(dtype), _OPS[op], root, stream)
+        self._comm.reduce(send, recv, count, nccl_dtype(dtype), nccl_op(op), root, stream)
 
     def all_gather(self, send: int, recv: int, count: int, dtype: str, stream: int):
         self._comm.allGather(send, recv, count, nccl_dtype(dtype), stream)
 
     def reduce_scatter(self, send: int, recv: int, count: int, dtype: str, op: str,
                        stream: int):
-        self._comm.reduceScatter(send, recv, count, nccl_dtype(dtype), _OPS[op], stream)
+        self._comm.reduceScatter(send, recv, count, nccl_dtype(dtype), nccl_op(op), stream)
 
     def send(self, ptr: int, count: int, dtype: str, peer: int, stream: int):
         self._comm.send(ptr, count, nccl_dtype(dtype), peer, stream)

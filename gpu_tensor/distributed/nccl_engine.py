@@ -148,6 +148,7 @@ class NcclEngine:
 
     # -- collectives (buffers are contiguous cupy arrays) --------------------------------
     def allreduce(self, buf, op):
+        cuda_nccl.nccl_op(op)  # an op NCCL lacks is refused before anything is enqueued
         name, n = cuda_nccl.wire_dtype(buf)
         return self._run("all_reduce", [buf], lambda c, s: c.all_reduce(
             buf.data.ptr, buf.data.ptr, n, name, op, s))
@@ -158,6 +159,7 @@ class NcclEngine:
                                                                       root, s))
 
     def reduce(self, buf, op, root):
+        cuda_nccl.nccl_op(op)  # an op NCCL lacks is refused before anything is enqueued
         name, n = cuda_nccl.wire_dtype(buf)
         return self._run("reduce", [buf], lambda c, s: c.reduce(
             buf.data.ptr, buf.data.ptr, n, name, op, root, s))
@@ -168,6 +170,7 @@ class NcclEngine:
             send.data.ptr, recv.data.ptr, n, name, s))
 
     def reduce_scatter(self, send, recv, op):
+        cuda_nccl.nccl_op(op)  # an op NCCL lacks is refused before anything is enqueued
         name, n = cuda_nccl.wire_dtype(recv)
         return self._run("reduce_scatter", [send, recv], lambda c, s: c.reduce_scatter(
             send.data.ptr, recv.data.ptr, n, name, op, s))

@@ -96,6 +96,26 @@ def test_nccl_dtype_table_matches_torch_support():
     assert isinstance(cuda_nccl.available(), bool)
 
 
+def test_nccl_refuses_bitwise_ops_with_torchs_error_before_enqueueing():
+    assert cuda_nccl.nccl_op("SUM") == 0 and cuda_nccl.nccl_op("AVG") == 4
+    eng = object.__new__(nccl_engine.NcclEngine)
+
+    def run(*args):  # the engine must refuse before any stream or communicator work
+        raise AssertionError("enqueued an op NCCL does not have")
+
+    eng._run = run
+    buf = np.zeros(4, np.int32)
+    for name in ("BAND", "BOR", "BXOR"):
+        # torch: ValueError "Cannot use ReduceOp.BAND with NCCL"
+        with pytest.raises(ValueError, match=rf"Cannot use ReduceOp\.{name} with NCCL.*SUM, "
+                           "PRODUCT, MIN, MAX and AVG"):
+            eng.allreduce(buf, name)
+    with pytest.raises(ValueError, match="BAND with NCCL"):
+        eng.reduce(buf, "BAND", 0)
+    with pytest.raises(ValueError, match="BXOR with NCCL"):
+        eng.reduce_scatter(buf, buf, "BXOR")
+
+
 @pytest.mark.skipif(not nccl_engine.usable(), reason="the nccl backend needs a CUDA GPU and "
                     "the NCCL library (pip install 'gpu-tensor[nccl-cu12]')")
 def test_every_collective_on_nccl_world_of_one():
