@@ -6,7 +6,8 @@ run when the call returns, so streams are always idle and events always complete
 host clock stands in for event timing.
 
 The protocol (handles are opaque to the caller):
-    new_stream(device, priority) / null_stream(device) / current(device)
+    new_stream(device, priority) / null_stream(device) / current(device) /
+    from_external(obj, device)
     enter(handle) / exit(handle)          -- make a stream current for this thread
     ptr(handle) / query(h) / synchronize(h) / wait_event(h, ev)
     new_event(enable_timing, blocking, interprocess) / record(ev, h) / event_query(ev) /
@@ -46,7 +47,8 @@ class _CupyEvent:
 class _OnDevice:
     """cupy's singleton streams (Stream.null, Stream.ptds) name the default stream of
     whichever device is current (device_id -1). gpu_tensor's default stream of cuda:N is
-    that stream *on device N*: this pins it, so records, waits and syncs switch to N."""
+    that stream *on device N*: this pins it, so records, waits and syncs switch to N.
+    Streams wrapped with from_external (device_id -1 too) are pinned the same way."""
 
     __slots__ = ("stream", "device_id")
 
@@ -122,11 +124,16 @@ class CupyStreams:
             return _OnDevice(s, device)
         return s
 
-    def from_external(self, obj):
+    def from_external(self, obj, device: int):
+        """`obj`'s stream, pinned to `device`: cupy's wrapper has device_id -1 (it cannot
+        know the device), which would put its events, waits and syncs on whichever device
+        is current (an event of another device: cudaErrorInvalidResourceHandle)."""
         stream_cls = self._cp.cuda.Stream
         if hasattr(stream_cls, "from_external"):  # cupy >= 14 (ExternalStream deprecated)
-            return stream_cls.from_external(obj)
-        return self._cp.cuda.ExternalStream(int(obj.__cuda_stream__()[1]))  # cupy 13
+            stream = stream_cls.from_external(obj)
+        else:
+            stream = self._cp.cuda.ExternalStream(int(obj.__cuda_stream__()[1]))  # cupy 13
+        return _OnDevice(stream, device)
 
     def enter(self, handle) -> None:
         # cupy refuses to make a stream current while another device is current (its
@@ -273,9 +280,9 @@ class EmulatedStreams:
         stack = self._stack(device)
         return stack[-1] if stack else self.null_stream(device)
 
-    def from_external(self, obj) -> _EmuStream:
+    def from_external(self, obj, device: int) -> _EmuStream:
         version, ptr = obj.__cuda_stream__()
-        return _EmuStream(0, 0, int(ptr))
+        return _EmuStream(device, 0, int(ptr))
 
     def enter(self, handle: _EmuStream) -> None:
         self._stack(handle.device).append(handle)

@@ -80,7 +80,8 @@ class Stream:
         """Wrap a stream owned by another library (anything with `__cuda_stream__`)."""
         if not hasattr(obj, "__cuda_stream__"):
             raise TypeError(f"{type(obj).__name__} does not implement __cuda_stream__")
-        return cls._wrap(_backend().from_external(obj), _cuda_index(device))
+        index = _cuda_index(device)
+        return cls._wrap(_backend().from_external(obj, index), index)
 
     @staticmethod
     def priority_range() -> tuple[int, int]:

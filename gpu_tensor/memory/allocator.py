@@ -174,9 +174,13 @@ class CachingAllocator:
         finally:
             self._lock.release()
 
-    def record_stream(self, block: Block, stream) -> None:
-        """Mark `block` as used on `stream` (torch's Tensor.record_stream)."""
+    def record_stream(self, block: Block, stream, device: int | None = None) -> None:
+        """Mark `block` as used on `stream` (torch's Tensor.record_stream). `device`: the
+        stream's device when it is not this allocator's: the event at free is then made
+        and recorded there (events.insert), as torch's insert_events does."""
         stream = stream_key(stream)  # handle 2: this thread's per-thread default stream
+        if device is not None and int(device) != self.device_index:
+            stream = (int(device), stream)  # another device's handle 0 is another stream
         with self._operation():
             if not block.allocated:
                 raise ValueError(f"record_stream on {block!r}, which is not allocated")

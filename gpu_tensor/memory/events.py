@@ -1,9 +1,10 @@
 """Stream-use events: a block used on other streams (record_stream) returns to its pool
 only after events recorded on those streams, when it was freed, have completed.
 
-The allocator keeps `_events`: stream key (stream_ids.py) -> FIFO of (event, block). Events come from the
-injected `event_factory(stream)` (query()/synchronize()); with no factory the device is
-synchronous and a freed block returns at once. All of it runs under the allocator's lock.
+The allocator keeps `_events`: stream key (stream_ids.py; (device, key) for another device's
+stream) -> FIFO of (event, block). Events come from the injected `event_factory(stream)`, or
+`event_factory(stream, device=d)` for a stream of device d (query()/synchronize()); with no
+factory the device is synchronous and a freed block returns at once. All of it runs under the allocator's lock.
 """
 
 from __future__ import annotations
@@ -22,11 +23,20 @@ def insert(alloc, block) -> None:
     if alloc._event_factory is None:  # synchronous device: every use is already done
         alloc._free_block(block)
         return
-    for stream in sorted(streams):
-        # keys are handles, except per-thread default streams: see stream_ids.event_handle
-        event = alloc._event_factory(event_handle(stream))
+    for stream in sorted(streams, key=_order):
+        # keys are handles, except per-thread default streams: see stream_ids.event_handle;
+        # (device, key) for a stream of another device, whose event must be made there
+        if isinstance(stream, tuple):
+            event = alloc._event_factory(event_handle(stream[1]), device=stream[0])
+        else:
+            event = alloc._event_factory(event_handle(stream))
         block.event_count += 1
         alloc._events.setdefault(stream, deque()).append((event, block))
+
+
+def _order(key) -> tuple:
+    """This device's streams first, then other devices' (a fixed order for the events)."""
+    return (0, 0, key) if not isinstance(key, tuple) else (1, *key)
 
 
 def process(alloc) -> None:

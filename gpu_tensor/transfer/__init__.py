@@ -223,7 +223,7 @@ def record_stream(t, stream) -> None:
     # Emulated storages carry their block; cupy-made ones are found by their base address.
     block = storage._block or allocator.lookup(storage.data_ptr())
     if block is not None:
-        allocator.record_stream(block, stream)
+        allocator.record_stream(block, stream, stream.device.index)
 
 
 # -- copies ---------------------------------------------------------------------------------

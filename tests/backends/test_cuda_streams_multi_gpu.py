@@ -43,3 +43,50 @@ def test_cuda_1_uses_its_own_default_stream():
     r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
                        timeout=600)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+
+
+FOREIGN = textwrap.dedent("""
+    import gpu_tensor as gt
+    from gpu_tensor.testing import sim
+
+    # A stream of cuda:1 that another library owns, wrapped while cuda:0 is current: cupy's
+    # wrapper has no device (device_id -1), so its events must still be made on cuda:1.
+    torn = gt.cuda.Stream(device="cuda:1")
+    ext = gt.cuda.Stream.from_external(torn, "cuda:1")
+    assert gt.cuda.current_device() == 0
+    ev = ext.record_event()                     # cudaErrorInvalidResourceHandle if on cuda:0
+    ext.wait_event(ev)
+    ext.synchronize()
+    assert ext.query() and ev.query()
+    with gt.cuda.stream(ext):                   # current on cuda:1, not on cuda:0
+        assert gt.cuda.current_stream("cuda:1").cuda_stream == torn.cuda_stream
+        assert gt.cuda.current_stream("cuda:0").cuda_stream != torn.cuda_stream
+        y = gt.ones(1000, device="cuda:1") * 3
+    ext.synchronize()
+    assert y.sum().item() == 3000.0
+
+    # record_stream of a cuda:0 tensor on a cuda:1 stream: the event at free goes on cuda:1
+    # (made on cuda:0 it fails inside the finaliser, which swallows it: the block never
+    # comes back)
+    x = gt.ones(1 << 20, device="cuda:0")
+    s1 = gt.cuda.Stream(device="cuda:1")
+    x.record_stream(s1)
+    x.record_stream(ext)                        # the wrapped one: cuda:1 too
+    del x
+    gt.cuda.synchronize(0)
+    gt.cuda.synchronize(1)
+    gt.cuda.empty_cache()
+    stats = gt.cuda.memory_stats(0)
+    assert stats["active_bytes.all.current"] == 0, stats["active_bytes.all.current"]
+    assert gt.cuda.memory_reserved(0) == 0, gt.cuda.memory_reserved(0)
+    assert not sim.races(), sim.races()
+    print("ok")
+""")
+
+
+def test_streams_of_another_device_keep_their_device():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TENSOR")}
+    env.update(GPU_TENSOR_FALLBACK="sim", GPU_TENSOR_SIM_DEVICES="2")
+    r = subprocess.run([sys.executable, "-c", FOREIGN], capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]

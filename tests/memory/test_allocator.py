@@ -18,8 +18,8 @@ KiB, MiB = 1 << 10, 1 << 20
 
 
 class FakeEvent:
-    def __init__(self, stream):
-        self.stream = stream
+    def __init__(self, stream, device=None):
+        self.stream, self.device = stream, device
         self.done = False
 
     def query(self):
@@ -35,8 +35,8 @@ class EventLog:
     def __init__(self):
         self.events = []
 
-    def __call__(self, stream):
-        event = FakeEvent(stream)
+    def __call__(self, stream, **kw):
+        event = FakeEvent(stream, **kw)
         self.events.append(event)
         return event
 
@@ -220,6 +220,27 @@ def test_record_stream_delays_reuse_until_event_completes():
     d = a.malloc(4 * MiB, stream=0)  # events are processed at the next malloc
     assert d.ptr == ptr
     assert a.stats()["active_bytes.all.current"] == 8 * MiB
+    check(a)
+
+
+def test_record_stream_of_another_device_makes_its_event_there():
+    # torch's insert_events switches to the stream's device: an event made on the block's
+    # device and recorded on another device's stream is an error, and at free (a finaliser)
+    # it would be swallowed with the block never returned
+    log = EventLog()
+    a = make(events=log)  # cuda:0's
+    b = a.malloc(4 * MiB, stream=0)
+    a.record_stream(b, 0, device=1)  # cuda:1's legacy stream: handle 0 too, another stream
+    a.record_stream(b, 9, device=1)
+    a.record_stream(b, 7, device=0)  # this device's: as before
+    a.free(b)
+    assert [(e.stream, e.device) for e in log.events] == [(7, None), (0, 1), (9, 1)]
+    assert a.stats()["active_bytes.all.current"] == 4 * MiB
+    check(a)
+    for e in log.events:
+        e.done = True
+    a.malloc(512)  # events are processed at the next malloc
+    assert a.stats()["active_bytes.all.current"] == 512
     check(a)
 
 

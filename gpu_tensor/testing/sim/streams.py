@@ -2,7 +2,9 @@
 
 As in cupy (cupy/cuda/stream.pyx): `Stream.null` and `Stream.ptds` are singletons with
 device_id -1 that name the legacy / per-thread default stream of whichever device is current
-when they are used; a created stream belongs to the device current at creation, and
+when they are used; `Stream.from_external` has device_id -1 too (its queue keeps its real
+device); an event belongs to the device current when it is created, and recording it on a
+stream of another device is cudaErrorInvalidResourceHandle; a created stream belongs to the device current at creation, and
 entering it (`with stream:`) while another device is current raises; a stream's handle is
 destroyed when the Stream object dies (using the handle afterwards is
 cudaErrorInvalidResourceHandle); the current stream is per thread and per device.
@@ -60,8 +62,10 @@ class Stream:
     @staticmethod
     @checked("cuda.Stream.from_external")
     def from_external(obj):
+        # cupy cannot know a foreign stream's device: device_id -1, as for the singletons
+        # (cupy/cuda/stream.pyx), whichever device is current
         version, ptr = obj.__cuda_stream__()
-        return Stream._external(ptr, machine().current_device())
+        return Stream._external(ptr, -1)
 
     def _queue(self):
         return machine().queue(self.ptr)
@@ -170,12 +174,16 @@ class Event:
         m = machine()
         m.count("driver_calls")
         self.ptr = m.handle()
+        self.device = m.current_device()  # an event belongs to the device current at creation
         self.block, self.disable_timing = block, disable_timing
         self._vc: dict = {}
         self._recorded = False
         _events[self.ptr] = self
 
     def _record_queue(self, queue) -> None:
+        if queue.device != self.device:  # cudaEventRecord: event and stream of one device
+            raise CUDARuntimeError(400, f"an event of cuda:{self.device} recorded on a stream "
+                                   f"of cuda:{queue.device}")
         # An empty task: recording on the legacy stream orders after the blocking streams.
         task = machine().sched.enqueue(queue, None, "cudaEventRecord")
         self._vc, self._recorded = dict(task.vc), True
