@@ -86,7 +86,7 @@ class AddressSpace:
         ptr, self._next = self._next, self._next + nbytes + 2 * MiB
         return ptr
 
-    def map(self, ptr, nbytes):
+    def map(self, ptr, nbytes, handle_size=None):
         if self.used + nbytes > self.capacity:
             raise RawOutOfMemory("address space full")
         self.used += nbytes

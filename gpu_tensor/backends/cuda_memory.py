@@ -143,15 +143,57 @@ def _vmm_source(raw: CudaRawSource, device_index: int, self_test: bool = False):
     cp = cupy()
 
     def make():
-        return cuda_vmm.VmmSource(raw, driver, device_index,
-                                  synchronize=cp.cuda.runtime.deviceSynchronize,
-                                  activate=lambda: cp.cuda.Device(device_index))
+        _make_context_current(device_index)
+        source = cuda_vmm.VmmSource(raw, driver, device_index,
+                                    synchronize=cp.cuda.runtime.deviceSynchronize,
+                                    activate=lambda: cp.cuda.Device(device_index))
+        with _peers_lock:
+            for peer in sorted(_peers_of.get(device_index, ())):
+                source.add_peer(peer)
+        return source
 
     if not self_test:
         return make()
     if device_index not in _self_test_passed:
         _self_test_passed[device_index] = _passes_self_test(make, device_index)
     return make() if _self_test_passed[device_index] else None
+
+
+def _make_context_current(device_index: int) -> None:
+    """Create the device's primary context and make it current (cudaSetDevice, then
+    cudaFree(0)) before the first virtual-memory call: cupy's Device(i) switches only
+    when another device is current, so in a fresh process nothing has created a context
+    yet, and the cuMem* driver calls act on the current one. The previous device comes
+    back on leaving `Device`."""
+    runtime = cupy().cuda.runtime
+    with cupy().cuda.Device(device_index):
+        runtime.setDevice(device_index)
+        runtime.free(0)
+
+
+# device -> the devices given access to its expandable-segment memory (grant_peer_access)
+_peers_of: dict[int, set[int]] = {}
+_peers_lock = threading.Lock()
+
+
+def grant_peer_access(a: int, b: int) -> None:
+    """Let cuda:a and cuda:b access each other's expandable-segment memory, where the
+    driver allows it (VmmSource.add_peer), before a copy between them: with peer access
+    enabled (cupy enables it for its own cross-device copies) a peer copy reads and
+    writes the other device's pages directly, and virtual memory is only accessible to
+    the devices granted access. Once per pair; allocators made later get it too. torch
+    grants the same way, when peer access is enabled, never by default."""
+    if a == b:
+        return
+    with _peers_lock:
+        if b in _peers_of.get(a, ()):
+            return
+        _peers_of.setdefault(a, set()).add(b)
+        _peers_of.setdefault(b, set()).add(a)
+    for owner, user in ((a, b), (b, a)):
+        add = getattr(getattr(registry.find(owner), "raw", None), "add_peer", None)
+        if add is not None:
+            add(user)
 
 
 def _passes_self_test(make, device_index: int) -> bool:

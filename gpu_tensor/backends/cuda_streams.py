@@ -234,6 +234,9 @@ class CupyStreams:
 
     def memcpy_peer_async(self, dst: int, dst_device: int, src: int, src_device: int,
                           nbytes: int, handle) -> None:
+        from .cuda_memory import grant_peer_access  # (lazily: streams load without it)
+
+        grant_peer_access(dst_device, src_device)  # expandable segments: access both ways
         with self._cp.cuda.Device(dst_device):
             self._rt.memcpyPeerAsync(dst, dst_device, src, src_device, nbytes, handle.ptr)
 

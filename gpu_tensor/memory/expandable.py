@@ -24,12 +24,16 @@ is followed by a new one (as torch's list of expandable segments).
 Needs a raw source with `reserve(nbytes) -> ptr`, `map(ptr, nbytes)`, `unmap(ptr, nbytes)`
 and `unreserve(ptr)`, and may have `alias(dst, src, nbytes)` to restitch (without it, new
 requests map new pages, as torch's) and `unmap_many(spans)` (one device sync for a shrink). HostRawSource has them, and on a GPU backends/cuda_vmm.py's
-VmmSource through cuda-bindings. Pages are 2 MiB in both pools (torch: 2 MiB small, 20 MiB
-large).
+VmmSource through cuda-bindings. Pages are 2 MiB in the small pool; in the large pool 20 MiB
+on a GPU (VmmSource.large_page, as torch's) and 2 MiB on the host (LARGE_PAGE). Each page
+is one physical handle (`map(..., handle_size=page)`), unmapped and restitched whole, so a
+reservation's mappings never cross its pages' boundaries (pages restitched from the other
+pool come in whole pages of both pools).
 """
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 
 from .block import Block, Segment
@@ -38,11 +42,17 @@ from .sizes import SMALL_BUFFER
 
 __all__ = ["Reservation", "supported", "grow", "shrink"]
 
-# Large-pool page: the GPU's granularity. torch uses 20 MiB to amortise one cuMemCreate per
-# page, but a page is also what a hole's edges strand: on profiling/bench_allocator.py's 24
-# generated traces (seeds 0-3, 10-13) the worst peak reserved / peak allocated with
-# restitching was 1.069 with 2 MiB pages, 1.109 with 4 MiB and 1.178 with 8 MiB. One map
-# call covers a whole request either way.
+# Large-pool page, unless the source names its own (`large_page`): the GPU's granularity.
+# A page is what a hole's edges strand: on profiling/bench_allocator.py's 24 generated
+# traces (seeds 0-3, 10-13) the worst peak reserved / peak allocated with restitching was
+# 1.069 with 2 MiB pages, 1.109 with 4 MiB and 1.178 with 8 MiB. But a page is also one
+# physical handle, and on a GPU the cost of mapping grows with the number of handles
+# (torch measured 10 separate 2 MiB pages at 10x the time of one 20 MiB one, and map
+# changes sync with the GPU in part; 2 MiB handles made growing by 10 GB 5k cuMemCreate +
+# 5k cuMemMap calls): cuda_vmm's VmmSource asks 20 MiB, as torch. On the same 24 traces
+# today (2026-12-04) 20 MiB pages gave a worst ratio of 1.090 (2 MiB: 1.033) for 10x fewer
+# handles (15,027 vs 147,953). Host pages cost nothing to map, so HostRawSource keeps the
+# granularity.
 LARGE_PAGE = 2 << 20
 
 
@@ -71,8 +81,9 @@ def supported(raw) -> bool:
 
 def _page(alloc, small: bool) -> int:
     """The pool's page, a whole number of the source's mapping granularity (a CUDA device's,
-    backends/cuda_vmm.py; HostRawSource's 2 MiB)."""
-    page = SMALL_BUFFER if small else LARGE_PAGE
+    backends/cuda_vmm.py; HostRawSource's 2 MiB); the large pool's is the source's
+    `large_page` where it has one."""
+    page = SMALL_BUFFER if small else getattr(alloc.raw, "large_page", LARGE_PAGE)
     granularity = getattr(alloc.raw, "granularity", 1)
     return -(-page // granularity) * granularity
 
@@ -190,16 +201,19 @@ def _harvest(alloc, pool, stream: int, need: int, page: int, skip) -> list:
     plan, left = [], need
     other = alloc._large if pool.is_small else alloc._small
     for source in (pool, other):
+        # whole pages of both pools: a handle is aliased whole, and the pages after these
+        # in the new range must start on this pool's page boundary
+        unit = math.lcm(page, _page(alloc, source.is_small))
         keys, blocks = source._keys, source._blocks
-        i = bisect_left(keys, (stream, page))
-        while left and i < len(keys) and keys[i][0] == stream:
+        i = bisect_left(keys, (stream, unit))
+        while left >= unit and i < len(keys) and keys[i][0] == stream:
             block = blocks[i]
             i += 1
             if block is skip or not block.segment.expandable or block.event_count:
                 continue
-            start, stop = _free_pages(block, page)
-            if stop - start >= page:
-                nbytes = min(stop - start, left)
+            start, stop = _free_pages(block, unit)
+            if stop - start >= unit:
+                nbytes = min(stop - start, left // unit * unit)
                 plan.append((block, start, nbytes))
                 left -= nbytes
     return plan
@@ -214,8 +228,8 @@ def _back(alloc, at: int, need: int, plan, small: bool, stream: int) -> bool:
     if fresh:
         if alloc._limit is not None and alloc._reserved + fresh > alloc._limit:
             return False
-        try:
-            raw.map(at + stitched, fresh)
+        try:  # (whole pages: `stitched` is whole pages of this pool, see _harvest)
+            raw.map(at + stitched, fresh, _page(alloc, small))
         except RawOutOfMemory:
             return False
     done = at

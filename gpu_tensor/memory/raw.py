@@ -162,8 +162,9 @@ class HostRawSource:
             raise ValueError(f"page {wrong[0]:#x} is {'not ' if mapped else 'already '}mapped")
         return pages
 
-    def map(self, ptr: int, nbytes: int) -> None:
-        """New physical pages at [ptr, ptr + nbytes)."""
+    def map(self, ptr: int, nbytes: int, handle_size: int | None = None) -> None:
+        """New physical pages at [ptr, ptr + nbytes) (`handle_size`: what a GPU would
+        allocate as one handle; host pages are granularity-sized whatever it is)."""
         with self._lock:
             _, r = self._reservation(ptr, nbytes)
             pages = self._pages(ptr, nbytes, mapped=False)
@@ -254,13 +255,13 @@ class FaultInjectingRawSource:
     def free(self, ptr: int) -> None:
         self.inner.free(ptr)
 
-    def map(self, ptr: int, nbytes: int) -> None:
+    def map(self, ptr: int, nbytes: int, *handle_size) -> None:
         i = self.calls
         self.calls += 1
         if self._should_fail(i):
             self.failures += 1
             raise RawOutOfMemory(f"injected failure at raw map #{i} ({nbytes} bytes)")
-        self.inner.map(ptr, nbytes)
+        self.inner.map(ptr, nbytes, *handle_size)
 
     def alias(self, dst: int, src: int, nbytes: int) -> None:
         i = self.calls

@@ -30,10 +30,17 @@ class CUresult(enum.IntEnum):
     CUDA_SUCCESS = 0
     CUDA_ERROR_INVALID_VALUE = 1
     CUDA_ERROR_OUT_OF_MEMORY = 2
+    CUDA_ERROR_NOT_SUPPORTED = 801
 
 
 class CUdevice_attribute(enum.IntEnum):  # noqa: N801 - the driver's names
     CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102
+    CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED = 110
+
+
+class CUmemAllocationHandleType(enum.IntEnum):  # noqa: N801
+    CU_MEM_HANDLE_TYPE_NONE = 0
+    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
 
 
 class CUmemAllocationGranularity_flags(enum.IntEnum):  # noqa: N801
@@ -58,9 +65,15 @@ class CUmemLocation:
         self.type, self.id = 0, 0
 
 
+class _AllocFlags:
+    def __init__(self):
+        self.gpuDirectRDMACapable = 0  # noqa: N815 - the driver's name
+
+
 class CUmemAllocationProp:
     def __init__(self):
-        self.type, self.location, self.requestedHandleTypes, self.allocFlags = 0, None, 0, None
+        self.type, self.location, self.requestedHandleTypes = 0, None, 0
+        self.allocFlags = _AllocFlags()
 
 
 class CUmemAccessDesc:
@@ -76,14 +89,22 @@ class FakeDriver:
     CUmemAllocationGranularity_flags = CUmemAllocationGranularity_flags
     CUmemLocationType = CUmemLocationType
     CUmemAllocationType = CUmemAllocationType
+    CUmemAllocationHandleType = CUmemAllocationHandleType
     CUmemAccess_flags = CUmemAccess_flags
     CUmemLocation = CUmemLocation
     CUmemAllocationProp = CUmemAllocationProp
     CUmemAccessDesc = CUmemAccessDesc
 
-    def __init__(self, capacity=1 << 30, devices=1, peer_pairs=(), vmm=True):
+    def __init__(self, capacity=1 << 30, devices=1, peer_pairs=(), vmm=True, rdma=False,
+                 exportable=True):
         self.capacity, self.devices, self.peer_pairs = capacity, devices, set(peer_pairs)
         self.vmm = vmm  # CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+        self.rdma = rdma  # CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
+        self.exportable = exportable  # False: cuMemCreate refuses a requested handle type
+        self.created: list[tuple] = []  # (size, requested handle types, gpuDirectRDMACapable)
+        # (call, args...) of cuMemAddressReserve and cuMemSetAccess, in order (the tests'
+        # fake cupy runtime adds its setDevice and free calls)
+        self.log: list[tuple] = []
         self.used = 0
         self.reserved: dict[int, int] = {}  # base -> size
         self.handles: dict[int, list] = {}  # handle -> [size, device, {addresses mapped at}]
@@ -119,7 +140,11 @@ class FakeDriver:
         return (CUresult.CUDA_SUCCESS, self.devices)
 
     def cuDeviceGetAttribute(self, attrib, dev):  # noqa: N802
-        return (CUresult.CUDA_SUCCESS, int(self.vmm))
+        value = {CUdevice_attribute.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+                 self.vmm,
+                 CUdevice_attribute.CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+                 self.rdma}[attrib]
+        return (CUresult.CUDA_SUCCESS, int(value))
 
     def cuDeviceCanAccessPeer(self, dev, peer_dev):  # noqa: N802
         return (CUresult.CUDA_SUCCESS, int((dev, peer_dev) in self.peer_pairs))
@@ -136,6 +161,7 @@ class FakeDriver:
         base = self._next_va
         self._next_va += size + GRANULARITY
         self.reserved[base] = size
+        self.log.append(("cuMemAddressReserve", base, size))
         return (CUresult.CUDA_SUCCESS, base)
 
     def cuMemAddressFree(self, ptr, size):  # noqa: N802
@@ -153,6 +179,10 @@ class FakeDriver:
             return (CUresult.CUDA_ERROR_OUT_OF_MEMORY, None)
         if size % GRANULARITY:
             return self._bad(f"create of {size}: not a multiple of the granularity") + (None,)
+        if prop.requestedHandleTypes and not self.exportable:
+            return (CUresult.CUDA_ERROR_NOT_SUPPORTED, None)
+        self.created.append((size, int(prop.requestedHandleTypes),
+                             prop.allocFlags.gpuDirectRDMACapable))
         handle = next(self._ids)
         self.handles[handle] = [size, prop.location.id, set()]
         self.used += size
@@ -202,8 +232,9 @@ class FakeDriver:
         covered = sorted(a for a in self.mappings if ptr <= a < ptr + size)
         if sum(self.mappings[a][0] for a in covered) != size:
             return self._bad(f"set access {ptr:#x}+{size}: not all mapped")
-        for a in covered:
-            self.access[a] = {d.location.id for d in desc}
+        self.log.append(("cuMemSetAccess", ptr, size, tuple(d.location.id for d in desc)))
+        for a in covered:  # the devices named are added; the others keep theirs
+            self.access.setdefault(a, set()).update(d.location.id for d in desc)
         return (CUresult.CUDA_SUCCESS,)
 
     # ------------------------------------------------------------------ for the tests

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import random
+import sys
 import types
 import warnings
 
@@ -54,22 +55,52 @@ def make_source(capacity=256 * MiB, **driver_args):
     return driver, source, syncs
 
 
-def test_map_and_unmap_in_granularity_chunks_with_access_for_peers():
+def test_map_and_unmap_in_handles_with_access_for_this_device_only():
+    # peers get access only when asked (add_peer), as torch's expandable segments: the
+    # driver's cuMemSetAccess gets this device alone, however many peers could access it
     driver, source, syncs = make_source(devices=3, peer_pairs={(1, 0), (2, 0)})
-    assert available(driver, 0) and source.peers == [1, 2]
-    base = source.reserve(64 * MiB)
+    assert available(driver, 0) and source.peers == []
+    base = source.reserve(128 * MiB)
     source.map(base, 8 * MiB)
     assert len(driver.mappings) == 4 and driver.used == 8 * MiB
-    assert all(devices == {0, 1, 2} for devices in driver.access.values())
+    assert all(devices == {0} for devices in driver.access.values())
+    assert driver.log[1:] == [("cuMemSetAccess", base, 8 * MiB, (0,))]
     with pytest.raises(AssertionError, match="already mapped"):
         source.map(base + 6 * MiB, 4 * MiB)  # overlaps: refused before any driver call
+    source.map(base + 40 * MiB, 40 * MiB, handle_size=20 * MiB)  # the large pool's handles
+    assert driver.calls["cuMemCreate"] == 6 and driver.mappings[base + 60 * MiB][0] == 20 * MiB
+    with pytest.raises(AssertionError, match="part of a handle"):
+        source.unmap(base + 40 * MiB, 2 * MiB)  # a handle is unmapped whole
+    with pytest.raises(ValueError, match="not whole handles"):
+        source.map(base + 80 * MiB, 30 * MiB, handle_size=20 * MiB)
     source.unmap(base + 4 * MiB, 4 * MiB)
-    assert syncs == [1] and driver.used == 4 * MiB  # synchronised before unmapping
+    assert syncs == [1] and driver.used == 44 * MiB  # synchronised before unmapping
     with pytest.raises(AssertionError, match="still mapped"):
         source.unreserve(base)
-    source.unmap(base, 4 * MiB)
+    source.unmap_many([(base, 4 * MiB), (base + 40 * MiB, 40 * MiB)])
     source.unreserve(base)
     assert driver.handles == {} and driver.reserved == {} and driver.violations == []
+    assert source.mapped_bytes() == source.physical_bytes() == 0
+
+
+def test_add_peer_grants_access_to_what_is_mapped_and_what_will_be():
+    driver, source, _ = make_source(devices=3, peer_pairs={(1, 0)})
+    base = source.reserve(64 * MiB)
+    source.map(base, 4 * MiB)
+    source.map(base + 8 * MiB, 2 * MiB)
+    driver.log.clear()
+    assert source.add_peer(1) and source.peers == [1]
+    # one descriptor, one call per run of adjacent mappings
+    assert driver.log == [("cuMemSetAccess", base, 4 * MiB, (1,)),
+                          ("cuMemSetAccess", base + 8 * MiB, 2 * MiB, (1,))]
+    assert all(devices == {0, 1} for devices in driver.access.values())
+    assert source.add_peer(1) and source.add_peer(0) and len(driver.log) == 2  # nothing new
+    assert not source.add_peer(2) and source.peers == [1]  # the driver says it cannot
+    source.map(base + 16 * MiB, 2 * MiB)
+    assert driver.access[base + 16 * MiB] == {0, 1}
+    source.alias(base + 32 * MiB, base, 4 * MiB)
+    assert driver.access[base + 32 * MiB] == {0, 1}
+    assert driver.violations == []
 
 
 @pytest.mark.parametrize("failing", ["cuMemCreate", "cuMemMap", "cuMemSetAccess"])
@@ -95,6 +126,8 @@ def test_unaligned_ranges_are_refused():
 
 def test_alias_maps_the_same_handles_at_a_second_address_with_access_for_peers():
     driver, source, syncs = make_source(devices=3, peer_pairs={(1, 0), (2, 0)})
+    source.add_peer(1)
+    source.add_peer(2)
     base = source.reserve(64 * MiB)
     source.map(base, 4 * MiB)
     source.alias(base + 32 * MiB, base, 4 * MiB)
@@ -177,6 +210,15 @@ class FakeRuntime:
     def deviceSynchronize(self):  # noqa: N802 - cupy's name
         pass
 
+    def memGetInfo(self):  # noqa: N802 - cupy's name
+        return self.driver.capacity - self.driver.used, self.driver.capacity
+
+    def setDevice(self, device):  # noqa: N802 - cupy's name
+        self.driver.log.append(("setDevice", device))
+
+    def free(self, ptr):
+        self.driver.log.append(("free", ptr))
+
 
 @pytest.fixture
 def cuda_on_fake(monkeypatch):
@@ -213,6 +255,35 @@ def test_auto_mode_uses_virtual_memory_once_the_self_test_passed(cuda_on_fake):
     assert driver.mappings == {} and driver.reserved == {} and driver.violations == []
 
 
+def test_the_context_is_current_before_the_first_virtual_memory_call(cuda_on_fake):
+    # cupy's Device(i) sets nothing when i is already the current device, so in a fresh
+    # process no context exists yet: cudaSetDevice + cudaFree(0) create and bind it first
+    driver = FakeDriver()
+    cuda_memory = cuda_on_fake(driver)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = cuda_memory.create_allocator(0, AllocatorConfig(expandable_segments=None))
+    assert isinstance(a.raw, VmmSource)
+    first = next(i for i, call in enumerate(driver.log) if call[0] == "cuMemAddressReserve")
+    assert driver.log[:2] == [("setDevice", 0), ("free", 0)] and first == 2
+
+
+def test_memory_is_exportable_and_rdma_capable_where_the_device_says_so(cuda_on_fake):
+    # torch's expandable segments ask for a POSIX file descriptor handle (IPC: cudaIpc*
+    # does not work on cuMem memory) and set gpuDirectRDMACapable when the device has
+    # CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
+    posix = 1 if sys.platform.startswith("linux") else 0
+    for rdma in (True, False):
+        driver = FakeDriver(rdma=rdma)
+        source = VmmSource(NoPlainSegments(MiB), driver, 0, lambda: None)
+        source.map(source.reserve(4 * MiB), 2 * MiB)
+        assert driver.created == [(2 * MiB, posix, int(rdma))]
+    driver = FakeDriver(exportable=False)  # a driver that refuses the handle type
+    source = VmmSource(NoPlainSegments(MiB), driver, 0, lambda: None)
+    source.map(source.reserve(8 * MiB), 4 * MiB)
+    assert driver.created == [(2 * MiB, 0, 0)] * 2 and driver.violations == []
+
+
 def test_auto_mode_warns_once_and_uses_cudamalloc_when_the_self_test_fails(cuda_on_fake):
     driver = FakeDriver()
     cuda_memory = cuda_on_fake(driver, shares=False)
@@ -247,8 +318,10 @@ def _check_step(a, driver):
     assert driver.violations == []
     runs = _chunks((s.ptr, s.size) for s in a._segments.values() if s.expandable)
     old = _chunks(span for res in a._ranges for span in res.aliases.items())
-    assert sorted(runs + old) == sorted(driver.mappings)
-    assert {driver.handle_at(at) for at in old} <= {driver.handle_at(at) for at in runs}
+    handle_at = {at: h for ptr, (size, h) in driver.mappings.items()
+                 for at in range(ptr, ptr + size, GRANULARITY)}  # every chunk's handle
+    assert sorted(runs + old) == sorted(handle_at)
+    assert {handle_at[at] for at in old} <= {handle_at[at] for at in runs}
     assert driver.used == a.stats()["reserved_bytes.all.current"] == a.raw.physical_bytes()
     assert a.raw.mapped_bytes() == driver.mapped_bytes()
     verify.check(a)
@@ -327,18 +400,39 @@ def test_restitching_over_vmm_keeps_driver_and_stats_in_step(seed):
 def test_a_hole_serves_a_bigger_request_without_new_memory_for_its_pages():
     driver, source, syncs = make_source()
     a = CachingAllocator(source, 0, config=parse_alloc_conf("expandable_segments:True"))
-    first, hole, last = (a.malloc(16 * MiB) for _ in range(3))
+    first, hole, last = (a.malloc(40 * MiB) for _ in range(3))  # two 20 MiB pages each
+    assert driver.calls["cuMemCreate"] == 6  # one handle per large page, not per 2 MiB
     a.free(hole)
-    created = driver.calls["cuMemCreate"]
-    big = a.malloc(24 * MiB)  # only 8 MiB of it is new memory
-    assert driver.calls["cuMemCreate"] - created == 8 * MiB // GRANULARITY
-    assert driver.used == 56 * MiB and syncs == []  # no device sync to restitch
-    assert {driver.handle_at(at) for at in range(hole.ptr, hole.ptr + 16 * MiB, GRANULARITY)} \
-        <= {driver.handle_at(at) for at in range(big.ptr, big.ptr + 24 * MiB, GRANULARITY)}
+    big = a.malloc(60 * MiB)  # only one page of it is new memory
+    assert driver.calls["cuMemCreate"] == 7
+    assert driver.used == 140 * MiB and syncs == []  # no device sync to restitch
+    assert {driver.handle_at(at) for at in (hole.ptr, hole.ptr + 20 * MiB)} \
+        <= {driver.handle_at(at) for at in range(big.ptr, big.ptr + 60 * MiB, 20 * MiB)}
     _check_step(a, driver)
     _freed_everything(a, driver, [first, last, big])
     # the hole's old address and three runs of free pages went back in one unmap_many
     assert len(syncs) == 1 and driver.calls["cuMemUnmap"] == driver.calls["cuMemMap"]
+
+
+def test_pages_of_both_pools_restitch_whole_handles():
+    # a large request takes whole 20 MiB pages of free small-pool memory (2 MiB handles,
+    # aliased one by one, never a cut 20 MiB handle), and a small one never takes part of
+    # a large page
+    driver, source, _ = make_source(capacity=512 * MiB)
+    a = CachingAllocator(source, 0, config=parse_alloc_conf("expandable_segments:True"))
+    small = [a.malloc(MiB) for _ in range(48)]  # 24 small pages of 2 MiB
+    big = a.malloc(40 * MiB)  # 2 large pages
+    for block in [*small, big]:
+        a.free(block)
+    again = a.malloc(MiB)  # the small pool's first page: free pages from 2 MiB on
+    created = driver.calls["cuMemCreate"]
+    other = a.malloc(100 * MiB)  # 40 MiB large, [20, 40) MiB of the small range, 40 new
+    assert driver.calls["cuMemCreate"] - created == 2
+    inside = [size for at, (size, _) in driver.mappings.items()
+              if other.ptr <= at < other.ptr + other.size]
+    assert sorted(inside) == [2 * MiB] * 10 + [20 * MiB] * 4
+    _check_step(a, driver)
+    _freed_everything(a, driver, [again, other])
 
 
 def test_snapshot_reports_expandable_segments_like_torch():
@@ -361,11 +455,32 @@ def test_cuda_backend_maps_expandable_segments_through_the_driver(monkeypatch):
 
     monkeypatch.setattr(cuda_vmm, "load_driver", lambda: FakeDriver(devices=2,
                                                                      peer_pairs={(1, 0)}))
+    monkeypatch.setattr(cuda_memory, "_make_context_current", lambda index: None)  # no GPU
     source = cuda_memory._vmm_source(cuda_memory.CudaRawSource(0), 0)
-    assert isinstance(source, VmmSource) and source.peers == [1]
+    assert isinstance(source, VmmSource) and source.peers == []  # peers only when asked
     assert source.granularity == GRANULARITY and source.base.device_index == 0
     monkeypatch.setattr(cuda_vmm, "load_driver", lambda: None)  # no cuda-bindings
     assert cuda_memory._vmm_source(cuda_memory.CudaRawSource(0), 0) is None
+
+
+def test_a_peer_copy_grants_both_devices_access_once(monkeypatch, cuda_on_fake):
+    driver = FakeDriver(devices=3, peer_pairs={(0, 1), (1, 0)})
+    cuda_memory = cuda_on_fake(driver)
+    monkeypatch.setattr(cuda_memory, "_peers_of", {})
+    config = AllocatorConfig(expandable_segments=True)
+    allocators = {0: cuda_memory.create_allocator(0, config)}
+    monkeypatch.setattr(cuda_memory.registry, "find", allocators.get)
+    block = allocators[0].malloc(4 * MiB)
+    assert driver.access[block.ptr] == {0}  # nobody else by default
+    cuda_memory.grant_peer_access(1, 0)  # a copy between cuda:1 and cuda:0
+    assert driver.access[block.ptr] == {0, 1} and allocators[0].raw.peers == [1]
+    calls = driver.calls.copy()
+    cuda_memory.grant_peer_access(0, 1)  # once per pair
+    assert driver.calls == calls
+    allocators[1] = cuda_memory.create_allocator(1, config)  # made later: granted too
+    assert allocators[1].raw.peers == [0]
+    cuda_memory.grant_peer_access(2, 0)  # the driver says cuda:2 cannot: nothing changes
+    assert allocators[0].raw.peers == [1] and driver.violations == []
 
 
 @requires_gpu_hardware

@@ -41,7 +41,7 @@ class Addresses:
     def reserve(self, n):
         return self.alloc(n)
 
-    def map(self, ptr, n):
+    def map(self, ptr, n, handle_size=None):
         pass
 
     def unmap(self, ptr, n):
