@@ -84,12 +84,12 @@ _INPLACE_GRAD = (
     "cumprod", "divide", "multiply", "subtract", "negative", "true_divide", "tril", "triu",
     "addmm", "addbmm", "baddbmm", "addmv", "addr", "addcmul", "addcdiv", "index_add",
     "index_copy", "index_fill", "index_put", "masked_scatter", "put", "scatter_reduce",
-    "renorm", "fill_diagonal", "mvlgamma", "index_reduce",
+    "renorm", "fill_diagonal", "mvlgamma", "index_reduce", "polygamma", "nextafter",
 )
 _INPLACE_NOGRAD = (
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
     "not_equal", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "heaviside",
-    "gcd", "lcm", "nextafter", "polygamma", "logical_and", "logical_or", "logical_xor",
+    "gcd", "lcm", "logical_and", "logical_or", "logical_xor",
 )
 
 
