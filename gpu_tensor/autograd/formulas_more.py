@@ -154,14 +154,17 @@ def _bessel():
     def at_zero(x, d):  # i1'(0) = i1e'(0) = 1/2, the limit of the formula's 0/0
         return where(x == 0, 0.5, d)
 
+    def safe(x):  # x, with 1 where it is 0 (that entry is replaced by at_zero)
+        return where(x == 0, 1.0, x)
+
     unary = [
         ("I0Backward0", sp, "i0", lambda g, x, out: g * bessel.i1(x)),
         ("SpecialI0EBackward0", bessel, "i0e",
          lambda g, x, out: g * (bessel.i1e(x) - sign(x) * out)),
         ("SpecialI1Backward0", bessel, "i1",
-         lambda g, x, out: g * at_zero(x, sp.i0(x) - out / x)),
+         lambda g, x, out: g * at_zero(x, sp.i0(x) - out / safe(x))),
         ("SpecialI1EBackward0", bessel, "i1e",
-         lambda g, x, out: g * at_zero(x, bessel.i0e(x) - out * (sign(x) + 1 / x))),
+         lambda g, x, out: g * at_zero(x, bessel.i0e(x) - out * (sign(x) + 1 / safe(x)))),
     ]
     for name, ns, key, deriv in unary:
         @formula(name, (ns, key))

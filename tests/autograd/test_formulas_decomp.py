@@ -51,6 +51,7 @@ def test_decomposition_gradients_match_finite_differences(name):
     assert gradcheck(fn, [_t(*shape)])
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the 0/0 the test is about
 def test_repeated_singular_values_give_torchs_non_finite_gradient():
     """torch raises nothing for repeated singular values: the vectors' gradient divides by
     S_j^2 - S_i^2 = 0 (its documentation's warning); the values' own gradient is fine."""
