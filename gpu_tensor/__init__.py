@@ -50,14 +50,14 @@ __all__ = [
 
 # torch's API breadth beyond the core ops: accelerator, special/sort/linalg/random ops,
 # sparse COO, legacy constructors (ops/_more.py binds the methods)
-from . import accelerator, layouts, linalg, sparse  # noqa: E402
+from . import accelerator, layouts, linalg, sparse, special  # noqa: E402
 from .autograd import formulas_more as _formulas_more  # noqa: E402, F401  (registers)
 from .legacy import *  # noqa: E402, F403
 from .legacy import __all__ as _legacy_all  # noqa: E402
 from .ops._more import *  # noqa: E402, F403
 from .ops._more import __all__ as _more_all  # noqa: E402
 
-__all__ += ["accelerator", "layouts", "linalg", "sparse", *_more_all, *_legacy_all]
+__all__ += ["accelerator", "layouts", "linalg", "sparse", "special", *_more_all, *_legacy_all]
 
 from . import (  # noqa: E402  (built on the ops above)
     distributed,  # noqa: F401  (gt.distributed, as torch.distributed)

@@ -204,7 +204,10 @@ class Tensor:
     def is_contiguous(self, memory_format=contiguous_format) -> bool:
         if memory_format is channels_last:
             return _is_channels_last(self)
-        return bool(self._data.flags.c_contiguous)
+        data = self._data
+        # torch: a tensor with no elements is contiguous whatever its strides (the array
+        # library's flag need not agree for a view cut from a non-contiguous one)
+        return bool(data.flags.c_contiguous) or data.size == 0
 
     @property
     def is_cuda(self) -> bool:

@@ -43,11 +43,7 @@ def slogdet(A):
 
 
 def qr(A, mode="reduced"):
-    if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
-                           "'reduced' (default), 'r', or 'complete'")
-    q, r = _la.qr(A, some=mode != "complete")
-    return _la.QR(q.new_zeros(0) if mode == "r" else q, r)
+    return _la.linalg_qr(A, mode)
 
 
 def svd(A, full_matrices=True):
@@ -56,7 +52,11 @@ def svd(A, full_matrices=True):
 
 
 def svdvals(A):
-    return _la.svd(A, compute_uv=False).S
+    from ._grad import STATE
+
+    # torch differentiates svdvals; the singular vectors it needs come with the full svd
+    full = STATE.enabled and getattr(A, "requires_grad", False)
+    return _la.svd(A, compute_uv=full).S
 
 
 def cholesky(A, *, upper=False):

@@ -15,6 +15,7 @@ import collections
 import numpy as np
 
 from .. import dtype as _dt
+from .._grad import differentiable
 from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
@@ -120,9 +121,9 @@ _REDUCE = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum
            "mean": "add"}
 
 
+@differentiable  # formula: autograd/formulas_scatter.py (every reduction, as torch's)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    """Reduce src's values into input at index along dim (sum/prod/mean/amax/amin).
-    Only "sum" carries autograd (it is scatter_add)."""
+    """Reduce src's values into input at index along dim (sum/prod/mean/amax/amin)."""
     if reduce not in _REDUCE:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
@@ -273,6 +274,7 @@ def fill_diagonal(input, fill_value, wrap=False):
     return where(Tensor._make(mask, input.device, _dt.bool), fill_value, input).to(input.dtype)
 
 
+@differentiable  # no formula: autograd/formulas_none.py records a node that raises
 def bincount(input, weights=None, minlength=0):
     if input.ndim != 1 or input.dtype.category != _dt.INT:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -303,6 +305,7 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002
     return Tensor._make(arr, input.device, input.dtype, st)
 
 
+@differentiable  # no formula: autograd/formulas_none.py records a node that raises
 def histogram(input, bins=100, *, range=None, weight=None, density=False):  # noqa: A002
     bk = get_backend(input.device)
     b = bins._data if isinstance(bins, Tensor) else bins

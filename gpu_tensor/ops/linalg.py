@@ -183,6 +183,7 @@ def _einsum_plan(equation, arrs):
     return tuple(sizes[c] for c in output), like.dtype, True
 
 
+@differentiable  # formula: autograd/formulas_einsum.py
 @host_memory
 def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):

@@ -5,7 +5,7 @@ tril/triu, diag/diag_embed/diagflat, trace, cross, kron, inner, vdot, matrix_pow
 Decompositions run in the array module's `linalg` (numpy.linalg on cpu and emulated cuda,
 cupy.linalg on cuda) in float32/float64/complex; like torch, half types are refused.
 Composites are written with differentiable ops; det/inverse/solve/slogdet have formulas in
-autograd/formulas_more.py (svd, qr, cholesky and eigh have none yet).
+autograd/formulas_more.py, and qr/svd/cholesky/eigh/pinverse in autograd/formulas_decomp.py.
 """
 
 from __future__ import annotations
@@ -123,6 +123,7 @@ def logdet(input):
     return where(s < 0, float("nan"), logabs)  # torch: nan for det < 0
 
 
+@differentiable(first=True)
 @host_memory
 def qr(input, some=True):
     xp = get_backend(input.device).xp
@@ -130,6 +131,18 @@ def qr(input, some=True):
     return QR(_out(input, q), _out(input, r))
 
 
+@differentiable(first=True)
+def linalg_qr(A, mode="reduced"):
+    """torch.linalg.qr: `mode` 'reduced', 'complete' or 'r' (Q not computed: empty). Its
+    own entry point so the gradient formula knows the mode (torch refuses some)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    q, r = qr(A, some=mode != "complete")
+    return QR(q.new_zeros(0) if mode == "r" else q, r)
+
+
+@differentiable(first=True)
 @host_memory
 def svd(input, some=True, compute_uv=True):
     """torch.svd: (U, S, V) with V (not V^H); `some`: the reduced factors."""
@@ -147,6 +160,7 @@ def svd(input, some=True, compute_uv=True):
     return SVD(_out(input, u), _out(input, s, input.dtype.to_real()), _out(input, v))
 
 
+@differentiable(first=True)
 @host_memory
 def cholesky(input, upper=False):
     xp = get_backend(input.device).xp
@@ -171,6 +185,7 @@ def cholesky_inverse(L, upper=False):
     return cholesky_solve(eye(n, dtype=L.dtype, device=L.device), L, upper)
 
 
+@differentiable(first=True)
 @host_memory
 def eigh(input, UPLO="L"):  # noqa: N803  (torch's name)
     xp = get_backend(input.device).xp
@@ -178,6 +193,7 @@ def eigh(input, UPLO="L"):  # noqa: N803  (torch's name)
     return Eigh(_out(input, w, input.dtype.to_real()), _out(input, v))
 
 
+@differentiable(first=True)
 @host_memory
 def pinverse(input, rcond=1e-15):
     xp = get_backend(input.device).xp

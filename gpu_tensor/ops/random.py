@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import creation
 from .. import dtype as _dt
+from .._grad import differentiable
 from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU, resolve
@@ -251,6 +252,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
                  "cauchy_")
 
 
+@differentiable  # no formula: autograd/formulas_none.py records a node that raises
 def bernoulli(input, p=None, *, generator=None):
     """0/1 samples with probabilities `input` (or the number p), in input's dtype."""
     out = creation.empty(input.shape, dtype=input.dtype, device=input.device)
@@ -292,6 +294,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return creation.tensor(host, device=input.device)
 
 
+@differentiable  # zero gradient, as torch: autograd/formulas_none.py
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False):
     """Samples with elementwise mean/std (tensors or numbers; `size` when both are numbers)."""
@@ -312,6 +315,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     return _fill(out, rng.normal(m, s, shape), "normal")
 
 
+@differentiable  # zero gradient, as torch: autograd/formulas_none.py
 def poisson(input, generator=None):
     lam = input._host()
     out = creation.empty(input.shape, dtype=input.dtype, device=input.device)

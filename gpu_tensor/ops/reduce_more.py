@@ -10,6 +10,7 @@ import collections
 import numpy as np
 
 from .. import dtype as _dt
+from .._grad import differentiable
 from .._tensor import Tensor
 from ..backends import get_backend
 
@@ -140,6 +141,7 @@ bitwise_left_shift = _shift("bitwise_left_shift", "left_shift")
 bitwise_right_shift = _shift("bitwise_right_shift", "right_shift")
 
 
+@differentiable  # formula: autograd/formulas_more.py (the mantissa's)
 def frexp(input):
     if input.dtype.category != _dt.FLOAT:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")

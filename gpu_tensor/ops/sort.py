@@ -14,6 +14,7 @@ import collections
 import numpy as np
 
 from .. import dtype as _dt
+from .._grad import differentiable
 from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
@@ -255,6 +256,7 @@ def mode(input, dim=-1, keepdim=False):
     return ModeResult(vals, idx)
 
 
+@differentiable  # no formula: autograd/formulas_none.py records a node that raises
 @host_memory
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
     """The distinct values (sorted), optionally the inverse indices and the counts."""

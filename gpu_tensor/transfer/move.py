@@ -113,6 +113,7 @@ def copy_(dst, src, non_blocking: bool = False):
     return dst
 
 
+@differentiable  # the gradient passes unchanged (autograd/formulas_none.py)
 def pin_memory(t):
     if t.device.type != "cpu":
         raise RuntimeError(f"cannot pin '{t.device}' memory: only cpu tensors can be pinned")
