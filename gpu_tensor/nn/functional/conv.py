@@ -76,6 +76,11 @@ class _Im2col(Function):
         x = xh._data
         taps = _tap_slices(k, stride, dilation, out_hw)
         backend = get_backend(xh.device)
+        if len(taps) > stride[0] * stride[1] and not x.flags.c_contiguous:
+            # overlapping windows read each element several times: gather them from an
+            # NHWC copy (the permuted view of an NCHW tensor strides its channels far
+            # apart); measured 0.7 vs 2.0 ms for bench_train's first 3x3 layer
+            x = backend.contiguous(x)
         cols, st = backend.empty((x.shape[0], *out_hw, x.shape[3], len(taps)), x.dtype)
         # one strided copy per tap: 2-5x faster in numpy than one copy of the whole
         # sliding_window_view, whose innermost loops run over the tiny kernel window
