@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpu_tensor import backends
+from gpu_tensor._tensor import Tensor
 from gpu_tensor.backends.base import PIECE
 
 from ._checks import value
@@ -139,8 +140,13 @@ def adam_host_step(opt, group, fused: bool) -> bool:
         return True
     if not _eligible(params, group):
         return False
-    steps = {float(opt.state[p]["step"]._data) if "step" in opt.state[p] else 0.0
-             for p in params}
+    steps = set()
+    for p in params:
+        step = opt.state[p].get("step")
+        if step is not None and not (isinstance(step, Tensor) and step.device.type == "cpu"
+                                     and step._data.size == 1):
+            return False  # a step count set by hand: the per-parameter path handles it
+        steps.add(0.0 if step is None else float(step._data))
     if len(steps) != 1:
         return False
     amsgrad = group["amsgrad"]
