@@ -102,4 +102,9 @@ GOALS: tuple[Goal, ...] = (
          ours=r"^gpu_tensor fused$", cases=r"^Adam step", device="cuda"),
     Goal("optim", "≤ 1 kernel launch per parameter tensor", "field_max", 1.0,
          ours=r"^gpu_tensor fused$", fields=("per_tensor",), cases=r"^launches"),
+    # issue 30: CI-speed training (torch CPU in the same run, one thread each)
+    Goal("train", "gt cpu ≤ 1.5× torch CPU per training step and single op", "slowdown", 1.5,
+         ours=r"^gpu_tensor \(cpu\)$", peer=(r"^torch$",)),
+    Goal("train", "gt emulated cuda ≤ 2× torch CPU per training step", "slowdown", 2.0,
+         ours=r"^gpu_tensor \(emulated cuda\)$", peer=(r"^torch$",), exclude=r"^x\.|^Adam"),
 )

@@ -229,13 +229,39 @@ def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
     if check is not None:
         check((other, a) if reflected else (a, other), dt)
     x = a._data
+    emulated = backend.is_emulated
+    if emulated and type(other) is not Tensor and type(fn) is not np.ufunc:
+        with np.errstate(all="ignore"):  # a composite gets the scalar as apply() gives it
+            y = np.asarray(y).astype(dt.np)[()]
     if reflected:
         x, y = y, x
     try:
+        if emulated:
+            return _host_fast(backend, key, fn, (x, y), dev, out)
         r = backend.elementwise(key, fn, (x, y), out.np)
-    except ValueError:
-        return None  # shapes do not broadcast: apply() raises the clear error
+    except (ValueError, OverflowError):
+        return None  # shapes do not broadcast, an int out of range: apply() raises
     return Tensor._make(r, dev, out)
+
+
+def _host_fast(backend, key, fn, args, dev, out):
+    """Emulated cuda's short path: numpy straight into allocator memory, silenced as
+    apply() silences it (its promotion work skipped, ~2x cheaper per tiny op), adopted."""
+    if _CV is None:
+        with np.errstate(all="ignore"):
+            r = backend.elementwise(key, fn, args, out.np)
+    else:
+        tok = _CV.set(_QUIET_EXTOBJ)
+        try:
+            r = backend.elementwise(key, fn, args, out.np)
+        finally:
+            _CV.reset(tok)
+    if type(r) is not np.ndarray:
+        r = np.asarray(r)
+    if r.dtype != out.np:
+        r = backend.astype(r, out.np)
+    r, st = backend.adopt(r)
+    return Tensor._make(r, dev, out, st)
 
 
 _OPERAND_TYPES = (Tensor, bool, int, float, complex, np.ndarray, np.generic)
@@ -296,6 +322,8 @@ def make_unary(key):
             if backend is not None and backend.device_fast_path:
                 out = fast_device.get(input.dtype)
                 if out is not None:
+                    if backend.is_emulated:
+                        return _host_fast(backend, key, fn, (input._data,), dev, out)
                     r = backend.elementwise(key, fn, (input._data,), out.np)
                     return Tensor._make(r, dev, out)
         return apply(key, input)

@@ -8,6 +8,7 @@ import gpu_tensor as gt
 
 from ._checks import check_beta, check_non_negative, value
 from .fused import adam_kernel
+from .host_step import adam_host_step
 from .optimizer import Optimizer
 
 __all__ = ["Adam", "AdamW"]
@@ -35,6 +36,9 @@ class Adam(Optimizer):
         lr, (beta1, beta2) = value(group["lr"]), group["betas"]
         eps, wd, amsgrad = group["eps"], group["weight_decay"], group["amsgrad"]
         decoupled = group["decoupled_weight_decay"]
+        first = next((p for p in group["params"] if p.grad is not None), None)
+        if first is not None and adam_host_step(self, group, self._use_fused(group, first)):
+            return  # cpu / emulated cuda: vectorised passes, the same values (host_step.py)
         for p in group["params"]:
             if p.grad is None:
                 continue

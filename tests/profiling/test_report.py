@@ -91,7 +91,7 @@ def test_every_goal_is_well_formed():
     kinds = {"pct_ceiling", "speedup", "slowdown", "field_max", "field_min", "field_ratio_max"}
     for g in GOALS:
         assert g.kind in kinds and g.bench in {"dispatch", "allocator", "copy", "transfer", "fused",
-                                                "optim"}
+                                                "optim", "train"}
         assert (g.kind in ("speedup", "slowdown", "field_ratio_max")) == bool(g.peer), g.text
         assert (g.kind.startswith("field")) == bool(g.fields), g.text
 
@@ -157,7 +157,15 @@ def test_goal_patterns_match_the_real_benchmarks_names():
         row("launches per Adam step (16 parameter tensors)", "gpu_tensor fused", None,
             launches=16, per_tensor=1.0),
     ])]
-    results = transfer + fused + allocator + dispatch + copy + optim
+    train = [result("train", "cpu", [
+        row("MLP 784-256-256-10 b64", "torch", 2e-3),
+        row("MLP 784-256-256-10 b64", "gpu_tensor (cpu)", 2.8e-3),
+        row("MLP 784-256-256-10 b64", "gpu_tensor (emulated cuda)", 3.9e-3),
+        row("x.sum() 1M fp32", "torch", 5e-5),
+        row("x.sum() 1M fp32", "gpu_tensor (cpu)", 7e-5),
+        row("x.sum() 1M fp32", "gpu_tensor (emulated cuda)", 2e-4),  # no emulated goal
+    ])]
+    results = transfer + fused + allocator + dispatch + copy + optim + train
     assert report.evaluate(GOALS[0], results)["status"] == "met"
     for g in GOALS:
             ev = report.evaluate(g, results)
