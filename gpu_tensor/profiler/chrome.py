@@ -56,7 +56,8 @@ def trace_dict(results):
         if op.waits:
             args["Host syncs"] = op.waits
         cat = "user_annotation" if op.annotation else "cpu_op"
-        out.append({"ph": "X", "cat": cat, "name": e.name, "pid": pid, "tid": tid,
+        name = op.name if op.annotation else e.name
+        out.append({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
                     "ts": _us(op.t0 - base), "dur": _us(op.t1 - op.t0), "args": args})
         if op.ev0 is None or id(op) in has_timed_child or not results.use_device:
             continue

@@ -182,10 +182,10 @@ class EventList(list):
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False):
         """One FunctionEventAvg per name (and input shapes / top stack frames when asked);
-        `ProfilerStep#N` rows fold into `ProfilerStep*`, as in torch."""
+        (`ProfilerStep#N` ranges are `ProfilerStep*` events already, as in torch.)"""
         stats = defaultdict(FunctionEventAvg)
         for evt in self:
-            name = "ProfilerStep*" if evt.key.startswith("ProfilerStep#") else evt.key
+            name = evt.key
             key = [name, evt.is_user_annotation]
             if group_by_input_shape:
                 key.append(str(evt.input_shapes))

@@ -35,7 +35,8 @@ _tls = threading.local()
 
 # our op name -> torch's, where they differ (the rest are "aten::" + name)
 _ATEN = {"__getitem__": "aten::slice", "__setitem__": "aten::copy_", "fused": "gt::fused",
-         "tensor": "aten::lift_fresh", "getitem": "aten::slice"}
+         "tensor": "aten::lift_fresh", "cross_entropy": "aten::cross_entropy_loss",
+         "adaptive_avg_pool2d": "aten::adaptive_avg_pool2d"}
 _ELEMENTWISE = frozenset(OPS) | {"rsub"}
 
 
@@ -147,7 +148,7 @@ class Session:
             remove(self.taps)
             self.taps = []
         while self.stack:  # ranges left open (a record_function never exited)
-            self.stack.pop().t1 = self.end_ns
+            self.pop(self.stack[-1])
         self._resolve_device_times()
 
     # ------------------------------------------------------------------ ops
@@ -159,11 +160,13 @@ class Session:
             op.parent.children += 1
         self.ops.append(op)
         stack.append(op)
+        op.waits = HOST_WAITS[0]  # (until pop: the count at the start)
         op.t0 = _now()
         return op
 
     def pop(self, op):
         op.t1 = _now()
+        op.waits = HOST_WAITS[0] - op.waits
         stack = self.stack
         if stack and stack[-1] is op:
             stack.pop()

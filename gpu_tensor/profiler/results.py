@@ -30,6 +30,8 @@ class Results:
         timed = False
         for i, op in enumerate(s.ops):
             name = op.name if op.annotation else aten_name(op.name)
+            if op.annotation and name.startswith("ProfilerStep#"):
+                name = "ProfilerStep*"  # as torch's events (the trace keeps the number)
             e = FunctionEvent(i + 1, name, s.tid, (op.t0 - base) / 1e3, (op.t1 - base) / 1e3,
                               input_shapes=op.shapes, stack=op.stack,
                               use_device=self.use_device, is_user_annotation=op.annotation,
