@@ -282,10 +282,15 @@ class profile:
         return self._finished().memory_sites()
 
     def summary(self, sort_by="self_cpu_time_total", row_limit=20):
-        """torch's table, a sync column when the program waited on the device, then the
-        memory-by-site and fusion sections."""
+        """torch's table, then the sections torch lacks (`sections()`)."""
+        return self.key_averages().table(sort_by=sort_by, row_limit=row_limit) + \
+            self.sections()
+
+    def sections(self):
+        """Host syncs by op (when the program waited on the device), device memory by
+        allocation site (with profile_memory), and the fusion report."""
         r = self._finished()
-        text = self.key_averages().table(sort_by=sort_by, row_limit=row_limit)
+        text = ""
         syncs = [(e.key, e.syncs, e.count) for e in self.key_averages() if e.syncs]
         if syncs:
             text += "\nHost waits on the device (syncs), by op:\n"
