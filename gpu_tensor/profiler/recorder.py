@@ -22,6 +22,7 @@ import threading
 import time
 
 from .. import _modes
+from .. import device as _device
 from .._tensor import Tensor
 from ..backends.cuda_streams import HOST_WAITS
 from ..device import get_default_device, resolve
@@ -49,19 +50,21 @@ def active_session():
 
 
 class _Op:
-    __slots__ = ("name", "t0", "t1", "parent", "children", "shapes", "stack", "device",
-                 "ev0", "ev1", "stream", "dev_mem", "cpu_mem", "peak", "start_mem", "waits",
-                 "ins", "out", "out_bytes", "out_desc", "annotation", "tid")
+    """One op call or range. Class attributes are the defaults: an op sets only what it
+    has (cheaper than assigning twenty slots per op)."""
 
-    def __init__(self, name, parent, annotation=False):
+    t0 = t1 = 0
+    children = 0
+    annotation = False
+    shapes = stack = device = ev0 = ev1 = stream = ins = out = out_desc = None
+    dev_mem = cpu_mem = out_bytes = waits = peak = start_mem = 0
+
+    def __init__(self, name, parent):
         self.name = name
         self.parent = parent
-        self.children = 0
-        self.annotation = annotation
-        self.shapes = self.stack = self.device = self.ev0 = self.ev1 = None
-        self.stream = self.ins = self.out = self.out_desc = None
-        self.dev_mem = self.cpu_mem = self.out_bytes = self.waits = 0
-        self.t0 = self.t1 = 0
+
+
+_HOST = "host"  # ev0 of an op on the emulated device: its host interval is its device span
 
 
 def _shape_of(a):
@@ -118,7 +121,9 @@ class Session:
         self.allocated = {}  # allocator -> bytes allocated now
         self.cur_mem = 0  # all allocators
         self.peak_mem = 0
-        self.streams = {}  # (backend, device index, stream handle) -> last event
+        self.streams = {}  # (device index, stream pointer) -> its last event
+        self.stream_backend = None
+        self.emulated = _device.cuda_is_emulated()
         self.taps = []
         self.tid = threading.get_ident()
         self.pid = os.getpid()
@@ -154,7 +159,8 @@ class Session:
     # ------------------------------------------------------------------ ops
     def push(self, name, annotation=False):
         stack = self.stack
-        op = _Op(name, stack[-1] if stack else None, annotation)
+        op = _Op(name, stack[-1] if stack else None)
+        op.annotation = annotation
         op.start_mem = op.peak = self.cur_mem
         if op.parent is not None:
             op.parent.children += 1
@@ -207,7 +213,13 @@ class Session:
                 parent.peak = op.peak
         if isinstance(out, Tensor):
             op.out = id(out)
-            if out._base is None and not any(a is out for a in args):
+            fresh = out._base is None
+            if fresh:
+                for a in args:  # (identity: `in` would compare tensors elementwise)
+                    if a is out:
+                        fresh = False
+                        break
+            if fresh:
                 data = out._data
                 nbytes = data.nbytes
                 if dev is not None and dev.type == "cpu" and getattr(data, "base", 0) is None \
@@ -219,40 +231,46 @@ class Session:
             if parent is not None and parent.out is None:
                 parent.out = op.out  # so the parent does not count the same bytes again
         if name in _ELEMENTWISE:
-            op.ins = tuple(id(a) for a in args if isinstance(a, Tensor))
+            op.ins = [id(a) for a in args if isinstance(a, Tensor)]
         return out
 
     # ------------------------------------------------------------------ device time
     def _event(self, dev, op):
-        from ..cuda import streams
-
-        backend = streams._backend()
         index = dev.index if dev.index is not None else 0
+        if self.emulated:  # synchronous streams: the host interval is the device's
+            op.stream = (index, 0)
+            return _HOST
+        backend = self.stream_backend
+        if backend is None:
+            from ..cuda import streams
+
+            backend = self.stream_backend = streams._backend()
         handle = backend.current(index)
         ev = backend.new_event(True, False, False)
         backend.record(ev, handle)
         op.stream = (index, backend.ptr(handle))
-        self.streams[(id(backend), op.stream)] = (backend, ev)
+        self.streams[op.stream] = ev
         return ev
 
     def _resolve_device_times(self):
-        """One wait per stream used (on its last event), then every pair is read."""
-        if not self.streams:
-            return
-        backends = {}
-        for backend, last in self.streams.values():
+        """One wait per stream used (on its last event), then every pair is read; device
+        times are placed on the host clock by each device's first event (no wait at the
+        start: the first op's host start stands for its device start)."""
+        backend = self.stream_backend
+        for last in self.streams.values():
             backend.event_synchronize(last)
-            backends[id(backend)] = backend
-        self.device_anchor = {}
+        anchors = {}
         for op in self.ops:
             if op.ev0 is None:
                 continue
-            backend = next(iter(backends.values()))
-            anchor = self.device_anchor.get(op.stream[0])
+            if op.ev0 is _HOST:
+                op.ev0, op.ev1 = op.t0 / 1e3, op.t1 / 1e3
+                continue
+            anchor = anchors.get(op.stream[0])
             if anchor is None:
-                anchor = self.device_anchor[op.stream[0]] = (op.ev0, op.t0)
-            op.ev0 = (anchor[1] / 1e3 + backend.elapsed_ms(anchor[0], op.ev0) * 1e3)
-            op.ev1 = (anchor[1] / 1e3 + backend.elapsed_ms(anchor[0], op.ev1) * 1e3)
+                anchor = anchors[op.stream[0]] = (op.ev0, op.t0 / 1e3)
+            op.ev0 = anchor[1] + backend.elapsed_ms(anchor[0], op.ev0) * 1e3
+            op.ev1 = anchor[1] + backend.elapsed_ms(anchor[0], op.ev1) * 1e3
         self.streams = {}
 
     # ------------------------------------------------------------------ memory
