@@ -83,6 +83,7 @@ def _points():
         ("fill_", lambda: d.fill_(1.0)),
         ("__setitem__", lambda: d.__setitem__(0, 1.0)),
         ("fused", lambda: _axpy(a, b)),  # Fused.__call__
+        ("linear", lambda: gt.nn.functional.linear(m, m)),  # nn.functional's composites
         ("empty", lambda: gt.empty(3)),  # factories
         ("zeros", lambda: gt.zeros(3)),
         ("ones", lambda: gt.ones(2, 3)),
