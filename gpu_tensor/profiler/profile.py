@@ -151,12 +151,16 @@ class profile:
         return False
 
     def start(self):
+        self._running = True
         self._transit(ProfilerAction.NONE, self.current_action)
         if self.record_steps:
             self.step_rec_fn = record_function(f"ProfilerStep#{self.step_num}")
             self.step_rec_fn.__enter__()
 
     def stop(self):
+        if not getattr(self, "_running", False):
+            return  # stopped already (or never started): on_trace_ready fires once
+        self._running = False
         if self.record_steps and self.step_rec_fn is not None:
             self.step_rec_fn.__exit__(None, None, None)
             self.step_rec_fn = None

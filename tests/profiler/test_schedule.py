@@ -81,3 +81,13 @@ def test_no_schedule_records_from_start_to_stop():
     prof.stop()
     assert [e.name for e in prof.events()] == ["aten::ones", "aten::neg"]
     assert prof.step_num == 0
+
+
+def test_a_second_stop_does_nothing():
+    fired = []
+    prof = profile(on_trace_ready=fired.append)
+    prof.start()
+    gt.ones(2).exp()
+    prof.stop()
+    prof.stop()
+    assert len(fired) == 1 and [e.name for e in prof.events()] == ["aten::ones", "aten::exp"]
