@@ -65,3 +65,8 @@ from . import (  # noqa: E402  (built on the ops above)
 )
 
 __all__ += ["optim"]
+
+from . import profiler  # noqa: E402  (gt.profiler; registers its modes handler)
+from .autograd import profiler as _autograd_profiler  # noqa: E402, F401  (gt.autograd.profiler)
+
+__all__ += ["profiler"]

@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parents[1] / "gpu_tensor"
 # Rank 0 is the top. A module may import modules of its own rank or higher up (lower
 # numbers); a package may import its own submodules. DESIGN.md "Layers" explains each row.
 LAYERS = [
-    ["_env", "backends._cupy", "_grad"],  # stdlib only; _cupy: the lazy door to cupy; _grad:
+    ["_env", "backends._cupy", "_grad", "_modes"],  # stdlib only; _cupy: the lazy door to cupy; _grad:
     #                                       the call-time autograd check (a leaf)
     # _args: the argument checks (torch's parser role); _capsule: legacy DLPack capsules;
     # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns
@@ -34,7 +34,8 @@ LAYERS = [
     #                                       Tensor) and the generator of its .pyi
     # built on the public API
     ["nn", "nn.*", "optim", "optim.*", "distributed", "distributed.*", "accelerator",
-     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg", "special"],
+     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg", "special",
+     "profiler", "profiler.*", "autograd.profiler"],  # autograd.profiler: torch's legacy names
     ["cli", "cli.*", "__main__"],
 ]
 # The only imports that go up a layer: function-local, each for a reason.

@@ -26,7 +26,11 @@ import time
 
 from gpu_tensor.backends import _cupy
 
-__all__ = ["CupyStreams", "EmulatedStreams", "stream_backend"]
+__all__ = ["CupyStreams", "EmulatedStreams", "stream_backend", "HOST_WAITS"]
+
+# [count]: the host waits on device work asked of this layer (stream, event and device
+# synchronize), on either leaf: the profiler's sync column reads it around each op
+HOST_WAITS = [0]
 
 
 class _CupyEvent:
@@ -167,6 +171,7 @@ class CupyStreams:
             return bool(_raw(handle).done)
 
     def synchronize(self, handle) -> None:
+        HOST_WAITS[0] += 1
         with self._device_of(handle):
             _raw(handle).synchronize()
 
@@ -193,12 +198,14 @@ class CupyStreams:
 
     def event_synchronize(self, event) -> None:
         if event.event is not None:
+            HOST_WAITS[0] += 1
             event.event.synchronize()
 
     def elapsed_ms(self, start, end) -> float:
         return float(self._cp.cuda.get_elapsed_time(start.event, end.event))
 
     def device_synchronize(self, device: int) -> None:
+        HOST_WAITS[0] += 1
         with self._cp.cuda.Device(device):
             self._rt.deviceSynchronize()
 
@@ -306,7 +313,7 @@ class EmulatedStreams:
         return True
 
     def synchronize(self, handle) -> None:
-        pass
+        HOST_WAITS[0] += 1  # nothing to wait for here, but a GPU would: counted alike
 
     def wait_event(self, handle, event) -> None:
         pass
@@ -321,14 +328,14 @@ class EmulatedStreams:
         return True
 
     def event_synchronize(self, event) -> None:
-        pass
+        HOST_WAITS[0] += 1
 
     def elapsed_ms(self, start: _EmuEvent, end: _EmuEvent) -> float:
         # Event.elapsed_time has checked that both were made with timing on and recorded.
         return (end.time - start.time) * 1e3
 
     def device_synchronize(self, device: int) -> None:
-        pass
+        HOST_WAITS[0] += 1
 
     def priority_range(self) -> tuple[int, int]:
         return self.PRIORITY_RANGE
