@@ -55,6 +55,8 @@ def _run(name, a, b, fn):
     bk = get_backend(a.device)
     x, y = a._data, b._data
     comp = np.float32 if a.dtype in _HALF else a.dtype.np
+    if a.dtype is _dt.float16 and bk.xp is not np:
+        comp = np.float16  # cupy: cuBLAS gemmEx on the fp16 operands, fp32 accumulation
     if x.dtype != comp:
         x, y = bk.astype(x, comp), bk.astype(y, comp)
     routine = getattr(bk.xp, fn)
