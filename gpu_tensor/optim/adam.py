@@ -57,7 +57,7 @@ class Adam(Optimizer):
             vmax = state.get("max_exp_avg_sq")
             if self._use_fused(group, p):
                 kernel = adam_kernel(wd != 0, decoupled, amsgrad, group["maximize"],
-                                     1 - beta1 < 0.5, amp is not None)
+                                     1 - beta1 < 0.5, amp=amp is not None)
                 ins = (p, p.grad, m, v) + ((vmax,) if amsgrad else ())
                 kernel(*ins, 1.0 - lr * wd, float(wd), 1.0 - beta1, float(beta2), float(eps),
                        step_size, bc2_sqrt, *(amp or ()),

@@ -22,6 +22,18 @@ import gpu_tensor as gt
 __all__ = ["sgd_kernel", "adam_kernel", "rmsprop_kernel", "with_amp", "adam_amp_corrections"]
 
 
+def _one_per_variant(factory):
+    """functools.cache keyed on the variant, however it is spelled: `amp` given or left at
+    its default is the same kernel (one traced function per variant)."""
+    cached = functools.cache(factory)
+
+    @functools.wraps(factory)
+    def get(*flags, amp=False):
+        return cached(*flags, bool(amp))
+
+    return get
+
+
 def with_amp(step):
     """`step(p, g, *state, *scalars) -> (p, *state)` taking two more arguments at the end,
     inv_scale and found_inf (0-dim tensors on the device): the grad is unscaled as it is
@@ -61,7 +73,7 @@ def adam_amp_corrections(state, p, found_inf, lr, beta1, beta2):
     return step_size, bc2_sqrt
 
 
-@functools.cache
+@_one_per_variant
 def sgd_kernel(weight_decay: bool, momentum: bool, nesterov: bool, maximize: bool,
                amp: bool = False):
     """(p, g[, buf], lr, wd, momentum, buf_keep, buf_take) -> (p[, buf]). The first step
@@ -84,7 +96,7 @@ def sgd_kernel(weight_decay: bool, momentum: bool, nesterov: bool, maximize: boo
     return gt.fuse(with_amp(sgd_step) if amp else sgd_step)
 
 
-@functools.cache
+@_one_per_variant
 def adam_kernel(weight_decay: bool, decoupled: bool, amsgrad: bool, maximize: bool,
                 beta1_weight_lt_half: bool, amp: bool = False):
     """(p, g, m, v[, vmax], decay, wd, beta1w, beta2, eps, step_size, bc2_sqrt) ->
@@ -116,7 +128,7 @@ def adam_kernel(weight_decay: bool, decoupled: bool, amsgrad: bool, maximize: bo
     return gt.fuse(with_amp(adam_step) if amp else adam_step)
 
 
-@functools.cache
+@_one_per_variant
 def rmsprop_kernel(weight_decay: bool, centered: bool, momentum: bool, maximize: bool,
                    alpha_weight_lt_half: bool, amp: bool = False):
     """(p, g, sq[, gavg][, buf], lr, wd, alpha, eps, mom) -> (p, sq[, gavg][, buf]).

@@ -49,7 +49,7 @@ class SGD(Optimizer):
 
     def _fused(self, p, state, buf, lr, wd, mom, damp, nesterov, maximize):
         amp = self._amp_args()  # GradScaler's (inv_scale, found_inf): skip on the device
-        kernel = sgd_kernel(wd != 0, mom != 0, nesterov, maximize, amp is not None)
+        kernel = sgd_kernel(wd != 0, mom != 0, nesterov, maximize, amp=amp is not None)
         amp = amp or ()
         if mom == 0:
             kernel(p, p.grad, lr, wd, *amp, out=(p,))

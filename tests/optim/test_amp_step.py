@@ -25,15 +25,15 @@ def test_amp_kernel_unscales_or_skips(device, which):
     p, g = _t((5, 3), device), _t((5, 3), device)
     states = [_t((5, 3), device).abs() for _ in range(3)]
     if which == "sgd":
-        make, n_state, scalars = (lambda amp: fused.sgd_kernel(True, True, False, False, amp),
+        make, n_state, scalars = (lambda amp: fused.sgd_kernel(True, True, False, False, amp=amp),
                                   1, (0.1, 0.01, 0.9, 0.9, 1.0))
     elif which == "adam":
         make, n_state, scalars = (lambda amp: fused.adam_kernel(True, True, False, False, True,
-                                                                amp),
+                                                                amp=amp),
                                   2, (0.99, 0.01, 0.1, 0.999, 1e-8, 0.5, 0.3))
     else:
         make, n_state, scalars = (lambda amp: fused.rmsprop_kernel(False, False, True, False,
-                                                                   True, amp),
+                                                                   True, amp=amp),
                                   2, (0.01, 0.0, 0.99, 1e-8, 0.5))
     state = states[:n_state]
     inv = gt.tensor(0.25, device=device)
