@@ -65,3 +65,12 @@ from . import (  # noqa: E402  (built on the ops above)
 )
 
 __all__ += ["optim"]
+
+# mixed precision (torch.amp): autocast's per-op policies and the sync-free GradScaler
+from . import amp, cpu  # noqa: E402
+from .amp.autocast_mode import autocast  # noqa: E402
+from .amp.state import *  # noqa: E402, F403
+from .amp.state import __all__ as _amp_state_all  # noqa: E402
+from .cuda import amp as _cuda_amp  # noqa: E402, F401  (binds gt.cuda.amp)
+
+__all__ += ["amp", "cpu", "autocast", *_amp_state_all]

@@ -34,7 +34,9 @@ LAYERS = [
     #                                       Tensor) and the generator of its .pyi
     # built on the public API
     ["nn", "nn.*", "optim", "optim.*", "distributed", "distributed.*", "accelerator",
-     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg"],
+     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg",
+     "amp", "amp.*", "cpu", "cpu.*", "cuda.amp"],  # amp: autocast + GradScaler (torch.amp);
+    #                                      cpu/cuda.amp: torch's deprecated aliases of it
     ["cli", "cli.*", "__main__"],
 ]
 # The only imports that go up a layer: function-local, each for a reason.

@@ -40,3 +40,15 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
 ]
+
+# One op each for the per-op modes (autocast's policies, the profiler's rows), under torch's
+# names, though composed from other ops here: the word is read once at the entry and the
+# ops inside run with the handled bits masked (gpu_tensor/_modes.py)
+from ..._modes import entry as _entry  # noqa: E402
+
+linear, conv2d, softmax, log_softmax, softplus, layer_norm = (
+    _entry(f.__name__, f) for f in (linear, conv2d, softmax, log_softmax, softplus, layer_norm))
+(mse_loss, l1_loss, smooth_l1_loss, nll_loss, cross_entropy, binary_cross_entropy,
+ binary_cross_entropy_with_logits) = (
+    _entry(f.__name__, f) for f in (mse_loss, l1_loss, smooth_l1_loss, nll_loss, cross_entropy,
+                                    binary_cross_entropy, binary_cross_entropy_with_logits))
