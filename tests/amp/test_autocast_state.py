@@ -151,3 +151,7 @@ def test_custom_fwd_bwd():
     assert got["bwd"] == (True, gt.bfloat16)
     with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
         gt.amp.custom_fwd(device_type=gt.device("cpu"))
+
+
+def test_bf16_supported_wherever_cuda_is():
+    assert gt.cuda.is_bf16_supported() == gt.cuda.is_available()
