@@ -11,7 +11,9 @@ forward, loss, backward, optimizer step. Three ways:
 - `fp16 autocast + GradScaler`: the recipe's fp16 path (scale, backward, step, update).
 
 Each is timed for gpu_tensor and, in the same run, for torch where it is installed (CUDA
-events on a GPU, perf_counter on the CPU). Peak memory is the allocator's max allocated
+events on a GPU, perf_counter on the CPU). The per-op cost of autocast itself is timed on
+tiny cpu tensors: an op autocast leaves alone (`a + b`: the handler's lookup) and one it
+casts (`mm`: two casts and the bf16 product), outside and inside a region. Peak memory is the allocator's max allocated
 bytes over one step (cuda only). Host syncs per step are counted by the simulated CuPy
 (GPU_TENSOR_FALLBACK=sim) over one fp16 + GradScaler step on a small width; torch's
 GradScaler with an unfused optimizer syncs once per step (`found_inf.item()`).
@@ -117,6 +119,22 @@ def time_steps(suite: Suite, width: int) -> None:
         del step
 
 
+def time_overhead(suite: Suite) -> None:
+    """Per-op cost of the autocast handler on 8x8 cpu tensors, gpu_tensor beside torch."""
+    import gpu_tensor as gt
+
+    libs = [("gpu_tensor", gt)] + ([("torch", suite.torch)] if suite.has_torch else [])
+    for impl, lib in libs:
+        a = lib.ones(8, 8)
+        for label, fn in (("a + b", lambda a=a, lib=lib: lib.add(a, a)),
+                          ("mm", lambda a=a, lib=lib: lib.mm(a, a))):
+            for region in ("off", "bf16"):
+                ctx = lib.autocast("cpu", dtype=lib.bfloat16, enabled=region == "bf16")
+                with ctx:
+                    t = suite.time(fn, sync="cpu", repeat=suite.choose(20, 5))
+                suite.record(f"{label} on 8x8 cpu, autocast {region}", impl, t)
+
+
 def count_syncs(suite: Suite) -> None:
     """Host syncs per fp16 + GradScaler step, through the simulated CuPy."""
     from gpu_tensor import device as dv
@@ -147,6 +165,7 @@ def main(argv=None):
         width_arg, argv = argv[i:i + 2], argv[:i] + argv[i + 2:]
     suite = Suite("amp", argv, description=__doc__)
     time_steps(suite, _width(suite, width_arg))
+    time_overhead(suite)
     count_syncs(suite)
     suite.finish()
 

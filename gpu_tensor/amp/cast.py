@@ -78,8 +78,21 @@ def _prioritize(current, t, device_type: str):
     raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
 
 
+_LISTED: dict = {}  # op name -> does any device type's list name it? (most ops: no)
+
+
+def _listed(name) -> bool:
+    hit = _LISTED.get(name)
+    if hit is None:
+        hit = _LISTED[name] = name == "fused" or any(
+            _policy.policy(d, name) is not None for d in _policy.POLICIES)
+    return hit
+
+
 def handle(name, fn, args, kwargs):
     """Run op `name` (`fn`) under this thread's autocast state."""
+    if not _listed(name):  # the common case: one dict read, then the op as called
+        return fn(*args, **kwargs)
     kwargs = kwargs or {}
     device_type = None
     for t in _tensors(args, kwargs):
