@@ -70,3 +70,12 @@ from . import profiler  # noqa: E402  (gt.profiler; registers its modes handler)
 from .autograd import profiler as _autograd_profiler  # noqa: E402, F401  (gt.autograd.profiler)
 
 __all__ += ["profiler"]
+
+# mixed precision (torch.amp): autocast's per-op policies and the sync-free GradScaler
+from . import amp, cpu  # noqa: E402
+from .amp.autocast_mode import autocast  # noqa: E402
+from .amp.state import *  # noqa: E402, F403
+from .amp.state import __all__ as _amp_state_all  # noqa: E402
+from .cuda import amp as _cuda_amp  # noqa: E402, F401  (binds gt.cuda.amp)
+
+__all__ += ["amp", "cpu", "autocast", *_amp_state_all]

@@ -35,7 +35,10 @@ LAYERS = [
     # built on the public API
     ["nn", "nn.*", "optim", "optim.*", "distributed", "distributed.*", "accelerator",
      "utils", "utils.*", "testing", "testing.*", "legacy", "linalg", "special",
-     "profiler", "profiler.*", "autograd.profiler"],  # autograd.profiler: torch's legacy names
+     "profiler", "profiler.*", "autograd.profiler",  # autograd.profiler: torch's legacy names
+     "amp", "amp.*", "cpu", "cpu.*", "cuda.amp",  # amp: autocast + GradScaler (torch.amp);
+     #                                              cpu/cuda.amp: torch's deprecated aliases
+     ],
     ["cli", "cli.*", "__main__"],
 ]
 # The only imports that go up a layer: function-local, each for a reason.

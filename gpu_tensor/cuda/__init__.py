@@ -42,3 +42,12 @@ def manual_seed(seed) -> None:
 
 
 manual_seed_all = manual_seed
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """True when cuda is available: bfloat16 works on every cuda device here (stored as
+    bits; products go to cuBLAS in bf16, elementwise math runs in fp32), which is what code
+    checks before choosing `autocast("cuda", dtype=torch.bfloat16)`."""
+    from .. import device as _device
+
+    return _device.cuda_available()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _modes
 from .. import dtype as _dt
 from .._grad import differentiable
 from .._host_memory import host_memory
@@ -15,6 +16,7 @@ from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
+from ..backends.cuda_gemm import bf16_matmul
 from ._dispatch import mismatch as _mismatch
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"]
@@ -55,6 +57,12 @@ def _run(name, a, b, fn):
     bk = get_backend(a.device)
     x, y = a._data, b._data
     comp = np.float32 if a.dtype in _HALF else a.dtype.np
+    if a.dtype is _dt.float16 and bk.xp is not np:
+        comp = np.float16  # cupy: cuBLAS gemmEx on the fp16 operands, fp32 accumulation
+    elif a.dtype is _dt.bfloat16 and bk.xp is not np and fn == "matmul":
+        r = bf16_matmul(bk, x, y)  # cuBLAS on the bf16 bits, fp32 accumulation
+        if r is not None:
+            return Tensor._make(r, a.device, a.dtype, None)
     if x.dtype != comp:
         x, y = bk.astype(x, comp), bk.astype(y, comp)
     routine = getattr(bk.xp, fn)
@@ -208,3 +216,7 @@ def einsum(equation, *operands):
         raise RuntimeError(f"einsum(): {exc} (equation {equation!r} with operand shapes "
                            f"{[tuple(o.shape) for o in operands]})") from None
     return _result(bk, r, first)
+
+
+# one op for autocast and the profiler (gpu_tensor/_modes.py), though not differentiable here
+einsum = _modes.entry("einsum", einsum)

@@ -14,6 +14,7 @@ import collections
 
 import numpy as np
 
+from .. import _modes
 from .. import dtype as _dt
 from .._grad import differentiable
 from .._host_memory import host_memory
@@ -412,3 +413,9 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 
         t = where(mask, 1, t).to(A.dtype)
     return TriangularSolve(solve(t.mT if transpose else t, b), t)
+
+
+# Composites torch dispatches as one op: autocast's policies and the profiler's rows see
+# them under their own names (gpu_tensor/_modes.py; the ops inside run with the bit masked)
+addmm, addbmm, baddbmm, addmv, addr = (
+    _modes.entry(f.__name__, f) for f in (addmm, addbmm, baddbmm, addmv, addr))

@@ -41,12 +41,16 @@ __all__ = [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
 ]
 
-# Composite ops seen as one op each by the modes word (gpu_tensor/_modes.py): the profiler
-# shows aten::linear over its matmul as torch does, autocast casts linear's inputs once
-from ... import _modes  # noqa: E402
+# Composite ops seen as one op each by the modes word (gpu_tensor/_modes.py), under torch's
+# names though composed from other ops here: the profiler shows aten::linear over its matmul
+# as torch does, autocast casts linear's inputs once. The word is read once at the entry and
+# the ops inside run with the handled bits masked.
+from ..._modes import entry as _entry  # noqa: E402
 
 for _name in ("linear", "conv2d", "layer_norm", "embedding", "dropout", "softmax",
-              "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "max_pool2d",
-              "avg_pool2d", "adaptive_avg_pool2d", "relu", "silu", "gelu", "tanh", "sigmoid"):
-    globals()[_name] = _modes.entry(_name, globals()[_name])
+              "log_softmax", "softplus", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
+              "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+              "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "relu", "silu", "gelu", "tanh",
+              "sigmoid"):
+    globals()[_name] = _entry(_name, globals()[_name])
 del _name

@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 
-from . import kernels, memory, runtime, streams
+from . import cublas, kernels, memory, runtime, streams
 from .machine import machine
 from .ndarray import check_dtype, ndarray, new_like, saturating_cast
 from .signatures import bind, real_object
@@ -256,6 +256,11 @@ cupy.cuda = types.SimpleNamespace(
     set_pinned_memory_allocator=_set_pinned_memory_allocator, nvrtc=kernels.nvrtc,
     function=types.SimpleNamespace(Module=kernels.Module, Function=kernels.Function),
     is_available=lambda: True,
+    cublas=types.SimpleNamespace(gemmEx=cublas.gemmEx, CUBLASError=cublas.CUBLASError,
+                                 gemmStridedBatchedEx=cublas.gemmStridedBatchedEx,
+                                 getPointerMode=cublas.getPointerMode,
+                                 setPointerMode=cublas.setPointerMode),
+    device=types.SimpleNamespace(get_cublas_handle=cublas.get_cublas_handle),
 )
 
 
