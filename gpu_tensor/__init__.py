@@ -65,3 +65,10 @@ from . import (  # noqa: E402  (built on the ops above)
 )
 
 __all__ += ["optim"]
+
+# quantized tensors (torch.quantize_per_tensor & co) and torch.ao.quantization
+from . import ao, quantization, quantized  # noqa: E402
+from .quantized import *  # noqa: E402, F403
+from .quantized import __all__ as _quantized_all  # noqa: E402
+
+__all__ += ["ao", "quantization", "quantized", *_quantized_all]

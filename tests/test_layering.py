@@ -29,12 +29,14 @@ LAYERS = [
     ["creation", "_data", "_out", "_host_memory"],
     ["ops", "ops.*", "sparse", "sparse.*"],  # sparse COO tensors are made by ops (to_sparse)
     ["transfer", "transfer.*"],  # pinned memory, staging, moves between devices
-    ["fusion", "fusion.fuse", "autograd", "autograd.*"],  # take and return Tensors
+    ["fusion", "fusion.fuse", "autograd", "autograd.*",  # take and return Tensors
+     "quantized", "quantized.*"],  # quantized tensors (QTensor, its formulas, _int_mm)
     ["_tensor_methods", "_tensor_stub"],  # THE method table (binds everything above onto
     #                                       Tensor) and the generator of its .pyi
     # built on the public API
     ["nn", "nn.*", "optim", "optim.*", "distributed", "distributed.*", "accelerator",
-     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg"],
+     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg",
+     "ao", "ao.*", "quantization"],  # torch.ao.quantization: observers, quantize_dynamic
     ["cli", "cli.*", "__main__"],
 ]
 # The only imports that go up a layer: function-local, each for a reason.
