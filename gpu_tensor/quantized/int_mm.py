@@ -4,7 +4,7 @@ cpu and emulated cuda: numpy's float64 BLAS product (integers of |value| <= 128 
 are exact in float64 for any K below 2**39, so the sums are the int32 accumulator's exactly,
 and BLAS is far faster than numpy's integer matmul), then wrapped to int32 as an int32
 accumulator wraps (only reachable past K = 131072 with every value -128). Real cuda:
-cuBLAS gemmEx with int32 compute (the backend's `int8_matmul`), which needs K and the
+cuBLAS gemmEx with int32 compute (the backend's `int8_mm_nt`), which needs K and the
 leading dimensions multiples of 4: the backend pads K with zeros (exact) where needed.
 Unlike torch's CUDA _int_mm there is no M > 16 limit.
 """
@@ -14,17 +14,20 @@ from __future__ import annotations
 from .. import dtype as _dt
 from .._tensor import Tensor
 
-__all__ = ["_int_mm", "int8_matmul"]
+__all__ = ["_int_mm", "int8_mm_nt"]
 
-def int8_matmul(a, b) -> Tensor:
-    """int32 (M, N) = a (M, K) int8 @ b (K, N) int8 (or uint8 0..127 for a), exactly."""
+
+def int8_mm_nt(a, w) -> Tensor:
+    """int32 (M, N) = a (M, K) @ w (N, K)^T for int8 tensors (a may hold uint8 0..127 bits
+    viewed as int8), exactly. The weight is used as stored (N, K): the layout the cuBLAS
+    int8 kernels take without a transpose."""
     backend = a._backend
-    hook = getattr(backend, "int8_matmul", None)
-    if hook is not None:
-        return Tensor._wrap(hook(a._data, b._data), device=a.device)
+    hook = getattr(backend, "int8_mm_nt", None)
+    if hook is not None:  # real cuda: cuBLAS gemmEx
+        return Tensor._wrap(hook(a._data, w._data), device=a.device)
     xp = backend.xp
     f64 = _dt.float64.np
-    out = xp.matmul(a._data.astype(f64), b._data.astype(f64))
+    out = xp.matmul(a._data.astype(f64), w._data.astype(f64).T)
     arr, st = backend.adopt(out.astype(_dt.int64.np).astype(_dt.int32.np))
     return Tensor._wrap(arr, device=a.device, storage=st)
 
@@ -44,4 +47,4 @@ def _int_mm(input, mat2):  # noqa: A002  (torch's names)
     if input.device != mat2.device:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                            f"least two devices, {input.device} and {mat2.device}!")
-    return int8_matmul(input, mat2)
+    return int8_mm_nt(input.contiguous(), mat2.t().contiguous())

@@ -22,7 +22,7 @@ from .. import dtype as _dt
 from .._tensor import Tensor
 from ..fusion.fuse import fuse
 from . import affine
-from .int_mm import int8_matmul
+from .int_mm import int8_mm_nt
 from .qparams import choose_qparams
 from .qtensor import QTensor
 
@@ -43,8 +43,8 @@ def _epilogue_nobias(acc, rowsum, zp, scale):
 
 
 class PackedLinearWeight:
-    """A qint8 weight (out, in) ready for linear_dynamic: its integers transposed (in, out)
-    for the product, its row sums, and its scales as float32 (one, or one per row)."""
+    """A qint8 weight (out, in) ready for linear_dynamic: its integers (out, in), C order,
+    its row sums, and its scales as float32 (one, or one per row)."""
 
     def __init__(self, weight: QTensor, bias: Tensor | None):
         if weight.dtype is not _dt.qint8:
@@ -67,7 +67,7 @@ class PackedLinearWeight:
             # quantize_dynamic uses always give 0
             raise RuntimeError("gpu_tensor's dynamic quantized Linear takes weights with zero "
                                "point 0 (symmetric, as default_dynamic_qconfig makes them)")
-        self.ints_t = ints.t().contiguous()  # (in, out): the product's right operand
+        self.ints = ints.contiguous()  # (out, in): the product's right operand, as stored
         self.rowsum = ints.to(_dt.int32).sum(1, dtype=_dt.int32)
         self.scales = scales  # float32 scalar or (out,) array
 
@@ -85,11 +85,10 @@ def linear_dynamic(x: Tensor, packed: PackedLinearWeight, reduce_range: bool = T
     if x.dtype is not _dt.float32:
         raise RuntimeError(f"quantized::linear_dynamic: expected a float32 input, got "
                            f"{x.dtype}")
-    k = packed.ints_t.shape[0]
+    n, k = packed.ints.shape
     if x.shape[-1] != k:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({x.numel() // max(x.shape[-1], 1)}x{x.shape[-1]} and {k}x"
-                           f"{packed.ints_t.shape[1]})")
+                           f"({x.numel() // max(x.shape[-1], 1)}x{x.shape[-1]} and {k}x{n})")
     lead = tuple(x.shape[:-1])
     x2 = x.detach().reshape(-1, k)
     if x2.numel():
@@ -100,7 +99,7 @@ def linear_dynamic(x: Tensor, packed: PackedLinearWeight, reduce_range: bool = T
     s_x, zp_x = choose_qparams(lo, hi, 0, 255, reduce_range)
     s_x = float(np.float32(s_x))  # fbgemm keeps the activation scale in float32
     xq = affine.quantize(x2, _dt.quint8, affine.reciprocal(s_x), zp_x)
-    acc = int8_matmul(xq.view(_dt.int8), packed.ints_t)  # values 0..127: same bits
+    acc = int8_mm_nt(xq.view(_dt.int8), packed.ints)  # values 0..127: the same bits
     scale = packed.scale_row(x.device, s_x)
     bias = packed.bias
     if bias is not None:

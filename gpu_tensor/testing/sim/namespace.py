@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 
-from . import kernels, memory, runtime, streams
+from . import cublas, kernels, memory, runtime, streams
 from .machine import machine
 from .ndarray import check_dtype, ndarray, new_like, saturating_cast
 from .signatures import bind, real_object
@@ -257,6 +257,10 @@ cupy.cuda = types.SimpleNamespace(
     function=types.SimpleNamespace(Module=kernels.Module, Function=kernels.Function),
     is_available=lambda: True,
 )
+
+
+cupy.cuda.cublas = cublas.cublas  # gemmEx for int8 (gpu_tensor/backends/cuda_blas.py)
+cupy.cuda.device = types.SimpleNamespace(get_cublas_handle=cublas.get_cublas_handle)
 
 
 class _Linalg(types.SimpleNamespace):
