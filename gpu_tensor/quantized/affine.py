@@ -1,19 +1,24 @@
 """torch CPU's affine quantization arithmetic, one formula on every device.
 
-torch 2.13 CPU (fbgemm) quantizes as
+torch 2.13 CPU (fbgemm, x86) quantizes with inv = 1.0f / float32(scale) as
 
-    q = clamp(nearbyint(float32(x * inv) + zero_point), qmin, qmax),  inv = 1.0f / float32(scale)
+    per tensor, qint8/quint8:  q = clamp(nearbyint(fma(x, inv, zero_point)), qmin, qmax)
+    per tensor qint32, and every per-channel quantization:
+                               q = clamp(nearbyint(float32(x * inv) + zero_point), qmin, qmax)
 
-(the product rounded to float32 before the zero point is added, the zero point added before
-rounding, ties to even), and dequantizes per tensor as float32(int32(q - zp)) * scale32, per
-channel as float32(double(q - zp) * double(scale)). Checked element for element against
-torch 2.13 CPU (tests/test_quantized_parity.py). torch's CUDA kernels use another formula
-(x / double scale, zp added after rounding); here the CPU one runs on cuda too, so torch
-CPU is the oracle for every device.
+(fbgemm's AVX2 kernel fuses the multiply-add for 8-bit outputs, one rounding; the other
+paths round the product to float32 first; the zero point is added before rounding, ties to
+even), and dequantizes per tensor as float32(int32(q - zp)) * scale32, per channel as
+float32(double(q - zp) * double(scale)). Checked element for element against torch 2.13
+CPU on random and near-tie inputs (tests/test_quantized_parity.py). torch's CUDA kernels
+use another formula (x / double scale, zp added after rounding); here the CPU one runs on
+cuda too, so torch CPU is the oracle for every device.
 
-Each formula is a `gt.fuse` function: one generated kernel on cuda, compiled with
---fmad=false (NVRTC would otherwise contract x * inv + zp into one FMA, a single rounding,
-which differs from torch on ~2% of near-tie values), and numpy on cpu.
+The FMA is computed in double: the float32 x float32 product is exact there, so adding the
+zero point and rounding once to float32 gives the fused result (bar a double-rounding tie
+no test input has hit). Each formula is a `gt.fuse` function: one generated kernel on cuda,
+compiled with --fmad=false (NVRTC would otherwise contract the float32 x * inv + zp into an
+FMA where torch does not), and numpy on cpu.
 """
 
 from __future__ import annotations
@@ -39,25 +44,34 @@ def reciprocal(scale) -> float:
     return float(np.float32(1.0) / np.float32(scale))
 
 
-def _quantizer_for(storage):
-    def quantize_affine(x, inv, zp, lo, hi, nan):
-        # double before the clamp: qint32's bounds are not float32 values
-        y = (x * inv + zp).round().double().clamp(lo, hi)
-        return y.where(y == y, nan).to(storage)
+def _quantizer_for(storage, fused: bool):
+    if fused:
+        def quantize_affine(x, inv, zp, lo, hi, nan):
+            # one rounding of x * inv + zp (exact product in double); the clamp in double
+            # since qint32's bounds are not float32 values
+            y = (x.double() * inv + zp).float().round().double().clamp(lo, hi)
+            return y.where(y == y, nan).to(storage)
+    else:
+        def quantize_affine(x, inv, zp, lo, hi, nan):
+            y = (x * inv + zp).round().double().clamp(lo, hi)
+            return y.where(y == y, nan).to(storage)
 
-    return fuse(quantize_affine, kernel_name=f"gt_quantize_{storage.name}",
+    kind = "fma" if fused else "mul_add"
+    return fuse(quantize_affine, kernel_name=f"gt_quantize_{kind}_{storage.name}",
                 compile_options=_EXACT)
 
 
-_QUANTIZE = {storage: _quantizer_for(storage) for storage in (_dt.int8, _dt.uint8, _dt.int32)}
+_QUANTIZE = {(storage, fused): _quantizer_for(storage, fused)
+             for storage in (_dt.int8, _dt.uint8, _dt.int32) for fused in (False, True)}
 
 
-def quantize(x, dtype, inv, zp):
+def quantize(x, dtype, inv, zp, per_channel: bool = False):
     """The storage integers of `x` (a float32 tensor) quantized to `dtype` with reciprocal
     scale `inv` and zero point `zp` (floats/ints, or float32/int64 tensors broadcasting
     against x for per-channel parameters)."""
     lo, hi = QRANGE[dtype]
-    return _QUANTIZE[_dt.QUANTIZED[dtype]](x, inv, zp, lo, hi, NAN_VALUE[dtype])
+    fused = not per_channel and dtype is not _dt.qint32
+    return _QUANTIZE[(_dt.QUANTIZED[dtype], fused)](x, inv, zp, lo, hi, NAN_VALUE[dtype])
 
 
 @fuse(kernel_name="gt_dequantize_per_tensor", compile_options=_EXACT)

@@ -121,7 +121,7 @@ def quantize_per_channel(input, scales, zero_points, axis, dtype):  # noqa: A002
 
     inv = creation.tensor(np.float32(1.0) / qz.scales.astype(np.float32), device=x.device)
     zps = creation.tensor(qz.zero_points, device=x.device)
-    ints = affine.quantize(x, dtype, inv.view(shape), zps.view(shape))
+    ints = affine.quantize(x, dtype, inv.view(shape), zps.view(shape), per_channel=True)
     return QTensor._from_ints(ints, qz)
 
 

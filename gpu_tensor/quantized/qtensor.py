@@ -211,17 +211,29 @@ def _view_quantizer(parent: QTensor, data) -> Quantizer:
     if data.ndim == old.ndim and data.shape[a] == old.shape[a] and (
             data.strides[a] == old.strides[a] or data.shape[a] == 1):
         return qz  # the channels stay where they are (other dims sliced, expanded, ...)
-    backend = get_backend(parent.device)
-    offset = backend.ptr(data) - backend.ptr(old)
-    stride = old.strides[a]
-    kept = [(s, st) for d, (s, st) in enumerate(zip(old.shape, old.strides, strict=True)) if d != a]
+    c = _channel_at(parent, data)
+    kept = [(s, st) for d, (s, st) in enumerate(zip(old.shape, old.strides, strict=True))
+            if d != a]
     if data.ndim == old.ndim - 1 and list(zip(data.shape, data.strides, strict=True)) == kept:
-        return qz.channel(offset // stride if stride else 0)  # select along the axis
-    if data.ndim == old.ndim and data.strides == old.strides and all(
-            data.shape[d] == old.shape[d] for d in range(old.ndim) if d != a):
-        return qz.channel(offset // stride if stride else 0)  # a slice along the axis
+        return qz.channel(c)  # select along the axis
+    if data.ndim == old.ndim and data.strides == old.strides:
+        return qz.channel(c)  # a slice along the axis (other dims possibly sliced too)
     if data.ndim == old.ndim and sorted(data.shape) == sorted(old.shape):
         raise RuntimeError("Setting strides is possible only on uniformly quantized tensor")
     got = data.shape[a] if a < data.ndim else data.size
     raise RuntimeError(f"length of scales must equal to channel, expected {got} got, "
                        f"{len(qz.scales)}")
+
+
+def _channel_at(parent: QTensor, data) -> int:
+    """The channel index of the view's first element (its offset in the parent, split
+    into per-dim indices by the parent's strides, largest first)."""
+    backend = get_backend(parent.device)
+    offset = backend.ptr(data) - backend.ptr(parent._data)
+    old = parent._data
+    index = {}
+    for d in sorted(range(old.ndim), key=lambda d: -abs(old.strides[d])):
+        st = old.strides[d]
+        index[d] = offset // st if st > 0 and old.shape[d] > 1 else 0
+        offset -= index[d] * st
+    return index.get(parent._qz.axis, 0)

@@ -53,10 +53,15 @@ def test_fbgemm_tie_case_rounds_up(device):
     assert q.int_repr().item() == 128  # division would give 127
 
 
-def _model(x, scale, zp, lo, hi, nan):
-    """The CPU formula in numpy: float32 product, + zero point, round half to even."""
+def _model(x, scale, zp, lo, hi, nan, fused):
+    """torch CPU's formula in numpy: x * inv + zp with one rounding (fused: 8-bit per-tensor)
+    or the product rounded to float32 first (qint32), then round half to even."""
     inv = np.float32(1.0) / np.float32(scale)
-    y = np.rint((x * inv).astype(np.float32) + np.float32(zp)).astype(np.float64)
+    if fused:  # the float32 product is exact in double: one rounding, as an FMA
+        y = (x.astype(np.float64) * np.float64(inv) + zp).astype(np.float32)
+    else:
+        y = (x * inv).astype(np.float32) + np.float32(zp)
+    y = np.rint(y).astype(np.float64)
     y = np.clip(y, lo, hi)
     y[np.isnan(y)] = nan
     return y
@@ -73,7 +78,7 @@ def test_formula_on_random_and_near_ties(device, dtype, scale, zp):
     d = getattr(gt, dtype)
     q = gt.quantize_per_tensor(gt.tensor(x, device=device), scale, zp, d)
     lo, hi = QRANGE[d]
-    want = _model(x, scale, zp, lo, hi, affine.NAN_VALUE[d])
+    want = _model(x, scale, zp, lo, hi, affine.NAN_VALUE[d], fused=d is not gt.qint32)
     np.testing.assert_array_equal(q.int_repr().cpu().numpy(), want)
 
 
