@@ -63,21 +63,21 @@ def _gt_rows(suite, w, b, batches, device, sync):
             ref = F.linear(x, w32, b32).cpu().numpy()
             t = suite.time(lambda x=x: F.linear(x, w32, b32), sync=sync, warmup=1,
                            repeat=suite.choose(7, 3))
-            suite.record(case, "gpu_tensor fp32 Linear", t, gflops=flops / t.median / 1e9,
+            suite.record(case, "gpu_tensor fp32 Linear", t, gflops=round(flops / t.median / 1e9, 2),
                          max_rel_err=0.0)
             if device == "cuda":
                 x16 = x.half()
                 y16 = F.linear(x16, w16, b16).float().cpu().numpy()
-                t = suite.time(lambda: F.linear(x16, w16, b16), sync=sync, warmup=1,
+                t = suite.time(lambda x16=x16: F.linear(x16, w16, b16), sync=sync, warmup=1,
                                repeat=suite.choose(7, 3))
-                suite.record(case, "gpu_tensor fp16 Linear", t, gflops=flops / t.median / 1e9,
-                             max_rel_err=_err(y16, ref))
+                suite.record(case, "gpu_tensor fp16 Linear", t, gflops=round(flops / t.median / 1e9, 2),
+                             max_rel_err=round(_err(y16, ref), 6))
             else:
                 suite.skip(case, "gpu_tensor fp16 Linear", "cpu: numpy has no float16 BLAS")
             yq = q(x).cpu().numpy()
             t = suite.time(lambda x=x: q(x), sync=sync, warmup=1, repeat=suite.choose(7, 3))
             suite.record(case, "gpu_tensor int8 dynamic Linear", t,
-                         gflops=flops / t.median / 1e9, max_rel_err=_err(yq, ref))
+                         gflops=round(flops / t.median / 1e9, 2), max_rel_err=round(_err(yq, ref), 6))
 
 
 def _torch_rows(suite, w, b, batches):
@@ -98,12 +98,12 @@ def _torch_rows(suite, w, b, batches):
         with torch.no_grad():
             ref = lin(x).numpy()
             t = suite.time(lambda x=x: lin(x), sync="cpu", warmup=1, repeat=suite.choose(7, 3))
-            suite.record(case, "torch fp32 Linear (cpu)", t, gflops=flops / t.median / 1e9,
+            suite.record(case, "torch fp32 Linear (cpu)", t, gflops=round(flops / t.median / 1e9, 2),
                          max_rel_err=0.0)
             yq = q(x).numpy()
             t = suite.time(lambda x=x: q(x), sync="cpu", warmup=1, repeat=suite.choose(7, 3))
             suite.record(case, "torch dynamic int8 Linear (cpu, fbgemm)", t,
-                         gflops=flops / t.median / 1e9, max_rel_err=_err(yq, ref))
+                         gflops=round(flops / t.median / 1e9, 2), max_rel_err=round(_err(yq, ref), 6))
 
 
 def main(argv=None):
