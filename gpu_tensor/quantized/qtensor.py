@@ -211,11 +211,15 @@ def _view_quantizer(parent: QTensor, data) -> Quantizer:
     if data.ndim == old.ndim and data.shape[a] == old.shape[a] and (
             data.strides[a] == old.strides[a] or data.shape[a] == 1):
         return qz  # the channels stay where they are (other dims sliced, expanded, ...)
+    dims = list(zip(old.shape, old.strides, strict=True))
+    if data.ndim == old.ndim - 1:
+        now = list(zip(data.shape, data.strides, strict=True))
+        for d in range(old.ndim):
+            if dims[:d] + dims[d + 1:] == now:
+                if d == a:
+                    return qz.channel(_channel_at(parent, data))  # select along the axis
+                return qz.with_axis(a - (d < a))  # select along another dim: axis shifts
     c = _channel_at(parent, data)
-    kept = [(s, st) for d, (s, st) in enumerate(zip(old.shape, old.strides, strict=True))
-            if d != a]
-    if data.ndim == old.ndim - 1 and list(zip(data.shape, data.strides, strict=True)) == kept:
-        return qz.channel(c)  # select along the axis
     if data.ndim == old.ndim and data.strides == old.strides:
         return qz.channel(c)  # a slice along the axis (other dims possibly sliced too)
     if data.ndim == old.ndim and sorted(data.shape) == sorted(old.shape):

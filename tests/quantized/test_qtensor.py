@@ -78,6 +78,13 @@ def test_per_channel_views(device):
     assert row.qscheme() is gt.per_tensor_affine
     assert (row.q_scale(), row.q_zero_point()) == (0.009999999776482582, 0)
     assert (qc[1:].q_scale(), qc[1:].q_zero_point()) == (0.10000000149011612, 2)
+    q3 = gt.quantize_per_channel(gt.ones(2, 3, 4, device=device), gt.tensor([0.1, 0.2, 0.3]),
+                                 gt.tensor([0, 1, 2]), 1, gt.qint8)
+    assert q3[1].q_per_channel_axis() == 0 and q3[1].q_per_channel_zero_points().tolist() == [
+        0, 1, 2]  # selecting an earlier dim moves the axis down
+    # torch 2.13 gives axis 0 here too (it decrements the axis for a select of any dim,
+    # leaving 3 scales along a dim of 2); gpu_tensor keeps the channels where they are
+    assert q3[:, :, 2].q_per_channel_axis() == 1
     with pytest.raises(RuntimeError, match="Setting strides is possible only on uniformly "
                        "quantized tensor"):
         qc.t()
