@@ -68,6 +68,11 @@ class PackedLinearWeight:
             raise RuntimeError("gpu_tensor's dynamic quantized Linear takes weights with zero "
                                "point 0 (symmetric, as default_dynamic_qconfig makes them)")
         self.ints = ints.contiguous()  # (out, in): the product's right operand, as stored
+        # host devices multiply through float32 BLAS (int_mm.py): the weight converted once
+        # (4 bytes a weight, as the float layer's; cuda keeps only the int8 copy)
+        self.host_float = None
+        if not hasattr(ints._backend, "int8_mm_nt"):
+            self.host_float = self.ints._data.astype(np.float32)
         self.rowsum = ints.to(_dt.int32).sum(1, dtype=_dt.int32)
         self.scales = scales  # float32 scalar or (out,) array
 
@@ -99,7 +104,8 @@ def linear_dynamic(x: Tensor, packed: PackedLinearWeight, reduce_range: bool = T
     s_x, zp_x = choose_qparams(lo, hi, 0, 255, reduce_range)
     s_x = float(np.float32(s_x))  # fbgemm keeps the activation scale in float32
     xq = affine.quantize(x2, _dt.quint8, affine.reciprocal(s_x), zp_x)
-    acc = int8_mm_nt(xq.view(_dt.int8), packed.ints)  # values 0..127: the same bits
+    # values 0..127: the same bits as int8
+    acc = int8_mm_nt(xq.view(_dt.int8), packed.ints, packed.host_float)
     scale = packed.scale_row(x.device, s_x)
     bias = packed.bias
     if bias is not None:
