@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parents[1] / "gpu_tensor"
 # Rank 0 is the top. A module may import modules of its own rank or higher up (lower
 # numbers); a package may import its own submodules. DESIGN.md "Layers" explains each row.
 LAYERS = [
-    ["_env", "backends._cupy", "_grad"],  # stdlib only; _cupy: the lazy door to cupy; _grad:
+    ["_env", "backends._cupy", "_grad", "_modes"],  # stdlib only; _cupy: the lazy door to cupy; _grad:
     #                                       the call-time autograd check (a leaf)
     # _args: the argument checks (torch's parser role); _capsule: legacy DLPack capsules;
     # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns

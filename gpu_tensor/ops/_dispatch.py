@@ -15,11 +15,14 @@ engine's kernel). Everything else goes through `apply()`.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .. import dtype as _dt
 from .._args import wrap_int
 from .._grad import STATE, record
+from .._modes import PASS, intercept, watch
 from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
@@ -29,6 +32,8 @@ from ..fusion.optable import OPS, not_implemented
 
 __all__ = ["SPECS", "apply", "binary", "unary", "make_binary", "make_unary", "mismatch",
            "not_implemented"]
+
+MODES_ON = watch(globals())  # the modes word, read first by every op here (_modes.py)
 
 _new = object.__new__
 _HALF = (_dt.float16, _dt.bfloat16)
@@ -143,8 +148,13 @@ def make_binary(key, reflected=False):
         categories = {k: v for k, v in categories.items() if k is not bool}
     ndarray, asarray, new = np.ndarray, np.asarray, _new
     state = STATE
+    name = key if not reflected else _REFLECTED.get(key, key)
 
     def f(self, other):
+        if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+            r = intercept(name, f, (self, other), None)
+            if r is not PASS:
+                return r
         # autograd, decided here (gpu_tensor/_grad.py): one or two slot reads when no
         # input requires grad; a Tensor subclass `other` is checked on the slow path below
         if self._requires_grad or (other.__class__ is Tensor and other._requires_grad):
@@ -238,6 +248,9 @@ def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
     return Tensor._make(r, dev, out)
 
 
+# torch's names for the reflected operators that have their own op (2 - x is aten::rsub)
+_REFLECTED = {"sub": "rsub"}
+
 _OPERAND_TYPES = (Tensor, bool, int, float, complex, np.ndarray, np.generic)
 
 
@@ -267,6 +280,10 @@ def make_unary(key):
     out_rule = "same" if spec.kind in ("same", "bitwise") else "cast"
 
     def f(input, out=None):  # out: positional-or-keyword, see _out.keyword_out
+        if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+            r = intercept(key, f, (input,), None if out is None else {"out": out})
+            if r is not PASS:
+                return r
         if out is not None:
             return out_call(key, f, (input,), {}, out, out_rule)
         if type(input) is not Tensor:  # subclasses, and values traced by @gt.fuse
@@ -348,6 +365,10 @@ def _coerce(x):
 
 def apply(key, *operands, **params):
     """The general elementwise path: promotion, device checks, conversion, backend."""
+    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+        r = intercept(key, partial(apply, key), operands, params)
+        if r is not PASS:
+            return r
     spec = SPECS[key]
     operands = tuple(_coerce(x) for x in operands)
     dev = _device_of(operands)
