@@ -24,6 +24,9 @@ from .quantizer import (
     per_tensor_affine,
     per_tensor_symmetric,
 )
+from .refuse import install as _install
+
+_install()  # the QUANTIZED handler of the modes word: what ops do with quantized tensors
 
 __all__ = ["QTensor", "QScheme", "quantize_per_tensor", "quantize_per_channel",
            "quantize_per_tensor_dynamic", "dequantize", "_make_per_tensor_quantized_tensor",

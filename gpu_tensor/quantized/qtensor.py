@@ -12,9 +12,11 @@ Everything else a quantized tensor can do is its own methods here; arithmetic is
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from .. import creation
+from .. import _modes, creation
 from .. import dtype as _dt
 from .._tensor import Tensor
 from ..backends import get_backend
@@ -23,9 +25,39 @@ from ..transfer import move as _move
 from . import affine
 from .quantizer import Quantizer
 
-__all__ = ["QTensor"]
+__all__ = ["QTensor", "live_count", "sync_bit"]
 
 _new = object.__new__
+# Quantized tensors alive: the QUANTIZED bit of the modes word is on while there are any.
+# Set when one is made and the bit is off; cleared when the last one dies, from __del__
+# only if _modes' lock is free right then (a finaliser may run inside _modes while this
+# thread holds that lock), else by the handler on the next op (sync_bit). _live_lock
+# guards only the count: nothing else is called under it. (_modes has no public reader
+# of its process-wide bits or its lock; both are read here, nowhere else.)
+_live = [0]
+_live_lock = threading.RLock()
+
+
+def live_count() -> int:
+    return _live[0]
+
+
+def _born() -> None:
+    with _live_lock:
+        _live[0] += 1
+    if not _modes._global[0] & _modes.QUANTIZED:
+        _modes.set_global(_modes.QUANTIZED, True)
+
+
+def sync_bit() -> None:
+    """Clear the bit when no quantized tensor is left (then look again: one made meanwhile
+    by another thread sets it back)."""
+    if _live[0] == 0:
+        _modes.set_global(_modes.QUANTIZED, False)
+        if _live[0]:
+            _modes.set_global(_modes.QUANTIZED, True)
+
+
 _PER_TENSOR = ("Expected quantizer->qscheme() == kPerTensorAffine to be true, but got false.  "
                "(Could this error message be improved?  If so, please report an enhancement "
                "request to PyTorch.)")
@@ -54,7 +86,16 @@ class QTensor(Tensor):
         t.grad_fn = None
         t._base = base
         t._qz = qz
+        _born()
         return t
+
+    def __del__(self):
+        with _live_lock:
+            _live[0] -= 1
+            last = _live[0] == 0
+        if last and _modes._lock.acquire(blocking=False):
+            _modes._lock.release()  # not held by this thread: set_global cannot deadlock
+            sync_bit()
 
     @staticmethod
     def _from_ints(ints: Tensor, qz: Quantizer) -> QTensor:
