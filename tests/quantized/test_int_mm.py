@@ -31,3 +31,19 @@ def test_errors():
         gt._int_mm(a.float(), a.t())
     with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied"):
         gt._int_mm(a, a)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("m,k", [(1, 64), (17, 4093), pytest.param(
+    4096, 4096, marks=pytest.mark.hardware)])  # the simulator's product is numpy's int64 one
+def test_cublas_gemmex_exact(m, k):
+    """Real cuda (and the simulator): the cuBLAS int8 path, K padded where it is not a
+    multiple of 4, against an exact float64 product."""
+    rng = np.random.default_rng(k)
+    a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+    w = rng.integers(-128, 128, (72, k)).astype(np.int8)
+    from gpu_tensor.quantized.int_mm import int8_mm_nt
+
+    out = int8_mm_nt(gt.tensor(a, device="cuda"), gt.tensor(w, device="cuda"))
+    want = (a.astype(np.float64) @ w.astype(np.float64).T).astype(np.int64)
+    np.testing.assert_array_equal(out.cpu().numpy(), want)
