@@ -22,6 +22,7 @@ CUDA_R_8I, CUDA_R_32I = 3, 10
 CUBLAS_COMPUTE_32I = 72
 _OP_N, _OP_T = 0, 1
 _GEMM_DEFAULT = -1
+_POINTER_MODE_HOST = 0
 _ONE = np.ones((), np.int32)  # host scalars (pointer mode host), alive for the process
 _ZERO = np.zeros((), np.int32)
 
@@ -54,6 +55,9 @@ def int8_mm_nt(backend, a, w):
         cublas = xp.cuda.cublas
         handle = xp.cuda.device.get_cublas_handle()
         cublas.setStream(handle, xp.cuda.get_current_stream().ptr)
+        # alpha/beta are host scalars; cupy's own routines may leave the shared handle in
+        # device pointer mode
+        cublas.setPointerMode(handle, _POINTER_MODE_HOST)
         cublas.gemmEx(handle, _OP_T, _OP_N, n4, m, k4, _ONE.ctypes.data, w4.data.ptr,
                       CUDA_R_8I, k4, a4.data.ptr, CUDA_R_8I, k4, _ZERO.ctypes.data,
                       c.data.ptr, CUDA_R_32I, n4, CUBLAS_COMPUTE_32I, _GEMM_DEFAULT)

@@ -78,3 +78,13 @@ def test_runs_on_the_handles_stream(cp):
     assert sim.counters()["kernel_launches"] == before + 1  # the gemm: one launch
     s.synchronize()
     assert c.get().tolist() == [[4] * 4] * 2
+
+
+def test_device_pointer_mode_needs_device_scalars(cp):
+    h = cp.cuda.device.get_cublas_handle()
+    cp.cuda.cublas.setPointerMode(h, 1)
+    try:
+        with pytest.raises(sim_cublas.CUBLASError, match="device pointer mode"):
+            _gemm(cp, np.ones((2, 4), np.int8), np.ones((4, 4), np.int8))  # host scalars
+    finally:
+        cp.cuda.cublas.setPointerMode(h, 0)

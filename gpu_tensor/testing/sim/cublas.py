@@ -1,6 +1,7 @@
 """The subset of cupy_backends.cuda.libs.cublas (cupy.cuda.cublas) that gpu_tensor calls,
 over the simulated machine: `gemmEx` for int8 x int8 -> int32 (the quantized Linear's
-product), `setStream` / `getStream`, and `cupy.cuda.device.get_cublas_handle`.
+product), `setStream` / `getStream` / `setPointerMode`, and
+`cupy.cuda.device.get_cublas_handle`.
 
 Each call is bound against cupy 14.2's own signature (`SIGNATURES`: the first docstring line
 of each binding, which tests/testing/test_sim_cublas.py finds in the installed module) and
@@ -31,6 +32,7 @@ SIGNATURES = {
               "size_t beta, size_t C, int Ctype, int ldc, int computeType, int algo)",
     "setStream": "setStream(intptr_t handle, size_t stream)",
     "getStream": "getStream(intptr_t handle) -> size_t",
+    "setPointerMode": "setPointerMode(intptr_t handle, int mode)",
 }
 HANDLE_SIGNATURE = "get_cublas_handle() -> intptr_t"  # cupy/cuda/device.pyx
 
@@ -39,7 +41,8 @@ CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
 CUBLAS_COMPUTE_32I = 72
 CUBLAS_GEMM_DEFAULT, CUBLAS_GEMM_DEFAULT_TENSOR_OP = -1, 99
 CUDA_R_8I, CUDA_R_32I = 3, 10
-_STATUS = {7: "CUBLAS_STATUS_INVALID_VALUE", 15: "CUBLAS_STATUS_NOT_SUPPORTED"}
+_STATUS = {7: "CUBLAS_STATUS_INVALID_VALUE", 13: "CUBLAS_STATUS_EXECUTION_FAILED",
+           15: "CUBLAS_STATUS_NOT_SUPPORTED"}
 
 
 class CUBLASError(RuntimeError):
@@ -75,17 +78,27 @@ class _Cublas:
     CUBLAS_GEMM_DEFAULT_TENSOR_OP = CUBLAS_GEMM_DEFAULT_TENSOR_OP
     CUBLASError = CUBLASError
 
-    def __init__(self):
-        self._streams: dict[int, int] = {}
+    @staticmethod
+    def _state(handle) -> dict:
+        """This handle's settings on the current simulated machine (sim.reset() starts a new
+        machine, whose handles start with cuBLAS's defaults: the legacy stream, host mode)."""
+        handles = machine().__dict__.setdefault("cublas_handles", {})
+        return handles.setdefault(int(handle), {"stream": 0, "pointer_mode": 0})
+
+    def setPointerMode(self, handle, mode):  # noqa: N802
+        _bind("setPointerMode", (handle, mode))
+        if mode not in (0, 1):
+            raise CUBLASError(7, f"pointer mode {mode}")
+        self._state(handle)["pointer_mode"] = int(mode)
 
     def setStream(self, handle, stream):  # noqa: N802 - cupy's names
         _bind("setStream", (handle, stream))
         machine().queue(stream)  # a stream that does not exist is refused here
-        self._streams[int(handle)] = int(stream)
+        self._state(handle)["stream"] = int(stream)
 
     def getStream(self, handle):  # noqa: N802
         _bind("getStream", (handle,))
-        return self._streams.get(int(handle), 0)
+        return self._state(handle)["stream"]
 
     def gemmEx(self, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype,  # noqa: N802, N803
                ldb, beta, C, Ctype, ldc, computeType, algo):  # noqa: N803
@@ -109,9 +122,14 @@ class _Cublas:
         if algo not in (CUBLAS_GEMM_DEFAULT, CUBLAS_GEMM_DEFAULT_TENSOR_OP):
             raise NotImplementedError(f"the cupy simulator models only the default algos, "
                                       f"not {algo}")
-        alpha_v = ctypes.c_int32.from_address(int(alpha)).value  # host scalars, read now
-        beta_v = ctypes.c_int32.from_address(int(beta)).value   # (pointer mode host)
         mach = machine()
+        if self._state(handle)["pointer_mode"]:  # device mode: alpha, beta on the GPU
+            for ptr, what in ((alpha, "alpha"), (beta, "beta")):
+                if mach.space.find(int(ptr)) is None:
+                    raise CUBLASError(13, f"{what} {int(ptr):#x} is not device memory but the "
+                                          "handle is in device pointer mode")
+        alpha_v = ctypes.c_int32.from_address(int(alpha)).value  # read at the call, as
+        beta_v = ctypes.c_int32.from_address(int(beta)).value    # cuBLAS reads host scalars
         a_cols, b_cols = (k if transa == 0 else m), (n if transb == 0 else k)
         spans = [(A, lda * (a_cols - 1) + a_rows, 1, False, "A"),
                  (B, ldb * (b_cols - 1) + b_rows, 1, False, "B"),
@@ -127,7 +145,7 @@ class _Cublas:
             lo, hi = live_block(ptr, hit)
             accesses.append((lo, hi, write, f"device buffer {hit[0]:#x}"))
         mach.count("kernel_launches")
-        queue = mach.queue(self._streams.get(int(handle), 0))
+        queue = mach.queue(self._state(handle)["stream"])
 
         def product():
             def col_major(ptr, rows, cols, ld, dtype):
