@@ -33,7 +33,7 @@ VIEWS = frozenset({
 # ops whose result on the integers is the result's integers, same quantizer
 ON_INTS = frozenset({"index_select", "flip", "roll", "cat", "concat", "concatenate",
                      "stack", "max", "min", "amax", "amin", "sort", "topk", "take",
-                     "masked_select", "repeat", "tile", "empty_like"})
+                     "masked_select", "repeat", "tile", "empty_like", "gather"})
 
 
 def _key(q: QTensor) -> str:

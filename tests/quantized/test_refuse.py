@@ -45,6 +45,9 @@ def test_ops_torch_has(device):
     picked = q[gt.tensor([0, 6], device=device)]
     assert picked.is_quantized and picked.dequantize().cpu().tolist() == [1.0, 100.0]
     assert q.flip(0).dequantize().cpu().tolist()[0] == -100.0
+    values, indices = q.sort()
+    assert values.is_quantized and values.dequantize().cpu().tolist()[0] == -100.0
+    assert indices.cpu().tolist()[:2] == [7, 5]
     e = gt.empty_like(q)
     assert e.is_quantized and e.shape == q.shape
     f = q.clone().fill_(2.0)
