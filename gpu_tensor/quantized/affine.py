@@ -29,8 +29,8 @@ from .. import dtype as _dt
 from ..fusion.fuse import fuse
 from .quantizer import QRANGE
 
-__all__ = ["quantize", "dequantize_per_tensor", "dequantize_per_channel", "NAN_VALUE",
-           "reciprocal"]
+__all__ = ["quantize", "quantize_activation", "dequantize_per_tensor",
+           "dequantize_per_channel", "NAN_VALUE", "reciprocal"]
 
 _EXACT = ("--fmad=false",)  # separate roundings for the product and the sum, as on the CPU
 
@@ -72,6 +72,19 @@ def quantize(x, dtype, inv, zp, per_channel: bool = False):
     lo, hi = QRANGE[dtype]
     fused = not per_channel and dtype is not _dt.qint32
     return _QUANTIZE[(_dt.QUANTIZED[dtype], fused)](x, inv, zp, lo, hi, NAN_VALUE[dtype])
+
+
+@fuse(kernel_name="gt_quantize_activation", compile_options=_EXACT)
+def _quantize_activation(x, inv, zp, nan):
+    y = (x.double() * inv + zp).float().round().double().clamp(0, 255)
+    return (y.where(y == y, nan) - 128).to(_dt.int8)
+
+
+def quantize_activation(x, inv, zp):
+    """quint8 quantization of `x` (the per-tensor formula, bit for bit) minus 128, as int8:
+    every quint8 value 0..255 fits, so the result is a valid int8 GEMM operand (the dynamic
+    Linear adds 128 * rowsum(w) back, exactly)."""
+    return _quantize_activation(x, inv, zp, NAN_VALUE[_dt.quint8])
 
 
 @fuse(kernel_name="gt_dequantize_per_tensor", compile_options=_EXACT)

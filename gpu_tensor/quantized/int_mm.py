@@ -22,10 +22,9 @@ _CHUNK = 1024  # 1024 * 128 * 128 = 2**24: float32 sums of this many int8 produc
 
 
 def int8_mm_nt(a, w, w_float=None) -> Tensor:
-    """int32 (M, N) = a (M, K) @ w (N, K)^T for int8 tensors (a may hold uint8 0..127 bits
-    viewed as int8), exactly. The weight is used as stored (N, K): the layout the cuBLAS
-    int8 kernels take without a transpose. `w_float`: w's values as a float32 host array
-    (a cache), used on host devices."""
+    """int32 (M, N) = a (M, K) @ w (N, K)^T for int8 tensors, exactly. The weight is used
+    as stored (N, K): the layout the cuBLAS int8 kernels take without a transpose.
+    `w_float`: w's values as a float32 host array (a cache), used on host devices."""
     backend = a._backend
     hook = getattr(backend, "int8_mm_nt", None)
     if hook is not None:  # real cuda: cuBLAS gemmEx

@@ -3,10 +3,11 @@ fbgemm), on every device:
 
 1. the activation's qparams from its min and max: ChooseQuantizationParams over quint8 with
    reduce_range (0..127), the scale rounded to float32 as fbgemm keeps it;
-2. x_q = quantize(x) with torch CPU's formula (affine.py): values 0..127, so the same bits
-   are a valid int8 operand;
-3. acc = x_q @ w_q^T - zp_x * rowsum(w_q), in int32: exactly (x_q - zp_x) @ w_q^T, with the
-   weight row sums computed once when the weight is packed;
+2. x_q = quantize(x) with torch CPU's formula (affine.py), written as x_q - 128 in int8:
+   every quint8 value fits (fbgemm clamps to 0..255; with reduce_range a rounding tie can
+   reach 128, which int8 bits of x_q itself could not hold);
+3. acc = (x_q - 128) @ w_q^T - (zp_x - 128) * rowsum(w_q), in int32: exactly
+   (x_q - zp_x) @ w_q^T, with the weight row sums computed once when the weight is packed;
 4. y = float32(acc) * float32(s_x * s_w) + bias (s_w per output channel for per-channel
    weights), one fused elementwise kernel.
 
@@ -103,9 +104,9 @@ def linear_dynamic(x: Tensor, packed: PackedLinearWeight, reduce_range: bool = T
         lo = hi = 0.0
     s_x, zp_x = choose_qparams(lo, hi, 0, 255, reduce_range)
     s_x = float(np.float32(s_x))  # fbgemm keeps the activation scale in float32
-    xq = affine.quantize(x2, _dt.quint8, affine.reciprocal(s_x), zp_x)
-    # values 0..127: the same bits as int8
-    acc = int8_mm_nt(xq.view(_dt.int8), packed.ints, packed.host_float)
+    shifted = affine.quantize_activation(x2, affine.reciprocal(s_x), zp_x)  # x_q - 128
+    acc = int8_mm_nt(shifted, packed.ints, packed.host_float)
+    zp_x -= 128  # (x_q - 128) @ w^T - (zp_x - 128) * rowsum = (x_q - zp_x) @ w^T
     scale = packed.scale_row(x.device, s_x)
     bias = packed.bias
     if bias is not None:

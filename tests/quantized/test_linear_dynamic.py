@@ -73,6 +73,29 @@ def test_reference_formula_random(device):
     assert np.abs(y.cpu().numpy() - ref).max() < 0.1
 
 
+def test_full_quint8_range_fits_the_int8_product(device):
+    """Without reduce_range the activation uses all of 0..255 (and with it a rounding tie
+    can reach 128): the product takes x_q - 128, so every value is exact."""
+    from gpu_tensor.quantized.affine import quantize_activation
+    from gpu_tensor.quantized.linear_dynamic import linear_dynamic
+
+    s = quantize_activation(gt.tensor([-1.0, 0.0, 2.54, 100.0], device=device), 100.0, 0)
+    assert s.dtype is gt.int8 and s.cpu().tolist() == [-128, -128, 126, 127]  # 0, 0, 254, 255
+    q = _layer(device)
+    x = _input(device)
+    y = linear_dynamic(x, q[0].packed_weight(), reduce_range=False).cpu().numpy()
+    xn = x.cpu().numpy()
+    sc, z = choose_qparams(float(xn.min()), float(xn.max()), 0, 255, reduce_range=False)
+    sc = np.float32(sc)
+    xq = np.clip(np.rint((xn.astype(np.float64) * np.float64(np.float32(1) / sc) + z)
+                         .astype(np.float32)), 0, 255)
+    assert xq.max() > 200  # the upper half of quint8 is in use
+    acc = (xq.astype(np.int64) - z) @ np.array(W_INT, np.int64).T
+    want = (acc.astype(np.float32).astype(np.float64) * np.float64(np.float32(sc * np.float32(
+        W_SCALE))) + np.array([0.1, -0.2, 0.05, 0.0], np.float32).astype(np.float64))
+    np.testing.assert_array_equal(y, want.astype(np.float32))
+
+
 def test_per_channel_weights(device):
     lin = gt.nn.Linear(16, 6)
     qc = gt.ao.quantization.per_channel_dynamic_qconfig

@@ -9,7 +9,7 @@ import warnings
 import gpu_tensor as gt
 from gpu_tensor import nn
 
-from .qconfig import QConfig, default_dynamic_qconfig, per_channel_dynamic_qconfig
+from .qconfig import QConfig, default_dynamic_qconfig
 
 __all__ = ["quantize_dynamic", "DEPRECATION_WARNING"]
 
@@ -86,5 +86,3 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=gt.qint8, mapping=None, inp
     _swap(model, config, "", dtype)
     return model
 
-
-_ = per_channel_dynamic_qconfig  # re-exported by the package

@@ -42,13 +42,17 @@ class Linear(Module):
                 f"dtype={self.dtype!r}, qscheme={self.weight().qscheme()!r}")
 
     def forward(self, x):
+        return linear_dynamic(x, self.packed_weight(), reduce_range=True)
+
+    def packed_weight(self) -> PackedLinearWeight:
+        """The weight ready for the product, packed once per weight (.to(device) replaces
+        the buffers, through Module._apply)."""
         packed = self.__dict__.get("_packed")
         w, b = self._buffers["_qweight"], self._buffers["_qbias"]
         if packed is None or packed.weight is not w or packed.bias is not b:
-            # packed once per weight: .to(device) replaced the buffers (Module._apply)
             packed = PackedLinearWeight(w, b)
             self.__dict__["_packed"] = packed
-        return linear_dynamic(x, packed, reduce_range=True)
+        return packed
 
     def weight(self):
         return self._buffers["_qweight"]
