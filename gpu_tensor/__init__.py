@@ -79,3 +79,10 @@ from .amp.state import __all__ as _amp_state_all  # noqa: E402
 from .cuda import amp as _cuda_amp  # noqa: E402, F401  (binds gt.cuda.amp)
 
 __all__ += ["amp", "cpu", "autocast", *_amp_state_all]
+
+# quantized tensors (torch.quantize_per_tensor & co) and torch.ao.quantization
+from . import ao, quantization, quantized  # noqa: E402
+from .quantized import *  # noqa: E402, F403
+from .quantized import __all__ as _quantized_all  # noqa: E402
+
+__all__ += ["ao", "quantization", "quantized", *_quantized_all]

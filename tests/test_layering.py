@@ -29,7 +29,8 @@ LAYERS = [
     ["creation", "_data", "_out", "_host_memory"],
     ["ops", "ops.*", "sparse", "sparse.*"],  # sparse COO tensors are made by ops (to_sparse)
     ["transfer", "transfer.*"],  # pinned memory, staging, moves between devices
-    ["fusion", "fusion.fuse", "autograd", "autograd.*"],  # take and return Tensors
+    ["fusion", "fusion.fuse", "autograd", "autograd.*",  # take and return Tensors
+     "quantized", "quantized.*"],  # quantized tensors (QTensor, its formulas, _int_mm)
     ["_tensor_methods", "_tensor_stub"],  # THE method table (binds everything above onto
     #                                       Tensor) and the generator of its .pyi
     # built on the public API
@@ -38,6 +39,7 @@ LAYERS = [
      "profiler", "profiler.*", "autograd.profiler",  # autograd.profiler: torch's legacy names
      "amp", "amp.*", "cpu", "cpu.*", "cuda.amp",  # amp: autocast + GradScaler (torch.amp);
      #                                              cpu/cuda.amp: torch's deprecated aliases
+     "ao", "ao.*", "quantization",  # torch.ao.quantization: observers, quantize_dynamic
      ],
     ["cli", "cli.*", "__main__"],
 ]

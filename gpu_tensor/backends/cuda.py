@@ -233,6 +233,12 @@ class CudaBackend(Backend):
         """An elementwise result's memory: the backend allocates (and tags) it, not fusion."""
         return self.empty(shape, np_dtype)[0]
 
+    def int8_mm_nt(self, a, w):
+        """int32 a @ w^T for int8 operands: cuBLAS gemmEx (backends/cuda_blas.py)."""
+        from .cuda_blas import int8_mm_nt
+
+        return int8_mm_nt(self, a, w)
+
     def synchronize(self) -> None:
         self._dev.synchronize()
 

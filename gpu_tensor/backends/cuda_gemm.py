@@ -72,7 +72,10 @@ def _gemm(bk, x, y, la, lb, m, k, n, batch):
     cp = cupy()
     lib = _cublas(cp)
     handle = cp.cuda.device.get_cublas_handle()
-    if lib.getPointerMode(handle) != 0:  # alpha and beta are host scalars here
+    # the handle is cupy's, shared with its own routines: the product goes on OUR current
+    # stream (a handle keeps the stream it was last given) and reads host alpha/beta
+    lib.setStream(handle, cp.cuda.get_current_stream().ptr)
+    if lib.getPointerMode(handle) != 0:
         lib.setPointerMode(handle, 0)
     es = x.itemsize
     args = (handle, la[0], lb[0], n, m, k, _ONE.ctypes.data,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _modes
 from .. import dtype as _dt
 from .._grad import differentiable
 from .._host_memory import host_memory
@@ -217,6 +216,3 @@ def einsum(equation, *operands):
                            f"{[tuple(o.shape) for o in operands]})") from None
     return _result(bk, r, first)
 
-
-# one op for autocast and the profiler (gpu_tensor/_modes.py), though not differentiable here
-einsum = _modes.entry("einsum", einsum)

@@ -30,6 +30,8 @@ NO_HISTORY = {
     "ones_like", "zeros_like", "rand_like", "randn_like", "randint_like",
     # counts: torch.histc has no derivative and records nothing
     "histc", "Tensor.histc",
+    # a float tensor's dequantize() is the tensor itself (torch's too)
+    "dequantize", "Tensor.dequantize",
 }
 
 # in-place methods that leave the grad_fn unchanged, as torch's do
@@ -64,6 +66,18 @@ NOT_FLOAT_OPS = {
     # need arguments the walk's generic calls do not give (a value, a stream, sizes)
     "Tensor.item", "Tensor.is_nonzero", "is_nonzero", "Tensor.nonzero_static",
     "nonzero_static", "Tensor.new_empty_strided", "Tensor.record_stream", "Tensor.dsplit",
+    # autocast's state (gt.amp): flags and dtypes, no tensor argument
+    "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
+    "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype",
+    "is_autocast_cache_enabled", "is_autocast_cpu_enabled", "is_autocast_enabled",
+    "set_autocast_cpu_dtype", "set_autocast_dtype", "set_autocast_gpu_dtype",
+    # quantization (tests/quantized): scales and zero points the walk does not give, or a
+    # quantized / int8 tensor; fake_quantize's straight-through gradient is tested there
+    "quantize_per_tensor", "quantize_per_channel", "quantize_per_tensor_dynamic",
+    "_make_per_tensor_quantized_tensor", "fake_quantize_per_tensor_affine",
+    "fake_quantize_per_channel_affine", "_int_mm", "Tensor.int_repr", "Tensor.q_scale",
+    "Tensor.q_zero_point", "Tensor.q_per_channel_scales", "Tensor.q_per_channel_zero_points",
+    "Tensor.q_per_channel_axis", "Tensor.qscheme",
 }
 
 # differentiable where a cuda device exists (emulated or real), a refusal where none does

@@ -256,10 +256,8 @@ cupy.cuda = types.SimpleNamespace(
     set_pinned_memory_allocator=_set_pinned_memory_allocator, nvrtc=kernels.nvrtc,
     function=types.SimpleNamespace(Module=kernels.Module, Function=kernels.Function),
     is_available=lambda: True,
-    cublas=types.SimpleNamespace(gemmEx=cublas.gemmEx, CUBLASError=cublas.CUBLASError,
-                                 gemmStridedBatchedEx=cublas.gemmStridedBatchedEx,
-                                 getPointerMode=cublas.getPointerMode,
-                                 setPointerMode=cublas.setPointerMode),
+    # gemmEx / gemmStridedBatchedEx: int8 (backends/cuda_blas.py) and bf16 (cuda_gemm.py)
+    cublas=cublas.cublas,
     device=types.SimpleNamespace(get_cublas_handle=cublas.get_cublas_handle),
 )
 

@@ -46,6 +46,7 @@ CYTHON = {
     "cuda.set_allocator": "set_allocator(allocator=None)",
     "cuda.set_pinned_memory_allocator": "set_pinned_memory_allocator(allocator=None)",
     "cuda.get_current_stream": "get_current_stream(int device_id=-1)",
+    "cuda.device.get_cublas_handle": "get_cublas_handle() -> intptr_t",
     "cuda.get_elapsed_time": "get_elapsed_time(start_event, end_event)",
     "cuda.Device": "Device(device=None)",
     "cuda.UnownedMemory": "UnownedMemory(intptr_t ptr, size_t size, owner, int device_id=-1)",
