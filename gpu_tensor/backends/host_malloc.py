@@ -13,7 +13,6 @@ Set once per process, when the cpu backend is imported; elsewhere than glibc, no
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 
 from .. import _env
@@ -36,8 +35,9 @@ def keep_freed_memory() -> bool:
     if keep <= 0 or not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        # the process's own symbols: libc is loaded already, and find_library("c") would
+        # run `ldconfig -p` in a subprocess on every import
+        mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # musl and others: no mallopt
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
