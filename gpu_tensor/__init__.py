@@ -65,3 +65,9 @@ from . import (  # noqa: E402  (built on the ops above)
 )
 
 __all__ += ["optim"]
+
+# issue 28: torch's checkpoint format (gt.save / gt.load)
+from . import serialization  # noqa: E402
+from .serialization import load, save  # noqa: E402
+
+__all__ += ["serialization", "save", "load"]
