@@ -6,8 +6,10 @@ The goal (issue 28): loading peaks at <= 1.1x the checkpoint's size in host memo
 The checkpoint (a state_dict of 16 float32 tensors, plus views of them) is written under
 /tmp, never the repo. Each load runs in a fresh process that reports two peaks over its
 baseline after `import gpu_tensor`: VmHWM - VmRSS (the kernel's count: what the machine
-pays) and tracemalloc's peak (numpy reports its buffers to tracemalloc; a separate run,
-since tracing slows allocation). torch.load of the same file is the peer when torch is
+pays; the goal is read off it) and tracemalloc's peak (a separate run, since tracing slows
+allocation). tracemalloc sees numpy's heap buffers and Python objects, not the mmap'd
+huge-page buffers gt.load reads storages of 2 MiB and more into: for those it shows the
+loader's own overhead only. torch.load of the same file is the peer when torch is
 importable by this interpreter (or by --torch-python).
 """
 

@@ -113,14 +113,25 @@ class ZipReader:
         if view.nbytes != size:
             raise RuntimeError(f"record {name}: {size} bytes in the file, {view.nbytes} "
                                "expected from the pickle")
-        self._fp.seek(offset)
+        fd = self._fd()
+        if fd is None:
+            self._fp.seek(offset)
         got = 0
         while got < size:
-            n = self._fp.readinto(view[got:])
+            # a file: pread straight into the buffer (the buffered reader's readinto was
+            # 4x slower on a 256 MiB record here); a file object: its own readinto
+            n = os.preadv(fd, [view[got:]], offset + got) if fd is not None else \
+                self._fp.readinto(view[got:])
             if not n:
                 raise RuntimeError(f"record {name}: the file ends after {got} of {size} "
                                    "bytes (truncated?)")
             got += n
+
+    def _fd(self):
+        try:
+            return self._fp.fileno() if hasattr(os, "preadv") else None
+        except (AttributeError, OSError, ValueError):  # BytesIO & co: no descriptor
+            return None
 
     def close(self) -> None:
         self._zip.close()
