@@ -28,8 +28,8 @@ def _globals(pkl: bytes) -> set:
 
 def test_archive_has_torchs_records_aligned(tmp_path):
     path = tmp_path / "model.pt"
-    x = gt.arange(12, dtype=gt.float32).reshape(3, 4)
-    gt.save({"x": x, "v": x[1:], "h": gt.ones(3, dtype=gt.bfloat16)}, path)
+    x = gt.arange(12, dtype=gt.float32, device="cpu").reshape(3, 4)
+    gt.save({"x": x, "v": x[1:], "h": gt.ones(3, dtype=gt.bfloat16, device="cpu")}, path)
     z = zipfile.ZipFile(path)
     names = z.namelist()
     assert names[0] == "model/data.pkl"  # torch's prefix: the file's stem
@@ -62,6 +62,9 @@ DTYPES = [gt.float32, gt.float64, gt.float16, gt.bfloat16, gt.int8, gt.int16, gt
 
 @pytest.mark.parametrize("dt", DTYPES, ids=str)
 def test_every_dtype_round_trips(dt, device):
+    if dt is gt.uint16 and device == "cuda" and gt.cuda.is_available() and \
+            not gt.cuda.is_emulated():
+        pytest.skip("the CUDA backend stores bfloat16 as uint16 bits: no uint16 tensors there")
     values = np.array([0, 1, 3, 5, 7, 2], dtype=np.int64)
     t = gt.tensor(values, device=device).to(dt).reshape(2, 3)
     buf = io.BytesIO()
@@ -187,12 +190,16 @@ def test_map_location_forms(device):
 
 
 def test_loading_into_cuda_goes_through_the_pinned_pool():
+    w = gt.arange(6.0, device="cpu").reshape(2, 3)
+    buf = io.BytesIO()
+    gt.save({"w": w, "row": w[1], "h": gt.ones(2, dtype=gt.bfloat16, device="cpu")}, buf)
+    buf.seek(0)
     before = pinned.host_memory_stats()["allocation.all.allocated"]
-    sd = gt.load(TORCH_FILE, map_location="cuda")
+    sd = gt.load(buf, map_location="cuda")
+    assert pinned.host_memory_stats()["allocation.all.allocated"] > before
     assert sd["w"].device.type == "cuda" and sd["row"].untyped_storage() is \
         sd["w"].untyped_storage()
-    assert pinned.host_memory_stats()["allocation.all.allocated"] > before
-    assert sd["model"]["weight"].tolist() == [[0.25, -0.5]]
+    assert sd["row"].tolist() == [3.0, 4.0, 5.0] and sd["h"].tolist() == [1.0, 1.0]
 
 
 def test_cuda_location_without_cuda_says_what_to_do(monkeypatch):
@@ -210,7 +217,7 @@ def test_cuda_location_without_cuda_says_what_to_do(monkeypatch):
 
 def test_mmap_views_a_private_map(tmp_path):
     path = tmp_path / "m.pt"
-    gt.save({"a": gt.arange(1000.0), "b": gt.ones(3)}, path)
+    gt.save({"a": gt.arange(1000.0, device="cpu"), "b": gt.ones(3, device="cpu")}, path)
     m = gt.load(path, mmap=True)
     assert m["a"][999].item() == 999.0
     m["a"][0] = 5.0  # copy-on-write: the file keeps its bytes
@@ -228,7 +235,7 @@ def test_bad_files_get_clear_errors(tmp_path):
     buf.seek(0)
     with pytest.raises(RuntimeError, match="data.pkl"):
         gt.load(buf)
-    x = gt.arange(4.0)
+    x = gt.arange(4.0, device="cpu")
     with pytest.raises(RuntimeError, match="different types"):
         gt.save([x, x.view(gt.int32)], io.BytesIO())
 

@@ -35,7 +35,7 @@ def _epoch_generator(generator):
     from gpu_tensor import Generator, empty, int64
 
     g = Generator()
-    g.manual_seed(int(empty((), dtype=int64).random_().item()))
+    g.manual_seed(int(empty((), dtype=int64, device="cpu").random_().item()))
     return g
 
 
