@@ -213,3 +213,14 @@ def test_default_collate_follows_torch():
     assert default_collate(["a", "b"]) == ["a", "b"]
     with pytest.raises(TypeError, match="batch must contain tensors, numpy arrays, numbers"):
         default_collate([object(), object()])
+
+
+def test_a_worker_that_dies_is_reported(monkeypatch):
+    from gpu_tensor.utils.data import loader as loader_mod
+
+    monkeypatch.setattr(loader_mod, "_POLL_S", 0.1)  # check on the workers often
+    it = iter(DataLoader(Squares(8, sleep=0.5), batch_size=2, num_workers=1))
+    it._workers[0].kill()
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited "
+                       "unexpectedly"):
+        next(it)
