@@ -1,6 +1,7 @@
 """meta: tensors with shape, dtype and strides and no storage (torch's device='meta').
 
-Its arrays are MetaArrays (meta_array.py): ops run their usual code, and every numpy call
+Its arrays are MetaArrays (meta_array.py; the shape rules in meta_shapes.py): ops run
+their usual code, and every numpy call
 on a MetaArray computes only the result's shape and dtype, so a forward pass over meta
 tensors checks shapes at no memory cost, whatever the sizes. Reading values is refused
 with torch's errors: copying out (`.cpu()`, `.tolist()`, repr's values) raises
@@ -9,12 +10,14 @@ NotImplementedError("Cannot copy out of meta tensor; no data!").
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from ..device import _make
 from ..storage import UntypedStorage
 from .base import Backend
-from .meta_array import FAKE_BASE, MetaArray, meta_empty, meta_numpy, phantom
+from .meta_array import FAKE_BASE, MetaArray, meta_empty, phantom
 
 __all__ = ["MetaBackend", "NO_DATA"]
 
@@ -24,6 +27,30 @@ NO_DATA = "Cannot copy out of meta tensor; no data!"
 def _meta(array):
     return array if isinstance(array, MetaArray) else meta_empty(np.shape(array),
                                                                  array.dtype)
+
+
+class _Proxy(types.ModuleType):
+    """numpy (or one of its namespaces) with a few names replaced."""
+
+    def __init__(self, target, overrides):
+        super().__init__(getattr(target, "__name__", "numpy"))
+        self._target = target
+        self.__dict__.update(overrides)
+
+    def __getattr__(self, name):
+        return getattr(self._target, name)
+
+
+def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
+    if isinstance(x, MetaArray):  # the phantom's view: metadata only
+        return MetaArray(np.lib.stride_tricks.as_strided(x._p, shape, strides))
+    return np.lib.stride_tricks.as_strided(x, shape, strides, subok, writeable)
+
+
+# the meta backend's `xp`: numpy, with as_strided taking MetaArrays (numpy's own converts
+# its argument with np.array, which a MetaArray refuses)
+meta_numpy = _Proxy(np, {"lib": _Proxy(np.lib, {"stride_tricks": _Proxy(
+    np.lib.stride_tricks, {"as_strided": _as_strided})})})
 
 
 class MetaBackend(Backend):

@@ -15,13 +15,16 @@ read) when its operands are small, and is refused with a clear error when they a
 
 from __future__ import annotations
 
-import math
-import types
 import warnings
 
 import numpy as np
 
-__all__ = ["MetaArray", "FAKE_BASE", "meta_empty", "phantom", "meta_numpy"]
+from .meta_shapes import data_dependent as _data_dependent
+from .meta_shapes import infer as _infer
+from .meta_shapes import matmul_shape as _matmul_shape
+from .meta_shapes import reduced as _reduced
+
+__all__ = ["MetaArray", "FAKE_BASE", "meta_empty", "phantom"]
 
 FAKE_BASE = 1 << 12  # every meta storage starts at this address; nothing is ever there
 _SMALL = 1 << 20  # elements: below this a function without a shape rule runs on stand-ins
@@ -103,49 +106,11 @@ def _to_meta(r):
     return r
 
 
-def _axes(axis, ndim):
-    if axis is None:
-        return tuple(range(ndim))
-    axis = axis if isinstance(axis, tuple) else (axis,)
-    return tuple(a % ndim if ndim else 0 for a in (int(a) for a in axis))
-
-
-def _reduced(shape, axis, keepdims):
-    axes = set(_axes(axis, len(shape)))
-    if keepdims:
-        return tuple(1 if i in axes else n for i, n in enumerate(shape))
-    return tuple(n for i, n in enumerate(shape) if i not in axes)
-
-
 def _no_rule(name, operands):
     return NotImplementedError(
         f"gpu_tensor: {name} has no shape rule for meta tensors this large (more than "
         f"{_SMALL} elements in {[tuple(_shape_of(o)) for o in operands]}); run it on "
         "smaller meta tensors or on a real device")
-
-
-def _data_dependent(what):
-    return NotImplementedError(
-        f"{what} on meta tensors: its output's shape depends on the data, which a meta "
-        "tensor does not have; run it on a real device")
-
-
-def _matmul_shape(a, b):
-    sa, sb = tuple(a), tuple(b)
-    if not sa or not sb:
-        raise ValueError("matmul: Input operand does not have enough dimensions")
-    a2 = (1,) + sa if len(sa) == 1 else sa
-    b2 = sb + (1,) if len(sb) == 1 else sb
-    if a2[-1] != b2[-2]:
-        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
-                         f"(size {b2[-2]} is different from {a2[-1]})")
-    batch = np.broadcast_shapes(a2[:-2], b2[:-2])
-    out = batch + (a2[-2], b2[-1])
-    if len(sa) == 1:
-        out = out[:-2] + out[-1:]
-    if len(sb) == 1:
-        out = out[:-1]
-    return out
 
 
 class MetaArray:
@@ -390,19 +355,6 @@ class MetaArray:
             return _to_meta(func(*args, **kwargs))
 
 
-def _infer(shape, size):
-    """numpy's reshape rule for the target shape (one -1 inferred; sizes must agree)."""
-    shape = [int(n) for n in shape]
-    known = math.prod(n for n in shape if n != -1)
-    if shape.count(-1) > 1:
-        raise ValueError("can only specify one unknown dimension")
-    if -1 in shape and known and not size % known:
-        shape[shape.index(-1)] = size // known
-    if -1 in shape or math.prod(shape) != size:
-        raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
-    return tuple(shape)
-
-
 def _operator(ufunc, reflected=False):
     if reflected:
         return lambda self, other: ufunc(other, self)
@@ -426,27 +378,3 @@ MetaArray.__pos__ = lambda self: np.positive(self)
 MetaArray.__abs__ = lambda self: np.absolute(self)
 MetaArray.__invert__ = lambda self: np.invert(self)
 MetaArray.__hash__ = object.__hash__
-
-
-class _Proxy(types.ModuleType):
-    """numpy (or one of its namespaces) with a few names replaced."""
-
-    def __init__(self, target, overrides):
-        super().__init__(getattr(target, "__name__", "numpy"))
-        self._target = target
-        self.__dict__.update(overrides)
-
-    def __getattr__(self, name):
-        return getattr(self._target, name)
-
-
-def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
-    if isinstance(x, MetaArray):  # the phantom's view: metadata only
-        return MetaArray(np.lib.stride_tricks.as_strided(x._p, shape, strides))
-    return np.lib.stride_tricks.as_strided(x, shape, strides, subok, writeable)
-
-
-# the meta backend's `xp`: numpy, with as_strided taking MetaArrays (numpy's own converts
-# its argument with np.array, which a MetaArray refuses)
-meta_numpy = _Proxy(np, {"lib": _Proxy(np.lib, {"stride_tricks": _Proxy(
-    np.lib.stride_tricks, {"as_strided": _as_strided})})})
