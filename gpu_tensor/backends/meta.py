@@ -1,9 +1,8 @@
 """meta: tensors with shape, dtype and strides and no storage (torch's device='meta').
 
-Its arrays are MetaArrays (meta_array.py; the shape rules in meta_shapes.py): ops run
-their usual code, and every numpy call
-on a MetaArray computes only the result's shape and dtype, so a forward pass over meta
-tensors checks shapes at no memory cost, whatever the sizes. Reading values is refused
+Its arrays are MetaArrays (meta_array.py; the shape rules in meta_shapes.py): ops run their
+usual code, and every numpy call on a MetaArray computes only the result's shape and dtype,
+so a forward pass over meta tensors checks shapes at no memory cost, whatever the sizes. Reading values is refused
 with torch's errors: copying out (`.cpu()`, `.tolist()`, repr's values) raises
 NotImplementedError("Cannot copy out of meta tensor; no data!").
 """
