@@ -56,6 +56,27 @@ def _write(path: Path, nbytes: int) -> int:
     return time.perf_counter() - t0
 
 
+_SAVE_CHILD = """
+import sys, time
+import torch
+path, per, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sd = {{f"layer{{i}}.weight": torch.full((per,), float(i)) for i in range(n)}}
+sd["layer0.view"] = sd["layer0.weight"][::2]
+t0 = time.perf_counter()
+torch.save(sd, path)
+print(time.perf_counter() - t0)
+"""
+
+
+def _torch_save(python: str, path: Path, nbytes: int) -> float:
+    proc = subprocess.run([python, "-c", _SAVE_CHILD.format(), str(path),
+                           str(nbytes // TENSORS // 4), str(TENSORS)], capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-800:])
+    return float(proc.stdout.split()[-1])
+
+
 def _load(python: str, lib: str, path: Path, mode: str, trace: bool):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run([python, "-c", _CHILD.format(lib=lib), str(path), mode,
@@ -90,6 +111,13 @@ def main(argv=None):
         label = f"{size / 2 ** 20:.0f} MiB state_dict"
         suite.record(f"save {label}", "gpu_tensor", seconds=save_s, nbytes=size)
         torch_py = _torch_python(suite)
+        if torch_py is not None:
+            other = path.with_suffix(".torch.pt")
+            try:
+                suite.record(f"save {label}", "torch", seconds=_torch_save(
+                    torch_py, other, mb << 20), nbytes=size)
+            finally:
+                other.unlink(missing_ok=True)
         for mode in ("read", "mmap"):
             dt, hwm, _ = _load(sys.executable, "gpu_tensor", path, mode, False)
             _, _, traced = _load(sys.executable, "gpu_tensor", path, mode, True)
