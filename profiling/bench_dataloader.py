@@ -3,12 +3,13 @@ The goal (issue 28): num_workers=2 >= 1.7x faster than num_workers=0 on a 2-core
 
     .venv/bin/python -m profiling.bench_dataloader [--quick] [--out DIR] [--torch-python PY]
 
-Each sample is a synthetic "decode + augment": ~2 ms of numpy work (a 3x64x64 image built
+Each sample is a synthetic "decode + augment": ~3-5 ms of numpy work (a 3x64x64 image built
 from seeded noise, blurred, normalised), returned as a tensor; batches of 16 are collated
 by default_collate. An epoch's wall time is measured after a warm-up epoch (worker start
 included, as a training loop pays it each epoch without persistent_workers). torch's
 DataLoader over the same dataset code is the peer when torch is importable (by this
-interpreter or --torch-python); it runs in a child process with the same workload.
+interpreter or --torch-python); it runs in a child process with the same workload. Each
+row records the 1-minute load average: workers only help when cores are idle.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class Heavy:
     def __getitem__(self, i):
         rng = np.random.default_rng(i)
         img = rng.standard_normal((3, 64, 64)).astype(np.float32)
-        for _ in range(6):  # a separable blur, repeated: the "augmentation"
+        for _ in range(16):  # a separable blur, repeated: the "augmentation"
             img = (img + np.roll(img, 1, 1) + np.roll(img, -1, 1)) / 3
             img = (img + np.roll(img, 1, 2) + np.roll(img, -1, 2)) / 3
         img = (img - img.mean()) / (img.std() + 1e-6)
@@ -77,7 +78,7 @@ def _median(xs):
 def main(argv=None):
     suite = Suite("dataloader", argv, description=__doc__, add_arguments=lambda p: p.add_argument(
         "--torch-python", default=None, help="an interpreter with torch, for the peer"))
-    n, repeats = suite.choose(512, 128), suite.choose(5, 2)
+    n, repeats = suite.choose(384, 96), suite.choose(5, 2)
     peers = [(sys.executable, "gpu_tensor")]
     for python in filter(None, (suite.args.torch_python, sys.executable)):
         if subprocess.run([python, "-c", "import torch"], capture_output=True).returncode == 0:
@@ -92,6 +93,7 @@ def main(argv=None):
             base = t if workers == 0 else base
             suite.record(f"epoch of {n} samples, num_workers={workers}", lib,
                          seconds=t, samples_per_s=round(n / t), speedup=round(base / t, 2),
+                         load_avg=round(os.getloadavg()[0], 1),  # other work on the cores
                          epoch_range=f"{min(times):.3f}-{max(times):.3f} s", cores=cores,
                          target=">= 1.7 at num_workers=2" if workers == 2 else "")
     return suite.finish()
