@@ -3,7 +3,7 @@ The goal (issue 28): num_workers=2 >= 1.7x faster than num_workers=0 on a 2-core
 
     .venv/bin/python -m profiling.bench_dataloader [--quick] [--out DIR] [--torch-python PY]
 
-Each sample is a synthetic "decode + augment": ~3-5 ms of numpy work (a 3x64x64 image built
+Each sample is a synthetic "decode + augment": ~3 ms of numpy work on an idle core (a 3x64x64 image built
 from seeded noise, blurred, normalised), returned as a tensor; batches of 16 are collated
 by default_collate. An epoch's wall time is measured after a warm-up epoch (worker start
 included, as a training loop pays it each epoch without persistent_workers). torch's
@@ -41,7 +41,7 @@ class Heavy:
     def __getitem__(self, i):
         rng = np.random.default_rng(i)
         img = rng.standard_normal((3, 64, 64)).astype(np.float32)
-        for _ in range(16):  # a separable blur, repeated: the "augmentation"
+        for _ in range(48):  # a separable blur, repeated: the "augmentation"
             img = (img + np.roll(img, 1, 1) + np.roll(img, -1, 1)) / 3
             img = (img + np.roll(img, 1, 2) + np.roll(img, -1, 2)) / 3
         img = (img - img.mean()) / (img.std() + 1e-6)
