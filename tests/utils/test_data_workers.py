@@ -44,7 +44,7 @@ class Squares(Dataset):
         info = get_worker_info()
         return {"x": gt.full((2,), float(i * i)), "i": i,
                 "worker": -1 if info is None else info.id, "pid": os.getpid(),
-                "draw": random.random()}
+                "draw": random.random(), "seed": -1 if info is None else info.seed}
 
 
 def test_batches_come_in_sampler_order_from_two_workers():
@@ -224,3 +224,16 @@ def test_a_worker_that_dies_is_reported(monkeypatch):
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited "
                        "unexpectedly"):
         next(it)
+
+
+def test_persistent_workers_keep_their_seeds_across_epochs():
+    def seeds(loader):
+        return sorted({int(s) for b in loader for s in b["seed"]})
+
+    kept = DataLoader(Squares(4), batch_size=2, num_workers=2, persistent_workers=True)
+    first = seeds(kept)
+    assert len(first) == 2 and first[1] == first[0] + 1  # base + worker id
+    assert seeds(kept) == first  # one iterator: torch draws no new base seed
+    kept._workers_iter.close()
+    fresh = DataLoader(Squares(4), batch_size=2, num_workers=2)
+    assert seeds(fresh) != seeds(fresh)  # a new iterator each epoch: a new base seed

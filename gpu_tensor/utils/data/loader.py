@@ -113,8 +113,9 @@ class DataLoader:
         return iter(self.batch_sampler if self._auto_collation else self.sampler)
 
     def _base_seed(self) -> int:
-        """torch draws one int64 per epoch from the loader's generator (default: the
-        global one), with workers or without: the same draws keep seeded runs in step."""
+        """torch draws one int64 from the loader's generator (default: the global one) for
+        each new iterator (every epoch, with workers or without; persistent workers keep
+        theirs): making the same draws keeps seeded runs in step with torch's."""
         g = self.generator
         if g is not None and hasattr(g, "integers"):  # a numpy Generator
             return int(g.integers(0, 2 ** 63 - 1))
@@ -220,8 +221,7 @@ class _WorkerIter:
         while waiting:
             _, data = self._get()
             waiting -= isinstance(data, _Resumed)
-        self._loader._base_seed()  # torch draws it each epoch (workers keep their seeds)
-        self._start()
+        self._start()  # torch draws no new base seed here: the workers keep theirs
 
     def _put_task(self):
         try:
