@@ -86,3 +86,9 @@ from .quantized import *  # noqa: E402, F403
 from .quantized import __all__ as _quantized_all  # noqa: E402
 
 __all__ += ["ao", "quantization", "quantized", *_quantized_all]
+
+# issue 28: torch's checkpoint format (gt.save / gt.load)
+from . import serialization  # noqa: E402
+from .serialization import load, save  # noqa: E402
+
+__all__ += ["serialization", "save", "load"]

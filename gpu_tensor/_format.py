@@ -101,6 +101,8 @@ def _body(vals, indent, summarize, f1, f2) -> str:
 
 
 def format_tensor(t) -> str:
+    if t.device.type == "meta":  # no values: torch shows "..." and the size
+        return _format_meta(t)
     vals = t._host()
     if t.dtype is _dt.bfloat16 or t.dtype is _dt.float16:
         vals = vals.astype(np.float32)
@@ -127,3 +129,14 @@ def format_tensor(t) -> str:
     elif t._requires_grad:
         extras.append("requires_grad=True")
     return "tensor(" + ", ".join([body, *extras]) + ")"
+
+
+def _format_meta(t) -> str:
+    extras = ["...", "device='meta'", f"size={tuple(t.shape)}"]
+    if t.dtype is not _dt.get_default_dtype():
+        extras.append(f"dtype={t.dtype!r}")
+    if t.grad_fn is not None:
+        extras.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t._requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + ", ".join(extras) + ")"

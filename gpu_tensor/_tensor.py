@@ -217,6 +217,10 @@ class Tensor:
     def is_cpu(self) -> bool:
         return self.device.type == "cpu"
 
+    @property
+    def is_meta(self) -> bool:
+        return self.device.type == "meta"
+
     def is_floating_point(self) -> bool:
         return self.dtype.category == _dt.FLOAT
 
@@ -338,6 +342,8 @@ class Tensor:
                 f"a Tensor with {self._data.size} elements cannot be converted to a Python "
                 "scalar; item() needs exactly one element"
             )
+        if self.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         v = self._host().reshape(()).item()
         if self.dtype is _dt.bfloat16 or self.dtype is _dt.float16:
             v = float(v)

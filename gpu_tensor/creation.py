@@ -63,6 +63,8 @@ def _generated(shp, dt, device, draw, then=None) -> Tensor:
     `then(array)` runs on the filled host array before it is copied anywhere."""
     dev = resolve(device)
     b = get_backend(dev)
+    if dev.type == "meta":  # shape and dtype only: nothing is drawn
+        return Tensor._make(b.empty(shp, dt.np)[0], dev, dt, None)
     n = math.prod(shp)
     if n <= PIECE:  # one piece: numpy's array, as the device takes it
         arr = draw(0, n).astype(dt.np)

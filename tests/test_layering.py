@@ -40,6 +40,7 @@ LAYERS = [
      "amp", "amp.*", "cpu", "cpu.*", "cuda.amp",  # amp: autocast + GradScaler (torch.amp);
      #                                              cpu/cuda.amp: torch's deprecated aliases
      "ao", "ao.*", "quantization",  # torch.ao.quantization: observers, quantize_dynamic
+     "serialization", "serialization.*",  # gt.save / gt.load (issue 28)
      ],
     ["cli", "cli.*", "__main__"],
 ]

@@ -23,6 +23,10 @@ def get_backend(device) -> Backend:
         return d._backend
     if d.type == "cpu":
         b = _CPU
+    elif d.type == "meta":
+        from .meta import MetaBackend
+
+        b = MetaBackend()
     elif cuda_is_emulated():
         from .emulated import EmulatedCudaBackend
 

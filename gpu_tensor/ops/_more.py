@@ -64,8 +64,8 @@ _METHODS = {
     "values": meta.dense_refuses("values"),
 }
 
-# properties: always False here (no quantized, meta, nested, mkldnn or other device kinds)
-_FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mps", "is_xpu",
+# properties: always False here (no quantized, nested, mkldnn or other device kinds)
+_FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_mps", "is_xpu",  # is_meta: _tensor
           "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mtia", "is_mkldnn", "is_nested",
           "volatile")
 

@@ -149,6 +149,8 @@ def _draw(t, draw, name):
     are drawn whole and copied over. The numbers are the same either way: pieces of one
     stream."""
     data = t._data
+    if t.device.type == "meta":  # no values to draw (torch's meta tensors skip it too)
+        return t
     if get_backend(t.device).xp is not np or not data.flags.c_contiguous:
         return _fill(t, draw(0, data.size).reshape(data.shape), name)
     from ._inplace import check_writable
