@@ -20,6 +20,7 @@ from .activation import (
                          softplus,
                          tanh,
 )
+from .attention import scaled_dot_product_attention
 from .basic import dropout, embedding, layer_norm, linear, normalize, one_hot, pad
 from .conv import adaptive_avg_pool2d, avg_pool2d, conv2d, max_pool2d
 from .loss import (
@@ -31,6 +32,7 @@ from .loss import (
                          nll_loss,
                          smooth_l1_loss,
 )
+from .multihead import multi_head_attention_forward
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "celu", "gelu", "silu", "sigmoid", "tanh",
@@ -39,4 +41,5 @@ __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "nll_loss", "cross_entropy",
     "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "scaled_dot_product_attention", "multi_head_attention_forward",
 ]

@@ -1,0 +1,173 @@
+"""The issue-28 layers against torch (skipped without it): each layer built in both
+libraries with torch's parameters copied over, then forward outputs, input gradients and
+parameter gradients compared, and the reprs compared."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gpu_tensor as gt  # noqa: E402
+
+RNG = np.random.default_rng(28)
+
+
+def _arr(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+def _copy_params(g, t):
+    gp, tp = dict(g.named_parameters()), dict(t.named_parameters())
+    assert list(gp) == list(tp)
+    for name, p in gp.items():
+        assert tuple(p.shape) == tuple(tp[name].shape), name
+        with gt.no_grad():
+            p.copy_(gt.tensor(_np(tp[name])))
+
+
+def _flat(out):
+    if isinstance(out, (tuple, list)):
+        return [x for o in out for x in _flat(o)]
+    return [] if out is None else [out]
+
+
+def compare(make_g, make_t, *inputs, kwargs=None, atol=1e-5, grad_atol=1e-4, train=True):
+    """Build, copy parameters, run forward and backward of sum(out**2) in both."""
+    kwargs = kwargs or {}
+    g, t = make_g(), make_t()
+    assert repr(g) == repr(t)
+    _copy_params(g, t)
+    g.train(train)
+    t.train(train)
+    gx = [gt.tensor(a, requires_grad=a.dtype == np.float32) for a in inputs]
+    tx = [torch.tensor(a, requires_grad=a.dtype == np.float32) for a in inputs]
+    gk = {k: gt.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+    tk = {k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+    gouts, touts = _flat(g(*gx, **gk)), _flat(t(*tx, **tk))
+    assert len(gouts) == len(touts)
+    for a, b in zip(gouts, touts, strict=True):
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(_np(a), _np(b), atol=atol, rtol=atol)
+    sum(((o * o).sum() for o in gouts), gt.tensor(0.0)).backward()
+    sum(((o * o).sum() for o in touts), torch.tensor(0.0)).backward()
+    for a, b in zip(gx, tx, strict=True):
+        if b.grad is not None:
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=grad_atol,
+                                       rtol=grad_atol)
+    for (name, p), q in zip(g.named_parameters(), t.parameters(), strict=True):
+        if q.grad is not None:
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), atol=grad_atol,
+                                       rtol=grad_atol, err_msg=name)
+    return g, t
+
+
+# -- recurrent ---------------------------------------------------------------------------
+@pytest.mark.parametrize("cls,kw", [
+    ("LSTM", dict(num_layers=2, bidirectional=True, batch_first=True)),
+    ("LSTM", dict(proj_size=3)),
+    ("GRU", dict(num_layers=2, bidirectional=True)),
+    ("GRU", dict(bias=False, batch_first=True)),
+    ("RNN", dict(nonlinearity="relu", num_layers=2)),
+    ("RNN", dict(bidirectional=True)),
+])
+def test_recurrent_layers(cls, kw):
+    compare(lambda: getattr(gt.nn, cls)(5, 7, **kw), lambda: getattr(torch.nn, cls)(5, 7, **kw),
+            _arr(4, 6, 5))
+
+
+def test_recurrent_with_initial_state_and_unbatched():
+    h0, c0 = _arr(2, 3, 7), _arr(2, 3, 7)
+    compare(lambda: gt.nn.GRU(5, 7, 2), lambda: torch.nn.GRU(5, 7, 2), _arr(4, 3, 5), h0)
+    g, t = gt.nn.LSTM(5, 7), torch.nn.LSTM(5, 7)
+    _copy_params(g, t)
+    go, (gh, gc) = g(gt.tensor(_arr(4, 5)))
+    to, (th, tc) = t(torch.tensor(_arr(4, 5)))
+    assert tuple(go.shape) == tuple(to.shape) and tuple(gh.shape) == tuple(th.shape)
+    gx, tx = _arr(4, 3, 5), None
+    tx = gx.copy()
+    go, (gh, gc) = g(gt.tensor(gx), (gt.tensor(h0[:1]), gt.tensor(c0[:1])))
+    to, (th, tc) = t(torch.tensor(tx), (torch.tensor(h0[:1]), torch.tensor(c0[:1])))
+    np.testing.assert_allclose(_np(gc), _np(tc), atol=1e-5)
+
+
+@pytest.mark.parametrize("cls", ["LSTMCell", "GRUCell", "RNNCell"])
+def test_cells(cls):
+    compare(lambda: getattr(gt.nn, cls)(5, 7), lambda: getattr(torch.nn, cls)(5, 7),
+            _arr(3, 5))
+    compare(lambda: getattr(gt.nn, cls)(5, 7, bias=False),
+            lambda: getattr(torch.nn, cls)(5, 7, bias=False), _arr(5))
+
+
+# -- attention ---------------------------------------------------------------------------
+@pytest.mark.parametrize("kw", [
+    {}, {"is_causal": True}, {"scale": 0.3},
+    {"attn_mask": RNG.random((4, 5)) > 0.3},
+    {"attn_mask": _arr(4, 5)},
+    {"attn_mask": np.array([[True] * 5, [False] * 5, [True] * 5, [False, True, True, True,
+                                                                  True]])},
+])
+def test_scaled_dot_product_attention(kw):
+    q, k, v = _arr(2, 3, 4, 8), _arr(2, 3, 5, 8), _arr(2, 3, 5, 6)
+    gi = [gt.tensor(a, requires_grad=True) for a in (q, k, v)]
+    ti = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    gk = {a: gt.tensor(b) if isinstance(b, np.ndarray) else b for a, b in kw.items()}
+    tk = {a: torch.tensor(b) if isinstance(b, np.ndarray) else b for a, b in kw.items()}
+    go = gt.nn.functional.scaled_dot_product_attention(*gi, **gk)
+    to = torch.nn.functional.scaled_dot_product_attention(*ti, **tk)
+    np.testing.assert_allclose(_np(go), _np(to), atol=1e-5)
+    (go * go).sum().backward()
+    (to * to).sum().backward()
+    for a, b in zip(gi, ti, strict=True):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-4)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(batch_first=True), dict(kdim=6, vdim=5),
+                                dict(add_bias_kv=True, add_zero_attn=True)])
+@pytest.mark.parametrize("extra", ["plain", "masks", "no_weights", "per_head"])
+def test_multihead_attention(kw, extra):
+    x, kx, vx = _arr(4, 3, 8), _arr(5, 3, kw.get("kdim", 8)), _arr(5, 3, kw.get("vdim", 8))
+    if kw.get("batch_first"):
+        x, kx, vx = (np.ascontiguousarray(a.transpose(1, 0, 2)) for a in (x, kx, vx))
+    kpm = np.zeros((3, 5), bool)
+    kpm[0, 4] = True
+    am = RNG.random((4, 5)) > 0.8
+    extra = {"plain": {}, "masks": dict(key_padding_mask=kpm, attn_mask=am),
+             "no_weights": dict(need_weights=False, attn_mask=am),
+             "per_head": dict(average_attn_weights=False)}[extra]
+    compare(lambda: gt.nn.MultiheadAttention(8, 2, **kw),
+            lambda: torch.nn.MultiheadAttention(8, 2, **kw), x, kx, vx, kwargs=extra)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("train", [False, True])
+def test_transformer_layers(norm_first, train):
+    kw = dict(dim_feedforward=16, dropout=0.0, norm_first=norm_first)
+    compare(lambda: gt.nn.TransformerEncoderLayer(8, 2, **kw),
+            lambda: torch.nn.TransformerEncoderLayer(8, 2, **kw), _arr(4, 3, 8), train=train,
+            atol=1e-4, grad_atol=1e-3)
+    compare(lambda: gt.nn.TransformerDecoderLayer(8, 2, **kw),
+            lambda: torch.nn.TransformerDecoderLayer(8, 2, **kw), _arr(4, 3, 8),
+            _arr(5, 3, 8), train=train, atol=1e-4, grad_atol=1e-3)
+
+
+def test_transformer_stacks():
+    mask = np.triu(np.full((4, 4), -np.inf, np.float32), 1)
+    compare(lambda: gt.nn.TransformerEncoder(gt.nn.TransformerEncoderLayer(8, 2, 16, 0.0), 2,
+                                             gt.nn.LayerNorm(8)),
+            lambda: torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, 16, 0.0),
+                                                2, torch.nn.LayerNorm(8),
+                                                enable_nested_tensor=False),
+            _arr(4, 3, 8), kwargs=dict(mask=mask), atol=1e-4, grad_atol=1e-3)
+    compare(lambda: gt.nn.Transformer(8, 2, 1, 1, 16, 0.0, batch_first=True),
+            lambda: torch.nn.Transformer(8, 2, 1, 1, 16, 0.0, batch_first=True),
+            _arr(3, 5, 8), _arr(3, 4, 8), kwargs=dict(tgt_mask=mask), atol=1e-4,
+            grad_atol=1e-3)
+    np.testing.assert_array_equal(
+        gt.nn.Transformer.generate_square_subsequent_mask(3).numpy(),
+        torch.nn.Transformer.generate_square_subsequent_mask(3).numpy())
