@@ -37,16 +37,19 @@ def _flat(out):
     return [] if out is None else [out]
 
 
-def compare(make_g, make_t, *inputs, kwargs=None, atol=1e-5, grad_atol=1e-4, train=True):
-    """Build, copy parameters, run forward and backward of sum(out**2) in both."""
+def compare(make_g, make_t, *inputs, kwargs=None, atol=1e-5, grad_atol=1e-4, train=True,
+            constant=()):
+    """Build, copy parameters, run forward and backward of sum(out**2) in both. Float32
+    inputs require grad unless their position is in `constant`."""
     kwargs = kwargs or {}
     g, t = make_g(), make_t()
     assert repr(g) == repr(t)
     _copy_params(g, t)
     g.train(train)
     t.train(train)
-    gx = [gt.tensor(a, requires_grad=a.dtype == np.float32) for a in inputs]
-    tx = [torch.tensor(a, requires_grad=a.dtype == np.float32) for a in inputs]
+    need = [a.dtype == np.float32 and k not in constant for k, a in enumerate(inputs)]
+    gx = [gt.tensor(a, requires_grad=r) for a, r in zip(inputs, need, strict=True)]
+    tx = [torch.tensor(a, requires_grad=r) for a, r in zip(inputs, need, strict=True)]
     gk = {k: gt.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
     tk = {k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
     gouts, touts = _flat(g(*gx, **gk)), _flat(t(*tx, **tk))
@@ -171,3 +174,124 @@ def test_transformer_stacks():
     np.testing.assert_array_equal(
         gt.nn.Transformer.generate_square_subsequent_mask(3).numpy(),
         torch.nn.Transformer.generate_square_subsequent_mask(3).numpy())
+
+
+# -- convolution, normalisation, resampling, padding ---------------------------------------
+@pytest.mark.parametrize("make,shape", [
+    ("Conv1d(4, 6, 3)", (2, 4, 9)),
+    ("Conv1d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2, bias=False)", (2, 4, 9)),
+    ("Conv1d(4, 6, 3, padding='same', padding_mode='reflect')", (4, 9)),
+    ("Conv1d(4, 6, 4, padding=1, padding_mode='circular')", (2, 4, 9)),
+    ("ConvTranspose2d(4, 6, 3)", (2, 4, 5, 5)),
+    ("ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)", (2, 4, 5, 4)),
+    ("ConvTranspose2d(4, 2, (3, 2), stride=(2, 1), padding=(2, 0), dilation=2, bias=False)",
+     (4, 6, 5)),
+    ("ConvTranspose1d(4, 6, 3, stride=3, padding=1)", (2, 4, 5)),
+    ("GroupNorm(2, 6)", (3, 6, 4, 2)),
+    ("GroupNorm(3, 6, affine=False)", (3, 6, 5)),
+    ("InstanceNorm2d(3)", (2, 3, 4, 5)),
+    ("InstanceNorm2d(3, affine=True, track_running_stats=True)", (2, 3, 4, 5)),
+    ("InstanceNorm1d(3, affine=True)", (3, 5)),
+    ("RMSNorm(5)", (2, 3, 5)),
+    ("RMSNorm([3, 5], eps=1e-3, elementwise_affine=False)", (2, 3, 5)),
+    ("BatchNorm2d(3, bias=False)", (4, 3, 2, 2)),
+    ("Upsample(scale_factor=2)", (2, 3, 4, 5)),
+    ("Upsample(size=(7, 3), mode='nearest-exact')", (2, 3, 4, 5)),
+    ("Upsample(scale_factor=1.7, mode='bilinear')", (2, 3, 4, 5)),
+    ("Upsample(size=(7, 9), mode='bilinear', align_corners=True)", (2, 3, 4, 5)),
+    ("Upsample(scale_factor=2.5, mode='linear')", (2, 3, 5)),
+    ("UpsamplingBilinear2d(scale_factor=2)", (1, 2, 3, 3)),
+    ("PixelShuffle(2)", (2, 8, 3, 4)),
+    ("PixelUnshuffle(2)", (2, 2, 4, 6)),
+    ("Unflatten(1, (2, 3))", (4, 6, 5)),
+    ("ZeroPad2d((1, 2, 0, 3))", (2, 3, 4, 4)),
+    ("ConstantPad1d(2, 3.5)", (2, 3, 4)),
+    ("ConstantPad3d((1, 0, 2, 1, 0, 1), -1.0)", (1, 2, 3, 3, 3)),
+    ("ReflectionPad1d((2, 1))", (2, 3, 4)),
+    ("ReflectionPad2d(1)", (2, 3, 4, 4)),
+    ("ReplicationPad2d((1, 2, 3, 0))", (3, 4, 4)),
+    ("ReplicationPad3d(1)", (1, 2, 3, 3, 3)),
+    ("CircularPad2d(1)", (2, 3, 4, 4)),
+    ("Dropout2d(0.0)", (2, 3, 4, 4)),
+])
+def test_layer(make, shape):
+    compare(lambda: eval("gt.nn." + make), lambda: eval("torch.nn." + make), _arr(*shape),
+            atol=1e-5, grad_atol=2e-4)
+
+
+def test_conv_transpose_output_size():
+    g, t = gt.nn.ConvTranspose2d(2, 3, 3, stride=2), torch.nn.ConvTranspose2d(2, 3, 3, stride=2)
+    _copy_params(g, t)
+    x = _arr(1, 2, 4, 4)
+    a = g(gt.tensor(x), output_size=[10, 9])
+    b = t(torch.tensor(x), output_size=[10, 9])
+    np.testing.assert_allclose(_np(a), _np(b), atol=1e-5)
+
+
+def test_instance_norm_running_stats():
+    g = gt.nn.InstanceNorm2d(3, track_running_stats=True)
+    t = torch.nn.InstanceNorm2d(3, track_running_stats=True)
+    x = _arr(2, 3, 4, 5)
+    g(gt.tensor(x))
+    t(torch.tensor(x))
+    np.testing.assert_allclose(g.running_mean.numpy(), t.running_mean.numpy(), atol=1e-6)
+    np.testing.assert_allclose(g.running_var.numpy(), t.running_var.numpy(), atol=1e-6)
+    g.eval()
+    t.eval()
+    np.testing.assert_allclose(_np(g(gt.tensor(x))), _np(t(torch.tensor(x))), atol=1e-5)
+
+
+# -- losses --------------------------------------------------------------------------------
+def _sign(*shape):
+    return np.where(RNG.random(shape) > 0.5, 1.0, -1.0).astype(np.float32)
+
+
+@pytest.mark.parametrize("make,inputs", [
+    ("KLDivLoss(reduction='batchmean')",
+     lambda: (np.log(RNG.dirichlet(np.ones(5), 4)).astype(np.float32),
+              RNG.dirichlet(np.ones(5), 4).astype(np.float32))),
+    ("KLDivLoss(reduction='sum', log_target=True)", lambda: (_arr(4, 5), _arr(4, 5))),
+    ("KLDivLoss(reduction='none')",
+     lambda: (_arr(4, 5), np.where(RNG.random((4, 5)) > 0.3, RNG.random((4, 5)), 0)
+              .astype(np.float32))),
+    ("HuberLoss(delta=0.7)", lambda: (_arr(4, 5), _arr(4, 5))),
+    ("HuberLoss(reduction='sum')", lambda: (_arr(4, 5), 3 * _arr(4, 5))),
+    ("SmoothL1Loss(beta=0.5)", lambda: (_arr(4, 5), _arr(4, 5))),
+    ("CosineEmbeddingLoss(margin=0.2)", lambda: (_arr(6, 5), _arr(6, 5), _sign(6))),
+    ("MarginRankingLoss(margin=0.3, reduction='sum')", lambda: (_arr(6), _arr(6), _sign(6))),
+    ("TripletMarginLoss()", lambda: (_arr(4, 5), _arr(4, 5), _arr(4, 5))),
+    ("TripletMarginLoss(margin=0.5, p=1, swap=True, reduction='none')",
+     lambda: (_arr(4, 5), _arr(4, 5), _arr(4, 5))),
+    ("HingeEmbeddingLoss(margin=0.5)", lambda: (_arr(4, 5), _sign(4, 5))),
+    ("SoftMarginLoss()", lambda: (_arr(4, 5), _sign(4, 5))),
+    ("PoissonNLLLoss()", lambda: (_arr(4, 5), 3 * RNG.random((4, 5)).astype(np.float32))),
+    ("PoissonNLLLoss(log_input=False, full=True)",
+     lambda: (RNG.random((4, 5)).astype(np.float32) + 0.1,
+              3 * RNG.random((4, 5)).astype(np.float32))),
+    ("GaussianNLLLoss(full=True)",
+     lambda: (_arr(4, 5), _arr(4, 5), RNG.random((4, 5)).astype(np.float32) + 0.1)),
+    ("CosineSimilarity(dim=1)", lambda: (_arr(4, 5), _arr(4, 5))),
+    ("PairwiseDistance(p=3)", lambda: (_arr(4, 5), _arr(4, 5))),
+])
+def test_loss(make, inputs):
+    constant = (1,) if make.startswith("SoftMargin") else ()  # torch: target takes no grad
+    compare(lambda: eval("gt.nn." + make), lambda: eval("torch.nn." + make), *inputs(),
+            atol=1e-5, grad_atol=1e-4, constant=constant)
+
+
+# -- containers and lazy modules -----------------------------------------------------------
+def test_parameter_containers_and_lazy_linear():
+    gl = gt.nn.ParameterList([gt.nn.Parameter(gt.zeros(2, 3)), gt.zeros(4)])
+    tl = torch.nn.ParameterList([torch.nn.Parameter(torch.zeros(2, 3)), torch.zeros(4)])
+    assert repr(gl) == repr(tl).replace("torch.", "gpu_tensor.")
+    assert [n for n, _ in gl.named_parameters()] == [n for n, _ in tl.named_parameters()]
+    gd = gt.nn.ParameterDict({"a": gt.nn.Parameter(gt.zeros(2, 3)), "b": gt.zeros(4)})
+    td = torch.nn.ParameterDict({"a": torch.nn.Parameter(torch.zeros(2, 3)), "b": torch.zeros(4)})
+    assert repr(gd) == repr(td).replace("torch.", "gpu_tensor.")
+    assert list(gd.state_dict()) == list(td.state_dict())
+    g, t = gt.nn.LazyLinear(4), torch.nn.LazyLinear(4)
+    assert repr(g) == repr(t) and repr(g.weight) == repr(t.weight)
+    g(gt.zeros(2, 3))
+    t(torch.zeros(2, 3))
+    assert repr(g) == repr(t) and type(g).__name__ == type(t).__name__ == "Linear"
+    assert tuple(g.weight.shape) == tuple(t.weight.shape) == (4, 3)

@@ -8,18 +8,33 @@ from .container import *  # noqa: F403
 from .container import __all__ as _container
 from .conv import *  # noqa: F403
 from .conv import __all__ as _conv
+from .conv_transpose import *  # noqa: F403
+from .conv_transpose import __all__ as _conv_transpose
 from .dropout import *  # noqa: F403
 from .dropout import __all__ as _dropout
+from .lazy import *  # noqa: F403
+from .lazy import __all__ as _lazy
 from .linear import *  # noqa: F403
 from .linear import __all__ as _linear
 from .loss import *  # noqa: F403
 from .loss import __all__ as _loss
+from .loss_extra import *  # noqa: F403
+from .loss_extra import __all__ as _loss_extra
 from .normalization import *  # noqa: F403
 from .normalization import __all__ as _normalization
+from .padding import *  # noqa: F403
+from .padding import __all__ as _padding
+from .params import *  # noqa: F403
+from .params import __all__ as _params
 from .rnn import *  # noqa: F403
 from .rnn import __all__ as _rnn
+from .sample_norm import *  # noqa: F403
+from .sample_norm import __all__ as _sample_norm
+from .sampling import *  # noqa: F403
+from .sampling import __all__ as _sampling
 from .transformer import *  # noqa: F403
 from .transformer import __all__ as _transformer
 
-__all__ = [*_activation, *_container, *_conv, *_dropout, *_linear, *_loss, *_normalization, *_rnn, *_attention,
-           *_transformer]
+__all__ = [*_activation, *_attention, *_container, *_conv, *_conv_transpose, *_dropout, *_lazy,
+           *_linear, *_loss, *_loss_extra, *_normalization, *_padding, *_params, *_rnn,
+           *_sample_norm, *_sampling, *_transformer]

@@ -37,13 +37,14 @@ class _BatchNorm(Module):
     _dims: tuple  # the input ranks the subclass accepts
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None):
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(gt.ones(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(gt.zeros(num_features, device=device, dtype=dtype))
+            self.bias = Parameter(gt.zeros(num_features, device=device, dtype=dtype)) if bias \
+                else None
         else:
             self.weight = self.bias = None
         if track_running_stats:
@@ -84,7 +85,9 @@ class _BatchNorm(Module):
             mean, var = self.running_mean, self.running_var
         out = (input - mean.reshape(shape)) * (var.reshape(shape) + self.eps).rsqrt()
         if self.affine:
-            out = out * self.weight.reshape(shape) + self.bias.reshape(shape)
+            out = out * self.weight.reshape(shape)
+            if self.bias is not None:
+                out = out + self.bias.reshape(shape)
         return out
 
     def _update(self, mean, var, n):
@@ -99,7 +102,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
