@@ -295,3 +295,29 @@ def test_parameter_containers_and_lazy_linear():
     t(torch.zeros(2, 3))
     assert repr(g) == repr(t) and type(g).__name__ == type(t).__name__ == "Linear"
     assert tuple(g.weight.shape) == tuple(t.weight.shape) == (4, 3)
+
+
+# -- node names ----------------------------------------------------------------------------
+def _graph(fn):
+    if fn is None:
+        return None
+    return (fn.name(), [_graph(f) for f, _ in fn.next_functions])
+
+
+@pytest.mark.parametrize("expr", [
+    "F.mse_loss(a, b)", "F.cross_entropy(a, t)", "F.cross_entropy(a, p)",
+    "F.binary_cross_entropy_with_logits(a, p)", "F.linear(a, w, bias)",
+    "F.linear(a.unsqueeze(0), w, bias)", "F.nll_loss(F.log_softmax(a, 1), t)",
+    "F.layer_norm(a, (3,), w[0], bias[:3])", "F.huber_loss(a, b)", "F.smooth_l1_loss(a, b)",
+    "F.embedding(t, w)", "F.pad(a, (1, 2))", "F.leaky_relu(a) + F.elu(a) + F.softplus(a)",
+])
+def test_node_graphs_match_torch(expr):
+    graphs = []
+    for lib in (gt, torch):
+        names = dict(F=lib.nn.functional, a=lib.tensor(_arr(4, 3), requires_grad=True),
+                     b=lib.tensor(_arr(4, 3)), t=lib.tensor([0, 1, 2, 0]),
+                     p=lib.tensor(RNG.random((4, 3)).astype(np.float32)),
+                     w=lib.tensor(_arr(5, 3), requires_grad=True),
+                     bias=lib.tensor(_arr(5), requires_grad=True))
+        graphs.append(_graph(eval(expr, names).grad_fn))
+    assert graphs[0] == graphs[1]

@@ -11,6 +11,7 @@ is a differentiable op, so autograd needs no formula here.
 from __future__ import annotations
 
 import gpu_tensor as gt
+from gpu_tensor.autograd.composite import composite
 
 from .basic import pad as _pad
 from .conv import conv2d
@@ -51,9 +52,15 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, "
                            f"kernel), got size {list(weight.shape)}")
     pad = padding if isinstance(padding, str) else (0, _single(padding, "padding"))
-    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias,
-                 (1, _single(stride, "stride")), pad, (1, _single(dilation, "dilation")), groups)
-    return out.squeeze(-2)
+    unbatched = input.ndim == 2
+    x = input.unsqueeze(0) if unbatched else input
+
+    def run(inp, w, b):
+        return conv2d(inp.unsqueeze(-2), w.unsqueeze(-2), b, (1, _single(stride, "stride")),
+                      pad, (1, _single(dilation, "dilation")), groups).squeeze(-2)
+
+    out = composite("ConvolutionBackward0", run, x, weight, bias)
+    return out.squeeze(0) if unbatched else out
 
 
 def _spread(x, dim, s):
@@ -101,10 +108,14 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if weight.shape[0] % groups:
         raise RuntimeError("Given groups, expected weight to be divisible by groups")
     kh, kw = weight.shape[2], weight.shape[3]
-    x = _spread(_spread(x, 2, s[0]), 3, s[1])
     lo = (d[0] * (kh - 1) - p[0], d[1] * (kw - 1) - p[1])
-    x = _pad(x, (lo[1], lo[1] + op[1], lo[0], lo[0] + op[0]))
-    out = conv2d(x, _flipped_weight(weight, groups), bias, 1, 0, d, groups)
+
+    def run(inp, w, b):
+        spread = _pad(_spread(_spread(inp, 2, s[0]), 3, s[1]),
+                      (lo[1], lo[1] + op[1], lo[0], lo[0] + op[0]))
+        return conv2d(spread, _flipped_weight(w, groups), b, 1, 0, d, groups)
+
+    out = composite("ConvolutionBackward0", run, x, weight, bias)
     return out.squeeze(0) if unbatched else out
 
 

@@ -8,6 +8,7 @@ import math
 import warnings
 
 import gpu_tensor as gt
+from gpu_tensor.autograd.composite import composite
 
 from .loss import _check_reduction, _reduce, legacy_reduction
 
@@ -46,11 +47,20 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = (input - target).abs()
-    loss = gt.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+
+    def run(x, t):
+        d = (x - t).abs()
+        loss = gt.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(loss, reduction)
+
+    return composite("HuberLossBackward0", run, input, target)
+
+
+def _relu(t):
+    """max(t, 0), recorded as torch's clamp_min(0) (ClampMinBackward0)."""
+    return composite("ClampMinBackward0", lambda x: x.clamp(min=0), t)
 
 
 def _clamped(t, eps):
@@ -95,7 +105,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
                            f"dimension but got sizes: input1: {input1.shape}, input2: "
                            f"{input2.shape}, target: {target.shape} ")
-    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+    return _reduce(_relu(-target * (input1 - input2) + margin), reduction)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
@@ -114,7 +124,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     d_an = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_an = gt.minimum(d_an, pairwise_distance(positive, negative, p, eps))
-    return _reduce((d_ap - d_an + margin).clamp(min=0), reduction)
+    return _reduce(_relu(d_ap - d_an + margin), reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,

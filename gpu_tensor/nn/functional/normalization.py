@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import gpu_tensor as gt
+from gpu_tensor.autograd.composite import composite
 
 __all__ = ["batch_norm", "instance_norm", "group_norm", "rms_norm"]
 
@@ -44,12 +45,21 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got "
                              f"input size {list(input.shape)}")
-        mean, var = input.mean(dims), input.var(dims, unbiased=False)
-        _update_running(running_mean, running_var, mean, var, n, momentum)
-    else:
-        mean, var = running_mean, running_var
-    out = (input - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()
-    return _affine(out, weight, bias, shape)
+    stats = []
+
+    def run(x, w, b):
+        if training:
+            mean, var = x.mean(dims), x.var(dims, unbiased=False)
+            stats.append((mean, var))
+        else:
+            mean, var = running_mean, running_var
+        return _affine((x - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt(), w, b,
+                       shape)
+
+    out = composite("NativeBatchNormBackward0", run, input, weight, bias)
+    if training:
+        _update_running(running_mean, running_var, *stats[0], n, momentum)
+    return out
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -88,11 +98,15 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
-    x = input.reshape(n, num_groups, -1)
-    mean = x.mean(-1, keepdim=True)
-    var = x.var(-1, unbiased=False, keepdim=True)
-    out = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
-    return _affine(out, weight, bias, _channel_shape(input.ndim))
+
+    def run(inp, w, b):
+        x = inp.reshape(n, num_groups, -1)
+        mean = x.mean(-1, keepdim=True)
+        var = x.var(-1, unbiased=False, keepdim=True)
+        out = ((x - mean) * (var + eps).rsqrt()).reshape(inp.shape)
+        return _affine(out, w, b, _channel_shape(inp.ndim))
+
+    return composite("NativeGroupNormBackward0", run, input, weight, bias)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

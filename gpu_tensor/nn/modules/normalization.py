@@ -69,36 +69,17 @@ class _BatchNorm(Module):
         if input.shape[1] != self.num_features:
             raise RuntimeError(f"running_mean should contain {input.shape[1]} elements not "
                                f"{self.num_features}")
-        dims = (0,) + tuple(range(2, input.ndim))
-        shape = (1, -1) + (1,) * (input.ndim - 2)
         use_batch = self.training or not self.track_running_stats
-        if use_batch:
-            n = input.numel() // input.shape[1]
-            if n <= 1:
-                raise ValueError(f"Expected more than 1 value per channel when training, got "
-                                 f"input size {list(input.shape)}")
-            mean = input.mean(dims)
-            var = input.var(dims, unbiased=False)
-            if self.training and self.track_running_stats:
-                self._update(mean, var, n)
-        else:
-            mean, var = self.running_mean, self.running_var
-        out = (input - mean.reshape(shape)) * (var.reshape(shape) + self.eps).rsqrt()
-        if self.affine:
-            out = out * self.weight.reshape(shape)
-            if self.bias is not None:
-                out = out + self.bias.reshape(shape)
-        return out
-
-    def _update(self, mean, var, n):
-        """running = (1 - momentum) running + momentum batch, with the unbiased variance;
-        momentum=None: the cumulative average over the batches seen."""
-        with gt.no_grad():
-            self.num_batches_tracked.add_(1)
-            m = (1.0 / int(self.num_batches_tracked.item()) if self.momentum is None
-                 else self.momentum)
-            self.running_mean.mul_(1 - m).add_(mean.detach() * m)
-            self.running_var.mul_(1 - m).add_(var.detach() * (m * n / (n - 1)))
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with gt.no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # the cumulative average over the batches seen
+                momentum = 1.0 / int(self.num_batches_tracked.item())
+        update = self.training and self.track_running_stats
+        return F.batch_norm(input, self.running_mean if update or not use_batch else None,
+                            self.running_var if update or not use_batch else None,
+                            self.weight, self.bias, use_batch, momentum, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
