@@ -65,3 +65,8 @@ from . import (  # noqa: E402  (built on the ops above)
 )
 
 __all__ += ["optim"]
+
+# issue 28: torch.return_types' named tuples
+from . import return_types  # noqa: E402
+
+__all__ += ["return_types"]

@@ -6,15 +6,14 @@ takes full_matrices; linalg.qr takes mode; linalg.inv is Tensor.inverse.
 
 from __future__ import annotations
 
-import collections
-
+from . import return_types
 from .ops import linalg_more as _la
 
 __all__ = ["det", "inv", "solve", "qr", "svd", "svdvals", "cholesky", "eigh", "eigvalsh",
            "slogdet", "pinv", "matrix_power", "matrix_exp", "cross", "norm", "vector_norm",
            "matrix_norm", "multi_dot", "vecdot", "diagonal"]
 
-SVD = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
+SVD = return_types.linalg_svd
 
 eigh, matrix_power, matrix_exp = _la.eigh, _la.matrix_power, _la.matrix_exp
 
@@ -39,7 +38,7 @@ def solve(A, B, *, left=True):
 
 
 def slogdet(A):
-    return _op("slogdet")(A)
+    return return_types.linalg_slogdet(*_op("slogdet")(A))
 
 
 def qr(A, mode="reduced"):
@@ -47,7 +46,7 @@ def qr(A, mode="reduced"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
     q, r = _la.qr(A, some=mode != "complete")
-    return _la.QR(q.new_zeros(0) if mode == "r" else q, r)
+    return return_types.linalg_qr(q.new_zeros(0) if mode == "r" else q, r)
 
 
 def svd(A, full_matrices=True):

@@ -17,8 +17,10 @@ LAYERS = [
     ["_env", "backends._cupy", "_grad"],  # stdlib only; _cupy: the lazy door to cupy; _grad:
     #                                       the call-time autograd check (a leaf)
     # _args: the argument checks (torch's parser role); _capsule: legacy DLPack capsules;
-    # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns
-    ["dtype", "device", "_dims", "_args", "_capsule", "layouts", "typed_storage"],
+    # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns;
+    # return_types: the named tuples of tuple-returning ops
+    ["dtype", "device", "_dims", "_args", "_capsule", "layouts", "typed_storage",
+     "return_types"],
     ["memory", "memory.*"],
     ["kernel", "kernel.*", "fusion.*"],  # pure planners and codegen, and their compile steps
     ["storage", "backends", "backends.*", "cuda", "cuda.*"],  # mechanism per device kind

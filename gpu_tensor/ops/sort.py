@@ -9,11 +9,10 @@ Ordering follows torch: nan sorts as the largest value (last ascending, first de
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
 from .. import dtype as _dt
+from .. import return_types
 from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
@@ -22,14 +21,9 @@ __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian"
            "nanquantile", "mode", "unique", "unique_consecutive", "cummax", "cummin",
            "searchsorted"]
 
-_ret = collections.namedtuple
-SortResult = _ret("sort", ["values", "indices"])
-TopkResult = _ret("topk", ["values", "indices"])
-KthvalueResult = _ret("kthvalue", ["values", "indices"])
-MedianResult = _ret("median", ["values", "indices"])
-ModeResult = _ret("mode", ["values", "indices"])
-CummaxResult = _ret("cummax", ["values", "indices"])
-CumminResult = _ret("cummin", ["values", "indices"])
+SortResult, TopkResult = return_types.sort, return_types.topk  # torch.return_types.*
+KthvalueResult, MedianResult = return_types.kthvalue, return_types.median
+ModeResult, CummaxResult, CumminResult = return_types.mode, return_types.cummax, return_types.cummin
 
 
 def _dim(t, dim):
