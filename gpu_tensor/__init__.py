@@ -66,7 +66,25 @@ from . import (  # noqa: E402  (built on the ops above)
 
 __all__ += ["optim"]
 
-# issue 28: torch.return_types' named tuples
-from . import return_types  # noqa: E402
+# issue 28: torch.return_types' named tuples, torch.functional, torch.sin_-style functions
+from . import functional, return_types  # noqa: E402
+from .functional import (  # noqa: E402  (torch.meshgrid & co live in torch/functional.py)
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    cartesian_prod,
+    cdist,
+    chain_matmul,
+    meshgrid,
+    tensordot,
+    unravel_index,
+)
+from .inplace_functions import *  # noqa: E402, F403
+from .inplace_functions import __all__ as _inplace_all  # noqa: E402
 
-__all__ += ["return_types"]
+__all__ += ["functional", "return_types", *_inplace_all, "atleast_1d", "atleast_2d",
+            "atleast_3d", "block_diag", "broadcast_shapes", "broadcast_tensors",
+            "cartesian_prod", "cdist", "chain_matmul", "meshgrid", "tensordot", "unravel_index"]

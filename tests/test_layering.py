@@ -36,7 +36,8 @@ LAYERS = [
     #                                       Tensor) and the generator of its .pyi
     # built on the public API
     ["nn", "nn.*", "optim", "optim.*", "distributed", "distributed.*", "accelerator",
-     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg"],
+     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg", "functional",
+     "inplace_functions"],
     ["cli", "cli.*", "__main__"],
 ]
 # The only imports that go up a layer: function-local, each for a reason.
