@@ -321,3 +321,58 @@ def test_node_graphs_match_torch(expr):
                      bias=lib.tensor(_arr(5), requires_grad=True))
         graphs.append(_graph(eval(expr, names).grad_fn))
     assert graphs[0] == graphs[1]
+
+
+# -- packed sequences ----------------------------------------------------------------------
+@pytest.mark.parametrize("cls,kw,enforce_sorted", [
+    ("LSTM", dict(num_layers=2, bidirectional=True), False),
+    ("GRU", dict(batch_first=True), True),
+    ("RNN", dict(bidirectional=True), False),
+])
+def test_packed_sequences(cls, kw, enforce_sorted):
+    lengths = [5, 3, 2] if enforce_sorted else [2, 5, 3]
+    x = _arr(5, 3, 4)
+    if kw.get("batch_first"):
+        x = np.ascontiguousarray(x.transpose(1, 0, 2))
+    g, t = getattr(gt.nn, cls)(4, 6, **kw), getattr(torch.nn, cls)(4, 6, **kw)
+    _copy_params(g, t)
+    gx, tx = gt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    gp = gt.nn.utils.rnn.pack_padded_sequence(gx, lengths, kw.get("batch_first", False),
+                                              enforce_sorted)
+    tp = torch.nn.utils.rnn.pack_padded_sequence(tx, lengths, kw.get("batch_first", False),
+                                                 enforce_sorted)
+    np.testing.assert_array_equal(_np(gp.data), _np(tp.data))
+    assert gp.batch_sizes.tolist() == tp.batch_sizes.tolist()
+    go, gh = g(gp)
+    to, th = t(tp)
+    np.testing.assert_allclose(_np(go.data), _np(to.data), atol=1e-5)
+    for a, b in zip(_flat(gh), _flat(th), strict=True):
+        np.testing.assert_allclose(_np(a), _np(b), atol=1e-5)
+    gpad, glen = gt.nn.utils.rnn.pad_packed_sequence(go, batch_first=True)
+    tpad, tlen = torch.nn.utils.rnn.pad_packed_sequence(to, batch_first=True)
+    np.testing.assert_allclose(_np(gpad), _np(tpad), atol=1e-5)
+    assert glen.tolist() == tlen.tolist()
+    (gpad * gpad).sum().backward()
+    (tpad * tpad).sum().backward()
+    np.testing.assert_allclose(gx.grad.numpy(), tx.grad.numpy(), atol=1e-4)
+
+
+def test_pad_sequence_and_clip_grad():
+    seqs = [_arr(3, 2), _arr(5, 2), _arr(1, 2)]
+    for kw in (dict(), dict(batch_first=True, padding_value=-1.0, padding_side="left")):
+        a = gt.nn.utils.rnn.pad_sequence([gt.tensor(s) for s in seqs], **kw)
+        b = torch.nn.utils.rnn.pad_sequence([torch.tensor(s) for s in seqs], **kw)
+        np.testing.assert_array_equal(_np(a), _np(b))
+    g, t = gt.nn.Linear(3, 4), torch.nn.Linear(3, 4)
+    _copy_params(g, t)
+    x = _arr(5, 3) * 10
+    (g(gt.tensor(x)) ** 2).sum().backward()
+    (t(torch.tensor(x)) ** 2).sum().backward()
+    for nt in (2.0, 1.0, float("inf")):
+        gp = [p.grad.clone() for p in g.parameters()]
+        n1 = gt.nn.utils.clip_grad_norm_(g.parameters(), 0.5, nt)
+        n2 = torch.nn.utils.clip_grad_norm_(t.parameters(), 0.5, nt)
+        np.testing.assert_allclose(float(n1), float(n2), rtol=1e-5)
+        for p, q in zip(g.parameters(), t.parameters(), strict=True):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6)
+        assert gp  # gradients were present to clip

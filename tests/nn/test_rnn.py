@@ -122,3 +122,50 @@ def test_dropout_between_layers_only_in_training():
     gt.manual_seed(1)
     c = m(x)[0]
     assert not bool((a == c).all())
+
+
+def test_packed_sequence_matches_running_each_sequence_alone():
+    gt.manual_seed(0)
+    m = gt.nn.LSTM(3, 4, bidirectional=True)
+    lengths = [2, 5, 3]
+    seqs = [gt.randn(n, 3) for n in lengths]
+    packed = gt.nn.utils.rnn.pack_sequence(seqs, enforce_sorted=False)
+    assert packed.batch_sizes.tolist() == [3, 3, 2, 1, 1]
+    out, (h, c) = m(packed)
+    padded, lens = gt.nn.utils.rnn.pad_packed_sequence(out)
+    assert lens.tolist() == lengths
+    for b, s in enumerate(seqs):
+        alone, (hb, cb) = m(s)  # unbatched, the sequence by itself
+        np.testing.assert_allclose(padded[:lengths[b], b].detach().numpy(),
+                                   alone.detach().numpy(), rtol=1e-5, atol=1e-6)
+        assert float(padded[lengths[b]:, b].abs().sum()) == 0.0
+        np.testing.assert_allclose(h[:, b].detach().numpy(), hb.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+
+
+def test_pad_pack_round_trip_and_pad_sequence():
+    seqs = [gt.tensor(RNG.standard_normal((n, 2))) for n in (3, 1, 2)]
+    padded = gt.nn.utils.rnn.pad_sequence(seqs, batch_first=True, padding_value=-9.0)
+    want = np.full((3, 3, 2), -9.0)
+    for b, s in enumerate(seqs):
+        want[b, :s.shape[0]] = s.numpy()
+    np.testing.assert_array_equal(padded.numpy(), want)
+    back = gt.nn.utils.rnn.unpack_sequence(gt.nn.utils.rnn.pack_sequence(seqs, False))
+    for a, b in zip(back, seqs, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
+        gt.nn.utils.rnn.pack_padded_sequence(padded, [1, 3, 2], batch_first=True)
+
+
+def test_clip_grad_norm_matches_numpy():
+    p1, p2 = gt.nn.Parameter(gt.zeros(3)), gt.nn.Parameter(gt.zeros(2))
+    g1, g2 = np.array([3.0, 4.0, 0.0]), np.array([0.0, 12.0])
+    p1.grad, p2.grad = gt.tensor(g1, dtype=gt.float32), gt.tensor(g2, dtype=gt.float32)
+    total = gt.nn.utils.clip_grad_norm_([p1, p2], 1.0)
+    assert abs(float(total) - 13.0) < 1e-5
+    scale = 1.0 / (13.0 + 1e-6)
+    np.testing.assert_allclose(p1.grad.numpy(), g1 * scale, rtol=1e-6)
+    gt.nn.utils.clip_grad_value_([p2], 0.5)
+    assert float(p2.grad.abs().max()) <= 0.5
+    v = gt.nn.utils.parameters_to_vector([p1, p2])
+    assert tuple(v.shape) == (5,)

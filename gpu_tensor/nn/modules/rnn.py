@@ -5,7 +5,9 @@ and argument checks.
 
 A layer projects the whole input sequence through W_ih in one matmul, then steps through
 time with one matmul by W_hh plus the fused gate kernel(s) of functional/recurrent.py.
-PackedSequence inputs are not supported (pad the batch instead).
+A PackedSequence input is padded back (sorted order) and each step past a sequence's length
+is masked (the state is carried through unchanged), so h_n is each sequence's own last state
+and the reverse direction starts at each sequence's own end; the output is packed again.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .. import init
 from ..functional import recurrent as R
 from ..module import Module
 from ..parameter import Parameter
+from ..utils import rnn as rnn_utils
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -122,8 +125,8 @@ class RNNBase(Module):
     # -- forward ---------------------------------------------------------------------------
     def _check_input(self, input):
         if not isinstance(input, gt.Tensor):
-            raise NotImplementedError(f"{type(self).__name__}: PackedSequence and other "
-                                      "non-tensor inputs are not supported; pad the batch")
+            raise TypeError(f"{type(self).__name__}: expected a Tensor or a PackedSequence "
+                            f"input, got {type(input).__name__}")
         if input.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
                              f"{input.ndim}D tensor instead")
@@ -156,11 +159,24 @@ class RNNBase(Module):
             raise RuntimeError(what.format(want, list(hx.shape)))
 
     def forward(self, input, hx=None):
-        self._check_input(input)
-        batched = input.ndim == 3
-        x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
-        if self.batch_first:
-            x = x.transpose(0, 1)
+        packed = input if isinstance(input, rnn_utils.PackedSequence) else None
+        mask = None
+        if packed is not None:
+            x, lengths = rnn_utils.padded_sorted(packed)
+            self._check_input(x)
+            steps = gt.arange(x.shape[0], device=x.device).reshape(-1, 1, 1)
+            mask = steps < gt.tensor(lengths, device=x.device).reshape(1, -1, 1)
+            if hx is not None and packed.sorted_indices is not None:
+                idx = packed.sorted_indices
+                hx = (hx[0].index_select(1, idx), hx[1].index_select(1, idx)) \
+                    if isinstance(hx, tuple) else hx.index_select(1, idx)
+            batched = True
+        else:
+            self._check_input(input)
+            batched = input.ndim == 3
+            x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
+            if self.batch_first:
+                x = x.transpose(0, 1)
         batch = x.shape[1]
         lstm = self.mode == "LSTM"
         h_width = self.proj_size or self.hidden_size
@@ -183,7 +199,14 @@ class RNNBase(Module):
                 h0 = self._batch_hidden(hx, batched, batch)
                 self._check_hidden(h0, h_width, batch)
             c0 = None
-        out, h_n, c_n = self._run(x, h0, c0)
+        out, h_n, c_n = self._run(x, h0, c0, mask)
+        if packed is not None:
+            unsort = packed.unsorted_indices
+            if unsort is not None:
+                h_n = h_n.index_select(1, unsort)
+                c_n = c_n.index_select(1, unsort) if c_n is not None else None
+            out = rnn_utils.repack(out, packed)
+            return (out, (h_n, c_n)) if lstm else (out, h_n)
         if self.batch_first:
             out = out.transpose(0, 1)
         if not batched:
@@ -192,7 +215,7 @@ class RNNBase(Module):
             c_n = c_n.squeeze(1) if c_n is not None else None
         return (out, (h_n, c_n)) if lstm else (out, h_n)
 
-    def _run(self, x, h0, c0):
+    def _run(self, x, h0, c0, mask=None):
         weights = self.all_weights
         hs, cs = [], []
         for layer in range(self.num_layers):
@@ -204,7 +227,7 @@ class RNNBase(Module):
                 w["b_ih"], w["b_hh"] = (rest[0], rest[1]) if self.bias else (None, None)
                 w["w_hr"] = rest[-1] if self.proj_size else None
                 seq, h, c = self._direction(x, h0[k], None if c0 is None else c0[k], w,
-                                            reverse=d == 1)
+                                            reverse=d == 1, mask=mask)
                 outs.append(seq)
                 hs.append(h)
                 cs.append(c)
@@ -213,14 +236,16 @@ class RNNBase(Module):
                 x = F.dropout(x, self.dropout, True)
         return x, gt.stack(hs, 0), (gt.stack(cs, 0) if c0 is not None else None)
 
-    def _direction(self, x, h, c, w, reverse):
-        """One layer in one direction over the whole (L, N, I) sequence."""
+    def _direction(self, x, h, c, w, reverse, mask=None):
+        """One layer in one direction over the whole (L, N, I) sequence; `mask` (L, N, 1):
+        where False, the step keeps the previous state (packed sequences)."""
         xw = x.matmul(w["w_ih"].t())
         if w["b_ih"] is not None:
             xw = xw + w["b_ih"]
         steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
         outs = []
         for t in steps:
+            h_prev, c_prev = h, c
             if self.mode == "LSTM":
                 h, c = R.lstm_step(xw[t], h, c, w["w_hh"], w["b_hh"])
                 if w["w_hr"] is not None:
@@ -231,6 +256,9 @@ class RNNBase(Module):
                 hw = R._affine(h, w["w_hh"], w["b_hh"])
                 h = R._tanh_sum(xw[t], hw) if self.mode == "RNN_TANH" else \
                     R._relu_sum(xw[t], hw)
+            if mask is not None:
+                h = gt.where(mask[t], h, h_prev)
+                c = gt.where(mask[t], c, c_prev) if c is not None else None
             outs.append(h)
         if reverse:
             outs.reverse()
