@@ -236,3 +236,27 @@ def test_unflatten():
     m = nn.Unflatten(1, (2, 3))
     assert repr(m) == "Unflatten(dim=1, unflattened_size=(2, 3))"
     assert tuple(m(gt.randn(4, 6, 5)).shape) == (4, 2, 3, 5)
+
+
+def test_ctc_loss_matches_brute_force_alignments():
+    import itertools
+
+    rng = np.random.default_rng(4)
+    logits = rng.standard_normal((4, 3))
+    lp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    target = [1, 1]
+    total = 0.0
+    for path in itertools.product(range(3), repeat=4):
+        collapsed = [k for i, k in enumerate(path) if k != 0 and (i == 0 or path[i - 1] != k)]
+        if collapsed == target:
+            total += np.exp(sum(lp[t, k] for t, k in enumerate(path)))
+    x = gt.tensor(lp[:, None, :], requires_grad=True)
+    loss = F.ctc_loss(x, gt.tensor([target]), [4], [2], reduction="sum")
+    np.testing.assert_allclose(float(loss), -np.log(total), rtol=1e-10)
+    assert loss.grad_fn.name() == "SumBackward0"
+    xs = gt.tensor(logits[:, None, :], requires_grad=True)
+    assert gradcheck(lambda z: F.ctc_loss(z.log_softmax(-1), gt.tensor([target]), [4], [2]),
+                     (xs,))
+    impossible = F.ctc_loss(x, gt.tensor([[1, 1, 1]]), [4], [3], reduction="none")
+    assert float(impossible) == float("inf")
+    assert float(F.ctc_loss(x, gt.tensor([[1, 1, 1]]), [4], [3], zero_infinity=True)) == 0.0

@@ -376,3 +376,24 @@ def test_pad_sequence_and_clip_grad():
         for p, q in zip(g.parameters(), t.parameters(), strict=True):
             np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6)
         assert gp  # gradients were present to clip
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss(reduction, zero_infinity):
+    steps, batch, classes = 9, 4, 5
+    lp = _arr(steps, batch, classes)
+    lp = lp - np.log(np.exp(lp).sum(-1, keepdims=True))
+    targets = RNG.integers(1, classes, (batch, 4))
+    targets[1, 1] = targets[1, 0]  # a repeated label needs a blank between
+    il, tl = [9, 7, 2, 9], [4, 3, 2, 0]  # sample 2 cannot align (inf / zero_infinity)
+    a, b = gt.tensor(lp, requires_grad=True), torch.tensor(lp, requires_grad=True)
+    got = gt.nn.CTCLoss(reduction=reduction, zero_infinity=zero_infinity)(
+        a, gt.tensor(targets), il, tl)
+    want = torch.nn.CTCLoss(reduction=reduction, zero_infinity=zero_infinity)(
+        b, torch.tensor(targets), il, tl)
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-5)
+    if zero_infinity:
+        got.sum().backward()
+        want.sum().backward()
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-5)

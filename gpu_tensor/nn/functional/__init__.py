@@ -24,6 +24,7 @@ from .attention import scaled_dot_product_attention
 from .basic import dropout, embedding, layer_norm, linear, normalize, one_hot, pad
 from .conv import adaptive_avg_pool2d, avg_pool2d, conv2d, max_pool2d
 from .conv_transpose import conv1d, conv_transpose1d, conv_transpose2d
+from .ctc import ctc_loss
 from .feature_dropout import alpha_dropout, dropout1d, dropout2d, dropout3d
 from .loss import (
                          binary_cross_entropy,
@@ -64,7 +65,7 @@ __all__ = [
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
     "kl_div", "huber_loss", "cosine_similarity", "pairwise_distance", "cosine_embedding_loss",
     "margin_ranking_loss", "triplet_margin_loss", "hinge_embedding_loss", "soft_margin_loss",
-    "poisson_nll_loss", "gaussian_nll_loss",
+    "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss",
     "batch_norm", "instance_norm", "group_norm", "rms_norm",
     "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell",
     "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",

@@ -4,12 +4,13 @@ embedding losses, PoissonNLLLoss and GaussianNLLLoss."""
 from __future__ import annotations
 
 from ..functional import loss_extra as L
+from ..functional.ctc import ctc_loss
 from ..functional.loss import legacy_reduction
 from ..module import Module
 
 __all__ = ["KLDivLoss", "HuberLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
            "TripletMarginLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "PoissonNLLLoss",
-           "GaussianNLLLoss", "CosineSimilarity", "PairwiseDistance"]
+           "GaussianNLLLoss", "CosineSimilarity", "PairwiseDistance", "CTCLoss"]
 
 
 class _Loss(Module):
@@ -120,3 +121,13 @@ class PairwiseDistance(Module):
 
     def forward(self, x1, x2):
         return L.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class CTCLoss(_Loss):
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                        self.reduction, self.zero_infinity)
