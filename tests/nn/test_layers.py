@@ -260,3 +260,50 @@ def test_ctc_loss_matches_brute_force_alignments():
     impossible = F.ctc_loss(x, gt.tensor([[1, 1, 1]]), [4], [3], reduction="none")
     assert float(impossible) == float("inf")
     assert float(F.ctc_loss(x, gt.tensor([[1, 1, 1]]), [4], [3], zero_infinity=True)) == 0.0
+
+
+def test_more_activations_match_numpy():
+    x = np.linspace(-4, 4, 17)
+    t = _t(x)
+    sig = 1 / (1 + np.exp(-x))
+    cases = {
+        "hardswish": x * np.clip(x + 3, 0, 6) / 6,
+        "hardsigmoid": np.clip(x / 6 + 0.5, 0, 1),
+        "mish": x * np.tanh(np.log1p(np.exp(x))),
+        "logsigmoid": np.log(sig),
+        "softsign": x / (1 + np.abs(x)),
+        "tanhshrink": x - np.tanh(x),
+        "selu": 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * (np.exp(x) - 1)),
+    }
+    for name, want in cases.items():
+        np.testing.assert_allclose(getattr(F, name)(t).numpy(), want, rtol=1e-10, atol=1e-12,
+                                   err_msg=name)
+    np.testing.assert_allclose(F.softshrink(t, 1.0).numpy(),
+                               np.where(np.abs(x) > 1, x - np.sign(x), 0), atol=1e-12)
+    np.testing.assert_allclose(F.glu(_t(np.arange(4.0))).numpy(),
+                               np.arange(2.0) / (1 + np.exp(-np.arange(2.0, 4.0))))
+    xs = _t(RNG.standard_normal(5), requires_grad=True)
+    assert gradcheck(lambda a: F.mish(a) + F.logsigmoid(a) + F.hardswish(a * 3), (xs,))
+
+
+def test_more_layer_reprs_recorded_from_torch():
+    assert repr(nn.PReLU(3)) == "PReLU(num_parameters=3)"
+    assert repr(nn.RReLU()) == "RReLU(lower=0.125, upper=0.3333333333333333)"
+    assert repr(nn.Hardshrink()) == "Hardshrink(0.5)"
+    assert repr(nn.Threshold(0.1, 20)) == "Threshold(threshold=0.1, value=20)"
+    assert repr(nn.MaxPool1d(2)) == ("MaxPool1d(kernel_size=2, stride=2, padding=0, "
+                                     "dilation=1, ceil_mode=False)")
+    assert repr(nn.AvgPool1d(3)) == "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"
+    assert repr(nn.AdaptiveMaxPool2d(3)) == "AdaptiveMaxPool2d(output_size=3)"
+    assert float(nn.PReLU().weight) == 0.25
+
+
+def test_pool1d_matches_numpy():
+    x = RNG.standard_normal((2, 3, 8))
+    np.testing.assert_array_equal(F.max_pool1d(_t(x), 2).numpy(),
+                                  x.reshape(2, 3, 4, 2).max(-1))
+    np.testing.assert_allclose(F.avg_pool1d(_t(x), 4).numpy(), x.reshape(2, 3, 2, 4).mean(-1))
+    np.testing.assert_allclose(F.adaptive_avg_pool1d(_t(x), 1).numpy(), x.mean(-1,
+                                                                                keepdims=True))
+    np.testing.assert_array_equal(F.adaptive_max_pool1d(_t(x), 2).numpy(),
+                                  x.reshape(2, 3, 2, 4).max(-1))

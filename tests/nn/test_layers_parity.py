@@ -397,3 +397,32 @@ def test_ctc_loss(reduction, zero_infinity):
         got.sum().backward()
         want.sum().backward()
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("make,shape", [
+    ("CELU(0.7)", (3, 5)), ("SELU()", (3, 5)), ("GLU()", (3, 6)), ("GLU(dim=0)", (4, 3)),
+    ("Hardshrink(0.3)", (3, 5)), ("Softshrink()", (3, 5)), ("Hardsigmoid()", (3, 5)),
+    ("Hardswish()", (3, 5)), ("LogSigmoid()", (3, 5)), ("Mish()", (3, 5)), ("PReLU()", (3, 5)),
+    ("PReLU(4)", (2, 4, 3)), ("RReLU()", (3, 5)), ("Softmin(dim=1)", (3, 5)),
+    ("Softsign()", (3, 5)), ("Tanhshrink()", (3, 5)), ("Threshold(0.1, 20.0)", (3, 5)),
+    ("Softmax2d()", (2, 3, 2, 2)), ("MaxPool1d(2)", (2, 3, 7)),
+    ("MaxPool1d(3, stride=2, padding=1, ceil_mode=True)", (2, 3, 8)),
+    ("AvgPool1d(3)", (2, 3, 7)), ("AvgPool1d(3, stride=2, padding=1)", (3, 8)),
+    ("AdaptiveAvgPool1d(3)", (2, 3, 7)), ("AdaptiveMaxPool1d(4)", (2, 3, 7)),
+    ("AdaptiveMaxPool2d((2, 3))", (2, 3, 5, 7)), ("BatchNorm3d(3)", (2, 3, 2, 2, 2)),
+])
+def test_more_layers(make, shape):
+    # RReLU in eval uses the mean slope (training draws random slopes)
+    compare(lambda: eval("gt.nn." + make), lambda: eval("torch.nn." + make), _arr(*shape),
+            atol=1e-5, grad_atol=1e-4, train=not make.startswith("RReLU"))
+
+
+def test_max_pool1d_indices_and_adaptive_max_indices():
+    x = _arr(2, 3, 9)
+    a = gt.nn.functional.max_pool1d(gt.tensor(x), 3, return_indices=True)
+    b = torch.nn.functional.max_pool1d(torch.tensor(x), 3, return_indices=True)
+    assert a[1].tolist() == b[1].tolist()
+    y = _arr(2, 5, 7)
+    a = gt.nn.functional.adaptive_max_pool2d(gt.tensor(y), (2, 3), return_indices=True)
+    b = torch.nn.functional.adaptive_max_pool2d(torch.tensor(y), (2, 3), return_indices=True)
+    assert a[1].tolist() == b[1].tolist()

@@ -20,6 +20,22 @@ from .activation import (
                          softplus,
                          tanh,
 )
+from .activation_more import (
+                         glu,
+                         hardshrink,
+                         hardsigmoid,
+                         hardswish,
+                         logsigmoid,
+                         mish,
+                         prelu,
+                         rrelu,
+                         selu,
+                         softmin,
+                         softshrink,
+                         softsign,
+                         tanhshrink,
+                         threshold,
+)
 from .attention import scaled_dot_product_attention
 from .basic import dropout, embedding, layer_norm, linear, normalize, one_hot, pad
 from .conv import adaptive_avg_pool2d, avg_pool2d, conv2d, max_pool2d
@@ -50,6 +66,13 @@ from .loss_extra import (
 )
 from .multihead import multi_head_attention_forward
 from .normalization import batch_norm, group_norm, instance_norm, rms_norm
+from .pool1d import (
+                         adaptive_avg_pool1d,
+                         adaptive_max_pool1d,
+                         adaptive_max_pool2d,
+                         avg_pool1d,
+                         max_pool1d,
+)
 from .recurrent import gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell
 from .sampling import interpolate, pixel_shuffle, pixel_unshuffle, upsample
 
@@ -69,4 +92,8 @@ __all__ = [
     "batch_norm", "instance_norm", "group_norm", "rms_norm",
     "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell",
     "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+    "selu", "hardsigmoid", "hardswish", "mish", "logsigmoid", "softsign", "tanhshrink",
+    "softshrink", "hardshrink", "threshold", "glu", "prelu", "rrelu", "softmin",
+    "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
 ]

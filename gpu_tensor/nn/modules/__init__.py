@@ -2,6 +2,8 @@
 
 from .activation import *  # noqa: F403
 from .activation import __all__ as _activation
+from .activation_more import *  # noqa: F403
+from .activation_more import __all__ as _activation_more
 from .attention import *  # noqa: F403
 from .attention import __all__ as _attention
 from .container import *  # noqa: F403
@@ -26,6 +28,8 @@ from .padding import *  # noqa: F403
 from .padding import __all__ as _padding
 from .params import *  # noqa: F403
 from .params import __all__ as _params
+from .pool1d import *  # noqa: F403
+from .pool1d import __all__ as _pool1d
 from .rnn import *  # noqa: F403
 from .rnn import __all__ as _rnn
 from .sample_norm import *  # noqa: F403
@@ -35,6 +39,6 @@ from .sampling import __all__ as _sampling
 from .transformer import *  # noqa: F403
 from .transformer import __all__ as _transformer
 
-__all__ = [*_activation, *_attention, *_container, *_conv, *_conv_transpose, *_dropout, *_lazy,
-           *_linear, *_loss, *_loss_extra, *_normalization, *_padding, *_params, *_rnn,
-           *_sample_norm, *_sampling, *_transformer]
+__all__ = [*_activation, *_activation_more, *_attention, *_container, *_conv, *_conv_transpose,
+           *_dropout, *_lazy, *_linear, *_loss, *_loss_extra, *_normalization, *_padding, *_params,
+           *_pool1d, *_rnn, *_sample_norm, *_sampling, *_transformer]

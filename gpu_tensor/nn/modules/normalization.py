@@ -8,7 +8,7 @@ from .. import functional as F
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d"]
+__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 class LayerNorm(Module):
@@ -97,3 +97,9 @@ class BatchNorm2d(_BatchNorm):
     """Over (N, C, H, W) input, per channel C."""
 
     _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Over (N, C, D, H, W) input, per channel C."""
+
+    _dims = (5,)
