@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from . import grad_mode
 from .function import FREED, FunctionCtx, connect, set_outputs
 
-__all__ = ["composite"]
+__all__ = ["composite", "with_formula"]
 
 _CLASSES: dict = {}
 
@@ -81,3 +81,45 @@ def composite(name: str, fn, *inputs):
     connect(node, [t if isinstance(t, Tensor) else None for t in inputs])
     set_outputs(node, [result])
     return result
+
+
+class FormulaNode(FunctionCtx):
+    """A torch-named node with an explicit backward (for hot ops where keeping an inner
+    graph would cost more than the formula): `_formula(grad, need, *inputs)`."""
+
+    _inputs = None
+    _formula = None
+
+    def _backward(self, grad):
+        if self._inputs is None:
+            raise RuntimeError(FREED)
+        return tuple(self._formula(grad, self.needs_input_grad, *self._inputs))
+
+    def _release(self) -> None:
+        super()._release()
+        self._inputs = None
+
+
+def _formula_class(name: str):
+    key = ("formula", name)
+    cls = _CLASSES.get(key)
+    if cls is None:
+        cls = _CLASSES[key] = type(name, (FormulaNode,), {})
+    return cls
+
+
+def with_formula(name: str, forward, backward, *inputs):
+    """forward(*inputs), recorded as one node `name` whose backward is
+    backward(grad, needs_input_grad, *inputs) -> one gradient (or None) per input. The
+    inputs are kept as they are, so a create_graph backward differentiates through them."""
+    if not grad_mode.STATE.enabled or not any(
+            isinstance(t, Tensor) and t._requires_grad for t in inputs):
+        return forward(*inputs)
+    with grad_mode.no_grad():
+        out = forward(*inputs)
+    node = _formula_class(name)()
+    node._inputs, node._formula = inputs, backward
+    node._had_saved = True
+    connect(node, [t if isinstance(t, Tensor) else None for t in inputs])
+    set_outputs(node, [out])
+    return out

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import gpu_tensor as gt
-from gpu_tensor.autograd.composite import composite
+from gpu_tensor.autograd.composite import composite, with_formula
 
 __all__ = ["linear", "dropout", "layer_norm", "embedding", "one_hot", "pad", "normalize"]
 
 
 def _addmm(bias, x, wt):
     return x.matmul(wt) + bias
+
+
+def _addmm_backward(g, need, bias, x, wt):
+    return (g if need[0] else None, g.matmul(wt.t()) if need[1] else None,
+            x.t().matmul(g) if need[2] else None)
 
 
 def linear(input, weight, bias=None):
@@ -19,11 +24,12 @@ def linear(input, weight, bias=None):
     if bias is None:
         return input.matmul(weight.t())
     if input.ndim == 2:
-        return composite("AddmmBackward0", _addmm, bias, input, weight.t())
+        return with_formula("AddmmBackward0", _addmm, _addmm_backward, bias, input,
+                            weight.t())
     if input.ndim == 0:
         return input.matmul(weight.t()) + bias
     rows = input.reshape(-1, input.shape[-1])
-    out = composite("AddmmBackward0", _addmm, bias, rows, weight.t())
+    out = with_formula("AddmmBackward0", _addmm, _addmm_backward, bias, rows, weight.t())
     return out.view(*input.shape[:-1], weight.shape[0])
 
 
