@@ -216,8 +216,9 @@ def _named_like(code, model, n: int):
     """`code` with its first n arguments renamed to `model`'s: the fixed-arity wrappers
     then take torch's keywords (gt.matmul(input=a, other=b)) at no cost per call."""
     names = model.co_varnames[:n]
-    if set(names) & set(code.co_varnames[n:]):
-        return code  # a name clash with the wrapper's own locals: keep positional names
+    taken = set(code.co_varnames[n:]) | set(code.co_freevars) | set(code.co_cellvars)
+    if set(names) & taken or len(set(names)) != n:
+        return code  # a clash with the wrapper's own names: keep its positional names
     return code.replace(co_varnames=names + code.co_varnames[n:])
 
 
