@@ -23,6 +23,7 @@ X = gt.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
     (lambda: X.kthvalue(1), "kthvalue", ("values", "indices")),
     (lambda: X.median(1), "median", ("values", "indices")),
     (lambda: X.mode(1), "mode", ("values", "indices")),
+    (lambda: X.nanmedian(1), "nanmedian", ("values", "indices")),
     (lambda: X.cummax(1), "cummax", ("values", "indices")),
     (lambda: gt.aminmax(X), "aminmax", ("min", "max")),
     (lambda: gt.frexp(X), "frexp", ("mantissa", "exponent")),

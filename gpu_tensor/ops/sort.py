@@ -114,6 +114,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 
 def _median(input, dim, keepdim, ignore_nan, name):
+    result = getattr(return_types, name)  # torch.return_types.median / .nanmedian
     if dim is None:
         flat = input.reshape(-1)
         if flat.numel() == 0:
@@ -122,7 +123,7 @@ def _median(input, dim, keepdim, ignore_nan, name):
         return r.values
     d = _dim(input, dim)
     if input.ndim == 0:
-        return MedianResult(input.clone(), _long(input, get_backend(input.device).xp.zeros(
+        return result(input.clone(), _long(input, get_backend(input.device).xp.zeros(
             (), np.int64)))
     idx = _argsort(input, d, False, name)
     n = input.shape[d]
@@ -144,7 +145,7 @@ def _median(input, dim, keepdim, ignore_nan, name):
     vals = input.gather(d, pick)
     if not keepdim:
         vals, pick = vals.squeeze(d), pick.squeeze(d)
-    return MedianResult(vals, pick)
+    return result(vals, pick)
 
 
 @host_memory
