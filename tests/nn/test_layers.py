@@ -120,7 +120,7 @@ def test_interpolate_nearest_and_bilinear(device):
     # recorded from torch 2.13: F.interpolate(torch.arange(4.).reshape(1, 1, 4), size=6,
     #   mode="linear")
     lin = F.interpolate(gt.arange(4.0).reshape(1, 1, 4), size=6, mode="linear")
-    np.testing.assert_allclose(lin.numpy()[0, 0], [0.0, 0.5, 1.1666667461395264,
+    np.testing.assert_allclose(lin.cpu().numpy()[0, 0], [0.0, 0.5, 1.1666667461395264,
                                                    1.8333333730697632, 2.5, 3.0], rtol=1e-6)
     xs = _t(RNG.standard_normal((1, 1, 3, 2)), requires_grad=True)
     assert gradcheck(lambda a: F.interpolate(a, scale_factor=1.5, mode="bilinear"), (xs,))
