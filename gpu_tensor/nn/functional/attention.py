@@ -30,7 +30,8 @@ def _scaled(scores, scale):
 
 @fuse
 def _shifted_exp(logits, row_max):
-    return (logits - row_max).exp()
+    # a row with nothing allowed has max -inf: shift it by 0 (its exps are all 0)
+    return (logits - gt.where(row_max == -math.inf, 0.0, row_max)).exp()
 
 
 @fuse
@@ -55,7 +56,6 @@ def attention_softmax(scores, bias, scale):
     """softmax(scores * scale + bias) over the last dim; rows with no allowed entry give 0."""
     logits = _scaled(scores, scale) if bias is None else _logits(scores, bias, scale)
     row_max = logits.detach().amax(-1, keepdim=True)  # a constant for autograd (shift-invariant)
-    row_max = row_max.masked_fill(row_max == -math.inf, 0.0)
     e = _shifted_exp(logits, row_max)
     return _normalise(e, e.sum(-1, keepdim=True))
 
