@@ -131,3 +131,16 @@ def test_transformer_reprs_and_shapes():
     assert mask.tolist() == [[0.0, -np.inf, -np.inf], [0.0, 0.0, -np.inf], [0.0, 0.0, 0.0]]
     model = gt.nn.Transformer(8, 2, 1, 1, 16)
     assert tuple(model(gt.randn(4, 2, 8), gt.randn(3, 2, 8), tgt_mask=mask).shape) == (3, 2, 8)
+
+
+def test_fully_masked_rows_as_torch():
+    # torch 2.13: MultiheadAttention's need_weights path (softmax) gives nan for a query
+    # that may attend nothing; its need_weights=False path (sdpa) gives zeros
+    gt.manual_seed(0)
+    m = gt.nn.MultiheadAttention(4, 1)
+    q, kv = gt.randn(2, 1, 4), gt.randn(3, 1, 4)
+    blocked = gt.tensor([[True, True, True], [False, False, False]])
+    out, w = m(q, kv, kv, attn_mask=blocked)
+    assert bool(w[0, 0].isnan().all()) and not bool(w[0, 1].isnan().any())
+    out, _ = m(q, kv, kv, attn_mask=blocked, need_weights=False)
+    assert float(out[0].abs().sum()) == 0.0

@@ -35,6 +35,11 @@ def _shifted_exp(logits, row_max):
 
 
 @fuse
+def _divide(e, total):
+    return e / total
+
+
+@fuse
 def _normalise(e, total):
     # a fully masked row has total 0: its weights are 0, not 0/0
     return e / (total + (total == 0))
@@ -52,12 +57,14 @@ def mask_to_bias(mask, dtype, allowed_when_true=True):
     return mask.to(dtype)
 
 
-def attention_softmax(scores, bias, scale):
-    """softmax(scores * scale + bias) over the last dim; rows with no allowed entry give 0."""
+def attention_softmax(scores, bias, scale, masked_rows="zero"):
+    """softmax(scores * scale + bias) over the last dim. A row with no allowed entry gives
+    zeros (masked_rows="zero", torch's scaled_dot_product_attention) or nan ("nan", torch's
+    softmax, which MultiheadAttention's need_weights path uses)."""
     logits = _scaled(scores, scale) if bias is None else _logits(scores, bias, scale)
     row_max = logits.detach().amax(-1, keepdim=True)  # a constant for autograd (shift-invariant)
     e = _shifted_exp(logits, row_max)
-    return _normalise(e, e.sum(-1, keepdim=True))
+    return (_normalise if masked_rows == "zero" else _divide)(e, e.sum(-1, keepdim=True))
 
 
 def _causal_bias(L, S, dtype, device):

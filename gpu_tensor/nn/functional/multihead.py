@@ -106,7 +106,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         dropout_p = 0.0
     if need_weights:
         weights = attention_softmax(q.matmul(k.transpose(-2, -1)), mask,
-                                    1.0 / math.sqrt(head_dim))
+                                    1.0 / math.sqrt(head_dim), masked_rows="nan")
         if dropout_p > 0.0:
             weights = dropout(weights, dropout_p)
         out = weights.matmul(v)
