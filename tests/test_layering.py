@@ -48,6 +48,7 @@ UPWARD = {
     ("autograd", "legacy"): "autograd.Variable, torch's legacy name, made on first use",
     ("cuda", "legacy"): "gt.cuda.FloatTensor and the other legacy types, made on first use",
     ("cuda", "ops.random"): "gt.cuda.manual_seed seeds the one generator, when called",
+    ("ops.softmax", "autograd.composite"): "softmax records torch's one node, when it records",
 }
 CUPY_ALLOWED = ["backends.*", "kernel.compile", "kernel.nvrtc", "fusion.compile",
                 "testing.sim.*"]  # the simulated CuPy binds against the real one

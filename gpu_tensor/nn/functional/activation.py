@@ -87,10 +87,9 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Numerically stable on any dim (gt.softmax)."""
-    return composite("SoftmaxBackward0", lambda x: _softmax.softmax(x, dim, dtype), input)
+    return _softmax.softmax(input, dim, dtype)  # recorded as torch's SoftmaxBackward0
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Numerically stable on any dim (gt.log_softmax)."""
-    return composite("LogSoftmaxBackward0", lambda x: _softmax.log_softmax(x, dim, dtype),
-                     input)
+    return _softmax.log_softmax(input, dim, dtype)  # as torch's LogSoftmaxBackward0
