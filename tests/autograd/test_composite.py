@@ -110,3 +110,18 @@ def test_no_node_without_grad():
     assert F.mse_loss(x, x).grad_fn is None
     with gt.no_grad():
         assert F.mse_loss(x.requires_grad_(), x).grad_fn is None
+
+
+def test_softmax_nodes_on_every_spelling():
+    x = gt.randn(3, 4, requires_grad=True)
+    for y, name in ((x.softmax(1), "SoftmaxBackward0"), (gt.softmax(x, 0), "SoftmaxBackward0"),
+                    (gt.log_softmax(x, 1), "LogSoftmaxBackward0"),
+                    (x.log_softmax(-1), "LogSoftmaxBackward0")):
+        assert _names(y) == (name, [ACC])
+    assert _names(gt.softmax(x, 1, dtype=gt.float64)) == ("SoftmaxBackward0", ["ToCopyBackward0"])
+    xd = gt.tensor(np.random.default_rng(5).standard_normal((3, 4)), requires_grad=True)
+    assert gradcheck(lambda a: a.softmax(1) * a.log_softmax(0), (xd,))
+    # second order through the formula node: d/dx sum(softmax(x)^2) differentiated again
+    (g,) = gt.autograd.grad((xd.softmax(1) ** 2).sum(), xd, create_graph=True)
+    (h,) = gt.autograd.grad(g.sum(), xd)
+    assert h.shape == xd.shape and bool(h.isfinite().all())
