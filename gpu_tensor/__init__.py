@@ -92,3 +92,26 @@ from . import serialization  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 __all__ += ["serialization", "save", "load"]
+
+# issue 28: torch.return_types' named tuples, torch.functional, torch.sin_-style functions
+from . import functional, return_types  # noqa: E402
+from .functional import (  # noqa: E402  (torch.meshgrid & co live in torch/functional.py)
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    cartesian_prod,
+    cdist,
+    chain_matmul,
+    meshgrid,
+    tensordot,
+    unravel_index,
+)
+from .inplace_functions import *  # noqa: E402, F403
+from .inplace_functions import __all__ as _inplace_all  # noqa: E402
+
+__all__ += ["functional", "return_types", *_inplace_all, "atleast_1d", "atleast_2d",
+            "atleast_3d", "block_diag", "broadcast_shapes", "broadcast_tensors",
+            "cartesian_prod", "cdist", "chain_matmul", "meshgrid", "tensordot", "unravel_index"]

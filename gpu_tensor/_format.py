@@ -128,7 +128,22 @@ def format_tensor(t) -> str:
         extras.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
-    return "tensor(" + ", ".join([body, *extras]) + ")"
+    return _add_suffixes("tensor(" + body, extras, len("tensor("))
+
+
+def _add_suffixes(text: str, suffixes, indent: int) -> str:
+    """torch's placement: each suffix joins the last line unless that would pass the line
+    width, in which case it starts a new line at the indent."""
+    parts = [text]
+    last = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > _LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return "".join(parts) + ")"
 
 
 def _format_meta(t) -> str:

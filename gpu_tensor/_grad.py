@@ -254,7 +254,19 @@ def differentiable(fn=None, *, first=False):
     wrapper.__doc__ = fn.__doc__
     wrapper.__wrapped__ = fn
     wrapper.__gt_differentiable__ = True
+    if n in (1, 2):
+        wrapper.__code__ = _named_like(wrapper.__code__, fn.__code__, n)
     return wrapper
+
+
+def _named_like(code, model, n: int):
+    """`code` with its first n arguments renamed to `model`'s: the fixed-arity wrappers
+    then take torch's keywords (gt.matmul(input=a, other=b)) at no cost per call."""
+    names = model.co_varnames[:n]
+    taken = set(code.co_varnames[n:]) | set(code.co_freevars) | set(code.co_cellvars)
+    if set(names) & taken or len(set(names)) != n:
+        return code  # a clash with the wrapper's own names: keep its positional names
+    return code.replace(co_varnames=names + code.co_varnames[n:])
 
 
 def checks_inline(fn):

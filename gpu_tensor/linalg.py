@@ -6,15 +6,14 @@ takes full_matrices; linalg.qr takes mode; linalg.inv is Tensor.inverse.
 
 from __future__ import annotations
 
-import collections
-
+from . import return_types
 from .ops import linalg_more as _la
 
 __all__ = ["det", "inv", "solve", "qr", "svd", "svdvals", "cholesky", "eigh", "eigvalsh",
            "slogdet", "pinv", "matrix_power", "matrix_exp", "cross", "norm", "vector_norm",
            "matrix_norm", "multi_dot", "vecdot", "diagonal"]
 
-SVD = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
+SVD = return_types.linalg_svd
 
 eigh, matrix_power, matrix_exp = _la.eigh, _la.matrix_power, _la.matrix_exp
 
@@ -39,11 +38,12 @@ def solve(A, B, *, left=True):
 
 
 def slogdet(A):
-    return _op("slogdet")(A)
+    return return_types.linalg_slogdet(*_op("slogdet")(A))
 
 
 def qr(A, mode="reduced"):
-    return _la.linalg_qr(A, mode)
+    q, r = _la.linalg_qr(A, mode)  # its own entry point: the gradient knows the mode
+    return return_types.linalg_qr(q, r)
 
 
 def svd(A, full_matrices=True):

@@ -17,8 +17,10 @@ LAYERS = [
     ["_env", "backends._cupy", "_grad", "_modes"],  # stdlib only; _cupy: the lazy door to cupy; _grad:
     #                                       the call-time autograd check (a leaf)
     # _args: the argument checks (torch's parser role); _capsule: legacy DLPack capsules;
-    # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns
-    ["dtype", "device", "_dims", "_args", "_capsule", "layouts", "typed_storage"],
+    # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns;
+    # return_types: the named tuples of tuple-returning ops
+    ["dtype", "device", "_dims", "_args", "_capsule", "layouts", "typed_storage",
+     "return_types"],
     ["memory", "memory.*"],
     ["kernel", "kernel.*", "fusion.*"],  # pure planners and codegen, and their compile steps
     ["storage", "backends", "backends.*", "cuda", "cuda.*"],  # mechanism per device kind
@@ -41,6 +43,7 @@ LAYERS = [
      #                                              cpu/cuda.amp: torch's deprecated aliases
      "ao", "ao.*", "quantization",  # torch.ao.quantization: observers, quantize_dynamic
      "serialization", "serialization.*",  # gt.save / gt.load (issue 28)
+     "functional", "inplace_functions",  # torch.functional, torch.sin_ & co
      ],
     ["cli", "cli.*", "__main__"],
 ]
@@ -52,6 +55,7 @@ UPWARD = {
     ("autograd", "legacy"): "autograd.Variable, torch's legacy name, made on first use",
     ("cuda", "legacy"): "gt.cuda.FloatTensor and the other legacy types, made on first use",
     ("cuda", "ops.random"): "gt.cuda.manual_seed seeds the one generator, when called",
+    ("ops.softmax", "autograd.composite"): "softmax records torch's one node, when it records",
 }
 CUPY_ALLOWED = ["backends.*", "kernel.compile", "kernel.nvrtc", "fusion.compile",
                 "testing.sim.*"]  # the simulated CuPy binds against the real one

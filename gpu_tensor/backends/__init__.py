@@ -6,6 +6,7 @@ from ..device import Device, cuda_is_emulated, resolve
 
 __all__ = ["get_backend", "Backend", "PIECE"]
 
+from . import cudnn, mps  # noqa: E402, F401, I001  (torch.backends' flag modules)
 from .base import PIECE, Backend  # noqa: E402
 from .cpu import CpuBackend  # noqa: E402
 

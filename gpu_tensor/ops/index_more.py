@@ -10,11 +10,10 @@ index_select), so they carry autograd with no formula of their own; the in-place
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
 from .. import dtype as _dt
+from .. import return_types
 from .._grad import differentiable
 from .._host_memory import host_memory
 from .._tensor import Tensor
@@ -318,7 +317,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
                            Tensor._make(e, input.device, input.dtype))
 
 
-HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
+HistogramResult = return_types.histogram
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):

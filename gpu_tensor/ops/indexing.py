@@ -9,6 +9,7 @@ way torch places them (ints applied first as select(); see `_index_plan.py`).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -52,7 +53,34 @@ def _device_array(t, idx, name="index"):
     raise IndexError(f"unsupported index type {type(idx).__name__}")
 
 
+def _sequence_as_tuple(index) -> bool:
+    """torch's legacy rule: a list (not a tuple) with a tensor, a sequence, a slice, None or
+    Ellipsis in it indexes several dims, as the tuple of its items (x[[rows, cols]])."""
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    return any(isinstance(i, (Tensor, list, tuple, range, np.ndarray, slice)) or i is None
+               or i is Ellipsis for i in index)
+
+
+def _python_index(index):
+    """range -> list of ints (torch indexes with a range as with its list); a list that
+    torch reads as several dims -> that tuple, with torch's deprecation warning."""
+    if type(index) is range:
+        return list(index)
+    if _sequence_as_tuple(index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
+                      "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of "
+                      "x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+                      "x[torch.tensor(seq)], which will result either in an error or a "
+                      "different result", UserWarning, stacklevel=4)
+        index = tuple(index)
+    if type(index) is tuple and any(type(i) is range for i in index):
+        index = tuple(list(i) if type(i) is range else i for i in index)
+    return index
+
+
 def _normalise(t, index):
+    index = _python_index(index)
     if not isinstance(index, tuple):
         index = (index,)
     out = []

@@ -10,12 +10,11 @@ autograd/formulas_more.py, and qr/svd/cholesky/eigh/pinverse in autograd/formula
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
 from .. import _modes
 from .. import dtype as _dt
+from .. import return_types
 from .._grad import differentiable
 from .._host_memory import host_memory
 from .._tensor import Tensor
@@ -27,13 +26,9 @@ __all__ = ["det", "inverse", "solve", "qr", "svd", "cholesky", "slogdet", "logde
            "cross", "kron", "inner", "vdot", "ger", "dist", "cholesky_solve",
            "cholesky_inverse", "matrix_exp", "triangular_solve"]
 
-TriangularSolve = collections.namedtuple("triangular_solve", ["solution",
-                                                              "cloned_coefficient"])
-
-QR = collections.namedtuple("qr", ["Q", "R"])
-SVD = collections.namedtuple("svd", ["U", "S", "V"])
-Slogdet = collections.namedtuple("slogdet", ["sign", "logabsdet"])
-Eigh = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+TriangularSolve = return_types.triangular_solve  # torch.return_types.*
+QR, SVD, Slogdet = return_types.qr, return_types.svd, return_types.slogdet
+Eigh = return_types.linalg_eigh
 
 
 def _square(name, a):
@@ -64,6 +59,13 @@ def _out(a, r, dtype=None):
         r = bk.xp.ascontiguousarray(r)  # (it would make a 0-d result 1-d)
     r, st = bk.adopt(r)
     return Tensor._make(r, a.device, dt, st)
+
+
+def _out_columns(a, r, dtype=None):
+    """_out with each matrix laid out column by column, as LAPACK (and so torch) returns
+    svd's U, qr's Q and R and eigh's eigenvectors: strides (..., 1, rows)."""
+    t = _out(a, get_backend(a.device).xp.swapaxes(r, -1, -2), dtype)
+    return t.transpose(-2, -1)
 
 
 def _linalg(name, fn, *arrays):
@@ -129,7 +131,7 @@ def logdet(input):
 def qr(input, some=True):
     xp = get_backend(input.device).xp
     q, r = xp.linalg.qr(_arr("qr", input), mode="reduced" if some else "complete")
-    return QR(_out(input, q), _out(input, r))
+    return QR(_out_columns(input, q), _out_columns(input, r))
 
 
 @differentiable(first=True)
@@ -158,7 +160,7 @@ def svd(input, some=True, compute_uv=True):
         return SVD(_out(input, zeros_u), _out(input, s, real), _out(input, zeros_v))
     u, s, vh = _linalg("svd", lambda m: xp.linalg.svd(m, full_matrices=not some), a)
     v = xp.conj(xp.swapaxes(vh, -1, -2))
-    return SVD(_out(input, u), _out(input, s, input.dtype.to_real()), _out(input, v))
+    return SVD(_out_columns(input, u), _out(input, s, input.dtype.to_real()), _out(input, v))
 
 
 @differentiable(first=True)
@@ -191,7 +193,7 @@ def cholesky_inverse(L, upper=False):
 def eigh(input, UPLO="L"):  # noqa: N803  (torch's name)
     xp = get_backend(input.device).xp
     w, v = xp.linalg.eigh(_square("eigh", input), UPLO=UPLO)
-    return Eigh(_out(input, w, input.dtype.to_real()), _out(input, v))
+    return Eigh(_out(input, w, input.dtype.to_real()), _out_columns(input, v))
 
 
 @differentiable(first=True)

@@ -5,11 +5,10 @@ nansum/nanmean, aminmax, logcumsumexp, cov/corrcoef, renorm; plus the integer he
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
 from .. import dtype as _dt
+from .. import return_types
 from .._grad import differentiable
 from .._tensor import Tensor
 from ..backends import get_backend
@@ -17,8 +16,7 @@ from ..backends import get_backend
 __all__ = ["nansum", "nanmean", "aminmax", "logcumsumexp", "cov", "corrcoef", "renorm",
            "bitwise_left_shift", "bitwise_right_shift", "frexp", "hardshrink", "prelu"]
 
-AminmaxResult = collections.namedtuple("aminmax", ["min", "max"])
-FrexpResult = collections.namedtuple("frexp", ["mantissa", "exponent"])
+AminmaxResult, FrexpResult = return_types.aminmax, return_types.frexp
 
 
 def _zero_nan(input):

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import differentiable
+from .._tensor import preserve_format
 from ..backends import get_backend
 from ..device import CPU, resolve
 from ..dtype import DType
@@ -59,7 +60,9 @@ def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory
         out = move(t, dev, non_blocking)
         if dt is not out.dtype:
             out = astype(out, dt)
-    if memory_format is not None and out is not t:
+    if memory_format is not None and memory_format is not preserve_format:
+        # torch: a channels_last (or contiguous) request re-lays out even when the device
+        # and dtype already match; contiguous() returns the tensor when it already is
         out = out.contiguous(memory_format=memory_format)
     return out
 
