@@ -108,6 +108,17 @@ for _name in ("linear", "conv2d", "layer_norm", "embedding", "dropout", "softmax
               "log_softmax", "softplus", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
               "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
               "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "relu", "silu", "gelu", "tanh",
-              "sigmoid"):
+              "sigmoid", "relu6", "leaky_relu", "elu", "celu", "selu", "hardtanh", "hardsigmoid",
+              "hardswish", "mish", "logsigmoid", "softsign", "tanhshrink", "softshrink",
+              "hardshrink", "threshold", "glu", "prelu", "rrelu", "softmin", "one_hot", "pad",
+              "normalize", "scaled_dot_product_attention", "multi_head_attention_forward",
+              "conv1d", "conv_transpose1d", "conv_transpose2d", "dropout1d", "dropout2d",
+              "dropout3d", "alpha_dropout", "kl_div", "huber_loss", "cosine_similarity",
+              "pairwise_distance", "cosine_embedding_loss", "margin_ranking_loss",
+              "triplet_margin_loss", "hinge_embedding_loss", "soft_margin_loss",
+              "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss", "batch_norm", "instance_norm",
+              "group_norm", "rms_norm", "interpolate", "upsample", "pixel_shuffle",
+              "pixel_unshuffle", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
+              "adaptive_max_pool1d", "adaptive_max_pool2d"):
     globals()[_name] = _entry(_name, globals()[_name])
 del _name
