@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _modes
+from .. import _modes, return_types
 from .. import dtype as _dt
-from .. import return_types
 from .._grad import differentiable
 from .._host_memory import host_memory
 from .._tensor import Tensor
