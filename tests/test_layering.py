@@ -34,7 +34,8 @@ LAYERS = [
     #                                       Tensor) and the generator of its .pyi
     # built on the public API
     ["nn", "nn.*", "optim", "optim.*", "distributed", "distributed.*", "accelerator",
-     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg"],
+     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg",
+     "cuda.graphs", "cuda.graphs_emulated"],  # CUDA graphs record and replay whole steps
     ["cli", "cli.*", "__main__"],
 ]
 # The only imports that go up a layer: function-local, each for a reason.
@@ -45,6 +46,7 @@ UPWARD = {
     ("autograd", "legacy"): "autograd.Variable, torch's legacy name, made on first use",
     ("cuda", "legacy"): "gt.cuda.FloatTensor and the other legacy types, made on first use",
     ("cuda", "ops.random"): "gt.cuda.manual_seed seeds the one generator, when called",
+    ("cuda", "cuda.graphs"): "gt.cuda.CUDAGraph & co, built on the public API, on first use",
 }
 CUPY_ALLOWED = ["backends.*", "kernel.compile", "kernel.nvrtc", "fusion.compile",
                 "testing.sim.*"]  # the simulated CuPy binds against the real one

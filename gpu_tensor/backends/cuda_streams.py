@@ -202,6 +202,26 @@ class CupyStreams:
         with self._cp.cuda.Device(device):
             self._rt.deviceSynchronize()
 
+    # stream capture (gpu_tensor/cuda/graphs.py): cupy's Stream.begin_capture/end_capture
+    def begin_capture(self, handle, mode: int) -> None:
+        with self._device_of(handle):
+            _raw(handle).begin_capture(mode)
+
+    def end_capture(self, handle):
+        """The captured cupy.cuda.Graph (raises when the capture was invalidated)."""
+        with self._device_of(handle):
+            return _raw(handle).end_capture()
+
+    def is_capturing(self, handle) -> bool:
+        if _raw(handle).ptr in (0, 1):  # the legacy stream never captures
+            return False
+        with self._device_of(handle):
+            return bool(_raw(handle).is_capturing())
+
+    def launch_graph(self, graph, handle) -> None:
+        with self._device_of(handle):
+            graph.launch(_raw(handle))
+
     def priority_range(self) -> tuple[int, int]:
         if self._range is None:
             self._range = self._query_priority_range()

@@ -20,12 +20,20 @@ __all__ = [
     *_device_all,
     *_memory_all,
     *_streams_all,
+    # CUDA graphs (graphs.py), built on the public API: loaded on first use (__getattr__)
+    "CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+    "make_graphed_callables",
 ]
+_GRAPHS = frozenset(__all__[-5:])
 
 
 def __getattr__(name):
     """The legacy gt.cuda.FloatTensor & co (gpu_tensor/legacy.py), looked up lazily:
     legacy imports creation, which this package must not import at load time."""
+    if name in _GRAPHS:
+        from . import graphs
+
+        return getattr(graphs, name)
     from ..legacy import CUDA_TYPES
 
     if name in CUDA_TYPES:

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from .pool import BlockPool
 
-__all__ = ["GraphPool", "begin", "end", "release", "release_freeable", "check_not_capturing"]
+__all__ = ["GraphPool", "begin", "end", "release", "release_freeable", "check_not_capturing",
+           "guard", "active_captures"]
 
 
 class GraphPool:
@@ -98,6 +99,22 @@ def release_freeable(alloc) -> None:
                     alloc._release_block(block)
         if gp.segments == 0:
             del alloc._graph_pools[pool_id]
+
+
+# Captures under way in this process (gpu_tensor/cuda/graphs.py keeps it): what may not run
+# during one (a kernel compile, a host sync) checks it with `guard`, one int compare.
+active_captures = 0
+
+
+def guard(what: str) -> None:
+    """Raise torch-style when `what` would run during a CUDA graph capture."""
+    if active_captures:
+        raise RuntimeError(
+            f"{what} during CUDA graph capture: captured work only runs at replay, and a "
+            "capture cannot wait for the host, synchronize, load a new kernel or leave the "
+            "device. Warm the step up first (run it eagerly once or a few times on the "
+            "capture stream, as torch's docs ask: it compiles kernels and fills the "
+            "allocator), and read results after replay()")
 
 
 def check_not_capturing(alloc, what: str) -> None:
