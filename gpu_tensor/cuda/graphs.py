@@ -80,6 +80,7 @@ class CUDAGraph:
 
     def __init__(self, keep_graph: bool = False):
         self._graph = None  # the cupy.cuda.Graph, once captured
+        self._launch = None  # backend.graph_launcher(device): replay's one call
         self._pool_id = None
         self._stream = None  # the capturing stream (its handle) while capturing
         self._index = None
@@ -131,13 +132,14 @@ class CUDAGraph:
                 "the host, synchronized or allocated outside the graph; warm the step up "
                 "first and keep host reads (.item(), .cpu(), printing) out of it") from exc
         self._allocator.end_allocate_to_pool(self._pool_id)
+        self._launch = _streams._backend().graph_launcher(self._index)
 
     def replay(self) -> None:
         """Launch the captured work on the current stream (one call)."""
-        if self._graph is None:
+        graph = self._graph
+        if graph is None:
             raise RuntimeError("replay() needs a captured graph: capture one first")
-        stream = _streams.current_stream(self._index)
-        _streams._backend().launch_graph(self._graph, stream._handle)
+        self._launch(graph)
 
     def reset(self) -> None:
         """Drop the graph; its private memory returns to the cache once no graph shares it."""

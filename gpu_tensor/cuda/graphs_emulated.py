@@ -110,7 +110,11 @@ class EmulatedCUDAGraph(CUDAGraph):
         for p, _ in self._grads:
             p.grad = None  # the graphed backward writes a fresh gradient, as at capture
         namespace = dict(self._namespace)
-        exec(self._code, namespace)  # noqa: S102 - the user's own block, recorded at capture
+        _active.append(self)  # the block sees itself captured, as it did at capture
+        try:
+            exec(self._code, namespace)  # noqa: S102 - the user's own block, from capture
+        finally:
+            _active.remove(self)
         with gt.no_grad():
             for name, static in self._statics.items():
                 new = namespace.get(name)
