@@ -13,6 +13,10 @@ from .memory import __all__ as _memory_all
 from .streams import *  # noqa: F403
 from .streams import __all__ as _streams_all
 
+# CUDA graphs (graphs.py), built on the public API: loaded on first use (__getattr__)
+_GRAPHS = ("CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+           "make_graphed_callables")
+
 __all__ = [
     "memory",
     "empty_host_cache",
@@ -20,11 +24,8 @@ __all__ = [
     *_device_all,
     *_memory_all,
     *_streams_all,
-    # CUDA graphs (graphs.py), built on the public API: loaded on first use (__getattr__)
-    "CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
-    "make_graphed_callables",
+    *_GRAPHS,
 ]
-_GRAPHS = frozenset(__all__[-5:])
 
 
 def __getattr__(name):
