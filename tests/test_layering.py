@@ -35,7 +35,7 @@ LAYERS = [
     # built on the public API
     ["nn", "nn.*", "optim", "optim.*", "distributed", "distributed.*", "accelerator",
      "utils", "utils.*", "testing", "testing.*", "legacy", "linalg",
-     "cuda.graphs", "cuda.graphs_emulated"],  # CUDA graphs record and replay whole steps
+     "cuda.graphs", "cuda.graphs_emulated", "cuda.graphed_callables"],  # CUDA graphs record and replay whole steps
     ["cli", "cli.*", "__main__"],
 ]
 # The only imports that go up a layer: function-local, each for a reason.

@@ -34,7 +34,8 @@ from gpu_tensor import device as _device
 
 from . import streams as _streams
 
-__all__ = ["CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing"]
+__all__ = ["CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+           "make_graphed_callables"]
 
 _MODES = {"global": 0, "thread_local": 1, "relaxed": 2}  # cudaStreamCaptureMode
 _ids = itertools.count(1)  # torch's uid: a graph's pool is (id, 0), a handle's (0, id)
@@ -229,3 +230,11 @@ class graph:  # noqa: N801 - torch's name
 # cudaErrorStreamCaptureUnsupported, Invalidated, Merge, Unmatched, Unjoined, Isolation,
 # Implicit, CapturedEvent, WrongThread (driver_types.h)
 _CAPTURE_STATUSES = frozenset(range(900, 909))
+
+
+def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
+                           allow_unused_input: bool = False, pool=None):
+    """torch.cuda.make_graphed_callables: see graphed_callables.py."""
+    from .graphed_callables import make_graphed_callables as make
+
+    return make(callables, sample_args, num_warmup_iters, allow_unused_input, pool)
