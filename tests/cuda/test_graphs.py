@@ -21,7 +21,7 @@ SIM = _device.cuda_is_simulated()
 needs_sim = pytest.mark.skipif(not SIM, reason="stream capture exists on real and simulated "
                                "CUDA (the sim tier runs this); emulated cuda records Python")
 PKG = os.path.dirname(gt.__file__)
-SIM_PKG = os.path.join(PKG, "testing")
+SIM_PKG = (os.path.join(PKG, "testing"), os.path.join(PKG, "kernel", "emulate.py"))
 
 
 def _mlp():
