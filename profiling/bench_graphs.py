@@ -130,37 +130,42 @@ def _torch_steps(suite: Suite, case: str, width: int) -> None:
         for impl in ("torch eager", "torch graphed"):
             suite.skip(case, impl, suite.peer_reason("torch_cuda"))
         return
-    torch = suite.torch
     for graphed in (False, True):
-        torch.manual_seed(0)
-        mods = []
-        for _ in range(LAYERS - 1):
-            mods += [torch.nn.Linear(width, width), torch.nn.ReLU()]
-        model = torch.nn.Sequential(*mods, torch.nn.Linear(width, CLASSES)).cuda()
-        opt = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=True)
-        x = torch.randn(BATCH, width, device="cuda")
-        y = torch.randint(0, CLASSES, (BATCH,), device="cuda")
-
-        def step():
-            opt.zero_grad(set_to_none=True)
-            torch.nn.functional.cross_entropy(model(x), y).backward()
-            opt.step()
-
-        if graphed:
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    step()
-            torch.cuda.current_stream().wait_stream(side)
-            opt.zero_grad(set_to_none=True)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                torch.nn.functional.cross_entropy(model(x), y).backward()
-                opt.step()
-            step = g.replay
+        step = _torch_step(suite.torch, width, graphed)
         suite.record(case, "torch graphed" if graphed else "torch eager",
                      suite.time(step, sync="cuda", repeat=suite.choose(50, 10)))
+
+
+def _torch_step(torch, width: int, graphed: bool):
+    """torch's step, eager or captured as its docs show (warm-up on a side stream)."""
+    torch.manual_seed(0)
+    mods = []
+    for _ in range(LAYERS - 1):
+        mods += [torch.nn.Linear(width, width), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*mods, torch.nn.Linear(width, CLASSES)).cuda()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=True)
+    x = torch.randn(BATCH, width, device="cuda")
+    y = torch.randint(0, CLASSES, (BATCH,), device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    if not graphed:
+        return step
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    opt.zero_grad(set_to_none=True)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    return g.replay
 
 
 def main(argv=None):
