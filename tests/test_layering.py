@@ -44,6 +44,7 @@ LAYERS = [
      "ao", "ao.*", "quantization",  # torch.ao.quantization: observers, quantize_dynamic
      "serialization", "serialization.*",  # gt.save / gt.load (issue 28)
      "functional", "inplace_functions",  # torch.functional, torch.sin_ & co
+     "cuda.graphs", "cuda.graphs_emulated", "cuda.graphed_callables",  # CUDA graphs
      ],
     ["cli", "cli.*", "__main__"],
 ]
@@ -56,6 +57,7 @@ UPWARD = {
     ("cuda", "legacy"): "gt.cuda.FloatTensor and the other legacy types, made on first use",
     ("cuda", "ops.random"): "gt.cuda.manual_seed seeds the one generator, when called",
     ("ops.softmax", "autograd.composite"): "softmax records torch's one node, when it records",
+    ("cuda", "cuda.graphs"): "gt.cuda.CUDAGraph & co, built on the public API, on first use",
 }
 CUPY_ALLOWED = ["backends.*", "kernel.compile", "kernel.nvrtc", "fusion.compile",
                 "testing.sim.*"]  # the simulated CuPy binds against the real one

@@ -209,6 +209,37 @@ class CupyStreams:
         with self._cp.cuda.Device(device):
             self._rt.deviceSynchronize()
 
+    # stream capture (gpu_tensor/cuda/graphs.py): cupy's Stream.begin_capture/end_capture
+    def begin_capture(self, handle, mode: int) -> None:
+        with self._device_of(handle):
+            _raw(handle).begin_capture(mode)
+
+    def end_capture(self, handle):
+        """The captured cupy.cuda.Graph (raises when the capture was invalidated)."""
+        with self._device_of(handle):
+            return _raw(handle).end_capture()
+
+    def is_capturing(self, handle) -> bool:
+        if _raw(handle).ptr in (0, 1):  # the legacy stream never captures
+            return False
+        with self._device_of(handle):
+            return bool(_raw(handle).is_capturing())
+
+    def graph_launcher(self, device: int):
+        """f(graph): launch a captured graph on `device`'s current stream. The replay hot
+        path: two cupy calls when `device` is current, nothing of ours in between."""
+        cuda = self._cp.cuda
+        get_device, current = self._rt.getDevice, cuda.get_current_stream
+
+        def launch(graph) -> None:
+            if get_device() == device:
+                graph.launch(current(device))
+            else:
+                with cuda.Device(device):
+                    graph.launch(current(device))
+
+        return launch
+
     def priority_range(self) -> tuple[int, int]:
         if self._range is None:
             self._range = self._query_priority_range()

@@ -18,6 +18,7 @@ from .._grad import differentiable
 from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
+from ..memory import graph_pool as _graph_pool  # bounds checks read the host: not in a capture
 
 __all__ = ["index_add", "index_copy", "index_fill", "masked_scatter", "put", "take_along_dim",
            "scatter_reduce", "nonzero_static", "argwhere", "repeat_interleave", "diff",
@@ -67,7 +68,7 @@ def index_fill(input, dim, index, value):
     bk = get_backend(input.device)
     d = dim % max(input.ndim, 1)
     n = input.shape[d] if input.ndim else 1
-    if index.numel() and (int(index.max()) >= n or int(index.min()) < -n):
+    if index.numel() and not _graph_pool.active_captures and (int(index.max()) >= n or int(index.min()) < -n):
         raise IndexError(f"index_fill(): index out of range for dimension {dim} with size {n}")
     hit = bk.xp.zeros(n, bool)
     hit[index._data.reshape(-1)] = True
@@ -140,7 +141,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     key = tuple(grid)
     vals = host(src._data)[tuple(slice(0, n) for n in index.shape)]
     n = input.shape[dim % input.ndim]
-    if index.numel() and (int(index.max()) >= n or int(index.min()) < -n):
+    if index.numel() and not _graph_pool.active_captures and (int(index.max()) >= n or int(index.min()) < -n):
         raise RuntimeError(f"scatter_reduce(): index out of bounds for dimension {dim} with "
                            f"size {n}")
     if not include_self:

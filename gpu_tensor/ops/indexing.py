@@ -19,6 +19,7 @@ from .._grad import differentiable
 from .._host_memory import host_memory, memory_error
 from .._tensor import Tensor
 from ..backends import PIECE, get_backend
+from ..memory import graph_pool as _graph_pool  # bounds checks read the host: not in a capture
 from ._index_plan import empty_basic, empty_slice, none_strides, split_advanced
 from ._inplace import check_writable
 
@@ -460,7 +461,7 @@ def gather(input, dim, index):
     b = get_backend(input.device)
     ia = _device_array(input, index)
     n = input.shape[d] if input.ndim else 1
-    if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
+    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < -n):
         raise RuntimeError(f"gather(): index out of bounds for dimension {d} with size {n}")
     src = input._data if input.ndim else input._data.reshape(1)
     ia = ia if ia.ndim else ia.reshape(1)
@@ -477,7 +478,7 @@ def scatter_(self, dim, index, src=None, value=None, reduce=None):
     b = get_backend(self.device)
     ia = _device_array(self, index)
     n = self.shape[d] if self.ndim else 1
-    if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
+    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < -n):
         raise RuntimeError(f"scatter(): index out of bounds for dimension {d} with size {n}")
     grid = _index_grid(b, ia, d)
     if src is None:
@@ -561,7 +562,7 @@ def index_select(input, dim, index):
     b = get_backend(input.device)
     ia = _device_array(input, index).reshape(-1)
     n = input.shape[d] if input.ndim else 1
-    if ia.size and (int(ia.max()) >= n or int(ia.min()) < 0):  # torch: no negative wrap
+    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < 0):  # torch: no negative wrap
         raise IndexError(f"index_select(): index out of range in self (dimension {d}, size {n})")
     src = input._data if input.ndim else input._data.reshape(1)
     arr, st = b.adopt(_take(b, src, ia, d))
@@ -641,7 +642,7 @@ def take(input, index):
     b = get_backend(input.device)
     ia = _device_array(input, index)
     n = input.numel()
-    if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
+    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < -n):
         raise IndexError(f"take(): index out of range for tensor of {n} elements")
     arr, st = b.adopt(_take(b, input._data.reshape(-1), ia, 0))
     return Tensor._make(arr, input.device, input.dtype, st)

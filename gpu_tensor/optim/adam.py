@@ -45,20 +45,29 @@ class Adam(Optimizer):
             if p.grad is None:
                 continue
             state = self.state[p]
+            capturable = group["capturable"] and p.device.type == "cuda"
             if not state:
-                state["step"] = gt.tensor(0.0, device="cpu")  # host-side: read every step
+                # host-side unless capturable: read every step. capturable (torch's flag,
+                # for CUDA graphs): the count and the bias corrections stay on the device,
+                # so a replayed step computes them afresh instead of replaying constants.
+                state["step"] = gt.tensor(0.0, device=p.device if capturable else "cpu")
                 state["exp_avg"] = gt.zeros_like(p)
                 state["exp_avg_sq"] = gt.zeros_like(p)
                 if amsgrad:
                     state["max_exp_avg_sq"] = gt.zeros_like(p)
             amp = self._amp_args()  # GradScaler's (inv_scale, found_inf): skip on the device
-            if amp is None:
-                state["step"].add_(1)
-                step = float(state["step"].item())
-                step_size = lr / (1 - beta1 ** step)
-                bc2_sqrt = math.sqrt(1 - beta2 ** step)
-            else:  # the count and the corrections stay on the device (fused.py)
+            if amp is not None:  # the count and the corrections stay on the device (fused.py)
                 step_size, bc2_sqrt = adam_amp_corrections(state, p, amp[1], lr, beta1, beta2)
+            else:
+                state["step"].add_(1)
+                if capturable:
+                    step_t = state["step"]
+                    step_size = lr / (1 - beta1 ** step_t)  # 0-d device tensors: kernel operands
+                    bc2_sqrt = (1 - beta2 ** step_t).sqrt()
+                else:
+                    step = float(state["step"].item())
+                    step_size = lr / (1 - beta1 ** step)
+                    bc2_sqrt = math.sqrt(1 - beta2 ** step)
             m, v = state["exp_avg"], state["exp_avg_sq"]
             vmax = state.get("max_exp_avg_sq")
             if self._use_fused(group, p):
@@ -82,7 +91,10 @@ class Adam(Optimizer):
                 denom = vmax.sqrt() / bc2_sqrt + eps
             else:
                 denom = v.sqrt() / bc2_sqrt + eps
-            p.add_(m / denom, alpha=-step_size)
+            if capturable:
+                p.sub_(m / denom * step_size)
+            else:
+                p.add_(m / denom, alpha=-step_size)
 
 
 class AdamW(Adam):

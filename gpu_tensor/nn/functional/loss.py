@@ -10,6 +10,7 @@ import warnings
 
 import gpu_tensor as gt
 from gpu_tensor.autograd.composite import composite
+from gpu_tensor.memory import graph_pool as _graph_pool
 
 from .activation import log_softmax
 
@@ -115,7 +116,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     target = target.long()
     keep = target != ignore_index
     safe = gt.where(keep, target, 0)
-    if safe.numel() and (int(safe.max()) >= n_classes or int(safe.min()) < 0):
+    # the bounds check reads the targets on the host, which a CUDA graph capture cannot do
+    # (torch checks on the device there); a captured step is checked by its warm-up run
+    if safe.numel() and not _graph_pool.active_captures and (
+            int(safe.max()) >= n_classes or int(safe.min()) < 0):
         bad = int(target.masked_select(keep & ((target >= n_classes) | (target < 0)))[0])
         raise IndexError(f"Target {bad} is out of bounds.")
     if weight is not None:

@@ -34,6 +34,12 @@ CYTHON = {
     "cuda.runtime.eventRecord": "eventRecord(intptr_t event, intptr_t stream)",
     "cuda.runtime.eventQuery": "eventQuery(intptr_t event)",
     "cuda.runtime.streamQuery": "streamQuery(intptr_t stream)",
+    "cuda.runtime.streamBeginCapture":
+        "streamBeginCapture(intptr_t stream, int mode=streamCaptureModeRelaxed)",
+    "cuda.runtime.streamEndCapture": "streamEndCapture(intptr_t stream) -> intptr_t",
+    "cuda.runtime.streamIsCapturing": "streamIsCapturing(intptr_t stream) -> bool",
+    "cuda.runtime.graphLaunch": "graphLaunch(intptr_t graphExec, intptr_t stream)",
+    "cuda.runtime.graphUpload": "graphUpload(intptr_t graphExec, intptr_t stream)",
     "cuda.runtime.streamCreateWithPriority":
         "streamCreateWithPriority(unsigned int flags, int priority) -> intptr_t",
     "cuda.runtime.streamGetPriority": "streamGetPriority(intptr_t stream) -> int",
