@@ -59,9 +59,12 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
                                   "_use_new_zipfile_serialization=False is not supported")
     if pickle_protocol != 2:
         raise NotImplementedError("gt.save writes pickle protocol 2, as torch does")
+    opened = isinstance(f, (str, os.PathLike))
+    if not opened and not hasattr(f, "write"):  # torch's check, before anything is written
+        raise AttributeError(
+            "expected 'f' to be string, path, or a file-like object with a 'write' attribute")
     data = io.BytesIO()
     storages = dumps(obj, data)
-    opened = isinstance(f, (str, os.PathLike))
     fh = open(f, "wb") if opened else f
     try:
         out = ZipWriter(fh, archive_name(f))

@@ -245,6 +245,15 @@ def resolve(m, path):
     return getattr(obj, n, None) if obj is not None else None
 
 
+# calls that switch thread- or process-wide state (autocast on, its nesting): called with
+# the walk's tensors they would leave every later test under autocast, so they are not
+# called at all (a "skip" like any other op without a float tensor argument)
+STATEFUL = {"set_autocast_enabled", "set_autocast_dtype", "set_autocast_cpu_enabled",
+            "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "set_autocast_cache_enabled",
+            "autocast_increment_nesting", "autocast_decrement_nesting",
+            "clear_autocast_cache"}
+
+
 def walk(m, ops):
     """{name: (verdict, detail)} for `ops` (from public_ops) on module `m`."""
     result = {}
@@ -252,6 +261,9 @@ def walk(m, ops):
         f = resolve(m, path)
         if f is None:
             result[name] = ("absent", "")
+            continue
+        if path[0] == "" and path[1] in STATEFUL:
+            result[name] = ("skip", "switches autocast state: not called")
             continue
         short = path[1]
         inplace = path[0] == "Tensor" and short.endswith("_") and not short.endswith("__")

@@ -32,6 +32,10 @@ NO_HISTORY = {
     "histc", "Tensor.histc",
     # a float tensor's dequantize() is the tensor itself (torch's too)
     "dequantize", "Tensor.dequantize",
+    # given one tensor of enough dims, torch.functional returns it itself (torch's too)
+    "atleast_1d", "atleast_2d", "cartesian_prod", "chain_matmul",
+    # gt.detach_ (torch.detach_): cuts the history by definition
+    "detach_",
 }
 
 # in-place methods that leave the grad_fn unchanged, as torch's do
@@ -78,6 +82,11 @@ NOT_FLOAT_OPS = {
     "fake_quantize_per_channel_affine", "_int_mm", "Tensor.int_repr", "Tensor.q_scale",
     "Tensor.q_zero_point", "Tensor.q_per_channel_scales", "Tensor.q_per_channel_zero_points",
     "Tensor.q_per_channel_axis", "Tensor.qscheme",
+    "set_autocast_cache_enabled", "set_autocast_cpu_enabled", "set_autocast_enabled",
+    # files, shapes, index arithmetic: no float tensor argument
+    "save", "load", "broadcast_shapes", "unravel_index", "meshgrid",
+    # integer-only in-place module functions (torch.gcd_)
+    "gcd_", "lcm_",
 }
 
 # differentiable where a cuda device exists (emulated or real), a refusal where none does
