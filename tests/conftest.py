@@ -66,3 +66,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("cuda") is not None:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _no_mode_left_on():
+    """A test that leaves a per-thread mode on (autocast, a profiler) would put every later
+    test in the random order under it: fail that test by name instead, and switch autocast
+    back off so the rest of the run is clean. (Process-wide bits are the quantized tensors'
+    and live as long as a quantized tensor does: not checked here.)"""
+    yield
+    from gpu_tensor import _modes, set_autocast_enabled
+
+    if _modes._tls.on:
+        left = _modes._tls.on
+        for device_type in ("cpu", "cuda"):
+            set_autocast_enabled(device_type, False)
+        pytest.fail(f"this test left modes word bits {left:#x} on for its thread "
+                    "(autocast or a profiler still active)")
