@@ -8,9 +8,12 @@ import math
 import numpy as np
 
 from . import _args
+from . import _torch_samplers as _samplers
 from . import dtype as _dt
 from ._data import host_from_data
 from ._host_memory import host_memory
+from ._mt19937 import DEFAULT_SEED as _DEFAULT_SEED
+from ._mt19937 import MTStream
 from ._out import creation as creation_out
 from ._tensor import Tensor
 from .backends import PIECE, get_backend
@@ -25,15 +28,25 @@ __all__ = [
     "scalar_tensor", "empty_strided",
 ]
 
-_rng = np.random.default_rng()
+# The default generator's two parts: torch's cpu twister (rand, randn, randint, randperm,
+# the in-place samplers torch's numbers are reproduced for) and a numpy generator for the
+# distributions drawn with numpy's algorithms (multinomial, poisson, ...). Both reseed
+# together; ops/random.py wraps them as gt.default_generator.
+_mt = MTStream(_DEFAULT_SEED)
+_rng = np.random.default_rng(_DEFAULT_SEED)
 _make = Tensor._make  # a plain function: ~15 ns less than the staticmethod lookup per call
 
 
 def manual_seed(seed: int):
     """Seed the generator behind rand/randn/randint/randperm (all devices)."""
     global _rng
-    _rng = np.random.default_rng(int(seed))
+    _mt.reseed(int(seed))
+    _rng = np.random.default_rng(_mt.seed)
     return _rng
+
+
+def _stream(generator) -> MTStream:
+    return _mt if generator is None else generator._mt
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
@@ -75,6 +88,21 @@ def _generated(shp, dt, device, draw, then=None) -> Tensor:
         then(arr)
     if in_place:
         return Tensor._make(arr, dev, dt, st)
+    return _from_host(arr, dt, dev)
+
+
+def _sampled(shp, dt, device, fill) -> Tensor:
+    """A tensor of `shp` on `device` whose C-order values `fill(flat)` writes into a 1-d
+    host array (in pieces, _torch_samplers): into the result itself where the device's
+    arrays are host memory, else into a host array then copied over (same numbers)."""
+    dev = resolve(device)
+    b = get_backend(dev)
+    if b.xp is np:
+        arr, st = b.empty(shp, dt.np)
+        fill(arr.reshape(-1))
+        return Tensor._make(arr, dev, dt, st)
+    arr = np.empty(shp, dt.np)
+    fill(arr.reshape(-1))
     return _from_host(arr, dt, dev)
 
 
@@ -396,9 +424,9 @@ def rand(*size, out=None, dtype=None, device=None, requires_grad=False,
         return creation_out("rand", rand, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
     dt = _dtype_or_default(dtype)
     _need_float(dt, "rand")
-    rng = generator or _rng
-    return _finish(_generated(_size(size, "rand"), dt, device, lambda lo, k: rng.random(k)),
-                   requires_grad)
+    st = _stream(generator)
+    return _finish(_sampled(_size(size, "rand"), dt, device,
+                           lambda flat: _samplers.fill_uniform(st, flat)), requires_grad)
 
 
 @host_memory
@@ -408,9 +436,9 @@ def randn(*size, out=None, dtype=None, device=None, requires_grad=False,
         return creation_out("randn", randn, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
     dt = _dtype_or_default(dtype)
     _need_float(dt, "randn")
-    rng = generator or _rng
-    return _finish(_generated(_size(size, "randn"), dt, device,
-                              lambda lo, k: rng.standard_normal(k)), requires_grad)
+    st = _stream(generator)
+    return _finish(_sampled(_size(size, "randn"), dt, device,
+                           lambda flat: _samplers.fill_normal(st, flat)), requires_grad)
 
 
 def _need_float(dt, name):
@@ -442,9 +470,10 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
     dt = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
-    rng = generator or _rng
-    return _finish(_generated(_size((size,), "randint"), dt, device,
-                              lambda lo, k: rng.integers(low, high, k)), requires_grad)
+    st = _stream(generator)
+    return _finish(_sampled(_size((size,), "randint"), dt, device,
+                           lambda flat: _samplers.fill_randint(st, flat, low, high)),
+                   requires_grad)
 
 
 @host_memory
@@ -453,10 +482,10 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
     n = _args.int_arg(n, "randperm", "n")
     if n < 0:
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
-    # numpy's permutation(n) is arange(n) shuffled in place, and a shuffle moves the same
-    # positions whatever the dtype: done in the result itself, it needs no host copy
-    return _finish(_generated((n,), dt, device, lambda lo, k: np.arange(lo, lo + k),
-                              (generator or _rng).shuffle), requires_grad)
+    perm = _samplers.randperm(_stream(generator), n)  # torch's swaps, in int64
+    return _finish(_sampled((n,), dt, device,
+                           lambda flat: np.copyto(flat, perm, casting="unsafe")),
+                   requires_grad)
 
 
 def _like(fn, input, dtype, device, requires_grad, *args, memory_format=None):

@@ -1,0 +1,164 @@
+"""torch's cpu transforms from twister words to samples, written into flat host arrays.
+
+Each `fill_*` writes the values torch's cpu kernel would write into a tensor of
+`flat.size` elements (C order) after the same generator state, in pieces of PIECE values
+so that no temporary grows with the tensor. The rules, read from ATen's
+DistributionsHelper.h and cpu/DistributionTemplates.h and checked against torch 2.13:
+
+- uniform: float64 takes a 64-bit draw's low 53 bits times 2**-53; every other dtype a
+  32-bit draw's low 24 bits times 2**-24, then `x * (to - from) + from` fused (FMA) in
+  float, rounded to the dtype; a value that rounds up to `to` becomes `from`.
+- normal, >= 16 contiguous elements: uniforms for the whole tensor, Box-Muller on each
+  block of 16 (u1 = 1 - first 8, u2 = last 8), and when the size is not a multiple of 16
+  the last 16 values are redone from 16 fresh uniforms. float32 takes torch's AVX2 kernel
+  (avx_mathfun's cephes log and sincos with its FMA contractions, _cephes_f32.py);
+  float64 glibc's log (numpy's differs in the last bit now and then), cos and sin.
+- normal, fewer or strided: one double Box-Muller pair per two values, the second kept
+  on the generator for the next call (torch's normal_distribution<double>).
+- randint/random_(from, to): a 32-bit word modulo the range plus `from`, or a 64-bit one
+  when the range is >= 2**28 (any dtype; measured on torch 2.13, which moved this
+  threshold down from the 2**32 its older sources show).
+- bernoulli(p number): a float64 uniform < p; p a tensor: float64 uniform for float64 p,
+  float32 uniform (24 bits) otherwise.
+- randperm(n): identity then swap i with i + word % (n - i) for n < 2**32 / 20; above,
+  the inside-out shuffle with 64-bit words modulo i + 1.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._cephes_f32 import log_ps, sincos_ps
+from .backends.base import PIECE
+
+__all__ = ["fill_uniform", "fill_normal", "fill_randint", "fill_bernoulli", "randperm",
+           "uniform01"]
+
+_M24 = np.uint32((1 << 24) - 1)
+_M53 = np.uint64((1 << 53) - 1)
+
+
+def uniform01(stream, k, double):
+    """k uniforms in [0, 1): float64 from 53 bits when `double`, else float32 from 24."""
+    if double:
+        return (stream.words64(k) & _M53).astype(np.float64) * 2.0 ** -53
+    return (stream.words(k) & _M24).astype(np.float32) * np.float32(2.0 ** -24)
+
+
+def _pieces(n):
+    for lo in range(0, n, PIECE):
+        yield lo, min(PIECE, n - lo)
+
+
+def fill_uniform(stream, flat, low=0.0, high=1.0):
+    dt = flat.dtype
+    double = dt == np.float64
+    if double:
+        lo_, hi_ = float(low), float(high)
+    else:  # from/to cast to the dtype, the arithmetic in float
+        lo_ = np.float32(np.asarray(low).astype(dt))
+        hi_ = np.float32(np.asarray(high).astype(dt))
+    span = hi_ - lo_
+    top = np.asarray(hi_).astype(dt)
+    for lo, k in _pieces(flat.shape[0]):
+        x = uniform01(stream, k, double)
+        if double:
+            v = x if (lo_, hi_) == (0.0, 1.0) else x * span + lo_
+        else:  # a 24-bit times a 24-bit product is exact in float64: one rounding, as FMA
+            v = (x.astype(np.float64) * np.float64(span) + np.float64(lo_)).astype(np.float32)
+        v = v.astype(dt)
+        v[v >= top] = np.asarray(lo_).astype(dt)
+        flat[lo:lo + k] = v
+
+
+def _box_muller16(u, mean, std):
+    """torch's normal_fill_16 over rows of 16 uniforms (in place on a (m, 16) array)."""
+    if u.dtype == np.float32:
+        rad = np.sqrt(np.float32(-2) * log_ps(np.float32(1) - u[:, :8]))
+        s, c = sincos_ps(np.float32(2.0 * math.pi) * u[:, 8:])
+        m, sd = np.float64(np.float32(mean)), np.float64(np.float32(std))
+        u[:, :8] = ((rad * c).astype(np.float64) * sd + m).astype(np.float32)  # FMA
+        u[:, 8:] = ((rad * s).astype(np.float64) * sd + m).astype(np.float32)
+        return u
+    u1 = 1.0 - u[:, :8]
+    logs = np.fromiter(map(math.log, u1.ravel().tolist()), np.float64, u1.size)
+    rad = np.sqrt(-2.0 * logs.reshape(u1.shape))
+    theta = 2.0 * math.pi * u[:, 8:]
+    u[:, :8] = rad * np.cos(theta) * std + mean
+    u[:, 8:] = rad * np.sin(theta) * std + mean
+    return u
+
+
+def fill_normal(stream, flat, mean=0.0, std=1.0, contiguous=True):
+    n = flat.shape[0]
+    if n < 16 or not contiguous:
+        flat[:] = _scalar_normals(stream, n, mean, std)
+        return
+    # float32 and float64 take their own kernels; half and bfloat16 are drawn as float32
+    # (torch's Half kernel is not reproduced bit for bit)
+    work = np.float64 if flat.dtype == np.float64 else np.float32
+    double = work is np.float64
+    for lo, k in _pieces(n):
+        u = uniform01(stream, k, double)
+        whole = k // 16 * 16  # (PIECE is a multiple of 16: only the last piece has a rest)
+        if whole:
+            flat[lo:lo + whole] = _box_muller16(u[:whole].reshape(-1, 16), mean, std).ravel()
+    if n % 16:
+        u = uniform01(stream, 16, double).reshape(1, 16)
+        flat[n - 16:] = _box_muller16(u, mean, std).ravel()
+
+
+def _scalar_normals(stream, n, mean, std):
+    out = np.empty(n, np.float64)
+    for i in range(n):
+        if stream.next_double_normal is not None:
+            out[i] = stream.next_double_normal * std + mean
+            stream.next_double_normal = None
+            continue
+        u1, u2 = uniform01(stream, 2, True).tolist()
+        r = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        stream.next_double_normal = r * math.sin(theta)
+        out[i] = r * math.cos(theta) * std + mean
+    return out
+
+
+def fill_randint(stream, flat, low, high):
+    span = int(high) - int(low)
+    wide = span >= 1 << 28
+    for lo, k in _pieces(flat.shape[0]):
+        w = stream.words64(k) if wide else stream.words(k).astype(np.uint64)
+        v = (w % np.uint64(span)).astype(np.int64) + np.int64(low)
+        np.copyto(flat[lo:lo + k], v, casting="unsafe")
+
+
+def fill_bernoulli(stream, flat, p):
+    """p a number, or a flat float array of flat's size (a probability each)."""
+    per = isinstance(p, np.ndarray)
+    double = not per or p.dtype == np.float64
+    for lo, k in _pieces(flat.shape[0]):
+        u = uniform01(stream, k, double)
+        q = p[lo:lo + k].astype(u.dtype) if per else p
+        np.copyto(flat[lo:lo + k], u < q, casting="unsafe")
+
+
+def randperm(stream, n):
+    """torch's cpu randperm(n) as an int64 array."""
+    if n < (1 << 32) // 20:
+        perm = list(range(n))
+        if n > 1:
+            w = stream.words(n - 1).astype(np.int64)
+            z = (w % np.arange(n, 1, -1, dtype=np.int64)).tolist()
+            for i, zi in enumerate(z):
+                j = i + zi
+                perm[i], perm[j] = perm[j], perm[i]
+        return np.array(perm, np.int64)
+    perm = np.empty(n, np.int64)
+    for lo, k in _pieces(n):
+        z = (stream.words64(k) % np.arange(lo + 1, lo + k + 1, dtype=np.uint64)).tolist()
+        for i, zi in enumerate(z, lo):
+            perm[i] = perm[zi]
+            perm[zi] = i
+    return perm
