@@ -1,7 +1,7 @@
 """torch's cpu transforms from twister words to samples, written into flat host arrays.
 
 Each `fill_*` writes the values torch's cpu kernel would write into a tensor of
-`flat.size` elements (C order) after the same generator state, in pieces of PIECE values
+`flat.size` elements (C order) after the same generator state, in pieces of PIECE / 8 values
 so that no temporary grows with the tensor. The rules, read from ATen's
 DistributionsHelper.h and cpu/DistributionTemplates.h and checked against torch 2.13:
 
@@ -33,7 +33,7 @@ import numpy as np
 from ._cephes_f32 import log_ps, sincos_ps
 from .backends.base import PIECE
 
-__all__ = ["fill_uniform", "fill_normal", "fill_randint", "fill_bernoulli", "randperm",
+__all__ = ["fill_uniform", "fill_normal", "fill_randint", "fill_bernoulli", "fill_randperm",
            "uniform01"]
 
 _M24 = np.uint32((1 << 24) - 1)
@@ -47,9 +47,33 @@ def uniform01(stream, k, double):
     return (stream.words(k) & _M24).astype(np.float32) * np.float32(2.0 ** -24)
 
 
-def _pieces(n):
-    for lo in range(0, n, PIECE):
-        yield lo, min(PIECE, n - lo)
+def _fma64(x, y, z):
+    """x * y + z for float64 arrays with (almost always) one rounding, as the FMA torch's
+    compiler emits: the product's rounding error recovered exactly (Dekker's split) and
+    folded in with the sum's (Knuth's two-sum)."""
+    p = x * y
+
+    def split(a):
+        c = 134217729.0 * a  # 2**27 + 1
+        hi = c - (c - a)
+        return hi, a - hi
+
+    xh, xl = split(x)
+    yh, yl = split(np.float64(y))
+    e = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+    s = p + z
+    bb = s - p
+    t = (p - (s - bb)) + (z - bb)
+    return s + (t + e)
+
+
+_STEP = PIECE // 8  # values per piece: the transforms' temporaries stay well under
+#                     a PIECE-sized result buffer (a multiple of 16, for normal's rows)
+
+
+def _pieces(n, step=_STEP):
+    for lo in range(0, n, step):
+        yield lo, min(step, n - lo)
 
 
 def fill_uniform(stream, flat, low=0.0, high=1.0):
@@ -65,7 +89,7 @@ def fill_uniform(stream, flat, low=0.0, high=1.0):
     for lo, k in _pieces(flat.shape[0]):
         x = uniform01(stream, k, double)
         if double:
-            v = x if (lo_, hi_) == (0.0, 1.0) else x * span + lo_
+            v = x if (lo_, hi_) == (0.0, 1.0) else _fma64(x, span, lo_)
         else:  # a 24-bit times a 24-bit product is exact in float64: one rounding, as FMA
             v = (x.astype(np.float64) * np.float64(span) + np.float64(lo_)).astype(np.float32)
         v = v.astype(dt)
@@ -86,8 +110,8 @@ def _box_muller16(u, mean, std):
     logs = np.fromiter(map(math.log, u1.ravel().tolist()), np.float64, u1.size)
     rad = np.sqrt(-2.0 * logs.reshape(u1.shape))
     theta = 2.0 * math.pi * u[:, 8:]
-    u[:, :8] = rad * np.cos(theta) * std + mean
-    u[:, 8:] = rad * np.sin(theta) * std + mean
+    u[:, :8] = _fma64(rad * np.cos(theta), std, mean)
+    u[:, 8:] = _fma64(rad * np.sin(theta), std, mean)
     return u
 
 
@@ -102,7 +126,7 @@ def fill_normal(stream, flat, mean=0.0, std=1.0, contiguous=True):
     double = work is np.float64
     for lo, k in _pieces(n):
         u = uniform01(stream, k, double)
-        whole = k // 16 * 16  # (PIECE is a multiple of 16: only the last piece has a rest)
+        whole = k // 16 * 16  # (_STEP is a multiple of 16: only the last piece has a rest)
         if whole:
             flat[lo:lo + whole] = _box_muller16(u[:whole].reshape(-1, 16), mean, std).ravel()
     if n % 16:
@@ -111,18 +135,18 @@ def fill_normal(stream, flat, mean=0.0, std=1.0, contiguous=True):
 
 
 def _scalar_normals(stream, n, mean, std):
-    out = np.empty(n, np.float64)
+    base = np.empty(n, np.float64)
     for i in range(n):
         if stream.next_double_normal is not None:
-            out[i] = stream.next_double_normal * std + mean
+            base[i] = stream.next_double_normal
             stream.next_double_normal = None
             continue
         u1, u2 = uniform01(stream, 2, True).tolist()
         r = math.sqrt(-2.0 * math.log1p(-u2))
         theta = 2.0 * math.pi * u1
         stream.next_double_normal = r * math.sin(theta)
-        out[i] = r * math.cos(theta) * std + mean
-    return out
+        base[i] = r * math.cos(theta)
+    return _fma64(base, std, mean)
 
 
 def fill_randint(stream, flat, low, high):
@@ -144,21 +168,25 @@ def fill_bernoulli(stream, flat, p):
         np.copyto(flat[lo:lo + k], u < q, casting="unsafe")
 
 
-def randperm(stream, n):
-    """torch's cpu randperm(n) as an int64 array."""
-    if n < (1 << 32) // 20:
-        perm = list(range(n))
-        if n > 1:
-            w = stream.words(n - 1).astype(np.int64)
-            z = (w % np.arange(n, 1, -1, dtype=np.int64)).tolist()
-            for i, zi in enumerate(z):
-                j = i + zi
-                perm[i], perm[j] = perm[j], perm[i]
-        return np.array(perm, np.int64)
-    perm = np.empty(n, np.int64)
+def fill_randperm(stream, flat):
+    """torch's cpu randperm(flat.size), written into flat (any dtype holding the indices).
+    The swaps run on flat's raw bits (an unsigned view through a memoryview: Python ints,
+    no dtype arithmetic), so no buffer of the result's size is made."""
+    n = flat.shape[0]
     for lo, k in _pieces(n):
+        np.copyto(flat[lo:lo + k], np.arange(lo, lo + k), casting="unsafe")
+    bits = memoryview(flat.view(f"u{flat.dtype.itemsize}"))
+    if n < (1 << 32) // 20:
+        for lo, k in _pieces(n - 1 if n > 1 else 0, _STEP // 8):  # (Python ints: 40 B)
+            w = stream.words(k).astype(np.int64)
+            z = (w % np.arange(n - lo, n - lo - k, -1, dtype=np.int64)).tolist()
+            for i, zi in enumerate(z, lo):
+                j = i + zi
+                bits[i], bits[j] = bits[j], bits[i]
+        return
+    # the inside-out shuffle, torch's choice for huge n (64-bit draws against the skew)
+    for lo, k in _pieces(n, _STEP // 8):
         z = (stream.words64(k) % np.arange(lo + 1, lo + k + 1, dtype=np.uint64)).tolist()
         for i, zi in enumerate(z, lo):
-            perm[i] = perm[zi]
-            perm[zi] = i
-    return perm
+            bits[i] = bits[zi]
+            bits[zi] = int(np.asarray(i).astype(flat.dtype).view(f"u{flat.dtype.itemsize}"))

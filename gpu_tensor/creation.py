@@ -482,10 +482,9 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
     n = _args.int_arg(n, "randperm", "n")
     if n < 0:
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
-    perm = _samplers.randperm(_stream(generator), n)  # torch's swaps, in int64
+    st = _stream(generator)
     return _finish(_sampled((n,), dt, device,
-                           lambda flat: np.copyto(flat, perm, casting="unsafe")),
-                   requires_grad)
+                            lambda flat: _samplers.fill_randperm(st, flat)), requires_grad)
 
 
 def _like(fn, input, dtype, device, requires_grad, *args, memory_format=None):
