@@ -12,7 +12,8 @@ DistributionsHelper.h and cpu/DistributionTemplates.h and checked against torch 
   block of 16 (u1 = 1 - first 8, u2 = last 8), and when the size is not a multiple of 16
   the last 16 values are redone from 16 fresh uniforms. float32 takes torch's AVX2 kernel
   (avx_mathfun's cephes log and sincos with its FMA contractions, _cephes_f32.py);
-  float64 glibc's log (numpy's differs in the last bit now and then), cos and sin.
+  float64 glibc's log (numpy's differs in the last bit now and then), cos and sin;
+  half and bfloat16 float32's, rounded, with their own tail (fill_normal).
 - normal, fewer or strided: one double Box-Muller pair per two values, the second kept
   on the generator for the next call (torch's normal_distribution<double>).
 - randint/random_(from, to): a 32-bit word modulo the range plus `from`, or a 64-bit one
@@ -20,6 +21,7 @@ DistributionsHelper.h and cpu/DistributionTemplates.h and checked against torch 
   threshold down from the 2**32 its older sources show).
 - bernoulli(p number): a float64 uniform < p; p a tensor: float64 uniform for float64 p,
   float32 uniform (24 bits) otherwise.
+- exponential_(lambda): -1/lambda * log1p(-u), u a float64 uniform.
 - randperm(n): identity then swap i with i + word % (n - i) for n < 2**32 / 20; above,
   the inside-out shuffle with 64-bit words modulo i + 1.
 """
@@ -34,6 +36,7 @@ from ._cephes_f32 import log_ps, sincos_ps
 from .backends.base import PIECE
 
 __all__ = ["fill_uniform", "fill_normal", "fill_randint", "fill_bernoulli", "fill_randperm",
+           "fill_exponential",
            "uniform01"]
 
 _M24 = np.uint32((1 << 24) - 1)
@@ -120,18 +123,21 @@ def fill_normal(stream, flat, mean=0.0, std=1.0, contiguous=True):
     if n < 16 or not contiguous:
         flat[:] = _scalar_normals(stream, n, mean, std)
         return
-    # float32 and float64 take their own kernels; half and bfloat16 are drawn as float32
-    # (torch's Half kernel is not reproduced bit for bit)
-    work = np.float64 if flat.dtype == np.float64 else np.float32
-    double = work is np.float64
+    # half and bfloat16 run float32's kernel and round, but their last 16 values reuse the
+    # partial block's uniforms and draw only the rest (measured on torch 2.13)
+    reduced = flat.dtype not in (np.float32, np.float64)
+    double = flat.dtype == np.float64
+    rest = None
     for lo, k in _pieces(n):
         u = uniform01(stream, k, double)
         whole = k // 16 * 16  # (_STEP is a multiple of 16: only the last piece has a rest)
         if whole:
             flat[lo:lo + whole] = _box_muller16(u[:whole].reshape(-1, 16), mean, std).ravel()
+        rest = u[whole:]
     if n % 16:
-        u = uniform01(stream, 16, double).reshape(1, 16)
-        flat[n - 16:] = _box_muller16(u, mean, std).ravel()
+        fresh = uniform01(stream, 16 - rest.size if reduced else 16, double)
+        u = np.concatenate([rest, fresh]) if reduced else fresh
+        flat[n - 16:] = _box_muller16(u.reshape(1, 16), mean, std).ravel()
 
 
 def _scalar_normals(stream, n, mean, std):
@@ -147,6 +153,16 @@ def _scalar_normals(stream, n, mean, std):
         stream.next_double_normal = r * math.sin(theta)
         base[i] = r * math.cos(theta)
     return _fma64(base, std, mean)
+
+
+def fill_exponential(stream, flat, lambd):
+    """-1/lambda * log1p(-u) over float64 uniforms, glibc's log1p (numpy's can differ in
+    the last bit), rounded to flat's dtype."""
+    scale = -1.0 / lambd
+    for lo, k in _pieces(flat.shape[0]):
+        u = uniform01(stream, k, True).tolist()
+        logs = np.fromiter(map(math.log1p, (-x for x in u)), np.float64, k)
+        np.copyto(flat[lo:lo + k], scale * logs, casting="unsafe")
 
 
 def fill_randint(stream, flat, low, high):

@@ -46,7 +46,12 @@ def manual_seed(seed: int):
 
 
 def _stream(generator) -> MTStream:
-    return _mt if generator is None else generator._mt
+    if generator is None:
+        return _mt
+    if isinstance(generator, np.random.Generator):  # (accepted before gt.Generator was
+        # torch's stream: a twister seeded from it, so its draws stay repeatable)
+        return MTStream(int(generator.integers(1 << 63)))
+    return generator._mt
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:

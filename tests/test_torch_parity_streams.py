@@ -36,10 +36,11 @@ def test_float_samplers(seed):
             assert _same(torch.rand(n, dtype=td), gt.rand(n, dtype=gd)), (n, name)
             assert _same(torch.empty(n, dtype=td).uniform_(-1.5, 2.25),
                          gt.empty(n, dtype=gd).uniform_(-1.5, 2.25)), (n, name)
-            if name in ("float32", "float64") or n < 16:  # (half's 16-wide kernel: not yet)
-                assert _same(torch.randn(n, dtype=td), gt.randn(n, dtype=gd)), (n, name)
-                assert _same(torch.empty(n, dtype=td).normal_(0.5, 3.0),
-                             gt.empty(n, dtype=gd).normal_(0.5, 3.0)), (n, name)
+            assert _same(torch.randn(n, dtype=td), gt.randn(n, dtype=gd)), (n, name)
+            assert _same(torch.empty(n, dtype=td).normal_(0.5, 3.0),
+                         gt.empty(n, dtype=gd).normal_(0.5, 3.0)), (n, name)
+            assert _same(torch.empty(n, dtype=td).exponential_(1.7),
+                         gt.empty(n, dtype=gd).exponential_(1.7)), (n, name)
             assert _same(torch.empty(n, dtype=td).bernoulli_(0.3),
                          gt.empty(n, dtype=gd).bernoulli_(0.3)), (n, name)
             assert _state_same(), (n, name)

@@ -6,10 +6,10 @@ One stream of numbers for every device: samples are drawn on the host and copied
 tensor's device (a host->device copy on a GPU), so a seeded program gives the same
 numbers on cpu and cuda. That stream is torch's cpu one: a generator is torch's mt19937
 (_mt19937.py) and rand, randn, randint, randperm, normal_, uniform_, bernoulli(_),
-random_(from, to) and the dropout masks apply torch's cpu transforms (_torch_samplers.py),
+random_(from, to), exponential_ and the dropout masks apply torch's cpu transforms (_torch_samplers.py),
 so they give torch's cpu numbers bit for bit after the same seed. On cuda they are
 torch's *cpu* numbers too, not those of torch's cuda Philox generator. The other
-samplers (exponential_, geometric_, log_normal_, cauchy_, multinomial, poisson, normal
+samplers (geometric_, log_normal_, cauchy_, multinomial, poisson, normal
 with tensor arguments) draw from a numpy generator seeded with the same seed: seeded and
 repeatable, with torch's distributions but not its sequences.
 """
@@ -267,8 +267,9 @@ def exponential_(self, lambd=1.0, *, generator=None):
     _need_float(self, "exponential_cpu")
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    rng = _rng(generator)
-    return _draw(self, lambda at, k: rng.exponential(1.0 / lambd, k), "exponential_")
+    st = _mt(generator)
+    return _sample(self, lambda flat: samplers.fill_exponential(st, flat, lambd),
+                   "exponential_")
 
 
 def geometric_(self, p, *, generator=None):
