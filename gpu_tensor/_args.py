@@ -15,7 +15,7 @@ import operator
 import numpy as np
 
 __all__ = ["MAX_DIMS", "sizes", "int_arg", "number_arg", "tensor_arg", "check_fits",
-           "check_float_to_int", "wrap_int"]
+           "check_float_to_int", "check_int_to_int", "wrap_int"]
 
 _RANGES: dict = {}  # numpy dtype -> (lowest, largest): np.finfo/iinfo cost ~1 us a call
 
@@ -184,21 +184,39 @@ def wrap_int(v: int, npd):
     return v - (1 << bits) if info.min < 0 and v > info.max else v
 
 
+def _overflow(dt, v):
+    return RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {v} "
+                        f"(outside {dt.name}'s range)")
+
+
 def check_float_to_int(host: np.ndarray, dt):
-    """`host` (floats or complex) cast to dtype `dt`, truncating as torch does; RuntimeError
-    for NaN, inf or values outside an integer dtype's range (numpy would store garbage)."""
+    """`host` (floats) cast to dtype `dt`, truncating as torch does; RuntimeError (torch's
+    c10::overflows) for NaN, inf and values beyond the integer dtype's range: below its
+    lowest or above its max, before truncation (255.5 -> uint8 and -0.5 -> uint8 raise)."""
     if dt.np.kind in "iu" and host.size:
-        real = host.real if host.dtype.kind == "c" else host
+        info = np.iinfo(dt.np)
+        # a 64-bit max rounds up to 2**63 (2**64) as a float: a float equal to it does not fit
+        top = float(info.max)
         with np.errstate(invalid="ignore"):
-            bad = ~np.isfinite(real)
-            info = np.iinfo(dt.np)
-            low = -float(info.max) if dt.np.kind == "u" else float(info.min)
-            bad |= (real < low) | (real >= float(info.max) + 1)
+            bad = ~np.isfinite(host) | (host < float(info.min)) | (
+                (host >= top) if info.bits == 64 else (host > top))
         if bad.any():
-            v = real[bad].flat[0]
-            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: "
-                               f"{v} (NaN, inf and out-of-range values have no {dt.name} value)")
-        if dt.np.kind == "u":
-            return np.trunc(real).astype(np.int64).astype(dt.np)
+            raise _overflow(dt, host[bad].flat[0])
+        return np.trunc(host).astype(dt.np)
     with np.errstate(invalid="ignore"):
         return host.astype(dt.np)
+
+
+def check_int_to_int(host: np.ndarray, dt):
+    """`host` (int64) cast to the integer dtype `dt` (not uint64: Python ints up to 2**64
+    need their own path) as torch's tensor() does: RuntimeError
+    beyond the range; an unsigned dtype also takes negatives down to -max, which wrap
+    (two's complement: -1 -> uint8 is 255, as in torch)."""
+    info = np.iinfo(dt.np)
+    if host.size and info.bits < 64:
+        lo, hi = int(host.min()), int(host.max())
+        if hi > info.max:
+            raise _overflow(dt, hi)
+        if lo < (-info.max if info.min == 0 else info.min):
+            raise _overflow(dt, lo)
+    return host.astype(dt.np)

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 
 from . import dtype as _dt
-from ._args import MAX_DIMS, check_float_to_int
+from ._args import MAX_DIMS, check_float_to_int, check_int_to_int
 from ._tensor import Tensor
 
 __all__ = ["host_from_data"]
@@ -116,7 +116,14 @@ def _from_python_numbers(data, dtype):
         if cat > dt.category and dt.category <= _dt.INT or (
                 cat == _dt.COMPLEX and dt.category != _dt.COMPLEX):
             return None  # the general path checks float->int (nan, overflow) and complex
-    return (host if host.dtype == dt.np else host.astype(dt.np)), dt
+        if dt.category == _dt.INT and host.dtype != dt.np:
+            if dt.np == np.uint64:
+                return None if host.size and host.min() < 0 else (host.astype(dt.np), dt)
+            return check_int_to_int(host, dt), dt  # torch refuses [300] as uint8 (no wrap)
+    if host.dtype == dt.np:
+        return host, dt
+    with np.errstate(over="ignore"):  # 1e40 -> float32 is inf, silently (torch)
+        return host.astype(dt.np), dt
 
 
 _CATEGORY_NP = {_dt.BOOL: np.bool_, _dt.INT: np.int64, _dt.FLOAT: np.float64,
@@ -177,17 +184,30 @@ def host_from_data(data, dtype):
         dt = _dt.get_default_dtype()  # torch.tensor([]) is float32
     else:
         dt = inferred
+    if _dt.COMPLEX in cats and _dt.BOOL < dt.category < _dt.COMPLEX:
+        # torch converts each leaf with Python's own rules: a complex is no real number
+        raise TypeError("must be real number, not complex" if dt.category == _dt.FLOAT
+                        else "'complex' object cannot be interpreted as an integer")
+    if dt.np == np.uint64 and any(v < 0 for v in vals):
+        raise OverflowError("can't convert negative int to unsigned")  # torch's
     try:
-        if dt.category < _dt.FLOAT and _dt.FLOAT in cats or dt.category < _dt.COMPLEX and (
-                _dt.COMPLEX in cats):
-            host = check_float_to_int(np.array(vals), dt)  # torch truncates floats
+        if dt.category == _dt.INT and _dt.FLOAT in cats:
+            host = check_float_to_int(np.array(vals, dtype=np.float64), dt)  # truncates
+        elif dt.np == np.uint64:
+            host = np.array(vals, dtype=np.uint64)
+        elif dt.category == _dt.INT and dt.np != np.int64:
+            host = check_int_to_int(np.array(vals, dtype=np.int64), dt)
         else:
             with np.errstate(over="ignore"):  # 1e40 -> float32 is inf, silently (torch)
                 host = np.array(vals, dtype=dt.np)
     except OverflowError as exc:
-        # torch: ValueError when the inferred int64 cannot hold a Python int, RuntimeError
-        # when an explicit dtype cannot
         big = any(type(v) is int and not -2 ** 63 <= v < 2 ** 63 for v in vals)
-        raise (ValueError if dtype is None or big else RuntimeError)(
+        if big and dt.category == _dt.FLOAT:  # Python's float(int) error, as torch raises it
+            raise OverflowError("int too large to convert to float") from None
+        if big and dt.category <= _dt.INT:  # torch reads every Python int as a C long long
+            raise ValueError(f"Overflow when unpacking long long: a Python int beyond int64 "
+                             f"cannot be converted to type {dt.name} without overflow "
+                             f"({exc})") from None
+        raise RuntimeError(
             f"value cannot be converted to type {dt.name} without overflow: {exc}") from None
     return host.reshape(shape), dt

@@ -60,6 +60,12 @@ def emulated_memory_bytes() -> int:
     return int(os.environ.get("GPU_TENSOR_EMULATED_MEMORY_MB", "4096")) * (1 << 20)
 
 
+def host_malloc_keep_bytes() -> int:
+    """GPU_TENSOR_HOST_MALLOC_KEEP_MB: free heap memory glibc keeps for reuse (default 256
+    MiB; 0 leaves malloc's defaults), so numpy temporaries are not page-faulted back."""
+    return int(os.environ.get("GPU_TENSOR_HOST_MALLOC_KEEP_MB", "256")) * (1 << 20)
+
+
 def record_creation_sites() -> bool:
     """GPU_TENSOR_RECORD_SITES=0 turns off capture of where each device tensor was created."""
     return _flag("GPU_TENSOR_RECORD_SITES", default=True)

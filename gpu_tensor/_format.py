@@ -101,6 +101,8 @@ def _body(vals, indent, summarize, f1, f2) -> str:
 
 
 def format_tensor(t) -> str:
+    if t.device.type == "meta":  # no values: torch shows "..." and the size
+        return _format_meta(t)
     vals = t._host()
     if t.dtype is _dt.bfloat16 or t.dtype is _dt.float16:
         vals = vals.astype(np.float32)
@@ -126,4 +128,30 @@ def format_tensor(t) -> str:
         extras.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
-    return "tensor(" + ", ".join([body, *extras]) + ")"
+    return _add_suffixes("tensor(" + body, extras, len("tensor("))
+
+
+def _add_suffixes(text: str, suffixes, indent: int) -> str:
+    """torch's placement: each suffix joins the last line unless that would pass the line
+    width, in which case it starts a new line at the indent."""
+    parts = [text]
+    last = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > _LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return "".join(parts) + ")"
+
+
+def _format_meta(t) -> str:
+    extras = ["...", "device='meta'", f"size={tuple(t.shape)}"]
+    if t.dtype is not _dt.get_default_dtype():
+        extras.append(f"dtype={t.dtype!r}")
+    if t.grad_fn is not None:
+        extras.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t._requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + ", ".join(extras) + ")"

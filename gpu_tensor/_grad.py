@@ -26,8 +26,12 @@ from __future__ import annotations
 import inspect
 import threading
 
+from ._modes import PASS, intercept, watch
+
 __all__ = ["STATE", "differentiable", "checks_inline", "inplace", "record", "record_inplace", "record_fused",
            "any_requires_grad", "out_grad_error"]
+
+MODES_ON = watch(globals())  # the modes word, read first by every op here (_modes.py)
 
 
 class _State(threading.local):
@@ -133,6 +137,16 @@ def _no_keywords(fn) -> bool:
                 or code.co_flags & inspect.CO_VARKEYWORDS) and code.co_argcount == 1
 
 
+# the op's torch name where the function's own differs (the name modes handlers are given)
+_NAMES = {"getitem": "__getitem__", "_T": "numpy_T", "astype": "to", "move": "to",
+          "_copy_oop": "copy", "_fill_oop": "fill", "_zero_oop": "zero",
+          "_index_put_copy": "index_put"}
+
+
+def _public_name(name):
+    return _NAMES.get(name, name)
+
+
 def differentiable(fn=None, *, first=False):
     """Make `fn` record a node (from its registered formula) when called on a tensor that
     requires grad with grad mode on. `first=True`: only the first argument (or `input=`)
@@ -141,22 +155,35 @@ def differentiable(fn=None, *, first=False):
         return lambda f: differentiable(f, first=first)
     n = _fixed_arity(fn)
     state = STATE
+    name = _public_name(fn.__name__)
     takes_out = n is not None and _takes_out(fn)
     if takes_out and first:
         n = None  # the generic wrappers below pass out= through
     # out=None: positional-or-keyword, as in fn (a keyword-only one costs ~90 ns a call)
     if n == 2 and takes_out:  # matmul(a, b, out=None)
         def wrapper(a, b, out=None):
+            if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+                r = intercept(name, wrapper, (a, b), None if out is None else {"out": out})
+                if r is not PASS:
+                    return r
             if (_rg(a) or _rg(b)) and state.enabled:
                 return record(wrapper, fn, (a, b), {} if out is None else {"out": out})
             return fn(a, b) if out is None else fn(a, b, out=out)
     elif n == 1 and takes_out:
         def wrapper(a, out=None):
+            if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+                r = intercept(name, wrapper, (a,), None if out is None else {"out": out})
+                if r is not PASS:
+                    return r
             if _rg(a) and state.enabled:
                 return record(wrapper, fn, (a,), {} if out is None else {"out": out})
             return fn(a) if out is None else fn(a, out=out)
     elif n == 1:
         def wrapper(a):
+            if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+                r = intercept(name, wrapper, (a,), None)
+                if r is not PASS:
+                    return r
             try:
                 rg = a._requires_grad
             except AttributeError:
@@ -166,11 +193,19 @@ def differentiable(fn=None, *, first=False):
             return fn(a)
     elif n == 2 and not first:
         def wrapper(a, b):
+            if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+                r = intercept(name, wrapper, (a, b), None)
+                if r is not PASS:
+                    return r
             if (_rg(a) or _rg(b)) and state.enabled:
                 return record(wrapper, fn, (a, b), {})
             return fn(a, b)
     elif n == 2:  # first only: getitem(self, index)
         def wrapper(a, b):
+            if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+                r = intercept(name, wrapper, (a, b), None)
+                if r is not PASS:
+                    return r
             try:
                 rg = a._requires_grad
             except AttributeError:
@@ -180,6 +215,10 @@ def differentiable(fn=None, *, first=False):
             return fn(a, b)
     elif first and _no_keywords(fn):  # view(self, *shape): no keyword dict to pack
         def wrapper(a, *args):
+            if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+                r = intercept(name, wrapper, (a, *args), None)
+                if r is not PASS:
+                    return r
             try:
                 rg = a._requires_grad
             except AttributeError:
@@ -189,6 +228,10 @@ def differentiable(fn=None, *, first=False):
             return fn(a, *args)
     elif first:
         def wrapper(*args, **kwargs):
+            if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+                r = intercept(name, wrapper, args, kwargs)
+                if r is not PASS:
+                    return r
             try:
                 rg = (args[0] if args else kwargs["input"])._requires_grad
             except (AttributeError, KeyError):
@@ -198,6 +241,10 @@ def differentiable(fn=None, *, first=False):
             return fn(*args, **kwargs)
     else:
         def wrapper(*args, **kwargs):
+            if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+                r = intercept(name, wrapper, args, kwargs)
+                if r is not PASS:
+                    return r
             if state.enabled and any_requires_grad(args, kwargs):
                 return record(wrapper, fn, args, kwargs)
             return fn(*args, **kwargs)
@@ -207,7 +254,19 @@ def differentiable(fn=None, *, first=False):
     wrapper.__doc__ = fn.__doc__
     wrapper.__wrapped__ = fn
     wrapper.__gt_differentiable__ = True
+    if n in (1, 2):
+        wrapper.__code__ = _named_like(wrapper.__code__, fn.__code__, n)
     return wrapper
+
+
+def _named_like(code, model, n: int):
+    """`code` with its first n arguments renamed to `model`'s: the fixed-arity wrappers
+    then take torch's keywords (gt.matmul(input=a, other=b)) at no cost per call."""
+    names = model.co_varnames[:n]
+    taken = set(code.co_varnames[n:]) | set(code.co_freevars) | set(code.co_cellvars)
+    if set(names) & taken or len(set(names)) != n:
+        return code  # a clash with the wrapper's own names: keep its positional names
+    return code.replace(co_varnames=names + code.co_varnames[n:])
 
 
 def checks_inline(fn):
@@ -224,6 +283,10 @@ def inplace(name, plain):
     state = STATE
 
     def method(self, *args, **kwargs):
+        if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+            r = intercept(name, method, (self, *args), kwargs)
+            if r is not PASS:
+                return r
         if state.enabled and (self._requires_grad or any_requires_grad(args, kwargs)):
             return record_inplace(name, plain, self, args, kwargs)
         return plain(self, *args, **kwargs)

@@ -45,9 +45,8 @@ def __dlpack_device__(self):
 
 
 def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-    if self.requires_grad:
-        raise RuntimeError("can't export a tensor that requires grad via DLPack; use "
-                           "t.detach() first")
+    if self.requires_grad:  # torch's class and words
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
     if self.dtype is _dt.bfloat16 and _real_cuda(self):
         raise BufferError(
             "bfloat16 cuda tensors cannot be exported via DLPack here: cupy has no bfloat16, "
@@ -97,6 +96,9 @@ def from_cupy(arr):
 def from_dlpack(ext):
     """A tensor sharing the memory of a DLPack producer (numpy, cupy, torch, a Tensor)."""
     if isinstance(ext, Tensor):
+        if ext.requires_grad:  # torch exports through __dlpack__, which refuses
+            raise BufferError("Can't export tensors that require gradient, use "
+                              "tensor.detach()")
         return ext
     if type(ext).__name__ == "PyCapsule":  # legacy DLPack: a bare "dltensor" capsule
         from ._capsule import LegacyCapsule

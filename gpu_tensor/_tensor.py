@@ -204,7 +204,10 @@ class Tensor:
     def is_contiguous(self, memory_format=contiguous_format) -> bool:
         if memory_format is channels_last:
             return _is_channels_last(self)
-        return bool(self._data.flags.c_contiguous)
+        data = self._data
+        # torch: a tensor with no elements is contiguous whatever its strides (the array
+        # library's flag need not agree for a view cut from a non-contiguous one)
+        return bool(data.flags.c_contiguous) or data.size == 0
 
     @property
     def is_cuda(self) -> bool:
@@ -213,6 +216,10 @@ class Tensor:
     @property
     def is_cpu(self) -> bool:
         return self.device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return self.device.type == "meta"
 
     def is_floating_point(self) -> bool:
         return self.dtype.category == _dt.FLOAT
@@ -335,6 +342,8 @@ class Tensor:
                 f"a Tensor with {self._data.size} elements cannot be converted to a Python "
                 "scalar; item() needs exactly one element"
             )
+        if self.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         v = self._host().reshape(()).item()
         if self.dtype is _dt.bfloat16 or self.dtype is _dt.float16:
             v = float(v)

@@ -25,6 +25,7 @@ from .fusion.optable import OPS
 from .ops import _dispatch, _more, indexing, join, linalg, reduction, shape
 from .ops import elementwise as ew
 from .ops._inplace import fill_, inplace, zero_
+from .quantized import methods as _quantized_methods
 from .transfer import move as _move
 
 __all__ = ["METHODS"]
@@ -212,6 +213,7 @@ def _rows() -> dict:
                               "Which output of grad_fn this tensor is.")
     # torch's API breadth beyond the core: special, sort, linalg, random, ... (ops/_more.py)
     m.update(_more.rows({**Tensor.__dict__, **m}))
+    m.update(_quantized_methods.rows())  # int_repr, q_scale, ...: QTensor overrides them
     return m
 
 

@@ -13,9 +13,12 @@ from ._dims import infer_size, shape_args
 from ._dims import wrap_dim as _wrap_dim
 from ._grad import STATE, checks_inline, differentiable, record
 from ._layout import as_strided, clone, contiguous, empty_at  # noqa: F401  (ops/shape.py)
+from ._modes import PASS, intercept, watch
 from .backends import get_backend
 
 __all__ = ["compute_stride", "empty_view"]
+
+MODES_ON = watch(globals())  # the modes word, read first by every op here (_modes.py)
 
 
 def compute_stride(oldshape, oldstride, newshape):
@@ -68,6 +71,10 @@ def _strided(t, shape, strides):
 # -- reshaping ------------------------------------------------------------------------
 @checks_inline
 def view(self, *shape):
+    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+        r = intercept("view", view, (self, *shape), None)
+        if r is not PASS:
+            return r
     if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
         return record(view, None, (self, *shape), None)
     data = self._data
@@ -146,6 +153,10 @@ def view_as(self, other):
 
 @checks_inline
 def reshape(self, *shape):
+    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+        r = intercept("reshape", reshape, (self, *shape), None)
+        if r is not PASS:
+            return r
     if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
         return record(reshape, None, (self, *shape), None)
     data = self._data
@@ -210,6 +221,10 @@ def unflatten(self, dim, sizes):
 # -- permuting ------------------------------------------------------------------------
 @checks_inline
 def transpose(self, dim0, dim1):
+    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+        r = intercept("transpose", transpose, (self, dim0, dim1), None)
+        if r is not PASS:
+            return r
     if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
         return record(transpose, None, (self, dim0, dim1), None)
     data = self._data
@@ -234,6 +249,10 @@ def t(self):
 
 @checks_inline
 def permute(self, *dims):
+    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+        r = intercept("permute", permute, (self, *dims), None)
+        if r is not PASS:
+            return r
     if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
         return record(permute, None, (self, *dims), None)
     if dims and type(dims[0]) is int:  # permute(1, 0): numpy checks what torch checks
@@ -292,6 +311,10 @@ def _mH(self):
 # -- selecting ------------------------------------------------------------------------
 @checks_inline
 def narrow(self, dim, start, length):
+    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+        r = intercept("narrow", narrow, (self, dim, start, length), None)
+        if r is not PASS:
+            return r
     if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
         return record(narrow, None, (self, dim, start, length), None)
     nd = self._data.ndim
@@ -324,6 +347,10 @@ def empty_view(self, shape, strides, offset):
 
 @checks_inline
 def select(self, dim, index):
+    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+        r = intercept("select", select, (self, dim, index), None)
+        if r is not PASS:
+            return r
     if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
         return record(select, None, (self, dim, index), None)
     nd = self._data.ndim
@@ -368,6 +395,10 @@ def expand(self, *sizes):
     """A view repeating size-1 dims (stride 0) and adding leading dims; -1 keeps a dim.
     Strides follow torch's inferExpandGeometry, size-1 dims included (a new leading dim
     of size 1 takes size * stride of the dim after it: zeros(3).expand(1, 3) is (3, 1))."""
+    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+        r = intercept("expand", expand, (self, *sizes), None)
+        if r is not PASS:
+            return r
     if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
         return record(expand, None, (self, *sizes), None)
     sizes = shape_args(sizes)
@@ -435,6 +466,10 @@ def broadcast_to(self, size):
 
 @checks_inline
 def unsqueeze(self, dim):
+    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+        r = intercept("unsqueeze", unsqueeze, (self, dim), None)
+        if r is not PASS:
+            return r
     if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
         return record(unsqueeze, None, (self, dim), None)
     nd = self._data.ndim
@@ -455,6 +490,10 @@ def _unsqueeze_strided(self, d):
 
 @checks_inline
 def squeeze(self, dim=None):
+    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+        r = intercept("squeeze", squeeze, (self, dim), None)
+        if r is not PASS:
+            return r
     if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
         return record(squeeze, None, (self, dim), None)
     shp = self._data.shape

@@ -12,6 +12,7 @@ from . import _torch_samplers as _samplers
 from . import dtype as _dt
 from ._data import host_from_data
 from ._host_memory import host_memory
+from ._modes import PASS, intercept, watch
 from ._mt19937 import DEFAULT_SEED as _DEFAULT_SEED
 from ._mt19937 import MTStream
 from ._out import creation as creation_out
@@ -27,6 +28,8 @@ __all__ = [
     "ones_like", "full_like", "rand_like", "randn_like", "randint_like", "manual_seed",
     "scalar_tensor", "empty_strided",
 ]
+
+MODES_ON = watch(globals())  # the modes word, read first by every op here (_modes.py)
 
 # The default generator's two parts: torch's cpu twister (rand, randn, randint, randperm,
 # the in-place samplers torch's numbers are reproduced for) and a numpy generator for the
@@ -78,6 +81,8 @@ def _generated(shp, dt, device, draw, then=None) -> Tensor:
     `then(array)` runs on the filled host array before it is copied anywhere."""
     dev = resolve(device)
     b = get_backend(dev)
+    if dev.type == "meta":  # shape and dtype only: nothing is drawn
+        return Tensor._make(b.empty(shp, dt.np)[0], dev, dt, None)
     n = math.prod(shp)
     if n <= PIECE:  # one piece: numpy's array, as the device takes it
         arr = draw(0, n).astype(dt.np)
@@ -123,6 +128,8 @@ def fill_drawn(flat, draw) -> None:
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, numbers, arrays, tensors).
     Python ints -> int64, floats -> the default dtype, bools -> bool, complex -> complex64."""
+    if MODES_ON and (r := intercept("tensor", tensor, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     host, dt = host_from_data(data, dtype)
     if device is None and isinstance(data, Tensor):
         device = data.device
@@ -133,6 +140,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if MODES_ON and (r := intercept("scalar_tensor", scalar_tensor, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     return tensor(s, dtype=dtype or _dt.get_default_dtype(), device=device,
                   requires_grad=requires_grad)
 
@@ -232,6 +241,15 @@ def _size(size, fn="empty", itemsize=8) -> tuple:
 _I64_MAX = 2 ** 63 - 1
 
 
+def _kw(args, star=None):
+    """A factory's arguments (its locals() on entry) as the keywords a mode handler is
+    given; `star`: the *size argument, passed positionally instead."""
+    kw = dict(args)
+    if star is not None:
+        del kw[star]
+    return kw
+
+
 def _dtype_or_default(dtype):
     return _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
 
@@ -239,6 +257,8 @@ def _dtype_or_default(dtype):
 def empty(*size, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None) -> Tensor:
     """Uninitialised memory. `pin_memory=True` (cpu) gives a page-locked host tensor."""
+    if MODES_ON and (r := intercept("empty", empty, size, _kw(locals(), "size"))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
         return creation_out("empty", empty, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "pin_memory": pin_memory, "memory_format": memory_format}, out)
     dt = _dt.get_default_dtype() if dtype is None else (
@@ -276,6 +296,8 @@ def _empty(shp, dt, dev) -> Tensor:
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if MODES_ON and (r := intercept("empty_strided", empty_strided, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     size, stride = _size((size,), "empty_strided"), _args.sizes((stride,), "empty_strided",
                                                                 "stride")
     if len(size) != len(stride):
@@ -295,6 +317,8 @@ def _filled(shp, dt, dev, value) -> Tensor:
 
 
 def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if MODES_ON and (r := intercept("full", full, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
         return creation_out("full", full, (size, fill_value), {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     fill_value = _args.number_arg(fill_value, "full", "fill_value")
@@ -305,6 +329,8 @@ def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=F
 
 
 def zeros(*size, out=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if MODES_ON and (r := intercept("zeros", zeros, size, _kw(locals(), "size"))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
         return creation_out("zeros", zeros, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     dt = _dtype_or_default(dtype)
@@ -313,6 +339,8 @@ def zeros(*size, out=None, dtype=None, device=None, requires_grad=False) -> Tens
 
 
 def ones(*size, out=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if MODES_ON and (r := intercept("ones", ones, size, _kw(locals(), "size"))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
         return creation_out("ones", ones, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     dt = _dtype_or_default(dtype)
@@ -322,6 +350,8 @@ def ones(*size, out=None, dtype=None, device=None, requires_grad=False) -> Tenso
 
 @host_memory
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if MODES_ON and (r := intercept("eye", eye, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     dt = _dtype_or_default(dtype)
     n = _args.int_arg(n, "eye", "n")
     m = None if m is None else _args.int_arg(m, "eye", "m", 2)
@@ -339,6 +369,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 @host_memory
 def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
            requires_grad=False) -> Tensor:
+    if MODES_ON and (r := intercept("arange", arange, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
         return creation_out("arange", arange, (start, end, step), {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     if end is None:
@@ -384,6 +416,8 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
 @host_memory
 def linspace(start, end, steps, *, out=None, dtype=None, device=None,
              requires_grad=False) -> Tensor:
+    if MODES_ON and (r := intercept("linspace", linspace, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
         return creation_out("linspace", linspace, (start, end, steps), {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
     dt = _dtype_or_default(dtype)
@@ -425,6 +459,8 @@ def _linspace_values(start, end, steps: int, trunc: bool):
 @host_memory
 def rand(*size, out=None, dtype=None, device=None, requires_grad=False,
          generator=None) -> Tensor:
+    if MODES_ON and (r := intercept("rand", rand, size, _kw(locals(), "size"))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
         return creation_out("rand", rand, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
     dt = _dtype_or_default(dtype)
@@ -437,6 +473,8 @@ def rand(*size, out=None, dtype=None, device=None, requires_grad=False,
 @host_memory
 def randn(*size, out=None, dtype=None, device=None, requires_grad=False,
           generator=None) -> Tensor:
+    if MODES_ON and (r := intercept("randn", randn, size, _kw(locals(), "size"))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
         return creation_out("randn", randn, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
     dt = _dtype_or_default(dtype)
@@ -460,6 +498,8 @@ def _dt_not_implemented(name, dt, hint):
 @host_memory
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
             generator=None) -> Tensor:
+    if MODES_ON and (r := intercept("randint", randint, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     if size is None and isinstance(high, (tuple, list)):
         high, size = None, high
     if high is None:
@@ -483,6 +523,8 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
 
 @host_memory
 def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    if MODES_ON and (r := intercept("randperm", randperm, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     dt = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
     n = _args.int_arg(n, "randperm", "n")
     if n < 0:
@@ -524,38 +566,52 @@ def _relayout(t, input, memory_format):
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if MODES_ON and (r := intercept("empty_like", empty_like, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     return _like(empty, input, dtype, device, requires_grad, _shape(input, "empty_like"),
                  memory_format=memory_format)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if MODES_ON and (r := intercept("zeros_like", zeros_like, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     return _like(zeros, input, dtype, device, requires_grad, _shape(input, "zeros_like"),
                  memory_format=memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if MODES_ON and (r := intercept("ones_like", ones_like, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     return _like(ones, input, dtype, device, requires_grad, _shape(input, "ones_like"),
                  memory_format=memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
+    if MODES_ON and (r := intercept("full_like", full_like, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     return _like(full, input, dtype, device, requires_grad, _shape(input, "full_like"), fill_value,
                  memory_format=memory_format)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if MODES_ON and (r := intercept("rand_like", rand_like, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     return _like(rand, input, dtype, device, requires_grad, _shape(input, "rand_like"),
                  memory_format=memory_format)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if MODES_ON and (r := intercept("randn_like", randn_like, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     return _like(randn, input, dtype, device, requires_grad, _shape(input, "randn_like"),
                  memory_format=memory_format)
 
 
 def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad=False,
                  memory_format=None):
+    if MODES_ON and (r := intercept("randint_like", randint_like, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
     if high is None:
         low, high = 0, low
     return _like(randint, input, dtype, device, requires_grad, low, high,

@@ -91,6 +91,7 @@ def _make(type: str, index: int | None) -> Device:
 
 
 CPU = _make("cpu", None)
+META = _make("meta", None)
 
 
 def device(spec, index: int | None = None) -> Device:
@@ -106,9 +107,11 @@ def device(spec, index: int | None = None) -> Device:
             return device(str(spec))
         raise TypeError(f"expected a device string like 'cpu' or 'cuda:0', got {spec!r}")
     kind, sep, num = spec.strip().partition(":")
+    if kind == "meta" and not sep:  # shapes without storage (backends/meta.py)
+        return META
     if kind not in ("cpu", "cuda"):
         raise RuntimeError(
-            f"unsupported device {spec!r}; gpu_tensor knows 'cpu', 'cuda' and 'cuda:N'"
+            f"unsupported device {spec!r}; gpu_tensor knows 'cpu', 'cuda', 'cuda:N' and 'meta'"
         )
     if sep:
         if index is not None:
@@ -208,6 +211,8 @@ def resolve(spec) -> Device:
         d = spec if type(spec) is Device else device(spec)
     if d.type == "cpu":
         return CPU
+    if d.type == "meta":
+        return META
     idx = d.index
     if idx is None:
         idx = _current_cuda

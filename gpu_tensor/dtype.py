@@ -44,6 +44,10 @@ __all__ = [
     "get_default_dtype",
     "set_default_dtype",
     "can_cast",
+    "qint8",
+    "quint8",
+    "qint32",
+    "quint4x2",
 ]
 
 _py_bool, _py_int, _py_float, _py_complex = bool, int, float, complex
@@ -134,13 +138,26 @@ _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64,
                 cfloat=complex64, cdouble=complex128)
 _BY_NP = {d.np: d for d in ALL}
+
+# Quantized dtypes (torch.qint8 & co): what a quantized tensor's elements mean. They hold
+# their integer storage type in `.np` but stay out of ALL, _BY_NP and promotion: only the
+# quantized package (gpu_tensor/quantized) makes tensors of them, and no op promotes them.
+# `quint4x2` packs two 4-bit values a byte (torch's itemsize is 1 as well).
+qint8 = DType("qint8", np.int8, INT, True)
+quint8 = DType("quint8", np.uint8, INT, False)
+qint32 = DType("qint32", np.int32, INT, True)
+quint4x2 = DType("quint4x2", np.uint8, INT, False)
+QUANTIZED = {qint8: int8, quint8: uint8, qint32: int32, quint4x2: uint8}  # -> storage type
+_BY_NAME.update({d.name: d for d in QUANTIZED})
 # torch's ScalarType names, used in its "not implemented for 'Float'" errors and its legacy
 # tensor type names ('torch.FloatTensor'); our messages use the same words.
 SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
                      "int32": "Int", "int64": "Long", "float16": "Half",
                      "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
                      "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-                     "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
+                     "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+                     "qint8": "QInt8", "quint8": "QUInt8", "qint32": "QInt32",
+                     "quint4x2": "QUInt4x2"}
 
 
 def tensor_type_name(d: DType, device_type: str = "cpu") -> str:

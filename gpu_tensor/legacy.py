@@ -59,13 +59,22 @@ BoolTensor = _make("BoolTensor", _dt.bool, "cpu")
 CUDA_TYPES = {name: _make(name, dt, "cuda") for name, dt in _TYPES.items()}
 
 
-def Variable(data, requires_grad=False, volatile=False):  # noqa: N802  (torch's name)
-    """Legacy autograd.Variable: since torch 0.4 a Variable is the tensor itself."""
-    if not isinstance(data, Tensor):
-        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
-    if requires_grad:
-        data.requires_grad_(True)
-    return data
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        return isinstance(other, Tensor)  # torch: every tensor is a Variable
+
+
+class Variable(metaclass=_VariableMeta):
+    """Legacy autograd.Variable: since torch 0.4 a Variable is the tensor itself. A class
+    (as torch's), so isinstance(t, Variable) holds for every tensor; calling it returns
+    `data`, made to require grad when asked."""
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if requires_grad:
+            data.requires_grad_(True)
+        return data
 
 
 def tensor_type(self, dtype=None, non_blocking=False):

@@ -6,15 +6,14 @@ takes full_matrices; linalg.qr takes mode; linalg.inv is Tensor.inverse.
 
 from __future__ import annotations
 
-import collections
-
+from . import return_types
 from .ops import linalg_more as _la
 
 __all__ = ["det", "inv", "solve", "qr", "svd", "svdvals", "cholesky", "eigh", "eigvalsh",
            "slogdet", "pinv", "matrix_power", "matrix_exp", "cross", "norm", "vector_norm",
            "matrix_norm", "multi_dot", "vecdot", "diagonal"]
 
-SVD = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
+SVD = return_types.linalg_svd
 
 eigh, matrix_power, matrix_exp = _la.eigh, _la.matrix_power, _la.matrix_exp
 
@@ -39,15 +38,12 @@ def solve(A, B, *, left=True):
 
 
 def slogdet(A):
-    return _op("slogdet")(A)
+    return return_types.linalg_slogdet(*_op("slogdet")(A))
 
 
 def qr(A, mode="reduced"):
-    if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
-                           "'reduced' (default), 'r', or 'complete'")
-    q, r = _la.qr(A, some=mode != "complete")
-    return _la.QR(q.new_zeros(0) if mode == "r" else q, r)
+    q, r = _la.linalg_qr(A, mode)  # its own entry point: the gradient knows the mode
+    return return_types.linalg_qr(q, r)
 
 
 def svd(A, full_matrices=True):
@@ -56,7 +52,11 @@ def svd(A, full_matrices=True):
 
 
 def svdvals(A):
-    return _la.svd(A, compute_uv=False).S
+    from ._grad import STATE
+
+    # torch differentiates svdvals; the singular vectors it needs come with the full svd
+    full = STATE.enabled and getattr(A, "requires_grad", False)
+    return _la.svd(A, compute_uv=full).S
 
 
 def cholesky(A, *, upper=False):

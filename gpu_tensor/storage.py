@@ -27,6 +27,12 @@ class UntypedStorage:
         self._version = 0
         self._block = block  # allocator Block when the bytes come from our allocator
 
+    def __call__(self, *args, **kwargs):
+        # Tensor._storage is this object (an internal slot); torch tensors have no _storage,
+        # so code calling t._storage() gets torch's AttributeError, not "not callable"
+        raise AttributeError("'Tensor' object has no attribute '_storage' (the storage is "
+                             "t.untyped_storage())")
+
     def data_ptr(self) -> int:
         return self._ptr
 

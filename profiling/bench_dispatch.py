@@ -10,9 +10,11 @@ Goals (issue 2): cpu <= 2x numpy per tiny op; cuda <= 1.2x raw cupy. `ratio` is 
 the peer's median. Emulated cuda rows (no GPU) show what the fallback device costs.
 
 `--before DIR` (a checkout of an older tree, e.g. `git archive <rev> | tar -x -C DIR`) adds
-the autograd-check rows: the same tiny ops on 2-element tensors that need no grad, in fresh
-processes of both trees, before any tensor required grad and after one backward ("used"),
-interleaved in the same run; min of 7 repeats per process, best of the processes.
+the per-op check rows (the autograd check, the modes word): the same tiny ops on 2-element
+tensors that need no grad, in fresh processes of both trees, before any tensor required grad
+and after one backward ("used"), interleaved in the same run; min of 7 repeats per process,
+best of the processes; plus the bytecodes each op executes, which a loaded machine cannot
+blur (the modes word adds 2 per entry point).
 """
 
 from __future__ import annotations
@@ -161,15 +163,33 @@ _CHILD = """
 import json, sys, timeit
 import gpu_tensor as gt
 phase, number = sys.argv[1], int(sys.argv[2])
-a, b = gt.ones(2), gt.ones(2)
+a, b, c = gt.ones(2), gt.ones(2), gt.ones(2)
+f = gt.fuse(lambda x, y: x * y + 1.0)
 if phase == "used":
     w = gt.ones(2, requires_grad=True)
     (w * w).sum().backward()
 cases = {"a + b": lambda: a + b, "gt.mul(a, b)": lambda: gt.mul(a, b),
          "a * 2.0": lambda: a * 2.0, "a.exp()": lambda: a.exp(), "a.t()": lambda: a.t(),
          "a.view(2, 1)": lambda: a.view(2, 1), "a[1:]": lambda: a[1:],
-         "a.sum()": lambda: a.sum()}
-print(json.dumps({k: min(timeit.Timer(f).repeat(7, number)) / number
+         "a.sum()": lambda: a.sum(), "gt.zeros(2)": lambda: gt.zeros(2),
+         "c.add_(b)": lambda: c.add_(b), "f(a, b) (@gt.fuse)": lambda: f(a, b)}
+
+
+def bytecodes(fn):  # executed per call: deterministic, where time on a loaded host is not
+    n = [0]
+
+    def tracer(frame, event, arg):
+        frame.f_trace_opcodes, frame.f_trace_lines = True, False
+        n[0] += event == "opcode"
+        return tracer
+    fn()
+    sys.settrace(tracer)
+    fn()
+    sys.settrace(None)
+    return n[0]  # the lambda's own bytecodes included (the same in both trees)
+
+
+print(json.dumps({k: [min(timeit.Timer(f).repeat(7, number)) / number, bytecodes(f)]
                   for k, f in cases.items()}))
 """
 
@@ -187,16 +207,20 @@ def _run_grad_check(suite, before):
     trees = {"before": before, "after": here}
     number = suite.choose(20000, 5000)
     best: dict = {}
+    codes: dict = {}
     for _ in range(suite.choose(3, 2)):  # interleaved: load drifts hit both trees alike
         for label, tree in trees.items():
             for phase in ("fresh", "used"):
-                for case, sec in _child(tree, phase, number).items():
+                for case, (sec, ops) in _child(tree, phase, number).items():
                     key = (case, label, phase)
                     best[key] = min(best.get(key, sec), sec)
+                    codes[key] = ops
     for (case, label, phase), sec in sorted(best.items()):
         base = best[(case, "before", "fresh")]
         suite.record(f"{case} [2], autograd {phase}", f"gpu_tensor {label} (cpu)",
-                     seconds=sec, delta_ns=round((sec - base) * 1e9))
+                     seconds=sec, delta_ns=round((sec - base) * 1e9),
+                     bytecodes=codes[(case, label, phase)],
+                     delta_bytecodes=codes[(case, label, phase)] - codes[(case, "before", phase)])
 
 
 def _add_arguments(parser):

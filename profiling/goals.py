@@ -102,4 +102,20 @@ GOALS: tuple[Goal, ...] = (
          ours=r"^gpu_tensor fused$", cases=r"^Adam step", device="cuda"),
     Goal("optim", "≤ 1 kernel launch per parameter tensor", "field_max", 1.0,
          ours=r"^gpu_tensor fused$", fields=("per_tensor",), cases=r"^launches"),
+    # issue 30: CI-speed training (torch CPU in the same run, one thread each)
+    Goal("train", "gt cpu ≤ 1.5× torch CPU per training step and single op", "slowdown", 1.5,
+         ours=r"^gpu_tensor \(cpu\)$", peer=(r"^torch$",)),
+    Goal("train", "gt emulated cuda ≤ 2× torch CPU per training step", "slowdown", 2.0,
+         ours=r"^gpu_tensor \(emulated cuda\)$", peer=(r"^torch$",), exclude=r"^x\.|^Adam"),
+    # issue 29: CUDA graphs
+    Goal("graphs", "one graph launch per replayed step", "field_max", 1.0,
+         ours=r"^gpu_tensor graphed$", fields=("graph_launches",), cases=r"^per step"),
+    Goal("graphs", "≤ 10 gpu_tensor Python calls per replay", "field_max", 10.0,
+         ours=r"^gpu_tensor graphed$", fields=("python_calls",), cases=r"^per step"),
+    Goal("graphs", "graphed width-256 step ≥ 5× our eager step", "speedup", 5.0,
+         ours=r"^gpu_tensor graphed$", peer=(r"^gpu_tensor eager$",),
+         cases=r"width 256,", device="cuda"),
+    Goal("graphs", "graphed width-256 step faster than torch's graphed step", "speedup", 1.0,
+         ours=r"^gpu_tensor graphed$", peer=(r"^torch graphed$",), cases=r"width 256,",
+         device="cuda"),
 )

@@ -14,11 +14,13 @@ PKG = Path(__file__).resolve().parents[1] / "gpu_tensor"
 # Rank 0 is the top. A module may import modules of its own rank or higher up (lower
 # numbers); a package may import its own submodules. DESIGN.md "Layers" explains each row.
 LAYERS = [
-    ["_env", "backends._cupy", "_grad"],  # stdlib only; _cupy: the lazy door to cupy; _grad:
+    ["_env", "backends._cupy", "_grad", "_modes"],  # stdlib only; _cupy: the lazy door to cupy; _grad:
     #                                       the call-time autograd check (a leaf)
     # _args: the argument checks (torch's parser role); _capsule: legacy DLPack capsules;
-    # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns
-    ["dtype", "device", "_dims", "_args", "_capsule", "layouts", "typed_storage"],
+    # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns;
+    # return_types: the named tuples of tuple-returning ops
+    ["dtype", "device", "_dims", "_args", "_capsule", "layouts", "typed_storage",
+     "return_types"],
     ["memory", "memory.*"],
     ["kernel", "kernel.*", "fusion.*"],  # pure planners and codegen, and their compile steps
     ["storage", "backends", "backends.*", "cuda", "cuda.*"],  # mechanism per device kind
@@ -31,12 +33,21 @@ LAYERS = [
      "_torch_samplers"],
     ["ops", "ops.*", "sparse", "sparse.*"],  # sparse COO tensors are made by ops (to_sparse)
     ["transfer", "transfer.*"],  # pinned memory, staging, moves between devices
-    ["fusion", "fusion.fuse", "autograd", "autograd.*"],  # take and return Tensors
+    ["fusion", "fusion.fuse", "autograd", "autograd.*",  # take and return Tensors
+     "quantized", "quantized.*"],  # quantized tensors (QTensor, its formulas, _int_mm)
     ["_tensor_methods", "_tensor_stub"],  # THE method table (binds everything above onto
     #                                       Tensor) and the generator of its .pyi
     # built on the public API
     ["nn", "nn.*", "optim", "optim.*", "distributed", "distributed.*", "accelerator",
-     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg"],
+     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg", "special",
+     "profiler", "profiler.*", "autograd.profiler",  # autograd.profiler: torch's legacy names
+     "amp", "amp.*", "cpu", "cpu.*", "cuda.amp",  # amp: autocast + GradScaler (torch.amp);
+     #                                              cpu/cuda.amp: torch's deprecated aliases
+     "ao", "ao.*", "quantization",  # torch.ao.quantization: observers, quantize_dynamic
+     "serialization", "serialization.*",  # gt.save / gt.load (issue 28)
+     "functional", "inplace_functions",  # torch.functional, torch.sin_ & co
+     "cuda.graphs", "cuda.graphs_emulated", "cuda.graphed_callables",  # CUDA graphs
+     ],
     ["cli", "cli.*", "__main__"],
 ]
 # The only imports that go up a layer: function-local, each for a reason.
@@ -47,6 +58,8 @@ UPWARD = {
     ("autograd", "legacy"): "autograd.Variable, torch's legacy name, made on first use",
     ("cuda", "legacy"): "gt.cuda.FloatTensor and the other legacy types, made on first use",
     ("cuda", "ops.random"): "gt.cuda.manual_seed seeds the one generator, when called",
+    ("ops.softmax", "autograd.composite"): "softmax records torch's one node, when it records",
+    ("cuda", "cuda.graphs"): "gt.cuda.CUDAGraph & co, built on the public API, on first use",
 }
 CUPY_ALLOWED = ["backends.*", "kernel.compile", "kernel.nvrtc", "fusion.compile",
                 "testing.sim.*"]  # the simulated CuPy binds against the real one

@@ -110,6 +110,19 @@ def test_contiguous_and_clone(device):
     assert e.is_contiguous()
 
 
+@pytest.mark.parametrize("cut", [
+    lambda t: t[:0], lambda t: t[1:1], lambda t: t.narrow(1, 0, 0), lambda t: t[:, :0],
+    lambda t: t[:0].t(), lambda t: t.as_strided((0, 3), (1, 5)),
+], ids=["rows0", "rows1:1", "narrow0", "cols0", "rows0_t", "as_strided0"])
+def test_empty_cut_of_a_strided_view_is_contiguous(device, cut):
+    """torch: a tensor with no elements is contiguous whatever its strides (issue 24, item
+    8: the cuda backend over the simulated CuPy said False for t[:0] of a transpose)."""
+    t = cr.arange(12.0, device=device).reshape(3, 4).t()
+    assert not t.is_contiguous()
+    e = cut(t)
+    assert e.numel() == 0 and e.is_contiguous()
+
+
 def test_view_dtype(device):
     x = cr.tensor([1.0, 2.0], device=device)
     v = x.view(dt.int32)

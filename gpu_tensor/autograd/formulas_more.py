@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..ops import _more, linalg_more
+from ..ops import _more, linalg_more, reduce_more
 from ..ops import special as sp
 from .record import formula, inplace, positional
 
@@ -144,3 +144,72 @@ def _register_inplace() -> None:
 
 
 _register_inplace()
+
+
+# -- Bessel functions, polygamma, nextafter, frexp (issue 24: no silent gradient loss) -----
+def _bessel():
+    from ..ops import bessel
+    from ..ops.elementwise import sign, where
+
+    def at_zero(x, d):  # i1'(0) = i1e'(0) = 1/2, the limit of the formula's 0/0
+        return where(x == 0, 0.5, d)
+
+    def safe(x):  # x, with 1 where it is 0 (that entry is replaced by at_zero)
+        return where(x == 0, 1.0, x)
+
+    unary = [
+        ("I0Backward0", sp, "i0", lambda g, x, out: g * bessel.i1(x)),
+        ("SpecialI0EBackward0", bessel, "i0e",
+         lambda g, x, out: g * (bessel.i1e(x) - sign(x) * out)),
+        ("SpecialI1Backward0", bessel, "i1",
+         lambda g, x, out: g * at_zero(x, sp.i0(x) - out / safe(x))),
+        ("SpecialI1EBackward0", bessel, "i1e",
+         lambda g, x, out: g * at_zero(x, bessel.i0e(x) - out * (sign(x) + 1 / safe(x)))),
+    ]
+    for name, ns, key, deriv in unary:
+        @formula(name, (ns, key))
+        def fwd(ctx, out, x):
+            ctx.save_for_backward(x, out)
+
+        fwd.backward(lambda ctx, g, deriv=deriv: deriv(g, *ctx.saved_tensors))
+
+
+_bessel()
+
+
+def _second(args, kwargs):
+    x = args[1] if len(args) > 1 else kwargs.get("input")
+    return [None, x]
+
+
+@formula("PolygammaBackward0", (sp, "polygamma"), inputs=_second)
+def _polygamma(ctx, out, n, x):
+    ctx.n = n
+    ctx.save_for_backward(x)
+
+
+@_polygamma.backward
+def _(ctx, g):
+    (x,) = ctx.saved_tensors  # d/dx psi^(n)(x) = psi^(n+1)(x), for every order
+    return None, g * sp.polygamma(ctx.n + 1, x)
+
+
+@formula("NextafterBackward0", (sp, "nextafter"))
+def _nextafter(ctx, out, a, b):
+    pass
+
+
+@_nextafter.backward
+def _(ctx, g):
+    return g, g * 0  # torch's: the input's gradient passes, the direction's is zero
+
+
+@formula("FrexpBackward0", (reduce_more, "frexp"), output=lambda r: r[0])
+def _frexp(ctx, out, x):
+    ctx.save_for_backward(x)
+
+
+@_frexp.backward
+def _(ctx, g):
+    (x,) = ctx.saved_tensors  # mantissa = x / 2**exponent, the exponent held constant
+    return g / (2.0 ** reduce_more.frexp(x)[1].to(g.dtype))

@@ -178,6 +178,9 @@ class AccumulateGrad(Node):
         super().__init__()
         self.variable = variable
 
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"  # torch's name() for this node
+
     def apply(self, grad):
         accumulate(self.variable, grad)
         return ()

@@ -6,6 +6,7 @@ from ..device import Device, cuda_is_emulated, resolve
 
 __all__ = ["get_backend", "Backend", "PIECE"]
 
+from . import cudnn, mps  # noqa: E402, F401, I001  (torch.backends' flag modules)
 from .base import PIECE, Backend  # noqa: E402
 from .cpu import CpuBackend  # noqa: E402
 
@@ -23,6 +24,10 @@ def get_backend(device) -> Backend:
         return d._backend
     if d.type == "cpu":
         b = _CPU
+    elif d.type == "meta":
+        from .meta import MetaBackend
+
+        b = MetaBackend()
     elif cuda_is_emulated():
         from .emulated import EmulatedCudaBackend
 

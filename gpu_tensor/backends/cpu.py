@@ -9,6 +9,9 @@ import numpy as np
 from ..device import CPU
 from ..storage import UntypedStorage
 from .base import Backend
+from .host_malloc import keep_freed_memory
+
+keep_freed_memory()  # numpy's temporaries reused, not page-faulted back (host_malloc.py)
 
 __all__ = ["CpuBackend", "saturating_astype", "contiguous_strides", "flat_bytes", "host_ptr", "torch_empty_strides"]
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..device import _make
+from ..memory import graph_pool as _graph_pool
 from ..storage import UntypedStorage
 from ._cupy import cupy
 from .base import Backend
@@ -130,10 +131,15 @@ class CudaBackend(Backend):
         _refuse_uint16(host_array.dtype)
         if host_array.dtype == _BF16:
             host_array = host_array.view(_BITS)
+        if _graph_pool.active_captures:  # a pageable copy: CUDA stages it on the host
+            _graph_pool.guard("copying pageable host memory to the device (gt.tensor, "
+                              ".to('cuda') of an unpinned tensor)")
         with self._dev:
             return self._tag(self.xp.array(host_array, copy=True, order="K")), None
 
     def to_host(self, array):
+        if _graph_pool.active_captures:  # .item(), .tolist(), .numpy(): the host waits
+            _graph_pool.guard("reading a cuda tensor on the host (.item(), .tolist(), .numpy())")
         return self.xp.asnumpy(array)
 
     def copy_(self, dst, src) -> None:
@@ -232,6 +238,12 @@ class CudaBackend(Backend):
     def _result(self, shape, np_dtype):
         """An elementwise result's memory: the backend allocates (and tags) it, not fusion."""
         return self.empty(shape, np_dtype)[0]
+
+    def int8_mm_nt(self, a, w):
+        """int32 a @ w^T for int8 operands: cuBLAS gemmEx (backends/cuda_blas.py)."""
+        from .cuda_blas import int8_mm_nt
+
+        return int8_mm_nt(self, a, w)
 
     def synchronize(self) -> None:
         self._dev.synchronize()

@@ -26,7 +26,11 @@ import time
 
 from gpu_tensor.backends import _cupy
 
-__all__ = ["CupyStreams", "EmulatedStreams", "stream_backend"]
+__all__ = ["CupyStreams", "EmulatedStreams", "stream_backend", "HOST_WAITS"]
+
+# [count]: the host waits on device work asked of this layer (stream, event and device
+# synchronize), on either leaf: the profiler's sync column reads it around each op
+HOST_WAITS = [0]
 
 
 class _CupyEvent:
@@ -167,6 +171,7 @@ class CupyStreams:
             return bool(_raw(handle).done)
 
     def synchronize(self, handle) -> None:
+        HOST_WAITS[0] += 1
         with self._device_of(handle):
             _raw(handle).synchronize()
 
@@ -193,14 +198,47 @@ class CupyStreams:
 
     def event_synchronize(self, event) -> None:
         if event.event is not None:
+            HOST_WAITS[0] += 1
             event.event.synchronize()
 
     def elapsed_ms(self, start, end) -> float:
         return float(self._cp.cuda.get_elapsed_time(start.event, end.event))
 
     def device_synchronize(self, device: int) -> None:
+        HOST_WAITS[0] += 1
         with self._cp.cuda.Device(device):
             self._rt.deviceSynchronize()
+
+    # stream capture (gpu_tensor/cuda/graphs.py): cupy's Stream.begin_capture/end_capture
+    def begin_capture(self, handle, mode: int) -> None:
+        with self._device_of(handle):
+            _raw(handle).begin_capture(mode)
+
+    def end_capture(self, handle):
+        """The captured cupy.cuda.Graph (raises when the capture was invalidated)."""
+        with self._device_of(handle):
+            return _raw(handle).end_capture()
+
+    def is_capturing(self, handle) -> bool:
+        if _raw(handle).ptr in (0, 1):  # the legacy stream never captures
+            return False
+        with self._device_of(handle):
+            return bool(_raw(handle).is_capturing())
+
+    def graph_launcher(self, device: int):
+        """f(graph): launch a captured graph on `device`'s current stream. The replay hot
+        path: two cupy calls when `device` is current, nothing of ours in between."""
+        cuda = self._cp.cuda
+        get_device, current = self._rt.getDevice, cuda.get_current_stream
+
+        def launch(graph) -> None:
+            if get_device() == device:
+                graph.launch(current(device))
+            else:
+                with cuda.Device(device):
+                    graph.launch(current(device))
+
+        return launch
 
     def priority_range(self) -> tuple[int, int]:
         if self._range is None:
@@ -306,7 +344,7 @@ class EmulatedStreams:
         return True
 
     def synchronize(self, handle) -> None:
-        pass
+        HOST_WAITS[0] += 1  # nothing to wait for here, but a GPU would: counted alike
 
     def wait_event(self, handle, event) -> None:
         pass
@@ -321,14 +359,14 @@ class EmulatedStreams:
         return True
 
     def event_synchronize(self, event) -> None:
-        pass
+        HOST_WAITS[0] += 1
 
     def elapsed_ms(self, start: _EmuEvent, end: _EmuEvent) -> float:
         # Event.elapsed_time has checked that both were made with timing on and recorded.
         return (end.time - start.time) * 1e3
 
     def device_synchronize(self, device: int) -> None:
-        pass
+        HOST_WAITS[0] += 1
 
     def priority_range(self) -> tuple[int, int]:
         return self.PRIORITY_RANGE

@@ -54,6 +54,8 @@ class _BlockHolder(_Interface):
 
 class EmulatedCudaBackend(CpuBackend):
     is_emulated = True
+    # operands in the compute dtype skip apply()'s promotion (ops/_dispatch._host_fast)
+    device_fast_path = True
 
     def __init__(self, index: int):
         self.index = index

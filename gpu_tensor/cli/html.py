@@ -71,7 +71,12 @@ def _segment_map_parts(segments: list[dict]) -> Iterator[str]:
             f"{seg['address']:#x} {fmt_bytes(seg['total_size'])} "
             f"{seg['segment_type']} s{seg.get('stream', 0)}"
         )
-        yield f'\n<text x="0" y="{y + ROW_HEIGHT - 6}">{escape(label)}</text>'
+        pool = tuple(seg.get("segment_pool_id") or (0, 0))
+        graph = pool != (0, 0)  # a CUDA graph's private pool (torch's MempoolId_t)
+        mark = ' class="graph-pool" font-style="italic"' if graph else ""
+        if graph:
+            label += f" graph pool {pool}"
+        yield f'\n<text x="0" y="{y + ROW_HEIGHT - 6}"{mark}>{escape(label)}</text>'
         for b in seg["blocks"] if seg["total_size"] > 0 else ():
             x = LABEL_WIDTH + MAP_WIDTH * (b["address"] - seg["address"]) / seg["total_size"]
             w = max(MAP_WIDTH * b["size"] / seg["total_size"], 1.0)  # tiny blocks stay visible

@@ -1,4 +1,5 @@
-"""`gpu-tensor` entry point: `memory-summary` (live, SNAPSHOT, --run) and `demo`.
+"""`gpu-tensor` entry point: `memory-summary` (live, SNAPSHOT, --run), `profile SCRIPT`,
+`launch` and `demo`.
 
 main() returns the exit code and never lets a traceback out for bad input: 0 success,
 1 the program run under --run failed, 2 bad input or usage (one line on stderr).
@@ -107,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .launch import add_launch_parser
 
     add_launch_parser(sub)
+    from .profile import add_profile_parser
+
+    add_profile_parser(sub)
     return parser
 
 
@@ -186,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
             args.run = script_argv
         if args.command == "memory-summary":
             return _memory_summary(args)
+        if args.command == "profile":
+            from .profile import profile_main
+
+            return profile_main(args)
         if args.command == "launch":
             from .launch import launch_main
 

@@ -146,9 +146,10 @@ def check_fields(snap: dict) -> None:
     if stats is not None:
         if not isinstance(stats, dict):
             raise SnapshotError("'memory_stats' is not a dict")
-        for k, v in stats.items():
-            if not isinstance(v, (int, float)) or isinstance(v, bool):
-                raise SnapshotError(f"stat {k!r} is {type(v).__name__}, expected a number")
+        for k, v in stats.items():  # every memory_stats() value is a count or a byte size
+            if type(v) is not int:
+                raise SnapshotError(f"stat {k!r} is {type(v).__name__} ({v!r:.40}), expected "
+                                    "an integer (a count or a number of bytes)")
     tensors = ext.get("live_tensors")
     if tensors is not None and not isinstance(tensors, list):
         raise SnapshotError("'live_tensors' is not a list")

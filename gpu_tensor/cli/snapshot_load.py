@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import pickle
 import stat
@@ -17,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ._errors import SnapshotError
-from .snapshot_check import Limits, check_fields, check_tree
+from .snapshot_check import _INT_MAX, Limits, check_fields, check_tree
 from .snapshot_json import read_json
 
 __all__ = ["Limits", "SnapshotError", "load_snapshot", "validate_snapshot"]
@@ -69,6 +70,23 @@ def _read_pickle(data: bytes) -> object:
 
 def _refuse_constant(name: str):
     raise SnapshotError(f"the JSON holds {name}, which is not a number a snapshot can hold")
+
+
+def _json_int(text: str) -> int:
+    """json parse_int: the pickle path's 64-bit rule (check_tree), for JSON's integers."""
+    v = int(text) if len(text) <= 21 else None  # 2**64 has 20 digits (and a sign)
+    if v is None or not -_INT_MAX < v < _INT_MAX:
+        raise SnapshotError(f"an integer beyond 64 bits ({text[:24]}{'...' if len(text) > 24 else ''}"
+                            f", {len(text)} characters) where a snapshot field was expected")
+    return v
+
+
+def _json_float(text: str) -> float:
+    """json parse_float: 1e400 would read as inf, which no snapshot field can hold."""
+    v = float(text)
+    if not math.isfinite(v):
+        raise SnapshotError(f"the JSON holds {text[:24]}, beyond the range of a float")
+    return v
 
 
 def _object_hook(max_nodes: int):
@@ -139,7 +157,8 @@ def _load(f, path: Path, limits: Limits):
         # parsed JSON is a tree of plain values: no tree walk; NaN/Infinity are refused
         # while parsing, and the views read only the fields check_fields has typed
         decoder = json.JSONDecoder(object_hook=_object_hook(limits.max_nodes),
-                                   parse_constant=_refuse_constant)
+                                   parse_constant=_refuse_constant, parse_int=_json_int,
+                                   parse_float=_json_float)
         return read_json(f, decoder)
     if not first and len(head) < 4096:
         raise SnapshotError("the file is empty")

@@ -13,6 +13,10 @@ from .memory import __all__ as _memory_all
 from .streams import *  # noqa: F403
 from .streams import __all__ as _streams_all
 
+# CUDA graphs (graphs.py), built on the public API: loaded on first use (__getattr__)
+_GRAPHS = ("CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+           "make_graphed_callables")
+
 __all__ = [
     "memory",
     "empty_host_cache",
@@ -20,12 +24,17 @@ __all__ = [
     *_device_all,
     *_memory_all,
     *_streams_all,
+    *_GRAPHS,
 ]
 
 
 def __getattr__(name):
     """The legacy gt.cuda.FloatTensor & co (gpu_tensor/legacy.py), looked up lazily:
     legacy imports creation, which this package must not import at load time."""
+    if name in _GRAPHS:
+        from . import graphs
+
+        return getattr(graphs, name)
     from ..legacy import CUDA_TYPES
 
     if name in CUDA_TYPES:
@@ -42,3 +51,12 @@ def manual_seed(seed) -> None:
 
 
 manual_seed_all = manual_seed
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """True when cuda is available: bfloat16 works on every cuda device here (stored as
+    bits; products go to cuBLAS in bf16, elementwise math runs in fp32), which is what code
+    checks before choosing `autocast("cuda", dtype=torch.bfloat16)`."""
+    from .. import device as _device
+
+    return _device.cuda_available()

@@ -115,6 +115,7 @@ class Stream:
 
     def synchronize(self) -> None:
         """Block the calling thread until all work queued so far has finished."""
+        _capture_guard("Stream.synchronize()")
         _backend().synchronize(self._handle)
 
     def wait_event(self, event: Event) -> None:
@@ -230,6 +231,7 @@ def stream(s: Stream | None):
 
 def synchronize(device=None) -> None:
     """Block until all work on ``device`` (default: current), on every stream, is done."""
+    _capture_guard("gt.cuda.synchronize()")
     _backend().device_synchronize(_cuda_index(device))
 
 
@@ -238,3 +240,10 @@ def _cai_stream(device=None) -> int | None:
     with the legacy default stream spelled 1 (0 is forbidden by the spec)."""
     ptr = current_stream(device).cuda_stream
     return 1 if ptr == 0 else ptr
+
+
+def _capture_guard(what: str) -> None:
+    from gpu_tensor.memory import graph_pool
+
+    if graph_pool.active_captures:
+        graph_pool.guard(what)

@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtype as core_dtype
 from .dtypes import as_np_dtype, default_float
 from .expr import Cast, Const, Graph, Input, Node, Op, Scalar
+from .misuse import Refusals, explain
 from .optable import OPS
 
 __all__ = ["FusionError", "Proxy", "apply", "trace"]
@@ -143,8 +144,9 @@ def _unary(key):
     return method
 
 
-class Proxy:
-    """A symbolic tensor inside a fused function: dtype and ndim known, values not."""
+class Proxy(Refusals):
+    """A symbolic tensor inside a fused function: dtype and ndim known, values not. What it
+    refuses (`@`, indexing, len, float, ...) raises FusionError naming the op (misuse.py)."""
 
     __slots__ = ("node", "ndim")
     __hash__ = object.__hash__  # __eq__ builds a node, so identity hashing is kept explicitly
@@ -158,8 +160,8 @@ class Proxy:
     def dtype(self):
         return core_dtype.to_dtype(self.node.dtype)
 
-    def __repr__(self) -> str:
-        return f"Proxy(dtype={self.node.dtype}, ndim={self.ndim})"
+    def __repr__(self) -> str:  # users see it in errors: no internal class name
+        return f"<traced tensor dtype={self.node.dtype} ndim={self.ndim}>"
 
     # Python operators: generated from the op table below (torch's meanings: / is true
     # division, // floors, % takes Python's sign); ~ is bitwise_not (logical_not on bool).
@@ -234,7 +236,8 @@ class Proxy:
             raise AttributeError(name)  # protocol probes (numpy, copy, pickle) must see "absent"
         raise FusionError(
             f"Tensor.{name} cannot be used inside a fused function: fuse only handles "
-            "elementwise ops (" + ", ".join(sorted(OPS)) + ") and casts"
+            "elementwise ops (" + ", ".join(sorted(OPS)) + ") and casts. Call "
+            f"{name} outside the fused function and pass its result in as an argument."
         )
 
 
@@ -281,7 +284,15 @@ def trace(fn, specs) -> tuple[Graph, bool]:
             args.append(Proxy(node, 0))
         else:
             args.append(spec[1])
-    result = fn(*args)
+    try:
+        result = fn(*args)
+    except FusionError:
+        raise
+    except Exception as exc:  # an eager op's check named the tracer class: say it plainly
+        clear = explain(exc)
+        if clear is None:
+            raise
+        raise clear from None
     single = not isinstance(result, (tuple, list))
     outs = (result,) if single else tuple(result)
     if not outs:

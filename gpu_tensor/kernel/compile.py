@@ -124,6 +124,9 @@ def get_function(source: str, name: str, options=(), name_expressions=()):
     with _lock:
         entry = _modules.get((dev, key))
         if entry is None:
+            from ..memory import graph_pool
+
+            graph_pool.guard(f"compiling kernel {name.split('<')[0]!r}")  # loads a module
             _, path, lowered = compiled_file(source, arch, options, exprs)
             # CuPy's low-level Module (what RawModule wraps): load our NVRTC output as is and
             # look functions up by the mangled names NVRTC reported, no name guessing.

@@ -25,7 +25,7 @@ import contextlib
 import threading
 import warnings
 
-from . import events, expandable, live, release, reuse
+from . import events, expandable, graph_pool, live, release, reuse
 from .block import Block, Segment
 from .config import UNLIMITED, AllocatorConfig
 from .oom import OutOfMemoryError, oom_report
@@ -83,6 +83,11 @@ class CachingAllocator:
         self._limit: int | None = None  # per-process fraction cap in bytes
         self._fraction: float | None = None
         self.history = None  # snapshot.HistoryRecorder while _record_memory_history is on
+        # CUDA graph capture (graph_pool.py): pool id -> GraphPool; capturing stream key ->
+        # the GraphPool its mallocs go to; frees with stream uses waiting for the capture's end
+        self._graph_pools: dict[tuple[int, int], graph_pool.GraphPool] = {}
+        self._capturing: dict[int, graph_pool.GraphPool] = {}
+        self._capture_deferred: list[Block] = []
 
     # ----------------------------------------------------------------- public API
     def malloc(self, nbytes: int, stream: int = 0) -> Block:
@@ -113,13 +118,16 @@ class CachingAllocator:
                     size = -(-nbytes // MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
                 else:
                     size = MIN_BLOCK_SIZE
+                if self._capturing and stream in self._capturing:  # graph_pool.py
+                    return self._malloc_captured(self._capturing[stream], stream, size,
+                                                 nbytes, site)
                 block = self._parked
                 if block is not None:
                     if (block.size == size and block.stream == stream and not self._events
                             and self.history is None):
                         return self._reuse_parked(block, nbytes, site)
                     self._unpark()
-                if self._events:
+                if self._events and not self._capturing:  # no event queries under capture
                     events.process(self)
                 pool = self._small if size <= SMALL_SIZE else self._large
                 max_split = self._max_split
@@ -156,12 +164,13 @@ class CachingAllocator:
             try:
                 if self._parked is not None:
                     self._unpark()
-                if block.stream_uses or self.history is not None:
+                if (block.stream_uses or self.history is not None
+                        or block.segment.graph_pool is not None):  # a graph's: never parked
                     self._release_allocated(block)
                 else:
                     proof = self._park_proof
-                    if proof is not None and proof[0] is block and proof[1] == (
-                            self._small if block.segment.is_small else self._large).version:
+                    if proof is not None and proof[0] is block and proof[1] == self._pool_of(
+                            block.segment).version:
                         self._parked = block  # proved before, nothing changed since
                         self._park_plan = proof[2]
                     elif not reuse.park(self, block):
@@ -191,9 +200,41 @@ class CachingAllocator:
             block.stream_uses.add(stream)
 
     def empty_cache(self) -> None:
-        """Wait for pending stream events, then release every fully free segment."""
+        """Wait for pending stream events, then release every fully free segment (a live
+        CUDA graph's private pool keeps its memory: graph_pool.py)."""
         with self._operation():
+            graph_pool.check_not_capturing(self, "empty_cache")
             self._release_cached_blocks()
+
+    # ------------------------------------------------------- CUDA graphs (graph_pool.py)
+    def begin_allocate_to_pool(self, pool_id: tuple[int, int], stream) -> None:
+        """From now on, mallocs on `stream` (capturing a graph) come from pool `pool_id`,
+        made here or shared with the graphs that already use it (torch's beginAllocateToPool)."""
+        with self._operation():
+            graph_pool.begin(self, pool_id, stream_key(stream))
+
+    def end_allocate_to_pool(self, pool_id: tuple[int, int]) -> None:
+        """The capture into `pool_id` ended: its stream's mallocs use the device pool again."""
+        with self._operation():
+            graph_pool.end(self, pool_id)
+
+    def release_pool(self, pool_id: tuple[int, int]) -> None:
+        """A graph using `pool_id` is gone (reset or deleted): once no graph uses the pool,
+        empty_cache gives its free segments back (torch's releasePool)."""
+        with self._operation():
+            graph_pool.release(self, pool_id)
+
+    def graph_pools(self) -> dict:
+        """{pool id: {'use_count', 'segments'}} of the graph-private pools that exist."""
+        with self._operation():
+            return {pid: {"use_count": gp.use_count, "segments": gp.segments}
+                    for pid, gp in self._graph_pools.items()}
+
+    def is_capturing(self, stream=None) -> bool:
+        """Whether `stream` (None: any stream) is capturing into a graph pool."""
+        if stream is None:
+            return bool(self._capturing)
+        return stream_key(stream) in self._capturing
 
     def set_memory_fraction(self, fraction: float) -> None:
         """Cap reserved memory at `fraction` of the device's total."""
@@ -283,7 +324,7 @@ class CachingAllocator:
         self._parked = None
         split_blocks, split_bytes, after = self._park_plan
         small = block.segment.is_small
-        pool = self._small if small else self._large
+        pool = self._pool_of(block.segment)
         pool.lookups += 1  # the malloc's best-fit search
         if after is not None:  # the malloc's split gives it back as the pool's free block
             after.gc_count_base = pool.lookups
@@ -305,12 +346,50 @@ class CachingAllocator:
             self.history.record("free_requested", block.ptr, block.size, block.stream,
                                 tag=block.tag)
         if block.stream_uses:
-            events.insert(self, block)
+            if self._capturing:  # no events under capture: wait for its end (graph_pool.py)
+                self._capture_deferred.append(block)
+            else:
+                events.insert(self, block)
         else:
             self._free_block(block)
 
+    def _malloc_captured(self, gp, stream: int, size: int, nbytes: int, site) -> Block:
+        """malloc on a capturing stream: the graph's private pool, best fit as usual."""
+        if self._parked is not None:
+            self._unpark()
+        pool = gp.small if size <= SMALL_SIZE else gp.large
+        limit = self._max_split if size < self._max_split else (
+            size + self.config.max_non_split_rounding)
+        i = pool.fit(stream, size, limit)
+        block = pool.block_at(i) if i >= 0 else self._get_new_block(pool, stream, size, nbytes)
+        return self._alloc_found_block(pool, i, block, size, nbytes, site)
+
+    def _pool_of(self, segment: Segment) -> BlockPool:
+        """The free pool a segment's blocks return to: the device's, or its graph's."""
+        gp = segment.graph_pool
+        if gp is None:
+            return self._small if segment.is_small else self._large
+        return gp.small if segment.is_small else gp.large
+
+    def _all_pools(self) -> list[BlockPool]:
+        pools = [self._small, self._large]
+        for gp in self._graph_pools.values():
+            pools += [gp.small, gp.large]
+        return pools
+
     # ----------------------------------------------------------------- policy
     def _get_new_block(self, pool: BlockPool, stream: int, size: int, nbytes: int) -> Block:
+        if pool.graph_pool is not None or self._capturing:
+            # under capture: a plain segment for a graph pool (graph_pool.py), and never a
+            # release of cached memory (freeing or syncing is illegal while capturing)
+            if pool.graph_pool is None and self._expandable:
+                block = expandable.grow(self, pool, stream, size)
+            else:
+                block = self._alloc_segment(allocation_size(size, None), pool.is_small,
+                                            stream, pool.graph_pool)
+            if block is None:
+                raise self._out_of_memory(nbytes, stream)
+            return block
         if self._expandable:
             block = expandable.grow(self, pool, stream, size)
             if block is None:
@@ -394,7 +473,7 @@ class CachingAllocator:
     def _free_block(self, block: Block) -> None:
         """Put a no-longer-active block back in its pool, merging free neighbours."""
         small = block.segment.is_small
-        pool = self._small if small else self._large
+        pool = self._pool_of(block.segment)
         orig_ptr, orig_size = block.ptr, block.size
         prev, after = block.prev, block.next
         if prev is not None and (prev.allocated or prev.event_count or prev.stream_uses):
@@ -438,7 +517,8 @@ class CachingAllocator:
             self.history.record("free_completed", orig_ptr, orig_size, block.stream)
 
     # ----------------------------------------------------------------- segments
-    def _alloc_segment(self, size: int, small: bool, stream: int) -> Block | None:
+    def _alloc_segment(self, size: int, small: bool, stream: int,
+                       graph: graph_pool.GraphPool | None = None) -> Block | None:
         if self._limit is not None and self._reserved + size > self._limit:
             return None
         try:
@@ -446,6 +526,9 @@ class CachingAllocator:
         except RawOutOfMemory:
             return None
         segment = Segment(ptr, size, stream, small)
+        if graph is not None:
+            segment.graph_pool = graph
+            graph.segments += 1
         block = Block(ptr, size, stream, segment)
         segment.head = block
         self._segments[ptr] = segment
@@ -465,10 +548,12 @@ class CachingAllocator:
 
     def _release_block(self, block: Block) -> None:
         """Give a whole free segment back to the raw source."""
-        pool = self._small if block.segment.is_small else self._large
+        pool = self._pool_of(block.segment)
         self.raw.free(block.ptr)  # first: if the source fails, our state is unchanged
         pool.remove(block)
         segment = self._segments.pop(block.ptr)
+        if segment.graph_pool is not None:
+            segment.graph_pool.segments -= 1
         self._reserved -= segment.size
         stats = self._stats
         stats.update("segment", segment.is_small, -1)
@@ -485,6 +570,8 @@ class CachingAllocator:
             for block in pool:
                 if not block.is_split() and not block.segment.expandable:
                     self._release_block(block)
+        if self._graph_pools:
+            graph_pool.release_freeable(self)
         if self._ranges:
             expandable.shrink(self)
 

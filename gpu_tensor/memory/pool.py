@@ -19,10 +19,11 @@ __all__ = ["BlockPool"]
 class BlockPool:
     """The free blocks of one pool (small or large)."""
 
-    __slots__ = ("is_small", "_keys", "_blocks", "lookups", "version")
+    __slots__ = ("is_small", "_keys", "_blocks", "lookups", "version", "graph_pool")
 
-    def __init__(self, is_small: bool):
+    def __init__(self, is_small: bool, graph_pool=None):
         self.is_small = is_small
+        self.graph_pool = graph_pool  # the graph_pool.GraphPool it belongs to; None: the device's
         self._keys: list[tuple[int, int, int]] = []  # (stream, size, ptr), ascending
         self._blocks: list[Block] = []  # _blocks[i] is the block of _keys[i]
         self.lookups = 0  # best-fit searches so far: the clock that ages cached blocks (gc)

@@ -61,7 +61,7 @@ def park(alloc, block) -> bool:
     limit = max_split if size < max_split else size + alloc.config.max_non_split_rounding
     if merged >= limit:
         return False  # best fit would refuse the merged block (oversize rules)
-    pool = alloc._small if small else alloc._large
+    pool = alloc._pool_of(segment)
     if not pool.merged_wins(block.stream, size, merged, block.ptr, after):
         return False  # another free block is a better fit than the merged one
     # The free's net change to inactive_split: `after` leaves as a split block, and the

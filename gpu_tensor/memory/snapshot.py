@@ -107,7 +107,8 @@ def _segment_dict(allocator, segment) -> dict:
         "requested_size": requested,
         "stream": segment.stream,
         "segment_type": "small" if segment.is_small else "large",
-        "segment_pool_id": (0, 0),
+        # torch's MempoolId_t: (0, 0) the device pool, else a CUDA graph's (graph_pool.py)
+        "segment_pool_id": segment.graph_pool.id if segment.graph_pool is not None else (0, 0),
         "is_expandable": segment.expandable,
         "frames": list(segment.frames or []),
         "blocks": blocks,

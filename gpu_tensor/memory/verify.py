@@ -70,7 +70,7 @@ def check(allocator, accumulated: bool = True) -> None:
 
 
 def _check_structure(allocator) -> None:
-    pooled = {id(b) for pool in (allocator._small, allocator._large) for b in pool}
+    pooled = {id(b) for pool in allocator._all_pools() for b in pool}
     seen_free = set()
     pending = {id(b) for queue in allocator._events.values() for _, b in queue}
     end = None
@@ -90,7 +90,7 @@ def _check_structure(allocator) -> None:
             cursor += block.size
             if block.stream != segment.stream:
                 raise AssertionError(f"{block!r}: stream differs from its segment's")
-            pool = allocator._small if segment.is_small else allocator._large
+            pool = allocator._pool_of(segment)
             if block.allocated:
                 if allocator._allocated.get(block.ptr) is not block:
                     raise AssertionError(f"{block!r}: allocated but not in the allocated map")

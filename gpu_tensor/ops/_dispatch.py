@@ -15,11 +15,14 @@ engine's kernel). Everything else goes through `apply()`.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .. import dtype as _dt
 from .._args import wrap_int
 from .._grad import STATE, record
+from .._modes import PASS, intercept, watch
 from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
@@ -29,6 +32,8 @@ from ..fusion.optable import OPS, not_implemented
 
 __all__ = ["SPECS", "apply", "binary", "unary", "make_binary", "make_unary", "mismatch",
            "not_implemented"]
+
+MODES_ON = watch(globals())  # the modes word, read first by every op here (_modes.py)
 
 _new = object.__new__
 _HALF = (_dt.float16, _dt.bfloat16)
@@ -143,8 +148,13 @@ def make_binary(key, reflected=False):
         categories = {k: v for k, v in categories.items() if k is not bool}
     ndarray, asarray, new = np.ndarray, np.asarray, _new
     state = STATE
+    name = key if not reflected else _REFLECTED.get(key, key)
 
     def f(self, other):
+        if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+            r = intercept(name, f, (self, other), None)
+            if r is not PASS:
+                return r
         # autograd, decided here (gpu_tensor/_grad.py): one or two slot reads when no
         # input requires grad; a Tensor subclass `other` is checked on the slow path below
         if self._requires_grad or (other.__class__ is Tensor and other._requires_grad):
@@ -229,14 +239,43 @@ def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
     if check is not None:
         check((other, a) if reflected else (a, other), dt)
     x = a._data
+    emulated = backend.is_emulated
+    if emulated and type(other) is not Tensor and type(fn) is not np.ufunc:
+        with np.errstate(all="ignore"):  # a composite gets the scalar as apply() gives it
+            y = np.asarray(y).astype(dt.np)[()]
     if reflected:
         x, y = y, x
     try:
+        if emulated:
+            return _host_fast(backend, key, fn, (x, y), dev, out)
         r = backend.elementwise(key, fn, (x, y), out.np)
-    except ValueError:
-        return None  # shapes do not broadcast: apply() raises the clear error
+    except (ValueError, OverflowError):
+        return None  # shapes do not broadcast, an int out of range: apply() raises
     return Tensor._make(r, dev, out)
 
+
+def _host_fast(backend, key, fn, args, dev, out):
+    """Emulated cuda's short path: numpy straight into allocator memory, silenced as
+    apply() silences it (its promotion work skipped, ~2x cheaper per tiny op), adopted."""
+    if _CV is None:
+        with np.errstate(all="ignore"):
+            r = backend.elementwise(key, fn, args, out.np)
+    else:
+        tok = _CV.set(_QUIET_EXTOBJ)
+        try:
+            r = backend.elementwise(key, fn, args, out.np)
+        finally:
+            _CV.reset(tok)
+    if type(r) is not np.ndarray:
+        r = np.asarray(r)
+    if r.dtype != out.np:
+        r = backend.astype(r, out.np)
+    r, st = backend.adopt(r)
+    return Tensor._make(r, dev, out, st)
+
+
+# torch's names for the reflected operators that have their own op (2 - x is aten::rsub)
+_REFLECTED = {"sub": "rsub"}
 
 _OPERAND_TYPES = (Tensor, bool, int, float, complex, np.ndarray, np.generic)
 
@@ -267,6 +306,10 @@ def make_unary(key):
     out_rule = "same" if spec.kind in ("same", "bitwise") else "cast"
 
     def f(input, out=None):  # out: positional-or-keyword, see _out.keyword_out
+        if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+            r = intercept(key, f, (input,), None if out is None else {"out": out})
+            if r is not PASS:
+                return r
         if out is not None:
             return out_call(key, f, (input,), {}, out, out_rule)
         if type(input) is not Tensor:  # subclasses, and values traced by @gt.fuse
@@ -296,6 +339,8 @@ def make_unary(key):
             if backend is not None and backend.device_fast_path:
                 out = fast_device.get(input.dtype)
                 if out is not None:
+                    if backend.is_emulated:
+                        return _host_fast(backend, key, fn, (input._data,), dev, out)
                     r = backend.elementwise(key, fn, (input._data,), out.np)
                     return Tensor._make(r, dev, out)
         return apply(key, input)
@@ -348,6 +393,10 @@ def _coerce(x):
 
 def apply(key, *operands, **params):
     """The general elementwise path: promotion, device checks, conversion, backend."""
+    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
+        r = intercept(key, partial(apply, key), operands, params)
+        if r is not PASS:
+            return r
     spec = SPECS[key]
     operands = tuple(_coerce(x) for x in operands)
     dev = _device_of(operands)

@@ -47,10 +47,10 @@ _METHODS = {
     "is_inference": meta._false, "is_neg": meta._false, "is_conj": meta._false,
     "is_shared": meta._false, "softmax": softmax.softmax,
     "log_softmax": softmax.log_softmax,
-    "normal_": random.normal_, "uniform_": random.uniform_, "bernoulli_": random.bernoulli_,
-    "random_": random.random_, "exponential_": random.exponential_,
-    "geometric_": random.geometric_, "log_normal_": random.log_normal_,
-    "cauchy_": random.cauchy_, "unsafe_chunk": lambda self, *a, **k: self.chunk(*a, **k),
+    # the random fills record a zero-gradient node on tensors that require grad (torch's)
+    **{n: _grad.inplace(n, getattr(random, n)) for n in (
+        "normal_", "uniform_", "bernoulli_", "random_", "exponential_", "geometric_",
+        "log_normal_", "cauchy_")}, "unsafe_chunk": lambda self, *a, **k: self.chunk(*a, **k),
     "unsafe_split": lambda self, *a, **k: self.split(*a, **k),
     "unsafe_split_with_sizes": meta.split_with_sizes,
     "conj_physical": lambda self: self.conj(), "fill_diagonal_": None,  # below
@@ -64,8 +64,8 @@ _METHODS = {
     "values": meta.dense_refuses("values"),
 }
 
-# properties: always False here (no quantized, meta, nested, mkldnn or other device kinds)
-_FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mps", "is_xpu",
+# properties: always False here (no quantized, nested, mkldnn or other device kinds)
+_FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_mps", "is_xpu",  # is_meta: _tensor
           "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mtia", "is_mkldnn", "is_nested",
           "volatile")
 
@@ -84,12 +84,12 @@ _INPLACE_GRAD = (
     "cumprod", "divide", "multiply", "subtract", "negative", "true_divide", "tril", "triu",
     "addmm", "addbmm", "baddbmm", "addmv", "addr", "addcmul", "addcdiv", "index_add",
     "index_copy", "index_fill", "index_put", "masked_scatter", "put", "scatter_reduce",
-    "renorm", "fill_diagonal", "mvlgamma", "index_reduce",
+    "renorm", "fill_diagonal", "mvlgamma", "index_reduce", "polygamma", "nextafter",
 )
 _INPLACE_NOGRAD = (
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
     "not_equal", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "heaviside",
-    "gcd", "lcm", "nextafter", "polygamma", "logical_and", "logical_or", "logical_xor",
+    "gcd", "lcm", "logical_and", "logical_or", "logical_xor",
 )
 
 

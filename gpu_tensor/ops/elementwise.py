@@ -266,6 +266,7 @@ def _part_view(t, arr):
     return v
 
 
+@differentiable  # formula: autograd/formulas_decomp.py (complex parts)
 def conj(input):
     if input.dtype.category != _dt.COMPLEX:
         return input
@@ -274,6 +275,7 @@ def conj(input):
     return Tensor._make(arr, input.device, input.dtype, st)
 
 
+@differentiable  # formula: autograd/formulas_decomp.py (complex parts)
 def real(input):
     """The real parts (a view for complex tensors, the tensor itself otherwise)."""
     if input.dtype.category != _dt.COMPLEX:
@@ -281,6 +283,7 @@ def real(input):
     return _part_view(input, input._data.real)
 
 
+@differentiable  # formula: autograd/formulas_decomp.py (complex parts)
 def imag(input):
     if input.dtype.category != _dt.COMPLEX:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")

@@ -10,14 +10,15 @@ index_select), so they carry autograd with no formula of their own; the in-place
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
 from .. import dtype as _dt
+from .. import return_types
+from .._grad import differentiable
 from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
+from ..memory import graph_pool as _graph_pool  # bounds checks read the host: not in a capture
 
 __all__ = ["index_add", "index_copy", "index_fill", "masked_scatter", "put", "take_along_dim",
            "scatter_reduce", "nonzero_static", "argwhere", "repeat_interleave", "diff",
@@ -67,7 +68,7 @@ def index_fill(input, dim, index, value):
     bk = get_backend(input.device)
     d = dim % max(input.ndim, 1)
     n = input.shape[d] if input.ndim else 1
-    if index.numel() and (int(index.max()) >= n or int(index.min()) < -n):
+    if index.numel() and not _graph_pool.active_captures and (int(index.max()) >= n or int(index.min()) < -n):
         raise IndexError(f"index_fill(): index out of range for dimension {dim} with size {n}")
     hit = bk.xp.zeros(n, bool)
     hit[index._data.reshape(-1)] = True
@@ -120,9 +121,9 @@ _REDUCE = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum
            "mean": "add"}
 
 
+@differentiable  # formula: autograd/formulas_scatter.py (every reduction, as torch's)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    """Reduce src's values into input at index along dim (sum/prod/mean/amax/amin).
-    Only "sum" carries autograd (it is scatter_add)."""
+    """Reduce src's values into input at index along dim (sum/prod/mean/amax/amin)."""
     if reduce not in _REDUCE:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
@@ -140,7 +141,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     key = tuple(grid)
     vals = host(src._data)[tuple(slice(0, n) for n in index.shape)]
     n = input.shape[dim % input.ndim]
-    if index.numel() and (int(index.max()) >= n or int(index.min()) < -n):
+    if index.numel() and not _graph_pool.active_captures and (int(index.max()) >= n or int(index.min()) < -n):
         raise RuntimeError(f"scatter_reduce(): index out of bounds for dimension {dim} with "
                            f"size {n}")
     if not include_self:
@@ -273,6 +274,7 @@ def fill_diagonal(input, fill_value, wrap=False):
     return where(Tensor._make(mask, input.device, _dt.bool), fill_value, input).to(input.dtype)
 
 
+@differentiable  # no formula: autograd/formulas_none.py records a node that raises
 def bincount(input, weights=None, minlength=0):
     if input.ndim != 1 or input.dtype.category != _dt.INT:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -303,6 +305,7 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002
     return Tensor._make(arr, input.device, input.dtype, st)
 
 
+@differentiable  # no formula: autograd/formulas_none.py records a node that raises
 def histogram(input, bins=100, *, range=None, weight=None, density=False):  # noqa: A002
     bk = get_backend(input.device)
     b = bins._data if isinstance(bins, Tensor) else bins
@@ -315,7 +318,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
                            Tensor._make(e, input.device, input.dtype))
 
 
-HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
+HistogramResult = return_types.histogram
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):

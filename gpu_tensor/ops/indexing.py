@@ -9,6 +9,7 @@ way torch places them (ints applied first as select(); see `_index_plan.py`).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from .._grad import differentiable
 from .._host_memory import host_memory, memory_error
 from .._tensor import Tensor
 from ..backends import PIECE, get_backend
+from ..memory import graph_pool as _graph_pool  # bounds checks read the host: not in a capture
 from ._index_plan import empty_basic, empty_slice, none_strides, split_advanced
 from ._inplace import check_writable
 
@@ -52,7 +54,34 @@ def _device_array(t, idx, name="index"):
     raise IndexError(f"unsupported index type {type(idx).__name__}")
 
 
+def _sequence_as_tuple(index) -> bool:
+    """torch's legacy rule: a list (not a tuple) with a tensor, a sequence, a slice, None or
+    Ellipsis in it indexes several dims, as the tuple of its items (x[[rows, cols]])."""
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    return any(isinstance(i, (Tensor, list, tuple, range, np.ndarray, slice)) or i is None
+               or i is Ellipsis for i in index)
+
+
+def _python_index(index):
+    """range -> list of ints (torch indexes with a range as with its list); a list that
+    torch reads as several dims -> that tuple, with torch's deprecation warning."""
+    if type(index) is range:
+        return list(index)
+    if _sequence_as_tuple(index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
+                      "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of "
+                      "x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+                      "x[torch.tensor(seq)], which will result either in an error or a "
+                      "different result", UserWarning, stacklevel=4)
+        index = tuple(index)
+    if type(index) is tuple and any(type(i) is range for i in index):
+        index = tuple(list(i) if type(i) is range else i for i in index)
+    return index
+
+
 def _normalise(t, index):
+    index = _python_index(index)
     if not isinstance(index, tuple):
         index = (index,)
     out = []
@@ -432,7 +461,7 @@ def gather(input, dim, index):
     b = get_backend(input.device)
     ia = _device_array(input, index)
     n = input.shape[d] if input.ndim else 1
-    if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
+    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < -n):
         raise RuntimeError(f"gather(): index out of bounds for dimension {d} with size {n}")
     src = input._data if input.ndim else input._data.reshape(1)
     ia = ia if ia.ndim else ia.reshape(1)
@@ -449,7 +478,7 @@ def scatter_(self, dim, index, src=None, value=None, reduce=None):
     b = get_backend(self.device)
     ia = _device_array(self, index)
     n = self.shape[d] if self.ndim else 1
-    if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
+    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < -n):
         raise RuntimeError(f"scatter(): index out of bounds for dimension {d} with size {n}")
     grid = _index_grid(b, ia, d)
     if src is None:
@@ -533,7 +562,7 @@ def index_select(input, dim, index):
     b = get_backend(input.device)
     ia = _device_array(input, index).reshape(-1)
     n = input.shape[d] if input.ndim else 1
-    if ia.size and (int(ia.max()) >= n or int(ia.min()) < 0):  # torch: no negative wrap
+    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < 0):  # torch: no negative wrap
         raise IndexError(f"index_select(): index out of range in self (dimension {d}, size {n})")
     src = input._data if input.ndim else input._data.reshape(1)
     arr, st = b.adopt(_take(b, src, ia, d))
@@ -613,7 +642,7 @@ def take(input, index):
     b = get_backend(input.device)
     ia = _device_array(input, index)
     n = input.numel()
-    if ia.size and (int(ia.max()) >= n or int(ia.min()) < -n):
+    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < -n):
         raise IndexError(f"take(): index out of range for tensor of {n} elements")
     arr, st = b.adopt(_take(b, input._data.reshape(-1), ia, 0))
     return Tensor._make(arr, input.device, input.dtype, st)

@@ -15,6 +15,7 @@ from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
+from ..backends.cuda_gemm import bf16_matmul
 from ._dispatch import mismatch as _mismatch
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"]
@@ -55,6 +56,12 @@ def _run(name, a, b, fn):
     bk = get_backend(a.device)
     x, y = a._data, b._data
     comp = np.float32 if a.dtype in _HALF else a.dtype.np
+    if a.dtype is _dt.float16 and bk.xp is not np:
+        comp = np.float16  # cupy: cuBLAS gemmEx on the fp16 operands, fp32 accumulation
+    elif a.dtype is _dt.bfloat16 and bk.xp is not np and fn == "matmul":
+        r = bf16_matmul(bk, x, y)  # cuBLAS on the bf16 bits, fp32 accumulation
+        if r is not None:
+            return Tensor._make(r, a.device, a.dtype, None)
     if x.dtype != comp:
         x, y = bk.astype(x, comp), bk.astype(y, comp)
     routine = getattr(bk.xp, fn)
@@ -183,6 +190,7 @@ def _einsum_plan(equation, arrs):
     return tuple(sizes[c] for c in output), like.dtype, True
 
 
+@differentiable  # formula: autograd/formulas_einsum.py
 @host_memory
 def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -207,3 +215,4 @@ def einsum(equation, *operands):
         raise RuntimeError(f"einsum(): {exc} (equation {equation!r} with operand shapes "
                            f"{[tuple(o.shape) for o in operands]})") from None
     return _result(bk, r, first)
+

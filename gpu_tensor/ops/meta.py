@@ -131,6 +131,8 @@ as_strided_ = _inplace_view("as_strided_", lambda t, *a, **k: t.as_strided(*a, *
 def resize_(self, *sizes, memory_format=None):
     """Reshape self in place; keeps the values when the element count is unchanged, else
     reallocates (new elements uninitialised), as torch does."""
+    if self._requires_grad and _GRAD.enabled:  # torch's: the history would not fit
+        raise RuntimeError("cannot resize variables that require grad")
     from .._dims import shape_args
     from ..creation import empty
 
@@ -173,6 +175,7 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
 
 def apply_(self, callable):  # noqa: A002
     """Replace each element by callable(element) (cpu only, slow: one Python call each)."""
+    _no_python_writes("apply_", self)
     if self.device.type != "cpu":
         raise TypeError("apply_ is only implemented on CPU tensors")
     vals = [callable(v) for v in self.reshape(-1).tolist()]
@@ -181,7 +184,14 @@ def apply_(self, callable):  # noqa: A002
     return self.copy_(creation.tensor(vals, dtype=self.dtype).reshape(*self.shape))
 
 
+def _no_python_writes(name, self):
+    if self._requires_grad and _GRAD.enabled:  # torch's: no gradient through Python code
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                           f"var.detach().{name}() instead.")
+
+
 def map_(self, tensor, callable):  # noqa: A002
+    _no_python_writes("map_", self)
     if self.device.type != "cpu":
         raise TypeError("map_ is only implemented on CPU tensors")
     other = tensor.expand(*self.shape)

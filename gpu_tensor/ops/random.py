@@ -23,6 +23,7 @@ import numpy as np
 from .. import _torch_samplers as samplers
 from .. import creation
 from .. import dtype as _dt
+from .._grad import differentiable
 from .._mt19937 import DEFAULT_SEED as _DEFAULT_SEED
 from .._mt19937 import MTStream
 from .._tensor import Tensor
@@ -183,6 +184,8 @@ def _draw(t, draw, name):
     are drawn whole and copied over. The numbers are the same either way: pieces of one
     stream."""
     data = t._data
+    if t.device.type == "meta":  # no values to draw (torch's meta tensors skip it too)
+        return t
     if get_backend(t.device).xp is not np or not data.flags.c_contiguous:
         return _fill(t, draw(0, data.size).reshape(data.shape), name)
     from ._inplace import check_writable
@@ -294,6 +297,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
                  "cauchy_")
 
 
+@differentiable  # no formula: autograd/formulas_none.py records a node that raises
 def bernoulli(input, p=None, *, generator=None):
     """0/1 samples with probabilities `input` (or the number p), in input's dtype."""
     out = creation.empty(input.shape, dtype=input.dtype, device=input.device)
@@ -335,6 +339,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return creation.tensor(host, device=input.device)
 
 
+@differentiable  # zero gradient, as torch: autograd/formulas_none.py
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False):
     """Samples with elementwise mean/std (tensors or numbers; `size` when both are numbers)."""
@@ -355,6 +360,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     return _fill(out, rng.normal(m, s, shape), "normal")
 
 
+@differentiable  # zero gradient, as torch: autograd/formulas_none.py
 def poisson(input, generator=None):
     lam = input._host()
     out = creation.empty(input.shape, dtype=input.dtype, device=input.device)

@@ -5,19 +5,18 @@ nansum/nanmean, aminmax, logcumsumexp, cov/corrcoef, renorm; plus the integer he
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
 from .. import dtype as _dt
+from .. import return_types
+from .._grad import differentiable
 from .._tensor import Tensor
 from ..backends import get_backend
 
 __all__ = ["nansum", "nanmean", "aminmax", "logcumsumexp", "cov", "corrcoef", "renorm",
            "bitwise_left_shift", "bitwise_right_shift", "frexp", "hardshrink", "prelu"]
 
-AminmaxResult = collections.namedtuple("aminmax", ["min", "max"])
-FrexpResult = collections.namedtuple("frexp", ["mantissa", "exponent"])
+AminmaxResult, FrexpResult = return_types.aminmax, return_types.frexp
 
 
 def _zero_nan(input):
@@ -140,6 +139,7 @@ bitwise_left_shift = _shift("bitwise_left_shift", "left_shift")
 bitwise_right_shift = _shift("bitwise_right_shift", "right_shift")
 
 
+@differentiable  # formula: autograd/formulas_more.py (the mantissa's)
 def frexp(input):
     if input.dtype.category != _dt.FLOAT:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")

@@ -4,11 +4,10 @@ and bool sums/products give int64; half types accumulate in float32."""
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
 from .. import dtype as _dt
+from .. import return_types
 from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
 from .._host_memory import host_memory
@@ -24,8 +23,7 @@ __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmi
 _py_max, _py_min, _py_sum, _py_any, _py_all = max, min, sum, any, all
 _HALF = (_dt.float16, _dt.bfloat16)
 
-MaxResult = collections.namedtuple("max", ["values", "indices"])
-MinResult = collections.namedtuple("min", ["values", "indices"])
+MaxResult, MinResult = return_types.max, return_types.min  # torch.return_types.max/min
 
 
 def _axes(t, dim):

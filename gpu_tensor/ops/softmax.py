@@ -1,5 +1,7 @@
-"""softmax and log_softmax, numerically stable on any dim, composed from differentiable ops
-(so autograd needs no formula of its own). nn.functional's versions call these."""
+"""softmax and log_softmax, numerically stable on any dim. nn.functional's versions call
+these. When they record, each is one node with torch's name (SoftmaxBackward0,
+LogSoftmaxBackward0) and torch's formula, which is also cheaper than the graph of the ops it
+is computed with; under create_graph the formula re-runs the composed, differentiable form."""
 
 from __future__ import annotations
 
@@ -26,17 +28,44 @@ def _shifted(input, dim, dtype):
     return input - input.detach().amax(dim, keepdim=True)
 
 
+def _softmax(x, dim):
+    e = _shifted(x, dim, None).exp()
+    return e / (e if e.ndim == 0 else e.sum(dim, keepdim=True))
+
+
+def _log_softmax(x, dim):
+    s = _shifted(x, dim, None)
+    if s.ndim == 0:
+        return s
+    return s - s.exp().sum(dim, keepdim=True).log()
+
+
+def _recorded(name, plain, grad_of, input, dim, dtype):
+    """plain(input, dim) as one node `name` when it records (see the module docstring)."""
+    if dtype is not None:
+        input = input.to(dtype)
+    from .._grad import STATE
+
+    if not (STATE.enabled and input._requires_grad) or input.ndim == 0:
+        return plain(input, dim)
+    from ..autograd.composite import with_formula
+
+    def backward(g, need, x):
+        y = plain(x, dim)  # grad mode is on only under create_graph: then y has history
+        return (grad_of(g, y, dim),)
+
+    return with_formula(name, lambda x: plain(x, dim), backward, input)
+
+
 def softmax(input, dim=None, dtype=None):
     """exp(x - max) / sum(exp(x - max)) over `dim`."""
     dim = _softmax_dim(input.ndim, dim, "softmax")
-    e = _shifted(input, dim, dtype).exp()
-    return e / (e if e.ndim == 0 else e.sum(dim, keepdim=True))
+    return _recorded("SoftmaxBackward0", _softmax,
+                     lambda g, y, d: y * (g - (g * y).sum(d, keepdim=True)), input, dim, dtype)
 
 
 def log_softmax(input, dim=None, dtype=None):
     """(x - max) - log(sum(exp(x - max))): no exp overflows and no log of an underflow."""
     dim = _softmax_dim(input.ndim, dim, "log_softmax")
-    s = _shifted(input, dim, dtype)
-    if s.ndim == 0:
-        return s
-    return s - s.exp().sum(dim, keepdim=True).log()
+    return _recorded("LogSoftmaxBackward0", _log_softmax,
+                     lambda g, y, d: g - y.exp() * g.sum(d, keepdim=True), input, dim, dtype)

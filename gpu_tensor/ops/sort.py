@@ -9,11 +9,11 @@ Ordering follows torch: nan sorts as the largest value (last ascending, first de
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
 from .. import dtype as _dt
+from .. import return_types
+from .._grad import differentiable
 from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
@@ -22,14 +22,9 @@ __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian"
            "nanquantile", "mode", "unique", "unique_consecutive", "cummax", "cummin",
            "searchsorted"]
 
-_ret = collections.namedtuple
-SortResult = _ret("sort", ["values", "indices"])
-TopkResult = _ret("topk", ["values", "indices"])
-KthvalueResult = _ret("kthvalue", ["values", "indices"])
-MedianResult = _ret("median", ["values", "indices"])
-ModeResult = _ret("mode", ["values", "indices"])
-CummaxResult = _ret("cummax", ["values", "indices"])
-CumminResult = _ret("cummin", ["values", "indices"])
+SortResult, TopkResult = return_types.sort, return_types.topk  # torch.return_types.*
+KthvalueResult, MedianResult = return_types.kthvalue, return_types.median
+ModeResult, CummaxResult, CumminResult = return_types.mode, return_types.cummax, return_types.cummin
 
 
 def _dim(t, dim):
@@ -120,6 +115,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 
 def _median(input, dim, keepdim, ignore_nan, name):
+    result = getattr(return_types, name)  # torch.return_types.median / .nanmedian
     if dim is None:
         flat = input.reshape(-1)
         if flat.numel() == 0:
@@ -128,7 +124,7 @@ def _median(input, dim, keepdim, ignore_nan, name):
         return r.values
     d = _dim(input, dim)
     if input.ndim == 0:
-        return MedianResult(input.clone(), _long(input, get_backend(input.device).xp.zeros(
+        return result(input.clone(), _long(input, get_backend(input.device).xp.zeros(
             (), np.int64)))
     idx = _argsort(input, d, False, name)
     n = input.shape[d]
@@ -150,7 +146,7 @@ def _median(input, dim, keepdim, ignore_nan, name):
     vals = input.gather(d, pick)
     if not keepdim:
         vals, pick = vals.squeeze(d), pick.squeeze(d)
-    return MedianResult(vals, pick)
+    return result(vals, pick)
 
 
 @host_memory
@@ -255,6 +251,7 @@ def mode(input, dim=-1, keepdim=False):
     return ModeResult(vals, idx)
 
 
+@differentiable  # no formula: autograd/formulas_none.py records a node that raises
 @host_memory
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
     """The distinct values (sorted), optionally the inverse indices and the counts."""

@@ -288,6 +288,7 @@ atan2 = arctan2 = differentiable(_binary_float("atan2", lambda xp, a, b: xp.arct
 _nextafter = _binary_float("nextafter", lambda xp, a, b: xp.nextafter(a, b))
 
 
+@differentiable  # formulas: autograd/formulas_more.py
 def nextafter(input, other):
     return _nextafter(input, other).to(_dt.result_type(input, other))
 
@@ -470,6 +471,7 @@ def _polygamma_np(n, a):
     return np.where(pole, np.inf if n % 2 else np.nan, r).astype(a.dtype)
 
 
+@differentiable  # formula: polygamma(n + 1, x), in autograd/formulas_more.py
 def polygamma(n, input):
     """The n-th derivative of digamma (n = 0: digamma itself)."""
     if not isinstance(n, int) or n < 0:
@@ -483,8 +485,8 @@ _POLYGAMMA = {}
 
 
 def _polygamma_n(n):
-    """The op of order n, made once (no autograd formula: digamma's backward uses order 1;
-    higher orders are not differentiated here)."""
+    """The op of order n, made once (polygamma itself records the gradient, of any
+    order)."""
     op = _POLYGAMMA.get(n)
     if op is None:
         op = _POLYGAMMA[n] = _unary(f"polygamma_{n}", lambda xp, a: _polygamma_np(n, a),

@@ -7,7 +7,8 @@ import math
 import gpu_tensor as gt
 
 from ._checks import check_beta, check_non_negative, value
-from .fused import adam_kernel
+from .fused import adam_amp_corrections, adam_kernel
+from .host_step import adam_host_step
 from .optimizer import Optimizer
 
 __all__ = ["Adam", "AdamW"]
@@ -35,28 +36,47 @@ class Adam(Optimizer):
         lr, (beta1, beta2) = value(group["lr"]), group["betas"]
         eps, wd, amsgrad = group["eps"], group["weight_decay"], group["amsgrad"]
         decoupled = group["decoupled_weight_decay"]
+        first = next((p for p in group["params"] if p.grad is not None), None)
+        if first is not None and self._amp_args() is None \
+                and adam_host_step(self, group, self._use_fused(group, first)):
+            return  # cpu / emulated cuda: vectorised passes, the same values (host_step.py);
+            #         a GradScaler step takes the kernels below, which skip on the device
         for p in group["params"]:
             if p.grad is None:
                 continue
             state = self.state[p]
+            capturable = group["capturable"] and p.device.type == "cuda"
             if not state:
-                state["step"] = gt.tensor(0.0, device="cpu")  # host-side: read every step
+                # host-side unless capturable: read every step. capturable (torch's flag,
+                # for CUDA graphs): the count and the bias corrections stay on the device,
+                # so a replayed step computes them afresh instead of replaying constants.
+                state["step"] = gt.tensor(0.0, device=p.device if capturable else "cpu")
                 state["exp_avg"] = gt.zeros_like(p)
                 state["exp_avg_sq"] = gt.zeros_like(p)
                 if amsgrad:
                     state["max_exp_avg_sq"] = gt.zeros_like(p)
-            state["step"].add_(1)
-            step = float(state["step"].item())
-            step_size = lr / (1 - beta1 ** step)
-            bc2_sqrt = math.sqrt(1 - beta2 ** step)
+            amp = self._amp_args()  # GradScaler's (inv_scale, found_inf): skip on the device
+            if amp is not None:  # the count and the corrections stay on the device (fused.py)
+                step_size, bc2_sqrt = adam_amp_corrections(state, p, amp[1], lr, beta1, beta2)
+            else:
+                state["step"].add_(1)
+                if capturable:
+                    step_t = state["step"]
+                    step_size = lr / (1 - beta1 ** step_t)  # 0-d device tensors: kernel operands
+                    bc2_sqrt = (1 - beta2 ** step_t).sqrt()
+                else:
+                    step = float(state["step"].item())
+                    step_size = lr / (1 - beta1 ** step)
+                    bc2_sqrt = math.sqrt(1 - beta2 ** step)
             m, v = state["exp_avg"], state["exp_avg_sq"]
             vmax = state.get("max_exp_avg_sq")
             if self._use_fused(group, p):
                 kernel = adam_kernel(wd != 0, decoupled, amsgrad, group["maximize"],
-                                     1 - beta1 < 0.5)
+                                     1 - beta1 < 0.5, amp=amp is not None)
                 ins = (p, p.grad, m, v) + ((vmax,) if amsgrad else ())
                 kernel(*ins, 1.0 - lr * wd, float(wd), 1.0 - beta1, float(beta2), float(eps),
-                       step_size, bc2_sqrt, out=(p, m, v) + ((vmax,) if amsgrad else ()))
+                       step_size, bc2_sqrt, *(amp or ()),
+                       out=(p, m, v) + ((vmax,) if amsgrad else ()))
                 continue
             g = -p.grad if group["maximize"] else p.grad
             if wd != 0:
@@ -71,7 +91,10 @@ class Adam(Optimizer):
                 denom = vmax.sqrt() / bc2_sqrt + eps
             else:
                 denom = v.sqrt() / bc2_sqrt + eps
-            p.add_(m / denom, alpha=-step_size)
+            if capturable:
+                p.sub_(m / denom * step_size)
+            else:
+                p.add_(m / denom, alpha=-step_size)
 
 
 class AdamW(Adam):

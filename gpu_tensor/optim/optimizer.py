@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 from collections import defaultdict
 
+import numpy as np
+
 from gpu_tensor._tensor import Tensor
 from gpu_tensor.autograd import no_grad
 from gpu_tensor.nn.parameter import zero_grads
@@ -98,6 +100,34 @@ class Optimizer:
         """fused=None: the generated kernel on cuda, the eager formula on cpu."""
         fused = group.get("fused")
         return p.device.type == "cuda" if fused is None else bool(fused)
+
+    # -- GradScaler: skip an overflowed step inside the fused kernels (no host sync) ----
+    @property
+    def _step_supports_amp_scaling(self) -> bool:
+        """torch's flag for GradScaler: it then sets `grad_scale` and `found_inf` (device
+        tensors) for the step, which unscales and skips inside the fused kernels. True when
+        every parameter with a grad steps through the fused kernel on a device with memory
+        of its own (cuda); on host memory reading found_inf costs no sync, so GradScaler
+        reads it and skips the whole step, as torch does for unfused optimizers."""
+        from gpu_tensor.backends import get_backend
+
+        ps = [(g, p) for g in self.param_groups for p in g["params"] if p.grad is not None]
+        return bool(ps) and all(self._use_fused(g, p) and get_backend(p.device).xp is not np
+                                for g, p in ps)
+
+    def _amp_args(self):
+        """(inv_scale, found_inf) for the fused kernels while GradScaler.step runs this
+        step (inv_scale: a 0-dim device tensor, or 1.0 when the grads are unscaled), else
+        None."""
+        found = getattr(self, "found_inf", None)
+        if found is None:
+            return None
+        cached = self.__dict__.get("_amp_cached")
+        if cached is None or cached[1] is not found:
+            scale = getattr(self, "grad_scale", None)
+            inv = 1.0 if scale is None else scale.double().reciprocal().float()
+            self._amp_cached = cached = (inv, found)
+        return cached
 
     # -- state_dict -------------------------------------------------------------------
     def state_dict(self) -> dict:

@@ -43,11 +43,12 @@ class RMSprop(Optimizer):
             sq, gavg = state["square_avg"], state.get("grad_avg")
             buf = state.get("momentum_buffer")
             if self._use_fused(group, p):
+                amp = self._amp_args()  # GradScaler's (inv_scale, found_inf): skip on device
                 kernel = rmsprop_kernel(wd != 0, centered, mom > 0, group["maximize"],
-                                        1 - alpha < 0.5)
+                                        1 - alpha < 0.5, amp=amp is not None)
                 extra = tuple(t for t in (gavg, buf) if t is not None)
                 kernel(p, p.grad, sq, *extra, lr, float(wd), float(alpha), float(eps),
-                       float(mom), out=(p, sq) + extra)
+                       float(mom), *(amp or ()), out=(p, sq) + extra)
                 continue
             g = -p.grad if group["maximize"] else p.grad
             if wd != 0:

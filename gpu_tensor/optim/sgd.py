@@ -48,12 +48,14 @@ class SGD(Optimizer):
             p.add_(d, alpha=-lr)
 
     def _fused(self, p, state, buf, lr, wd, mom, damp, nesterov, maximize):
-        kernel = sgd_kernel(wd != 0, mom != 0, nesterov, maximize)
+        amp = self._amp_args()  # GradScaler's (inv_scale, found_inf): skip on the device
+        kernel = sgd_kernel(wd != 0, mom != 0, nesterov, maximize, amp=amp is not None)
+        amp = amp or ()
         if mom == 0:
-            kernel(p, p.grad, lr, wd, out=(p,))
+            kernel(p, p.grad, lr, wd, *amp, out=(p,))
             return
         first = buf is None
         if first:
             buf = state["momentum_buffer"] = gt.zeros_like(p)
         keep, take = (0.0, 1.0) if first else (float(mom), 1.0 - damp)
-        kernel(p, p.grad, buf, lr, wd, float(mom), keep, take, out=(p, buf))
+        kernel(p, p.grad, buf, lr, wd, float(mom), keep, take, *amp, out=(p, buf))

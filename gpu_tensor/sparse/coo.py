@@ -20,8 +20,10 @@ from .._tensor import Size, Tensor
 __all__ = ["SparseTensor", "sparse_coo_tensor"]
 
 
-class SparseTensor:
-    """A COO sparse tensor (see the module docstring)."""
+class SparseTensor(Tensor):
+    """A COO sparse tensor (see the module docstring). A Tensor subclass, so isinstance(s,
+    gt.Tensor) holds as in torch; it keeps its data in indices/values (no dense `_data`), and
+    dense-only Tensor methods it does not override do not apply to it."""
 
     is_sparse = True
     is_sparse_csr = False

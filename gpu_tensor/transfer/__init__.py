@@ -331,6 +331,10 @@ def to_host(t, non_blocking: bool = False):
         out = empty_pinned(tuple(t.shape), t.dtype)
         _d2h(t, out, non_blocking=True)
         return out
+    from gpu_tensor.memory import graph_pool
+
+    if graph_pool.active_captures:  # a pageable destination: the host waits for the copy
+        graph_pool.guard(".cpu() / .to('cpu') of a cuda tensor")
     arr = np.empty(tuple(t.shape), t.dtype.np)
     out = Tensor._make(arr, CPU, t.dtype, None)
     _d2h(t, out, non_blocking=False)

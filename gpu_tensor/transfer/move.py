@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import differentiable
+from .._tensor import preserve_format
 from ..backends import get_backend
 from ..device import CPU, resolve
 from ..dtype import DType
@@ -59,7 +60,9 @@ def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory
         out = move(t, dev, non_blocking)
         if dt is not out.dtype:
             out = astype(out, dt)
-    if memory_format is not None and out is not t:
+    if memory_format is not None and memory_format is not preserve_format:
+        # torch: a channels_last (or contiguous) request re-lays out even when the device
+        # and dtype already match; contiguous() returns the tensor when it already is
         out = out.contiguous(memory_format=memory_format)
     return out
 
@@ -79,6 +82,12 @@ def move(t, device, non_blocking: bool = False):
     dev = resolve(device)
     if dev is t.device:
         return t
+    if t.device.type == "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data! Please use "
+                                  "torch.nn.Module.to_empty() instead of torch.nn.Module.to() "
+                                  "when moving module from meta to a different device.")
+    if dev.type == "meta":  # shape, dtype and (dense) strides; the values stay behind
+        return type(t)._make(_meta_like(t), dev, t.dtype, None)
     if dev.type == "cpu":
         return _transfer().to_host(t, non_blocking)
     return _transfer().to_device(t, dev, non_blocking)
@@ -92,6 +101,10 @@ def copy_(dst, src, non_blocking: bool = False):
     if not hasattr(src, "_data"):  # not a Tensor: torch's parser refuses it
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
                         f"{type(src).__name__}; convert it with gpu_tensor.tensor(...) first")
+    if "meta" in (src.device.type, dst.device.type) and src.device is not dst.device:
+        if dst.device.type != "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        src = move(src.detach(), dst.device)  # into meta: the shape check only
     if src.device is not dst.device:
         if src.dtype is dst.dtype and src.shape == dst.shape:
             _transfer().copy_(dst, src, non_blocking)
@@ -113,6 +126,7 @@ def copy_(dst, src, non_blocking: bool = False):
     return dst
 
 
+@differentiable  # the gradient passes unchanged (autograd/formulas_none.py)
 def pin_memory(t):
     if t.device.type != "cpu":
         raise RuntimeError(f"cannot pin '{t.device}' memory: only cpu tensors can be pinned")
@@ -150,3 +164,19 @@ def _cuda(self, device=None, non_blocking: bool = False):
 
 def _cpu(self):
     return move(self, CPU, False)
+
+
+def _meta_like(t):
+    """A meta array of t's shape: t's strides when t is dense (a permutation of a
+    contiguous layout, as torch keeps them), else contiguous."""
+    from ..backends.meta_array import FAKE_BASE, MetaArray, meta_empty, phantom
+
+    dims = sorted((s, n) for s, n in zip(t.stride(), t.shape, strict=True) if n != 1)
+    step = 1
+    for s, n in dims:
+        if s != step:
+            return meta_empty(tuple(t.shape), t.dtype.np)
+        step *= n
+    isz = t.dtype.itemsize
+    return MetaArray(phantom(FAKE_BASE, tuple(t.shape), tuple(s * isz for s in t.stride()),
+                             t.dtype.np))

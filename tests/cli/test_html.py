@@ -175,3 +175,18 @@ def test_live_bands_make_one_step_each_where_the_history_ends():
     layout = allocation_bands({"segments": [], "device_traces": [trace]})
     assert len(layout["bands"]) == 1000
     assert max(len(b["steps"]) for b in layout["bands"]) <= 2
+
+
+def test_segment_map_marks_cuda_graph_pools():
+    def seg(address, pool):
+        return {"address": address, "total_size": 1024, "device": 0, "segment_type": "small",
+                "stream": 7, "segment_pool_id": pool,
+                "blocks": [{"address": address, "size": 1024, "state": "inactive",
+                            "frames": []}]}
+
+    text = render_html({"segments": [seg(4096, [0, 0]), seg(8192, [3, 0])],
+                        "device_traces": []})
+    page = _parse(text)
+    marked = [a for tag, a in page.tags if tag == "text" and a.get("class") == "graph-pool"]
+    assert len(marked) == 1
+    assert "graph pool (3, 0)" in text and "graph pool (0, 0)" not in text

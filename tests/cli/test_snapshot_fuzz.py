@@ -184,3 +184,77 @@ def test_incremental_json_matches_json_load(tmp_path, data_dir, monkeypatch, chu
     bad.write_text(text.replace(":", "::", 5))
     with pytest.raises(SnapshotError, match="invalid JSON"):
         load_snapshot(bad)
+
+
+# -- issue 24, item 11: odd but loadable snapshots that used to end in a traceback ------
+_MODES = ([], ["--json"], ["--html", "{tmp}/o.html"])
+
+
+def _every_mode_is_one_line(capsys, tmp_path, path, match):
+    for mode in _MODES:
+        code, _, err = _cli(capsys, str(path), *[m.format(tmp=tmp_path) for m in mode])
+        assert code == 2 and match in err, (mode, err)
+
+
+@pytest.mark.parametrize("field", ["total_size", "stats", "trace"])
+def test_json_integers_beyond_64_bits_are_one_line(tmp_path, capsys, good, field):
+    """A JSON file spells 10**400 out in digits; the pickle path's 64-bit rule applies to
+    it too (it reached the renderers: 'integer division result too large for a float')."""
+    text = json.dumps(good)
+    huge = "1" + "0" * 400
+    if field == "total_size":
+        text = text.replace('"total_size": 2097152', f'"total_size": {huge}', 1)
+    elif field == "stats":
+        text = text.replace('"reserved_bytes.all.current": ', f'"reserved_bytes.all.current": {huge}, "x": ', 1)
+    else:
+        text = text.replace('"size": 524288', f'"size": {huge}', 1)
+    assert huge in text
+    path = tmp_path / "huge.json"
+    path.write_text(text)
+    _every_mode_is_one_line(capsys, tmp_path, path, "beyond 64 bits")
+
+
+def test_json_float_beyond_range_is_one_line(tmp_path, capsys, good):
+    text = json.dumps(good).replace('"time_us": 1000', '"time_us": 1e400', 1)
+    path = tmp_path / "inf.json"
+    path.write_text(text)
+    _every_mode_is_one_line(capsys, tmp_path, path, "beyond the range of a float")
+
+
+@pytest.mark.parametrize("suffix", ["json", "pickle"])
+@pytest.mark.parametrize("key", ["num_ooms", "num_alloc_retries", "allocated_bytes.all.current",
+                                 "segment.all.peak"])
+def test_float_where_a_count_is_expected_is_one_line(tmp_path, capsys, good, key, suffix):
+    """memory_stats() values are integers; a float one reached `format(v, 'd')`."""
+    snap = copy.deepcopy(good)
+    snap["gpu_tensor"]["memory_stats"][key] = 1.5
+    path = tmp_path / f"float.{suffix}"
+    path.write_bytes(pickle.dumps(snap) if suffix == "pickle" else json.dumps(snap).encode())
+    _every_mode_is_one_line(capsys, tmp_path, path, f"stat {key!r} is float")
+
+
+def test_none_inside_100k_segments_with_html(tmp_path, capsys):
+    segs = [{"address": i << 21, "total_size": 2 << 20, "stream": 0, "segment_type": "small",
+             "blocks": [{"address": i << 21, "size": 2 << 20, "state": "active_allocated"}]}
+            for i in range(100_000)]
+    segs[77_777] = None
+    path = tmp_path / "none.pickle"
+    path.write_bytes(pickle.dumps({"segments": segs}))
+    code, _, err = _cli(capsys, str(path), "--html", str(tmp_path / "o.html"))
+    assert code == 2 and "segment 77777 is NoneType" in err
+    assert not (tmp_path / "o.html").exists()
+
+
+@settings(max_examples=int(__import__("os").environ.get("FUZZ_N", 40)), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(key=st.sampled_from(["num_ooms", "num_alloc_retries", "active.all.current",
+                            "reserved_bytes.all.peak", "oversize_segments.current"]),
+       value=_odd, mode=st.sampled_from(["text", "json", "html"]))
+def test_fuzz_odd_memory_stats(tmp_path, capsys, good, key, value, mode):
+    """Each memory_stats() value, odd, through every output mode: a table or one line."""
+    snap = copy.deepcopy(good)
+    snap["gpu_tensor"]["memory_stats"][key] = value
+    path = tmp_path / "stats.pickle"
+    path.write_bytes(pickle.dumps(snap))
+    argv = {"text": [], "json": ["--json"], "html": ["--html", str(tmp_path / "f.html")]}
+    _cli(capsys, str(path), *argv[mode])

@@ -105,3 +105,22 @@ def test_gelu_matches_math_erf_formula(n, dtype):
         assert np.array_equal(got, expect)
     else:  # absolute: for x << 0, 1 + erf cancels in torch's formula too
         assert np.all(np.abs(got - expect) <= TOL64 * np.maximum(1.0, np.abs(x)))
+
+
+@pytest.mark.parametrize("n", [4099, 300])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_relu_is_the_where_it_replaced_bit_for_bit(dtype, n):
+    # issue 30: np.maximum plus zeros copied back from x, against the np.where(x < 0, 0, x)
+    # it replaced; -0.0 stays -0.0, a NaN keeps its own bits
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(n) * 10).astype(dtype)
+    if x.dtype.kind == "f":
+        x[::7] = -0.0
+        x[::11] = 0.0
+        x[::13] = np.nan
+        x[::17] = -np.asarray(np.nan, dtype)
+        x[5:9] = [np.inf, -np.inf, -0.0, 0.0]
+    ref = np.where(x < 0, x.dtype.type(0), x)
+    got = npmath.relu(x)
+    assert got.dtype == ref.dtype
+    np.testing.assert_array_equal(got.view(np.uint8), ref.view(np.uint8))

@@ -91,7 +91,7 @@ def test_every_goal_is_well_formed():
     kinds = {"pct_ceiling", "speedup", "slowdown", "field_max", "field_min", "field_ratio_max"}
     for g in GOALS:
         assert g.kind in kinds and g.bench in {"dispatch", "allocator", "copy", "transfer", "fused",
-                                                "optim"}
+                                                "optim", "train", "graphs"}
         assert (g.kind in ("speedup", "slowdown", "field_ratio_max")) == bool(g.peer), g.text
         assert (g.kind.startswith("field")) == bool(g.fields), g.text
 
@@ -157,7 +157,24 @@ def test_goal_patterns_match_the_real_benchmarks_names():
         row("launches per Adam step (16 parameter tensors)", "gpu_tensor fused", None,
             launches=16, per_tensor=1.0),
     ])]
-    results = transfer + fused + allocator + dispatch + copy + optim
+    train = [result("train", "cpu", [
+        row("MLP 784-256-256-10 b64", "torch", 2e-3),
+        row("MLP 784-256-256-10 b64", "gpu_tensor (cpu)", 2.8e-3),
+        row("MLP 784-256-256-10 b64", "gpu_tensor (emulated cuda)", 3.9e-3),
+        row("x.sum() 1M fp32", "torch", 5e-5),
+        row("x.sum() 1M fp32", "gpu_tensor (cpu)", 7e-5),
+        row("x.sum() 1M fp32", "gpu_tensor (emulated cuda)", 2e-4),  # no emulated goal
+    ])]
+    graphs = [result("graphs", "cuda", [
+        row("per step, width 64 (simulated CuPy)", "gpu_tensor eager", None, python_calls=9000,
+            graph_launches=0),
+        row("per step, width 64 (simulated CuPy)", "gpu_tensor graphed", None, python_calls=4,
+            graph_launches=1),
+        row("step time, width 256, batch 64", "gpu_tensor eager", 1e-3),
+        row("step time, width 256, batch 64", "gpu_tensor graphed", 1e-4),
+        row("step time, width 256, batch 64", "torch graphed", 2e-4),
+    ])]
+    results = transfer + fused + allocator + dispatch + copy + optim + train + graphs
     assert report.evaluate(GOALS[0], results)["status"] == "met"
     for g in GOALS:
             ev = report.evaluate(g, results)

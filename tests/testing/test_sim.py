@@ -34,6 +34,14 @@ def test_calls_are_bound_against_cupys_signatures(cp):
     assert float(cp.einsum("i,i", a, a, dtype=np.float64).get()) == 3.0
 
 
+def test_empty_arrays_are_contiguous_whatever_their_strides(cp):
+    """cupy's _update_c/f_contiguity: size 0 means C- and F-contiguous (core.pyx)."""
+    a = cp.arange(12, dtype=cp.float32).reshape(3, 4).T
+    assert not a.flags.c_contiguous
+    e = cp.ndarray((0, 3), cp.float32, memptr=a.data, strides=(4, 16))  # a[:0]'s layout
+    assert e.flags.c_contiguous and e.flags.f_contiguous
+
+
 def test_departures_from_numpy(cp):
     a = cp.arange(5, dtype=cp.float32)
     assert a[cp.array([7, -6])].get().tolist() == [2.0, 4.0]  # wraps

@@ -71,8 +71,9 @@ def test_generic_datasets_collate_like_torch():
     (batch,) = list(DataLoader(samples, batch_size=5))
     assert batch["x"].shape == (5, 2) and batch["n"].tolist() == [0, 1, 2, 3, 4]
     pairs = default_collate([(1.0, gt.zeros(3)), (2.0, gt.ones(3))])
-    assert pairs[0].dtype is gt.float32 and pairs[1].shape == (2, 3)
-    assert [s for s in DataLoader(samples, batch_size=None)][0] is samples[0]
+    assert pairs[0].dtype is gt.float64 and pairs[1].shape == (2, 3)  # torch: floats -> f64
+    first = next(iter(DataLoader(samples, batch_size=None)))  # default_convert: a new dict
+    assert first.keys() == samples[0].keys() and first["x"] is samples[0]["x"]
 
 
 def test_argument_errors():
@@ -80,8 +81,8 @@ def test_argument_errors():
         DataLoader(_dataset(), batch_size=0)
     with pytest.raises(ValueError, match="mutually exclusive with shuffle"):
         DataLoader(_dataset(), sampler=RandomSampler(_dataset()), shuffle=True)
-    with pytest.raises(NotImplementedError, match="num_workers=0 with device="):
-        DataLoader(_dataset(), num_workers=2)
+    with pytest.raises(ValueError, match="persistent_workers option needs num_workers > 0"):
+        DataLoader(_dataset(), persistent_workers=True)
     assert list(BatchSampler(range(5), 2, drop_last=False)) == [[0, 1], [2, 3], [4]]
 
 

@@ -8,6 +8,7 @@ zero, and 0 * inf is nan, so an unclamped exp would poison the gradient.
 from __future__ import annotations
 
 import gpu_tensor as gt
+from gpu_tensor.autograd.composite import composite
 from gpu_tensor.ops import softmax as _softmax
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "celu", "gelu", "silu", "sigmoid", "tanh",
@@ -19,6 +20,11 @@ def _inplace(input, result, inplace):
     return input.copy_(result) if inplace else result
 
 
+def _named(name, fn, input, inplace=False):
+    """fn(input) recorded as torch's single node `name` (then written in place if asked)."""
+    return _inplace(input, composite(name, fn, input), inplace)
+
+
 def relu(input, inplace=False):
     return input.relu_() if inplace else input.relu()
 
@@ -26,7 +32,7 @@ def relu(input, inplace=False):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _inplace(input, input.clamp(min_val, max_val), inplace)
+    return _named("HardtanhBackward0", lambda x: x.clamp(min_val, max_val), input, inplace)
 
 
 def relu6(input, inplace=False):
@@ -34,12 +40,15 @@ def relu6(input, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _inplace(input, gt.where(input > 0, input, input * negative_slope), inplace)
+    return _named("LeakyReluBackward0", lambda x: gt.where(x > 0, x, x * negative_slope), input,
+                  inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    neg = (input.clamp(max=0).exp() - 1) * alpha
-    return _inplace(input, gt.where(input > 0, input, neg), inplace)
+    def run(x):
+        return gt.where(x > 0, x, (x.clamp(max=0).exp() - 1) * alpha)
+
+    return _named("EluBackward0", run, input, inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -69,16 +78,18 @@ def tanh(input):
 
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta*x)) / beta, linear above `threshold` (torch's rule)."""
-    bx = input * beta
-    soft = bx.clamp(max=threshold).exp().log1p() / beta
-    return gt.where(bx > threshold, input, soft)
+    def run(x):
+        bx = x * beta
+        return gt.where(bx > threshold, x, bx.clamp(max=threshold).exp().log1p() / beta)
+
+    return composite("SoftplusBackward0", run, input)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Numerically stable on any dim (gt.softmax)."""
-    return _softmax.softmax(input, dim, dtype)
+    return _softmax.softmax(input, dim, dtype)  # recorded as torch's SoftmaxBackward0
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Numerically stable on any dim (gt.log_softmax)."""
-    return _softmax.log_softmax(input, dim, dtype)
+    return _softmax.log_softmax(input, dim, dtype)  # as torch's LogSoftmaxBackward0

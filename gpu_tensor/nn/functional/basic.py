@@ -3,14 +3,34 @@
 from __future__ import annotations
 
 import gpu_tensor as gt
+from gpu_tensor.autograd.composite import composite, with_formula
 
 __all__ = ["linear", "dropout", "layer_norm", "embedding", "one_hot", "pad", "normalize"]
 
 
+def _addmm(bias, x, wt):
+    return x.matmul(wt) + bias
+
+
+def _addmm_backward(g, need, bias, x, wt):
+    return (g if need[0] else None, g.matmul(wt.t()) if need[1] else None,
+            x.t().matmul(g) if need[2] else None)
+
+
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias (weight: (out_features, in_features))."""
-    out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    """input @ weight.T + bias (weight: (out_features, in_features)). Recorded as torch
+    records it: with a bias, one AddmmBackward0 over (bias, input rows, weight.t()), viewed
+    back to the input's leading dims when the input is not 2-D."""
+    if bias is None:
+        return input.matmul(weight.t())
+    if input.ndim == 2:
+        return with_formula("AddmmBackward0", _addmm, _addmm_backward, bias, input,
+                            weight.t())
+    if input.ndim == 0:
+        return input.matmul(weight.t()) + bias
+    rows = input.reshape(-1, input.shape[-1])
+    out = with_formula("AddmmBackward0", _addmm, _addmm_backward, bias, rows, weight.t())
+    return out.view(*input.shape[:-1], weight.shape[0])
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -40,13 +60,17 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
             f"{list(input.shape)}")
     dims = tuple(range(input.ndim - k, input.ndim))
-    mean = input.mean(dims, keepdim=True)
-    centred = input - mean
-    var = (centred * centred).mean(dims, keepdim=True)
-    out = centred * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    return out if bias is None else out + bias
+
+    def run(x, w, b):
+        mean = x.mean(dims, keepdim=True)
+        centred = x - mean
+        var = (centred * centred).mean(dims, keepdim=True)
+        out = centred * (var + eps).rsqrt()
+        if w is not None:
+            out = out * w
+        return out if b is None else out + b
+
+    return composite("NativeLayerNormBackward0", run, input, weight, bias)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -70,11 +94,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     flat = input.reshape(-1)
     if flat.numel() and (int(flat.max()) >= n or int(flat.min()) < 0):
         raise IndexError("index out of range in self")
-    rows = weight.index_select(0, flat)
-    if padding_idx is not None and weight.requires_grad:
-        keep = (flat != padding_idx).unsqueeze(1)
-        rows = gt.where(keep, rows, rows.detach())
-    return rows.reshape(*input.shape, weight.shape[1])
+
+    def run(w):
+        rows = w.index_select(0, flat)
+        if padding_idx is not None and w.requires_grad:
+            keep = (flat != padding_idx).unsqueeze(1)
+            rows = gt.where(keep, rows, rows.detach())
+        return rows.reshape(*input.shape, w.shape[1])
+
+    return composite("EmbeddingBackward0", run, weight)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -121,6 +149,13 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002  (torch's name)
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode != "constant" and value is not None:
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    if mode == "constant":
+        return composite("ConstantPadNdBackward0", lambda x: _pad_dims(x, pad, mode, value),
+                         input)
+    return _pad_dims(input, pad, mode, value)
+
+
+def _pad_dims(input, pad, mode, value):  # noqa: A002  (torch's name)
     out = input
     for i in range(len(pad) // 2):
         dim = input.ndim - 1 - i

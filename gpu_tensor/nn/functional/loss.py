@@ -9,6 +9,8 @@ from __future__ import annotations
 import warnings
 
 import gpu_tensor as gt
+from gpu_tensor.autograd.composite import composite
+from gpu_tensor.memory import graph_pool as _graph_pool
 
 from .activation import log_softmax
 
@@ -59,8 +61,12 @@ def _pointwise(input, target, size_average, reduce, reduction):
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _pointwise(input, target, size_average, reduce, reduction)
-    d = input - target
-    return _reduce(d * d, reduction)
+
+    def run(x, t):
+        d = x - t
+        return _reduce(d * d, reduction)
+
+    return composite("MseLossBackward0", run, input, target)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -73,10 +79,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _pointwise(input, target, size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = (input - target).abs()
-    if beta == 0:
-        return _reduce(d, reduction)
-    return _reduce(gt.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+
+    def run(x, t):
+        d = (x - t).abs()
+        if beta == 0:
+            return _reduce(d, reduction)
+        return _reduce(gt.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+
+    return composite("SmoothL1LossBackward0", run, input, target)
 
 
 def _class_layout(input, target, name):
@@ -106,20 +116,27 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     target = target.long()
     keep = target != ignore_index
     safe = gt.where(keep, target, 0)
-    if safe.numel() and (int(safe.max()) >= n_classes or int(safe.min()) < 0):
+    # the bounds check reads the targets on the host, which a CUDA graph capture cannot do
+    # (torch checks on the device there); a captured step is checked by its warm-up run
+    if safe.numel() and not _graph_pool.active_captures and (
+            int(safe.max()) >= n_classes or int(safe.min()) < 0):
         bad = int(target.masked_select(keep & ((target >= n_classes) | (target < 0)))[0])
         raise IndexError(f"Target {bad} is out of bounds.")
-    picked = input.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim)
     if weight is not None:
         w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape) * keep.to(input.dtype)
     else:
         w = keep.to(input.dtype)
-    loss = -picked * w
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / w.sum()
+    w = w.detach()  # torch's nll_loss does not differentiate the class weights
+
+    def run(x):
+        loss = -x.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim) * w
+        if reduction == "none":
+            return loss
+        if reduction == "sum":
+            return loss.sum()
+        return loss.sum() / w.sum()
+
+    return composite("NllLossBackward0", run, input)
 
 
 def _class_weight(weight, ndim, cdim):
@@ -169,10 +186,11 @@ def _soft_cross_entropy(logp, target, weight, reduction, label_smoothing, cdim):
     term = logp * target
     if weight is not None:
         term = term * _class_weight(weight, logp.ndim, cdim)
-    loss = -term.sum(cdim)
-    if reduction == "mean":
-        return loss.sum() / (logp.numel() // n_classes) if logp.numel() else loss.sum() / 0.0
-    return _reduce(loss, reduction)
+    if reduction == "mean":  # torch: -(sum) / batch, its division by a number (DivBackward1)
+        total = -term.sum()
+        count = logp.numel() // n_classes if logp.numel() else 0.0
+        return composite("DivBackward1", lambda t: t / count, total)
+    return _reduce(-term.sum(cdim), reduction)
 
 
 def _same_size(input, target, message):
@@ -190,10 +208,14 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                "same size.")
     if input.numel() and (bool((input < 0).any()) or bool((input > 1).any())):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+
+    def run(x, t):
+        loss = -(t * x.log().clamp(min=-100) + (1 - t) * (1 - x).log().clamp(min=-100))
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(loss, reduction)
+
+    return composite("BinaryCrossEntropyBackward0", run, input, target)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
@@ -204,11 +226,15 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _check_reduction(reduction)
     _same_size(input, target, f"Target size ({target.shape}) must be the same as input size "
                f"({input.shape})")
-    softplus_neg = (-input.abs()).exp().log1p() + (-input).relu()
-    if pos_weight is not None:
-        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
-    else:
-        loss = (1 - target) * input + softplus_neg
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+
+    def run(x, t):
+        softplus_neg = (-x.abs()).exp().log1p() + (-x).relu()
+        if pos_weight is not None:
+            loss = (1 - t) * x + (1 + (pos_weight - 1) * t) * softplus_neg
+        else:
+            loss = (1 - t) * x + softplus_neg
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(loss, reduction)
+
+    return composite("BinaryCrossEntropyWithLogitsBackward0", run, input, target)

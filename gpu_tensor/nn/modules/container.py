@@ -86,6 +86,21 @@ class ModuleList(_ModuleSequence):
         for i, m in enumerate(mods):
             self.add_module(str(i), m)
 
+    def __repr__(self) -> str:
+        """torch's: runs of identical entries collapse to `(0-5): 6 x Layer(...)`."""
+        runs = []  # [first index, last index, repr]
+        for i, m in enumerate(self):
+            r = repr(m)
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        if not runs:
+            return f"{self._get_name()}()"
+        lines = [(f"({a}): " if a == b else f"({a}-{b}): {b - a + 1} x ")
+                 + r.replace("\n", "\n  ") for a, b, r in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
 
 class ModuleDict(Module):
     """A dict of modules whose parameters the parent sees (insertion order kept)."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from .. import functional as F
+from ..functional import feature_dropout as _FD  # the module, not a function
 from ..module import Module
 
-__all__ = ["Dropout"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"]
 
 
 class Dropout(Module):
@@ -20,3 +21,31 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(Dropout):
+    """Zeroes whole channels of (N, C, L) or (C, L) input."""
+
+    def forward(self, input):
+        return _FD.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(Dropout):
+    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        return _FD.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input."""
+
+    def forward(self, input):
+        return _FD.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(Dropout):
+    """Dropout for SELU networks: keeps the activations' mean and variance."""
+
+    def forward(self, input):
+        return _FD.alpha_dropout(input, self.p, self.training)

@@ -11,7 +11,7 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Identity", "Linear", "Flatten", "Embedding"]
+__all__ = ["Identity", "Linear", "Flatten", "Unflatten", "Embedding"]
 
 
 def _uniform_fan_in(weight, bias, fan_in):
@@ -63,6 +63,27 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Splits dim `dim` into `unflattened_size` (a tuple of ints, one of them may be -1)."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if isinstance(dim, str):
+            raise NotImplementedError("Unflatten: named dimensions are not supported in "
+                                      "gpu_tensor; pass an int dim")
+        if not isinstance(unflattened_size, (tuple, list)) or not all(
+                isinstance(s, int) for s in unflattened_size):
+            raise TypeError("unflattened_size must be tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
 class Embedding(Module):

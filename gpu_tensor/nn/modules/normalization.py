@@ -8,7 +8,7 @@ from .. import functional as F
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d"]
+__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 class LayerNorm(Module):
@@ -30,20 +30,21 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class _BatchNorm(Module):
     _dims: tuple  # the input ranks the subclass accepts
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None):
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(gt.ones(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(gt.zeros(num_features, device=device, dtype=dtype))
+            self.bias = Parameter(gt.zeros(num_features, device=device, dtype=dtype)) if bias \
+                else None
         else:
             self.weight = self.bias = None
         if track_running_stats:
@@ -68,38 +69,22 @@ class _BatchNorm(Module):
         if input.shape[1] != self.num_features:
             raise RuntimeError(f"running_mean should contain {input.shape[1]} elements not "
                                f"{self.num_features}")
-        dims = (0,) + tuple(range(2, input.ndim))
-        shape = (1, -1) + (1,) * (input.ndim - 2)
         use_batch = self.training or not self.track_running_stats
-        if use_batch:
-            n = input.numel() // input.shape[1]
-            if n <= 1:
-                raise ValueError(f"Expected more than 1 value per channel when training, got "
-                                 f"input size {list(input.shape)}")
-            mean = input.mean(dims)
-            var = input.var(dims, unbiased=False)
-            if self.training and self.track_running_stats:
-                self._update(mean, var, n)
-        else:
-            mean, var = self.running_mean, self.running_var
-        out = (input - mean.reshape(shape)) * (var.reshape(shape) + self.eps).rsqrt()
-        if self.affine:
-            out = out * self.weight.reshape(shape) + self.bias.reshape(shape)
-        return out
-
-    def _update(self, mean, var, n):
-        """running = (1 - momentum) running + momentum batch, with the unbiased variance;
-        momentum=None: the cumulative average over the batches seen."""
-        with gt.no_grad():
-            self.num_batches_tracked.add_(1)
-            m = (1.0 / int(self.num_batches_tracked.item()) if self.momentum is None
-                 else self.momentum)
-            self.running_mean.mul_(1 - m).add_(mean.detach() * m)
-            self.running_var.mul_(1 - m).add_(var.detach() * (m * n / (n - 1)))
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with gt.no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # the cumulative average over the batches seen
+                momentum = 1.0 / int(self.num_batches_tracked.item())
+        update = self.training and self.track_running_stats
+        return F.batch_norm(input, self.running_mean if update or not use_batch else None,
+                            self.running_var if update or not use_batch else None,
+                            self.weight, self.bias, use_batch, momentum, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -112,3 +97,9 @@ class BatchNorm2d(_BatchNorm):
     """Over (N, C, H, W) input, per channel C."""
 
     _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Over (N, C, D, H, W) input, per channel C."""
+
+    _dims = (5,)

@@ -17,7 +17,7 @@ from .scheduler import Scheduler
 __all__ = ["Machine", "machine", "reset", "COUNTERS"]
 
 COUNTERS = ("kernel_launches", "cupy_routines", "driver_calls", "device_syncs",
-            "bytes_copied", "mallocs", "frees", "memcpy_calls", "host_waits")
+            "bytes_copied", "mallocs", "frees", "memcpy_calls", "host_waits", "graph_launches")
 DEFAULT_CAPACITY = 4 << 30  # per simulated device
 SM_COUNT = 4  # reported multiProcessorCount: grids stay small under host emulation
 

@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 
-from . import kernels, memory, runtime, streams
+from . import cublas, graph, kernels, memory, runtime, streams
 from .machine import machine
 from .ndarray import check_dtype, ndarray, new_like, saturating_cast
 from .signatures import bind, real_object
@@ -255,7 +255,11 @@ cupy.cuda = types.SimpleNamespace(
     MemoryPool=memory.MemoryPool, set_allocator=_set_allocator,
     set_pinned_memory_allocator=_set_pinned_memory_allocator, nvrtc=kernels.nvrtc,
     function=types.SimpleNamespace(Module=kernels.Module, Function=kernels.Function),
-    is_available=lambda: True,
+    is_available=lambda: True, Graph=graph.Graph,
+    graph=types.SimpleNamespace(Graph=graph.Graph),
+    # gemmEx / gemmStridedBatchedEx: int8 (backends/cuda_blas.py) and bf16 (cuda_gemm.py)
+    cublas=cublas.cublas,
+    device=types.SimpleNamespace(get_cublas_handle=cublas.get_cublas_handle),
 )
 
 

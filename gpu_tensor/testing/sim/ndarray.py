@@ -65,10 +65,10 @@ class _Flags:
 
 
 def _contig(shape, strides, itemsize) -> bool:
+    if 0 in shape:  # cupy's _update_c/f_contiguity: an empty array is both, whatever its strides
+        return True
     step = itemsize
     for n, s in zip(reversed(shape), reversed(strides), strict=True):
-        if n == 0:
-            return True
         if n != 1 and s != step:
             return False
         step *= n

@@ -23,6 +23,7 @@ memcpyHostToHost, memcpyHostToDevice, memcpyDeviceToHost, memcpyDeviceToDevice =
 memcpyDefault = 4
 memoryTypeUnregistered, memoryTypeHost, memoryTypeDevice = 0, 1, 2
 streamDefault, streamNonBlocking = 0, 1
+streamCaptureModeGlobal, streamCaptureModeThreadLocal, streamCaptureModeRelaxed = 0, 1, 2
 _KIND_NAMES = {0: "HostToHost", 1: "HostToDevice", 2: "DeviceToHost", 3: "DeviceToDevice",
                4: "Default"}
 
@@ -103,6 +104,9 @@ def _where(ptr: int):
 
 @checked("cuda.runtime.malloc")
 def malloc(size):
+    from .graph import check_malloc
+
+    check_malloc()
     m = machine()
     m.count("driver_calls")
     m.count("mallocs")
@@ -301,6 +305,43 @@ def getDeviceProperties(device):  # noqa: N802
             "totalGlobalMem": m.space.capacity, "major": 9, "minor": 0,
             "multiProcessorCount": SM_COUNT, "warpSize": 32, "pciBusID": 0,
             "pciDeviceID": int(device), "uuid": b"\0" * 16}
+
+
+@checked("cuda.runtime.streamBeginCapture")
+def streamBeginCapture(stream, mode=streamCaptureModeRelaxed):  # noqa: N802
+    from . import graph
+
+    graph.begin(machine().queue(stream), int(mode))
+
+
+@checked("cuda.runtime.streamEndCapture")
+def streamEndCapture(stream):  # noqa: N802
+    from . import graph
+
+    return graph.end(machine().queue(stream))
+
+
+@checked("cuda.runtime.streamIsCapturing")
+def streamIsCapturing(stream):  # noqa: N802
+    from . import graph
+
+    return graph.is_capturing(machine().queue(stream))
+
+
+@checked("cuda.runtime.graphLaunch")
+def graphLaunch(graphExec, stream):  # noqa: N802,N803
+    from . import graph
+
+    graph.launch(graphExec, machine().queue(stream))
+
+
+@checked("cuda.runtime.graphUpload")
+def graphUpload(graphExec, stream):  # noqa: N802,N803
+    from . import graph
+
+    graph.graph_of(graphExec)
+    machine().queue(stream)
+    machine().count("driver_calls")
 
 
 runtime = types.SimpleNamespace(

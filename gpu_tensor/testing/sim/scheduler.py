@@ -38,7 +38,7 @@ class Queue:
     """The logical CUDA stream behind one or more cupy Stream objects."""
 
     __slots__ = ("name", "device", "blocking", "legacy", "clock", "vc", "pending", "done", "priority",
-                 "__weakref__")
+                 "capture", "__weakref__")
 
     def __init__(self, name: str, device: int, blocking: bool, legacy: bool = False):
         self.name, self.device, self.blocking, self.legacy = name, device, blocking, legacy
@@ -47,6 +47,7 @@ class Queue:
         self.pending: collections.deque = collections.deque()
         self.done = 0  # tasks run so far (in order)
         self.priority = 0
+        self.capture = None  # graph.Capture while the stream is capturing (graph.py)
 
     def __repr__(self) -> str:
         return self.name
@@ -98,6 +99,11 @@ class Scheduler:
         """Queue `fn` (None: an operation whose effect the caller performs itself, after
         `run_through`) on `queue`; `accesses` are (lo, hi, write, buffer_name) ranges."""
         with self.lock:
+            if queue.capture is not None:  # recorded into the graph, not run (graph.py)
+                return queue.capture.record(queue, fn, label, accesses)
+            if queue.legacy:
+                self.check_no_capture("work on the legacy default stream", device=queue.device,
+                                      status=906, blocking_only=True)
             vc = _join(queue.vc, self.host)
             if queue.legacy:  # the legacy stream waits for every blocking stream's work
                 for q in self.queues:
@@ -199,10 +205,36 @@ class Scheduler:
 
     def run_through(self, task: Task) -> None:
         """Run `task` and everything ordered before it."""
+        if task.clock is None:  # a captured task: nothing runs until the graph is launched
+            self.capture_error(task.queue.capture, 900,
+                               f"{task.label} waits for the host, which a capturing stream "
+                               "cannot do")
         self.drive({task.queue: task.clock})
+
+    # -- stream capture (graph.py) ----------------------------------------------------------
+
+    def capture_error(self, capture, status: int, what: str):
+        """Invalidate `capture` (its end_capture then fails) and raise CUDA's error."""
+        from .runtime import CUDARuntimeError
+
+        if capture is not None and capture.invalid is None:
+            capture.invalid = what
+        raise CUDARuntimeError(status, f"{what} during stream capture")
+
+    def check_no_capture(self, what: str, device=None, status: int = 900,
+                         blocking_only: bool = False, modes=(0, 1, 2)) -> None:
+        """Raise (invalidating the capture) when a stream of `device` (None: any) captures in
+        one of `modes` (0 global, 1 thread-local, 2 relaxed)."""
+        for q in self.queues:
+            cap = q.capture
+            if cap is not None and cap.mode in modes and (device is None or q.device == device) \
+                    and (q.blocking or not blocking_only):
+                self.capture_error(cap, status, what)
 
     def synchronize(self, queue: Queue) -> None:
         """The host waits for everything enqueued on `queue` so far."""
+        if queue.capture is not None:
+            self.capture_error(queue.capture, 900, "synchronizing the capturing stream")
         with self.lock:
             vc = _join(queue.vc, {queue: queue.clock})
             self.drive(vc)
@@ -220,6 +252,9 @@ class Scheduler:
     def query(self, vc: dict) -> bool:
         """cudaEventQuery / cudaStreamQuery: finished work says True; unfinished work may
         finish now (a seeded coin), otherwise False."""
+        for q in vc:
+            if q.capture is not None:
+                self.capture_error(q.capture, 900, "querying the capturing stream")
         with self.lock:
             if not self.complete(vc) and self.rng.random() < 0.5:
                 self.drive(vc)
@@ -229,6 +264,7 @@ class Scheduler:
             return False
 
     def synchronize_device(self, device: int | None = None) -> None:
+        self.check_no_capture("synchronizing the device", device=device)
         with self.lock:
             for q in list(self.queues):
                 if device is None or q.device == device:

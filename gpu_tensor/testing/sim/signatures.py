@@ -34,6 +34,12 @@ CYTHON = {
     "cuda.runtime.eventRecord": "eventRecord(intptr_t event, intptr_t stream)",
     "cuda.runtime.eventQuery": "eventQuery(intptr_t event)",
     "cuda.runtime.streamQuery": "streamQuery(intptr_t stream)",
+    "cuda.runtime.streamBeginCapture":
+        "streamBeginCapture(intptr_t stream, int mode=streamCaptureModeRelaxed)",
+    "cuda.runtime.streamEndCapture": "streamEndCapture(intptr_t stream) -> intptr_t",
+    "cuda.runtime.streamIsCapturing": "streamIsCapturing(intptr_t stream) -> bool",
+    "cuda.runtime.graphLaunch": "graphLaunch(intptr_t graphExec, intptr_t stream)",
+    "cuda.runtime.graphUpload": "graphUpload(intptr_t graphExec, intptr_t stream)",
     "cuda.runtime.streamCreateWithPriority":
         "streamCreateWithPriority(unsigned int flags, int priority) -> intptr_t",
     "cuda.runtime.streamGetPriority": "streamGetPriority(intptr_t stream) -> int",
@@ -46,6 +52,7 @@ CYTHON = {
     "cuda.set_allocator": "set_allocator(allocator=None)",
     "cuda.set_pinned_memory_allocator": "set_pinned_memory_allocator(allocator=None)",
     "cuda.get_current_stream": "get_current_stream(int device_id=-1)",
+    "cuda.device.get_cublas_handle": "get_cublas_handle() -> intptr_t",
     "cuda.get_elapsed_time": "get_elapsed_time(start_event, end_event)",
     "cuda.Device": "Device(device=None)",
     "cuda.UnownedMemory": "UnownedMemory(intptr_t ptr, size_t size, owner, int device_id=-1)",

@@ -87,6 +87,7 @@ class Stream:
     def wait_event(self, event) -> None:
         if not isinstance(event, Event):
             raise TypeError(f"wait_event takes a cupy.cuda.Event, got {type(event).__name__}")
+        event._check_not_captured("another stream waiting for (a capture fork, not simulated)")
         q = self._queue()
         with machine().sched.lock:
             q.vc = {**q.vc, **{k: v for k, v in event._vc.items() if q.vc.get(k, 0) < v}}
@@ -95,6 +96,28 @@ class Stream:
         event = Event() if event is None else event
         event.record(self)
         return event
+
+    @checked("cuda.Stream.begin_capture", method=True)
+    def begin_capture(self, mode=None):
+        # as cupy: the legacy stream cannot capture; relaxed mode unless told (graph.py)
+        if self.ptr in (0, 1):
+            raise RuntimeError("cannot capture on the default (legacy) stream")
+        from . import runtime as rt
+
+        rt.streamBeginCapture(self.ptr, rt.streamCaptureModeRelaxed if mode is None else mode)
+
+    @checked("cuda.Stream.end_capture", method=True)
+    def end_capture(self):
+        from . import graph
+        from . import runtime as rt
+
+        return graph.graph_of(rt.streamEndCapture(self.ptr))
+
+    @checked("cuda.Stream.is_capturing", method=True)
+    def is_capturing(self):
+        from . import runtime as rt
+
+        return rt.streamIsCapturing(self.ptr)
 
     def _check_device(self) -> None:
         cur = machine().current_device()
@@ -187,6 +210,8 @@ class Event:
         # An empty task: recording on the legacy stream orders after the blocking streams.
         task = machine().sched.enqueue(queue, None, "cudaEventRecord")
         self._vc, self._recorded = dict(task.vc), True
+        # recorded into a capture (graph.py): the host cannot wait for it
+        self._captured = queue.capture if task.clock is None else None
 
     @checked("cuda.Event.record", method=True)
     def record(self, stream=None):
@@ -196,11 +221,19 @@ class Event:
                                    "current device")
         self._record_queue(stream._queue())
 
+    def _check_not_captured(self, what: str) -> None:
+        cap = getattr(self, "_captured", None)
+        if cap is not None:
+            machine().sched.capture_error(cap, 900, f"{what} an event recorded during "
+                                          "stream capture (it completes when a graph runs)")
+
     @property
     def done(self) -> bool:
+        self._check_not_captured("querying")
         return machine().sched.query(self._vc)
 
     def synchronize(self) -> None:
+        self._check_not_captured("waiting for")
         m = machine()
         m.count("host_waits")
         m.sched.wait_clock(self._vc)

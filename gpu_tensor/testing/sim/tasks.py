@@ -85,11 +85,74 @@ def run(label, fn, args, kwargs, writes=()):
     for a in arrays:
         lo, hi = a.extent()
         accesses.append((lo, hi, any(a is w for w in writes), a.buffer_name()))
-    task = m.sched.enqueue(get_current_stream()._queue(), None, label, accesses)
+    queue = get_current_stream()._queue()
+    if queue.capture is not None:
+        return _run_captured(queue, label, fn, args, kwargs, arrays, accesses)
+    task = m.sched.enqueue(queue, None, label, accesses)
     m.sched.run_through(task)
     with np.errstate(all="ignore"):
         r = host_compute(fn, args, kwargs)
     return wrap(r, arrays, task)
+
+
+def _run_captured(queue, label, fn, args, kwargs, arrays, accesses):
+    """A cupy routine on a capturing stream (graph.py): its results are allocated now, as
+    cupy allocates before it launches, and computed only when the graph runs. The shapes
+    come from a trial run over copies of the inputs, so nothing of the device's changes."""
+    copies = {id(a): a._host().copy(order="K") for a in arrays}
+
+    def substitute(obj):
+        if isinstance(obj, ndarray):
+            return copies[id(obj)]
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(substitute(o) for o in obj)
+        if isinstance(obj, dict):
+            return {k: substitute(v) for k, v in obj.items()}
+        return obj
+
+    with np.errstate(all="ignore"):
+        trial = fn(*substitute(args), **substitute(kwargs))
+    outs = []  # result leaves: ("new", device array) or ("view", the input array it is)
+
+    def build(r):
+        if isinstance(r, np.generic):
+            r = np.asarray(r)
+        if isinstance(r, np.ndarray):
+            for a in arrays:  # an out= argument handed back: the caller's own array
+                if r is copies[id(a)]:
+                    outs.append(("view", a))
+                    return a
+            check_dtype(r.dtype)
+            out = new_like(r)
+            outs.append(("new", out))
+            return out
+        if isinstance(r, (list, tuple)):
+            return type(r)(build(x) for x in r)
+        return r
+
+    result = build(trial)
+    writes = [(*o.extent(), True, o.buffer_name()) for kind, o in outs
+              if kind == "new" and o.size]
+
+    def replay():
+        with np.errstate(all="ignore"):
+            r = host_compute(fn, args, kwargs)
+        leaves = []
+        _leaves(r, leaves)
+        for (kind, out), value in zip(outs, leaves, strict=True):
+            if kind == "new" and out.size:
+                out._host()[...] = value
+
+    machine().sched.enqueue(queue, replay, label, list(accesses) + writes)
+    return result
+
+
+def _leaves(r, found):
+    if isinstance(r, (np.ndarray, np.generic)):
+        found.append(r)
+    elif isinstance(r, (list, tuple)):
+        for x in r:
+            _leaves(x, found)
 
 
 def host_compute(fn, args=(), kwargs=None):
