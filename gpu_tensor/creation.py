@@ -8,10 +8,13 @@ import math
 import numpy as np
 
 from . import _args
+from . import _torch_samplers as _samplers
 from . import dtype as _dt
 from ._data import host_from_data
 from ._host_memory import host_memory
 from ._modes import PASS, intercept, watch
+from ._mt19937 import DEFAULT_SEED as _DEFAULT_SEED
+from ._mt19937 import MTStream
 from ._out import creation as creation_out
 from ._tensor import Tensor
 from .backends import PIECE, get_backend
@@ -28,15 +31,30 @@ __all__ = [
 
 MODES_ON = watch(globals())  # the modes word, read first by every op here (_modes.py)
 
-_rng = np.random.default_rng()
+# The default generator's two parts: torch's cpu twister (rand, randn, randint, randperm,
+# the in-place samplers torch's numbers are reproduced for) and a numpy generator for the
+# distributions drawn with numpy's algorithms (multinomial, poisson, ...). Both reseed
+# together; ops/random.py wraps them as gt.default_generator.
+_mt = MTStream(_DEFAULT_SEED)
+_rng = np.random.default_rng(_DEFAULT_SEED)
 _make = Tensor._make  # a plain function: ~15 ns less than the staticmethod lookup per call
 
 
 def manual_seed(seed: int):
     """Seed the generator behind rand/randn/randint/randperm (all devices)."""
     global _rng
-    _rng = np.random.default_rng(int(seed))
+    _mt.reseed(int(seed))
+    _rng = np.random.default_rng(_mt.seed)
     return _rng
+
+
+def _stream(generator) -> MTStream:
+    if generator is None:
+        return _mt
+    if isinstance(generator, np.random.Generator):  # (accepted before gt.Generator was
+        # torch's stream: a twister seeded from it, so its draws stay repeatable)
+        return MTStream(int(generator.integers(1 << 63)))
+    return generator._mt
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
@@ -80,6 +98,21 @@ def _generated(shp, dt, device, draw, then=None) -> Tensor:
         then(arr)
     if in_place:
         return Tensor._make(arr, dev, dt, st)
+    return _from_host(arr, dt, dev)
+
+
+def _sampled(shp, dt, device, fill) -> Tensor:
+    """A tensor of `shp` on `device` whose C-order values `fill(flat)` writes into a 1-d
+    host array (in pieces, _torch_samplers): into the result itself where the device's
+    arrays are host memory, else into a host array then copied over (same numbers)."""
+    dev = resolve(device)
+    b = get_backend(dev)
+    if b.xp is np:
+        arr, st = b.empty(shp, dt.np)
+        fill(arr.reshape(-1))
+        return Tensor._make(arr, dev, dt, st)
+    arr = np.empty(shp, dt.np)
+    fill(arr.reshape(-1))
     return _from_host(arr, dt, dev)
 
 
@@ -432,9 +465,9 @@ def rand(*size, out=None, dtype=None, device=None, requires_grad=False,
         return creation_out("rand", rand, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
     dt = _dtype_or_default(dtype)
     _need_float(dt, "rand")
-    rng = generator or _rng
-    return _finish(_generated(_size(size, "rand"), dt, device, lambda lo, k: rng.random(k)),
-                   requires_grad)
+    st = _stream(generator)
+    return _finish(_sampled(_size(size, "rand"), dt, device,
+                           lambda flat: _samplers.fill_uniform(st, flat)), requires_grad)
 
 
 @host_memory
@@ -446,9 +479,9 @@ def randn(*size, out=None, dtype=None, device=None, requires_grad=False,
         return creation_out("randn", randn, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
     dt = _dtype_or_default(dtype)
     _need_float(dt, "randn")
-    rng = generator or _rng
-    return _finish(_generated(_size(size, "randn"), dt, device,
-                              lambda lo, k: rng.standard_normal(k)), requires_grad)
+    st = _stream(generator)
+    return _finish(_sampled(_size(size, "randn"), dt, device,
+                           lambda flat: _samplers.fill_normal(st, flat)), requires_grad)
 
 
 def _need_float(dt, name):
@@ -482,9 +515,10 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
     dt = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
-    rng = generator or _rng
-    return _finish(_generated(_size((size,), "randint"), dt, device,
-                              lambda lo, k: rng.integers(low, high, k)), requires_grad)
+    st = _stream(generator)
+    return _finish(_sampled(_size((size,), "randint"), dt, device,
+                           lambda flat: _samplers.fill_randint(st, flat, low, high)),
+                   requires_grad)
 
 
 @host_memory
@@ -495,10 +529,9 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
     n = _args.int_arg(n, "randperm", "n")
     if n < 0:
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
-    # numpy's permutation(n) is arange(n) shuffled in place, and a shuffle moves the same
-    # positions whatever the dtype: done in the result itself, it needs no host copy
-    return _finish(_generated((n,), dt, device, lambda lo, k: np.arange(lo, lo + k),
-                              (generator or _rng).shuffle), requires_grad)
+    st = _stream(generator)
+    return _finish(_sampled((n,), dt, device,
+                            lambda flat: _samplers.fill_randperm(st, flat)), requires_grad)
 
 
 def _like(fn, input, dtype, device, requires_grad, *args, memory_format=None):

@@ -27,8 +27,10 @@ LAYERS = [
     ["_tensor"],  # the class body (torch/_tensor.py)
     ["_views", "_layout", "_interop", "_format"],  # method groups over the class
     # _out: the out= contract (write-back, resize, cast); _host_memory: numpy's MemoryError
-    # as torch's error, for the factories and the ops
-    ["creation", "_data", "_out", "_host_memory"],
+    # as torch's error, for the factories and the ops; _mt19937, _cephes_f32,
+    # _torch_samplers: torch's cpu random stream and transforms (host arrays only)
+    ["creation", "_data", "_out", "_host_memory", "_mt19937", "_cephes_f32",
+     "_torch_samplers"],
     ["ops", "ops.*", "sparse", "sparse.*"],  # sparse COO tensors are made by ops (to_sparse)
     ["transfer", "transfer.*"],  # pinned memory, staging, moves between devices
     ["fusion", "fusion.fuse", "autograd", "autograd.*",  # take and return Tensors

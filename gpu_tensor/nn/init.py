@@ -1,8 +1,10 @@
 """Parameter initialisation with torch.nn.init's formulas and fan computation.
 
 Every function fills its tensor in place under no_grad (so parameters that require grad
-can be initialised) and returns it. Random draws come from the generator behind
-`gt.manual_seed`, so a seeded run is reproducible.
+can be initialised) and returns it. uniform_, normal_ and the kaiming/xavier/trunc_normal
+functions built on them draw as torch does (Tensor.uniform_/normal_ on torch's cpu
+stream, ops/random.py), so after `gt.manual_seed(s)` they give torch's numbers;
+orthogonal_ draws its Gaussian matrix from the numpy part of the generator.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from ..autograd.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
-           "orthogonal_"]
+           "orthogonal_", "trunc_normal_"]
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
@@ -73,11 +75,68 @@ def _fill(tensor, host):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    return _fill(tensor, _rng(generator).uniform(a, b, tuple(tensor.shape)))
+    from ..ops import random
+
+    with no_grad():
+        return random.uniform_(tensor, a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    return _fill(tensor, _rng(generator).normal(mean, std, tuple(tensor.shape)))
+    from ..ops import random
+
+    with no_grad():
+        return random.normal_(tensor, mean, std, generator=generator)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """N(mean, std) cut to [a, b], sampled as torch 2.13 does so a seeded run gives its
+    numbers: when [a, b] holds more than 30% of the mass, normal draws with the values
+    outside redrawn (a whole tensor of draws per round) until none is; otherwise uniform
+    candidates on [a, b] accepted against the normal density's log (rejection)."""
+    import gpu_tensor as gt
+
+    def cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if tensor.numel() == 0:
+        return tensor
+    with no_grad():
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            # the bounds in the tensor's dtype, so the test matches the stored values
+            lo = gt.tensor(a, dtype=tensor.dtype).item()
+            hi = gt.tensor(b, dtype=tensor.dtype).item()
+            result = normal_(tensor, mean, std, generator)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not bool(outside.any()):
+                    break
+                redraw = normal_(gt.empty_like(result), mean, std, generator)
+                result = gt.where(outside, redraw, result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+        def log_density(x):  # relative to the peak: <= 0
+            return x.sub(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+        uniform_(tensor, a, b, generator)
+        accept = gt.empty_like(tensor)
+        pending = uniform_(accept, 0.0, 1.0, generator).log_().gt(log_density(tensor))
+        if not bool(pending.any()):
+            return tensor
+        result = tensor
+        candidates = gt.empty_like(tensor)
+        while True:
+            uniform_(candidates, a, b, generator)
+            result = gt.where(pending, candidates, result)
+            test = uniform_(accept, 0.0, 1.0, generator).log_().gt(log_density(candidates))
+            pending = gt.where(pending, test, pending)
+            if not bool(pending.any()):
+                break
+        tensor.copy_(result)
+    return tensor
 
 
 def constant_(tensor, val):

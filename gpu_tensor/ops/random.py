@@ -2,22 +2,30 @@
 the in-place samplers (`normal_`, `uniform_`, `bernoulli_`, `random_`, `exponential_`,
 `geometric_`, `log_normal_`, `cauchy_`) and `bernoulli`, `multinomial`, `normal`, `poisson`.
 
-One stream of numbers for every device: samples are drawn on the host by numpy's PCG64
-and copied to the tensor's device (a host->device copy on a GPU), so a seeded program
-gives the same numbers on cpu and cuda. The sequences are not torch's (its cpu generator
-is a Mersenne Twister and its cuda one Philox): only the distributions match.
+One stream of numbers for every device: samples are drawn on the host and copied to the
+tensor's device (a host->device copy on a GPU), so a seeded program gives the same
+numbers on cpu and cuda. That stream is torch's cpu one: a generator is torch's mt19937
+(_mt19937.py) and rand, randn, randint, randperm, normal_, uniform_, bernoulli(_),
+random_(from, to), exponential_ and the dropout masks apply torch's cpu transforms (_torch_samplers.py),
+so they give torch's cpu numbers bit for bit after the same seed. On cuda they are
+torch's *cpu* numbers too, not those of torch's cuda Philox generator. The other
+samplers (geometric_, log_normal_, cauchy_, multinomial, poisson, normal
+with tensor arguments) draw from a numpy generator seeded with the same seed: seeded and
+repeatable, with torch's distributions but not its sequences.
 """
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 
+from .. import _torch_samplers as samplers
 from .. import creation
 from .. import dtype as _dt
 from .._grad import differentiable
+from .._mt19937 import DEFAULT_SEED as _DEFAULT_SEED
+from .._mt19937 import MTStream
 from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU, resolve
@@ -25,21 +33,19 @@ from ..device import CPU, resolve
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "bernoulli", "multinomial", "normal", "poisson"]
 
-_DEFAULT_SEED = 67280421310721  # torch's default_generator seed (its initial_seed())
-
-
 class Generator:
     """A seeded source of random numbers (torch.Generator). `device` is recorded for
-    torch's API; numbers are drawn on the host whatever the device (module docstring)."""
+    torch's API; numbers are drawn on the host whatever the device (module docstring).
+    `_mt` is torch's twister, `_np` the numpy generator of the other samplers."""
 
     def __init__(self, device="cpu"):
         self.device = resolve(device) if device is not None else CPU
-        self._seed = _DEFAULT_SEED
-        self._np = np.random.default_rng(self._seed)
+        self._mt = MTStream(_DEFAULT_SEED)
+        self._np = np.random.default_rng(_DEFAULT_SEED)
 
     def manual_seed(self, seed) -> Generator:
-        self._seed = int(seed) & 0xFFFF_FFFF_FFFF_FFFF  # torch wraps negative seeds too
-        self._np = np.random.default_rng(self._seed)
+        self._mt.reseed(int(seed))
+        self._np = np.random.default_rng(self._mt.seed)
         return self
 
     def seed(self) -> int:
@@ -49,21 +55,25 @@ class Generator:
         return s
 
     def initial_seed(self) -> int:
-        return self._seed
+        return self._mt.seed
 
     def get_state(self) -> Tensor:
-        """The generator's state as a uint8 tensor (pass it back to set_state)."""
-        raw = json.dumps(self._np.bit_generator.state).encode()
-        return creation.tensor(list(raw), dtype=_dt.uint8)
+        """The state as torch's 5056-byte uint8 tensor (its layout: a state saved by
+        torch.get_rng_state() sets this generator, and the reverse)."""
+        raw = np.frombuffer(self._mt.get_state(), np.uint8).copy()
+        return creation.from_numpy(raw)
 
     def set_state(self, new_state) -> Generator:
-        raw = bytes(new_state.tolist()) if isinstance(new_state, Tensor) else bytes(new_state)
-        try:
-            state = json.loads(raw.decode())
-            self._np.bit_generator.state = state
-        except (ValueError, TypeError, KeyError) as exc:
-            raise RuntimeError("set_state: expected a state from Generator.get_state() "
-                               f"({exc})") from None
+        """Restore a get_state() (the numpy part restarts from the state's seed)."""
+        if isinstance(new_state, Tensor):
+            if new_state.dtype is not _dt.uint8:
+                raise TypeError(f"expected a torch.ByteTensor, but got "
+                                f"{new_state.type()}")
+            raw = new_state._host().tobytes()
+        else:
+            raw = bytes(new_state)
+        self._mt.set_state(raw)
+        self._np = np.random.default_rng(self._mt.seed)
         return self
 
     # creation's factories draw with numpy's Generator API (random, standard_normal, ...)
@@ -81,7 +91,10 @@ class _DefaultGenerator(Generator):
 
     def __init__(self):
         self.device = CPU
-        self._seed = None
+
+    @property
+    def _mt(self):
+        return creation._mt
 
     @property
     def _np(self):
@@ -90,9 +103,6 @@ class _DefaultGenerator(Generator):
     @_np.setter
     def _np(self, value):
         creation._rng = value
-
-    def initial_seed(self) -> int:
-        return _DEFAULT_SEED if self._seed is None else self._seed
 
 
 default_generator = _DefaultGenerator()
@@ -121,6 +131,31 @@ def set_rng_state(new_state) -> None:
 
 def _rng(generator):
     return (generator or default_generator)._np
+
+
+def _mt(generator):
+    return (generator or default_generator)._mt
+
+
+def _sample(t, fill, name):
+    """Fill t with `fill(flat)` (a 1-d host array of t's dtype, C order, or torch's memory
+    order where t is strided: see _torch_samplers) and return t. Where t's memory is host
+    memory and C-contiguous the values land in it directly; elsewhere in a host array
+    copied over. The numbers are the same either way."""
+    from ._inplace import check_writable
+
+    check_writable(t, name)
+    data = t._data
+    if get_backend(t.device).xp is np and data.flags.c_contiguous:
+        fill(data.reshape(-1))
+        t._bump_version()
+        return t
+    # torch walks a strided tensor in memory order (its TensorIterator sorts the dims by
+    # stride): fill a host array in that order, then view it in t's dim order
+    order = sorted(range(data.ndim), key=lambda d: -abs(t.stride()[d]))
+    host = np.empty([data.shape[d] for d in order], t.dtype.np)
+    fill(host.reshape(-1))
+    return _fill(t, host.transpose(np.argsort(order)), name)
 
 
 def _fill(t, host, name):
@@ -171,8 +206,10 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _need_float(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    rng = _rng(generator)
-    return _draw(self, lambda at, k: rng.normal(mean, std, k), "normal_")
+    st = _mt(generator)
+    contiguous = self.is_contiguous()  # torch's strided tensors take the scalar path
+    return _sample(self, lambda flat: samplers.fill_normal(st, flat, mean, std, contiguous),
+                   "normal_")
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
@@ -183,18 +220,20 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_} > to={to}")
-    rng = _rng(generator)
-    return _draw(self, lambda at, k: rng.uniform(from_, to, k), "uniform_")
+    st = _mt(generator)
+    return _sample(self, lambda flat: samplers.fill_uniform(st, flat, from_, to), "uniform_")
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     probs = p._host() if isinstance(p, Tensor) else p
     if np.any((np.asarray(probs) < 0) | (np.asarray(probs) > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    rng = _rng(generator)
-    if isinstance(p, Tensor):  # a probability per element: drawn whole
-        return _fill(self, rng.random(self.shape) < probs, "bernoulli_")
-    return _draw(self, lambda at, k: rng.random(k) < probs, "bernoulli_")
+    st = _mt(generator)
+    if isinstance(p, Tensor):  # a probability per element, broadcast to self
+        probs = np.ascontiguousarray(np.broadcast_to(probs, self.shape)).reshape(-1)
+    else:
+        probs = float(p)
+    return _sample(self, lambda flat: samplers.fill_bernoulli(st, flat, probs), "bernoulli_")
 
 
 def _int_range(t):
@@ -220,7 +259,10 @@ def random_(self, from_=0, to=None, *, generator=None, **kw):
     if hi <= lo:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={lo} >= to={hi}")
-    rng = _rng(generator)
+    st = _mt(generator)
+    if to is not None:
+        return _sample(self, lambda flat: samplers.fill_randint(st, flat, lo, hi), "random_")
+    rng = _rng(generator)  # the dtype's whole range: numpy's draws (not torch's)
     return _draw(self, lambda at, k: rng.integers(lo, hi, k), "random_")
 
 
@@ -228,8 +270,9 @@ def exponential_(self, lambd=1.0, *, generator=None):
     _need_float(self, "exponential_cpu")
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    rng = _rng(generator)
-    return _draw(self, lambda at, k: rng.exponential(1.0 / lambd, k), "exponential_")
+    st = _mt(generator)
+    return _sample(self, lambda flat: samplers.fill_exponential(st, flat, lambd),
+                   "exponential_")
 
 
 def geometric_(self, p, *, generator=None):
@@ -262,12 +305,12 @@ def bernoulli(input, p=None, *, generator=None):
         _need_float(input, "bernoulli_tensor_cpu_p_")
         if not bool(((input >= 0) & (input <= 1)).all()):  # (nan fails both, as in torch)
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-        rng = _rng(generator)
+        st = _mt(generator)
         if get_backend(input.device).xp is np:  # host memory: read in place
             probs = input.contiguous()._data.reshape(-1)
         else:
             probs = input._host().reshape(-1)
-        return _draw(out, lambda at, k: rng.random(k) < probs[at:at + k], "bernoulli")
+        return _sample(out, lambda flat: samplers.fill_bernoulli(st, flat, probs), "bernoulli")
     return bernoulli_(out, p, generator=generator)
 
 

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import gpu_tensor as gt
+from gpu_tensor import _torch_samplers as samplers
+from gpu_tensor._mt19937 import MTStream
 from gpu_tensor.cuda import memory as cmem
 from gpu_tensor.device import cuda_is_emulated
 from gpu_tensor.memory import registry, verify
@@ -576,21 +578,38 @@ def test_generated_factories_fill_allocator_memory_with_the_cpus_values(case):
     np.testing.assert_array_equal(y.cpu().numpy(), want.numpy())
 
 
+def _whole_randperm(st, n):
+    """torch's cpu randperm swaps over one whole draw of words (reference for the pieces)."""
+    perm = np.arange(n)
+    z = st.words(n - 1).astype(np.int64) % np.arange(n, 1, -1)
+    for i, zi in enumerate(z.tolist()):
+        perm[i], perm[i + zi] = perm[i + zi], perm[i]
+    return perm
+
+
+def _whole_randn64(st, n):
+    u = samplers.uniform01(st, n, True)
+    out = samplers._box_muller16(u[:n // 16 * 16].reshape(-1, 16), 0.0, 1.0).ravel()
+    tail = samplers._box_muller16(samplers.uniform01(st, 16, True).reshape(1, 16), 0.0, 1.0)
+    return np.concatenate([out[:n - 16], tail.ravel()])
+
+
 def test_generated_values_do_not_depend_on_the_piece_boundaries():
-    """Values drawn piece by piece are the values of one numpy call: the stream of a seeded
-    generator, numpy's linspace and arange, and numpy's permutation."""
+    """Values drawn piece by piece are the values of one whole draw of torch's stream
+    (_torch_samplers), numpy's linspace and arange."""
     n = 3 * 2 ** 16 + 5  # three whole pieces and a part
     checks = [
-        (lambda: gt.rand(n, dtype=gt.float64), lambda g: g.random(n)),
-        (lambda: gt.randn(n, dtype=gt.float64), lambda g: g.standard_normal(n)),
-        (lambda: gt.randint(0, 2 ** 40, (n,)), lambda g: g.integers(0, 2 ** 40, n)),
-        (lambda: gt.randperm(n), lambda g: g.permutation(n)),
+        (lambda: gt.rand(n, dtype=gt.float64), lambda st: samplers.uniform01(st, n, True)),
+        (lambda: gt.randn(n, dtype=gt.float64), lambda st: _whole_randn64(st, n)),
+        (lambda: gt.randint(0, 2 ** 40, (n,)),
+         lambda st: (st.words64(n) % np.uint64(2 ** 40)).astype(np.int64)),
+        (lambda: gt.randperm(n), lambda st: _whole_randperm(st, n)),
     ]
     for dev in ("cpu", "cuda"):
         for ours, numpys in checks:
             gt.manual_seed(3)
             got = ours().to(dev).cpu().numpy()
-            np.testing.assert_array_equal(got, numpys(np.random.default_rng(3)))
+            np.testing.assert_array_equal(got, numpys(MTStream(3)))
         np.testing.assert_array_equal(
             gt.linspace(-1, 5, n, dtype=gt.float64, device=dev).cpu().numpy(),
             np.linspace(-1, 5, n))
@@ -599,14 +618,20 @@ def test_generated_values_do_not_depend_on_the_piece_boundaries():
             0.5 + np.arange(n - 2) * 0.25)
 
 
-def test_in_place_samplers_draw_the_same_numbers_in_any_layout():
-    for dev in ("cpu", "cuda"):
-        for layout in (lambda t: t, lambda t: t.t(), lambda t: t[:, ::2]):
+def test_in_place_samplers_draw_the_same_numbers_on_every_device_in_each_layout():
+    """torch's rule: a contiguous tensor takes the 16-wide normal kernel, a strided one the
+    scalar pairs in memory order; either way cuda gets the cpu's numbers."""
+    for layout in (lambda t: t, lambda t: t.t(), lambda t: t[:, ::2]):
+        got = {}
+        for dev in ("cpu", "cuda"):
             gt.manual_seed(5)
-            got = layout(gt.zeros(600, 300, device=dev)).normal_(1, 3)
-            gt.manual_seed(5)
-            want = np.random.default_rng(5).normal(1, 3, tuple(got.shape)).astype(np.float32)
-            np.testing.assert_array_equal(got.cpu().numpy(), want)
+            got[dev] = layout(gt.zeros(600, 300, device=dev)).normal_(1, 3).cpu().numpy()
+        np.testing.assert_array_equal(got["cuda"], got["cpu"])
+    want = samplers._scalar_normals(MTStream(5), 600 * 300, 1, 3).astype(np.float32)
+    np.testing.assert_array_equal(got["cpu"].ravel(), want[:got["cpu"].size])  # (t[:, ::2])
+    gt.manual_seed(5)
+    transposed = gt.zeros(600, 300, device="cuda").t().normal_(1, 3)
+    np.testing.assert_array_equal(transposed.t().cpu().numpy().ravel(), want)
 
 
 def test_fused_outputs_of_two_shapes_each_keep_their_own():

@@ -35,7 +35,8 @@ def linear(input, weight, bias=None):
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
-    The mask is drawn from the generator `gt.manual_seed` seeds."""
+    The mask is torch's cpu one: bernoulli_(1 - p) on a tensor like input, divided by
+    1 - p, from the generator `gt.manual_seed` seeds (so torch's numbers after a seed)."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
@@ -43,8 +44,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1.0:
         out = input * 0.0
     else:
-        keep = gt.rand(tuple(input.shape), device=input.device) >= p
-        out = input * (keep.to(input.dtype) / (1.0 - p))  # one MulBackward0, as torch
+        noise = gt.empty(tuple(input.shape), dtype=input.dtype, device=input.device)
+        noise.bernoulli_(1.0 - p)
+        out = input * noise.div_(1.0 - p)
     return input.copy_(out) if inplace else out
 
 
