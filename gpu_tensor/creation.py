@@ -107,6 +107,8 @@ def _sampled(shp, dt, device, fill) -> Tensor:
     arrays are host memory, else into a host array then copied over (same numbers)."""
     dev = resolve(device)
     b = get_backend(dev)
+    if dev.type == "meta":  # shape and dtype only: nothing is drawn
+        return Tensor._make(b.empty(shp, dt.np)[0], dev, dt, None)
     if b.xp is np:
         arr, st = b.empty(shp, dt.np)
         fill(arr.reshape(-1))
