@@ -112,8 +112,10 @@ def test_normal_pieces_give_the_whole_tensors_numbers(n):
 def test_every_device_gets_the_cpu_numbers(device):
     n = PIECE + 21  # two pieces, a tail
     gt.manual_seed(9)
-    ref = [gt.randn(n), gt.rand(n, dtype=gt.float64), gt.randint(0, 9, (n,)),
-           gt.empty(n).normal_(1, 2), gt.empty(n).bernoulli_(0.4)]
+    cpu = "cpu"  # the reference: the sim tier's default device is cuda
+    ref = [gt.randn(n, device=cpu), gt.rand(n, dtype=gt.float64, device=cpu),
+           gt.randint(0, 9, (n,), device=cpu), gt.empty(n, device=cpu).normal_(1, 2),
+           gt.empty(n, device=cpu).bernoulli_(0.4)]
     gt.manual_seed(9)
     got = [gt.randn(n, device=device), gt.rand(n, dtype=gt.float64, device=device),
            gt.randint(0, 9, (n,), device=device),
