@@ -154,3 +154,24 @@ def test_step_with_a_fused_optimizer_checks_in_one_launch_per_group(sim, launche
     assert sorted(launches) == [("bfloat16", 3, "check"), ("float32", 3, "check")]
     c = sim.counters()
     assert c["host_waits"] + c["device_syncs"] == 0
+
+
+def test_update_is_one_launch_and_no_host_sync(sim):
+    """torch's _amp_update_scale_ as one fused kernel: backoff on inf, growth after the
+    interval, all on the device."""
+    ps = _params("cuda", [(gt.float32, np.array([1.0, float("inf")], np.float32))])
+    sc = gt.amp.GradScaler("cuda", init_scale=8.0, growth_interval=1)
+    opt = gt.optim.SGD(ps, lr=0.1)
+    scales = []
+    for _ in range(2):
+        sc.scale(gt.ones((), device="cuda"))
+        sc.unscale_(opt)
+        sim.synchronize()
+        sim.reset_counters()
+        sc.update()
+        c = sim.counters()
+        assert (c["kernel_launches"], c["cupy_routines"]) == (1, 0)
+        assert c["host_waits"] + c["device_syncs"] == 0
+        scales.append(sc.get_scale())
+        ps[0].grad = gt.ones(2, device="cuda")
+    assert scales == [4.0, 8.0]  # backed off on the inf, grew after one clean step
