@@ -155,3 +155,22 @@ gt_amp_unscale(const long long* __restrict__ table, long long* flags, int n, flo
         }
     }
 }
+
+// gt_amp_write_table -- write GT_AMP_TABLE_WORDS int64s of a table from a by-value argument:
+//   __global__ void gt_amp_write_table(long long* table, GtAmpTableWords w)
+//   table[w.offset : w.offset + w.count] = w.words[:w.count]
+// Launch shape: one block of GT_AMP_BLOCK threads. Why: under CUDA graph capture the table
+// cannot come from pinned host memory (no pinning, no host buffer a replay would re-read);
+// kernel arguments are copied into the graph, so these launches rebuild it on every replay.
+#define GT_AMP_TABLE_WORDS 240  // 1936 bytes of arguments, under CUDA's 4 KiB
+
+struct GtAmpTableWords {
+    long long count;
+    long long offset;
+    long long words[GT_AMP_TABLE_WORDS];
+};
+
+__global__ void __launch_bounds__(GT_AMP_BLOCK)
+gt_amp_write_table(long long* table, GtAmpTableWords w) {
+    for (long long k = threadIdx.x; k < w.count; k += GT_AMP_BLOCK) table[w.offset + k] = w.words[k];
+}

@@ -161,12 +161,13 @@ class GradScaler:
             return grads
         spans = [dense_span(g) for g in grads]
         dense = [(g, s) for g, s in zip(grads, spans, strict=True) if s is not None]
-        if dense:
-            done = self._tables.check_and_unscale_(
-                [g for g, _ in dense], [s for _, s in dense], found_inf,
-                self._scale_on(dev), "reciprocal" if unscale else "check")
-            for (g, _), f in zip(dense, done, strict=True):
-                flags[id(g)] = f
+        done = self._tables.check_and_unscale_(
+            [g for g, _ in dense], [s for _, s in dense], found_inf, self._scale_on(dev),
+            "reciprocal" if unscale else "check") if dense else None
+        if done is None:  # nothing dense
+            return grads
+        for (g, _), f in zip(dense, done, strict=True):
+            flags[id(g)] = f
         return [g for g, s in zip(grads, spans, strict=True) if s is None]
 
     def _host_inv_scale(self, dev, unscale: bool):

@@ -14,6 +14,12 @@ elements fill, in any order). Others (a strided view with gaps, an expanded grad
 dtype) keep the per-gradient path of scaler_ops.py, as torch falls back to its slow path for
 them; so do host devices (cpu, emulated cuda), where nothing is launched.
 
+Under CUDA graph capture a capture must not pin host memory nor record a copy from a host
+buffer that is later reused: a table made before the capture (the warm-up's) is used as it
+is, otherwise the table is written on the device by small kernels whose arguments carry its
+values (the graph keeps kernel arguments). Either way it is kept for the scaler's life,
+since the graph's kernels use it at every replay.
+
 Per-gradient flags for `GradScaler.found_inf_report()`: the kernel stamps a flag slot of the
 table for each gradient holding an inf or NaN; `TableFlag` reads it back on demand.
 """
@@ -27,6 +33,7 @@ import numpy as np
 
 import gpu_tensor as gt
 from gpu_tensor.backends import cuda_amp, get_backend
+from gpu_tensor.memory import graph_pool
 
 __all__ = ["GradTables", "TableFlag", "uses_kernel", "dense_span"]
 
@@ -42,6 +49,8 @@ def uses_kernel(device) -> bool:
 def dense_span(g):
     """(lowest address, numel) when g's elements fill one gap-free range of memory exactly
     once, else None (a strided view with gaps, an expanded or overlapping layout)."""
+    if g.layout is not gt.strided:  # sparse grads: torch unscales their values, per grad
+        return None
     n = g.numel()
     if g.is_contiguous():
         return g.data_ptr(), n
@@ -91,6 +100,7 @@ class GradTables:
     def __init__(self):
         self._tables: collections.OrderedDict = collections.OrderedDict()
         self._stamps = itertools.count(1)
+        self._captured: list = []  # tables a captured graph reads: never evicted
 
     def check_and_unscale_(self, grads, spans, found_inf, factor, mode: str):
         """Run the kernel over `grads` (one device, one dtype; `spans`: their dense_span):
@@ -113,9 +123,11 @@ class GradTables:
         return flags
 
     def _table(self, device, addresses, numels) -> _Table:
-        stream = gt.cuda.current_stream(device).cuda_stream
-        key = (device, stream, tuple(addresses), tuple(numels))
+        layout = (device, tuple(addresses), tuple(numels))
+        key = (layout, gt.cuda.current_stream(device).cuda_stream)
         table = self._tables.get(key)
+        if graph_pool.active_captures:
+            return self._captured_table(device, layout, key, numels)
         if table is not None:
             self._tables.move_to_end(key)
             return table
@@ -127,4 +139,17 @@ class GradTables:
         self._tables[key] = table
         if len(self._tables) > MAX_TABLES:
             self._tables.popitem(last=False)
+        return table
+
+    def _captured_table(self, device, layout, key, numels) -> _Table:
+        # a warm-up on another stream (torch's recipe) was ordered before the capture
+        table = next((t for k, t in self._tables.items() if k[0] == layout), None)
+        if table is None:
+            host = cuda_amp.table(layout[1], numels)
+            dev = gt.empty(host.shape, dtype=gt.int64, device=device)  # the graph's pool
+            cuda_amp.write_table(dev._data, host)
+            table = self._tables[key] = _Table(dev, len(numels),
+                                               cuda_amp.total_chunks(host, len(numels)))
+        if all(t is not table for t in self._captured):
+            self._captured.append(table)
         return table

@@ -175,3 +175,40 @@ def test_update_is_one_launch_and_no_host_sync(sim):
         scales.append(sc.get_scale())
         ps[0].grad = gt.ones(2, device="cuda")
     assert scales == [4.0, 8.0]  # backed off on the inf, grew after one clean step
+
+
+def test_graph_capture_reuses_the_warm_up_table_or_writes_one_on_the_device(sim, launches):
+    """A captured unscale_ launches the kernel over the warm-up's table, kept for the graph's
+    replays; a layout the scaler has no table for (as when the capture makes the grads:
+    torch's recipe zeroes them with set_to_none first) gets a table written by kernels whose
+    arguments carry it, with no host copy."""
+    ps = _params("cuda", [(gt.float32, np.full((3, 4), 64.0, np.float32))] * 2)
+    sc, opt = _scaler("cuda", ps, scale=2.0)
+    sc.unscale_(opt)  # eager warm-up: uploads the table (grads 32)
+    sc.update()
+    sim.synchronize()
+    launches.clear()
+    g = gt.cuda.CUDAGraph()
+    with gt.cuda.graph(g):
+        sc.unscale_(opt)
+    assert launches == [("float32", 2, "reciprocal")]
+    g.replay()
+    g.replay()
+    for p in ps:
+        np.testing.assert_array_equal(p.grad.cpu().numpy(), np.full((3, 4), 8.0))
+    sc.update()
+
+    fresh = _params("cuda", [(gt.float32, np.full((5,), 6.0, np.float32))])
+    sc2, opt2 = _scaler("cuda", fresh, scale=2.0)
+    sim.synchronize()
+    sim.reset_counters()
+    launches.clear()
+    g2 = gt.cuda.CUDAGraph()
+    with gt.cuda.graph(g2):
+        sc2.unscale_(opt2)
+    assert launches == [("float32", 1, "reciprocal")]
+    assert sim.counters()["memcpy_calls"] == 0  # the table came from kernel arguments
+    fresh[0].grad.fill_(6.0)  # the capture ran nothing: replays do the work
+    g2.replay()
+    g2.replay()
+    np.testing.assert_array_equal(fresh[0].grad.cpu().numpy(), np.full((5,), 1.5))

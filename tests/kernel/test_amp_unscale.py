@@ -17,7 +17,7 @@ from gpu_tensor.kernel import emulate, nvrtc, sources
 BF16 = np.dtype(ml_dtypes.bfloat16)
 DTYPES = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
           "float16": np.dtype(np.float16), "bfloat16": BF16}
-NAMES = [f"gt_amp_unscale<{t}>" for t in cuda_amp.KERNEL_TYPES.values()]
+NAMES = [f"gt_amp_unscale<{t}>" for t in cuda_amp.KERNEL_TYPES.values()] + ["gt_amp_write_table"]
 needs_gxx = pytest.mark.skipif(emulate.compiler() is None, reason="host emulation needs g++")
 
 
@@ -120,6 +120,21 @@ def test_16_bit_rounding_subnormals_and_overflow(lib):
                                           _expected(g, np.float32(factor)).view(np.uint16))
 
 
+@needs_gxx
+def test_write_table_copies_its_arguments_into_the_table(lib):
+    """The graph-capture upload: TABLE_WORDS int64s per launch, carried by the argument."""
+    want = np.random.default_rng(1).integers(-2**62, 2**62, 2 * cuda_amp.TABLE_WORDS + 17)
+    out = np.full(want.size + 3, -1, np.int64)
+    for start in range(0, want.size, cuda_amp.TABLE_WORDS):
+        part = want[start:start + cuda_amp.TABLE_WORDS]
+        rec = np.zeros((), cuda_amp._WORDS)
+        rec["count"], rec["offset"] = part.size, start
+        rec["words"][:part.size] = part
+        emulate.launch(lib, "gt_amp_write_table", 1, cuda_amp.BLOCK, [out, rec[()]], serial=True)
+    np.testing.assert_array_equal(out[:want.size], want)
+    assert (out[want.size:] == -1).all()  # nothing past the table
+
+
 def test_table_layout():
     t = cuda_amp.table([0x1000, 0x2000, 0x3000], [1, cuda_amp.CHUNK, cuda_amp.CHUNK + 1])
     assert t.dtype == np.int64 and t.size == 5 * 3 + 1
@@ -136,6 +151,8 @@ def test_launch_shape_matches_the_source():
     block = int(re.search(r"#define GT_AMP_BLOCK (\d+)", src).group(1))
     per_thread = int(re.search(r"#define GT_AMP_CHUNK \(GT_AMP_BLOCK \* (\d+)\)", src).group(1))
     assert (cuda_amp.BLOCK, cuda_amp.CHUNK) == (block, block * per_thread)
+    words = int(re.search(r"#define GT_AMP_TABLE_WORDS (\d+)", src).group(1))
+    assert cuda_amp.TABLE_WORDS == words and cuda_amp._WORDS.itemsize == 8 * (words + 2)
 
 
 def _nvrtc_missing() -> str | None:
