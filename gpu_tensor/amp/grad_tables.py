@@ -27,7 +27,6 @@ table for each gradient holding an inf or NaN; `TableFlag` reads it back on dema
 from __future__ import annotations
 
 import collections
-import itertools
 
 import numpy as np
 
@@ -65,10 +64,16 @@ def dense_span(g):
 
 
 class _Table:
-    __slots__ = ("device_table", "n", "chunks")
+    __slots__ = ("device_table", "n", "chunks", "launches")
 
     def __init__(self, device_table, n, chunks):
         self.device_table, self.n, self.chunks = device_table, n, chunks
+        self.launches = 0
+
+    def next_stamp(self) -> int:
+        """This table's launches count 1, 2, 3...: consecutive ones stamp alternate banks."""
+        self.launches += 1
+        return self.launches
 
 
 class TableFlag:
@@ -99,7 +104,6 @@ class GradTables:
 
     def __init__(self):
         self._tables: collections.OrderedDict = collections.OrderedDict()
-        self._stamps = itertools.count(1)
         self._captured: list = []  # tables a captured graph reads: never evicted
 
     def check_and_unscale_(self, grads, spans, found_inf, factor, mode: str):
@@ -115,7 +119,7 @@ class GradTables:
         numels = [spans[i][1] for i in live]
         device = grads[live[0]].device
         table = self._table(device, addresses, numels)
-        stamp = next(self._stamps)
+        stamp = table.next_stamp()
         cuda_amp.launch(table.device_table._data, table.n, table.chunks,
                         grads[live[0]].dtype.name, found_inf._data, factor._data, mode, stamp)
         for k, i in enumerate(live):

@@ -212,3 +212,24 @@ def test_graph_capture_reuses_the_warm_up_table_or_writes_one_on_the_device(sim,
     g2.replay()
     g2.replay()
     np.testing.assert_array_equal(fresh[0].grad.cpu().numpy(), np.full((5,), 1.5))
+
+
+def test_the_report_of_an_iteration_survives_the_next_unscale(sim):
+    """Each table alternates its two flag banks, so the last updated iteration's report is
+    still right after the next iteration's unscale_ (two dtype groups, one table each)."""
+    values = [(gt.float32, np.ones(4, np.float32)), (gt.bfloat16, np.ones(4, np.float32))]
+    ps = _params("cuda", values)
+    sc, opt = _scaler("cuda", ps)
+    reports = []
+    for bad in ([0], [0, 1], []):  # grad 0 overflows twice running
+        for i, p in enumerate(ps):
+            p.grad.fill_(float("inf") if i in bad else 1.0)
+        sc.scale(gt.ones((), device="cuda"))
+        sc.unscale_(opt)
+        if reports:  # the previous iteration's report, read after this unscale_
+            reports[-1].append(sc.found_inf_report())
+        sc.update()
+        reports.append([sc.found_inf_report()])
+    both = [(0, 0, (4,)), (0, 1, (4,))]
+    assert [r[0] for r in reports] == [[(0, 0, (4,))], both, []]
+    assert [r[1] for r in reports[:2]] == [[(0, 0, (4,))], both]
