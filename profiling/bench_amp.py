@@ -18,6 +18,13 @@ bytes over one step (cuda only). Host syncs per step are counted by the simulate
 (GPU_TENSOR_FALLBACK=sim) over one fp16 + GradScaler step on a small width; torch's
 GradScaler with an unfused optimizer syncs once per step (`found_inf.item()`).
 
+`GradScaler.unscale_` + `update` alone is timed over the grads of a deeper stack of
+Linear(W, W) layers (UNSCALE_LAYERS, 2 grads each, float32): on cuda gpu_tensor checks and
+unscales them in one multi-tensor launch per (device, dtype) group (kernels/amp_unscale.cu),
+torch in its `_amp_foreach_non_finite_check_and_unscale_`; `nbytes` counts each grad byte
+read and written once. On the simulator the same call's kernel launches and host syncs are
+counted.
+
 On a CPU the width defaults to 1024 (512 under --quick): 4096 takes seconds per fp32 step
 on a small machine, and bfloat16 on the host is emulated (ml_dtypes), so CPU numbers show the
 overhead of autocast, not its speed-up.
@@ -32,6 +39,7 @@ from profiling.harness import Suite
 BATCH = 512
 LAYERS = 3
 SIM_WIDTH = 64  # the sim counts syncs, which do not depend on sizes
+UNSCALE_LAYERS = 16  # 32 grads: the multi-tensor kernel's case
 
 
 def _width(suite: Suite, argv) -> int:
@@ -135,6 +143,50 @@ def time_overhead(suite: Suite) -> None:
                 suite.record(f"{label} on 8x8 cpu, autocast {region}", impl, t)
 
 
+def make_unscale(lib, width, device, layers=UNSCALE_LAYERS):
+    """A closure running `scaler.unscale_(opt)` + `scaler.update(new_scale)` over the grads
+    of `layers` Linear(width, width); the scale alternates 0.5 / 2 so the grads stay the same
+    size (no underflow into subnormals). Returns (closure, grad bytes)."""
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(*[lib.nn.Linear(width, width) for _ in range(layers)]).to(device)
+    ps = list(model.parameters())
+    for p in ps:
+        p.grad = lib.ones_like(p)
+    opt = lib.optim.SGD(ps, lr=1e-3)
+    scaler = lib.amp.GradScaler(device, init_scale=0.5)
+    scaler.scale(lib.ones((), device=device))
+    flip = [2.0]
+
+    def unscale():
+        scaler.unscale_(opt)
+        flip[0] = 2.0 if flip[0] == 0.5 else 0.5
+        scaler.update(new_scale=flip[0])
+
+    return unscale, sum(p.numel() * p.element_size() for p in ps)
+
+
+def time_unscale(suite: Suite) -> None:
+    import gpu_tensor as gt
+
+    device = suite.device
+    # 2048 on a GPU: 16 x 4M grads (256 MiB) are plenty to read the kernel's bandwidth, and
+    # the layers' host-side init stays within the benchmark's time slot
+    width = suite.choose(2048, 512) if device == "cuda" else 512
+    sync = "cuda" if device == "cuda" else "cpu"
+    case = f"unscale_ + update, {2 * UNSCALE_LAYERS} fp32 grads, W={width}"
+    libs = [("gpu_tensor", gt)]
+    if suite.has_torch and (device != "cuda" or suite.has_torch_cuda):
+        libs.append(("torch", suite.torch))
+    else:
+        suite.skip(case, "torch", suite.peer_reason("torch_cuda" if suite.has_torch
+                                                    else "torch"))
+    for impl, lib in libs:
+        fn, nbytes = make_unscale(lib, width, device)
+        suite.record(case, impl, suite.time(fn, sync=sync, warmup=2,
+                                            repeat=suite.choose(20, 5)), nbytes=2 * nbytes)
+        del fn
+
+
 def count_syncs(suite: Suite) -> None:
     """Host syncs per fp16 + GradScaler step, through the simulated CuPy."""
     from gpu_tensor import device as dv
@@ -155,6 +207,23 @@ def count_syncs(suite: Suite) -> None:
         c = sim.counters()
         suite.record(case, label, host_syncs=c["host_waits"] + c["device_syncs"],
                      kernel_launches=c["kernel_launches"], cupy_routines=c["cupy_routines"])
+    scaler_case = f"GradScaler.unscale_ of {2 * UNSCALE_LAYERS} fp32 grads (W={SIM_WIDTH})"
+    model = gt.nn.Sequential(*[gt.nn.Linear(SIM_WIDTH, SIM_WIDTH)
+                               for _ in range(UNSCALE_LAYERS)]).to("cuda")
+    for p in model.parameters():
+        p.grad = gt.ones_like(p)
+    opt = gt.optim.SGD(model.parameters(), lr=1e-3)
+    scaler = gt.amp.GradScaler("cuda")
+    scaler.scale(gt.ones((), device="cuda"))
+    for it in range(2):  # the first call uploads the grads' table; the second reuses it
+        sim.synchronize()
+        sim.reset_counters()
+        scaler.unscale_(opt)
+        c = sim.counters()
+        scaler.update()
+        suite.record(scaler_case, "gpu_tensor" + (" (first call)" if it == 0 else ""),
+                     host_syncs=c["host_waits"] + c["device_syncs"],
+                     kernel_launches=c["kernel_launches"], memcpy_calls=c["memcpy_calls"])
 
 
 def main(argv=None):
@@ -166,6 +235,7 @@ def main(argv=None):
     suite = Suite("amp", argv, description=__doc__)
     time_steps(suite, _width(suite, width_arg))
     time_overhead(suite)
+    time_unscale(suite)
     count_syncs(suite)
     suite.finish()
 

@@ -5,8 +5,10 @@ float32) and growth tracker (0-dim int32) live on the loss's device, made on the
 `scale()`. Nothing here reads a device value back to the host except `get_scale()`,
 `state_dict()` and the overflow report, which say so:
 
-- `unscale_` checks and unscales each (device, dtype) group of grads on the device
-  (scaler_ops.py) and keeps found_inf there;
+- `unscale_` checks and unscales each (device, dtype) group of grads on the device and
+  keeps found_inf there: on cuda one launch of the multi-tensor kernel per group
+  (grad_tables.py), elsewhere and for grads that are not dense the per-grad ops of
+  scaler_ops.py;
 - `step` hands an optimizer that can skip on the device (`_step_supports_amp_scaling`:
   gpu_tensor's optimizers, whose cuda step is one fused kernel per parameter) the scale and
   found_inf tensors; the kernel unscales the grad and leaves param and state unchanged when
@@ -24,13 +26,21 @@ from collections import abc, defaultdict
 from enum import Enum
 
 import gpu_tensor as gt
+from gpu_tensor.backends import cuda_amp
 
+from .grad_tables import GradTables, dense_span, uses_kernel
 from .scaler_ops import check_and_unscale_, update_scale_
 
 __all__ = ["GradScaler", "OptState"]
 
 _FIX = ("This may indicate your script did not use scaler.scale(loss or outputs) earlier in "
         "the iteration.")
+
+
+def _overflowed(flag) -> bool:
+    """A grad's flag: the kernel's TableFlag, or the per-grad path's 0-dim bool tensor
+    (True when every element was finite)."""
+    return flag.overflowed() if hasattr(flag, "overflowed") else not flag.item()
 
 
 class OptState(Enum):
@@ -71,6 +81,7 @@ class GradScaler:
             self._per_optimizer_states = defaultdict(_fresh_state)
             self._last_found_inf = None
             self._last_flags = []
+            self._tables = GradTables()
 
     # -- scale ----------------------------------------------------------------------------
     def _check_scale_growth_tracker(self, funcname: str):
@@ -112,9 +123,10 @@ class GradScaler:
         return apply(outputs)
 
     # -- unscale --------------------------------------------------------------------------
-    def _unscale_grads_(self, optimizer, inv_scale, allow_fp16: bool, unscale: bool = True):
+    def _unscale_grads_(self, optimizer, allow_fp16: bool, unscale: bool = True):
         """{device: found_inf} over the optimizer's grads, grouped by (device, dtype): one
-        check-and-unscale per group. Also keeps each grad's flag for the report."""
+        check-and-unscale per group (unscale=False: the check only). Also keeps each grad's
+        flag for the report."""
         groups = defaultdict(lambda: defaultdict(list))
         params = []
         with gt.no_grad():
@@ -130,14 +142,40 @@ class GradScaler:
             flags = {}
             for dev, by_dtype in groups.items():
                 found[dev] = gt.zeros((), dtype=gt.float32, device=dev)
-                inv = inv_scale if inv_scale.device == dev else inv_scale.to(dev)
                 for grads in by_dtype.values():
-                    for g, f in zip(grads, check_and_unscale_(grads, found[dev], inv, unscale),
-                                    strict=True):
-                        flags[id(g)] = f
+                    rest = self._kernel_group(grads, found[dev], unscale, flags)
+                    if rest:
+                        inv = self._host_inv_scale(dev, unscale)
+                        for g, f in zip(rest, check_and_unscale_(rest, found[dev], inv, unscale),
+                                        strict=True):
+                            flags[id(g)] = f
         state = self._per_optimizer_states[id(optimizer)]
         state["flags"] = [(gi, pi, tuple(p.shape), flags[id(p.grad)]) for gi, pi, p in params]
         return found
+
+    def _kernel_group(self, grads, found_inf, unscale: bool, flags: dict) -> list:
+        """The multi-tensor kernel over the grads of one (device, dtype) group that it takes
+        (cuda, a dense layout, a floating dtype); returns the others."""
+        dev = grads[0].device
+        if not uses_kernel(dev) or grads[0].dtype.name not in cuda_amp.KERNEL_TYPES:
+            return grads
+        spans = [dense_span(g) for g in grads]
+        dense = [(g, s) for g, s in zip(grads, spans, strict=True) if s is not None]
+        done = self._tables.check_and_unscale_(
+            [g for g, _ in dense], [s for _, s in dense], found_inf, self._scale_on(dev),
+            "reciprocal" if unscale else "check") if dense else None
+        if done is None:  # nothing dense
+            return grads
+        for (g, _), f in zip(dense, done, strict=True):
+            flags[id(g)] = f
+        return [g for g, s in zip(grads, spans, strict=True) if s is None]
+
+    def _host_inv_scale(self, dev, unscale: bool):
+        """The per-grad path's factor on `dev`: float32(1 / float64(scale)), or 1 (check)."""
+        if not unscale:
+            return gt.ones((), dtype=gt.float32, device=dev)
+        inv = self._scale.double().reciprocal().float()
+        return inv if inv.device == dev else inv.to(dev)
 
     def unscale_(self, optimizer) -> None:
         """Divide the optimizer's grads by the scale, in place, and record (on the device)
@@ -152,8 +190,7 @@ class GradScaler:
                                "the last update().")
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        inv_scale = self._scale.double().reciprocal().float()
-        state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, False)
+        state["found_inf_per_device"] = self._unscale_grads_(optimizer, False)
         state["stage"] = OptState.UNSCALED
 
     # -- step -----------------------------------------------------------------------------
@@ -172,8 +209,7 @@ class GradScaler:
         if getattr(optimizer, "_step_supports_amp_scaling", False):
             unscaled = state["stage"] is OptState.UNSCALED
             if not unscaled:  # check only: the step kernel unscales as it reads the grad
-                one = gt.ones((), dtype=gt.float32, device=self._scale.device)
-                state["found_inf_per_device"] = self._unscale_grads_(optimizer, one, True,
+                state["found_inf_per_device"] = self._unscale_grads_(optimizer, True,
                                                                      unscale=False)
             found_inf = self._combined(state["found_inf_per_device"].values())
             optimizer.grad_scale = None if unscaled else self._scale
@@ -248,7 +284,7 @@ class GradScaler:
         rows = []
         for flags in getattr(self, "_last_flags", []):
             for gi, pi, shape, flag in flags:
-                if not flag.item():  # this grad had an inf or NaN element
+                if _overflowed(flag):
                     rows.append((gi, pi, shape))
         return rows
 
@@ -326,9 +362,11 @@ class GradScaler:
             state["_per_optimizer_states"] = None
             state["_last_found_inf"] = None
             state["_last_flags"] = []
+            state["_tables"] = None  # device tables: made again on the next unscale
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         if self._enabled:
             self._per_optimizer_states = defaultdict(_fresh_state)
+            self._tables = GradTables()

@@ -1,7 +1,9 @@
 """GradScaler's two device-side steps, torch's `_amp_foreach_non_finite_check_and_unscale_`
 and `_amp_update_scale_`, as gpu_tensor ops that never read a value back to the host.
 
-- `check_and_unscale_(grads, found_inf, inv_scale)`: sets found_inf to 1 when any element
+- `check_and_unscale_(grads, found_inf, inv_scale)`: the per-grad path (host devices, and on
+  cuda the grads the multi-tensor kernel of grad_tables.py does not take, as torch's slow
+  path; a few ops per grad): sets found_inf to 1 when any element
   of any grad is inf or NaN (`isfinite(g).all()` per grad, exact: a plain `g.sum()` could
   overflow to inf on finite values), and multiplies every grad by inv_scale in place.
 - `update_scale_(scale, tracker, found_inf, growth, backoff, interval)`: one fused kernel
