@@ -21,6 +21,7 @@ __all__ = [
     "get_default_device",
     "set_default_device",
     "real_cuda_available",
+    "cuda_kind",
     "cuda_is_emulated",
     "cuda_is_simulated",
     "cuda_available",
@@ -149,14 +150,26 @@ def real_cuda_available() -> bool:
     return _real_cuda_count() > 0
 
 
+def cuda_kind() -> str | None:
+    """What 'cuda' is in this process, decided here and nowhere else: 'cuda' (a GPU),
+    'simulated' (the real CUDA backend over gpu_tensor.testing.sim, GPU_TENSOR_FALLBACK=sim),
+    'emulated' (host memory: no GPU and GPU_TENSOR_FALLBACK=1), or None (no cuda at all).
+    `backends.cuda_kind()` turns the name into the kind's object, which every other module
+    asks for what differs between kinds (streams, memory sources, NCCL, ...). Read when
+    asked (the driver's answer is cached), so tests can switch the variable."""
+    if real_cuda_available():
+        return "simulated" if _env.simulated() else "cuda"
+    return "emulated" if _env.fallback() else None
+
+
 def cuda_is_simulated() -> bool:
     """True when 'cuda' is the real CUDA backend over gpu_tensor.testing.sim."""
-    return _env.simulated()
+    return cuda_kind() == "simulated"
 
 
 def cuda_is_emulated() -> bool:
     """True when 'cuda' is the emulated host device (no GPU, GPU_TENSOR_FALLBACK=1)."""
-    return not real_cuda_available() and _env.fallback()
+    return cuda_kind() == "emulated"
 
 
 def cuda_available() -> bool:

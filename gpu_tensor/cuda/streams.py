@@ -29,9 +29,9 @@ __all__ = [
 
 
 def _backend():
-    from gpu_tensor.backends.cuda_streams import stream_backend
+    from gpu_tensor.backends import cuda_kind
 
-    return stream_backend(_device.cuda_is_emulated())
+    return cuda_kind().streams()  # the kind's mechanism: cupy streams, or synchronous ones
 
 
 def _cuda_index(device) -> int:
