@@ -133,13 +133,14 @@ def test_the_grep_sees_a_kind_test():
 # -- the decision --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("gpu, variable, kind", [
-    (True, "sim", "simulated"), (True, "1", "cuda"), (True, None, "cuda"),
-    (False, "1", "emulated"), (False, "sim", "emulated"), (False, None, None),
-    (False, "0", None),
+@pytest.mark.parametrize("real, variable, kind", [
+    ((1, "simulated"), "sim", "simulated"), ((2, "cuda"), "1", "cuda"),
+    ((1, "cuda"), None, "cuda"), ((0, "cuda"), "1", "emulated"),
+    ((0, "simulated"), "sim", "emulated"), ((0, "cuda"), None, None), ((0, "cuda"), "0", None),
 ])
-def test_cuda_kind_decides_from_the_driver_and_the_variable(monkeypatch, gpu, variable, kind):
-    monkeypatch.setattr(_device, "real_cuda_available", lambda: gpu)
+def test_cuda_kind_decides_from_the_driver_and_the_variable(monkeypatch, real, variable, kind):
+    """(devices the real backend sees, over a GPU or the simulator), GPU_TENSOR_FALLBACK."""
+    monkeypatch.setattr(_device, "_real_cuda", lambda: real)
     if variable is None:
         monkeypatch.delenv("GPU_TENSOR_FALLBACK", raising=False)
     else:
@@ -153,7 +154,7 @@ def test_cuda_kind_decides_from_the_driver_and_the_variable(monkeypatch, gpu, va
 
 
 def test_no_cuda_at_all_finds_nothing(monkeypatch):
-    monkeypatch.setattr(_device, "real_cuda_available", lambda: False)
+    monkeypatch.setattr(_device, "_real_cuda", lambda: (0, "cuda"))
     monkeypatch.delenv("GPU_TENSOR_FALLBACK", raising=False)
     kind = backends.cuda_kind()
     assert not kind.nccl_usable()
