@@ -33,6 +33,7 @@ class CudaKind:
     synchronous = False
     allocator_kind = "cuda"
     virtual_memory = True
+    _streams = None
 
     def backend(self, index: int):
         from .cuda import CudaBackend
@@ -42,9 +43,12 @@ class CudaKind:
         return b
 
     def streams(self):
-        from .cuda_streams import stream_backend
+        s = self._streams
+        if s is None:  # (asked on every stream call: looked up once)
+            from .cuda_streams import stream_backend
 
-        return stream_backend(False)
+            s = self._streams = stream_backend(False)
+        return s
 
     def allocator(self, index: int):
         from . import cuda_memory
@@ -104,6 +108,7 @@ class EmulatedKind:
     synchronous = True
     allocator_kind = "emulated"
     virtual_memory = False
+    _streams = None
 
     def backend(self, index: int):
         from .emulated import EmulatedCudaBackend
@@ -113,9 +118,12 @@ class EmulatedKind:
         return b
 
     def streams(self):
-        from .cuda_streams import stream_backend
+        s = self._streams
+        if s is None:
+            from .cuda_streams import stream_backend
 
-        return stream_backend(True)
+            s = self._streams = stream_backend(True)
+        return s
 
     def allocator(self, index: int):
         from gpu_tensor.memory import registry

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 
 from gpu_tensor import device as _device
+from gpu_tensor.backends import cuda_kind
 
 __all__ = [
     "Stream",
@@ -29,8 +30,6 @@ __all__ = [
 
 
 def _backend():
-    from gpu_tensor.backends import cuda_kind
-
     return cuda_kind().streams()  # the kind's mechanism: cupy streams, or synchronous ones
 
 
