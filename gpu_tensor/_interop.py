@@ -22,7 +22,8 @@ _KDLCPU, _KDLCUDA = 1, 2
 
 
 def _real_cuda(t) -> bool:
-    return t.device.type == "cuda" and not get_backend(t.device).is_emulated
+    """t's array is device memory (a cupy array), not host memory under a cuda name."""
+    return t.device.type == "cuda" and not get_backend(t.device).host_arrays
 
 
 def __array__(self, dtype=None, copy=None):

@@ -142,7 +142,7 @@ def _view_dtype(self, dtype):
 def _storable(t, dt):
     import numpy as np
 
-    if get_backend(t.device).xp is not np and dt.name == "bfloat16":
+    if not get_backend(t.device).host_arrays and dt.name == "bfloat16":
         return np.uint16  # real cuda keeps bfloat16 as its bits
     return dt.np
 

@@ -91,7 +91,7 @@ def _generated(shp, dt, device, draw, then=None) -> Tensor:
         if then is not None:
             then(arr)
         return _from_host(arr, dt, dev)
-    in_place = b.xp is np
+    in_place = b.host_arrays
     arr, st = b.empty(shp, dt.np) if in_place else (np.empty(shp, dt.np), None)
     fill_drawn(arr.reshape(-1), draw)  # (a view: arr is C-contiguous)
     if then is not None:
@@ -109,7 +109,7 @@ def _sampled(shp, dt, device, fill) -> Tensor:
     b = get_backend(dev)
     if dev.type == "meta":  # shape and dtype only: nothing is drawn
         return Tensor._make(b.empty(shp, dt.np)[0], dev, dt, None)
-    if b.xp is np:
+    if b.host_arrays:
         arr, st = b.empty(shp, dt.np)
         fill(arr.reshape(-1))
         return Tensor._make(arr, dev, dt, st)

@@ -21,6 +21,7 @@ __all__ = [
     "get_default_device",
     "set_default_device",
     "real_cuda_available",
+    "cuda_kind",
     "cuda_is_emulated",
     "cuda_is_simulated",
     "cuda_available",
@@ -125,38 +126,53 @@ def device(spec, index: int | None = None) -> Device:
 
 
 @functools.lru_cache(maxsize=1)
-def _real_cuda_count() -> int:
-    """Number of real CUDA devices (0 without driver or cupy). Imports cupy only when the
-    NVIDIA driver library exists, so a GPU-less machine never pays for it."""
+def _real_cuda() -> tuple[int, str]:
+    """(number of devices the real CUDA backend sees, 'cuda' or 'simulated'): 0 without
+    driver or cupy. Imports cupy only when the NVIDIA driver library exists, so a GPU-less
+    machine never pays for it. Cached: once cupy (or the simulator standing in for it) is
+    imported, the process keeps it, and the warm path reads no environment variable."""
     from .backends import _cupy
 
     if _env.simulated():  # the real CUDA backend over gpu_tensor.testing.sim's GPUs
-        return int(_cupy.cupy().cuda.runtime.getDeviceCount())
+        return int(_cupy.cupy().cuda.runtime.getDeviceCount()), "simulated"
     if not (ctypes.util.find_library("cuda") or os.path.exists("/dev/nvidiactl")):
-        return 0
+        return 0, "cuda"
 
     try:
         if not _cupy.cupy_installed():
-            return 0
-        return int(_cupy.cupy().cuda.runtime.getDeviceCount())
+            return 0, "cuda"
+        return int(_cupy.cupy().cuda.runtime.getDeviceCount()), "cuda"
     except Exception:  # no usable driver/device: behave as a GPU-less machine
-        return 0
+        return 0, "cuda"
 
 
 def real_cuda_available() -> bool:
     """True when the real CUDA backend runs: on a GPU (with cupy), or over the simulated
     CuPy (GPU_TENSOR_FALLBACK=sim; `cuda_is_simulated()` tells the two apart)."""
-    return _real_cuda_count() > 0
+    return _real_cuda()[0] > 0
+
+
+def cuda_kind() -> str | None:
+    """What 'cuda' is in this process, decided here and nowhere else: 'cuda' (a GPU),
+    'simulated' (the real CUDA backend over gpu_tensor.testing.sim, GPU_TENSOR_FALLBACK=sim),
+    'emulated' (host memory: no GPU and GPU_TENSOR_FALLBACK=1), or None (no cuda at all).
+    `backends.cuda_kind()` turns the name into the kind's object, which every other module
+    asks for what differs between kinds (streams, memory sources, NCCL, ...). Read when
+    asked, past the driver's cached answer, so tests can switch emulation on and off."""
+    n, kind = _real_cuda()
+    if n:
+        return kind
+    return "emulated" if _env.fallback() else None
 
 
 def cuda_is_simulated() -> bool:
     """True when 'cuda' is the real CUDA backend over gpu_tensor.testing.sim."""
-    return _env.simulated()
+    return cuda_kind() == "simulated"
 
 
 def cuda_is_emulated() -> bool:
     """True when 'cuda' is the emulated host device (no GPU, GPU_TENSOR_FALLBACK=1)."""
-    return not real_cuda_available() and _env.fallback()
+    return cuda_kind() == "emulated"
 
 
 def cuda_available() -> bool:
@@ -164,7 +180,7 @@ def cuda_available() -> bool:
 
 
 def cuda_device_count() -> int:
-    n = _real_cuda_count()
+    n = _real_cuda()[0]
     if n:
         return n
     return 1 if _env.fallback() else 0

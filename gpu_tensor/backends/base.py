@@ -19,6 +19,14 @@ class Backend:
 
     xp = None  # the array module (numpy or cupy)
     is_emulated = False
+    # the cuda kind that made this backend (backends/kinds.py); None for cpu and meta
+    kind = None
+    # arrays are numpy ndarrays over host memory (cpu, emulated cuda): numpy computes on
+    # them and they can be read in place, with no copy to the host
+    host_arrays = False
+    # numpy's results must never exist whole in host memory (emulated cuda: its memory is
+    # the allocator's): a composite fills a large result piece by piece (by_pieces)
+    fills_by_pieces = False
     # True where ops whose operands need no conversion may skip the generic dispatch and
     # call `elementwise` directly (real cuda); cpu has its own inline fast path
     device_fast_path = False
@@ -77,8 +85,9 @@ class Backend:
     def compute_into(self, fn, operands, plan):
         """`fn(*operands)` for a routine that takes `out=` (a reduction, a product, a join).
         `plan()` gives the result's (shape, dtype, c_order), or None; a backend whose arrays
-        numpy does not allocate (emulated cuda) allocates that result and passes `out=`."""
-        raise NotImplementedError
+        numpy does not allocate (emulated cuda) allocates that result and passes `out=`.
+        Here: `fn(*operands)` as given (the array module allocates the result)."""
+        return fn(*operands)
 
     def by_pieces(self, fn, operands, shape, np_dtype, whole=()):
         """`fn(*operands)` for a routine with no `out=` whose result (C order, `shape`,
@@ -86,8 +95,8 @@ class Backend:
         along its dim, a gather; or a reduction, whose result keeps them at size 1): a
         piece of the result is `fn` of the operands' same piece. A backend whose arrays
         numpy does not allocate (emulated cuda) allocates the result and fills it piece by
-        piece, so numpy's temporaries stay piece-sized."""
-        raise NotImplementedError
+        piece, so numpy's temporaries stay piece-sized. Here: `fn(*operands)` as given."""
+        return fn(*operands)
 
     def host_memory_error(self, exc: MemoryError, what: str) -> RuntimeError:
         """torch's error for numpy's MemoryError while computing `what` here: the host

@@ -84,6 +84,7 @@ def flat_bytes(array) -> tuple[np.ndarray, int]:
 
 class CpuBackend(Backend):
     xp = np
+    host_arrays = True
     device = CPU
 
     def empty(self, shape, np_dtype):

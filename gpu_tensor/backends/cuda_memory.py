@@ -40,7 +40,6 @@ import warnings
 
 import numpy as np
 
-from .. import _env
 from ..memory import registry
 from ..memory.allocator import CachingAllocator
 from ..memory.config import AllocatorConfig
@@ -133,9 +132,9 @@ def create_allocator(device_index: int, config=None) -> CachingAllocator:
 def _vmm_source(raw: CudaRawSource, device_index: int, self_test: bool = False):
     """cuda_vmm.VmmSource over `raw`, or None without cuda-bindings, VMM support, a real
     CUDA (the simulator), or (`self_test`) a passing cuda_vmm.self_test on the device."""
-    from . import cuda_vmm
+    from . import cuda_kind, cuda_vmm
 
-    if _env.simulated():
+    if not cuda_kind().virtual_memory:  # the simulator maps no virtual memory
         return None
     driver = cuda_vmm.load_driver()
     if not cuda_vmm.available(driver, device_index):

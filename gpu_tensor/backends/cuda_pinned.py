@@ -25,7 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from gpu_tensor import _env
 from gpu_tensor.backends import _cupy
 from gpu_tensor.memory.raw import HostMapping, RawOutOfMemory, map_host_pages
 
@@ -171,17 +170,7 @@ def is_host_pinned(ptr: int) -> bool:
 
 
 def default_raw_source():
-    """The source for the process-wide pinned pool (see the module docstring)."""
-    from gpu_tensor.device import cuda_is_emulated, real_cuda_available
+    """The source for the process-wide pinned pool: the cuda kind's (backends/kinds.py)."""
+    from gpu_tensor.backends import cuda_kind
 
-    if cuda_is_emulated() or not real_cuda_available():
-        return RegisterSource()
-    method = _env.pinned_alloc()
-    if method == "hostalloc":
-        return HostAllocSource()
-    if method == "register":
-        return RegisterSource(cuda_register, cuda_unregister)
-    raise ValueError(
-        f"GPU_TENSOR_PINNED_ALLOC={method!r} is not a page-locking method; "
-        "use 'register' (mmap + pre-fault + cudaHostRegister) or 'hostalloc' (cudaHostAlloc)"
-    )
+    return cuda_kind().pinned_source()

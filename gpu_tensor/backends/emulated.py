@@ -54,6 +54,7 @@ class _BlockHolder(_Interface):
 
 class EmulatedCudaBackend(CpuBackend):
     is_emulated = True
+    fills_by_pieces = True
     # operands in the compute dtype skip apply()'s promotion (ops/_dispatch._host_fast)
     device_fast_path = True
 

@@ -63,7 +63,7 @@ def _pick_device() -> tuple[str, str]:
         except Exception:  # a name is nice to have; NVML may be missing in a container
             pass
         return "cuda", f"cuda:0 ({name})"
-    if not dev.cuda_is_emulated():
+    if not dev.cuda_available():
         # The emulated device is what GPU_TENSOR_FALLBACK=1 turns on; the demo asks for it
         # for its own process only, so `make demo` runs on a machine with no GPU.
         import os
@@ -241,9 +241,9 @@ def demo_main(
         if value < 1:
             raise CliError(f"{name} must be at least 1, got {value}")
     _, where = _pick_device()
-    from gpu_tensor.device import cuda_is_emulated
+    from gpu_tensor.backends import cuda_kind
 
-    emulated = cuda_is_emulated()
+    emulated = cuda_kind().synchronous
     shape = (batch_size, image_size, image_size, 3)
     batch_bytes = int(np.prod(shape))
     out.write(

@@ -47,13 +47,9 @@ def set_device(device) -> None:
 def get_device_name(device=None) -> str:
     idx = current_device() if device is None else (_device.device(device).index or 0)
     _device.check_cuda(idx)
-    if is_emulated():
-        return "gpu_tensor emulated CUDA device (host memory)"
-    from ..backends._cupy import cupy
+    from ..backends import cuda_kind
 
-    props = cupy().cuda.runtime.getDeviceProperties(idx)
-    name = props["name"]
-    return name.decode() if isinstance(name, bytes) else str(name)
+    return cuda_kind().device_name(idx)
 
 
 class device:

@@ -17,7 +17,7 @@ is what a replay does, so results are the same and code runs unchanged in CI.
 from __future__ import annotations
 
 import gpu_tensor as gt
-from gpu_tensor import device as _device
+from gpu_tensor.backends import cuda_kind
 
 from . import streams as _streams
 from .graphs import CUDAGraph, graph, graph_pool_handle
@@ -43,7 +43,7 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
             if not isinstance(a, gt.Tensor):
                 raise TypeError("make_graphed_callables: sample_args must hold only Tensors "
                                 f"(got {type(a).__name__})")
-    if _device.cuda_is_emulated():
+    if cuda_kind().synchronous:  # the emulated device: nothing to capture
         return callables[0] if just_one else callables
     mempool = graph_pool_handle() if pool is None else pool
     made = [_graph_one(fn, tuple(args), num_warmup_iters, allow_unused_input, mempool)

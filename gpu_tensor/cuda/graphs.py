@@ -31,6 +31,7 @@ import itertools
 import threading
 
 from gpu_tensor import device as _device
+from gpu_tensor.backends import cuda_kind
 
 from . import streams as _streams
 
@@ -54,7 +55,7 @@ def graph_pool_handle() -> tuple[int, int]:
 
 def is_current_stream_capturing() -> bool:
     """True while the current stream of the current cuda device is capturing a graph."""
-    if not _device.cuda_available() or _device.cuda_is_emulated():
+    if not _device.cuda_available() or cuda_kind().synchronous:
         from . import graphs_emulated
 
         return graphs_emulated.capturing()
@@ -73,7 +74,7 @@ class CUDAGraph:
     """A captured CUDA graph (torch.cuda.CUDAGraph)."""
 
     def __new__(cls, *args, **kwargs):
-        if cls is CUDAGraph and _device.cuda_is_emulated():
+        if cls is CUDAGraph and cuda_kind().synchronous:  # nothing to capture
             from .graphs_emulated import EmulatedCUDAGraph
 
             return object.__new__(EmulatedCUDAGraph)
@@ -186,7 +187,7 @@ class graph:  # noqa: N801 - torch's name
 
     def __init__(self, cuda_graph, pool=None, stream=None,
                  capture_error_mode: str = "relaxed"):
-        if not _device.cuda_is_emulated() and stream is None:
+        if not cuda_kind().synchronous and stream is None:
             if graph.default_capture_stream is None:
                 graph.default_capture_stream = _streams.Stream()
             stream = graph.default_capture_stream

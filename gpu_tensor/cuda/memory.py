@@ -16,7 +16,6 @@ import json
 import pickle
 import sys
 
-from gpu_tensor import _env
 from gpu_tensor import device as _device
 from gpu_tensor.memory import live as _live
 from gpu_tensor.memory import pinned as _pinned
@@ -64,8 +63,10 @@ def _index(device) -> int:
     return _device.current_cuda_index() if d.index is None else d.index
 
 
-def _kind() -> str:
-    return "emulated" if _device.cuda_is_emulated() else "cuda"
+def _kind():
+    from gpu_tensor.backends import cuda_kind
+
+    return cuda_kind()  # owns the allocator's raw source (backends/kinds.py)
 
 
 def _allocator(device=None, create: bool = False):
@@ -73,12 +74,7 @@ def _allocator(device=None, create: bool = False):
     found = _registry.find(index)
     if found is None and create:
         _device.check_cuda(index)
-        if _kind() == "cuda":
-            from gpu_tensor.backends import cuda_memory
-
-            found = cuda_memory.install(index)  # registers the factory, routes cupy to us
-        else:
-            found = _registry.get_allocator(index, "emulated")
+        found = _kind().allocator(index)
     return found
 
 
@@ -169,12 +165,7 @@ def mem_get_info(device=None) -> tuple[int, int]:
     allocator = _allocator(device)
     if allocator is not None:
         return allocator.mem_get_info()
-    if _kind() == "emulated":
-        total = _env.emulated_memory_bytes()
-        return total, total
-    from gpu_tensor.backends import cuda_memory
-
-    return cuda_memory.mem_get_info(_index(device))
+    return _kind().mem_get_info(_index(device))
 
 
 _raw_blocks: dict[int, object] = {}  # ptr -> (allocator, Block) of caching_allocator_alloc

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 
 from gpu_tensor import device as _device
+from gpu_tensor.backends import cuda_kind
 
 __all__ = [
     "Stream",
@@ -29,9 +30,7 @@ __all__ = [
 
 
 def _backend():
-    from gpu_tensor.backends.cuda_streams import stream_backend
-
-    return stream_backend(_device.cuda_is_emulated())
+    return cuda_kind().streams()  # the kind's mechanism: cupy streams, or synchronous ones
 
 
 def _cuda_index(device) -> int:

@@ -21,7 +21,6 @@ import time
 import numpy as np
 
 from ..backends import cuda_nccl
-from ..device import cuda_is_emulated, real_cuda_available
 
 __all__ = ["NcclEngine", "usable", "library_available"]
 
@@ -32,7 +31,9 @@ def library_available() -> bool:
 
 def usable() -> bool:
     """NCCL can serve cuda tensors here: a real GPU and an NCCL library."""
-    return real_cuda_available() and not cuda_is_emulated() and cuda_nccl.available()
+    from ..backends import cuda_kind
+
+    return cuda_kind().nccl_usable()
 
 
 class _Event:

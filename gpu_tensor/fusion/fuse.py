@@ -124,7 +124,7 @@ class Fused:
         from ..backends import get_backend
 
         backend = get_backend(device)
-        if backend.xp is np:
+        if backend.host_arrays:
             results = self._numpy(graph, tensors, scalars, shapes, outs, device, backend)
         else:
             results = self._cuda(graph, tensors, scalars, shapes, outs, device, backend)
@@ -133,7 +133,7 @@ class Fused:
     def _numpy(self, graph, tensors, scalars, shapes, outs, device, backend):
         Tensor = _tensor_type()
         arrays = [t._data for t in tensors]
-        if backend.is_emulated and not outs and (
+        if backend.fills_by_pieces and not outs and (
                 len(graph.outputs) == 1 or max(math.prod(s) for s in shapes) > PIECE):
             # each output through backend.elementwise (shared parts computed once per
             # output: the price of results that never exist whole in host memory)

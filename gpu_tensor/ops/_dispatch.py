@@ -239,7 +239,7 @@ def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
     if check is not None:
         check((other, a) if reflected else (a, other), dt)
     x = a._data
-    emulated = backend.is_emulated
+    emulated = backend.host_arrays  # (of the device fast path: emulated cuda)
     if emulated and type(other) is not Tensor and type(fn) is not np.ufunc:
         with np.errstate(all="ignore"):  # a composite gets the scalar as apply() gives it
             y = np.asarray(y).astype(dt.np)[()]
@@ -339,7 +339,7 @@ def make_unary(key):
             if backend is not None and backend.device_fast_path:
                 out = fast_device.get(input.dtype)
                 if out is not None:
-                    if backend.is_emulated:
+                    if backend.host_arrays:
                         return _host_fast(backend, key, fn, (input._data,), dev, out)
                     r = backend.elementwise(key, fn, (input._data,), out.np)
                     return Tensor._make(r, dev, out)

@@ -133,9 +133,9 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     # on the host: numpy's ufunc.at covers every reduction here, cupy's does not (a copy
     # each way on a GPU)
     xp = np
-    host = (lambda a: a) if bk.xp is np else bk.to_host
+    host = (lambda a: a) if bk.host_arrays else bk.to_host
     # the result, filled in place: on emulated cuda a copy in allocator memory
-    out = bk.contiguous(input._data) if bk.xp is np else bk.to_host(input._data)
+    out = bk.contiguous(input._data) if bk.host_arrays else bk.to_host(input._data)
     grid = list(xp.indices(index.shape, sparse=True))
     grid[dim % input.ndim] = host(index._data)
     key = tuple(grid)
@@ -159,7 +159,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         if not include_self:
             out = xp.where(count == 0, host(input._data), out)
     out = out.astype(input.dtype.np, copy=False)
-    arr, st = bk.adopt(out) if bk.xp is np else bk.from_host(out)
+    arr, st = bk.adopt(out) if bk.host_arrays else bk.from_host(out)
     return Tensor._make(arr, input.device, input.dtype, st)
 
 

@@ -56,9 +56,9 @@ def _run(name, a, b, fn):
     bk = get_backend(a.device)
     x, y = a._data, b._data
     comp = np.float32 if a.dtype in _HALF else a.dtype.np
-    if a.dtype is _dt.float16 and bk.xp is not np:
+    if a.dtype is _dt.float16 and not bk.host_arrays:
         comp = np.float16  # cupy: cuBLAS gemmEx on the fp16 operands, fp32 accumulation
-    elif a.dtype is _dt.bfloat16 and bk.xp is not np and fn == "matmul":
+    elif a.dtype is _dt.bfloat16 and not bk.host_arrays and fn == "matmul":
         r = bf16_matmul(bk, x, y)  # cuBLAS on the bf16 bits, fp32 accumulation
         if r is not None:
             return Tensor._make(r, a.device, a.dtype, None)

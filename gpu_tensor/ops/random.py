@@ -146,7 +146,7 @@ def _sample(t, fill, name):
 
     check_writable(t, name)
     data = t._data
-    if get_backend(t.device).xp is np and data.flags.c_contiguous:
+    if get_backend(t.device).host_arrays and data.flags.c_contiguous:
         fill(data.reshape(-1))
         t._bump_version()
         return t
@@ -186,7 +186,7 @@ def _draw(t, draw, name):
     data = t._data
     if t.device.type == "meta":  # no values to draw (torch's meta tensors skip it too)
         return t
-    if get_backend(t.device).xp is not np or not data.flags.c_contiguous:
+    if not get_backend(t.device).host_arrays or not data.flags.c_contiguous:
         return _fill(t, draw(0, data.size).reshape(data.shape), name)
     from ._inplace import check_writable
 
@@ -306,7 +306,7 @@ def bernoulli(input, p=None, *, generator=None):
         if not bool(((input >= 0) & (input <= 1)).all()):  # (nan fails both, as in torch)
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
         st = _mt(generator)
-        if get_backend(input.device).xp is np:  # host memory: read in place
+        if get_backend(input.device).host_arrays:  # host memory: read in place
             probs = input.contiguous()._data.reshape(-1)
         else:
             probs = input._host().reshape(-1)

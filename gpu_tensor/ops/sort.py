@@ -229,7 +229,7 @@ def mode(input, dim=-1, keepdim=False):
     arr = _sortable(input, "mode") if input.ndim else input._data.reshape(1)
     # read in place where the array is host memory (cpu, emulated cuda); rows along the
     # last dim need no copy either
-    host = arr if bk.xp is np else bk.to_host(arr)
+    host = arr if bk.host_arrays else bk.to_host(arr)
     if input.ndim:
         host = np.moveaxis(host, d, -1)
     rows = host.reshape(-1, host.shape[-1]) if host.size else host.reshape(-1, 1)
@@ -319,7 +319,7 @@ def _cumext(input, dim, name, acc, cls):
         hit = (host == run) | np.isnan(host) if host.dtype.kind == "f" else host == run
         return np.maximum.accumulate(np.where(hit, pos, 0), axis=d)
 
-    if xp is np:  # independent along every other dim: by pieces (emulated cuda's memory)
+    if bk.host_arrays:  # independent along every other dim: by pieces (emulated cuda's memory)
         idx = bk.by_pieces(positions, (arr,), arr.shape, np.dtype(np.int64), whole=(d,))
     else:  # on the host: cupy's ufunc.accumulate does not cover maximum/minimum (a copy
         # each way; the indices are all that comes back)

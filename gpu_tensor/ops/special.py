@@ -64,7 +64,7 @@ def _elementwise(bk, fn, arrays):
 
 def _on_host(bk, fn, arr):
     """fn over a numpy copy of `arr` (the device array module lacks the routine)."""
-    if bk.xp is np:
+    if bk.host_arrays:
         return _elementwise(bk, lambda xp, a: fn(a), (arr,))
     return bk.from_host(np.ascontiguousarray(fn(bk.to_host(arr))))[0]
 

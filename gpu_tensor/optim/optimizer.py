@@ -10,8 +10,6 @@ from __future__ import annotations
 import copy
 from collections import defaultdict
 
-import numpy as np
-
 from gpu_tensor._tensor import Tensor
 from gpu_tensor.autograd import no_grad
 from gpu_tensor.nn.parameter import zero_grads
@@ -112,7 +110,7 @@ class Optimizer:
         from gpu_tensor.backends import get_backend
 
         ps = [(g, p) for g in self.param_groups for p in g["params"] if p.grad is not None]
-        return bool(ps) and all(self._use_fused(g, p) and get_backend(p.device).xp is not np
+        return bool(ps) and all(self._use_fused(g, p) and not get_backend(p.device).host_arrays
                                 for g, p in ps)
 
     def _amp_args(self):

@@ -21,7 +21,7 @@ import socket
 import time
 import warnings
 
-from .. import device as _device
+from ..backends import cuda_kind
 from . import chrome
 from .events import EventList
 from .fusion import chains, fusion_table
@@ -313,4 +313,4 @@ class profile:
         return self  # torch's prof.profiler (the legacy object): same methods here
 
     def _emulated(self):
-        return self.use_device is not None and _device.cuda_is_emulated()
+        return self.use_device is not None and cuda_kind().synchronous

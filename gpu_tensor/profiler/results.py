@@ -3,7 +3,7 @@ allocation site and the fusion report (fusion.py)."""
 
 from __future__ import annotations
 
-from .. import device as _device
+from ..backends import cuda_kind
 from .events import DeviceType, EventList, FunctionEvent
 from .recorder import aten_name
 from .table import format_memory
@@ -73,7 +73,7 @@ class Results:
             e.self_device_memory_usage = e.device_memory_usage = sum(m[2] for m in loose)
             events.append(e)
         notes = []
-        if timed and _device.cuda_is_emulated():
+        if timed and cuda_kind().synchronous:
             notes.append(EMULATED_NOTE)
         for e in events:
             if e.device_index >= 0:

@@ -22,7 +22,8 @@ if emulate.compiler() is None:
 
 
 class _FakeCudaBackend:
-    xp = None  # not numpy: fuse takes its compiled-kernel branch
+    xp = None
+    host_arrays = False  # not host memory: fuse takes its compiled-kernel branch
 
     def empty(self, shape, np_dtype):
         """Aligned host memory, bfloat16 as its uint16 bits (as the cuda backend stores it)."""

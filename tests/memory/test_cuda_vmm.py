@@ -453,6 +453,7 @@ def test_cuda_backend_maps_expandable_segments_through_the_driver(monkeypatch):
     pytest.importorskip("cupy")
     from gpu_tensor.backends import cuda_memory, cuda_vmm
 
+    monkeypatch.delenv("GPU_TENSOR_FALLBACK", raising=False)  # real CUDA's kind, not emulated
     monkeypatch.setattr(cuda_vmm, "load_driver", lambda: FakeDriver(devices=2,
                                                                      peer_pairs={(1, 0)}))
     monkeypatch.setattr(cuda_memory, "_make_context_current", lambda index: None)  # no GPU
