@@ -82,6 +82,8 @@ class CudaBackend(Backend):
         self._alloc = cuda_memory.install(index)
         self._owner = cuda_memory._BlockOwner  # what returns the block when cupy drops it
         self._run = None  # fusion.eager.run, imported on the first elementwise op
+        self._copy = None  # kernel.copy.copy_to_fresh, imported on the first contiguous()
+        self._copies: dict = {}  # its launch plans on this device
         self._plans: dict = {}  # eager launch plans of this device (fusion/eager.py run)
         self._results: dict = {}  # (shape, dtype) -> (stored dtype, bytes, tag dtype name)
 
@@ -107,7 +109,13 @@ class CudaBackend(Backend):
             return arr, None
 
     def adopt(self, array):
-        return self._tag(array), None
+        """Tag the block under an array cupy made through our allocator; a block this
+        backend made and tagged already (its elementwise and copy results) is left as is."""
+        b = self._alloc.lookup(array.data.ptr) if array.size else None
+        if b is not None and b.tag is None:
+            dt = array.dtype
+            b.tag = {"shape": tuple(array.shape), "dtype": str(_BF16 if dt == _BITS else dt)}
+        return array, None
 
     def storage_of(self, array):
         mem = array.data.mem
@@ -158,9 +166,18 @@ class CudaBackend(Backend):
             _strided_copy(dst, src)
 
     def contiguous(self, array):
+        """A C-contiguous copy: allocated and tagged as elementwise results are, and copied
+        by a launch planned once per layout (kernel/copy.py copy_to_fresh)."""
         with self._dev:
-            out = self._tag(self.xp.empty(array.shape, array.dtype))
-            _strided_copy(out, array)
+            bits = array.dtype == _BITS
+            out = self._result(array.shape, _BF16 if bits else array.dtype)
+            copy = self._copy
+            if copy is None:
+                from ..kernel.copy import copy_to_fresh as copy
+
+                self._copy = copy
+            logical = _BF16 if bits else None
+            copy(out, array, logical, logical, self._copies)
             return out
 
     def astype(self, array, np_dtype):
