@@ -83,7 +83,7 @@ def strided_copy(dst, src, dst_dtype=None, src_dtype=None, *, launcher=None):
     has no bfloat16): the kernels then convert bfloat16 values, not uint16 integers.
     """
     if launcher is None:
-        launcher = CudaLauncher(kcompile._cupy())
+        launcher = _cuda_launcher()
     launcher.check(dst, src)
     with launcher.on(dst):
         ddt, sdt = _logical(dst, dst_dtype), _logical(src, src_dtype)
@@ -124,7 +124,7 @@ def copy_to_fresh(dst, src, dst_dtype, src_dtype, plans: dict) -> None:
 def _fresh_launch(dst, src, dst_dtype, src_dtype, dptr, sptr):
     """(function, grid, block, dst offset, src offset, other args) of the one kernel launch
     copying ``src`` into the fresh ``dst``; False when the copy is not one launch."""
-    launcher = CudaLauncher(kcompile._cupy())
+    launcher = _cuda_launcher()
     launcher.check(dst, src)
     ddt, sdt = _logical(dst, dst_dtype), _logical(src, src_dtype)
     sstrides = broadcast_strides(src.shape, src.strides, dst.shape)
@@ -187,6 +187,17 @@ def _ranges_overlap(dptr, dst, sptr, shape, sstrides, sitem) -> bool:
     a = _extent(dptr, dst.shape, dst.strides, dst.itemsize)
     b = _extent(sptr, shape, sstrides, sitem)
     return a[0] < b[1] and b[0] < a[1]
+
+
+_launcher = None  # the CudaLauncher of the cupy module in use (one, not one per copy)
+
+
+def _cuda_launcher():
+    global _launcher
+    cp = kcompile._cupy()
+    if _launcher is None or _launcher.xp is not cp:
+        _launcher = CudaLauncher(cp)
+    return _launcher
 
 
 class CudaLauncher:
