@@ -73,6 +73,8 @@ def fake_cuda(monkeypatch):
     monkeypatch.setitem(registry._allocators, ("cuda", 0), allocator)
     monkeypatch.setattr(cuda_memory, "_installed", False)
     monkeypatch.setattr(kcopy, "strided_copy", fake_strided_copy)
+    monkeypatch.setattr(kcopy, "copy_to_fresh", lambda dst, src, dd, sd, plans:
+                        fake_strided_copy(dst, src, dd, sd))
     monkeypatch.setattr(eager, "run", fake_eager_run)
     dev = dv._make("cuda", 0)
     backend = cuda_backend.CudaBackend(0)
