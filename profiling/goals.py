@@ -118,4 +118,14 @@ GOALS: tuple[Goal, ...] = (
     Goal("graphs", "graphed width-256 step faster than torch's graphed step", "speedup", 1.0,
          ours=r"^gpu_tensor graphed$", peer=(r"^torch graphed$",), cases=r"width 256,",
          device="cuda"),
+    # issue 23: the cuda hot path (bench_host_cost: the real CudaBackend, the simulator as a
+    # null device on a CPU machine; host time per op on a GPU)
+    Goal("host_cost", "≤ 20 gpu_tensor Python calls per warm cuda op", "field_max", 20.0,
+         fields=("calls",)),
+    Goal("host_cost", "one launch per warm elementwise op", "field_max", 1.0,
+         fields=("launches",)),
+    Goal("host_cost", "≤ 3 µs own host time per warm cuda op (no GPU)", "field_max", 3.0,
+         fields=("own_us",), device="cpu"),
+    Goal("host_cost", "cuda: host time per op ≤ 1.2× cupy's own", "slowdown", 1.2,
+         ours=r"^gpu_tensor \(cuda\)$", peer=(r"^cupy\b",), device="cuda"),
 )

@@ -30,6 +30,9 @@ class Backend:
     # True where ops whose operands need no conversion may skip the generic dispatch and
     # call `elementwise` directly (real cuda); cpu has its own inline fast path
     device_fast_path = False
+    # True where `elementwise` takes operands in their own dtypes and casts inside its kernel
+    # (real cuda): the dispatcher then passes them as they are, never through `astype`
+    casts_in_kernel = False
     device = None
     # cupy: out-of-range integer-array indices wrap around instead of raising (its documented
     # departure from numpy), so callers check bounds themselves where this is True
@@ -78,8 +81,14 @@ class Backend:
 
     def elementwise(self, key, fn, args, out_np, params=None):
         """Apply the numpy-semantics function `fn` (op table key `key`, keyword `params`)
-        to arrays/scalars `args` already in the compute dtype. The result should have
-        numpy dtype `out_np` (callers cast when a backend returns the compute dtype)."""
+        to arrays/scalars `args`. The result should have numpy dtype `out_np` (callers cast
+        when a backend returns the compute dtype).
+
+        Operands arrive in the compute dtype, except on a backend with `casts_in_kernel`:
+        there they arrive in their own dtypes (Python scalars as they are) and the kernel
+        converts each as it loads it, so a mixed-dtype op is one launch with no temporary;
+        such a backend returns its result already allocated and tagged as its own (nothing
+        to `adopt`)."""
         raise NotImplementedError
 
     def compute_into(self, fn, operands, plan):

@@ -68,6 +68,7 @@ _ADD_AT = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint
 class CudaBackend(Backend):
     is_emulated = False
     device_fast_path = True
+    casts_in_kernel = True  # the generated kernels convert operands as they load them
     wraps_indices = True
 
     def __init__(self, index: int):
@@ -79,6 +80,12 @@ class CudaBackend(Backend):
         self._dev = self.xp.cuda.Device(index)
         # Installed before this backend makes any array, so every byte it uses is counted.
         self._alloc = cuda_memory.install(index)
+        self._owner = cuda_memory._BlockOwner  # what returns the block when cupy drops it
+        self._run = None  # fusion.eager.run, imported on the first elementwise op
+        self._copy = None  # kernel.copy.copy_to_fresh, imported on the first contiguous()
+        self._copies: dict = {}  # its launch plans on this device
+        self._plans: dict = {}  # eager launch plans of this device (fusion/eager.py run)
+        self._results: dict = {}  # (shape, dtype) -> (stored dtype, bytes, tag dtype name)
 
     def _ctx(self):
         return self._dev
@@ -102,7 +109,13 @@ class CudaBackend(Backend):
             return arr, None
 
     def adopt(self, array):
-        return self._tag(array), None
+        """Tag the block under an array cupy made through our allocator; a block this
+        backend made and tagged already (its elementwise and copy results) is left as is."""
+        b = self._alloc.lookup(array.data.ptr) if array.size else None
+        if b is not None and b.tag is None:
+            dt = array.dtype
+            b.tag = {"shape": tuple(array.shape), "dtype": str(_BF16 if dt == _BITS else dt)}
+        return array, None
 
     def storage_of(self, array):
         mem = array.data.mem
@@ -153,9 +166,18 @@ class CudaBackend(Backend):
             _strided_copy(dst, src)
 
     def contiguous(self, array):
+        """A C-contiguous copy: allocated and tagged as elementwise results are, and copied
+        by a launch planned once per layout (kernel/copy.py copy_to_fresh)."""
         with self._dev:
-            out = self._tag(self.xp.empty(array.shape, array.dtype))
-            _strided_copy(out, array)
+            bits = array.dtype == _BITS
+            out = self._result(array.shape, _BF16 if bits else array.dtype)
+            copy = self._copy
+            if copy is None:
+                from ..kernel.copy import copy_to_fresh as copy
+
+                self._copy = copy
+            logical = _BF16 if bits else None
+            copy(out, array, logical, logical, self._copies)
             return out
 
     def astype(self, array, np_dtype):
@@ -180,16 +202,28 @@ class CudaBackend(Backend):
         return fn(*operands)
 
     def elementwise(self, key, fn, args, out_np, params=None):
-        """Through the fusion engine's generated kernels; complex operands (the codegen has
-        no complex types) and key-less ops go to cupy's ufuncs via numpy's protocols."""
+        """Through the fusion engine's generated kernels, operands in their own dtypes (the
+        kernel casts as it loads: one launch, no temporary), with the launch plan cached per
+        (op, dtypes, shapes, strides, alignment); complex operands (the codegen has no
+        complex types) and key-less ops go to cupy's ufuncs via numpy's protocols. The
+        result is this device's already: allocated and tagged here, nothing to adopt."""
         with self._dev:
-            if key is not None and np.dtype(out_np).kind != "c" and not any(
-                    getattr(a, "dtype", _F32).kind == "c" for a in args):
-                from ..fusion import eager
+            if key is not None:
+                for a in args:
+                    if isinstance(a, np.generic):  # numpy scalars join as Python scalars
+                        args = [x.item() if isinstance(x, np.generic) else x for x in args]
+                        break
+                run = self._run
+                if run is None:
+                    from ..fusion.eager import run
 
-                inputs = [a.item() if isinstance(a, np.generic) else a for a in args]
-                return eager.run(key, inputs, out_np, alloc=self._result, **(params or {}))
-            return fn(*args, **params) if params else fn(*args)
+                    self._run = run
+                r = run(key, args, out_np, alloc=self._result, plans=self._plans,
+                        **(params or _NO_PARAMS))
+                if r is not None:
+                    return r
+            r = fn(*args, **params) if params else fn(*args)
+            return self._tag(r) if isinstance(r, self.xp.ndarray) else r
 
     def index_add_(self, array, index, values) -> None:
         """cupy.add.at where cupy takes the dtype; otherwise through a dtype it takes:
@@ -236,8 +270,23 @@ class CudaBackend(Backend):
             pos, vals = pos[keep], vals[keep]
 
     def _result(self, shape, np_dtype):
-        """An elementwise result's memory: the backend allocates (and tags) it, not fusion."""
-        return self.empty(shape, np_dtype)[0]
+        """An elementwise result: the backend allocates it, not fusion. Straight from our
+        allocator (what cupy.empty would reach through set_allocator, minus the lookups),
+        and tagged once, on the block malloc returns."""
+        known = self._results.get((shape, np_dtype))
+        if known is None:
+            if len(self._results) >= 4096:
+                self._results.clear()
+            known = self._results[(shape, np_dtype)] = _result_layout(shape, np_dtype)
+        stored, nbytes, name = known
+        if not nbytes:
+            return self.empty(shape, np_dtype)[0]
+        cp = self.xp
+        block = self._alloc.malloc(nbytes, cp.cuda.get_current_stream().ptr)
+        block.tag = {"shape": shape, "dtype": name}
+        mem = cp.cuda.UnownedMemory(block.ptr, nbytes, self._owner(self._alloc, block),
+                                    self.index)
+        return cp.ndarray(shape, stored, memptr=cp.cuda.MemoryPointer(mem, 0))
 
     def int8_mm_nt(self, a, w):
         """int32 a @ w^T for int8 operands: cuBLAS gemmEx (backends/cuda_blas.py)."""
@@ -257,7 +306,16 @@ def _bf16_values(values, xp):
     return float(v.view(_BF16) if v.dtype == _BITS else v)
 
 
-_F32 = np.dtype(np.float32)
+_NO_PARAMS: dict = {}
+
+
+def _result_layout(shape, np_dtype) -> tuple:
+    """(stored dtype, bytes, dtype name for the block's tag) of a C-contiguous result."""
+    stored = _storable(np_dtype)
+    n = stored.itemsize
+    for size in shape:
+        n *= size
+    return stored, n, str(np.dtype(np_dtype))
 
 
 def _storable(np_dtype):

@@ -18,6 +18,8 @@ from .trace import Proxy, apply
 
 __all__ = ["run", "prepare", "launch_graph", "empty_like_result"]
 
+_BITS = np.dtype(np.uint16)
+_BF16 = as_np_dtype("bfloat16")
 _graphs: dict = {}  # eager op signature -> Graph (one node)
 _sources: dict = {}  # (graph id, plan key, out dtypes, roots) -> (KernelSource, graph)
 
@@ -103,7 +105,8 @@ def _signature(key, inputs, params):
         elif isinstance(x, (bool, int, float)):
             sig.append(type(x))
         else:
-            sig.append((np.dtype(x.dtype), x.ndim))
+            dt = np.dtype(x.dtype)  # uint16 arrays are bfloat16 bits (backends/cuda.py)
+            sig.append((_BF16 if dt == _BITS else dt, x.ndim))
     return (key, tuple(sig), tuple(sorted(params.items())))
 
 
@@ -145,14 +148,131 @@ def empty_like_result(shape, out_dtype):
     return cupy().empty(shape, dtype=dt)
 
 
-def run(key: str, inputs, out_dtype, *, alloc=None, **params):
-    """Eager elementwise `key` on real CUDA. `inputs` are cupy arrays already in the compute
-    dtype, Python scalars, or None (clamp's missing bound); returns a new cupy array of numpy
-    dtype `out_dtype` (bfloat16 results are uint16 bits). Broadcasts like torch. `alloc(shape,
-    dtype)` makes the result (the cuda backend passes its own; default empty_like_result)."""
+def run(key: str, inputs, out_dtype, *, alloc=None, plans=None, **params):
+    """Eager elementwise `key` on real CUDA. `inputs` are cupy arrays in their own dtypes (the
+    kernel casts each to the op's compute dtype as it loads it), Python scalars, or None
+    (clamp's missing bound); returns a new cupy array of numpy dtype `out_dtype` (bfloat16
+    results are uint16 bits). Broadcasts like torch. `alloc(shape, dtype)` makes the result
+    (the cuda backend passes its own; default empty_like_result).
+
+    `plans` (a dict the caller keeps, one per device) turns on the launch-plan cache: the
+    first call with given (op, params, out dtype, operand dtypes, shapes, strides and
+    alignment) plans, compiles and records (function, grid, block, argument layout); later
+    calls pack arguments and launch. Then None is returned, without launching, for operands
+    the codegen has no types for (complex): the caller runs its own fallback."""
+    if plans is None:
+        return _run_unplanned(key, inputs, out_dtype, alloc, params)
+    # The warm path: the signature, one dict lookup, the result, the packed launch. No
+    # function calls of ours here beyond `alloc` (see tests/fusion/test_hot_path.py).
+    sig = [key, out_dtype]
+    for x in inputs:
+        t = type(x)
+        if t is float or t is int or t is bool or x is None or t is complex:
+            sig.append(t)
+        else:
+            sig += (x.dtype, x.shape, x.strides, x.data.ptr & 15)
+    if params:
+        sig.append(tuple(sorted(params.items())))
+    sig = tuple(sig)
+    launch = plans.get(sig)
+    if launch is None:
+        if len(plans) >= MAX_PLANS:  # shapes that never repeat must not grow it forever
+            plans.clear()
+        launch = plans[sig] = _plan(key, inputs, out_dtype, params)
+    if launch is _NO_KERNEL:
+        return None
+    out = (alloc or empty_like_result)(launch.shape, out_dtype)
+    if launch.fn is None:  # nothing to compute (an empty result)
+        return out
+    if out.data.ptr & 15:  # the plan assumed a 16-byte aligned result (allocator blocks are)
+        return _run_unplanned(key, inputs, out_dtype, lambda shape, dtype: out, params)
+    args = []
+    for i in launch.arrays:
+        args.append(inputs[i])
+    args.append(out)
+    for i, to in launch.scalars:
+        args.append(to(inputs[i]))
+    launch.fn(launch.grid, launch.block, (*args, *launch.tail))
+    return out
+
+
+MAX_PLANS = 4096  # launch plans kept per device before the cache starts over
+_NO_KERNEL = object()  # a plan-cache entry: the codegen cannot run this op (complex dtypes)
+_SCALAR_TYPES = {"double": np.float64, "long long": np.int64, "int": np.int32}
+
+
+class _Launch:
+    """A planned eager launch: what the warm path needs and nothing else. `arrays`: the
+    positions in `inputs` of the kernel's array arguments, in order; `scalars`: (position,
+    numpy type) of its by-value scalars; `tail`: the index arguments (numel, sizes,
+    strides), fixed by the shapes and strides in the cache key."""
+
+    __slots__ = ("fn", "grid", "block", "shape", "arrays", "scalars", "tail", "source",
+                 "plan")
+
+    def __init__(self, fn, grid, block, shape, arrays, scalars, tail, source, plan):
+        self.fn, self.grid, self.block, self.shape = fn, grid, block, shape
+        self.arrays, self.scalars, self.tail = arrays, scalars, tail
+        self.source, self.plan = source, plan
+
+
+def _plan(key, inputs, out_dtype, params):
+    """The _Launch for these operands (the cold path: trace, plan, generate, compile)."""
+    from .compile import get_kernel, sm_count
+
+    if np.dtype(out_dtype).kind == "c" or any(
+            getattr(x, "dtype", None) is not None and np.dtype(x.dtype).kind == "c"
+            for x in inputs):
+        return _NO_KERNEL
     graph = _graph_for(key, inputs, params)
-    arrays = [x for x in inputs if x is not None and not isinstance(x, (bool, int, float))]
-    scalars = [x for x in inputs if isinstance(x, (bool, int, float))]
+    where = [i for i, x in enumerate(inputs) if x is not None and not _is_scalar(x)]
+    scalar_at = [i for i, x in enumerate(inputs) if _is_scalar(x)]
+    arrays = [inputs[i] for i in where]
+    shape = broadcast_shapes(*(tuple(a.shape) for a in arrays))
+    roots = graph.outputs
+    used = graph.used_inputs(roots)
+    out_np = as_np_dtype(out_dtype)
+    operands = [Operand(tuple(a.shape), _strides(a), a.itemsize, _ptr(a))
+                for a in (arrays[n.index] for n in used)]  # fmt: skip
+    stored = np.dtype(np.uint16) if out_np.name == "bfloat16" else out_np
+    # the result: C-contiguous and fresh (aligned, and overlapping no input)
+    operands.append(Operand(shape, _c_order(shape), stored.itemsize, 0))
+    p = plan(shape, operands, n_outputs=1)
+    skey = (id(graph), p.key, (out_np,), tuple(id(r) for r in roots), True)
+    hit = _sources.get(skey)
+    if hit is None:
+        hit = _sources[skey] = (generate(graph, p, (out_np,), roots, True), graph)
+    ksrc = hit[0]
+    idx = np.int32 if p.index == "int" else np.int64
+    tail = (idx(p.numel), *(idx(v) for v in plan_args(p)))
+    scalars = tuple((scalar_at[s], _SCALAR_TYPES[scalar_ctype(graph.scalars[s].dtype)])
+                    for s in ksrc.scalars)
+    fn = grid = block = None
+    if p.numel:
+        fn = get_kernel(ksrc.name, ksrc.source, ())
+        g, b = launch_config(p, sm_count())
+        grid, block = (g,), (b,)
+    return _Launch(fn, grid, block, shape, tuple(where[i] for i in ksrc.inputs), scalars,
+                   tail, ksrc, p)
+
+
+def _is_scalar(x) -> bool:
+    return isinstance(x, (bool, int, float))
+
+
+def _c_order(shape) -> tuple:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.insert(0, acc)
+        acc *= max(n, 1)
+    return tuple(out)
+
+
+def _run_unplanned(key, inputs, out_dtype, alloc, params):
+    """Plan, generate and launch for this call alone (callers that keep no plan cache)."""
+    graph = _graph_for(key, inputs, params)
+    arrays = [x for x in inputs if x is not None and not _is_scalar(x)]
+    scalars = [x for x in inputs if _is_scalar(x)]
     shape = broadcast_shapes(*(tuple(a.shape) for a in arrays))
     out = (alloc or empty_like_result)(shape, out_dtype)
     launch_graph(graph, graph.outputs, arrays, scalars, [out], out_dtypes=(as_np_dtype(out_dtype),))

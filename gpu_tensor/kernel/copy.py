@@ -27,7 +27,7 @@ from . import compile as kcompile
 from . import copy_plan, emulate, sources
 from .variants import KernelVariant, all_variants
 
-__all__ = ["strided_copy", "execute", "broadcast_strides", "CudaLauncher", "HostLauncher",
+__all__ = ["strided_copy", "copy_to_fresh", "execute", "broadcast_strides", "CudaLauncher", "HostLauncher",
            "EmulatedCopyKernels"]
 
 _COPY_FILES = ("copy_contiguous.cu", "copy_transpose.cu", "copy_nd.cu")
@@ -83,7 +83,7 @@ def strided_copy(dst, src, dst_dtype=None, src_dtype=None, *, launcher=None):
     has no bfloat16): the kernels then convert bfloat16 values, not uint16 integers.
     """
     if launcher is None:
-        launcher = CudaLauncher(kcompile._cupy())
+        launcher = _cuda_launcher()
     launcher.check(dst, src)
     with launcher.on(dst):
         ddt, sdt = _logical(dst, dst_dtype), _logical(src, src_dtype)
@@ -95,6 +95,48 @@ def strided_copy(dst, src, dst_dtype=None, src_dtype=None, *, launcher=None):
             return _through_temporary(dst, src, dst_dtype, src_dtype, launcher)
         plan = copy_plan.plan_copy(dst.shape, dst.strides, sstrides, ddt, sdt, dptr, sptr)
         return _run(plan, dst, src, dptr, sptr, launcher)
+
+
+MAX_FRESH_PLANS = 4096  # launches kept per device before copy_to_fresh's cache starts over
+
+
+def copy_to_fresh(dst, src, dst_dtype, src_dtype, plans: dict) -> None:
+    """``strided_copy(dst, src, ...)`` of cupy arrays where ``dst`` was just allocated (so
+    it overlaps nothing): the launch is planned once per (shapes, strides, dtypes,
+    alignment) and kept in ``plans`` (the caller's, one per device; the current device is
+    the arrays'), so a warm copy is one dict lookup and the launch. Copies that are not one
+    kernel launch (a memcpy, host loops, a staged cast) run through ``strided_copy``."""
+    dptr, sptr = dst.data.ptr, src.data.ptr
+    key = (dst.shape, dst.strides, dst.dtype, src.shape, src.strides, src.dtype, dptr & 15,
+           sptr & 15, dst_dtype, src_dtype)
+    launch = plans.get(key)
+    if launch is None:
+        if len(plans) >= MAX_FRESH_PLANS:
+            plans.clear()
+        launch = plans[key] = _fresh_launch(dst, src, dst_dtype, src_dtype, dptr, sptr)
+    if launch is False:
+        strided_copy(dst, src, dst_dtype, src_dtype)
+        return
+    fn, grid, block, doff, soff, rest = launch
+    fn(grid, block, (np.uint64(dptr + doff), np.uint64(sptr + soff), *rest))
+
+
+def _fresh_launch(dst, src, dst_dtype, src_dtype, dptr, sptr):
+    """(function, grid, block, dst offset, src offset, other args) of the one kernel launch
+    copying ``src`` into the fresh ``dst``; False when the copy is not one launch."""
+    launcher = _cuda_launcher()
+    launcher.check(dst, src)
+    ddt, sdt = _logical(dst, dst_dtype), _logical(src, src_dtype)
+    sstrides = broadcast_strides(src.shape, src.strides, dst.shape)
+    plan = copy_plan.plan_copy(dst.shape, dst.strides, sstrides, ddt, sdt, dptr, sptr)
+    if plan.path in ("empty", "fallback", "staged", "memcpy") or any(
+            n != 1 for n, _, _ in plan.loops or ()):
+        return False
+    spec = kcompile.launch_spec(plan, 0, 0)
+    fn = kcompile.get_function(sources.read_kernel(spec.file), spec.name,
+                               kcompile.options_for((spec.name,)))
+    args = kcompile.cupy_args(spec.args)
+    return fn, spec.grid, spec.block, int(args[0]), int(args[1]), args[2:]
 
 
 def execute(plan, dst, src, launcher):
@@ -145,6 +187,17 @@ def _ranges_overlap(dptr, dst, sptr, shape, sstrides, sitem) -> bool:
     a = _extent(dptr, dst.shape, dst.strides, dst.itemsize)
     b = _extent(sptr, shape, sstrides, sitem)
     return a[0] < b[1] and b[0] < a[1]
+
+
+_launcher = None  # the CudaLauncher of the cupy module in use (one, not one per copy)
+
+
+def _cuda_launcher():
+    global _launcher
+    cp = kcompile._cupy()
+    if _launcher is None or _launcher.xp is not cp:
+        _launcher = CudaLauncher(cp)
+    return _launcher
 
 
 class CudaLauncher:

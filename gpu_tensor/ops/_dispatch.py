@@ -221,8 +221,10 @@ def make_binary(key, reflected=False):
 
 
 def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
-    """Real cuda, operands already in the compute dtype: straight to the backend (the
-    fusion engine's eager kernel), skipping apply()'s promotion work. None: not eligible."""
+    """A device backend's short path, skipping apply()'s promotion work: straight to the
+    backend's `elementwise`. None: not eligible (apply() then runs the op or raises)."""
+    if backend.casts_in_kernel:
+        return _kernel_fast(backend, key, fn, a, other, dev, dt, reflected)
     if type(other) is Tensor:
         if other.device is not dev or other.dtype is not dt:
             return None
@@ -252,6 +254,81 @@ def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
     except (ValueError, OverflowError):
         return None  # shapes do not broadcast, an int out of range: apply() raises
     return Tensor._make(r, dev, out)
+
+
+_KERNEL_OUT: dict = {}  # (key, dtypes/scalar type, 0-dim flags) -> out dtype, or False
+
+
+def _kernel_fast(backend, key, fn, a, other, dev, dt, reflected):
+    """A backend whose kernels cast as they load (real cuda): operands go in their own
+    dtypes, mixed ones included (float + int tensor, half + float, a scalar of another kind),
+    so every eligible op is one launch. The out dtype per operand signature is worked out
+    once (`_kernel_out`, apply()'s rules) and kept."""
+    if type(other) is Tensor:
+        if other.device is not dev:
+            return None  # a 0-dim cpu operand, or a device mismatch: apply() decides
+        odt = other.dtype
+        x, y = a._data, other._data
+        sig = (key, dt) if odt is dt else (key, dt, odt, x.ndim == 0, y.ndim == 0)
+    else:
+        if type(other) not in _SCALAR_CATEGORY:
+            return None
+        x, y = a._data, other
+        sig = (key, dt, type(other))
+    known = _KERNEL_OUT.get(sig)
+    if known is None:
+        known = _KERNEL_OUT[sig] = _kernel_out(key, a, other)
+    if known is False:
+        return None
+    out, common = known
+    check = SPECS[key].op.operand_check  # refusals that depend on the operands (int ** -1)
+    if check is not None:
+        check((other, a) if reflected else (a, other), common)
+    if reflected:
+        x, y = y, x
+    try:
+        r = backend.elementwise(key, fn, (x, y), out.np)
+    except (ValueError, OverflowError):
+        return None  # shapes do not broadcast, an int out of range: apply() raises
+    return Tensor._make(r, dev, out)
+
+
+def _kernel_unary(backend, key, fn, a, dev):
+    """`_kernel_fast` for one operand: any dtype the op takes, cast in the kernel."""
+    sig = (key, a.dtype)
+    known = _KERNEL_OUT.get(sig)
+    if known is None:
+        known = _KERNEL_OUT[sig] = _kernel_out(key, a, None)
+    if known is False:
+        return None
+    return Tensor._make(backend.elementwise(key, fn, (a._data,), known[0].np), dev, known[0])
+
+
+def _kernel_out(key, a, other):
+    """(out dtype, common dtype) of `a <key> other` (`key(a)` when other is None) where a
+    kernel that casts its operands as it loads computes exactly what apply() computes; False
+    where apply() must run (it raises, checks values on the host, or rounds an operand
+    through a half type first)."""
+    spec = SPECS[key]
+    op = spec.op
+    if op.no_bool and (type(other) is bool or a.dtype is _dt.bool or (
+            type(other) is Tensor and other.dtype is _dt.bool)):
+        return False
+    if op.arity != (1 if other is None else 2) or (other is None and op.operand_check):
+        return False
+    common = _dt.result_type(a) if other is None else _dt.result_type(a, other)
+    try:
+        compute, out = _dtypes(spec, common)
+    except (RuntimeError, NotImplementedError):
+        return False
+    if compute.category == _dt.COMPLEX or out.category == _dt.COMPLEX:
+        return False  # the codegen has no complex types
+    if op.int_division and compute.category <= _dt.INT:
+        return False  # apply() checks the divisor for zeros
+    if compute is not common and common in _HALF and (  # apply()'s `via`: an operand of
+            a.dtype is not common or (type(other) is Tensor and other.dtype is not common)):
+        return False  # another dtype is rounded through the half type first
+    return out, common
 
 
 def _host_fast(backend, key, fn, args, dev, out):
@@ -336,7 +413,11 @@ def make_unary(key):
         else:
             dev = input.device
             backend = dev._backend
-            if backend is not None and backend.device_fast_path:
+            if backend is not None and backend.casts_in_kernel:
+                r = _kernel_unary(backend, key, fn, input, dev)
+                if r is not None:
+                    return r
+            elif backend is not None and backend.device_fast_path:
                 out = fast_device.get(input.dtype)
                 if out is not None:
                     if backend.host_arrays:
@@ -420,6 +501,8 @@ def apply(key, *operands, **params):
     # torch casts operands to the common dtype before its kernel widens half types to
     # float32: a float16 operand of a bfloat16 op is rounded to bfloat16 first
     via = common.np if compute is not common and common in _HALF else None
+    # real cuda: tensors go in their own dtypes, the kernel casts as it loads (one launch)
+    in_kernel = backend.casts_in_kernel and compute.category != _dt.COMPLEX
     args = []
     for i, x in enumerate(operands):
         target = cnp
@@ -439,7 +522,7 @@ def apply(key, *operands, **params):
             arr = x._data
             if via is not None and arr.dtype != via and target is cnp:
                 arr = backend.astype(arr, via)  # (float32 operands too: round, widen back)
-            if arr.dtype != target:
+            if arr.dtype != target and not in_kernel:
                 arr = backend.astype(arr, target)
             args.append(arr)
         elif x is None:
@@ -471,11 +554,12 @@ def apply(key, *operands, **params):
         raise
     except MemoryError as exc:  # numpy's, for an impossible result: torch's error
         raise backend.host_memory_error(exc, key) from None
+    own = backend.casts_in_kernel  # its elementwise results are its own already
     if not hasattr(r, "ndim") or isinstance(r, np.generic):
-        r = backend.xp.asarray(r)
+        r, own = backend.xp.asarray(r), False
     if r.dtype != out.np and not (out is _dt.bfloat16 and r.dtype == np.uint16):
         r = backend.astype(r, out.np)  # (uint16 results are real cuda's bfloat16 bits)
-    r, st = backend.adopt(r)
+    r, st = (r, None) if own else backend.adopt(r)
     return Tensor._make(r, dev, out, st)
 
 

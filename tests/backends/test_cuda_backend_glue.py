@@ -41,8 +41,11 @@ def fake_strided_copy(dst, src, dst_dtype=None, src_dtype=None):
     np.copyto(_logical(dst, dst_dtype), _logical(src, src_dtype), casting="unsafe")
 
 
-def fake_eager_run(key, inputs, out_dtype, alloc=None, **params):
-    """eager.run's contract in numpy: a new array from `alloc` (the backend) of `out_dtype`."""
+def fake_eager_run(key, inputs, out_dtype, alloc=None, plans=None, **params):
+    """eager.run's contract in numpy: a new array from `alloc` (the backend) of `out_dtype`;
+    operands in their own dtypes (uint16: bfloat16 bits), cast as a kernel casts them."""
+    inputs = [x.view(_BF16).astype(np.float32) if getattr(x, "dtype", None) == _BITS else x
+              for x in inputs]
     r = np.asarray(OPS[key].np_fn(*inputs, **params))
     out = (alloc or eager.empty_like_result)(r.shape, out_dtype)
     bf16 = np.dtype(out_dtype) == _BF16
@@ -70,6 +73,8 @@ def fake_cuda(monkeypatch):
     monkeypatch.setitem(registry._allocators, ("cuda", 0), allocator)
     monkeypatch.setattr(cuda_memory, "_installed", False)
     monkeypatch.setattr(kcopy, "strided_copy", fake_strided_copy)
+    monkeypatch.setattr(kcopy, "copy_to_fresh", lambda dst, src, dd, sd, plans:
+                        fake_strided_copy(dst, src, dd, sd))
     monkeypatch.setattr(eager, "run", fake_eager_run)
     dev = dv._make("cuda", 0)
     backend = cuda_backend.CudaBackend(0)

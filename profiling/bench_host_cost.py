@@ -1,0 +1,384 @@
+"""What gpu_tensor's own Python costs per warm elementwise op on cuda, with no GPU needed.
+
+    .venv/bin/python -m profiling.bench_host_cost [--quick] [--out DIR]
+        [--torch-python PY] [--before DIR]
+
+Without a GPU the real `CudaBackend` runs over the simulated CuPy (GPU_TENSOR_FALLBACK=sim)
+as a null device: launches and copies are counted, not run (`sim.set_null_device`). Per
+warm op (32×32, the result dropped each call) it reports:
+
+- `own_us`: gpu_tensor's own host µs. cProfile (builtins=False, so a C function's time is
+  its Python caller's) charges each function its own time, without its callees; summed over
+  the functions under gpu_tensor/ (not gpu_tensor/testing/, the simulator), this is the
+  time spent on our side of the simulator's boundary. The profiler's own cost per call
+  event, measured in the same run on an empty function, is subtracted per event.
+- `calls`: Python calls under gpu_tensor/ (not testing/) in one warm op, result kept
+  (comprehensions and generators count); `launches`: kernel launches in that op;
+- `total_us`: wall time per op, unprofiled, simulator included (context only).
+
+Beside it, in the same run: numpy and torch CPU eager for the same op (torch in this
+interpreter, else in `--torch-python`, else skipped with the reason), and with `--before
+DIR` (a checkout of an older tree) the same gpu_tensor measurement of that tree.
+
+On a GPU (cupy sees a device) it reports host µs per op of gpu_tensor on cuda against
+cupy's own op and torch cuda eager instead (perf_counter around the calls, no sync inside).
+Goals (issue 23): ≤ 20 calls and ≤ 3 µs own host time per warm op; on a GPU ≤ 1.2× cupy.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHAPE = (32, 32)
+# case -> the op, on a dict of operands of any framework with torch's API (gpu_tensor, torch)
+CASES = {
+    "x + y": lambda t: t["x"] + t["y"],
+    "x * 2.0": lambda t: t["x"] * 2.0,
+    "x + int tensor": lambda t: t["x"] + t["i"],
+    "half + float": lambda t: t["h"] + t["x"],
+    "broadcast row": lambda t: t["x"] - t["row"],
+    "transposed operand": lambda t: t["x_t"] * t["y"],
+    "x.exp()": lambda t: t["x"].exp(),
+    "x.t().contiguous()": lambda t: t["x_t"].contiguous(),
+}
+NUMPY = {
+    "x + y": lambda t: t["x"] + t["y"],
+    "x * 2.0": lambda t: t["x"] * np.float32(2.0),
+    "x + int tensor": lambda t: t["x"] + t["i"],
+    "half + float": lambda t: t["h"] + t["x"],
+    "broadcast row": lambda t: t["x"] - t["row"],
+    "transposed operand": lambda t: t["x_t"] * t["y"],
+    "x.exp()": lambda t: np.exp(t["x"]),
+    "x.t().contiguous()": lambda t: np.ascontiguousarray(t["x_t"]),
+}
+
+
+def host_operands() -> dict:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(SHAPE).astype(np.float32)
+    return {"x": x, "y": rng.standard_normal(SHAPE).astype(np.float32),
+            "i": rng.integers(-5, 5, SHAPE), "h": x.astype(np.float16),
+            "row": rng.standard_normal(SHAPE[1:]).astype(np.float32)}
+
+
+def _framework_operands(to) -> dict:
+    t = {k: to(v) for k, v in host_operands().items()}
+    t["x_t"] = t["x"].t() if hasattr(t["x"], "t") else t["x"].T
+    return t
+
+
+def per_call_s(fn, n: int, chunk: int = 10) -> float:
+    """Seconds per call of `fn`: the 10th percentile over `n // chunk` loops of `chunk`
+    calls (perf_counter; short loops, so on a shared machine most see no preemption)."""
+    samples = []
+    with _no_gc():
+        for _ in range(max(n // chunk, 5)):
+            t0 = time.perf_counter()
+            for _ in range(chunk):
+                fn()
+            samples.append((time.perf_counter() - t0) / chunk)
+    return _low(samples)
+
+
+def _low(samples) -> float:
+    """The 10th percentile: the samples the rest of the machine disturbed least."""
+    return sorted(samples)[len(samples) // 10]
+
+
+class _no_gc:
+    """A cyclic collection inside a timed region charges its cost to whatever runs then."""
+
+    def __enter__(self):
+        gc.collect()
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was:
+            gc.enable()
+
+
+# -- counting and charging gpu_tensor's own frames ---------------------------------------------
+def _ours(pkg: str, sim: str):
+    return lambda f: f.startswith(pkg) and not f.startswith(sim)
+
+
+_ENV = os.sep + os.path.join("gpu_tensor", "_env.py")  # the settings the simulator reads too
+
+
+def count_calls(fn, ours) -> int:
+    """Python calls whose code lies in our files while `fn()` runs (the result is kept);
+    settings read by the simulator (gpu_tensor/_env.py called from it) are its own."""
+    n = 0
+
+    def prof(frame, event, arg):
+        nonlocal n
+        if event == "call" and ours(frame.f_code.co_filename):
+            if frame.f_code.co_filename.endswith(_ENV):
+                up = frame.f_back
+                while up is not None and up.f_code.co_filename.endswith(_ENV):
+                    up = up.f_back
+                if up is not None and not ours(up.f_code.co_filename):
+                    return
+            n += 1
+
+    sys.setprofile(prof)
+    try:
+        keep = fn()
+    finally:
+        sys.setprofile(None)
+    del keep
+    return n
+
+
+def _own_and_events(pr, ours) -> tuple[float, int]:
+    """(seconds in our functions' own code, call events that left profiler cost in it)."""
+    pr.create_stats()
+    own = events = 0
+    for (path, _, _), (_, nc, tt, _, callers) in pr.stats.items():
+        if path.endswith(_ENV):  # settings: ours when our code reads them, else the sim's
+            for caller, c in callers.items():
+                if ours(caller[0]) and not caller[0].endswith(_ENV):
+                    own += c[2]
+                    events += c[0]
+        elif ours(path):
+            own += tt
+            events += nc
+        else:  # calls our code makes into the simulator leave the profiler's cost in ours
+            events += sum(c[0] for caller, c in callers.items() if ours(caller[0]))
+    return own, events
+
+
+def profiler_cost_per_event() -> float:
+    """Seconds cProfile adds to the functions' own times per call event: an empty function
+    called in a loop, profiled, against the same loop unprofiled."""
+    def empty():
+        pass
+
+    def loop(k):
+        for _ in range(k):
+            empty()
+
+    here = os.path.abspath(__file__)
+    k, samples = 200, []
+    with _no_gc():
+        for _ in range(100):
+            t0 = time.perf_counter()
+            loop(k)
+            bare = time.perf_counter() - t0
+            pr = cProfile.Profile(builtins=False)
+            pr.enable()
+            loop(k)
+            pr.disable()
+            own, events = _own_and_events(pr, lambda f: f == here)
+            samples.append((own - bare) / events)
+    return max(_low(samples), 0.0)
+
+
+def own_seconds(fn, n: int, ours, per_event: float, chunk: int = 2) -> float:
+    """Seconds per call of `fn` spent in our functions' own code (callees in the simulator
+    excluded), the profiler's cost per call event into, out of or within ours subtracted;
+    the 10th percentile over short profiled loops."""
+    samples = []
+    with _no_gc():
+        for _ in range(max(n // chunk, 5)):
+            pr = cProfile.Profile(builtins=False)
+            pr.enable()
+            for _ in range(chunk):
+                fn()
+            pr.disable()
+            own, events = _own_and_events(pr, ours)
+            samples.append((own - events * per_event) / chunk)
+    return max(_low(samples), 0.0)
+
+
+# -- workers: one framework each, in their own process -----------------------------------------
+def worker(framework: str, n: int, cases: list[str]) -> None:
+    """Print one JSON line: case -> measurements, for `framework` (gt | numpy | torch)."""
+    out = {}
+    if framework == "numpy":
+        t = host_operands()
+        t["x_t"] = t["x"].T
+        for case in cases:
+            out[case] = {"us": per_call_s(lambda op=NUMPY[case]: op(t), n) * 1e6}
+    elif framework == "torch":
+        import torch
+
+        torch.set_num_threads(1)
+        t = _framework_operands(torch.from_numpy)
+        with torch.no_grad():
+            for case in cases:
+                out[case] = {"us": per_call_s(lambda op=CASES[case]: op(t), n) * 1e6}
+    else:
+        out = _gt_worker(n, cases)
+    print(json.dumps(out), flush=True)
+
+
+def _gt_worker(n: int, cases: list[str]) -> dict:
+    os.environ["GPU_TENSOR_FALLBACK"] = "sim"
+    import gpu_tensor as gt
+    from gpu_tensor.testing import sim
+
+    pkg = os.path.dirname(os.path.abspath(gt.__file__)) + os.sep
+    ours = _ours(pkg, os.path.join(pkg, "testing") + os.sep)
+    sim.set_null_device(True)  # launches counted, not run: the host side alone
+    t = _framework_operands(lambda a: gt.from_numpy(a).to("cuda"))
+    per_event = profiler_cost_per_event()
+    out = {}
+    for case in cases:
+        def run(op=CASES[case]):
+            return op(t)
+
+        for _ in range(50):
+            run()
+        sim.reset_counters()
+        keep = run()
+        launches = sim.counters()["kernel_launches"]
+        del keep
+        out[case] = {"calls": count_calls(run, ours), "launches": launches,
+                     "total_us": per_call_s(run, n) * 1e6,
+                     "own_us": own_seconds(run, n, ours, per_event) * 1e6,
+                     "profiler_event_us": per_event * 1e6}
+    return out
+
+
+def _spawn(python: str, framework: str, tree: Path, n: int, cases: list[str]) -> dict:
+    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
+    env.pop("GPU_TENSOR_FALLBACK", None)
+    # the tree's gpu_tensor first; this file runs by path, so no profiling/ of the tree loads
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH")]))
+    cmd = [python, str(Path(__file__).resolve()), "--worker", framework, str(n), *cases]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/", timeout=600)
+    if r.returncode != 0:
+        return {"error": (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]}
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# -- the run -------------------------------------------------------------------------------------
+def _add_arguments(p) -> None:
+    p.add_argument("--cases", default=None,
+                   help="comma-separated ops to measure (default: all); e.g. 'x + y'")
+    p.add_argument("--calls", type=int, default=None,
+                   help="op calls per measurement (default 200 under --quick, else 2000)")
+    p.add_argument("--torch-python", default=None, help="an interpreter that imports torch")
+    p.add_argument("--before", default=None, type=Path,
+                   help="an older checkout: its gpu_tensor is measured the same way")
+
+
+def _torch_python(suite) -> tuple[str | None, str]:
+    if suite.args.torch_python:
+        return suite.args.torch_python, f"torch from {suite.args.torch_python}"
+    if suite.has_torch:
+        return sys.executable, "torch in this interpreter"
+    return None, "torch is not importable here; pass --torch-python PATH"
+
+
+def _cases(suite) -> list[str]:
+    if not suite.args.cases:
+        return list(CASES)
+    wanted = [c.strip() for c in suite.args.cases.split(",") if c.strip()]
+    unknown = [c for c in wanted if c not in CASES]
+    if unknown:
+        raise SystemExit(f"bench_host_cost: no case {unknown}; known: {list(CASES)}")
+    return wanted
+
+
+def main(argv=None) -> int:
+    from profiling.harness import Suite
+    from profiling.tables import markdown_table
+
+    suite = Suite("host_cost", argv, description=__doc__.split("\n\n")[0],
+                  add_arguments=_add_arguments)
+    if suite.has_cupy_gpu:
+        _gpu_run(suite)
+        suite.finish()
+        return 0
+    n = suite.args.calls or suite.choose(2000, 200)
+    cases = _cases(suite)
+    torch_py, why = _torch_python(suite)
+    runs = {"gpu_tensor (cuda, sim)": _spawn(sys.executable, "gt", REPO_ROOT, n, cases),
+            "numpy": _spawn(sys.executable, "numpy", REPO_ROOT, n, cases)}
+    if torch_py:
+        runs["torch (cpu eager)"] = _spawn(torch_py, "torch", REPO_ROOT, n, cases)
+    if suite.args.before:
+        runs[f"before: gpu_tensor at {suite.args.before}"] = _spawn(
+            sys.executable, "gt", suite.args.before.resolve(), n, cases)
+    table = []
+    for case in cases:
+        for impl, res in runs.items():
+            if "error" in res:
+                suite.skip(case, impl, res["error"])
+                continue
+            m = res[case]
+            if "own_us" in m:
+                suite.record(case, impl, seconds=m["own_us"] / 1e6, own_us=round(m["own_us"], 2),
+                             calls=m["calls"], launches=m["launches"],
+                             total_us=round(m["total_us"], 2))
+            else:
+                suite.record(case, impl, seconds=m["us"] / 1e6)
+        if not torch_py:
+            suite.skip(case, "torch (cpu eager)", why)
+        row = [case]
+        for res in runs.values():
+            m = res.get(case) if "error" not in res else None
+            row.append("—" if m is None else (
+                f"{m['own_us']:.2f} µs own / {m['calls']} calls / {m['launches']} launch"
+                f" ({m['total_us']:.1f} µs with the sim)" if "own_us" in m
+                else f"{m['us']:.2f} µs"))
+        table.append(row)
+    print(markdown_table(["op (32×32, warm)", *runs], table))
+    suite.finish()
+    return 0
+
+
+def _gpu_run(suite) -> None:
+    """On a GPU: host µs per op, gpu_tensor on cuda against cupy's own op and torch eager."""
+    import gpu_tensor as gt
+
+    cp = suite.cupy
+    gtt = _framework_operands(lambda a: gt.from_numpy(a).to("cuda"))
+    cpt = {k: cp.asarray(v) for k, v in host_operands().items()}
+    cpt["x_t"] = cpt["x"].T
+    peers = {"gpu_tensor (cuda)": (CASES, gtt), "cupy": (_cupy_cases(), cpt)}
+    if suite.has_torch_cuda:
+        torch = suite.torch
+        peers["torch (cuda eager)"] = (CASES, _framework_operands(
+            lambda a: torch.from_numpy(a).to("cuda")))
+    else:
+        for case in _cases(suite):
+            suite.skip(case, "torch (cuda eager)", suite.peer_reason("torch_cuda"))
+    pkg = os.path.dirname(os.path.abspath(gt.__file__)) + os.sep
+    ours = _ours(pkg, os.path.join(pkg, "testing") + os.sep)
+    for case in _cases(suite):
+        for impl, (ops, t) in peers.items():
+            op = ops[case]
+            extra = {"calls": count_calls(lambda op=op, t=t: op(t), ours)} if ops is CASES \
+                and t is gtt else {}
+            suite.record(case, impl, seconds=suite.time(lambda op=op, t=t: op(t), sync="cpu",
+                                                        number=None), **extra)
+
+
+def _cupy_cases() -> dict:
+    """NUMPY's ops in cupy's spelling (its own kernels: the host cost to match)."""
+    import cupy
+
+    return dict(NUMPY, **{"x.exp()": lambda t: cupy.exp(t["x"]),
+                          "x.t().contiguous()": lambda t: cupy.ascontiguousarray(t["x_t"])})
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], int(sys.argv[3]), sys.argv[4:])
+    else:
+        sys.path.insert(0, str(REPO_ROOT))
+        sys.exit(main())
