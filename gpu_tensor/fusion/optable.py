@@ -3,9 +3,11 @@ every rule about it. Eager dispatch (ops/_dispatch.py), the `@gt.fuse` tracer (t
 the module functions' aliases, Tensor's methods and operators (_tensor_methods.py) and the
 Proxy's operators all read this table, so eager and fused code cannot disagree.
 
-Adding an op means: one row here, one `gt_*` CUDA helper in `fusion/preamble.py` (when the
-expression needs one), one module function in `ops/elementwise.py` and one formula in
-`autograd/formulas_elementwise.py` (if it is differentiable).
+Adding an op means: one row here (with its derivative, `grad`, written in
+`fusion/derivatives.py` when it is differentiable: eager autograd and the fused backward both
+read it), one `gt_*` CUDA helper in `fusion/preamble.py` (when the expression needs one), its
+numpy reference in `fusion/npmath.py` (when numpy has none) and one module function in
+`ops/elementwise.py`; `autograd/formulas_elementwise.py` then names torch's node for it.
 
 Keys are torch's function names. Each `OpDef` carries
 - `cuda`: an expression template over operands `{0} {1} {2}` that are already in the op's
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import dtype as _core_dt
+from . import derivatives as dx
 from . import npmath
 from .dtypes import as_np_dtype, category, compute_dtype, default_float, result_type
 
@@ -74,6 +77,7 @@ class OpDef:
     dunder: str | None = None  # Python operator __<dunder>__ (+ __r<dunder>__ when binary)
     inplace: bool = True  # has a Tensor method <name>_
     doc: str = field(default="", compare=False)
+    grad: Callable | None = None  # the derivative: grad(g, out, *inputs, **params) -> one gradient per input (None where none); written with operators and table functions so it serves eager autograd (Tensors) and the fused backward (Proxies) alike
 
     # -- dtype rule -----------------------------------------------------------------------
     def common_dtype(self, *operands) -> np.dtype:
@@ -262,35 +266,36 @@ _U = {"unsigned": True}  # torch (2.3+) has these for uint16/32/64 (checked agai
 
 _ENTRIES = [
     # name, arity, kind, cuda template, numpy function, extra fields
-    ("add", 2, "promote", "({0} + {1})", np.add, {"dunder": "add"}),
+    ("add", 2, "promote", "({0} + {1})", np.add, {"dunder": "add", "grad": dx.add}),
     ("sub", 2, "promote", "({0} - {1})", np.subtract,
-     {"no_bool": _SUB_BOOL, "aliases": ("subtract",), "dunder": "sub"}),
+     {"no_bool": _SUB_BOOL, "aliases": ("subtract",), "dunder": "sub", "grad": dx.sub}),
     ("mul", 2, "promote", "({0} * {1})", np.multiply,
-     {"aliases": ("multiply",), "dunder": "mul", "opmath_scalar": True, **_U}),
+     {"aliases": ("multiply",), "dunder": "mul", "opmath_scalar": True, **_U, "grad": dx.mul}),
     ("div", 2, "float", "({0} / {1})", np.true_divide,
      {"aliases": ("divide", "true_divide"), "dunder": "truediv", "quiet": True,
-      "opmath_scalar": True, **_U}),
+      "opmath_scalar": True, **_U, "grad": dx.div}),
     ("floor_divide", 2, "promote", "gt_floordiv({0}, {1})", np.floor_divide,
-     {**_NB, **_INT_DIV, "dunder": "floordiv", "opmath_scalar": True}),
+     {**_NB, **_INT_DIV, "dunder": "floordiv", "opmath_scalar": True,
+      "grad": dx.floor_divide}),
     ("remainder", 2, "promote", "gt_remainder({0}, {1})", np.remainder,
-     {**_NB, **_INT_DIV, "dunder": "mod"}),
+     {**_NB, **_INT_DIV, "dunder": "mod", "grad": dx.remainder}),
     ("pow", 2, "promote", "gt_pow({0}, {1})", _pow,
-     {"dunder": "pow", "quiet": True, "operand_check": _check_pow}),
+     {"dunder": "pow", "quiet": True, "operand_check": _check_pow, "grad": dx.pow}),
     ("neg", 1, "same", "(-{0})", np.negative,
-     {"no_bool": _NEG_BOOL, "aliases": ("negative",), "dunder": "neg"}),
+     {"no_bool": _NEG_BOOL, "aliases": ("negative",), "dunder": "neg", "grad": dx.neg}),
     ("abs", 1, "same", "gt_abs({0})", lambda x: x.copy() if x.dtype == _BOOL else np.abs(x),
-     {**_NB, "dunder": "abs"}),
-    ("exp", 1, "float", "gt_exp({0})", np.exp, _Q),
-    ("log", 1, "float", "gt_log({0})", np.log, _Q),
-    ("log1p", 1, "float", "gt_log1p({0})", np.log1p, _Q),
-    ("sqrt", 1, "float", "gt_sqrt({0})", np.sqrt, _Q),
-    ("rsqrt", 1, "float", "gt_rsqrt({0})", npmath.rsqrt, _Q),
-    ("sin", 1, "float", "gt_sin({0})", np.sin, _Q),
-    ("cos", 1, "float", "gt_cos({0})", np.cos, _Q),
-    ("tanh", 1, "float", "gt_tanh({0})", np.tanh, _Q),
+     {**_NB, "dunder": "abs", "grad": dx.abs}),
+    ("exp", 1, "float", "gt_exp({0})", np.exp, {**_Q, "grad": dx.exp}),
+    ("log", 1, "float", "gt_log({0})", np.log, {**_Q, "grad": dx.log}),
+    ("log1p", 1, "float", "gt_log1p({0})", np.log1p, {**_Q, "grad": dx.log1p}),
+    ("sqrt", 1, "float", "gt_sqrt({0})", np.sqrt, {**_Q, "grad": dx.sqrt}),
+    ("rsqrt", 1, "float", "gt_rsqrt({0})", npmath.rsqrt, {**_Q, "grad": dx.rsqrt}),
+    ("sin", 1, "float", "gt_sin({0})", np.sin, {**_Q, "grad": dx.sin}),
+    ("cos", 1, "float", "gt_cos({0})", np.cos, {**_Q, "grad": dx.cos}),
+    ("tanh", 1, "float", "gt_tanh({0})", np.tanh, {**_Q, "grad": dx.tanh}),
     ("sigmoid", 1, "float", "gt_sigmoid({0})", npmath.sigmoid,
-     {"quiet": True, "complex_fn": _complex_sigmoid}),
-    ("relu", 1, "same", "gt_relu({0})", npmath.relu, {**_NB, "real_only": True}),
+     {"quiet": True, "complex_fn": _complex_sigmoid, "grad": dx.sigmoid}),
+    ("relu", 1, "same", "gt_relu({0})", npmath.relu, {**_NB, "real_only": True, "grad": dx.relu}),
     (
         "gelu",
         1,
@@ -300,14 +305,15 @@ _ENTRIES = [
             x
         ),
         {"param": "approximate", "param_default": "none", **_NB, "float_only": True, "quiet": True,
-         "real_only": True, "inplace": False},
+         "real_only": True, "inplace": False, "grad": dx.gelu},
     ),
     ("silu", 1, "float", "gt_silu({0})", npmath.silu, {**_NB, "float_only": True, "quiet": True,
-                                                       "complex_fn": _complex_silu, "inplace": False}),
-    ("floor", 1, "same", "gt_floor({0})", _ident_int(np.floor), {**_NB, "real_only": True}),
-    ("ceil", 1, "same", "gt_ceil({0})", _ident_int(np.ceil), {**_NB, "real_only": True}),
-    ("round", 1, "same", "gt_round({0})", _round, {**_NB, "real_only": True}),
-    ("sign", 1, "same", "gt_sign({0})", npmath.sign, {"real_only": True}),
+                                                       "complex_fn": _complex_silu, "inplace": False,
+                                                       "grad": dx.silu}),
+    ("floor", 1, "same", "gt_floor({0})", _ident_int(np.floor), {**_NB, "real_only": True, "grad": dx.zero}),
+    ("ceil", 1, "same", "gt_ceil({0})", _ident_int(np.ceil), {**_NB, "real_only": True, "grad": dx.zero}),
+    ("round", 1, "same", "gt_round({0})", _round, {**_NB, "real_only": True, "grad": dx.zero}),
+    ("sign", 1, "same", "gt_sign({0})", npmath.sign, {"real_only": True, "grad": dx.zero}),
     ("eq", 2, "compare", "({0} == {1})", np.equal, {**_CMP_EQ, **_U, "dunder": "eq"}),
     ("ne", 2, "compare", "({0} != {1})", np.not_equal, {**_CMP_EQ, **_U, "dunder": "ne"}),
     ("lt", 2, "compare", "({0} < {1})", np.less, {**_CMP, "dunder": "lt"}),
@@ -325,12 +331,13 @@ _ENTRIES = [
      {"int_only": True, **_U, "dunder": "xor"}),
     ("bitwise_not", 1, "bitwise", "gt_bitnot({0})", np.invert,
      {"int_only": True, "inplace": False}),
-    ("maximum", 2, "promote", "gt_max({0}, {1})", np.maximum, {"real_only": True}),
-    ("minimum", 2, "promote", "gt_min({0}, {1})", np.minimum, {"real_only": True}),
+    ("maximum", 2, "promote", "gt_max({0}, {1})", np.maximum, {"real_only": True, "grad": dx.maximum}),
+    ("minimum", 2, "promote", "gt_min({0}, {1})", np.minimum, {"real_only": True, "grad": dx.minimum}),
     ("where", 3, "where", "({0} ? {1} : {2})", np.where,
-     {"operand_check": _check_where, "inplace": False}),
+     {"operand_check": _check_where, "inplace": False, "grad": dx.where_grad}),
     ("clamp", 3, "clamp", "gt_clamp({0}, {1}, {2})", _clamp,
-     {"real_only": True, "aliases": ("clip",), "operand_check": _check_clamp}),
+     {"real_only": True, "aliases": ("clip",), "operand_check": _check_clamp,
+      "grad": dx.clamp}),
 ]
 
 OPS: dict[str, OpDef] = {
