@@ -87,23 +87,30 @@ def _(ctx, g):
     return gb if ctx.rsub else (ga, gb)
 
 
-def binary_rule(name, key, *targets, save_out=False):
+def binary_rule(name, key, *targets, save_out=False, overloads=None):
     """A binary table op whose backward is its row's rule over the saved operands (a
     Python scalar operand is kept as it is: it gets no gradient). `targets`: the op
     functions (default: the module function and both operators); `save_out`: the rule
-    reads the result."""
+    reads the result. `overloads`: torch's node names for (number second, number first),
+    whose nodes have one edge, to the tensor."""
 
-    @formula(name, *(targets or _bin(key)), inputs=_two)
+    @formula(name, *(targets or _bin(key)), inputs=_two if overloads is None else _tensors_only)
     def fwd(ctx, out, a, b):
         ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
         ctx.save_for_backward(a if ta else None, b if tb else None, out if save_out else None)
         ctx.scalars = (None if ta else a, None if tb else b)
+        if overloads is not None and not (ta and tb):
+            ctx.edge = 0 if ta else 1  # the one edge: to the tensor
+            return overloads[ctx.edge]
+        ctx.edge = None
+        return None
 
     @fwd.backward
     def _(ctx, g):
         a, b, out = ctx.saved_tensors
         sa, sb = ctx.scalars
-        return OPS[key].grad(g, out, sa if a is None else a, sb if b is None else b)
+        grads = OPS[key].grad(g, out, sa if a is None else a, sb if b is None else b)
+        return grads if ctx.edge is None else grads[ctx.edge]
 
     return fwd
 

@@ -202,3 +202,95 @@ def clamp(g, out, x, lo=None, hi=None):
         above = x > hi
         ghi = where(above | (hi < lo) if lo is not None else above, g, 0.0)
     return where(keep, g, 0.0), glo, ghi
+
+
+# --- binary special functions (issue 23) ----------------------------------------------------
+_LN2 = math.log(2)
+
+
+def hypot(g, out, a, b):
+    return (g * a / out if tensor_like(a) else None), (g * b / out if tensor_like(b) else None)
+
+
+def logaddexp(g, out, a, b):
+    return ((g / ((b - a).exp() + 1) if tensor_like(a) else None),
+            (g / ((a - b).exp() + 1) if tensor_like(b) else None))
+
+
+def logaddexp2(g, out, a, b):
+    return ((g / (2.0 ** (b - a) + 1) if tensor_like(a) else None),
+            (g / (2.0 ** (a - b) + 1) if tensor_like(b) else None))
+
+
+def xlogy(g, out, a, b):
+    """x: xlogy(g, y), 0 where x == 0 and y <= 0; y: g * x / y."""
+    ga = gb = None
+    if tensor_like(a):
+        ga = where((a == 0) & (b <= 0), 0.0, g.xlogy(b))
+    if tensor_like(b):
+        gb = g * a / b
+    return ga, gb
+
+
+def _log1p(y):
+    if tensor_like(y):
+        return y.log1p()
+    return math.log1p(y) if y > -1 else -math.inf if y == -1 else math.nan
+
+
+def xlog1py(g, out, a, b):
+    """x: g * log1p(y), 0 where x == 0 and y <= -1; y: g * x / (y + 1)."""
+    ga = gb = None
+    if tensor_like(a):
+        ga = where((a == 0) & (b <= -1), 0.0, g * _log1p(b))
+    if tensor_like(b):
+        gb = g * a / (b + 1)
+    return ga, gb
+
+
+def atan2(g, out, a, b):
+    """torch's atan2_backward: (g * b, -g * a) / (a**2 + b**2)."""
+    recip = 1 / (a * a + b * b)
+    return (g * b * recip if tensor_like(a) else None), (-g * a * recip if tensor_like(b) else None)
+
+
+def copysign(g, out, a, b):
+    """x: g * out / x (0 where x == 0); the sign's source gets 0."""
+    ga = g * where(a == 0, 0.0, out / a) if tensor_like(a) else None
+    return ga, _zero(g, b)
+
+
+def nextafter(g, out, a, b):
+    return (g if tensor_like(a) else None), _zero(g, b)  # torch: the step is not differentiated
+
+
+def fmod(g, out, a, b):
+    """y: -g * trunc(x / y)."""
+    if not tensor_like(b):
+        return g, None
+    q = a / b
+    return (g if tensor_like(a) else None), -g * (q.sign() * q.abs().floor())
+
+
+def ldexp(g, out, a, b):
+    return (g * 2.0 ** b if tensor_like(a) else None), (g * out * _LN2 if tensor_like(b) else None)
+
+
+def _nan_aware(keep_first):
+    """fmax/fmin: the gradient goes to x where it is the result (ties included), else y."""
+
+    def rule(g, out, a, b):
+        first = keep_first(a, b) | b.isnan()
+        return where(first, g, 0.0), where(first, 0.0, g)
+
+    return rule
+
+
+fmax = _nan_aware(lambda a, b: a >= b)
+fmin = _nan_aware(lambda a, b: a <= b)
+
+
+def float_power(g, out, a, b):
+    """pow's rule in float_power's double (complex128) precision."""
+    wide = out.dtype
+    return pow(g, out, a.to(wide) if tensor_like(a) else a, b.to(wide) if tensor_like(b) else b)

@@ -37,7 +37,7 @@ from .dtypes import as_np_dtype, category, compute_dtype, default_float, result_
 
 __all__ = ["OpDef", "OPS", "KINDS", "not_implemented"]
 
-KINDS = ("promote", "same", "float", "compare", "logical", "bitwise", "where", "clamp")
+KINDS = ("promote", "same", "float", "compare", "logical", "bitwise", "where", "clamp", "double")
 _BOOL = np.dtype(np.bool_)
 
 
@@ -53,6 +53,7 @@ class OpDef:
     bitwise  like promote, integer and bool only
     where    where(cond, a, b): cond read as bool; a and b promote together
     clamp    clamp(x, min, max): all three promote together; a missing bound is None
+    double   computed in and returning float64 (complex128 for complex operands): float_power
     """
 
     name: str
@@ -117,6 +118,8 @@ class OpDef:
             return (_BOOL,) * n
         if self.kind == "where":
             return (_BOOL,) + (common,) * (n - 1)
+        if self.kind == "double":
+            return (_double(common),) * n
         if self.kind == "float" and category(common) < 2:
             common = default_float()  # torch: integer inputs are computed in the default float
         return (common,) * n
@@ -125,6 +128,8 @@ class OpDef:
         """The dtype of the op's result given the promoted operand dtype."""
         if self.kind in ("compare", "logical"):
             return _BOOL
+        if self.kind == "double":
+            return _double(common)
         if self.kind == "float" and category(common) < 2:
             return default_float()
         return common
@@ -169,6 +174,10 @@ def _dtype_of(op) -> np.dtype | None:
     if isinstance(op, (np.ndarray, np.generic)):
         return op.dtype
     return np.dtype(np.bool_) if isinstance(op, bool) else None
+
+
+def _double(common: np.dtype) -> np.dtype:
+    return np.dtype(np.complex128 if common.kind == "c" else np.float64)
 
 
 def _convert(op, dt: np.dtype) -> np.ndarray:
@@ -338,6 +347,63 @@ _ENTRIES = [
     ("clamp", 3, "clamp", "gt_clamp({0}, {1}, {2})", _clamp,
      {"real_only": True, "aliases": ("clip",), "operand_check": _check_clamp,
       "grad": dx.clamp}),
+]
+
+# --- binary special functions (issue 23) ----------------------------------------------------
+# (with the elementwise flags logaddexp and the fused backward need); module functions in
+# ops/special.py, CUDA helpers and numpy references in the same-named blocks of preamble.py
+# and npmath.py
+def _check_heaviside(operands, common):
+    dts = [x.dtype for x in operands if isinstance(getattr(x, "dtype", None), _core_dt.DType)]
+    if len(dts) == 2 and dts[0] is not dts[1]:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes; convert one operand with .to(other.dtype)")
+
+
+def _check_nextafter(operands, common):
+    if common in (_core_dt.float16, _core_dt.bfloat16):
+        raise not_implemented("nextafter", common, "half types would step in float32 here; "
+                              "convert with .float() first")
+
+
+# inplace False: their in-place methods (hypot_, fmod_, ...) stay ops/_more.py's, as before
+_SPECIAL2 = {"quiet": True, "real_only": True, "inplace": False}
+_FLOAT2 = {**_SPECIAL2, "float_only": True}  # torch has no integer kernel
+_FLAG = {"inplace": False, **_U}
+
+_ENTRIES += [
+    ("hypot", 2, "float", "gt_hypot({0}, {1})", np.hypot, {**_FLOAT2, "grad": dx.hypot}),
+    ("logaddexp", 2, "float", "gt_logaddexp({0}, {1})", np.logaddexp,
+     {**_FLOAT2, "grad": dx.logaddexp}),
+    ("logaddexp2", 2, "float", "gt_logaddexp2({0}, {1})", np.logaddexp2,
+     {**_FLOAT2, "grad": dx.logaddexp2}),
+    ("xlogy", 2, "float", "gt_xlogy({0}, {1})", npmath.xlogy, {**_SPECIAL2, "grad": dx.xlogy}),
+    ("xlog1py", 2, "float", "gt_xlog1py({0}, {1})", npmath.xlog1py,
+     {**_SPECIAL2, "grad": dx.xlog1py}),
+    ("atan2", 2, "float", "gt_atan2({0}, {1})", np.arctan2,
+     {**_SPECIAL2, "grad": dx.atan2}),  # arctan2: ops/special.py and ops/_more.py
+    ("copysign", 2, "float", "gt_copysign({0}, {1})", np.copysign,
+     {**_SPECIAL2, "grad": dx.copysign}),
+    ("nextafter", 2, "float", "gt_nextafter({0}, {1})", np.nextafter,
+     {**_FLOAT2, "operand_check": _check_nextafter, "grad": dx.nextafter}),
+    ("fmod", 2, "promote", "gt_fmod({0}, {1})", np.fmod,
+     {**_NB, **_INT_DIV, "inplace": False, "grad": dx.fmod}),
+    ("ldexp", 2, "float", "gt_ldexp({0}, {1})", npmath.ldexp, {**_NO_INPLACE, "quiet": True,
+                                                                  "grad": dx.ldexp}),
+    ("heaviside", 2, "promote", "gt_heaviside({0}, {1})", npmath.heaviside,
+     {**_NO_INPLACE, "real_only": True, "operand_check": _check_heaviside}),
+    ("fmax", 2, "promote", "gt_fmax({0}, {1})", np.fmax, {**_NO_INPLACE, "real_only": True,
+                                                              "grad": dx.fmax}),
+    ("fmin", 2, "promote", "gt_fmin({0}, {1})", np.fmin, {**_NO_INPLACE, "real_only": True,
+                                                              "grad": dx.fmin}),
+    ("float_power", 2, "double", "gt_pow({0}, {1})", np.float_power,
+     {**_NO_INPLACE, "quiet": True, "grad": dx.float_power}),
+    ("isnan", 1, "compare", "gt_isnan({0})", np.isnan, _FLAG),
+    ("isinf", 1, "compare", "gt_isinf({0})", np.isinf, _FLAG),
+    ("isfinite", 1, "compare", "gt_isfinite({0})", np.isfinite, _FLAG),
+    ("isposinf", 1, "compare", "gt_isposinf({0})", npmath.isposinf, {**_FLAG, "real_only": True}),
+    ("isneginf", 1, "compare", "gt_isneginf({0})", npmath.isneginf, {**_FLAG, "real_only": True}),
+    ("signbit", 1, "compare", "gt_signbit({0})", np.signbit, {**_FLAG, "real_only": True}),
 ]
 
 OPS: dict[str, OpDef] = {
