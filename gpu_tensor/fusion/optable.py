@@ -375,7 +375,7 @@ _ENTRIES += [
     ("hypot", 2, "float", "gt_hypot({0}, {1})", np.hypot, {**_FLOAT2, "grad": dx.hypot}),
     ("logaddexp", 2, "float", "gt_logaddexp({0}, {1})", np.logaddexp,
      {**_FLOAT2, "grad": dx.logaddexp}),
-    ("logaddexp2", 2, "float", "gt_logaddexp2({0}, {1})", np.logaddexp2,
+    ("logaddexp2", 2, "float", "gt_logaddexp2({0}, {1})", npmath.logaddexp2,
      {**_FLOAT2, "grad": dx.logaddexp2}),
     ("xlogy", 2, "float", "gt_xlogy({0}, {1})", npmath.xlogy, {**_SPECIAL2, "grad": dx.xlogy}),
     ("xlog1py", 2, "float", "gt_xlog1py({0}, {1})", npmath.xlog1py,

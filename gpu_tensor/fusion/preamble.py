@@ -218,6 +218,8 @@ GT_MATH2(gt_copysign, copysignf, copysign)
 GT_MATH2(gt_nextafter, nextafterf, nextafter)
 #undef GT_MATH2
 GT_MATH1(gt_pow2, exp2f, exp2)  // 2**x
+GT_FN float gt_fma(float a, float b, float c) { return fmaf(a, b, c); }
+GT_FN double gt_fma(double a, double b, double c) { return fma(a, b, c); }
 template <typename T> GT_FN T gt_ldexp(T x, T e) { return x * gt_pow2(e); }  // torch: x * 2**e
 
 // No NaN/inf constants without headers: x - x is 0 for finite x and NaN for inf and NaN.
@@ -248,7 +250,7 @@ template <typename T> GT_FN T gt_logaddexp(T a, T b) {
 template <typename T> GT_FN T gt_logaddexp2(T a, T b) {
   if (gt_isinf(a) && a == b) return a;
   T m = a < b ? b : a;
-  return m + gt_log1p(gt_pow2(-gt_abs(a - b))) * T(1.44269504088896340736);
+  return gt_fma(gt_log1p(gt_pow2(-gt_abs(a - b))), T(1.44269504088896340736), m);  // as torch
 }
 // xlogy / xlog1py: NaN where y is NaN, 0 where x == 0
 template <typename T> GT_FN T gt_xlogy(T x, T y) {
