@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-__all__ = ["erf", "gelu", "gelu_tanh", "sigmoid", "silu", "sign", "relu", "int_pow", "rsqrt"]
+__all__ = ["erf", "gelu", "gelu_tanh", "sigmoid", "silu", "sign", "relu", "int_pow", "rsqrt",
+           "xlogy", "xlog1py", "heaviside", "ldexp", "isposinf", "isneginf", "logaddexp2"]
 
 # W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
 # (1969), coefficients as in netlib specfun CALERF. Max error vs math.erf measured on a dense
@@ -183,3 +184,75 @@ def int_pow(base: np.ndarray, exp: np.ndarray) -> np.ndarray:
             neg_val = np.where(base == -1, np.where(odd, -one, one), neg_val)
         out = np.where(neg, neg_val.astype(base.dtype), out)
     return out.astype(base.dtype, copy=False)
+
+
+# --- binary special functions (issue 23) ----------------------------------------------------
+# torch's scalar definitions (aten/src/ATen/native/Math.h, BinaryOps): NaN and zero rules first
+def _xlog(x, y, log):
+    with np.errstate(all="ignore"):
+        r = x * log(y)
+        r = np.where(x == 0, x.dtype.type(0), r)
+        return np.where(np.isnan(y), y, r).astype(r.dtype, copy=False)
+
+
+def xlogy(x, y):
+    """x * log(y); 0 where x == 0, NaN where y is NaN (that rule first)."""
+    return _xlog(x, y, np.log)
+
+
+def xlog1py(x, y):
+    """x * log1p(y); 0 where x == 0, NaN where y is NaN (that rule first)."""
+    return _xlog(x, y, np.log1p)
+
+
+def logaddexp2(a, b):
+    """torch's formula, max + log1p(2**-|a - b|) / ln 2, as one fused multiply-add (so
+    torch's logaddexp2(-1, -1) in float32 is -1.06e-8, not numpy's 0); equal infinities are
+    returned as they are."""
+    with np.errstate(all="ignore"):
+        m = np.where(a < b, b, a)
+        t = np.log1p(np.exp2(-np.abs(a - b)))
+        inv_ln2 = m.dtype.type(1.4426950408889634)
+        if m.dtype == np.float32:  # an FMA's one rounding: the product is exact in float64
+            r = (m.astype(np.float64) + t.astype(np.float64) * np.float64(inv_ln2)).astype(m.dtype)
+        elif m.dtype == np.float64:
+            r = _fma64(t, inv_ln2, m)
+        else:
+            r = m + t * inv_ln2
+        return np.where(np.isinf(a) & (a == b), a, r).astype(m.dtype, copy=False)
+
+
+def _fma64(a, b, c):
+    """a * b + c with the product's rounding error kept (Dekker's exact product, then an
+    error-free sum): an FMA's result wherever a * b + c cancels, as near logaddexp2's a == b."""
+    split = 134217729.0  # 2**27 + 1: halves of a 53-bit mantissa
+    p = a * b
+    ah = a * split - (a * split - a)
+    bh = b * split - (b * split - b)
+    al, bl = a - ah, b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    v = s - p
+    err = (p - (s - v)) + (c - v)
+    return s + (err + e)
+
+
+def heaviside(x, values):
+    """values where x == 0, else 1 where x > 0 and 0 elsewhere, NaN included (numpy's
+    heaviside gives NaN for NaN; torch gives 0)."""
+    dt = np.result_type(x, values)
+    return np.where(x == 0, values, x > 0).astype(dt, copy=False)
+
+
+def ldexp(x, e):
+    """x * 2**e (torch computes it as that product, so e need not be an integer)."""
+    with np.errstate(all="ignore"):
+        return (x * np.exp2(e)).astype(np.result_type(x, e), copy=False)
+
+
+def isposinf(x):
+    return np.isposinf(x) if x.dtype.kind == "f" else np.zeros(np.shape(x), np.bool_)
+
+
+def isneginf(x):
+    return np.isneginf(x) if x.dtype.kind == "f" else np.zeros(np.shape(x), np.bool_)

@@ -17,6 +17,11 @@ CONTRACT_KEYS = (
     "logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not maximum minimum "
     "where clamp"
 ).split()
+# binary special functions and the elementwise flags (issue 23)
+CONTRACT_KEYS += (
+    "hypot logaddexp logaddexp2 xlogy xlog1py atan2 copysign nextafter fmod ldexp heaviside fmax "
+    "fmin float_power isnan isinf isfinite isposinf isneginf signbit"
+).split()
 
 
 def test_keys_are_exactly_the_contract():
