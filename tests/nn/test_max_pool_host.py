@@ -120,3 +120,15 @@ def test_ties_after_relu_match_torch():
     xt = torch.from_numpy(a).requires_grad_(True)
     torch.nn.functional.max_pool2d(xt, 2).backward(torch.from_numpy(g))
     np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_odd_gradients_give_the_composites_bits(device):
+    # -0.0, inf and NaN in the incoming gradient: g * mask as the composite's g*mask/1
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    g = rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
+    g[0, 0, 0, :3] = [-0.0, np.inf, np.nan]
+    for kw in (dict(kernel_size=2, stride=2), dict(kernel_size=3, stride=2, padding=1)):
+        _, g_new = _step(F.max_pool2d, a, g, device, False, **kw)
+        _, g_old = _step(_old, a, g, device, False, **kw)
+        np.testing.assert_array_equal(_bits(g_new), _bits(g_old))
