@@ -305,8 +305,9 @@ class _MaxPool(Function):
                 # g gives the others NaN there too), added whole: region + (+-0) is region
                 # (a sum from +0 is never -0). (10x cheaper than np.where; an add with
                 # where= over these mixed layouts, 8x dearer than both)
-                np.multiply(gp, masks[t], out=tmp)
-                np.add(region, tmp, out=region)
+                with np.errstate(all="ignore"):  # (inf * 0: gt ops are quiet)
+                    np.multiply(gp, masks[t], out=tmp)
+                    np.add(region, tmp, out=region)
         return grad.permute(0, 3, 1, 2), None, None, None, None, None
 
 
