@@ -149,6 +149,9 @@ def make_binary(key, reflected=False):
     ndarray, asarray, new = np.ndarray, np.asarray, _new
     state = STATE
     name = key if not reflected else _REFLECTED.get(key, key)
+    # (cv None: numpy cannot be silenced cheaply, so those operands take apply()'s path)
+    bool_dt, wide_floats = _dt.bool, (_dt.float32, _dt.float64)
+    float_by_bool = key == "mul" and cv is not None
 
     def f(self, other):
         if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
@@ -163,22 +166,38 @@ def make_binary(key, reflected=False):
         dev = self.device
         dt = self.dtype
         if dev is CPU:
+            hush = quiet
             if type(other) is Tensor:
-                if other.device is not dev or other.dtype is not dt:
+                if other.device is not dev:
                     out = None
-                else:
+                elif other.dtype is dt:
                     out = fast.get(dt)
                     y = other._data
+                elif other.dtype is bool_dt and float_by_bool and dt in wide_floats:
+                    # a float times a bool mask (relu's backward): numpy's loop casts the
+                    # bool to the float, as apply() would, and is as quiet as apply()
+                    out, hush = fast.get(dt), True
+                    y = other._data
+                else:
+                    out = None
             else:
                 c = categories.get(type(other))
-                out = fast.get(dt) if c is not None and c <= dt.category else None
-                y = other
+                if c is not None:
+                    out = fast.get(dt) if c <= dt.category else None
+                    y = other
+                elif cv is not None and isinstance(other, Tensor) and other.device is dev \
+                        and other.dtype is dt and not (other._requires_grad and state.enabled):
+                    # a subclass (nn.Parameter) that records nothing, quiet as apply()
+                    out, hush = fast.get(dt), True
+                    y = other._data
+                else:
+                    out = None
             if out is not None:
                 x = self._data
                 if reflected:
                     x, y = y, x
                 try:
-                    if quiet:
+                    if hush:
                         tok = cv.set(qv)
                         try:
                             r = fn(x, y)
@@ -304,6 +323,9 @@ def make_unary(key):
     state = STATE
     # torch: float ops (exp, sin) cast into a wider out; neg/abs/floor want out's dtype equal
     out_rule = "same" if spec.kind in ("same", "bitwise") else "cast"
+    # not a ufunc: on cpu, the operand dtypes apply() calls it with as they are, silenced as
+    # apply() silences it (relu: 16 calls a step of bench_train's deep MLP went through apply)
+    composed = spec.fast if not spec.ufunc and _CV is not None else {}
 
     def f(input, out=None):  # out: positional-or-keyword, see _out.keyword_out
         if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
@@ -333,6 +355,17 @@ def make_unary(key):
                 except MemoryError as exc:  # an impossible result: torch's error
                     raise get_backend(CPU).host_memory_error(exc, key) from None
                 return _finish_fast(r, CPU, out)
+            out = composed.get(input.dtype)
+            if out is not None:  # a composite of numpy calls (relu): apply()'s call, quiet
+                tok = cv.set(qv)
+                try:
+                    r = fn(input._data)
+                except MemoryError as exc:
+                    raise get_backend(CPU).host_memory_error(exc, key) from None
+                finally:
+                    cv.reset(tok)
+                if type(r) is np.ndarray and r.dtype == out.np:
+                    return _finish_fast(r, CPU, out)
         else:
             dev = input.device
             backend = dev._backend
