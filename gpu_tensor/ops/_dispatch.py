@@ -149,9 +149,7 @@ def make_binary(key, reflected=False):
     ndarray, asarray, new = np.ndarray, np.asarray, _new
     state = STATE
     name = key if not reflected else _REFLECTED.get(key, key)
-    # (cv None: numpy cannot be silenced cheaply, so those operands take apply()'s path)
-    bool_dt, wide_floats = _dt.bool, (_dt.float32, _dt.float64)
-    float_by_bool = key == "mul" and cv is not None
+    bool_dt, wide_floats, float_by_bool = _dt.bool, (_dt.float32, _dt.float64), key == "mul"
 
     def f(self, other):
         if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
@@ -166,38 +164,22 @@ def make_binary(key, reflected=False):
         dev = self.device
         dt = self.dtype
         if dev is CPU:
-            hush = quiet
             if type(other) is Tensor:
-                if other.device is not dev:
+                if other.device is not dev or other.dtype is not dt:
                     out = None
-                elif other.dtype is dt:
+                else:
                     out = fast.get(dt)
                     y = other._data
-                elif other.dtype is bool_dt and float_by_bool and dt in wide_floats:
-                    # a float times a bool mask (relu's backward): numpy's loop casts the
-                    # bool to the float, as apply() would, and is as quiet as apply()
-                    out, hush = fast.get(dt), True
-                    y = other._data
-                else:
-                    out = None
             else:
                 c = categories.get(type(other))
-                if c is not None:
-                    out = fast.get(dt) if c <= dt.category else None
-                    y = other
-                elif cv is not None and isinstance(other, Tensor) and other.device is dev \
-                        and other.dtype is dt and not (other._requires_grad and state.enabled):
-                    # a subclass (nn.Parameter) that records nothing, quiet as apply()
-                    out, hush = fast.get(dt), True
-                    y = other._data
-                else:
-                    out = None
+                out = fast.get(dt) if c is not None and c <= dt.category else None
+                y = other
             if out is not None:
                 x = self._data
                 if reflected:
                     x, y = y, x
                 try:
-                    if hush:
+                    if quiet:
                         tok = cv.set(qv)
                         try:
                             r = fn(x, y)
@@ -231,6 +213,24 @@ def make_binary(key, reflected=False):
         if other.__class__ is not Tensor and isinstance(other, Tensor) and \
                 other._requires_grad and state.enabled:
             return record(f, None, (self, other), None)
+        if dev is CPU and cv is not None and isinstance(other, Tensor) and \
+                other.device is dev and (other.dtype is dt or (
+                    other.dtype is bool_dt and float_by_bool and dt in wide_floats)):
+            # a subclass operand (nn.Parameter) recording nothing, or a float times a bool
+            # mask (relu's backward: numpy's loop casts the bool to the float as apply()
+            # would): apply()'s numpy call, as quiet, without its promotion work
+            out = fast.get(dt)
+            if out is not None:
+                x, y = (other._data, self._data) if reflected else (self._data, other._data)
+                tok = cv.set(qv)
+                try:
+                    r = fn(x, y)
+                except (ValueError, OverflowError, MemoryError):
+                    r = None  # apply() raises the clear error
+                finally:
+                    cv.reset(tok)
+                if r is not None:
+                    return _finish_fast(r, dev, out)
         return apply(key, other, self) if reflected else apply(key, self, other)
 
     fast_device = spec.fast  # on a GPU every table op runs as a kernel, ufunc or not
