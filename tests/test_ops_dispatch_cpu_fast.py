@@ -1,7 +1,8 @@
-"""The cpu fast paths added for training steps give what apply(), the general path they
-skip, gives: unary ops that are not ufuncs (relu, gelu, ...), a float times a bool mask,
-and a Tensor subclass operand (nn.Parameter) that records nothing. Same bits, dtype,
-strides, no numpy warnings; a Parameter that needs recording is still recorded."""
+"""The fast paths added for training steps give what apply(), the general path they skip,
+gives: on cpu, unary ops that are not ufuncs (relu, gelu, ...); on cpu and emulated cuda,
+a float times a bool mask and a Tensor subclass operand (nn.Parameter) that records
+nothing. Same bits, dtype, strides, no numpy warnings; a Parameter that needs recording
+is still recorded."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ COMPOSED = [k for k, s in _dispatch.SPECS.items() if s.op.arity == 1 and not s.u
             and s.fast]
 
 
-def _operand(dtype, transpose):
+def _operand(dtype, transpose, device="cpu"):
     rng = np.random.default_rng(2)
     if dtype.is_floating_point or dtype.is_complex:
         vals = np.concatenate([SPECIAL, rng.standard_normal(12) * 4])
@@ -29,14 +30,14 @@ def _operand(dtype, transpose):
         a = rng.integers(0, 2, 24).astype(bool)
     else:
         a = rng.integers(-100 if dtype.is_signed else 0, 100, 24).astype(dtype.np)
-    t = gt.from_numpy(a.reshape(4, 6))
+    t = gt.from_numpy(a.reshape(4, 6)).to(device)
     return t.t() if transpose else t
 
 
 def _same(fast, ref):
     assert type(fast) is type(ref) and fast.dtype == ref.dtype and fast.shape == ref.shape
     assert fast.stride() == ref.stride()
-    a, b = np.ascontiguousarray(fast.numpy()), np.ascontiguousarray(ref.numpy())
+    a, b = np.ascontiguousarray(fast.cpu().numpy()), np.ascontiguousarray(ref.cpu().numpy())
     np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
@@ -56,8 +57,8 @@ def test_composed_unary_fast_path_is_apply(key, transpose):
 
 
 @pytest.mark.parametrize("dtype", [gt.float32, gt.float64])
-def test_float_times_bool_fast_path_is_apply(dtype):
-    x = _operand(dtype, True)
+def test_float_times_bool_fast_path_is_apply(device, dtype):
+    x = _operand(dtype, True, device)
     mask = x.isfinite() & (x > 0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # inf * False: NaN, quietly as apply()
@@ -66,9 +67,9 @@ def test_float_times_bool_fast_path_is_apply(dtype):
 
 
 @pytest.mark.parametrize("key", ["add", "sub", "mul", "div", "pow", "maximum"])
-def test_parameter_operands_take_the_fast_path_unrecorded(key):
-    x = _operand(gt.float32, False)
-    p = gt.nn.Parameter(_operand(gt.float32, True).t().flip(0).contiguous())
+def test_parameter_operands_take_the_fast_path_unrecorded(device, key):
+    x = _operand(gt.float32, False, device)
+    p = gt.nn.Parameter(_operand(gt.float32, True, device).t().flip(0).contiguous())
     op = getattr(gt, key)
     with gt.no_grad():
         with warnings.catch_warnings():

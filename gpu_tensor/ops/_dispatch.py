@@ -213,13 +213,23 @@ def make_binary(key, reflected=False):
         if other.__class__ is not Tensor and isinstance(other, Tensor) and \
                 other._requires_grad and state.enabled:
             return record(f, None, (self, other), None)
-        if dev is CPU and cv is not None and isinstance(other, Tensor) and \
-                other.device is dev and (other.dtype is dt or (
-                    other.dtype is bool_dt and float_by_bool and dt in wide_floats)):
+        if cv is not None and isinstance(other, Tensor) and other.device is dev and (
+                other.dtype is dt or (other.dtype is bool_dt and float_by_bool
+                                      and dt in wide_floats)):
             # a subclass operand (nn.Parameter) recording nothing, or a float times a bool
             # mask (relu's backward: numpy's loop casts the bool to the float as apply()
             # would): apply()'s numpy call, as quiet, without its promotion work
             out = fast.get(dt)
+            if out is not None and dev is not CPU:
+                backend = dev._backend
+                if backend is not None and backend.is_emulated:
+                    x, y = (other._data, self._data) if reflected else (
+                        self._data, other._data)
+                    try:
+                        return _host_fast(backend, key, fn, (x, y), dev, out)
+                    except (ValueError, OverflowError):
+                        pass  # apply() raises the clear error
+                out = None
             if out is not None:
                 x, y = (other._data, self._data) if reflected else (self._data, other._data)
                 tok = cv.set(qv)
