@@ -28,9 +28,9 @@ def test_fast_sum_to_is_the_dispatched_sum(gshape, shape, dtype):
 
 
 def test_a_bias_gradient_is_the_batch_sum():
-    x = gt.randn(8, 4)
-    lin = gt.nn.Linear(4, 3)
+    x = gt.randn(8, 4, device="cpu")
+    lin = gt.nn.Linear(4, 3, device="cpu")
     out = lin(x)
-    g = gt.randn(8, 3)
+    g = gt.randn(8, 3, device="cpu")
     out.backward(g)
     np.testing.assert_array_equal(lin.bias.grad.numpy(), np.add.reduce(g.numpy(), axis=0))
