@@ -13,7 +13,12 @@ differentiated again (hessian-vector products, gradient penalties).
 
 from __future__ import annotations
 
+import numpy as np
+
+from .. import dtype as _dt
+from .._modes import ACTIVE
 from .._tensor import Tensor
+from ..device import CPU
 from ..dtype import to_dtype
 from . import grad_mode
 from .function import (
@@ -39,8 +44,18 @@ def sum_to(g: Tensor, shape) -> Tensor:
     dims = list(range(lead)) + [lead + i for i, s in enumerate(shape)
                                 if s == 1 and gshape[lead + i] != 1]
     if dims:
-        g = g.sum(dim=dims, keepdim=True)
+        if (g.device is CPU and type(g) is Tensor and g.dtype in _WIDE_FLOATS
+                and not grad_mode.STATE.enabled and not ACTIVE[0]):
+            # g.sum(dims, keepdim=True)'s own numpy call, without its dispatch (a bias's
+            # gradient: once per Linear layer and step)
+            g = Tensor._make(np.add.reduce(g._data, axis=tuple(dims), keepdims=True), CPU,
+                             g.dtype)
+        else:
+            g = g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if tuple(g.shape) != shape else g
+
+
+_WIDE_FLOATS = (_dt.float32, _dt.float64)
 
 
 def _fit(g: Tensor, shape, dtype: str, device: str) -> Tensor:

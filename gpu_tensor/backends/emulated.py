@@ -15,6 +15,7 @@ temporaries stay under PIECE elements whatever the tensor's size.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import threading
 import weakref
@@ -52,6 +53,22 @@ class _BlockHolder(_Interface):
             pass
 
 
+class _Release(weakref.ref):
+    """A weak reference to a `_raw` buffer that gives its block back when the buffer dies."""
+
+    __slots__ = ("block", "owner")
+
+
+def _released(ref):
+    block = ref.block
+    owner = ref.owner
+    try:
+        del owner._live[block.ptr]
+        owner._alloc.free(block)
+    except Exception:  # noqa: BLE001 - interpreter shutdown: the allocator may be gone
+        pass
+
+
 class EmulatedCudaBackend(CpuBackend):
     is_emulated = True
     fills_by_pieces = True
@@ -65,6 +82,9 @@ class EmulatedCudaBackend(CpuBackend):
         # contiguous()/astype() write into allocator memory; the adopt() that callers make
         # next takes that array as it is (no second copy), found here by identity
         self._fresh = threading.local()
+        # block address -> the weak reference that frees the block when its `_raw` buffer
+        # dies (kept alive here until then)
+        self._live: dict[int, _Release] = {}
 
     def _raw(self, nbytes: int, shape, np_dtype):
         """Bytes for one storage: a flat uint8 array and its UntypedStorage."""
@@ -76,7 +96,24 @@ class EmulatedCudaBackend(CpuBackend):
         if name is None:
             name = _NAMES[np_dtype] = np_dtype.name  # .name costs ~1 us in numpy
         block.tag = {"shape": tuple(shape), "dtype": name}
-        buf = np.asarray(_BlockHolder(block, nbytes, alloc.free))
+        segment = block.segment
+        host = segment.host
+        if host is None:
+            if segment.expandable:  # its runs grow and shrink: a holder per block
+                buf = np.asarray(_BlockHolder(block, nbytes, alloc.free))
+                return buf, UntypedStorage(buf, block.ptr, self.device, block)
+            host = segment.host = memoryview(
+                (ctypes.c_char * segment.size).from_address(segment.ptr))
+        # a slice of the segment's memoryview is the array's base (numpy stops collapsing
+        # views there), so the array and every view of it keep `buf` alive; a weak
+        # reference frees the block when the last one dies (about a third of the cost of
+        # a holder object numpy reads through __array_interface__)
+        start = block.ptr - segment.ptr
+        buf = np.frombuffer(host[start:start + nbytes], np.uint8)
+        ref = _Release(buf, _released)
+        ref.block = block
+        ref.owner = self
+        self._live[block.ptr] = ref
         return buf, UntypedStorage(buf, block.ptr, self.device, block)
 
     def empty(self, shape, np_dtype):
@@ -332,10 +369,15 @@ def _pieces(shape, strides, limit, whole=()):
 
 
 def _storage_under(array, device):
-    """The storage of an array made by `_raw` (its base chain ends at a _BlockHolder)."""
+    """The storage of an array made by `_raw` (its base chain ends at that buffer)."""
     buf, base = None, array
     while isinstance(base, np.ndarray):
         buf, base = base, base.base
-    if isinstance(base, _BlockHolder) and buf is not None:
+    if buf is None:
+        return None
+    if isinstance(base, _BlockHolder):
         return UntypedStorage(buf, base._block.ptr, device, base._block)
+    for ref in weakref.getweakrefs(buf):
+        if type(ref) is _Release:
+            return UntypedStorage(buf, ref.block.ptr, device, ref.block)
     return None

@@ -16,7 +16,7 @@ class Segment:
     """One raw allocation: base address, size, pool and the stream it was made for."""
 
     __slots__ = ("ptr", "size", "stream", "is_small", "head", "site", "frames", "expandable",
-                 "reservation", "graph_pool")
+                 "reservation", "graph_pool", "host")
 
     def __init__(self, ptr: int, size: int, stream: int, is_small: bool):
         self.ptr = ptr
@@ -29,6 +29,7 @@ class Segment:
         self.expandable = False  # True: a run of mapped pages in a reservation (expandable.py)
         self.reservation = None  # expandable.Reservation of an expandable segment
         self.graph_pool = None  # graph_pool.GraphPool owning it (CUDA graph capture), or None
+        self.host = None  # the caller's view of its bytes, made once (emulated cuda: a memoryview)
 
     def blocks(self):
         """The segment's blocks in address order."""

@@ -59,14 +59,24 @@ def _prefixes() -> tuple[str, ...]:
 
 def capture_site(depth: int = 1):
     """(filename, line, function) of the nearest caller outside gpu_tensor and cupy."""
-    prefixes = _skip_prefixes or _prefixes()
+    inside = _inside
     frame = sys._getframe(depth)
     while frame is not None:
         code = frame.f_code
-        if not code.co_filename.startswith(prefixes):
-            return (code.co_filename, frame.f_lineno, code.co_name)
+        filename = code.co_filename
+        known = inside.get(filename)
+        if known is None:  # first sight of this file: one prefix test, remembered
+            known = inside[filename] = filename.startswith(_skip_prefixes or _prefixes())
+        if not known:
+            return (filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return None
+
+
+# filename -> whether it lies inside gpu_tensor or cupy. Every tensor's malloc walks ~15
+# frames of the caller's stack (deeper in backward), and a dict hit costs a third of a
+# `startswith` over the prefixes; the key set is the files that ever made a tensor
+_inside: dict[str, bool] = {}
 
 
 def capture_frames(depth: int = 1, limit: int = 64) -> list[dict]:

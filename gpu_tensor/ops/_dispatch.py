@@ -152,6 +152,7 @@ def make_binary(key, reflected=False):
     ndarray, asarray, new = np.ndarray, np.asarray, _new
     state = STATE
     name = key if not reflected else _REFLECTED.get(key, key)
+    bool_dt, wide_floats, float_by_bool = _dt.bool, (_dt.float32, _dt.float64), key == "mul"
 
     def f(self, other):
         if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
@@ -215,6 +216,34 @@ def make_binary(key, reflected=False):
         if other.__class__ is not Tensor and isinstance(other, Tensor) and \
                 other._requires_grad and state.enabled:
             return record(f, None, (self, other), None)
+        if cv is not None and isinstance(other, Tensor) and other.device is dev and (
+                other.dtype is dt or (other.dtype is bool_dt and float_by_bool
+                                      and dt in wide_floats)):
+            # a subclass operand (nn.Parameter) recording nothing, or a float times a bool
+            # mask (relu's backward: numpy's loop casts the bool to the float as apply()
+            # would): apply()'s numpy call, as quiet, without its promotion work
+            out = fast.get(dt)
+            if out is not None and dev is not CPU:
+                backend = dev._backend
+                if backend is not None and backend.is_emulated:
+                    x, y = (other._data, self._data) if reflected else (
+                        self._data, other._data)
+                    try:
+                        return _host_fast(backend, key, fn, (x, y), dev, out)
+                    except (ValueError, OverflowError):
+                        pass  # apply() raises the clear error
+                out = None
+            if out is not None:
+                x, y = (other._data, self._data) if reflected else (self._data, other._data)
+                tok = cv.set(qv)
+                try:
+                    r = fn(x, y)
+                except (ValueError, OverflowError, MemoryError):
+                    r = None  # apply() raises the clear error
+                finally:
+                    cv.reset(tok)
+                if r is not None:
+                    return _finish_fast(r, dev, out)
         return apply(key, other, self) if reflected else apply(key, self, other)
 
     fast_device = spec.fast  # on a GPU every table op runs as a kernel, ufunc or not
@@ -384,6 +413,9 @@ def make_unary(key):
     state = STATE
     # torch: float ops (exp, sin) cast into a wider out; neg/abs/floor want out's dtype equal
     out_rule = "same" if spec.kind in ("same", "bitwise") else "cast"
+    # not a ufunc: on cpu, the operand dtypes apply() calls it with as they are, silenced as
+    # apply() silences it (relu: 16 calls a step of bench_train's deep MLP went through apply)
+    composed = spec.fast if not spec.ufunc and _CV is not None else {}
 
     def f(input, out=None):  # out: positional-or-keyword, see _out.keyword_out
         if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
@@ -413,6 +445,17 @@ def make_unary(key):
                 except MemoryError as exc:  # an impossible result: torch's error
                     raise get_backend(CPU).host_memory_error(exc, key) from None
                 return _finish_fast(r, CPU, out)
+            out = composed.get(input.dtype)
+            if out is not None:  # a composite of numpy calls (relu): apply()'s call, quiet
+                tok = cv.set(qv)
+                try:
+                    r = fn(input._data)
+                except MemoryError as exc:
+                    raise get_backend(CPU).host_memory_error(exc, key) from None
+                finally:
+                    cv.reset(tok)
+                if type(r) is np.ndarray and r.dtype == out.np:
+                    return _finish_fast(r, CPU, out)
         else:
             dev = input.device
             backend = dev._backend

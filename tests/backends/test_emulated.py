@@ -44,3 +44,22 @@ def test_copies_and_casts_use_no_host_temporary():
 def test_float_to_int_cast_saturates_into_allocator_memory():
     x = gt.tensor([1e10, -1e10, float("nan"), 2.7], device="cuda")
     assert x.to(gt.int32).tolist() == [2 ** 31 - 1, -2 ** 31, 0, 2]
+
+
+def test_a_block_goes_back_when_the_last_array_over_it_dies():
+    # a tensor's bytes are a slice of its segment's memoryview, freed by a weak reference:
+    # a view kept past the tensor keeps the block (and its values), its death frees it
+    before = cmem.memory_allocated(0)
+    x = gt.arange(64, dtype=gt.float32, device="cuda") * 2
+    nbytes = cmem.memory_allocated(0) - before
+    assert nbytes == 512  # 256 bytes, rounded to the 512-byte block
+    view = x._data[3:5]
+    del x
+    assert cmem.memory_allocated(0) == before + nbytes
+    assert view.tolist() == [6.0, 8.0]
+    del view
+    assert cmem.memory_allocated(0) == before
+    y = gt.ones(4, 4, device="cuda").t().contiguous()  # contiguous(): adopted, not copied
+    assert y.untyped_storage().data_ptr() == y._data.ctypes.data
+    del y
+    assert cmem.memory_allocated(0) == before

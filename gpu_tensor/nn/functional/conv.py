@@ -23,6 +23,7 @@ import gpu_tensor as gt
 from gpu_tensor._tensor import Tensor
 from gpu_tensor.autograd import Function
 from gpu_tensor.backends import get_backend
+from gpu_tensor.backends.base import PIECE
 
 from .basic import pad as _pad
 
@@ -203,6 +204,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
     cl = _is_channels_last(x)
     xp = _pad(x, pads, value=-math.inf) if any(pads) else x
+    if not return_indices and x.dtype.is_floating_point and get_backend(x.device).xp is np:
+        out = _MaxPool.apply(xp, k, s, d, out_hw, cl)
+        return out.squeeze(0) if unbatched else out
     taps = _columns(xp.permute(0, 2, 3, 1), k, s, d, out_hw)  # N,oH,oW,C,K
     out = _to_layout(taps.amax(-1), cl)
     if not return_indices:
@@ -215,6 +219,96 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     col = ow + tap.remainder(k[1]) * d[1]
     idx = row * w + col
     return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
+
+
+def _max_pool_composite(xp, k, s, d, out_hw, cl):
+    """max_pool2d of padded NCHW `xp` as differentiable ops (columns, amax)."""
+    return _to_layout(_columns(xp.permute(0, 2, 3, 1), k, s, d, out_hw).amax(-1), cl)
+
+
+class _MaxPool(Function):
+    """max_pool2d of padded NCHW `xp` on a host-memory device, as one autograd node.
+
+    Forward: a running np.maximum over the kernel taps (strided views of the input) into
+    the result, whose layout is the composite's (contiguous, or channels_last): the same
+    values as the amax over the columns (a NaN's payload aside, so a result holding a
+    NaN is recomputed that way). Backward, as torch's: each window's gradient goes whole
+    to its first maximal element (first NaN) where the composite shared it among ties,
+    added tap by tap (the last tap first, the order the columns' gradient was summed in)
+    into a zero gradient laid out as the composite's (NHWC memory); numpy's temporaries
+    are a few images at a time (at most PIECE elements where an image fits)."""
+
+    @staticmethod
+    def forward(ctx, xp, k, stride, dilation, out_hw, cl):
+        x = xp._data
+        n, c = x.shape[:2]
+        backend = get_backend(xp.device)
+        taps = _tap_slices(k, stride, dilation, out_hw)
+        shape = (n, c, *out_hw)
+        if cl:
+            buf, st = backend.empty((n, *out_hw, c), x.dtype)
+            out = buf.transpose(0, 3, 1, 2)
+        else:
+            out, st = backend.empty(shape, x.dtype)
+        best, _ = backend.empty(shape, x.dtype)  # the backward's copy (out may change)
+        rows, cols = taps[0]
+        np.copyto(best, x[:, :, rows, cols])
+        with np.errstate(all="ignore"):
+            for rows, cols in taps[1:]:
+                np.maximum(best, x[:, :, rows, cols], out=best)
+            ctx.has_nan = bool(np.isnan(np.add.reduce(best, axis=None)))  # (or inf - inf)
+        if ctx.has_nan:  # numpy's max over the columns keeps no payload: take its values
+            with gt.no_grad():
+                ref = _max_pool_composite(xp.detach(), k, stride, dilation, out_hw, False)
+            np.copyto(best, ref._data)
+        np.copyto(out, best)
+        ctx.geometry = (k, stride, dilation, out_hw, cl)
+        ctx.best = best
+        ctx.save_for_backward(xp)
+        return Tensor._make(out, xp.device, xp.dtype, st)
+
+    @staticmethod
+    def backward(ctx, g):
+        (xp,) = ctx.saved_tensors
+        k, stride, dilation, out_hw, cl = ctx.geometry
+        if gt.is_grad_enabled():  # create_graph: the composite's differentiable backward
+            x2 = xp.detach().requires_grad_(True)
+            out = _max_pool_composite(x2, k, stride, dilation, out_hw, cl)
+            return (gt.autograd.grad(out, x2, g, create_graph=True)[0],
+                    None, None, None, None, None)
+        x, best, gd = xp._data, ctx.best, g._data
+        n, c, h, w = x.shape
+        grad = gt.zeros((n, h, w, c), dtype=g.dtype, device=g.device)
+        buf = grad._data.transpose(0, 3, 1, 2)
+        taps = _tap_slices(k, stride, dilation, out_hw)
+        step = max(1, PIECE // max(1, c * out_hw[0] * out_hw[1]))
+        for lo in range(0, n, step):
+            part = slice(lo, lo + step)
+            top, gp = best[part], gd[part]
+            taken, masks = None, []
+            for rows, cols in taps:  # the first maximal tap of each window
+                xt = x[part, :, rows, cols]
+                hit = xt == top
+                if ctx.has_nan:
+                    hit |= xt != xt
+                if taken is None:
+                    taken = hit.copy()
+                else:
+                    np.greater(hit, taken, out=hit)  # hit and not taken
+                    taken |= hit
+                masks.append(hit)
+            tmp = np.empty(gp.shape, gp.dtype)
+            for t in range(len(taps) - 1, -1, -1):
+                rows, cols = taps[t]
+                region = buf[part, :, rows, cols]
+                # g * mask, as the composite's g * mask / count with count 1 (a non-finite
+                # g gives the others NaN there too), added whole: region + (+-0) is region
+                # (a sum from +0 is never -0). (10x cheaper than np.where; an add with
+                # where= over these mixed layouts, 8x dearer than both)
+                with np.errstate(all="ignore"):  # (inf * 0: gt ops are quiet)
+                    np.multiply(gp, masks[t], out=tmp)
+                    np.add(region, tmp, out=region)
+        return grad.permute(0, 3, 1, 2), None, None, None, None, None
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
