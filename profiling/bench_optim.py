@@ -128,7 +128,8 @@ class LaunchGraphCounter:
 
 
 class _FakeCudaBackend:
-    xp = None  # not numpy: gt.fuse takes its compiled-kernel branch
+    xp = None
+    host_arrays = False  # not host memory: gt.fuse takes its compiled-kernel branch
 
 
 class HostEmulatedCounter:
