@@ -22,6 +22,7 @@ import numpy as np
 import gpu_tensor as gt
 from gpu_tensor._tensor import Tensor
 from gpu_tensor.autograd import Function
+from gpu_tensor.autograd.function import FunctionCtx
 from gpu_tensor.backends import get_backend
 from gpu_tensor.backends.base import PIECE
 
@@ -309,6 +310,11 @@ class _MaxPool(Function):
                     np.multiply(gp, masks[t], out=tmp)
                     np.add(region, tmp, out=region)
         return grad.permute(0, 3, 1, 2), None, None, None, None, None
+
+
+# torch's name for the node (max_pool2d without indices records the with-indices kernel's
+# backward); Function names its context class after the Function otherwise.
+_MaxPool._ctx_cls = type("MaxPool2DWithIndicesBackward0", (FunctionCtx,), {"_fn_cls": _MaxPool})
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
