@@ -91,7 +91,7 @@ def test_every_goal_is_well_formed():
     kinds = {"pct_ceiling", "speedup", "slowdown", "field_max", "field_min", "field_ratio_max"}
     for g in GOALS:
         assert g.kind in kinds and g.bench in {"dispatch", "allocator", "copy", "transfer", "fused",
-                                                "optim", "train", "graphs"}
+                                                "optim", "train", "graphs", "host_cost"}
         assert (g.kind in ("speedup", "slowdown", "field_ratio_max")) == bool(g.peer), g.text
         assert (g.kind.startswith("field")) == bool(g.fields), g.text
 
