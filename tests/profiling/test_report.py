@@ -91,7 +91,7 @@ def test_every_goal_is_well_formed():
     kinds = {"pct_ceiling", "speedup", "slowdown", "field_max", "field_min", "field_ratio_max"}
     for g in GOALS:
         assert g.kind in kinds and g.bench in {"dispatch", "allocator", "copy", "transfer", "fused",
-                                                "optim", "train", "graphs"}
+                                                "optim", "train", "graphs", "host_cost"}
         assert (g.kind in ("speedup", "slowdown", "field_ratio_max")) == bool(g.peer), g.text
         assert (g.kind.startswith("field")) == bool(g.fields), g.text
 
@@ -174,7 +174,16 @@ def test_goal_patterns_match_the_real_benchmarks_names():
         row("step time, width 256, batch 64", "gpu_tensor graphed", 1e-4),
         row("step time, width 256, batch 64", "torch graphed", 2e-4),
     ])]
-    results = transfer + fused + allocator + dispatch + copy + optim + train + graphs
+    host_cost = [result("host_cost", "cpu", [
+        row("x + y", "gpu_tensor (cuda, sim)", 2e-6, own_us=2.0, calls=15, launches=1),
+        row("x + y", "before: gpu_tensor at /tmp/base", 1e-4, own_us=100.0, calls=160,
+            launches=2),
+        row("x + y", "numpy", 5e-7),
+    ]), result("host_cost", "cuda", [
+        row("x + y", "gpu_tensor (cuda)", 5.5e-6, calls=15),
+        row("x + y", "cupy", 5e-6),
+    ])]
+    results = transfer + fused + allocator + dispatch + copy + optim + train + graphs + host_cost
     assert report.evaluate(GOALS[0], results)["status"] == "met"
     for g in GOALS:
             ev = report.evaluate(g, results)
