@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import dtype as _core_dt
-from . import npmath
+from . import npmath, npspecial
 from .dtypes import as_np_dtype, category, compute_dtype, default_float, result_type
 
 __all__ = ["OpDef", "OPS", "KINDS", "not_implemented"]
@@ -63,7 +63,7 @@ class OpDef:
     int_only: bool = False
     refuse_bool: bool = False  # torch has no kernel when the operands promote to bool
     float_only: bool = False  # torch has no integer kernel (gelu, silu)
-    real_only: bool = False  # complex operands are refused (complex numbers are not ordered)
+    real_only: bool | str = False  # complex operands are refused (a str: the error's hint)
     unsigned: bool = False  # one of the few ops torch has for uint16/uint32/uint64
     quiet: bool = False  # numpy warns (inf/nan/zero division) where torch never does
     int_division: bool = False  # integer operands: division by zero raises, as in torch
@@ -105,7 +105,8 @@ class OpDef:
         if self.float_only and common.category <= _core_dt.INT:
             raise not_implemented(self.name, common, "convert the input with .float() first")
         if self.real_only and common.category == _core_dt.COMPLEX:
-            raise not_implemented(self.name, common, "complex numbers are not ordered")
+            raise not_implemented(self.name, common, self.real_only if isinstance(
+                self.real_only, str) else "complex numbers are not ordered")
 
     def operand_dtypes(self, common: np.dtype, n: int) -> tuple[np.dtype, ...]:
         """The dtype each operand is converted to before the op runs."""
@@ -260,6 +261,28 @@ _CMP = {"inplace": False, "real_only": True}
 _NO_INPLACE = {"inplace": False}
 _U = {"unsigned": True}  # torch (2.3+) has these for uint16/32/64 (checked against torch 2.13)
 
+class _PerOrder(Mapping):
+    """The CUDA template of an op whose parameter is an order n = 0, 1, 2, ... (polygamma):
+    one template per n, made when asked."""
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+
+    def __getitem__(self, n):
+        if type(n) is not int or n < 0:
+            raise KeyError(n)
+        return self.pattern.format(n=n)
+
+    def __iter__(self):
+        return iter(range(3))  # what an error lists: "one of [0, 1, 2]" (and every larger n)
+
+    def __len__(self):
+        return 3
+
+
+_REAL = {"quiet": True, "real_only": "it is defined for real tensors only"}
+_SPECIAL = {**_REAL, "inplace": False}  # torch.special's own: no Tensor.<name>_ either
+
 _ENTRIES = [
     # name, arity, kind, cuda template, numpy function, extra fields
     ("add", 2, "promote", "({0} + {1})", np.add, {"dunder": "add"}),
@@ -331,6 +354,34 @@ _ENTRIES = [
      {"operand_check": _check_where, "inplace": False}),
     ("clamp", 3, "clamp", "gt_clamp({0}, {1}, {2})", _clamp,
      {"real_only": True, "aliases": ("clip",), "operand_check": _check_clamp}),
+    # --- unary special functions (issue 23) ---------------------------------------------
+    # Names with a "special_" prefix are torch.special's functions that are no Tensor method
+    # (gt.special.i0e is the row special_i0e).
+    ("tan", 1, "float", "gt_tan({0})", np.tan, _Q),
+    ("asin", 1, "float", "gt_asin({0})", np.arcsin, _Q),
+    ("acos", 1, "float", "gt_acos({0})", np.arccos, _Q),
+    ("atan", 1, "float", "gt_atan({0})", np.arctan, _Q),
+    ("sinh", 1, "float", "gt_sinh({0})", np.sinh, _Q),
+    ("cosh", 1, "float", "gt_cosh({0})", np.cosh, _Q),
+    ("asinh", 1, "float", "gt_asinh({0})", np.arcsinh, _Q),
+    ("acosh", 1, "float", "gt_acosh({0})", np.arccosh, _Q),
+    ("atanh", 1, "float", "gt_atanh({0})", np.arctanh, _Q),
+    ("expm1", 1, "float", "gt_expm1({0})", np.expm1, _Q),
+    ("exp2", 1, "float", "gt_exp2({0})", np.exp2, _Q),
+    ("log2", 1, "float", "gt_log2({0})", np.log2, _Q),
+    ("log10", 1, "float", "gt_log10({0})", np.log10, _Q),
+    ("sinc", 1, "float", "gt_sinc({0})", npspecial.sinc, _Q),
+    ("erf", 1, "float", "gt_erf({0})", npmath.erf, _REAL),
+    ("erfc", 1, "float", "gt_erfc({0})", npspecial.erfc, _REAL),
+    ("erfinv", 1, "float", "gt_erfinv({0})", npspecial.erfinv, _REAL),
+    ("lgamma", 1, "float", "gt_lgamma({0})", npspecial.lgamma, _REAL),
+    ("digamma", 1, "float", "gt_digamma({0})", npspecial.digamma, _REAL),
+    ("i0", 1, "float", "gt_i0({0})", npspecial.i0, _REAL),
+    ("special_i0e", 1, "float", "gt_i0e({0})", npspecial.i0e, _SPECIAL),
+    ("special_i1", 1, "float", "gt_i1({0})", npspecial.i1, _SPECIAL),
+    ("special_i1e", 1, "float", "gt_i1e({0})", npspecial.i1e, _SPECIAL),
+    ("special_polygamma", 1, "float", _PerOrder("gt_polygamma({n}, {{0}})"), npspecial.polygamma,
+     {**_SPECIAL, "param": "n", "param_default": 1}),
 ]
 
 OPS: dict[str, OpDef] = {

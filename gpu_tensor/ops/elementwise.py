@@ -295,3 +295,13 @@ def lerp(input, end, weight, *, out=None):
     if out is not None:
         return out_call("lerp", lerp, (input, end, weight), {}, out)
     return add(input, mul(weight, sub(end, input)))
+
+
+# -- the special-function rows of the op table (issue 23) --------------------------------------
+# Their functions live in special.py and bessel.py; every row of the table is also named here,
+# where the method table (gpu_tensor/_tensor_methods.py) reads the rows' functions.
+from . import bessel as _bessel  # noqa: E402
+from . import special as _special  # noqa: E402
+
+globals().update(_special.ROWS)
+globals().update(_bessel.ROWS)

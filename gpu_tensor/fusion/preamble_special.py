@@ -1,0 +1,111 @@
+"""CUDA helpers of the op table's special-function rows (issue 23): appended to the
+preamble (fusion/preamble.py), so every generated kernel can call them.
+
+Where CUDA's libm has the function (tanf, erfcf, erfinvf, lgammaf, cyl_bessel_i0f, ...) the
+helper is a thin overload; digamma, polygamma and the exponentially scaled Bessel functions
+are written here. Under host emulation (g++) the libm names CUDA has and glibc lacks
+(erfinvf, cyl_bessel_i0f, erfcxf, normcdff, normcdfinvf, ...) come from
+kernels/host_emulation.h. Every helper has float and double overloads (half and bfloat16 are
+computed in float); the numpy references are in fusion/npspecial.py.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SPECIAL"]
+
+SPECIAL = r"""
+template <typename T> GT_FN T gt_inf() { return T(gt_f32_bits(0x7f800000u)); }
+template <typename T> GT_FN T gt_nan() { return T(gt_f32_bits(0x7fc00000u)); }
+
+GT_MATH1(gt_tan, tanf, tan)
+GT_MATH1(gt_asin, asinf, asin)
+GT_MATH1(gt_acos, acosf, acos)
+GT_MATH1(gt_atan, atanf, atan)
+GT_MATH1(gt_sinh, sinhf, sinh)
+GT_MATH1(gt_cosh, coshf, cosh)
+GT_MATH1(gt_asinh, asinhf, asinh)
+GT_MATH1(gt_acosh, acoshf, acosh)
+GT_MATH1(gt_atanh, atanhf, atanh)
+GT_MATH1(gt_expm1, expm1f, expm1)
+GT_MATH1(gt_exp2, exp2f, exp2)
+GT_MATH1(gt_log2, log2f, log2)
+GT_MATH1(gt_log10, log10f, log10)
+GT_MATH1(gt_erfc, erfcf, erfc)
+GT_MATH1(gt_erfinv, erfinvf, erfinv)
+GT_MATH1(gt_erfcx, erfcxf, erfcx)
+GT_MATH1(gt_ndtr, normcdff, normcdf)
+GT_MATH1(gt_ndtri, normcdfinvf, normcdfinv)
+GT_MATH1(gt_lgamma, lgammaf, lgamma)
+GT_MATH1(gt_i0, cyl_bessel_i0f, cyl_bessel_i0)
+GT_MATH1(gt_i1, cyl_bessel_i1f, cyl_bessel_i1)
+
+// torch.sinc: sin(pi x) / (pi x), 1 at 0.
+template <typename T> GT_FN T gt_sinc(T x) {
+  if (x == T(0)) return T(1);
+  const T px = T(3.14159265358979323846) * x;
+  return gt_sin(px) / px;
+}
+
+// digamma: reflection below 1/2, the recurrence psi(y) = psi(y + 1) - 1/y up to 6, then the
+// asymptotic series in 1/y^2. torch: psi(+-0) = -+inf, nan at the negative integers.
+template <typename T> GT_FN T gt_digamma(T x) {
+  if (x == T(0)) return T(1) / x > T(0) ? -gt_inf<T>() : gt_inf<T>();
+  if (x < T(0) && x == gt_floor(x)) return gt_nan<T>();
+  const bool reflect = x < T(0.5);
+  T y = reflect ? T(1) - x : x, acc = T(0);
+  while (y < T(6)) { acc -= T(1) / y; y += T(1); }
+  const T r2 = T(1) / (y * y);
+  T r = acc + gt_log(y) - T(0.5) / y - r2 * (T(1.0 / 12) - r2 * (T(1.0 / 120) - r2 * (
+      T(1.0 / 252) - r2 * (T(1.0 / 240) - r2 * T(1.0 / 132)))));
+  if (reflect) r -= T(3.14159265358979323846) / gt_tan(T(3.14159265358979323846) * x);
+  return r;
+}
+
+// polygamma(n, x), n >= 1: psi^(n)(x) = psi^(n)(x + 1) + (-1)^(n+1) n! / x^(n+1) up to 10,
+// then the asymptotic series with the Bernoulli numbers B_2 .. B_10.
+template <typename T> GT_FN T gt_polygamma(int n, T x) {
+  if (n == 0) return gt_digamma(x);
+  if (x <= T(0) && x == gt_floor(x)) return (n % 2) ? gt_inf<T>() : gt_nan<T>();
+  const T sign = (n % 2) ? T(1) : T(-1);
+  T fact = T(1);
+  for (int k = 2; k <= n; ++k) fact *= T(k);
+  T acc = T(0), y = x;
+  for (int k = 0; k < 10 && y < T(10); ++k) {
+    acc += sign * fact / gt_pow(y, T(n + 1));
+    y += T(1);
+  }
+  T series = fact / T(n) / gt_pow(y, T(n)) + fact / (T(2) * gt_pow(y, T(n + 1)));
+  const double bernoulli[5] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66};
+  for (int k = 1; k <= 5; ++k) {
+    T ratio = T(1);  // (2k + n - 1)! / (2k)!
+    for (int j = 2 * k + 1; j <= 2 * k + n - 1; ++j) ratio *= T(j);
+    series += T(bernoulli[k - 1]) * ratio / gt_pow(y, T(2 * k + n));
+  }
+  return acc + sign * series;
+}
+
+// e^-|x| I_nu(|x|), nu = 0 or 1: the power series up to |x| = 30, the asymptotic expansion
+// beyond (its terms still shrink there for the 30 taken).
+template <typename T> GT_FN T gt_bessel_scaled(int nu, T x) {
+  const T ax = gt_abs(x);
+  if (ax != ax) return ax;
+  if (ax <= T(30)) {
+    const T h = ax / T(2), q = h * h;
+    T term = nu ? h : T(1), sum = term;
+    for (int k = 1; k < 90 && term > sum * T(1e-17); ++k) {
+      term *= q / T(k * (k + nu));
+      sum += term;
+    }
+    return sum * gt_exp(-ax);
+  }
+  const T mu = T(4 * nu * nu);
+  T coef = T(1), acc = T(1);
+  for (int k = 1; k < 30; ++k) {
+    coef = -coef * (mu - T((2 * k - 1) * (2 * k - 1))) / (T(8 * k) * ax);
+    acc += coef;
+  }
+  return acc / gt_sqrt(T(6.283185307179586) * ax);
+}
+template <typename T> GT_FN T gt_i0e(T x) { return gt_bessel_scaled(0, x); }
+template <typename T> GT_FN T gt_i1e(T x) { return gt_sign(x) * gt_bessel_scaled(1, x); }
+"""
