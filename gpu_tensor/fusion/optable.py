@@ -283,6 +283,31 @@ class _PerOrder(Mapping):
 _REAL = {"quiet": True, "real_only": "it is defined for real tensors only"}
 _SPECIAL = {**_REAL, "inplace": False}  # torch.special's own: no Tensor.<name>_ either
 
+
+def _no_half(name):
+    """The row fields of a torch.special function with no float16/bfloat16 kernel in torch
+    (erfcx, ndtri, log_ndtr, the Bessel family): such operands are refused."""
+
+    def check(operands, common):
+        if common in (_core_dt.float16, _core_dt.bfloat16):
+            raise not_implemented(name, common, "convert the input with .float() first")
+
+    return {**_SPECIAL, "operand_check": check}
+
+def _bessel_rows():
+    """torch.special's Bessel functions (no float16/bfloat16 kernels in torch)."""
+    rows = {"bessel_j0": "gt_bessel_j0", "bessel_j1": "gt_bessel_j1",
+            "bessel_y0": "gt_bessel_y0", "bessel_y1": "gt_bessel_y1",
+            "modified_bessel_i0": "gt_i0", "modified_bessel_i1": "gt_i1",
+            "modified_bessel_k0": "gt_k0", "modified_bessel_k1": "gt_k1",
+            "scaled_modified_bessel_k0": "gt_k0e", "scaled_modified_bessel_k1": "gt_k1e",
+            "spherical_bessel_j0": "gt_spherical_j0"}
+    numpy = {"modified_bessel_i0": npspecial.i0, "modified_bessel_i1": npspecial.i1}
+    return [("special_" + name, 1, "float", helper + "({0})",
+             numpy.get(name) or getattr(npspecial, name), _no_half(name))
+            for name, helper in rows.items()]
+
+
 _ENTRIES = [
     # name, arity, kind, cuda template, numpy function, extra fields
     ("add", 2, "promote", "({0} + {1})", np.add, {"dunder": "add"}),
@@ -380,6 +405,13 @@ _ENTRIES = [
     ("special_i0e", 1, "float", "gt_i0e({0})", npspecial.i0e, _SPECIAL),
     ("special_i1", 1, "float", "gt_i1({0})", npspecial.i1, _SPECIAL),
     ("special_i1e", 1, "float", "gt_i1e({0})", npspecial.i1e, _SPECIAL),
+    ("special_erfcx", 1, "float", "gt_erfcx({0})", npspecial.erfcx, _no_half("erfcx")),
+    ("special_ndtr", 1, "float", "gt_ndtr({0})", npspecial.ndtr, _SPECIAL),
+    ("special_ndtri", 1, "float", "gt_ndtri({0})", npspecial.ndtri, _no_half("ndtri")),
+    ("special_log_ndtr", 1, "float", "gt_log_ndtr({0})", npspecial.log_ndtr,
+     _no_half("log_ndtr")),
+    ("special_entr", 1, "float", "gt_entr({0})", npspecial.entr, _SPECIAL),
+    *_bessel_rows(),
     ("special_polygamma", 1, "float", _PerOrder("gt_polygamma({n}, {{0}})"), npspecial.polygamma,
      {**_SPECIAL, "param": "n", "param_default": 1}),
 ]

@@ -1,19 +1,30 @@
-"""The modified Bessel functions of the first kind torch.special offers beside i0: i0e,
-i1 and i1e (exponentially scaled: e^-|x| I_nu(x), finite where I_nu overflows).
+"""torch.special's Bessel functions beside i0: the modified ones of the first kind (i0e, i1,
+i1e; modified_bessel_i0/i1), of the second kind (modified_bessel_k0/k1 and their scaled
+forms), Bessel's J and Y of orders 0 and 1, and spherical_bessel_j0.
 
-They are rows of the op table (fusion/optable.py: special_i0e, special_i1, special_i1e),
-so on cuda each is one generated kernel and each works inside `@gt.fuse`; cpu and emulated
-cuda run the numpy references of fusion/npspecial.py. Their gradients are in
-autograd/formulas_more.py.
+Each is a row of the op table (fusion/optable.py, key "special_<name>"), so on cuda each is
+one generated kernel and each works inside `@gt.fuse`; cpu and emulated cuda run the numpy
+references of fusion/npspecial.py. torch has them in torch.special only (gpu_tensor/special.py),
+with no Tensor method. The gradients of i0e, i1 and i1e are in autograd/formulas_more.py.
 """
 
 from __future__ import annotations
 
 from ._dispatch import make_unary
 
-__all__ = ["i0e", "i1", "i1e"]
+__all__ = ["i0e", "i1", "i1e", "modified_bessel_i0", "modified_bessel_i1",
+           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+           "spherical_bessel_j0"]
 
-ROWS = {key: make_unary(key) for key in ("special_i0e", "special_i1", "special_i1e")}
-i0e, i1, i1e = ROWS["special_i0e"], ROWS["special_i1"], ROWS["special_i1e"]
-for _name, _fn in (("i0e", i0e), ("i1", i1), ("i1e", i1e)):
-    _fn.__name__ = _fn.__qualname__ = _name  # torch.special's name, in Python's own errors
+
+def _row(name):
+    fn = make_unary("special_" + name)
+    fn.__name__ = fn.__qualname__ = name  # torch.special's name, in Python's own errors
+    return fn
+
+
+ROWS = {"special_" + name: _row(name) for name in __all__}
+(i0e, i1, i1e, modified_bessel_i0, modified_bessel_i1, modified_bessel_k0, modified_bessel_k1,
+ scaled_modified_bessel_k0, scaled_modified_bessel_k1, bessel_j0, bessel_j1, bessel_y0,
+ bessel_y1, spherical_bessel_j0) = (ROWS["special_" + name] for name in __all__)

@@ -97,6 +97,12 @@ ROWS = {key: make_unary(key) for key in _ROW_KEYS}  # formulas: autograd/formula
 (tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, expm1, exp2, log2, log10, sinc, erf,
  erfc, erfinv, lgamma, digamma, i0) = (ROWS[k] for k in _ROW_KEYS)
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+# torch.special's own (no torch.<name>, no Tensor method): gpu_tensor/special.py names them
+_SPECIAL_ONLY = ("erfcx", "ndtr", "ndtri", "log_ndtr", "entr")
+ROWS.update({"special_" + name: make_unary("special_" + name) for name in _SPECIAL_ONLY})
+erfcx, ndtr, ndtri, log_ndtr, entr = (ROWS["special_" + name] for name in _SPECIAL_ONLY)
+for _name in _SPECIAL_ONLY:
+    ROWS["special_" + _name].__name__ = ROWS["special_" + _name].__qualname__ = _name
 deg2rad = _unary("deg2rad", lambda xp, a: a * (math.pi / 180), complex_ok=False)
 rad2deg = _unary("rad2deg", lambda xp, a: a * (180 / math.pi), complex_ok=False)
 

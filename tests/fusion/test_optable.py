@@ -20,7 +20,12 @@ CONTRACT_KEYS = (
 # issue 23: the unary special functions
 CONTRACT_KEYS += (
     "tan asin acos atan sinh cosh asinh acosh atanh expm1 exp2 log2 log10 sinc erf erfc erfinv "
-    "lgamma digamma i0 special_i0e special_i1 special_i1e special_polygamma"
+    "lgamma digamma i0 special_i0e special_i1 special_i1e special_polygamma special_erfcx "
+    "special_ndtr special_ndtri special_log_ndtr special_entr special_bessel_j0 "
+    "special_bessel_j1 special_bessel_y0 special_bessel_y1 special_modified_bessel_i0 "
+    "special_modified_bessel_i1 special_modified_bessel_k0 special_modified_bessel_k1 "
+    "special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 "
+    "special_spherical_bessel_j0"
 ).split()
 
 
