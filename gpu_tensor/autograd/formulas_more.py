@@ -56,6 +56,33 @@ _unary("Deg2RadBackward0", "deg2rad", lambda g, x, out: g * (math.pi / 180))
 _unary("Rad2DegBackward0", "rad2deg", lambda g, x, out: g * (180 / math.pi))
 
 
+# issue 23: torch.special's rows with a derivative in torch (the Bessel J/Y/K have none)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+_unary("SpecialErfcxBackward0", "erfcx",
+       lambda g, x, out: g * (2 * x * out - _TWO_OVER_SQRT_PI), True)
+_unary("SpecialNdtrBackward0", "ndtr", lambda g, x, out: g * (-0.5 * x * x).exp() / _SQRT_2PI)
+_unary("SpecialNdtriBackward0", "ndtri",
+       lambda g, x, out: g * _SQRT_2PI * (0.5 * out * out).exp(), True)
+_unary("SpecialLogNdtrBackward0", "log_ndtr",
+       lambda g, x, out: g * (-0.5 * x * x - out).exp() / _SQRT_2PI, True)
+_unary("SpecialEntrBackward0", "entr", lambda g, x, out: -g * (x.log() + 1))
+
+
+@formula("LogitBackward0", (sp, "logit"), inputs=lambda args, kwargs: [args[0]])
+def _logit(ctx, out, x, eps=None):
+    ctx.eps = eps
+    ctx.save_for_backward(x)
+
+
+@_logit.backward
+def _(ctx, g):
+    from ..ops.elementwise import where
+
+    (x,) = ctx.saved_tensors
+    d = g / (x * (1 - x))
+    return d if ctx.eps is None else where((x < ctx.eps) | (x > 1 - ctx.eps), 0.0, d)
+
+
 def _sinc(g, x, out):
     from ..ops.elementwise import where
 

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 __all__ = ["erfc", "erfinv", "lgamma", "digamma", "polygamma", "i0", "i0e", "i1", "i1e",
-           "sinc", "erfcx", "ndtr", "ndtri", "log_ndtr", "entr", "bessel_j0", "bessel_j1",
+           "sinc", "logit", "erfcx", "ndtr", "ndtri", "log_ndtr", "entr", "bessel_j0", "bessel_j1",
            "bessel_y0", "bessel_y1", "spherical_bessel_j0", "modified_bessel_k0",
            "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1"]
 
@@ -350,3 +350,16 @@ def modified_bessel_k1(a):
     with np.errstate(all="ignore"):
         x = np.asarray(a).astype(np.float64)
         return (_k_scaled(1, x) * np.exp(-x)).astype(np.asarray(a).dtype)
+
+
+def logit(a, eps=None):
+    """log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given (both bounds in
+    x's dtype, as torch computes them)."""
+    x = np.asarray(a)
+    with np.errstate(all="ignore"):
+        if eps is not None:
+            lo = x.dtype.type(eps)
+            hi = x.dtype.type(1) - lo
+            x = np.where(x < lo, lo, np.where(x > hi, hi, x))
+        one = x.dtype.type(1)
+        return np.log(x / (one - x)).astype(np.asarray(a).dtype)

@@ -280,6 +280,31 @@ class _PerOrder(Mapping):
         return 3
 
 
+class _PerValue(Mapping):
+    """The CUDA template of an op whose parameter is a number (logit's eps) or None, made
+    by `make(value)` when asked; a value it cannot take raises KeyError."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def __getitem__(self, value):
+        return self.make(value)
+
+    def __iter__(self):
+        return iter((None,))  # what an error lists (any finite float is taken too)
+
+    def __len__(self):
+        return 1
+
+
+def _logit_template(eps):
+    if eps is None:
+        return "gt_logit({0})"
+    if type(eps) is not float or eps != eps or eps in (float("inf"), float("-inf")):
+        raise KeyError(eps)
+    return f"gt_logit_eps({{0}}, {eps!r})"
+
+
 _REAL = {"quiet": True, "real_only": "it is defined for real tensors only"}
 _SPECIAL = {**_REAL, "inplace": False}  # torch.special's own: no Tensor.<name>_ either
 
@@ -405,6 +430,8 @@ _ENTRIES = [
     ("special_i0e", 1, "float", "gt_i0e({0})", npspecial.i0e, _SPECIAL),
     ("special_i1", 1, "float", "gt_i1({0})", npspecial.i1, _SPECIAL),
     ("special_i1e", 1, "float", "gt_i1e({0})", npspecial.i1e, _SPECIAL),
+    ("logit", 1, "float", _PerValue(_logit_template), npspecial.logit,
+     {**_REAL, "param": "eps"}),
     ("special_erfcx", 1, "float", "gt_erfcx({0})", npspecial.erfcx, _no_half("erfcx")),
     ("special_ndtr", 1, "float", "gt_ndtr({0})", npspecial.ndtr, _SPECIAL),
     ("special_ndtri", 1, "float", "gt_ndtri({0})", npspecial.ndtri, _no_half("ndtri")),

@@ -70,6 +70,13 @@ template <typename T> GT_FN T gt_log_ndtr(T x) {
   return gt_log1p(T(-0.5) * gt_erfc(x * T(0.70710678118654752440)));
 }
 
+// logit: log(x / (1 - x)); with eps, x first clamped to [eps, 1 - eps] (nan stays nan).
+template <typename T> GT_FN T gt_logit(T x) { return gt_log(x / (T(1) - x)); }
+template <typename T> GT_FN T gt_logit_eps(T x, double eps) {
+  const T lo = T(eps), hi = T(1) - lo;
+  return gt_logit(x < lo ? lo : (x > hi ? hi : x));
+}
+
 // entr: -x log x, 0 at 0, -inf below 0.
 template <typename T> GT_FN T gt_entr(T x) {
   if (x > T(0)) return -x * gt_log(x);

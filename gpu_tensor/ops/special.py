@@ -115,11 +115,14 @@ def frac(input):
     return input - input.trunc()
 
 
+@differentiable  # formula: LogitBackward0 in autograd/formulas_more.py
 def logit(input, eps=None):
-    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
-    if eps is not None:
-        x = x.clamp(eps, 1 - eps)
-    return (x / (1 - x)).log()
+    """log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given: the table row
+    logit, whose parameter is eps."""
+    return apply("logit", input, eps=None if eps is None else float(eps))
+
+
+ROWS["logit"] = logit
 
 
 def fix(input):
