@@ -250,6 +250,7 @@ inline double normcdfinv(double p) {
     if (p != p || p < 0.0 || p > 1.0) return NAN;
     if (p == 0.0) return -INFINITY;
     if (p == 1.0) return INFINITY;
+    if (p == 0.5) return 0.0;  // (Newton would stop a few 1e-18 short of it)
     if (p > 0.5) return -normcdfinv(1.0 - p);
     const double t = std::sqrt(-2.0 * std::log(p));
     double y = -(t - (2.515517 + 0.802853 * t + 0.010328 * t * t) /
