@@ -1,14 +1,16 @@
 """Backward formulas of the elementwise ops (torch's derivatives.yaml, same node names).
 
+The derivative of an op-table op is its row's `grad` rule (fusion/derivatives.py), which the
+fused backward runs too; what is eager-only stays here: torch's node name, which operands
+get an edge, what is saved, and eager-only arguments (add's alpha, div's rounding_mode).
 Gradients are returned in the broadcast shape of the output; the engine sums them back to
 each input's shape and casts them to its dtype. Formulas run under no_grad.
 """
 
 from __future__ import annotations
 
-import math
-
 from .._tensor import Tensor
+from ..fusion.optable import OPS
 from ..ops import _dispatch
 from ..ops import elementwise as ew
 from .record import formula, inplace
@@ -47,9 +49,15 @@ def _add(ctx, out, a, b, *, alpha=1):
     ctx.alpha = alpha
 
 
+def _alpha(gb, alpha):
+    return gb if alpha == 1 or gb is None else gb * alpha
+
+
 @_add.backward
 def _(ctx, g):
-    return g, (g if ctx.alpha == 1 else g * ctx.alpha) if _need(ctx, 1) else None
+    # the rule reads only whether an operand is a tensor: g stands in, nothing is saved
+    ga, gb = OPS["add"].grad(g, None, g, g if _need(ctx, 1) else None)
+    return ga, _alpha(gb, ctx.alpha)
 
 
 def _tensors_only(args, kwargs):
@@ -72,22 +80,42 @@ def _sub(ctx, out, a, b, *, alpha=1):
 
 @_sub.backward
 def _(ctx, g):
-    gb = -g if ctx.alpha == 1 else g * -ctx.alpha
-    if ctx.rsub:
-        return gb
-    return g, gb if _need(ctx, 1) else None
+    # the rule reads only whether an operand is a tensor: g stands in, nothing is saved
+    b = g if ctx.rsub or _need(ctx, 1) else None
+    ga, gb = OPS["sub"].grad(g, None, None if ctx.rsub else g, b)
+    gb = _alpha(gb, ctx.alpha)
+    return gb if ctx.rsub else (ga, gb)
 
 
-@formula("MulBackward0", *_bin("mul", commutative=True), inputs=_two)
-def _mul(ctx, out, a, b):
-    need_a, need_b = ctx.needs_input_grad
-    ctx.save_for_backward(a if need_b else None, b if need_a else None)
+def binary_rule(name, key, *targets, save_out=False, overloads=None):
+    """A binary table op whose backward is its row's rule over the saved operands (a
+    Python scalar operand is kept as it is: it gets no gradient). `targets`: the op
+    functions (default: the module function and both operators); `save_out`: the rule
+    reads the result. `overloads`: torch's node names for (number second, number first),
+    whose nodes have one edge, to the tensor."""
+
+    @formula(name, *(targets or _bin(key)), inputs=_two if overloads is None else _tensors_only)
+    def fwd(ctx, out, a, b):
+        ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+        ctx.save_for_backward(a if ta else None, b if tb else None, out if save_out else None)
+        ctx.scalars = (None if ta else a, None if tb else b)
+        if overloads is not None and not (ta and tb):
+            ctx.edge = 0 if ta else 1  # the one edge: to the tensor
+            return overloads[ctx.edge]
+        ctx.edge = None
+        return None
+
+    @fwd.backward
+    def _(ctx, g):
+        a, b, out = ctx.saved_tensors
+        sa, sb = ctx.scalars
+        grads = OPS[key].grad(g, out, sa if a is None else a, sb if b is None else b)
+        return grads if ctx.edge is None else grads[ctx.edge]
+
+    return fwd
 
 
-@_mul.backward
-def _(ctx, g):
-    a, b = ctx.saved_tensors
-    return (g * b if _need(ctx, 0) else None), (g * a if _need(ctx, 1) else None)
+binary_rule("MulBackward0", "mul", *_bin("mul", commutative=True))
 
 
 _NUMBERS = (bool, int, float, complex)
@@ -110,17 +138,17 @@ def _scalar_over_tensor(args, kwargs, reflected):
 @formula("DivBackward0", *_bin("div"), inputs=_two, decompose=_scalar_over_tensor)
 def _div(ctx, out, a, b, *, rounding_mode=None):
     ctx.rounding = rounding_mode
-    ctx.save_for_backward(a if _need(ctx, 1) else None, b)
+    ctx.save_for_backward(b, out if isinstance(b, Tensor) and rounding_mode is None else None)
+    ctx.a = a if isinstance(a, Tensor) else None  # only tested for being a tensor
 
 
 @_div.backward
 def _(ctx, g):
-    a, b = ctx.saved_tensors
+    b, out = ctx.saved_tensors
     if ctx.rounding is not None:  # floor/trunc division: piecewise constant
         return g * 0, (g * 0 if _need(ctx, 1) else None)
-    ga = g / b if _need(ctx, 0) else None
-    gb = -g * a / (b * b) if _need(ctx, 1) else None
-    return ga, gb
+    # the rule reads a only for being a tensor (its gradient is g / b): g stands in
+    return OPS["div"].grad(g, out, g if ctx.a is not None else None, b)
 
 
 @formula("PowBackward0", *_bin("pow"), inputs=_tensors_only)
@@ -139,162 +167,74 @@ def _pow(ctx, out, a, b):
 @_pow.backward
 def _(ctx, g):
     a, b, out = ctx.saved_tensors
-    ga = gb = None
-    if ctx.needs[0]:
-        if not isinstance(b, Tensor) and b == 0:
-            ga = g * 0
-        else:
-            ga = g * b * ew.pow(a, b - 1)
-    if ctx.needs[1]:
-        # d(a**b)/db = a**b * log(a); torch masks a == 0 (and b >= 0) to 0 instead of nan
-        if isinstance(a, Tensor):
-            masked = (a == 0) & (b >= 0)
-            # log(1) where the mask zeroes the result anyway: no 0 * -inf (nan, a warning)
-            gb = ew.where(masked, 0.0, g * out * ew.log(ew.where(masked, 1.0, a)))
-        elif a == 0:  # 0 ** b: torch's mask again (b >= 0 gives 0)
-            keep = b >= 0
-            gb = ew.where(keep, 0.0, g * ew.where(keep, 1.0, out) * float("-inf"))
-        else:
-            gb = g * out * (math.log(a) if a > 0 else float("nan"))
+    ga, gb = OPS["pow"].grad(g, out, a, b)
     return (ga, gb) if ctx.edges == 2 else (ga, gb)[ctx.edges]
 
 
-@formula("RemainderBackward0", *_bin("remainder"), inputs=_two)
-def _remainder(ctx, out, a, b):
-    ctx.save_for_backward(a if _need(ctx, 1) else None, b if _need(ctx, 1) else None)
-
-
-@_remainder.backward
-def _(ctx, g):
-    a, b = ctx.saved_tensors
-    return g, (-g * ew.floor_divide(a, b) if _need(ctx, 1) else None)
-
-
-@formula("FloorDivideBackward0", *_bin("floor_divide"), inputs=_two)
-def _floordiv(ctx, out, a, b):
-    pass
-
-
-@_floordiv.backward
-def _(ctx, g):
-    return g * 0, g * 0
-
-
-def _pair(key):
-    """maximum/minimum: the gradient goes to the larger (smaller) input, halved on ties."""
-
-    @formula(key.capitalize() + "Backward0", (ew, key), (_B, key), inputs=_two)
-    def fwd(ctx, out, a, b):
-        ctx.save_for_backward(a, b)
-
-    @fwd.backward
-    def _(ctx, g):
-        a, b = ctx.saved_tensors
-        win = (a > b) if key == "maximum" else (a < b)
-        tie = a == b
-        half = g * 0.5
-        ga = ew.where(win, g, ew.where(tie, half, 0.0))
-        gb = ew.where(win, 0.0, ew.where(tie, half, g))
-        return ga, gb
-
-
-_pair("maximum")
-_pair("minimum")
+binary_rule("RemainderBackward0", "remainder")
+binary_rule("FloorDivideBackward0", "floor_divide")
+for _key in ("maximum", "minimum"):
+    binary_rule(_key.capitalize() + "Backward0", _key, (ew, _key), (_B, _key))
 
 
 # -- unary --------------------------------------------------------------------------------
-def _unary(name, key, deriv, save_out=False, *aliases):
-    """A unary op whose gradient is g * deriv(x, out)."""
+def _unary(name, key, save_out=False, *aliases):
+    """A unary table op: its row's rule over the saved input (and output)."""
+    op = OPS[key]
+    param = op.param
 
     @formula(name, (ew, key), *((ew, a) for a in aliases))
     def fwd(ctx, out, x, *args, **kwargs):
         ctx.save_for_backward(x, out if save_out else None)
-        ctx.args, ctx.kwargs = args, kwargs
+        # the row's one parameter (gelu's approximate); round's decimals is not one
+        ctx.params = ({param: args[0] if args else kwargs.get(param, op.param_default)}
+                      if param else {})
 
     @fwd.backward
     def _(ctx, g):
         x, out = ctx.saved_tensors
-        return deriv(g, x, out, *ctx.args, **ctx.kwargs)
+        return OPS[key].grad(g, out, x, **ctx.params)[0]  # read now: the row is the one place
 
     return fwd
 
 
-_unary("NegBackward0", "neg", lambda g, x, out: -g, False, "negative")
-_unary("AbsBackward0", "abs", lambda g, x, out: g * ew.sign(x))
-_unary("ExpBackward0", "exp", lambda g, x, out: g * out, True)
-_unary("LogBackward0", "log", lambda g, x, out: g / x)
-_unary("Log1PBackward0", "log1p", lambda g, x, out: g / (x + 1))
-_unary("SqrtBackward0", "sqrt", lambda g, x, out: g / (out * 2), True)
-_unary("RsqrtBackward0", "rsqrt", lambda g, x, out: g * (out * out * out) * -0.5, True)
-_unary("SinBackward0", "sin", lambda g, x, out: g * ew.cos(x))
-_unary("CosBackward0", "cos", lambda g, x, out: -g * ew.sin(x))
-_unary("TanhBackward0", "tanh", lambda g, x, out: g * (1 - out * out), True)
-_unary("SigmoidBackward0", "sigmoid", lambda g, x, out: g * out * (1 - out), True)
-_unary("ReluBackward0", "relu", lambda g, x, out: g * (out > 0), True)
-_unary("ReciprocalBackward0", "reciprocal", lambda g, x, out: -g * out * out, True)
-_unary("PowBackward0", "square", lambda g, x, out: g * x * 2)
+_unary("NegBackward0", "neg", False, "negative")
+_unary("AbsBackward0", "abs")
+_unary("ExpBackward0", "exp", True)
+_unary("LogBackward0", "log")
+_unary("Log1PBackward0", "log1p")
+_unary("SqrtBackward0", "sqrt", True)
+_unary("RsqrtBackward0", "rsqrt", True)
+_unary("SinBackward0", "sin")
+_unary("CosBackward0", "cos")
+_unary("TanhBackward0", "tanh", True)
+_unary("SigmoidBackward0", "sigmoid", True)
+_unary("ReluBackward0", "relu", True)
+_unary("SiluBackward0", "silu")
+_unary("GeluBackward0", "gelu")
+for _n, _k in (("FloorBackward0", "floor"), ("CeilBackward0", "ceil"),
+               ("RoundBackward0", "round"), ("SignBackward0", "sign")):
+    _unary(_n, _k)
 
 
-def _silu(g, x, out):
-    s = ew.sigmoid(x)
-    return g * s * (1 + x * (1 - s))
+def _eager_only(name, key, deriv, save_out=False):
+    """An elementwise op that is not a table row (a composite of rows, or not fusable)."""
 
-
-_unary("SiluBackward0", "silu", _silu)
-
-_SQRT1_2 = 1 / math.sqrt(2)  # erf argument scale of the exact gelu
-_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)  # the standard normal density's constant
-_K = math.sqrt(2 / math.pi)  # tanh-gelu's constant
-
-
-def _gelu(g, x, out, approximate="none"):
-    if approximate == "tanh":
-        inner = (x + 0.044715 * x * x * x) * _K
-        t = ew.tanh(inner)
-        d_inner = (1 + 3 * 0.044715 * x * x) * _K
-        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner)
-    # d/dx x*Phi(x) = Phi(x) + x*phi(x) (numpy has no erf: Phi comes from gelu itself)
-    pdf = ew.exp(x * x * -0.5) * _INV_SQRT_2PI
-    return g * (_phi(x) + x * pdf)
-
-
-def _phi(x):
-    """The standard normal CDF from the forward op, without an erf of our own:
-    gelu(x) + gelu(-x) = x*Phi(x) - x*(1 - Phi(x)) = x*(2*Phi(x) - 1)."""
-    zero = x == 0
-    safe = ew.where(zero, 1.0, x)
-    phi = ((ew.gelu(x) + ew.gelu(-x)) / safe + 1) * 0.5
-    return ew.where(zero, 0.5, phi)
-
-
-@formula("GeluBackward0", (ew, "gelu"))
-def _gelu_fwd(ctx, out, x, approximate="none"):
-    ctx.save_for_backward(x)
-    ctx.approximate = approximate
-
-
-@_gelu_fwd.backward
-def _(ctx, g):
-    (x,) = ctx.saved_tensors
-    return _gelu(g, x, None, ctx.approximate)
-
-
-def _zero_grad(name, key):
     @formula(name, (ew, key))
-    def fwd(ctx, out, *args, **kwargs):
-        pass
+    def fwd(ctx, out, x, *args):
+        ctx.save_for_backward(x, out if save_out else None)
 
     @fwd.backward
     def _(ctx, g):
-        return g * 0
+        x, out = ctx.saved_tensors
+        return deriv(g, x, out)
 
     return fwd
 
 
-for _n, _k in (("FloorBackward0", "floor"), ("CeilBackward0", "ceil"),
-               ("RoundBackward0", "round"), ("TruncBackward0", "trunc"),
-               ("SignBackward0", "sign")):
-    _zero_grad(_n, _k)
+_eager_only("ReciprocalBackward0", "reciprocal", lambda g, x, out: -g * out * out, True)
+_eager_only("PowBackward0", "square", lambda g, x, out: g * x * 2)
+_eager_only("TruncBackward0", "trunc", lambda g, x, out: g * 0)
 
 
 # -- where, clamp ---------------------------------------------------------------------------
@@ -312,7 +252,9 @@ def _where(ctx, out, condition, input=None, other=None):  # noqa: A002
 @_where.backward
 def _(ctx, g):
     (cond,) = ctx.saved_tensors
-    return ew.where(cond, g, 0.0), ew.where(cond, 0.0, g)
+    # both value operands get an edge here; g stands in for them (the rule reads only
+    # whether each is a tensor), and the condition's None is dropped
+    return OPS["where"].grad(g, None, cond, g, g)[1:]
 
 
 def _clamp_inputs(args, kwargs):
@@ -332,19 +274,8 @@ def _clamp(ctx, out, x, min=None, max=None):  # noqa: A002
 @_clamp.backward
 def _(ctx, g):
     x, lo, hi = ctx.saved_tensors
-    keep = None
-    if lo is not None:
-        keep = x >= lo
-    if hi is not None:
-        keep = (x <= hi) if keep is None else keep & (x <= hi)
-    gx = ew.where(keep, g, 0.0)
-    if len(ctx.needs_input_grad) == 1:
-        return gx
-    glo = ew.where(x < lo, g, 0.0) if isinstance(lo, Tensor) else None
-    ghi = ew.where(x > hi, g, 0.0) if isinstance(hi, Tensor) else None
-    if glo is not None and hi is not None:
-        glo = ew.where(x < lo, glo, 0.0)
-    return gx, glo, ghi
+    gx, glo, ghi = OPS["clamp"].grad(g, None, x, lo, hi)
+    return gx if len(ctx.needs_input_grad) == 1 else (gx, glo, ghi)
 
 
 def _lerp_inputs(args, kwargs):

@@ -10,6 +10,7 @@ import math
 
 from ..ops import _more, linalg_more, reduce_more
 from ..ops import special as sp
+from .formulas_elementwise import binary_rule
 from .record import formula, inplace, positional
 
 __all__: list = []
@@ -94,19 +95,23 @@ def _sinc(g, x, out):
 _unary("SincBackward0", "sinc", _sinc)
 
 
-@formula("Atan2Backward0", (sp, "atan2"), inputs=positional)
-def _atan2(ctx, out, a, b):
-    ctx.save_for_backward(a, b)
-
-
-@_atan2.backward
-def _(ctx, g):
-    a, b = ctx.saved_tensors
-    denom = a * a + b * b
-    ga = g * b / denom if ctx.needs_input_grad[0] else None
-    if len(ctx.needs_input_grad) < 2:
-        return ga
-    return ga, (-g * a / denom if ctx.needs_input_grad[1] else None)
+# --- binary special functions (issue 23): rows of the op table, their rules in the rows ----
+binary_rule("Atan2Backward0", "atan2")
+binary_rule("HypotBackward0", "hypot", save_out=True)
+binary_rule("LogaddexpBackward0", "logaddexp")
+binary_rule("Logaddexp2Backward0", "logaddexp2")
+binary_rule("XlogyBackward0", "xlogy", overloads=("XlogyBackward2", "XlogyBackward1"))
+binary_rule("SpecialXlog1PyBackward0", "xlog1py",
+            overloads=("SpecialXlog1PyBackward2", "SpecialXlog1PyBackward1"))
+binary_rule("CopysignBackward0", "copysign", save_out=True,
+            overloads=("CopysignBackward1", "CopysignBackward1"))
+binary_rule("NextafterBackward0", "nextafter")
+binary_rule("FmodBackward1", "fmod", overloads=("FmodBackward0", "FmodBackward0"))
+binary_rule("LdexpBackward0", "ldexp", save_out=True)
+binary_rule("FmaxBackward0", "fmax")
+binary_rule("FminBackward0", "fmin")
+binary_rule("PowBackward1", "float_power", save_out=True,
+            overloads=("PowBackward0", "PowBackward2"))
 
 
 # -- linear algebra -------------------------------------------------------------------------
@@ -219,16 +224,6 @@ def _polygamma(ctx, out, n, x):
 def _(ctx, g):
     (x,) = ctx.saved_tensors  # d/dx psi^(n)(x) = psi^(n+1)(x), for every order
     return None, g * sp.polygamma(ctx.n + 1, x)
-
-
-@formula("NextafterBackward0", (sp, "nextafter"))
-def _nextafter(ctx, out, a, b):
-    pass
-
-
-@_nextafter.backward
-def _(ctx, g):
-    return g, g * 0  # torch's: the input's gradient passes, the direction's is zero
 
 
 @formula("FrexpBackward0", (reduce_more, "frexp"), output=lambda r: r[0])

@@ -10,6 +10,7 @@ Nothing is replaced anywhere: registration is a dict entry keyed by the op funct
 
 from __future__ import annotations
 
+from .._grad import any_requires_grad
 from .._tensor import Tensor
 from ..dtype import FLOAT as _FLOAT  # results of this category and above are differentiable
 from ..transfer.move import copy_ as _plain_copy  # the write itself; Tensor.copy_ is what records
@@ -122,14 +123,15 @@ def record(fn, plain, args, kwargs):
     if kwargs is None:
         kwargs = _NO_KWARGS  # read only here: callees get their own copy through **
     entry = _SPECS.get(fn)
-    if entry is not None:
-        spec, reflected = entry
-        ins = spec.inputs((args[1], args[0]) if reflected else args, kwargs)
-        for t in ins:
-            if t is not None and t._requires_grad:
-                break
-        else:
-            entry = None
+    if entry is None:
+        return _no_formula(fn, plain, args, kwargs)
+    spec, reflected = entry
+    ins = spec.inputs((args[1], args[0]) if reflected else args, kwargs)
+    for t in ins:
+        if t is not None and t._requires_grad:
+            break
+    else:
+        entry = None
     if entry is None:
         if plain is not None:
             return plain(*args, **kwargs)
@@ -165,6 +167,27 @@ def record(fn, plain, args, kwargs):
         node.__class__ = spec.variant(name)
     target._requires_grad = True
     target.grad_fn = node
+    return out
+
+
+def _no_formula(fn, plain, args, kwargs):
+    """A differentiable op with no registered formula, called on an input that requires
+    grad: torch's error when the result is floating (it would silently have no history),
+    the plain result otherwise (comparisons and other integer/bool results)."""
+    _STATE.enabled = False
+    try:
+        out = (fn if plain is None else plain)(*args, **kwargs)
+    finally:
+        _STATE.enabled = True
+    if not any_requires_grad(args, kwargs):
+        return out
+    results = out if isinstance(out, (tuple, list)) else (out,)
+    for r in results:
+        if isinstance(r, Tensor) and r.dtype.category >= _FLOAT:
+            name = getattr(fn, "__name__", "this op").lstrip("_")
+            raise RuntimeError(
+                f"the derivative for '{name}' is not implemented. Call it under "
+                "gt.no_grad() or on a detached input (x.detach()) if no gradient is needed")
     return out
 
 

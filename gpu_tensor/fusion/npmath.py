@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-__all__ = ["erf", "gelu", "gelu_tanh", "sigmoid", "silu", "sign", "relu", "int_pow", "rsqrt"]
+__all__ = ["erf", "gelu", "gelu_tanh", "sigmoid", "silu", "sign", "relu", "int_pow", "rsqrt",
+           "xlogy", "xlog1py", "heaviside", "ldexp", "isposinf", "isneginf"]
 
 # W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
 # (1969), coefficients as in netlib specfun CALERF. Max error vs math.erf measured on a dense
@@ -183,3 +184,43 @@ def int_pow(base: np.ndarray, exp: np.ndarray) -> np.ndarray:
             neg_val = np.where(base == -1, np.where(odd, -one, one), neg_val)
         out = np.where(neg, neg_val.astype(base.dtype), out)
     return out.astype(base.dtype, copy=False)
+
+
+# --- binary special functions (issue 23) ----------------------------------------------------
+# torch's scalar definitions (aten/src/ATen/native/Math.h, BinaryOps): NaN and zero rules first
+def _xlog(x, y, log):
+    with np.errstate(all="ignore"):
+        r = x * log(y)
+        r = np.where(x == 0, x.dtype.type(0), r)
+        return np.where(np.isnan(y), y, r).astype(r.dtype, copy=False)
+
+
+def xlogy(x, y):
+    """x * log(y); 0 where x == 0, NaN where y is NaN (that rule first)."""
+    return _xlog(x, y, np.log)
+
+
+def xlog1py(x, y):
+    """x * log1p(y); 0 where x == 0, NaN where y is NaN (that rule first)."""
+    return _xlog(x, y, np.log1p)
+
+
+def heaviside(x, values):
+    """values where x == 0, else 1 where x > 0 and 0 elsewhere, NaN included (numpy's
+    heaviside gives NaN for NaN; torch gives 0)."""
+    dt = np.result_type(x, values)
+    return np.where(x == 0, values, x > 0).astype(dt, copy=False)
+
+
+def ldexp(x, e):
+    """x * 2**e (torch computes it as that product, so e need not be an integer)."""
+    with np.errstate(all="ignore"):
+        return (x * np.exp2(e)).astype(np.result_type(x, e), copy=False)
+
+
+def isposinf(x):
+    return np.isposinf(x) if x.dtype.kind == "f" else np.zeros(np.shape(x), np.bool_)
+
+
+def isneginf(x):
+    return np.isneginf(x) if x.dtype.kind == "f" else np.zeros(np.shape(x), np.bool_)

@@ -3,9 +3,11 @@ every rule about it. Eager dispatch (ops/_dispatch.py), the `@gt.fuse` tracer (t
 the module functions' aliases, Tensor's methods and operators (_tensor_methods.py) and the
 Proxy's operators all read this table, so eager and fused code cannot disagree.
 
-Adding an op means: one row here, one `gt_*` CUDA helper in `fusion/preamble.py` (when the
-expression needs one), one module function in `ops/elementwise.py` and one formula in
-`autograd/formulas_elementwise.py` (if it is differentiable).
+Adding an op means: one row here (with its derivative, `grad`, written in
+`fusion/derivatives.py` when it is differentiable: eager autograd and the fused backward both
+read it), one `gt_*` CUDA helper in `fusion/preamble.py` (when the expression needs one), its
+numpy reference in `fusion/npmath.py` (when numpy has none) and one module function in
+`ops/elementwise.py`; `autograd/formulas_elementwise.py` then names torch's node for it.
 
 Keys are torch's function names. Each `OpDef` carries
 - `cuda`: an expression template over operands `{0} {1} {2}` that are already in the op's
@@ -29,12 +31,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import dtype as _core_dt
+from . import derivatives as dx
 from . import npmath, npspecial
 from .dtypes import as_np_dtype, category, compute_dtype, default_float, result_type
 
 __all__ = ["OpDef", "OPS", "KINDS", "not_implemented"]
 
-KINDS = ("promote", "same", "float", "compare", "logical", "bitwise", "where", "clamp")
+KINDS = ("promote", "same", "float", "compare", "logical", "bitwise", "where", "clamp", "double")
 _BOOL = np.dtype(np.bool_)
 
 
@@ -50,6 +53,7 @@ class OpDef:
     bitwise  like promote, integer and bool only
     where    where(cond, a, b): cond read as bool; a and b promote together
     clamp    clamp(x, min, max): all three promote together; a missing bound is None
+    double   computed in and returning float64 (complex128 for complex operands): float_power
     """
 
     name: str
@@ -74,6 +78,7 @@ class OpDef:
     dunder: str | None = None  # Python operator __<dunder>__ (+ __r<dunder>__ when binary)
     inplace: bool = True  # has a Tensor method <name>_
     doc: str = field(default="", compare=False)
+    grad: Callable | None = None  # the derivative: grad(g, out, *inputs, **params) -> one gradient per input (None where none); written with operators and table functions so it serves eager autograd (Tensors) and the fused backward (Proxies) alike
 
     # -- dtype rule -----------------------------------------------------------------------
     def common_dtype(self, *operands) -> np.dtype:
@@ -114,6 +119,8 @@ class OpDef:
             return (_BOOL,) * n
         if self.kind == "where":
             return (_BOOL,) + (common,) * (n - 1)
+        if self.kind == "double":
+            return (_double(common),) * n
         if self.kind == "float" and category(common) < 2:
             common = default_float()  # torch: integer inputs are computed in the default float
         return (common,) * n
@@ -122,6 +129,8 @@ class OpDef:
         """The dtype of the op's result given the promoted operand dtype."""
         if self.kind in ("compare", "logical"):
             return _BOOL
+        if self.kind == "double":
+            return _double(common)
         if self.kind == "float" and category(common) < 2:
             return default_float()
         return common
@@ -166,6 +175,10 @@ def _dtype_of(op) -> np.dtype | None:
     if isinstance(op, (np.ndarray, np.generic)):
         return op.dtype
     return np.dtype(np.bool_) if isinstance(op, bool) else None
+
+
+def _double(common: np.dtype) -> np.dtype:
+    return np.dtype(np.complex128 if common.kind == "c" else np.float64)
 
 
 def _convert(op, dt: np.dtype) -> np.ndarray:
@@ -335,35 +348,36 @@ def _bessel_rows():
 
 _ENTRIES = [
     # name, arity, kind, cuda template, numpy function, extra fields
-    ("add", 2, "promote", "({0} + {1})", np.add, {"dunder": "add"}),
+    ("add", 2, "promote", "({0} + {1})", np.add, {"dunder": "add", "grad": dx.add}),
     ("sub", 2, "promote", "({0} - {1})", np.subtract,
-     {"no_bool": _SUB_BOOL, "aliases": ("subtract",), "dunder": "sub"}),
+     {"no_bool": _SUB_BOOL, "aliases": ("subtract",), "dunder": "sub", "grad": dx.sub}),
     ("mul", 2, "promote", "({0} * {1})", np.multiply,
-     {"aliases": ("multiply",), "dunder": "mul", "opmath_scalar": True, **_U}),
+     {"aliases": ("multiply",), "dunder": "mul", "opmath_scalar": True, **_U, "grad": dx.mul}),
     ("div", 2, "float", "({0} / {1})", np.true_divide,
      {"aliases": ("divide", "true_divide"), "dunder": "truediv", "quiet": True,
-      "opmath_scalar": True, **_U}),
+      "opmath_scalar": True, **_U, "grad": dx.div}),
     ("floor_divide", 2, "promote", "gt_floordiv({0}, {1})", np.floor_divide,
-     {**_NB, **_INT_DIV, "dunder": "floordiv", "opmath_scalar": True}),
+     {**_NB, **_INT_DIV, "dunder": "floordiv", "opmath_scalar": True,
+      "grad": dx.floor_divide}),
     ("remainder", 2, "promote", "gt_remainder({0}, {1})", np.remainder,
-     {**_NB, **_INT_DIV, "dunder": "mod"}),
+     {**_NB, **_INT_DIV, "dunder": "mod", "grad": dx.remainder}),
     ("pow", 2, "promote", "gt_pow({0}, {1})", _pow,
-     {"dunder": "pow", "quiet": True, "operand_check": _check_pow}),
+     {"dunder": "pow", "quiet": True, "operand_check": _check_pow, "grad": dx.pow}),
     ("neg", 1, "same", "(-{0})", np.negative,
-     {"no_bool": _NEG_BOOL, "aliases": ("negative",), "dunder": "neg"}),
+     {"no_bool": _NEG_BOOL, "aliases": ("negative",), "dunder": "neg", "grad": dx.neg}),
     ("abs", 1, "same", "gt_abs({0})", lambda x: x.copy() if x.dtype == _BOOL else np.abs(x),
-     {**_NB, "dunder": "abs"}),
-    ("exp", 1, "float", "gt_exp({0})", np.exp, _Q),
-    ("log", 1, "float", "gt_log({0})", np.log, _Q),
-    ("log1p", 1, "float", "gt_log1p({0})", np.log1p, _Q),
-    ("sqrt", 1, "float", "gt_sqrt({0})", np.sqrt, _Q),
-    ("rsqrt", 1, "float", "gt_rsqrt({0})", npmath.rsqrt, _Q),
-    ("sin", 1, "float", "gt_sin({0})", np.sin, _Q),
-    ("cos", 1, "float", "gt_cos({0})", np.cos, _Q),
-    ("tanh", 1, "float", "gt_tanh({0})", np.tanh, _Q),
+     {**_NB, "dunder": "abs", "grad": dx.abs}),
+    ("exp", 1, "float", "gt_exp({0})", np.exp, {**_Q, "grad": dx.exp}),
+    ("log", 1, "float", "gt_log({0})", np.log, {**_Q, "grad": dx.log}),
+    ("log1p", 1, "float", "gt_log1p({0})", np.log1p, {**_Q, "grad": dx.log1p}),
+    ("sqrt", 1, "float", "gt_sqrt({0})", np.sqrt, {**_Q, "grad": dx.sqrt}),
+    ("rsqrt", 1, "float", "gt_rsqrt({0})", npmath.rsqrt, {**_Q, "grad": dx.rsqrt}),
+    ("sin", 1, "float", "gt_sin({0})", np.sin, {**_Q, "grad": dx.sin}),
+    ("cos", 1, "float", "gt_cos({0})", np.cos, {**_Q, "grad": dx.cos}),
+    ("tanh", 1, "float", "gt_tanh({0})", np.tanh, {**_Q, "grad": dx.tanh}),
     ("sigmoid", 1, "float", "gt_sigmoid({0})", npmath.sigmoid,
-     {"quiet": True, "complex_fn": _complex_sigmoid}),
-    ("relu", 1, "same", "gt_relu({0})", npmath.relu, {**_NB, "real_only": True}),
+     {"quiet": True, "complex_fn": _complex_sigmoid, "grad": dx.sigmoid}),
+    ("relu", 1, "same", "gt_relu({0})", npmath.relu, {**_NB, "real_only": True, "grad": dx.relu}),
     (
         "gelu",
         1,
@@ -373,14 +387,15 @@ _ENTRIES = [
             x
         ),
         {"param": "approximate", "param_default": "none", **_NB, "float_only": True, "quiet": True,
-         "real_only": True, "inplace": False},
+         "real_only": True, "inplace": False, "grad": dx.gelu},
     ),
     ("silu", 1, "float", "gt_silu({0})", npmath.silu, {**_NB, "float_only": True, "quiet": True,
-                                                       "complex_fn": _complex_silu, "inplace": False}),
-    ("floor", 1, "same", "gt_floor({0})", _ident_int(np.floor), {**_NB, "real_only": True}),
-    ("ceil", 1, "same", "gt_ceil({0})", _ident_int(np.ceil), {**_NB, "real_only": True}),
-    ("round", 1, "same", "gt_round({0})", _round, {**_NB, "real_only": True}),
-    ("sign", 1, "same", "gt_sign({0})", npmath.sign, {"real_only": True}),
+                                                       "complex_fn": _complex_silu, "inplace": False,
+                                                       "grad": dx.silu}),
+    ("floor", 1, "same", "gt_floor({0})", _ident_int(np.floor), {**_NB, "real_only": True, "grad": dx.zero}),
+    ("ceil", 1, "same", "gt_ceil({0})", _ident_int(np.ceil), {**_NB, "real_only": True, "grad": dx.zero}),
+    ("round", 1, "same", "gt_round({0})", _round, {**_NB, "real_only": True, "grad": dx.zero}),
+    ("sign", 1, "same", "gt_sign({0})", npmath.sign, {"real_only": True, "grad": dx.zero}),
     ("eq", 2, "compare", "({0} == {1})", np.equal, {**_CMP_EQ, **_U, "dunder": "eq"}),
     ("ne", 2, "compare", "({0} != {1})", np.not_equal, {**_CMP_EQ, **_U, "dunder": "ne"}),
     ("lt", 2, "compare", "({0} < {1})", np.less, {**_CMP, "dunder": "lt"}),
@@ -398,13 +413,74 @@ _ENTRIES = [
      {"int_only": True, **_U, "dunder": "xor"}),
     ("bitwise_not", 1, "bitwise", "gt_bitnot({0})", np.invert,
      {"int_only": True, "inplace": False}),
-    ("maximum", 2, "promote", "gt_max({0}, {1})", np.maximum, {"real_only": True}),
-    ("minimum", 2, "promote", "gt_min({0}, {1})", np.minimum, {"real_only": True}),
+    ("maximum", 2, "promote", "gt_max({0}, {1})", np.maximum, {"real_only": True, "grad": dx.maximum}),
+    ("minimum", 2, "promote", "gt_min({0}, {1})", np.minimum, {"real_only": True, "grad": dx.minimum}),
     ("where", 3, "where", "({0} ? {1} : {2})", np.where,
-     {"operand_check": _check_where, "inplace": False}),
+     {"operand_check": _check_where, "inplace": False, "grad": dx.where_grad}),
     ("clamp", 3, "clamp", "gt_clamp({0}, {1}, {2})", _clamp,
-     {"real_only": True, "aliases": ("clip",), "operand_check": _check_clamp}),
-    # --- unary special functions (issue 23) ---------------------------------------------
+     {"real_only": True, "aliases": ("clip",), "operand_check": _check_clamp,
+      "grad": dx.clamp}),
+]
+
+# --- binary special functions (issue 23) ----------------------------------------------------
+# (with the elementwise flags logaddexp and the fused backward need); module functions in
+# ops/special.py, CUDA helpers and numpy references in the same-named blocks of preamble.py
+# and npmath.py
+def _check_heaviside(operands, common):
+    dts = [x.dtype for x in operands if isinstance(getattr(x, "dtype", None), _core_dt.DType)]
+    if len(dts) == 2 and dts[0] is not dts[1]:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes; convert one operand with .to(other.dtype)")
+
+
+def _check_nextafter(operands, common):
+    if common in (_core_dt.float16, _core_dt.bfloat16):
+        raise not_implemented("nextafter", common, "half types would step in float32 here; "
+                              "convert with .float() first")
+
+
+# inplace False: their in-place methods (hypot_, fmod_, ...) stay ops/_more.py's, as before
+_SPECIAL2 = {"quiet": True, "real_only": True, "inplace": False}
+_FLOAT2 = {**_SPECIAL2, "float_only": True}  # torch has no integer kernel
+_FLAG = {"inplace": False, **_U}
+
+_ENTRIES += [
+    ("hypot", 2, "float", "gt_hypot({0}, {1})", np.hypot, {**_FLOAT2, "grad": dx.hypot}),
+    ("logaddexp", 2, "float", "gt_logaddexp({0}, {1})", np.logaddexp,
+     {**_FLOAT2, "grad": dx.logaddexp}),
+    ("logaddexp2", 2, "float", "gt_logaddexp2({0}, {1})", np.logaddexp2,
+     {**_FLOAT2, "grad": dx.logaddexp2}),
+    ("xlogy", 2, "float", "gt_xlogy({0}, {1})", npmath.xlogy, {**_SPECIAL2, "grad": dx.xlogy}),
+    ("xlog1py", 2, "float", "gt_xlog1py({0}, {1})", npmath.xlog1py,
+     {**_SPECIAL2, "grad": dx.xlog1py}),
+    ("atan2", 2, "float", "gt_atan2({0}, {1})", np.arctan2,
+     {**_SPECIAL2, "grad": dx.atan2}),  # arctan2: ops/special.py and ops/_more.py
+    ("copysign", 2, "float", "gt_copysign({0}, {1})", np.copysign,
+     {**_SPECIAL2, "grad": dx.copysign}),
+    ("nextafter", 2, "float", "gt_nextafter({0}, {1})", np.nextafter,
+     {**_FLOAT2, "operand_check": _check_nextafter, "grad": dx.nextafter}),
+    ("fmod", 2, "promote", "gt_fmod({0}, {1})", np.fmod,
+     {**_NB, **_INT_DIV, "inplace": False, "grad": dx.fmod}),
+    ("ldexp", 2, "float", "gt_ldexp({0}, {1})", npmath.ldexp, {**_NO_INPLACE, "quiet": True,
+                                                                  "grad": dx.ldexp}),
+    ("heaviside", 2, "promote", "gt_heaviside({0}, {1})", npmath.heaviside,
+     {**_NO_INPLACE, "real_only": True, "operand_check": _check_heaviside}),
+    ("fmax", 2, "promote", "gt_fmax({0}, {1})", np.fmax, {**_NO_INPLACE, "real_only": True,
+                                                              "grad": dx.fmax}),
+    ("fmin", 2, "promote", "gt_fmin({0}, {1})", np.fmin, {**_NO_INPLACE, "real_only": True,
+                                                              "grad": dx.fmin}),
+    ("float_power", 2, "double", "gt_pow({0}, {1})", np.float_power,
+     {**_NO_INPLACE, "quiet": True, "grad": dx.float_power}),
+    ("isnan", 1, "compare", "gt_isnan({0})", np.isnan, _FLAG),
+    ("isinf", 1, "compare", "gt_isinf({0})", np.isinf, _FLAG),
+    ("isfinite", 1, "compare", "gt_isfinite({0})", np.isfinite, _FLAG),
+    ("isposinf", 1, "compare", "gt_isposinf({0})", npmath.isposinf, {**_FLAG, "real_only": True}),
+    ("isneginf", 1, "compare", "gt_isneginf({0})", npmath.isneginf, {**_FLAG, "real_only": True}),
+    ("signbit", 1, "compare", "gt_signbit({0})", np.signbit, {**_FLAG, "real_only": True}),
+]
+
+# --- unary special functions (issue 23) -----------------------------------------------------
+_ENTRIES += [
     # Names with a "special_" prefix are torch.special's functions that are no Tensor method
     # (gt.special.i0e is the row special_i0e).
     ("tan", 1, "float", "gt_tan({0})", np.tan, _Q),

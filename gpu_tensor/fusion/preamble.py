@@ -153,15 +153,17 @@ template <typename T> GT_FN T gt_gelu_tanh(T x) {
 }
 
 // floor_divide / remainder with Python's sign rules (numpy's algorithm for floats).
+// b == -1 of a signed type (T(-1) of an unsigned one is its maximum, a valid divisor)
+template <typename T> GT_FN bool gt_minus_one(T b) { return T(-1) < T(0) && b == T(-1); }
 template <typename T> GT_FN T gt_floordiv(T a, T b) {
   if (b == T(0)) return T(0);  // integer division by zero: 0, like numpy (and no host trap)
-  if (b == T(-1)) return T(0 - a);  // avoids the INT_MIN / -1 trap on the host
+  if (gt_minus_one(b)) return T(0 - a);  // avoids the INT_MIN / -1 trap on the host
   T q = a / b;
   if ((a % b != T(0)) && ((a < T(0)) != (b < T(0)))) q = q - T(1);
   return q;
 }
 template <typename T> GT_FN T gt_remainder(T a, T b) {
-  if (b == T(0) || b == T(-1)) return T(0);
+  if (b == T(0) || gt_minus_one(b)) return T(0);
   T r = a % b;
   if (r != T(0) && ((r < T(0)) != (b < T(0)))) r = r + b;
   return r;
@@ -206,6 +208,74 @@ template <typename T> GT_FN T gt_pow(T a, T b) {
 template <> GT_FN bool gt_pow<bool>(bool a, bool b) { return a || !b; }
 template <> GT_FN float gt_pow<float>(float a, float b) { return powf(a, b); }
 template <> GT_FN double gt_pow<double>(double a, double b) { return pow(a, b); }
+
+// --- binary special functions (issue 23) ----------------------------------------------------
+// torch's scalar definitions; floats as float and double (half types arrive as float).
+#define GT_MATH2(name, ffn, dfn) \
+  GT_FN float name(float a, float b) { return ffn(a, b); } \
+  GT_FN double name(double a, double b) { return dfn(a, b); }
+GT_MATH2(gt_hypot, hypotf, hypot)
+GT_MATH2(gt_atan2, atan2f, atan2)
+GT_MATH2(gt_copysign, copysignf, copysign)
+GT_MATH2(gt_nextafter, nextafterf, nextafter)
+#undef GT_MATH2
+GT_MATH1(gt_pow2, exp2f, exp2)  // 2**x
+template <typename T> GT_FN T gt_ldexp(T x, T e) { return x * gt_pow2(e); }  // torch: x * 2**e
+
+// No NaN/inf constants without headers: x - x is 0 for finite x and NaN for inf and NaN.
+template <typename T> GT_FN bool gt_isnan(T x) { return false; }
+template <typename T> GT_FN bool gt_isinf(T x) { return false; }
+template <typename T> GT_FN bool gt_isfinite(T x) { return true; }
+template <> GT_FN bool gt_isnan<float>(float x) { return x != x; }
+template <> GT_FN bool gt_isnan<double>(double x) { return x != x; }
+template <> GT_FN bool gt_isinf<float>(float x) { return x == x && (x - x) != (x - x); }
+template <> GT_FN bool gt_isinf<double>(double x) { return x == x && (x - x) != (x - x); }
+template <> GT_FN bool gt_isfinite<float>(float x) { return (x - x) == (x - x); }
+template <> GT_FN bool gt_isfinite<double>(double x) { return (x - x) == (x - x); }
+template <typename T> GT_FN bool gt_isposinf(T x) { return x > T(0) && gt_isinf(x); }
+template <typename T> GT_FN bool gt_isneginf(T x) { return x < T(0) && gt_isinf(x); }
+template <typename T> GT_FN bool gt_signbit(T x) { return x < T(0); }
+template <> GT_FN bool gt_signbit<bool>(bool) { return false; }
+template <> GT_FN bool gt_signbit<float>(float x) { return (gt_bits_f32(x) >> 31) != 0u; }
+template <> GT_FN bool gt_signbit<double>(double x) {
+  union { double d; unsigned long long u; } c; c.d = x; return (c.u >> 63) != 0ull;
+}
+
+// logaddexp(2): equal infinities are returned as they are; otherwise max + log1p(exp(-|a-b|))
+template <typename T> GT_FN T gt_logaddexp(T a, T b) {
+  if (gt_isinf(a) && a == b) return a;
+  T m = a < b ? b : a;
+  return m + gt_log1p(gt_exp(-gt_abs(a - b)));
+}
+template <typename T> GT_FN T gt_logaddexp2(T a, T b) {
+  if (gt_isinf(a) && a == b) return a;
+  T m = a < b ? b : a;
+  return m + gt_log1p(gt_pow2(-gt_abs(a - b))) * T(1.44269504088896340736);
+}
+// xlogy / xlog1py: NaN where y is NaN, 0 where x == 0
+template <typename T> GT_FN T gt_xlogy(T x, T y) {
+  return y != y ? y : (x == T(0) ? T(0) : x * gt_log(y));
+}
+template <typename T> GT_FN T gt_xlog1py(T x, T y) {
+  return y != y ? y : (x == T(0) ? T(0) : x * gt_log1p(y));
+}
+// fmod: C's remainder (the dividend's sign); integers by 0 are refused before the launch
+template <typename T> GT_FN T gt_fmod(T a, T b) {
+  return (b == T(0) || gt_minus_one(b)) ? T(0) : T(a % b);  // (no INT_MIN % -1 trap)
+}
+template <> GT_FN float gt_fmod<float>(float a, float b) { return fmodf(a, b); }
+template <> GT_FN double gt_fmod<double>(double a, double b) { return fmod(a, b); }
+// fmax/fmin: NaN loses to a number (C's fmax/fmin)
+template <typename T> GT_FN T gt_fmax(T a, T b) { return a < b ? b : a; }
+template <typename T> GT_FN T gt_fmin(T a, T b) { return b < a ? b : a; }
+template <> GT_FN bool gt_fmax<bool>(bool a, bool b) { return a || b; }
+template <> GT_FN bool gt_fmin<bool>(bool a, bool b) { return a && b; }
+template <> GT_FN float gt_fmax<float>(float a, float b) { return fmaxf(a, b); }
+template <> GT_FN double gt_fmax<double>(double a, double b) { return fmax(a, b); }
+template <> GT_FN float gt_fmin<float>(float a, float b) { return fminf(a, b); }
+template <> GT_FN double gt_fmin<double>(double a, double b) { return fmin(a, b); }
+// heaviside: values where x == 0, else (x > 0) (0 for NaN)
+template <typename T> GT_FN T gt_heaviside(T x, T v) { return x == T(0) ? v : T(x > T(0)); }
 """
 
 # Vector access: VEC elements moved in chunks of at most 16 bytes (one 128-bit access each);

@@ -74,6 +74,9 @@ def _dtypes(spec, common):
     op.refuse(common)
     if kind == "logical":
         return _dt.bool, _dt.bool
+    if kind == "double":  # float_power: computed in double precision (issue 23)
+        wide = _dt.complex128 if common.category == _dt.COMPLEX else _dt.float64
+        return wide, wide
     compute = common
     if kind == "float" and common.category < _dt.FLOAT:
         compute = _dt.get_default_dtype()

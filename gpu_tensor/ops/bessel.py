@@ -10,6 +10,7 @@ with no Tensor method. The gradients of i0e, i1 and i1e are in autograd/formulas
 
 from __future__ import annotations
 
+from .._grad import STATE
 from ._dispatch import make_unary
 
 __all__ = ["i0e", "i1", "i1e", "modified_bessel_i0", "modified_bessel_i1",
@@ -18,9 +19,30 @@ __all__ = ["i0e", "i1", "i1e", "modified_bessel_i0", "modified_bessel_i1",
            "spherical_bessel_j0"]
 
 
+# torch has derivatives for i0e, i1 and i1e only: the others' results never require grad
+# (no error, as in torch), so they run with recording off
+_NOT_DIFFERENTIABLE = {name for name in __all__ if name not in ("i0e", "i1", "i1e")}
+
+
+def _without_grad(row):
+    def fn(input, out=None):
+        if not STATE.enabled or not getattr(input, "_requires_grad", False):
+            return row(input, out)
+        STATE.enabled = False
+        try:
+            return row(input, out)
+        finally:
+            STATE.enabled = True
+
+    return fn
+
+
 def _row(name):
     fn = make_unary("special_" + name)
+    if name in _NOT_DIFFERENTIABLE:
+        fn = _without_grad(fn)
     fn.__name__ = fn.__qualname__ = name  # torch.special's name, in Python's own errors
+    fn.__doc__ = f"torch.special.{name}: elementwise."
     return fn
 
 

@@ -186,16 +186,6 @@ def _int_trunc_div(a, b, common):
     return add(fl, fix.to(common))
 
 
-def fmod(input, other, *, out=None):
-    """C-style remainder: the result has the sign of the dividend (torch.fmod)."""
-    if out is not None:
-        return out_call("fmod", fmod, (input, other), {}, out)
-    r = remainder(input, other)
-    dividend_neg = lt(input, 0) if isinstance(input, Tensor) else input < 0
-    fix = logical_and(ne(r, 0), ne(lt(r, 0), dividend_neg))
-    return where(fix, sub(r, other), r)
-
-
 @differentiable
 def where(condition, input=None, other=None, *, out=None):
     if out is not None:
@@ -235,31 +225,6 @@ def reciprocal(input, out=None):
     return div(1.0, input) if input.dtype.category < _dt.FLOAT else div(1, input)
 
 
-def _flag(t, fn):
-    b = get_backend(t.device)
-    arr = t._data
-    if t.dtype.category < _dt.FLOAT:  # integers are finite, never nan or inf
-        r, st = b.empty(arr.shape, np.bool_)
-        r[...] = fn == "isfinite"
-        return Tensor._make(r, t.device, _dt.bool, st)
-    if arr.dtype.kind not in "fc":
-        arr = b.astype(arr, np.float32)
-    r, st = b.adopt(b.elementwise(None, getattr(b.xp, fn), (arr,), None))
-    return Tensor._make(r, t.device, _dt.bool, st)
-
-
-def isnan(input):
-    return _flag(input, "isnan")
-
-
-def isinf(input):
-    return _flag(input, "isinf")
-
-
-def isfinite(input):
-    return _flag(input, "isfinite")
-
-
 def _part_view(t, arr):
     v = t._view_of(arr)
     v.dtype = t.dtype.to_real()
@@ -297,11 +262,19 @@ def lerp(input, end, weight, *, out=None):
     return add(input, mul(weight, sub(end, input)))
 
 
+# -- fmod, the elementwise flags and the binary special functions: rows of the op table whose
+# functions live in special.py (issue 23); every row is named here too, where the method
+# table (gpu_tensor/_tensor_methods.py) reads the rows' functions
+from . import special as _special_rows  # noqa: E402
+
+globals().update(_special_rows.BINARY_ROWS)
+fmod, isnan, isinf, isfinite = (_special_rows.BINARY_ROWS[k] for k in ("fmod", "isnan", "isinf",
+                                                                        "isfinite"))
+
 # -- the special-function rows of the op table (issue 23) --------------------------------------
 # Their functions live in special.py and bessel.py; every row of the table is also named here,
 # where the method table (gpu_tensor/_tensor_methods.py) reads the rows' functions.
 from . import bessel as _bessel  # noqa: E402
-from . import special as _special  # noqa: E402
 
-globals().update(_special.ROWS)
+globals().update(_special_rows.ROWS)
 globals().update(_bessel.ROWS)

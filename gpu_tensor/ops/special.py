@@ -24,6 +24,7 @@ from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
 from ._dispatch import apply, make_unary
+from .row_function import binary_function
 
 __all__ = [
     "asin", "acos", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "arcsin",
@@ -155,34 +156,6 @@ def _bool_result(x, arr):
     return Tensor._make(arr, x.device, _dt.bool, st)
 
 
-def _host_safe(t):
-    """t's array in a dtype numpy's ufuncs take (bfloat16 widened to float32)."""
-    arr = t._data
-    if t.dtype is _dt.bfloat16:
-        arr = get_backend(t.device).astype(arr, np.float32)
-    return arr
-
-
-def _sign_flag(name, input):
-    """numpy's `name` (signbit, isposinf, isneginf) of input, as a bool tensor."""
-    _check(name, input)
-    bk = get_backend(input.device)
-    flag = getattr(bk.xp, name)
-    return _bool_result(input, _elementwise(bk, lambda xp, a: flag(a), (_host_safe(input),)))
-
-
-def signbit(input):
-    return _sign_flag("signbit", input)
-
-
-def isposinf(input):
-    return _sign_flag("isposinf", input)
-
-
-def isneginf(input):
-    return _sign_flag("isneginf", input)
-
-
 def isreal(input):
     if input.dtype.category != _dt.COMPLEX:
         return _bool_result(input, get_backend(input.device).xp.ones(input.shape, bool))
@@ -196,85 +169,6 @@ def _as_tensor(x, like):
     from ..creation import tensor
 
     return tensor(x, device=like.device)
-
-
-def _binary_float(name, fn):
-    """A floating binary op over two tensors (or a tensor and a number), broadcast."""
-
-    def op(input, other):
-        a = input if isinstance(input, Tensor) else _as_tensor(input, other)
-        b = _as_tensor(other, a)
-        out_dt = _float_out(_dt.result_type(input, other))
-        compute = _dt.float32 if out_dt in _HALF else out_dt
-        bk = get_backend(a.device)
-        if b.device is not a.device:
-            from ._dispatch import mismatch
-
-            raise mismatch(a, b)
-        x, y = bk.astype(a._data, compute.np), bk.astype(b._data, compute.np)
-        with np.errstate(all="ignore"):
-            r = _elementwise(bk, fn, (x, y))
-        return _wrap(bk, r, a, out_dt)
-
-    op.__name__ = op.__qualname__ = name
-    return op
-
-
-atan2 = arctan2 = differentiable(_binary_float("atan2", lambda xp, a, b: xp.arctan2(a, b)))
-_nextafter = _binary_float("nextafter", lambda xp, a, b: xp.nextafter(a, b))
-
-
-@differentiable  # formulas: autograd/formulas_more.py
-def nextafter(input, other):
-    return _nextafter(input, other).to(_dt.result_type(input, other))
-
-
-def xlogy(input, other):
-    """x * log(y), 0 where x == 0 (unless y is nan)."""
-    from .elementwise import where
-
-    x = _as_tensor(input, other) if not isinstance(input, Tensor) else input
-    y = _as_tensor(other, x)
-    if x.dtype.category < _dt.FLOAT and y.dtype.category < _dt.FLOAT:
-        x = x.to(_dt.get_default_dtype())
-    prod = x * y.log()
-    return where((x == 0) & ~y.isnan(), 0.0, prod)
-
-
-def hypot(input, other):
-    return (input * input + other * other).sqrt()
-
-
-def logaddexp(input, other):
-    from .elementwise import maximum
-
-    m = maximum(input, other)
-    finite = m.isfinite()
-    from .elementwise import where
-
-    safe = where(finite, m, 0.0)
-    return where(finite, safe + ((input - safe).exp() + (other - safe).exp()).log(), m)
-
-
-def logaddexp2(input, other):
-    return logaddexp(input * math.log(2), other * math.log(2)) / math.log(2)
-
-
-def copysign(input, other):
-    from .elementwise import where
-
-    b = _as_tensor(other, input)
-    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
-    return where(signbit(b), -x.abs(), x.abs())
-
-
-def float_power(input, exponent):
-    """pow in double precision (complex128 for complex operands), as torch computes it."""
-    wide = _dt.complex128 if _dt.result_type(input, exponent).category == _dt.COMPLEX \
-        else _dt.float64
-    a = input.to(wide) if isinstance(input, Tensor) else input
-    b = exponent.to(wide) if isinstance(exponent, Tensor) else exponent
-    return a ** b if isinstance(a, Tensor) else _as_tensor(a, b).to(wide) ** b
 
 
 @host_memory
@@ -326,28 +220,26 @@ def equal(input, other) -> bool:
     return bool((input == other).all())
 
 
-def fmax(input, other):
-    """maximum that ignores nan (the other value wins)."""
-    from .elementwise import maximum, where
-
-    return where(input.isnan(), other, where(other.isnan(), input, maximum(input, other)))
-
-
-def fmin(input, other):
-    from .elementwise import minimum, where
-
-    return where(input.isnan(), other, where(other.isnan(), input, minimum(input, other)))
-
-
-def heaviside(input, values):
-    from .elementwise import where
-
-    if input.dtype is not values.dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different "
-                           "dtypes; convert one with .to(dtype)")
-    zero = values.to(input.dtype)
-    r = where(input == 0, zero, (input > 0).to(input.dtype))
-    return r.to(input.dtype)
+# --- binary special functions (issue 23) ----------------------------------------------------
+# Rows of the op table (fusion/optable.py): one generated kernel on cuda, fusable, the
+# derivative in the row; with the elementwise flags (isnan, ..., signbit) they are unary rows.
+_TENSORS_ONLY = ("hypot", "logaddexp", "logaddexp2", "atan2", "nextafter", "ldexp", "heaviside",
+                 "fmax", "fmin")  # torch has no overload taking a Python number
+_TENSOR_FIRST = ("copysign", "fmod")  # a number only as the second operand
+BINARY_ROWS = {
+    **{k: binary_function(k, tensors_only=True) for k in _TENSORS_ONLY},
+    **{k: binary_function(k, tensor_first=True) for k in _TENSOR_FIRST},
+    **{k: binary_function(k) for k in ("xlogy", "xlog1py", "float_power")},
+    **{k: make_unary(k) for k in ("isnan", "isinf", "isfinite", "isposinf", "isneginf",
+                                  "signbit")},
+}  # formulas: autograd/formulas_more.py; ops/elementwise.py names them too (method table)
+(hypot, logaddexp, logaddexp2, atan2, nextafter, ldexp, heaviside, fmax, fmin, copysign, fmod,
+ xlogy, xlog1py, float_power) = (BINARY_ROWS[k] for k in (
+    "hypot", "logaddexp", "logaddexp2", "atan2", "nextafter", "ldexp", "heaviside", "fmax",
+    "fmin", "copysign", "fmod", "xlogy", "xlog1py", "float_power"))
+isposinf, isneginf, signbit = BINARY_ROWS["isposinf"], BINARY_ROWS["isneginf"], \
+    BINARY_ROWS["signbit"]
+arctan2 = atan2
 
 
 def _int_binary(name, fn):
@@ -366,12 +258,6 @@ def _int_binary(name, fn):
 
 gcd = _int_binary("gcd", lambda xp, a, b: xp.gcd(a, b))
 lcm = _int_binary("lcm", lambda xp, a, b: xp.lcm(a, b))
-
-
-def ldexp(input, other):
-    """input * 2 ** other."""
-    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
-    return x * (2.0 ** _as_tensor(other, x).to(x.dtype))
 
 
 def angle(input):

@@ -27,6 +27,11 @@ CONTRACT_KEYS += (
     "special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 "
     "special_spherical_bessel_j0 logit"
 ).split()
+# binary special functions and the elementwise flags (issue 23)
+CONTRACT_KEYS += (
+    "hypot logaddexp logaddexp2 xlogy xlog1py atan2 copysign nextafter fmod ldexp heaviside fmax "
+    "fmin float_power isnan isinf isfinite isposinf isneginf signbit"
+).split()
 
 
 def test_keys_are_exactly_the_contract():
