@@ -113,6 +113,7 @@ _VIEWS = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "t
 _COMPOSITE = ["fmod", "trunc", "square", "reciprocal", "isnan", "isinf", "isfinite", "conj",
               "lerp"]
 _ELEMENTWISE = [name for key, op in OPS.items() if key != "where"
+                and not key.startswith("special_")  # torch.special's own: no method
                 for name in (key, *op.aliases)] + _COMPOSITE
 _REDUCTIONS = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
                "var", "std", "all", "any", "norm", "cumsum", "cumprod", "logsumexp",

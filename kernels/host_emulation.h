@@ -197,3 +197,99 @@ inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b)
                           void** args, int serial) {                                        \
         return gt_emu::launch(&__VA_ARGS__, g, b, shared, args, serial);                    \
     }
+
+// ---------------------------------------------------------------------------------------------
+// CUDA libm functions glibc lacks, for the generated elementwise kernels (fusion/preamble_special.py
+// calls them by CUDA's names). Double precision throughout; the float forms round once.
+#include <cmath>
+
+// erfinv: an initial guess from the logarithmic tail form, then Halley steps on erf(y) - x
+// (erf'' = -2y erf', so each step is y -= f / (f' + y f)); three reach double precision.
+inline double erfinv(double x) {
+    if (x != x || x < -1.0 || x > 1.0) return NAN;
+    if (x == 1.0) return INFINITY;
+    if (x == -1.0) return -INFINITY;
+    if (x == 0.0) return x;  // keeps the sign of zero
+    const double w = -std::log((1.0 - x) * (1.0 + x));
+    double y = (w < 6.25 ? std::sqrt(3.14159265358979323846) / 2 * x * (1.0 + w / 12.0)
+                         : std::copysign(std::sqrt(w - std::log(w)), x));
+    for (int k = 0; k < 60; ++k) {
+        const double f = std::erf(y) - x;
+        const double d = 2.0 / std::sqrt(3.14159265358979323846) * std::exp(-y * y);
+        const double step = f / (d + y * f);
+        y -= step;
+        if (std::fabs(step) <= 1e-17 * std::fabs(y)) break;
+    }
+    return y;
+}
+inline float erfinvf(float x) { return (float)erfinv((double)x); }
+
+// erfcx(x) = exp(x^2) erfc(x): directly while erfc does not underflow, the asymptotic series
+// of x sqrt(pi) erfcx(x) = 1 - 1/(2x^2) + 3/(2x^2)^2 - ... beyond.
+inline double erfcx(double x) {
+    if (x != x) return x;
+    if (x < 12.0) return x < -26.7 ? INFINITY : std::exp(x * x) * std::erfc(x);
+    if (x == INFINITY) return 0.0;
+    const double t = 1.0 / (2.0 * x * x);
+    double term = 1.0, sum = 1.0;
+    for (int k = 1; k < 40; ++k) {
+        term *= -(2.0 * k - 1.0) * t;
+        sum += term;
+        if (std::fabs(term) < 1e-17 * sum) break;
+    }
+    return sum / (x * std::sqrt(3.14159265358979323846));
+}
+inline float erfcxf(float x) { return (float)erfcx((double)x); }
+
+inline double normcdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+inline float normcdff(float x) { return (float)normcdf((double)x); }
+
+// normcdfinv: the lower half by Newton steps on normcdf (accurate in the far tail, where erfc
+// keeps its relative precision), from the logarithmic tail guess; the upper half by symmetry.
+inline double normcdfinv(double p) {
+    if (p != p || p < 0.0 || p > 1.0) return NAN;
+    if (p == 0.0) return -INFINITY;
+    if (p == 1.0) return INFINITY;
+    if (p == 0.5) return 0.0;  // (Newton would stop a few 1e-18 short of it)
+    if (p > 0.5) return -normcdfinv(1.0 - p);
+    const double t = std::sqrt(-2.0 * std::log(p));
+    double y = -(t - (2.515517 + 0.802853 * t + 0.010328 * t * t) /
+                         (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t));
+    for (int k = 0; k < 60; ++k) {
+        const double pdf = std::exp(-0.5 * y * y) / std::sqrt(2.0 * 3.14159265358979323846);
+        const double step = (normcdf(y) - p) / pdf;
+        y -= step;
+        if (std::fabs(step) <= 1e-16 * std::fabs(y) + 1e-300) break;
+    }
+    return y;
+}
+inline float normcdfinvf(float p) { return (float)normcdfinv((double)p); }
+
+// I_nu(x), nu = 0 or 1: the power series up to |x| = 30, the asymptotic expansion beyond.
+inline double gt_emu_bessel_i(int nu, double x) {
+    const double ax = std::fabs(x);
+    if (ax != ax) return ax;
+    double r;
+    if (ax <= 30.0) {
+        const double h = ax / 2.0, q = h * h;
+        double term = nu ? h : 1.0, sum = term;
+        for (int k = 1; k < 120 && term > sum * 1e-18; ++k) {
+            term *= q / (double)(k * (k + nu));
+            sum += term;
+        }
+        r = sum;
+    } else {
+        const double mu = 4.0 * nu * nu;
+        double coef = 1.0, acc = 1.0;
+        for (int k = 1; k < 30; ++k) {
+            coef = -coef * (mu - (2.0 * k - 1.0) * (2.0 * k - 1.0)) / (8.0 * k * ax);
+            acc += coef;
+        }
+        r = std::exp(ax) * acc / std::sqrt(2.0 * 3.14159265358979323846 * ax);
+    }
+    return nu && x < 0 ? -r : r;
+}
+inline double cyl_bessel_i0(double x) { return gt_emu_bessel_i(0, x); }
+inline double cyl_bessel_i1(double x) { return gt_emu_bessel_i(1, x); }
+inline float cyl_bessel_i0f(float x) { return (float)cyl_bessel_i0((double)x); }
+inline float cyl_bessel_i1f(float x) { return (float)cyl_bessel_i1((double)x); }

@@ -60,6 +60,8 @@ UPWARD = {
     ("cuda", "ops.random"): "gt.cuda.manual_seed seeds the one generator, when called",
     ("ops.softmax", "autograd.composite"): "softmax records torch's one node, when it records",
     ("cuda", "cuda.graphs"): "gt.cuda.CUDAGraph & co, built on the public API, on first use",
+    ("fusion.derivatives_special", "special"): "a special row's derivative calls gt.special "
+    "(polygamma, i1, ...: no Tensor method), at backward time",
 }
 CUPY_ALLOWED = ["backends.*", "kernel.compile", "kernel.nvrtc", "fusion.compile",
                 "testing.sim.*"]  # the simulated CuPy binds against the real one

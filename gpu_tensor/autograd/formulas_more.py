@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from ..fusion.optable import OPS
 from ..ops import _more, linalg_more, reduce_more
 from ..ops import special as sp
 from .formulas_elementwise import binary_rule
@@ -31,41 +32,43 @@ def _unary(name, key, deriv, save_out=False):
     return fwd
 
 
-_LN2, _LN10 = math.log(2), math.log(10)
-_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+# The op-table rows of issue 23: their derivative is the row's rule (fusion/optable.py,
+# fusion/derivatives_special.py), read at backward time, so eager and fused agree.
+def _rule(key):
+    return lambda g, x, out: OPS[key].grad(g, out, x)[0]
 
-_unary("AsinBackward0", "asin", lambda g, x, out: g / (1 - x * x).sqrt())
-_unary("AcosBackward0", "acos", lambda g, x, out: -g / (1 - x * x).sqrt())
-_unary("AtanBackward0", "atan", lambda g, x, out: g / (x * x + 1))
-_unary("SinhBackward0", "sinh", lambda g, x, out: g * sp.cosh(x))
-_unary("CoshBackward0", "cosh", lambda g, x, out: g * sp.sinh(x))
-_unary("TanBackward0", "tan", lambda g, x, out: g * (out * out + 1), True)
-_unary("AsinhBackward0", "asinh", lambda g, x, out: g / (x * x + 1).sqrt())
-_unary("AcoshBackward0", "acosh", lambda g, x, out: g / (x * x - 1).sqrt())
-_unary("AtanhBackward0", "atanh", lambda g, x, out: g / (1 - x * x))
-_unary("Log2Backward0", "log2", lambda g, x, out: g / (x * _LN2))
-_unary("Log10Backward0", "log10", lambda g, x, out: g / (x * _LN10))
-_unary("Expm1Backward0", "expm1", lambda g, x, out: g * (out + 1), True)
-_unary("Exp2Backward0", "exp2", lambda g, x, out: g * out * _LN2, True)
-_unary("ErfBackward0", "erf", lambda g, x, out: g * _TWO_OVER_SQRT_PI * (-(x * x)).exp())
-_unary("ErfcBackward0", "erfc", lambda g, x, out: -g * _TWO_OVER_SQRT_PI * (-(x * x)).exp())
-_unary("ErfinvBackward0", "erfinv",
-       lambda g, x, out: g * (math.sqrt(math.pi) / 2) * (out * out).exp(), True)
-_unary("LgammaBackward0", "lgamma", lambda g, x, out: g * sp.digamma(x))
-_unary("DigammaBackward0", "digamma", lambda g, x, out: g * sp.polygamma(1, x))
+
+for _name, _key, _save_out in (
+        ("AsinBackward0", "asin", False), ("AcosBackward0", "acos", False),
+        ("AtanBackward0", "atan", False), ("SinhBackward0", "sinh", False),
+        ("CoshBackward0", "cosh", False), ("TanBackward0", "tan", True),
+        ("AsinhBackward0", "asinh", False), ("AcoshBackward0", "acosh", False),
+        ("AtanhBackward0", "atanh", False), ("Log2Backward0", "log2", False),
+        ("Log10Backward0", "log10", False), ("Expm1Backward0", "expm1", True),
+        ("Exp2Backward0", "exp2", True), ("ErfBackward0", "erf", False),
+        ("ErfcBackward0", "erfc", False), ("ErfinvBackward0", "erfinv", True),
+        ("LgammaBackward0", "lgamma", False), ("DigammaBackward0", "digamma", False),
+        ("SincBackward0", "sinc", False),
+        ("SpecialErfcxBackward0", "erfcx", True), ("SpecialNdtrBackward0", "ndtr", False),
+        ("SpecialNdtriBackward0", "ndtri", True), ("SpecialLogNdtrBackward0", "log_ndtr", True),
+        ("SpecialEntrBackward0", "entr", False)):
+    _unary(_name, _key, _rule(_key if _key in OPS else "special_" + _key), _save_out)
 _unary("Deg2RadBackward0", "deg2rad", lambda g, x, out: g * (math.pi / 180))
 _unary("Rad2DegBackward0", "rad2deg", lambda g, x, out: g * (180 / math.pi))
 
 
-def _sinc(g, x, out):
-    from ..ops.elementwise import where
-
-    px = x * math.pi
-    d = (px.cos() * px - px.sin()) / (px * x)
-    return g * where(x == 0, 0.0, d)
+@formula("LogitBackward0", (sp, "logit"), inputs=lambda args, kwargs: [args[0]])
+def _logit(ctx, out, x, eps=None):
+    ctx.eps = eps
+    ctx.save_for_backward(x)
 
 
-_unary("SincBackward0", "sinc", _sinc)
+@_logit.backward
+def _(ctx, g):
+    (x,) = ctx.saved_tensors
+    return OPS["logit"].grad(g, None, x, eps=ctx.eps)[0]
+
+
 
 
 # --- binary special functions (issue 23): rows of the op table, their rules in the rows ----
@@ -153,30 +156,18 @@ _register_inplace()
 
 # -- Bessel functions, polygamma, nextafter, frexp (issue 24: no silent gradient loss) -----
 def _bessel():
+    """i0, i0e, i1, i1e: their rows' rules (fusion/derivatives_special.py)."""
     from ..ops import bessel
-    from ..ops.elementwise import sign, where
 
-    def at_zero(x, d):  # i1'(0) = i1e'(0) = 1/2, the limit of the formula's 0/0
-        return where(x == 0, 0.5, d)
-
-    def safe(x):  # x, with 1 where it is 0 (that entry is replaced by at_zero)
-        return where(x == 0, 1.0, x)
-
-    unary = [
-        ("I0Backward0", sp, "i0", lambda g, x, out: g * bessel.i1(x)),
-        ("SpecialI0EBackward0", bessel, "i0e",
-         lambda g, x, out: g * (bessel.i1e(x) - sign(x) * out)),
-        ("SpecialI1Backward0", bessel, "i1",
-         lambda g, x, out: g * at_zero(x, sp.i0(x) - out / safe(x))),
-        ("SpecialI1EBackward0", bessel, "i1e",
-         lambda g, x, out: g * at_zero(x, bessel.i0e(x) - out * (sign(x) + 1 / safe(x)))),
-    ]
-    for name, ns, key, deriv in unary:
+    for name, ns, key, row in (("I0Backward0", sp, "i0", "i0"),
+                               ("SpecialI0EBackward0", bessel, "i0e", "special_i0e"),
+                               ("SpecialI1Backward0", bessel, "i1", "special_i1"),
+                               ("SpecialI1EBackward0", bessel, "i1e", "special_i1e")):
         @formula(name, (ns, key))
         def fwd(ctx, out, x):
             ctx.save_for_backward(x, out)
 
-        fwd.backward(lambda ctx, g, deriv=deriv: deriv(g, *ctx.saved_tensors))
+        fwd.backward(lambda ctx, g, row=row: OPS[row].grad(g, *reversed(ctx.saved_tensors))[0])
 
 
 _bessel()
@@ -195,8 +186,8 @@ def _polygamma(ctx, out, n, x):
 
 @_polygamma.backward
 def _(ctx, g):
-    (x,) = ctx.saved_tensors  # d/dx psi^(n)(x) = psi^(n+1)(x), for every order
-    return None, g * sp.polygamma(ctx.n + 1, x)
+    (x,) = ctx.saved_tensors  # the row's rule: psi^(n+1)(x), for every order
+    return None, OPS["special_polygamma"].grad(g, None, x, n=ctx.n)[0]
 
 
 @formula("FrexpBackward0", (reduce_more, "frexp"), output=lambda r: r[0])

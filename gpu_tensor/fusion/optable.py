@@ -32,7 +32,8 @@ import numpy as np
 
 from .. import dtype as _core_dt
 from . import derivatives as dx
-from . import npmath
+from . import derivatives_special as dxs
+from . import npmath, npspecial
 from .dtypes import as_np_dtype, category, compute_dtype, default_float, result_type
 
 __all__ = ["OpDef", "OPS", "KINDS", "not_implemented"]
@@ -67,7 +68,7 @@ class OpDef:
     int_only: bool = False
     refuse_bool: bool = False  # torch has no kernel when the operands promote to bool
     float_only: bool = False  # torch has no integer kernel (gelu, silu)
-    real_only: bool = False  # complex operands are refused (complex numbers are not ordered)
+    real_only: bool | str = False  # complex operands are refused (a str: the error's hint)
     unsigned: bool = False  # one of the few ops torch has for uint16/uint32/uint64
     quiet: bool = False  # numpy warns (inf/nan/zero division) where torch never does
     int_division: bool = False  # integer operands: division by zero raises, as in torch
@@ -110,7 +111,8 @@ class OpDef:
         if self.float_only and common.category <= _core_dt.INT:
             raise not_implemented(self.name, common, "convert the input with .float() first")
         if self.real_only and common.category == _core_dt.COMPLEX:
-            raise not_implemented(self.name, common, "complex numbers are not ordered")
+            raise not_implemented(self.name, common, self.real_only if isinstance(
+                self.real_only, str) else "complex numbers are not ordered")
 
     def operand_dtypes(self, common: np.dtype, n: int) -> tuple[np.dtype, ...]:
         """The dtype each operand is converted to before the op runs."""
@@ -273,6 +275,78 @@ _CMP = {"inplace": False, "real_only": True}
 _NO_INPLACE = {"inplace": False}
 _U = {"unsigned": True}  # torch (2.3+) has these for uint16/32/64 (checked against torch 2.13)
 
+class _PerOrder(Mapping):
+    """The CUDA template of an op whose parameter is an order n = 0, 1, 2, ... (polygamma):
+    one template per n, made when asked."""
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+
+    def __getitem__(self, n):
+        if type(n) is not int or n < 0:
+            raise KeyError(n)
+        return self.pattern.format(n=n)
+
+    def __iter__(self):
+        return iter(range(3))  # what an error lists: "one of [0, 1, 2]" (and every larger n)
+
+    def __len__(self):
+        return 3
+
+
+class _PerValue(Mapping):
+    """The CUDA template of an op whose parameter is a number (logit's eps) or None, made
+    by `make(value)` when asked; a value it cannot take raises KeyError."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def __getitem__(self, value):
+        return self.make(value)
+
+    def __iter__(self):
+        return iter((None,))  # what an error lists (any finite float is taken too)
+
+    def __len__(self):
+        return 1
+
+
+def _logit_template(eps):
+    if eps is None:
+        return "gt_logit({0})"
+    if type(eps) is not float or eps != eps or eps in (float("inf"), float("-inf")):
+        raise KeyError(eps)
+    return f"gt_logit_eps({{0}}, {eps!r})"
+
+
+_REAL = {"quiet": True, "real_only": "it is defined for real tensors only"}
+_SPECIAL = {**_REAL, "inplace": False}  # torch.special's own: no Tensor.<name>_ either
+
+
+def _no_half(name):
+    """The row fields of a torch.special function with no float16/bfloat16 kernel in torch
+    (erfcx, ndtri, log_ndtr, the Bessel family): such operands are refused."""
+
+    def check(operands, common):
+        if common in (_core_dt.float16, _core_dt.bfloat16):
+            raise not_implemented(name, common, "convert the input with .float() first")
+
+    return {**_SPECIAL, "operand_check": check}
+
+def _bessel_rows():
+    """torch.special's Bessel functions (no float16/bfloat16 kernels in torch)."""
+    rows = {"bessel_j0": "gt_bessel_j0", "bessel_j1": "gt_bessel_j1",
+            "bessel_y0": "gt_bessel_y0", "bessel_y1": "gt_bessel_y1",
+            "modified_bessel_i0": "gt_i0", "modified_bessel_i1": "gt_i1",
+            "modified_bessel_k0": "gt_k0", "modified_bessel_k1": "gt_k1",
+            "scaled_modified_bessel_k0": "gt_k0e", "scaled_modified_bessel_k1": "gt_k1e",
+            "spherical_bessel_j0": "gt_spherical_j0"}
+    numpy = {"modified_bessel_i0": npspecial.i0, "modified_bessel_i1": npspecial.i1}
+    return [("special_" + name, 1, "float", helper + "({0})",
+             numpy.get(name) or getattr(npspecial, name), _no_half(name))
+            for name, helper in rows.items()]
+
+
 _ENTRIES = [
     # name, arity, kind, cuda template, numpy function, extra fields
     ("add", 2, "promote", "({0} + {1})", np.add, {"dunder": "add", "grad": dx.add}),
@@ -404,6 +478,53 @@ _ENTRIES += [
     ("isposinf", 1, "compare", "gt_isposinf({0})", npmath.isposinf, {**_FLAG, "real_only": True}),
     ("isneginf", 1, "compare", "gt_isneginf({0})", npmath.isneginf, {**_FLAG, "real_only": True}),
     ("signbit", 1, "compare", "gt_signbit({0})", np.signbit, {**_FLAG, "real_only": True}),
+]
+
+# --- unary special functions (issue 23) -----------------------------------------------------
+_ENTRIES += [
+    # Names with a "special_" prefix are torch.special's functions that are no Tensor method
+    # (gt.special.i0e is the row special_i0e).
+    ("tan", 1, "float", "gt_tan({0})", np.tan, {**_Q, "grad": dxs.tan}),
+    ("asin", 1, "float", "gt_asin({0})", np.arcsin, {**_Q, "grad": dxs.asin}),
+    ("acos", 1, "float", "gt_acos({0})", np.arccos, {**_Q, "grad": dxs.acos}),
+    ("atan", 1, "float", "gt_atan({0})", np.arctan, {**_Q, "grad": dxs.atan}),
+    ("sinh", 1, "float", "gt_sinh({0})", np.sinh, {**_Q, "grad": dxs.sinh}),
+    ("cosh", 1, "float", "gt_cosh({0})", np.cosh, {**_Q, "grad": dxs.cosh}),
+    ("asinh", 1, "float", "gt_asinh({0})", np.arcsinh, {**_Q, "grad": dxs.asinh}),
+    ("acosh", 1, "float", "gt_acosh({0})", np.arccosh, {**_Q, "grad": dxs.acosh}),
+    ("atanh", 1, "float", "gt_atanh({0})", np.arctanh, {**_Q, "grad": dxs.atanh}),
+    ("expm1", 1, "float", "gt_expm1({0})", np.expm1, {**_Q, "grad": dxs.expm1}),
+    ("exp2", 1, "float", "gt_exp2({0})", np.exp2, {**_Q, "grad": dxs.exp2}),
+    ("log2", 1, "float", "gt_log2({0})", np.log2, {**_Q, "grad": dxs.log2}),
+    ("log10", 1, "float", "gt_log10({0})", np.log10, {**_Q, "grad": dxs.log10}),
+    ("sinc", 1, "float", "gt_sinc({0})", npspecial.sinc, {**_Q, "grad": dxs.sinc}),
+    ("erf", 1, "float", "gt_erf({0})", npmath.erf, {**_REAL, "grad": dxs.erf}),
+    ("erfc", 1, "float", "gt_erfc({0})", npspecial.erfc, {**_REAL, "grad": dxs.erfc}),
+    ("erfinv", 1, "float", "gt_erfinv({0})", npspecial.erfinv, {**_REAL, "grad": dxs.erfinv}),
+    ("lgamma", 1, "float", "gt_lgamma({0})", npspecial.lgamma, {**_REAL, "grad": dxs.lgamma}),
+    ("digamma", 1, "float", "gt_digamma({0})", npspecial.digamma, {**_REAL, "grad": dxs.digamma}),
+    ("i0", 1, "float", "gt_i0({0})", npspecial.i0, {**_REAL, "grad": dxs.i0}),
+    ("special_i0e", 1, "float", "gt_i0e({0})", npspecial.i0e,
+     {**_SPECIAL, "grad": dxs.i0e}),
+    ("special_i1", 1, "float", "gt_i1({0})", npspecial.i1,
+     {**_SPECIAL, "grad": dxs.i1}),
+    ("special_i1e", 1, "float", "gt_i1e({0})", npspecial.i1e,
+     {**_SPECIAL, "grad": dxs.i1e}),
+    ("logit", 1, "float", _PerValue(_logit_template), npspecial.logit,
+     {**_REAL, "param": "eps", "grad": dxs.logit}),
+    ("special_erfcx", 1, "float", "gt_erfcx({0})", npspecial.erfcx,
+     {**_no_half("erfcx"), "grad": dxs.erfcx}),
+    ("special_ndtr", 1, "float", "gt_ndtr({0})", npspecial.ndtr,
+     {**_SPECIAL, "grad": dxs.ndtr}),
+    ("special_ndtri", 1, "float", "gt_ndtri({0})", npspecial.ndtri,
+     {**_no_half("ndtri"), "grad": dxs.ndtri}),
+    ("special_log_ndtr", 1, "float", "gt_log_ndtr({0})", npspecial.log_ndtr,
+     {**_no_half("log_ndtr"), "grad": dxs.log_ndtr}),
+    ("special_entr", 1, "float", "gt_entr({0})", npspecial.entr,
+     {**_SPECIAL, "grad": dxs.entr}),
+    *_bessel_rows(),
+    ("special_polygamma", 1, "float", _PerOrder("gt_polygamma({n}, {{0}})"), npspecial.polygamma,
+     {**_SPECIAL, "param": "n", "param_default": 1, "grad": dxs.polygamma}),
 ]
 
 OPS: dict[str, OpDef] = {

@@ -1,65 +1,52 @@
-"""The modified Bessel functions of the first kind torch.special offers beside i0: i0e,
-i1 and i1e (exponentially scaled: e^-|x| I_nu(x), finite where I_nu overflows).
+"""torch.special's Bessel functions beside i0: the modified ones of the first kind (i0e, i1,
+i1e; modified_bessel_i0/i1), of the second kind (modified_bessel_k0/k1 and their scaled
+forms), Bessel's J and Y of orders 0 and 1, and spherical_bessel_j0.
 
-numpy has i0 only (ops/special.py uses it); these run on the host in float64 (a copy each
-way on a GPU: correct, not fast), from the power series up to |x| = 30 and the asymptotic
-expansion beyond, both accurate to a few float64 ulps there. Their gradients are in
-autograd/formulas_more.py.
+Each is a row of the op table (fusion/optable.py, key "special_<name>"), so on cuda each is
+one generated kernel and each works inside `@gt.fuse`; cpu and emulated cuda run the numpy
+references of fusion/npspecial.py. torch has them in torch.special only (gpu_tensor/special.py),
+with no Tensor method. The gradients of i0e, i1 and i1e are in autograd/formulas_more.py.
 """
 
 from __future__ import annotations
 
-import math
+from .._grad import STATE
+from ._dispatch import make_unary
 
-import numpy as np
-
-from .special import _unary
-
-__all__ = ["i0e", "i1", "i1e"]
-
-_SERIES_UP_TO = 30.0  # beyond, the asymptotic series converges to float64 precision
-_SERIES_TERMS = 90  # (x/2)^2k / (k! (k+nu)!) is below 1e-17 of the sum by then at x = 30
-_ASYMPTOTIC_TERMS = 30
+__all__ = ["i0e", "i1", "i1e", "modified_bessel_i0", "modified_bessel_i1",
+           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+           "spherical_bessel_j0"]
 
 
-def _scaled(nu: int, x: np.ndarray) -> np.ndarray:
-    """e^-|x| I_nu(|x|) for nu in (0, 1), float64."""
-    ax = np.abs(x)
-    small = ax <= _SERIES_UP_TO
-    xs = np.where(small, ax, 0.0)
-    q = (xs / 2) ** 2
-    term = (xs / 2) ** nu / math.factorial(nu)
-    total = term.copy()
-    for k in range(1, _SERIES_TERMS):
-        term = term * q / (k * (k + nu))
-        total = total + term
-    series = total * np.exp(-xs)
-    xl = np.where(small, 1.0, ax)
-    mu, coef, acc = 4.0 * nu * nu, np.ones_like(xl), np.ones_like(xl)
-    for k in range(1, _ASYMPTOTIC_TERMS):
-        coef = -coef * (mu - (2 * k - 1) ** 2) / (k * 8 * xl)
-        acc = acc + coef
-    asymptotic = acc / np.sqrt(2 * math.pi * xl)
-    return np.where(small, series, asymptotic)
+# torch has derivatives for i0e, i1 and i1e only: the others' results never require grad
+# (no error, as in torch), so they run with recording off
+_NOT_DIFFERENTIABLE = {name for name in __all__ if name not in ("i0e", "i1", "i1e")}
 
 
-def _i0e(xp, a):
-    with np.errstate(all="ignore"):
-        return _scaled(0, a.astype(np.float64)).astype(a.dtype)
+def _without_grad(row):
+    def fn(input, out=None):
+        if not STATE.enabled or not getattr(input, "_requires_grad", False):
+            return row(input, out)
+        STATE.enabled = False
+        try:
+            return row(input, out)
+        finally:
+            STATE.enabled = True
+
+    return fn
 
 
-def _i1e(xp, a):
-    x = a.astype(np.float64)
-    with np.errstate(all="ignore"):
-        return (np.sign(x) * _scaled(1, x)).astype(a.dtype)
+def _row(name):
+    fn = make_unary("special_" + name)
+    if name in _NOT_DIFFERENTIABLE:
+        fn = _without_grad(fn)
+    fn.__name__ = fn.__qualname__ = name  # torch.special's name, in Python's own errors
+    fn.__doc__ = f"torch.special.{name}: elementwise."
+    return fn
 
 
-def _i1(xp, a):
-    x = a.astype(np.float64)
-    with np.errstate(all="ignore"):
-        return (np.sign(x) * _scaled(1, x) * np.exp(np.abs(x))).astype(a.dtype)
-
-
-i0e = _unary("i0e", _i0e, host=True, complex_ok=False)
-i1 = _unary("i1", _i1, host=True, complex_ok=False)
-i1e = _unary("i1e", _i1e, host=True, complex_ok=False)
+ROWS = {"special_" + name: _row(name) for name in __all__}
+(i0e, i1, i1e, modified_bessel_i0, modified_bessel_i1, modified_bessel_k0, modified_bessel_k1,
+ scaled_modified_bessel_k0, scaled_modified_bessel_k1, bessel_j0, bessel_j1, bessel_y0,
+ bessel_y1, spherical_bessel_j0) = (ROWS["special_" + name] for name in __all__)

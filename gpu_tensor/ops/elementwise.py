@@ -270,3 +270,11 @@ from . import special as _special_rows  # noqa: E402
 globals().update(_special_rows.BINARY_ROWS)
 fmod, isnan, isinf, isfinite = (_special_rows.BINARY_ROWS[k] for k in ("fmod", "isnan", "isinf",
                                                                         "isfinite"))
+
+# -- the special-function rows of the op table (issue 23) --------------------------------------
+# Their functions live in special.py and bessel.py; every row of the table is also named here,
+# where the method table (gpu_tensor/_tensor_methods.py) reads the rows' functions.
+from . import bessel as _bessel  # noqa: E402
+
+globals().update(_special_rows.ROWS)
+globals().update(_bessel.ROWS)

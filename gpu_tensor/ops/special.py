@@ -1,14 +1,15 @@
-"""Elementwise math beyond the fusion op table: the inverse and hyperbolic trig family,
-erf/erfc/erfinv, log2/log10/expm1/exp2, lgamma/digamma, sinc, logit, atan2 and the
-composites torch offers (xlogy, hypot, logaddexp, copysign, float_power, nan_to_num, ...).
+"""Elementwise math beyond the core module (ops/elementwise.py): the trig and hyperbolic
+family, erf/erfc/erfinv, log2/log10/expm1/exp2, lgamma/digamma/polygamma, sinc, i0, logit,
+atan2 and the composites torch offers (xlogy, hypot, logaddexp, copysign, float_power,
+nan_to_num, ...).
 
-Primitives run the array module's function (numpy on cpu and emulated cuda, cupy on cuda:
-`get_backend(device).xp`). numpy has no erf, erfinv, lgamma or digamma; those run on the
-host (`_HOST`), which on a real GPU means a copy each way (a sync): correct, not fast.
-Composites are written with differentiable ops, so autograd comes with them; the
-primitives' formulas are in autograd/formulas_more.py.
+The unary primitives are rows of the op table (fusion/optable.py, `ROWS` here): on cuda each
+is one generated kernel, with no host round trip, and each works inside `@gt.fuse`; cpu and
+emulated cuda run the row's numpy function (fusion/npspecial.py). The other primitives run
+the array module's function (numpy on cpu and emulated cuda, cupy on cuda). Composites are
+written with differentiable ops, so autograd comes with them; the primitives' formulas are
+in autograd/formulas_more.py.
 """
-
 from __future__ import annotations
 
 import math
@@ -22,7 +23,7 @@ from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
-from ._dispatch import make_unary
+from ._dispatch import apply, make_unary
 from .row_function import binary_function
 
 __all__ = [
@@ -64,14 +65,7 @@ def _elementwise(bk, fn, arrays):
     return bk.elementwise(None, lambda *a: fn(xp, *a), arrays, None)
 
 
-def _on_host(bk, fn, arr):
-    """fn over a numpy copy of `arr` (the device array module lacks the routine)."""
-    if bk.host_arrays:
-        return _elementwise(bk, lambda xp, a: fn(a), (arr,))
-    return bk.from_host(np.ascontiguousarray(fn(bk.to_host(arr))))[0]
-
-
-def _unary(name, fn, host=False, complex_ok=True):
+def _unary(name, fn, complex_ok=True):
     """A floating unary op: `fn(xp, array)` in float32 for half types, float64 stays."""
 
     def op(input, out=None):  # out: positional-or-keyword, see _out.keyword_out
@@ -88,7 +82,7 @@ def _unary(name, fn, host=False, complex_ok=True):
         if arr.dtype != compute.np:
             arr = bk.astype(arr, compute.np)
         with np.errstate(all="ignore"):
-            r = _on_host(bk, lambda a: fn(np, a), arr) if host else _elementwise(bk, fn, (arr,))
+            r = _elementwise(bk, fn, (arr,))
         return _wrap(bk, r, input, out_dt)
 
     op.__name__ = op.__qualname__ = name
@@ -97,83 +91,21 @@ def _unary(name, fn, host=False, complex_ok=True):
     return wrapped
 
 
-def _vectorized(scalar_fn):
-    ufunc = np.frompyfunc(scalar_fn, 1, 1)
-    return lambda xp, a: ufunc(a).astype(a.dtype)
-
-
-def _safe_lgamma(v):
-    try:
-        return math.lgamma(v)
-    except ValueError:  # poles at 0, -1, -2, ...: torch gives inf
-        return math.inf
-
-
-def _erfinv(xp, a):
-    """Giles' single-precision approximation, then two Newton steps on erf (float64)."""
-    x = a.astype(np.float64)
-    w = -np.log((1.0 - x) * (1.0 + x))
-    small = w < 5.0
-    ws, wl = w - 2.5, np.sqrt(np.where(small, 5.0, w)) - 3.0
-    p_small = np.polyval([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                          0.00021858087, -0.00125372503, -0.00417768164, 0.246640727,
-                          1.50140941], ws)
-    p_large = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                          0.00573950773, -0.0076224613, 0.00943887047, 1.00167406,
-                          2.83297682], wl)
-    y = np.where(small, p_small, p_large) * x
-    erf = np.frompyfunc(math.erf, 1, 1)
-    for _ in range(2):
-        finite = np.isfinite(y)
-        yf = np.where(finite, y, 0.0)
-        err = erf(yf).astype(np.float64) - x
-        y = np.where(finite, yf - err / (2 / math.sqrt(math.pi) * np.exp(-yf * yf)), y)
-    y = np.where(x == 1, np.inf, np.where(x == -1, -np.inf, y))
-    return np.where(np.abs(x) > 1, np.nan, y).astype(a.dtype)
-
-
-def _digamma(xp, a):
-    """Reflection below 0.5, recurrence up to 6, then the asymptotic series."""
-    x = a.astype(np.float64)
-    reflect = x < 0.5
-    y = np.where(reflect, 1.0 - x, x)
-    acc = np.zeros_like(y)
-    for _ in range(6):
-        low = y < 6.0
-        acc -= np.where(low, 1.0 / np.where(low, y, 1.0), 0.0)
-        y = np.where(low, y + 1.0, y)
-    inv2 = 1.0 / (y * y)
-    series = np.log(y) - 0.5 / y - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (
-        1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
-    r = acc + series
-    r = np.where(reflect, r - math.pi / np.tan(math.pi * x), r)
-    pole = (x <= 0) & (x == np.floor(x))
-    r = np.where(pole, np.where(x == 0, -np.inf, np.nan), r)
-    return r.astype(a.dtype)
-
-
-asin = arcsin = _unary("asin", lambda xp, a: xp.arcsin(a))
-acos = arccos = _unary("acos", lambda xp, a: xp.arccos(a))
-atan = arctan = _unary("atan", lambda xp, a: xp.arctan(a))
-sinh = _unary("sinh", lambda xp, a: xp.sinh(a))
-cosh = _unary("cosh", lambda xp, a: xp.cosh(a))
-tan = _unary("tan", lambda xp, a: xp.tan(a))
-asinh = arcsinh = _unary("asinh", lambda xp, a: xp.arcsinh(a))
-acosh = arccosh = _unary("acosh", lambda xp, a: xp.arccosh(a))
-atanh = arctanh = _unary("atanh", lambda xp, a: xp.arctanh(a))
-log2 = _unary("log2", lambda xp, a: xp.log2(a))
-log10 = _unary("log10", lambda xp, a: xp.log10(a))
-expm1 = _unary("expm1", lambda xp, a: xp.expm1(a))
-exp2 = _unary("exp2", lambda xp, a: xp.exp2(a))
-sinc = _unary("sinc", lambda xp, a: xp.sinc(a))
+# -- rows of the op table (fusion/optable.py): one generated kernel on cuda, fusable -------
+_ROW_KEYS = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1",
+             "exp2", "log2", "log10", "sinc", "erf", "erfc", "erfinv", "lgamma", "digamma", "i0")
+ROWS = {key: make_unary(key) for key in _ROW_KEYS}  # formulas: autograd/formulas_more.py
+(tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, expm1, exp2, log2, log10, sinc, erf,
+ erfc, erfinv, lgamma, digamma, i0) = (ROWS[k] for k in _ROW_KEYS)
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+# torch.special's own (no torch.<name>, no Tensor method): gpu_tensor/special.py names them
+_SPECIAL_ONLY = ("erfcx", "ndtr", "ndtri", "log_ndtr", "entr")
+ROWS.update({"special_" + name: make_unary("special_" + name) for name in _SPECIAL_ONLY})
+erfcx, ndtr, ndtri, log_ndtr, entr = (ROWS["special_" + name] for name in _SPECIAL_ONLY)
+for _name in _SPECIAL_ONLY:
+    ROWS["special_" + _name].__name__ = ROWS["special_" + _name].__qualname__ = _name
 deg2rad = _unary("deg2rad", lambda xp, a: a * (math.pi / 180), complex_ok=False)
 rad2deg = _unary("rad2deg", lambda xp, a: a * (180 / math.pi), complex_ok=False)
-i0 = _unary("i0", lambda xp, a: xp.i0(a), host=True, complex_ok=False)
-erf = _unary("erf", _vectorized(math.erf), host=True, complex_ok=False)
-erfc = _unary("erfc", _vectorized(math.erfc), host=True, complex_ok=False)
-erfinv = _unary("erfinv", _erfinv, host=True, complex_ok=False)
-lgamma = _unary("lgamma", _vectorized(_safe_lgamma), host=True, complex_ok=False)
-digamma = _unary("digamma", _digamma, host=True, complex_ok=False)
 
 
 def frac(input):
@@ -184,11 +116,14 @@ def frac(input):
     return input - input.trunc()
 
 
+@differentiable  # formula: LogitBackward0 in autograd/formulas_more.py
 def logit(input, eps=None):
-    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
-    if eps is not None:
-        x = x.clamp(eps, 1 - eps)
-    return (x / (1 - x)).log()
+    """log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given: the table row
+    logit, whose parameter is eps."""
+    return apply("logit", input, eps=None if eps is None else float(eps))
+
+
+ROWS["logit"] = logit
 
 
 def fix(input):
@@ -335,50 +270,16 @@ def angle(input):
     return where(x < 0, math.pi, where(x.isnan(), x, 0.0)).to(x.dtype)
 
 
-_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66)  # B_2 .. B_10
-
-
-def _polygamma_np(n, a):
-    """psi^(n)(x), n >= 1: recurrence up to x >= 10, then the asymptotic series."""
-    x = a.astype(np.float64)
-    sign = -1.0 if n % 2 == 0 else 1.0  # (-1)^(n+1)
-    fact = math.factorial(n)
-    acc = np.zeros_like(x)
-    y = x.copy()
-    for _ in range(10):
-        low = y < 10
-        acc += np.where(low, sign * fact / np.where(low, y, 1.0) ** (n + 1), 0.0)
-        y = np.where(low, y + 1, y)
-    series = math.factorial(n - 1) / y ** n + fact / (2 * y ** (n + 1))
-    for k, b in enumerate(_BERNOULLI, 1):
-        series = series + b * math.factorial(2 * k + n - 1) / (math.factorial(2 * k) *
-                                                             y ** (2 * k + n))
-    r = acc + sign * series
-    pole = (x <= 0) & (x == np.floor(x))
-    return np.where(pole, np.inf if n % 2 else np.nan, r).astype(a.dtype)
-
-
 @differentiable  # formula: polygamma(n + 1, x), in autograd/formulas_more.py
 def polygamma(n, input):
-    """The n-th derivative of digamma (n = 0: digamma itself)."""
+    """The n-th derivative of digamma (n = 0: digamma itself): the table row
+    special_polygamma, whose parameter is n."""
     if not isinstance(n, int) or n < 0:
         raise RuntimeError(f"polygamma(n, x) does not support negative n, got n={n}")
-    if n == 0:
-        return digamma(input)
-    return _polygamma_n(n)(input)
+    return apply("special_polygamma", input, n=n)
 
 
-_POLYGAMMA = {}
-
-
-def _polygamma_n(n):
-    """The op of order n, made once (polygamma itself records the gradient, of any
-    order)."""
-    op = _POLYGAMMA.get(n)
-    if op is None:
-        op = _POLYGAMMA[n] = _unary(f"polygamma_{n}", lambda xp, a: _polygamma_np(n, a),
-                                    host=True, complex_ok=False)
-    return op
+ROWS["special_polygamma"] = polygamma
 
 
 def mvlgamma(input, p):

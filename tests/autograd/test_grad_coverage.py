@@ -36,6 +36,12 @@ NO_HISTORY = {
     "atleast_1d", "atleast_2d", "cartesian_prod", "chain_matmul",
     # gt.detach_ (torch.detach_): cuts the history by definition
     "detach_",
+    # torch.special's Bessel J, Y, K and the modified I0/I1 forms: no derivative in torch,
+    # whose results carry no history either (issue 23)
+    "special.bessel_j0", "special.bessel_j1", "special.bessel_y0", "special.bessel_y1",
+    "special.modified_bessel_i0", "special.modified_bessel_i1", "special.modified_bessel_k0",
+    "special.modified_bessel_k1", "special.scaled_modified_bessel_k0",
+    "special.scaled_modified_bessel_k1", "special.spherical_bessel_j0",
 }
 
 # in-place methods that leave the grad_fn unchanged, as torch's do

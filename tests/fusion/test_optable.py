@@ -17,6 +17,16 @@ CONTRACT_KEYS = (
     "logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not maximum minimum "
     "where clamp"
 ).split()
+# issue 23: the unary special functions
+CONTRACT_KEYS += (
+    "tan asin acos atan sinh cosh asinh acosh atanh expm1 exp2 log2 log10 sinc erf erfc erfinv "
+    "lgamma digamma i0 special_i0e special_i1 special_i1e special_polygamma special_erfcx "
+    "special_ndtr special_ndtri special_log_ndtr special_entr special_bessel_j0 "
+    "special_bessel_j1 special_bessel_y0 special_bessel_y1 special_modified_bessel_i0 "
+    "special_modified_bessel_i1 special_modified_bessel_k0 special_modified_bessel_k1 "
+    "special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 "
+    "special_spherical_bessel_j0 logit"
+).split()
 # binary special functions and the elementwise flags (issue 23)
 CONTRACT_KEYS += (
     "hypot logaddexp logaddexp2 xlogy xlog1py atan2 copysign nextafter fmod ldexp heaviside fmax "
