@@ -95,7 +95,7 @@ def move(t, device, non_blocking: bool = False):
 
 def copy_(dst, src, non_blocking: bool = False):
     """dst[...] = src: broadcasts src, converts its dtype, copies across devices."""
-    from ..ops._inplace import check_writable  # ops sit below transfer: see DESIGN.md
+    from ..ops._inplace import check_writable  # ops sit below transfer: see ARCHITECTURE.md
 
     check_writable(dst, "copy_")
     if not hasattr(src, "_data"):  # not a Tensor: torch's parser refuses it
