@@ -10,6 +10,7 @@ registered with autograd as "record the out-of-place op on a copy", like the cor
 from __future__ import annotations
 
 from .. import _grad, layouts
+from .._tensor import Tensor
 from ..sparse import ops as sparse_ops
 from ..sparse import sparse_coo_tensor
 from . import index_more, linalg_more, meta, random, reduce_more, softmax, sort, special
@@ -31,6 +32,28 @@ _NOT_METHODS = {"Generator", "default_generator", "manual_seed", "seed", "initia
                 "solve", "searchsorted", "eigh", "numel", "fill_diagonal", "poisson",
                 "polygamma"}
 
+
+
+def _unsafe_chunk(self, *args, **kwargs) -> tuple[Tensor, ...]:
+    return self.chunk(*args, **kwargs)
+
+
+def _unsafe_split(self, *args, **kwargs) -> tuple[Tensor, ...]:
+    return self.split(*args, **kwargs)
+
+
+def _const_data_ptr(self) -> int:
+    return self.data_ptr()
+
+
+def _sparse_dim(self) -> int:
+    return 0  # a dense tensor: every dimension is dense
+
+
+def _dense_dim(self) -> int:
+    return self.ndim
+
+
 # ... plus these, defined for Tensor only
 _METHODS = {
     "is_signed": meta.is_signed, "is_nonzero": meta.is_nonzero,
@@ -50,15 +73,15 @@ _METHODS = {
     # the random fills record a zero-gradient node on tensors that require grad (torch's)
     **{n: _grad.inplace(n, getattr(random, n)) for n in (
         "normal_", "uniform_", "bernoulli_", "random_", "exponential_", "geometric_",
-        "log_normal_", "cauchy_")}, "unsafe_chunk": lambda self, *a, **k: self.chunk(*a, **k),
-    "unsafe_split": lambda self, *a, **k: self.split(*a, **k),
+        "log_normal_", "cauchy_")}, "unsafe_chunk": _unsafe_chunk,
+    "unsafe_split": _unsafe_split,
     "unsafe_split_with_sizes": meta.split_with_sizes,
     "conj_physical": lambda self: self.conj(), "fill_diagonal_": None,  # below
     "ravel": lambda self: self.reshape(-1), "adjoint": lambda self: self.mH,
-    "const_data_ptr": lambda self: self.data_ptr(), "angle": special.angle,
+    "const_data_ptr": _const_data_ptr, "angle": special.angle,
     "set_": meta.set_, "polygamma": lambda self, n: special.polygamma(n, self), "hsplit": meta.hsplit, "vsplit": meta.vsplit, "dsplit": meta.dsplit,
     "to_sparse": sparse_ops.to_sparse, "to_sparse_coo": sparse_ops.to_sparse,
-    "to_dense": meta._self, "sparse_dim": lambda self: 0, "dense_dim": lambda self: self.ndim,
+    "to_dense": meta._self, "sparse_dim": _sparse_dim, "dense_dim": _dense_dim,
     "coalesce": meta.dense_refuses("coalesce"), "is_coalesced": meta.dense_refuses(
         "is_coalesced"), "indices": meta.dense_refuses("indices"),
     "values": meta.dense_refuses("values"),

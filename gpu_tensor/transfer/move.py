@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import differentiable
-from .._tensor import preserve_format
+from .._tensor import Tensor, preserve_format
 from ..backends import get_backend
 from ..device import CPU, resolve
 from ..dtype import DType
@@ -142,7 +142,7 @@ def record_stream(t, stream) -> None:
     _transfer().record_stream(t, stream)
 
 
-def _type(self, dtype=None):
+def _type(self, dtype=None) -> str | Tensor:
     """t.type() -> torch's legacy name with our prefix ('gpu_tensor.FloatTensor',
     'gpu_tensor.cuda.LongTensor'); t.type(dtype) -> t.to(dtype)."""
     if dtype is None:
