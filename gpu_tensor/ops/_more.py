@@ -9,21 +9,16 @@ registered with autograd as "record the out-of-place op on a copy", like the cor
 
 from __future__ import annotations
 
-from .. import _grad, layouts
+from .. import _grad
 from .._tensor import Tensor
 from ..sparse import ops as sparse_ops
-from ..sparse import sparse_coo_tensor
 from . import index_more, linalg_more, meta, random, reduce_more, softmax, sort, special
 from ._inplace import inplace
 
-# gt.<name>: the public functions of these modules
+# Tensor.<name> for the public functions of these modules (gpu_tensor/__init__.py imports
+# them by name as gt.<name>)
 _MODULES = (special, sort, linalg_more, index_more, reduce_more, random)
-__all__ = sorted({n for m in _MODULES for n in m.__all__} - {"fill_diagonal"}
-                 | {"is_tensor", "is_storage", "is_nonzero", "is_same_size", "is_signed",
-                    "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc",
-                    "softmax", "log_softmax", "greater",
-                    "greater_equal", "less", "less_equal", "not_equal", "numel",
-                    "sparse_coo_tensor"})
+__all__ = ["rows"]
 
 # Tensor.<name> for every function above taking the tensor first ...
 _NOT_METHODS = {"Generator", "default_generator", "manual_seed", "seed", "initial_seed",
@@ -160,24 +155,3 @@ def _method(name):
 
     call.__name__ = name
     return call
-
-
-def _public_names():
-    """`gt.<name>` values for __init__'s re-export."""
-    fns = _functions()
-    extra = {"is_tensor": meta.is_tensor, "is_storage": meta.is_storage,
-             "is_nonzero": meta.is_nonzero, "is_same_size": meta.is_same_size,
-             "is_signed": meta.is_signed, "layout": layouts.layout,
-             "strided": layouts.strided, "sparse_coo": layouts.sparse_coo,
-             "sparse_csr": layouts.sparse_csr, "sparse_csc": layouts.sparse_csc,
-             "softmax": softmax.softmax, "log_softmax": softmax.log_softmax,
-             "numel": meta.numel, "sparse_coo_tensor": sparse_coo_tensor}
-    fns.update(extra)
-    from . import elementwise as ew
-
-    for alias, target in _ALIASES.items():
-        fns.setdefault(alias, getattr(ew, target, None) or fns.get(target))
-    return {n: fns[n] for n in __all__}
-
-
-globals().update(_public_names())
