@@ -67,7 +67,7 @@ from .ops.elementwise import gt as greater  # noqa: E402
 from .ops.elementwise import le as less_equal  # noqa: E402
 from .ops.elementwise import lt as less  # noqa: E402
 from .ops.elementwise import ne as not_equal  # noqa: E402
-from .ops.index_more import (  # noqa: E402
+from .ops.index_write import (  # noqa: E402
     argwhere,
     as_strided_scatter,
     bincount,
@@ -91,7 +91,7 @@ from .ops.index_more import (  # noqa: E402
     slice_scatter,
     take_along_dim,
 )
-from .ops.linalg_more import (  # noqa: E402
+from .ops.matrix import (  # noqa: E402
     addbmm,
     addcdiv,
     addcmul,
@@ -135,6 +135,13 @@ from .ops.meta import (  # noqa: E402
     is_tensor,
     numel,
 )
+from .ops.pointwise import (  # noqa: E402
+    bitwise_left_shift,
+    bitwise_right_shift,
+    frexp,
+    hardshrink,
+    prelu,
+)
 from .ops.random import (  # noqa: E402
     Generator,
     bernoulli,
@@ -147,20 +154,6 @@ from .ops.random import (  # noqa: E402
     poisson,
     seed,
     set_rng_state,
-)
-from .ops.reduce_more import (  # noqa: E402
-    aminmax,
-    bitwise_left_shift,
-    bitwise_right_shift,
-    corrcoef,
-    cov,
-    frexp,
-    hardshrink,
-    logcumsumexp,
-    nanmean,
-    nansum,
-    prelu,
-    renorm,
 )
 from .ops.softmax import (  # noqa: E402
     log_softmax,
@@ -244,6 +237,15 @@ from .ops.special import (  # noqa: E402
     sinh,
     tan,
     xlogy,
+)
+from .ops.statistics import (  # noqa: E402
+    aminmax,
+    corrcoef,
+    cov,
+    logcumsumexp,
+    nanmean,
+    nansum,
+    renorm,
 )
 from .sparse import (  # noqa: E402
     sparse_coo_tensor,

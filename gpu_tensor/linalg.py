@@ -1,4 +1,4 @@
-"""gt.linalg: torch.linalg's names over ops/linalg_more.py and the core products.
+"""gt.linalg: torch.linalg's names over ops/matrix.py and the core products.
 
 The differences from the Tensor methods are torch's: linalg.svd returns Vh (not V) and
 takes full_matrices; linalg.qr takes mode; linalg.inv is Tensor.inverse.
@@ -7,7 +7,7 @@ takes full_matrices; linalg.qr takes mode; linalg.inv is Tensor.inverse.
 from __future__ import annotations
 
 from . import return_types
-from .ops import linalg_more as _la
+from .ops import matrix as _la
 
 __all__ = ["det", "inv", "solve", "qr", "svd", "svdvals", "cholesky", "eigh", "eigvalsh",
            "slogdet", "pinv", "matrix_power", "matrix_exp", "cross", "norm", "vector_norm",

@@ -95,8 +95,8 @@ def test_each_module_level_in_place_function_is_a_tensor_method():
 
 def test_the_op_modules_names_are_all_public():
     """Their functions are public names (the import block in __init__ lists each by hand)."""
-    from gpu_tensor.ops import index_more, linalg_more, random, reduce_more, sort, special
+    from gpu_tensor.ops import index_write, matrix, pointwise, random, sort, special, statistics
 
-    for module in (special, sort, linalg_more, reduce_more, random, index_more):
+    for module in (special, sort, matrix, statistics, pointwise, random, index_write):
         missing = set(module.__all__) - set(gt.__all__) - {"fill_diagonal"}  # a method only
         assert not missing, f"{module.__name__}: {sorted(missing)} not in gt.__all__"

@@ -283,3 +283,36 @@ def _contiguous_strides(size):
         strides.append(acc)
         acc *= n
     return tuple(reversed(strides))
+
+
+# -- Tensor-only methods that restate another (rows of _tensor_methods.py) --------------------
+def unsafe_chunk(self, *args, **kwargs) -> tuple[Tensor, ...]:
+    return self.chunk(*args, **kwargs)
+
+
+def unsafe_split(self, *args, **kwargs) -> tuple[Tensor, ...]:
+    return self.split(*args, **kwargs)
+
+
+def const_data_ptr(self) -> int:
+    return self.data_ptr()
+
+
+def sparse_dim(self) -> int:
+    return 0  # a dense tensor: every dimension is dense
+
+
+def dense_dim(self) -> int:
+    return self.ndim
+
+
+def conj_physical(self) -> Tensor:
+    return self.conj()
+
+
+def ravel(self) -> Tensor:
+    return self.reshape(-1)
+
+
+def adjoint(self) -> Tensor:
+    return self.mH

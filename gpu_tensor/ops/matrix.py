@@ -1,6 +1,7 @@
-"""Linear algebra beyond products: det, inverse, solve, qr, svd, cholesky, slogdet, pinverse,
-eigh, and the composites torch offers on Tensor (addmm/baddbmm/addmv/addr, addcmul/addcdiv,
-tril/triu, diag/diag_embed/diagflat, trace, cross, kron, inner, vdot, matrix_power, dist).
+"""Matrix functions beyond the products of ops/linalg.py: det, inverse, solve, qr, svd,
+cholesky, slogdet, pinverse, eigh, and the composites torch offers on Tensor
+(addmm/baddbmm/addmv/addr, addcmul/addcdiv, tril/triu, diag/diag_embed/diagflat, trace,
+cross, kron, inner, vdot, matrix_power, dist).
 
 Decompositions run in the array module's `linalg` (numpy.linalg on cpu and emulated cuda,
 cupy.linalg on cuda) in float32/float64/complex; like torch, half types are refused.
