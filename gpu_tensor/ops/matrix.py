@@ -19,6 +19,7 @@ from .._grad import differentiable
 from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
+from ._result import array_result
 
 __all__ = ["det", "inverse", "solve", "qr", "svd", "cholesky", "slogdet", "logdet",
            "pinverse", "eigh", "matrix_power", "trace", "tril", "triu", "diag", "diag_embed",
@@ -49,16 +50,7 @@ def _arr(name, a):
 
 
 def _out(a, r, dtype=None):
-    bk = get_backend(a.device)
-    dt = dtype or a.dtype
-    if not hasattr(r, "ndim") or isinstance(r, np.generic):
-        r = bk.xp.asarray(r)
-    if r.dtype != dt.np:
-        r = bk.astype(r, dt.np)
-    if r.ndim:
-        r = bk.xp.ascontiguousarray(r)  # (it would make a 0-d result 1-d)
-    r, st = bk.adopt(r)
-    return Tensor._make(r, a.device, dt, st)
+    return array_result(get_backend(a.device), r, a.device, dtype or a.dtype, contiguous=True)
 
 
 def _out_columns(a, r, dtype=None):

@@ -15,6 +15,7 @@ from .._tensor import Tensor, preserve_format
 from ..backends import get_backend
 from ..device import CPU, resolve
 from ..dtype import DType
+from ..ops._inplace import check_writable
 
 __all__ = ["to", "move", "astype", "copy_", "pin_memory", "is_pinned", "record_stream"]
 
@@ -95,8 +96,6 @@ def move(t, device, non_blocking: bool = False):
 
 def copy_(dst, src, non_blocking: bool = False):
     """dst[...] = src: broadcasts src, converts its dtype, copies across devices."""
-    from ..ops._inplace import check_writable  # ops sit below transfer: see ARCHITECTURE.md
-
     check_writable(dst, "copy_")
     if not hasattr(src, "_data"):  # not a Tensor: torch's parser refuses it
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
