@@ -44,6 +44,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check gpu_tensor tests profiling
+	$(VENV)/bin/ruff format --check gpu_tensor tests profiling
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -49,15 +49,234 @@ __all__ = [
 ]
 
 # torch's API breadth beyond the core ops: accelerator, special/sort/linalg/random ops,
-# sparse COO, legacy constructors (ops/_more.py binds the methods)
+# sparse COO, legacy constructors. Each name is imported by name, so readers and IDEs find
+# it (tests/test_public_names.py); their Tensor methods are rows of _tensor_methods.py.
 from . import accelerator, layouts, linalg, sparse, special  # noqa: E402
 from .autograd import formulas_more as _formulas_more  # noqa: E402, F401  (registers)
+from .layouts import (  # noqa: E402
+    layout,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+    strided,
+)
 from .legacy import *  # noqa: E402, F403
 from .legacy import __all__ as _legacy_all  # noqa: E402
-from .ops._more import *  # noqa: E402, F403
-from .ops._more import __all__ as _more_all  # noqa: E402
+from .ops.elementwise import ge as greater_equal  # noqa: E402  (torch's other names)
+from .ops.elementwise import gt as greater  # noqa: E402
+from .ops.elementwise import le as less_equal  # noqa: E402
+from .ops.elementwise import lt as less  # noqa: E402
+from .ops.elementwise import ne as not_equal  # noqa: E402
+from .ops.index_write import (  # noqa: E402
+    argwhere,
+    as_strided_scatter,
+    bincount,
+    diagonal_scatter,
+    diff,
+    fliplr,
+    flipud,
+    histc,
+    histogram,
+    index_add,
+    index_copy,
+    index_fill,
+    index_reduce,
+    masked_scatter,
+    nonzero_static,
+    put,
+    repeat_interleave,
+    rot90,
+    scatter_reduce,
+    select_scatter,
+    slice_scatter,
+    take_along_dim,
+)
+from .ops.matrix import (  # noqa: E402
+    addbmm,
+    addcdiv,
+    addcmul,
+    addmm,
+    addmv,
+    addr,
+    baddbmm,
+    cholesky,
+    cholesky_inverse,
+    cholesky_solve,
+    cross,
+    det,
+    diag,
+    diag_embed,
+    diagflat,
+    dist,
+    eigh,
+    ger,
+    inner,
+    inverse,
+    kron,
+    logdet,
+    matrix_exp,
+    matrix_power,
+    pinverse,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    trace,
+    triangular_solve,
+    tril,
+    triu,
+    vdot,
+)
+from .ops.meta import (  # noqa: E402
+    is_nonzero,
+    is_same_size,
+    is_signed,
+    is_storage,
+    is_tensor,
+    numel,
+)
+from .ops.pointwise import (  # noqa: E402
+    bitwise_left_shift,
+    bitwise_right_shift,
+    frexp,
+    hardshrink,
+    prelu,
+)
+from .ops.random import (  # noqa: E402
+    Generator,
+    bernoulli,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    multinomial,
+    normal,
+    poisson,
+    seed,
+    set_rng_state,
+)
+from .ops.softmax import (  # noqa: E402
+    log_softmax,
+    softmax,
+)
+from .ops.sort import (  # noqa: E402
+    argsort,
+    cummax,
+    cummin,
+    kthvalue,
+    median,
+    mode,
+    msort,
+    nanmedian,
+    nanquantile,
+    quantile,
+    searchsorted,
+    sort,
+    topk,
+    unique,
+    unique_consecutive,
+)
+from .ops.special import (  # noqa: E402
+    absolute,
+    acos,
+    acosh,
+    allclose,
+    angle,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    copysign,
+    cosh,
+    deg2rad,
+    digamma,
+    equal,
+    erf,
+    erfc,
+    erfinv,
+    exp2,
+    expm1,
+    fix,
+    float_power,
+    fmax,
+    fmin,
+    frac,
+    gcd,
+    heaviside,
+    hypot,
+    i0,
+    isclose,
+    isneginf,
+    isposinf,
+    isreal,
+    lcm,
+    ldexp,
+    lgamma,
+    log2,
+    log10,
+    logaddexp,
+    logaddexp2,
+    logit,
+    mvlgamma,
+    nan_to_num,
+    nextafter,
+    polygamma,
+    positive,
+    rad2deg,
+    sgn,
+    signbit,
+    sinc,
+    sinh,
+    tan,
+    xlogy,
+)
+from .ops.statistics import (  # noqa: E402
+    aminmax,
+    corrcoef,
+    cov,
+    logcumsumexp,
+    nanmean,
+    nansum,
+    renorm,
+)
+from .sparse import (  # noqa: E402
+    sparse_coo_tensor,
+)
 
-__all__ += ["accelerator", "layouts", "linalg", "sparse", "special", *_more_all, *_legacy_all]
+__all__ += ["accelerator", "layouts", "linalg", "sparse", "special", *_legacy_all]
+# the names imported above
+__all__ += [
+    "absolute", "acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr",
+    "allclose", "aminmax", "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
+    "arctanh", "argsort", "argwhere", "as_strided_scatter", "asin", "asinh", "atan", "atan2",
+    "atanh", "baddbmm", "bernoulli", "bincount", "bitwise_left_shift", "bitwise_right_shift",
+    "cholesky", "cholesky_inverse", "cholesky_solve", "copysign", "corrcoef", "cosh", "cov",
+    "cross", "cummax", "cummin", "default_generator", "deg2rad", "det", "diag", "diag_embed",
+    "diagflat", "diagonal_scatter", "diff", "digamma", "dist", "eigh", "equal", "erf", "erfc",
+    "erfinv", "exp2", "expm1", "fix", "fliplr", "flipud", "float_power", "fmax", "fmin", "frac",
+    "frexp", "gcd", "Generator", "ger", "get_rng_state", "greater", "greater_equal", "hardshrink",
+    "heaviside", "histc", "histogram", "hypot", "i0", "index_add", "index_copy", "index_fill",
+    "index_reduce", "initial_seed", "inner", "inverse", "is_nonzero", "is_same_size", "is_signed",
+    "is_storage", "is_tensor", "isclose", "isneginf", "isposinf", "isreal", "kron", "kthvalue",
+    "layout", "lcm", "ldexp", "less", "less_equal", "lgamma", "log10", "log2", "log_softmax",
+    "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logit", "manual_seed", "masked_scatter",
+    "matrix_exp", "matrix_power", "median", "mode", "msort", "multinomial", "mvlgamma",
+    "nan_to_num", "nanmean", "nanmedian", "nanquantile", "nansum", "nextafter", "nonzero_static",
+    "normal", "not_equal", "numel", "pinverse", "poisson", "polygamma", "positive", "prelu", "put",
+    "qr", "quantile", "rad2deg", "renorm", "repeat_interleave", "rot90", "scatter_reduce",
+    "searchsorted", "seed", "select_scatter", "set_rng_state", "sgn", "signbit", "sinc", "sinh",
+    "slice_scatter", "slogdet", "softmax", "solve", "sort", "sparse_coo", "sparse_coo_tensor",
+    "sparse_csc", "sparse_csr", "strided", "svd", "take_along_dim", "tan", "topk", "trace",
+    "triangular_solve", "tril", "triu", "unique", "unique_consecutive", "vdot", "xlogy",
+]
 
 from . import (  # noqa: E402  (built on the ops above)
     distributed,  # noqa: F401  (gt.distributed, as torch.distributed)

@@ -154,7 +154,7 @@ class Tensor:
     def shape(self) -> Size:
         return Size(self._data.shape)
 
-    def size(self, dim=None):
+    def size(self, dim=None) -> Size | int:
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
@@ -184,7 +184,7 @@ class Tensor:
     def nbytes(self) -> int:
         return int(self._data.size) * self.dtype.itemsize
 
-    def stride(self, dim=None):
+    def stride(self, dim=None) -> tuple[int, ...] | int:
         isz = self._data.itemsize
         st = tuple([s // isz for s in self._data.strides])  # a list comp: ~2x a genexpr
         if dim is None:
@@ -237,9 +237,9 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value) -> None:
-        """`t.requires_grad = v` with torch's checks. A property (the autograd package
-        wraps it to switch autograd on) over the `_requires_grad` slot, which internal
-        constructors and autograd write directly: they stay as cheap as a slot store."""
+        """`t.requires_grad = v` with torch's checks. A property over the
+        `_requires_grad` slot, which internal constructors and autograd write directly:
+        they stay as cheap as a slot store; ops read the slot when called (_grad.py)."""
         if value.__class__ is not bool:
             raise RuntimeError("requires_grad must be a bool")
         # getattr: a constructor that still writes `requires_grad` before `grad_fn`
@@ -257,7 +257,7 @@ class Tensor:
         self._requires_grad = value
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
         return self._grad
 
     @grad.setter
@@ -336,7 +336,7 @@ class Tensor:
             )
         return self._host()
 
-    def item(self):
+    def item(self) -> bool | int | float | complex:
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to a Python "
@@ -349,7 +349,7 @@ class Tensor:
             v = float(v)
         return v
 
-    def tolist(self):
+    def tolist(self) -> list | bool | int | float | complex:
         h = self._host()
         if self.dtype is _dt.bfloat16:
             h = h.astype(np.float32)

@@ -22,15 +22,30 @@ from . import dtype as _dt
 from ._tensor import Tensor
 from .autograd import methods as _autograd
 from .fusion.optable import OPS
-from .ops import _dispatch, _more, indexing, join, linalg, reduction, shape
+from .ops import (
+    _dispatch,
+    index_write,
+    indexing,
+    join,
+    linalg,
+    matrix,
+    meta,
+    pointwise,
+    random,
+    reduction,
+    shape,
+    softmax,
+    sort,
+    special,
+    statistics,
+)
 from .ops import elementwise as ew
-from .ops._inplace import fill_, inplace, zero_
+from .ops._inplace import INPLACE_GRAD, INPLACE_NOGRAD, fill_, inplace, late_method, zero_
 from .quantized import methods as _quantized_methods
+from .sparse import ops as sparse_ops
 from .transfer import move as _move
 
 __all__ = ["METHODS"]
-
-
 
 
 def _invert(self):
@@ -93,6 +108,10 @@ def _new(name):
 
     method.__name__ = "new_" + name
     return method
+
+
+def _polygamma(self, n):
+    return special.polygamma(n, self)
 
 
 def _pinned(fn):
@@ -212,9 +231,83 @@ def _rows() -> dict:
     m["register_hook"] = _autograd.register_hook
     m["output_nr"] = property(_autograd.output_nr, None, None,
                               "Which output of grad_fn this tensor is.")
-    # torch's API breadth beyond the core: special, sort, linalg, random, ... (ops/_more.py)
-    m.update(_more.rows({**Tensor.__dict__, **m}))
+    # torch's API breadth beyond the core: special, sort, matrix, random, ... (below)
+    m.update(_breadth_rows({**Tensor.__dict__, **m}))
     m.update(_quantized_methods.rows())  # int_repr, q_scale, ...: QTensor overrides them
+    return m
+
+
+# -- torch's API breadth: the op modules' functions as methods, and Tensor-only rows ----------
+# Every public function of these modules (gt.<name>, imported by name in __init__.py) is
+# also Tensor.<name> when it takes the tensor first, except the names in _NOT_METHODS.
+_BREADTH_MODULES = (special, sort, matrix, index_write, statistics, pointwise, random)
+_NOT_METHODS = {"Generator", "default_generator", "manual_seed", "seed", "initial_seed",
+                "get_rng_state", "set_rng_state", "normal", "solve", "searchsorted", "eigh",
+                "fill_diagonal", "poisson", "polygamma"}
+# rows for Tensor only (no gt.<name> of the same meaning)
+_TENSOR_ONLY = {
+    "is_signed": meta.is_signed, "is_nonzero": meta.is_nonzero,
+    "is_same_size": meta.is_same_size, "is_set_to": meta.is_set_to,
+    "dim_order": meta.dim_order, "storage": meta.storage, "storage_type": meta.storage_type,
+    "share_memory_": meta.share_memory_, "new": meta.new,
+    "new_empty_strided": meta.new_empty_strided, "apply_": meta.apply_, "map_": meta.map_,
+    "split_with_sizes": meta.split_with_sizes, "narrow_copy": meta.narrow_copy,
+    "sum_to_size": meta.sum_to_size, "chalf": meta.chalf, "resize_": meta.resize_,
+    "resize_as_": meta.resize_as_, "unsqueeze_": meta.unsqueeze_, "squeeze_": meta.squeeze_,
+    "t_": meta.t_, "transpose_": meta.transpose_, "swapdims_": meta.swapdims_,
+    "swapaxes_": meta.swapaxes_, "as_strided_": meta.as_strided_, "set_": meta.set_,
+    "resolve_conj": meta._self, "resolve_neg": meta._self, "to_dense": meta._self,
+    "is_inference": meta._false, "is_neg": meta._false, "is_conj": meta._false,
+    "is_shared": meta._false, "softmax": softmax.softmax, "log_softmax": softmax.log_softmax,
+    "unsafe_chunk": meta.unsafe_chunk, "unsafe_split": meta.unsafe_split,
+    "unsafe_split_with_sizes": meta.split_with_sizes, "conj_physical": meta.conj_physical,
+    "ravel": meta.ravel, "adjoint": meta.adjoint, "const_data_ptr": meta.const_data_ptr,
+    "angle": special.angle, "polygamma": _polygamma,  # self second in gt.polygamma
+    "hsplit": meta.hsplit, "vsplit": meta.vsplit, "dsplit": meta.dsplit,
+    "to_sparse": sparse_ops.to_sparse, "to_sparse_coo": sparse_ops.to_sparse,
+    "sparse_dim": meta.sparse_dim, "dense_dim": meta.dense_dim,
+    "coalesce": meta.dense_refuses("coalesce"),
+    "is_coalesced": meta.dense_refuses("is_coalesced"),
+    "indices": meta.dense_refuses("indices"), "values": meta.dense_refuses("values"),
+    # the random fills record a zero-gradient node on tensors that require grad (torch's)
+    **{n: _grad.inplace(n, getattr(random, n)) for n in (
+        "normal_", "uniform_", "bernoulli_", "random_", "exponential_", "geometric_",
+        "log_normal_", "cauchy_")},
+}
+# properties: always False here (no quantized, nested, mkldnn or other device kinds)
+_FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_mps", "is_xpu",  # is_meta: _tensor
+          "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mtia", "is_mkldnn", "is_nested",
+          "volatile")
+# torch's other names for existing methods
+_ALIASES = {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+            "not_equal": "ne", "arctan2": "atan2", "ger": "outer"}
+
+
+def _breadth_rows(core: dict) -> dict:
+    """The rows above; `core` holds the rows and class attributes already bound, which
+    these never replace (a core row is the faster or more exact form of the same name)."""
+    m: dict = {}
+
+    def add(name, value):
+        if name not in core and name not in m:
+            m[name] = value
+
+    for module in _BREADTH_MODULES:
+        for name in module.__all__:
+            if name not in _NOT_METHODS:
+                add(name, getattr(module, name))
+    for name, fn in _TENSOR_ONLY.items():
+        add(name, fn)
+    m["fill_diagonal_"] = _grad.inplace(
+        "fill_diagonal_", inplace(index_write.fill_diagonal, "fill_diagonal_"))
+    m["layout"] = property(meta.layout)
+    for flag in _FLAGS:
+        m[flag] = property(meta._false)
+    for alias, target in _ALIASES.items():
+        add(alias, m[target] if target in m else core[target])
+    for name in INPLACE_GRAD + INPLACE_NOGRAD:
+        if name != "fill_diagonal":
+            add(name + "_", _grad.inplace(name + "_", inplace(late_method(name), name + "_")))
     return m
 
 

@@ -14,6 +14,7 @@ from ._dims import wrap_dim as _wrap_dim
 from ._grad import STATE, checks_inline, differentiable, record
 from ._layout import as_strided, clone, contiguous, empty_at  # noqa: F401  (ops/shape.py)
 from ._modes import PASS, intercept, watch
+from ._tensor import Tensor
 from .backends import get_backend
 
 __all__ = ["compute_stride", "empty_view"]
@@ -368,7 +369,7 @@ def select(self, dim, index):
 
 
 @differentiable(first=True)
-def unbind(self, dim=0):
+def unbind(self, dim=0) -> tuple[Tensor, ...]:
     d = _wrap_dim(dim, self._data.ndim)
     return tuple(select(self, d, i) for i in range(self._data.shape[d]))
 

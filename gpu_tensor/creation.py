@@ -25,8 +25,8 @@ from .dtype import DType as _DType
 __all__ = [
     "tensor", "as_tensor", "asarray", "from_numpy", "empty", "zeros", "ones", "full", "eye",
     "arange", "linspace", "rand", "randn", "randint", "randperm", "empty_like", "zeros_like",
-    "ones_like", "full_like", "rand_like", "randn_like", "randint_like", "manual_seed",
-    "scalar_tensor", "empty_strided",
+    "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
+    "scalar_tensor", "empty_strided",  # (gt.manual_seed is ops/random.py's, which calls ours)
 ]
 
 MODES_ON = watch(globals())  # the modes word, read first by every op here (_modes.py)

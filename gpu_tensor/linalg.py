@@ -1,4 +1,4 @@
-"""gt.linalg: torch.linalg's names over ops/linalg_more.py and the core products.
+"""gt.linalg: torch.linalg's names over ops/matrix.py and the core products.
 
 The differences from the Tensor methods are torch's: linalg.svd returns Vh (not V) and
 takes full_matrices; linalg.qr takes mode; linalg.inv is Tensor.inverse.
@@ -7,7 +7,8 @@ takes full_matrices; linalg.qr takes mode; linalg.inv is Tensor.inverse.
 from __future__ import annotations
 
 from . import return_types
-from .ops import linalg_more as _la
+from ._grad import STATE
+from .ops import matrix as _la
 
 __all__ = ["det", "inv", "solve", "qr", "svd", "svdvals", "cholesky", "eigh", "eigvalsh",
            "slogdet", "pinv", "matrix_power", "matrix_exp", "cross", "norm", "vector_norm",
@@ -18,27 +19,20 @@ SVD = return_types.linalg_svd
 eigh, matrix_power, matrix_exp = _la.eigh, _la.matrix_power, _la.matrix_exp
 
 
-def _op(name):
-    """The op as `gpu_tensor` binds it: where autograd installs its differentiable form."""
-    import gpu_tensor
-
-    return getattr(gpu_tensor, name)
-
-
 def det(A):
-    return _op("det")(A)
+    return _la.det(A)
 
 
 def inv(A):
-    return _op("inverse")(A)
+    return _la.inverse(A)
 
 
 def solve(A, B, *, left=True):
-    return _op("solve")(A, B, left=left)
+    return _la.solve(A, B, left=left)
 
 
 def slogdet(A):
-    return return_types.linalg_slogdet(*_op("slogdet")(A))
+    return return_types.linalg_slogdet(*_la.slogdet(A))
 
 
 def qr(A, mode="reduced"):
@@ -52,8 +46,6 @@ def svd(A, full_matrices=True):
 
 
 def svdvals(A):
-    from ._grad import STATE
-
     # torch differentiates svdvals; the singular vectors it needs come with the full svd
     full = STATE.enabled and getattr(A, "requires_grad", False)
     return _la.svd(A, compute_uv=full).S

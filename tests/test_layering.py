@@ -1,5 +1,6 @@
-"""The layering of DESIGN.md, checked on the source: a module imports only from its own
-layer or layers above it, and only the CUDA backend and the compile steps import cupy."""
+"""The layering described in ARCHITECTURE.md, checked on the source: a module imports only
+from its own layer or layers above it, and only the CUDA backend and the compile steps
+import cupy."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[1] / "gpu_tensor"
 
 # Rank 0 is the top. A module may import modules of its own rank or higher up (lower
-# numbers); a package may import its own submodules. DESIGN.md "Layers" explains each row.
+# numbers); a package may import its own submodules. ARCHITECTURE.md "Layers" explains each row.
 LAYERS = [
     ["_env", "backends._cupy", "_grad", "_modes"],  # stdlib only; _cupy: the lazy door to cupy; _grad:
     #                                       the call-time autograd check (a leaf)
@@ -75,7 +76,7 @@ def _rank(module: str) -> int:
         if any(fnmatch.fnmatchcase(module, p) for p in patterns if "*" in p):
             return rank
     raise AssertionError(f"gpu_tensor.{module} has no layer: add it to LAYERS in "
-                         "tests/test_layering.py (and DESIGN.md 'Layers')")
+                         "tests/test_layering.py (and ARCHITECTURE.md 'Layers')")
 
 
 def _modules():
@@ -131,7 +132,7 @@ def test_module_respects_layers(module, path):
             continue
         assert _rank(target) <= own, (
             f"gpu_tensor/{path.relative_to(PKG)}:{line} imports gpu_tensor.{target}, a lower "
-            f"layer (rank {_rank(target)} > {own}); see DESIGN.md 'Layers'")
+            f"layer (rank {_rank(target)} > {own}); see ARCHITECTURE.md 'Layers'")
 
 
 def _top_level_edges():

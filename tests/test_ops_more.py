@@ -1,4 +1,4 @@
-"""The ops of ops/special.py, sort.py, linalg_more.py, index_more.py, reduce_more.py and
+"""The ops of ops/special.py, sort.py, matrix.py, index_write.py, statistics.py, pointwise.py and
 meta.py on every device: against numpy/math (always), and against torch where installed.
 Gradients are tested in tests/autograd/test_formulas_more.py."""
 

@@ -1,4 +1,4 @@
-"""Backward formulas of the matrix decompositions in ops/linalg_more.py: cholesky, pinverse,
+"""Backward formulas of the matrix decompositions in ops/matrix.py: cholesky, pinverse,
 svd, qr and eigh (torch's node names and conditions, from FunctionsManual.cpp's
 cholesky_backward, pinv_backward, svd_backward, linalg_qr_backward and
 linalg_eig_backward).
@@ -12,7 +12,7 @@ gradient ('r', and 'complete' with more rows than columns).
 from __future__ import annotations
 
 from .. import dtype as _dt
-from ..ops import linalg_more as la
+from ..ops import matrix as la
 from .record import first, formula
 
 __all__: list = []

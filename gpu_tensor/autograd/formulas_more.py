@@ -1,7 +1,7 @@
-"""Backward formulas of the primitives in ops/special.py and ops/linalg_more.py (torch's
+"""Backward formulas of the primitives in ops/special.py and ops/matrix.py (torch's
 derivatives.yaml, same node names). The composites of those modules need none: they are
 written with differentiable ops. Registering here also wires the in-place forms bound by
-ops/_more.py.
+_tensor_methods.py (the names in ops/_inplace.py).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ..fusion.optable import OPS
-from ..ops import _more, linalg_more, reduce_more
+from ..ops import _inplace, index_write, matrix, pointwise
 from ..ops import special as sp
 from .formulas_elementwise import binary_rule
 from .record import formula, inplace, positional
@@ -91,7 +91,7 @@ binary_rule("PowBackward1", "float_power", save_out=True,
 
 
 # -- linear algebra -------------------------------------------------------------------------
-@formula("LinalgDetBackward0", (linalg_more, "det"))
+@formula("LinalgDetBackward0", (matrix, "det"))
 def _det(ctx, out, a):
     ctx.save_for_backward(a, out)
 
@@ -99,10 +99,10 @@ def _det(ctx, out, a):
 @_det.backward
 def _(ctx, g):
     a, d = ctx.saved_tensors  # d(det A) = det(A) * inv(A)^T (A invertible)
-    return (g * d).unsqueeze(-1).unsqueeze(-1) * linalg_more.inverse(a).mT
+    return (g * d).unsqueeze(-1).unsqueeze(-1) * matrix.inverse(a).mT
 
 
-@formula("LinalgInvExBackward0", (linalg_more, "inverse"))
+@formula("LinalgInvExBackward0", (matrix, "inverse"))
 def _inverse(ctx, out, a):
     ctx.save_for_backward(out)
 
@@ -113,7 +113,7 @@ def _(ctx, g):
     return -(inv.mH @ g @ inv.mH)
 
 
-@formula("LinalgSolveExBackward0", (linalg_more, "solve"), inputs=positional)
+@formula("LinalgSolveExBackward0", (matrix, "solve"), inputs=positional)
 def _solve(ctx, out, a, b, *, left=True):
     ctx.vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
     ctx.save_for_backward(a, out)
@@ -122,7 +122,7 @@ def _solve(ctx, out, a, b, *, left=True):
 @_solve.backward
 def _(ctx, g):
     a, x = ctx.saved_tensors
-    gb = linalg_more.solve(a.mH, g)
+    gb = matrix.solve(a.mH, g)
     if ctx.vector:
         ga = -(gb.unsqueeze(-1) @ x.unsqueeze(-1).mH)
     else:
@@ -130,7 +130,7 @@ def _(ctx, g):
     return (ga if ctx.needs_input_grad[0] else None), gb
 
 
-@formula("LinalgSlogdetBackward0", (linalg_more, "slogdet"), output=lambda r: r[1])
+@formula("LinalgSlogdetBackward0", (matrix, "slogdet"), output=lambda r: r[1])
 def _slogdet(ctx, out, a):
     ctx.save_for_backward(a)
 
@@ -138,17 +138,15 @@ def _slogdet(ctx, out, a):
 @_slogdet.backward
 def _(ctx, g):
     (a,) = ctx.saved_tensors
-    return g.unsqueeze(-1).unsqueeze(-1) * linalg_more.inverse(a).mH
+    return g.unsqueeze(-1).unsqueeze(-1) * matrix.inverse(a).mH
 
 
 def _register_inplace() -> None:
-    """ops/_more.py's in-place forms with a gradient: recorded as the out-of-place op on a
+    """The op modules' in-place forms with a gradient: recorded as the out-of-place op on a
     copy of self (fill_diagonal_ through its function, the others through Tensor.<name>)."""
-    from ..ops import index_more
-
-    for name in _more._INPLACE_GRAD:
-        inplace(name + "_", lambda n=name: _more._method(n) if n != "fill_diagonal"
-                else index_more.fill_diagonal)
+    for name in _inplace.INPLACE_GRAD:
+        inplace(name + "_", lambda n=name: _inplace.late_method(n) if n != "fill_diagonal"
+                else index_write.fill_diagonal)
 
 
 _register_inplace()
@@ -190,7 +188,7 @@ def _(ctx, g):
     return None, OPS["special_polygamma"].grad(g, None, x, n=ctx.n)[0]
 
 
-@formula("FrexpBackward0", (reduce_more, "frexp"), output=lambda r: r[0])
+@formula("FrexpBackward0", (pointwise, "frexp"), output=lambda r: r[0])
 def _frexp(ctx, out, x):
     ctx.save_for_backward(x)
 
@@ -198,4 +196,4 @@ def _frexp(ctx, out, x):
 @_frexp.backward
 def _(ctx, g):
     (x,) = ctx.saved_tensors  # mantissa = x / 2**exponent, the exponent held constant
-    return g / (2.0 ** reduce_more.frexp(x)[1].to(g.dtype))
+    return g / (2.0 ** pointwise.frexp(x)[1].to(g.dtype))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .._grad import differentiable
 from .._tensor import Tensor
-from ..ops import index_more, random, sort
+from ..ops import index_write, random, sort
 from ..transfer import move
 from .record import first, formula, inplace, positional
 
@@ -49,8 +49,8 @@ def _first_output(r):
 # -- out of place -----------------------------------------------------------------------
 for _name, _ns, _key, _ins, _out in (
         ("BernoulliBackward0", random, "bernoulli", first, None),
-        ("BincountBackward0", index_more, "bincount", positional, None),
-        ("HistogramBackward0", index_more, "histogram", first, _first_output),
+        ("BincountBackward0", index_write, "bincount", positional, None),
+        ("HistogramBackward0", index_write, "histogram", first, _first_output),
         ("Unique2Backward0", sort, "unique", first, _first_output)):
     formula(_name, (_ns, _key), inputs=_ins, output=_out)(
         lambda ctx, out, *a, **k: None).backward(_raises(_key))

@@ -1,4 +1,4 @@
-"""The backward of scatter_reduce (ops/index_more.py) for every reduction, as torch's
+"""The backward of scatter_reduce (ops/index_write.py) for every reduction, as torch's
 scatter_reduce_backward: sum and mean split the gradient by count, amax/amin share it
 evenly among the elements equal to the result, prod divides the result by each factor
 (computing the products without a single zero factor where one is zero). index_reduce is
@@ -7,13 +7,13 @@ written with scatter_reduce, so it differentiates through this formula too."""
 from __future__ import annotations
 
 from .. import creation
-from ..ops import index_more
+from ..ops import index_write
 from .record import formula
 
 __all__: list = []
 
 
-@formula("ScatterReduceBackward0", (index_more, "scatter_reduce"))
+@formula("ScatterReduceBackward0", (index_write, "scatter_reduce"))
 def _scatter_reduce(ctx, out, x, dim, index, src, reduce, *, include_self=True):
     ctx.dim, ctx.reduce, ctx.include_self = dim, reduce, include_self
     ctx.src_shape = tuple(src.shape)
@@ -48,13 +48,13 @@ def _backward(g, x, dim, index, src, reduce, include_self, out):
         gx, gs = x_hit * shared, s_hit * shared.gather(dim, index)
     else:  # prod
         masked_x = x.masked_fill(x == 0, 1)
-        gx = g * index_more.scatter_reduce(masked_x, dim, index, part, "prod",
+        gx = g * index_write.scatter_reduce(masked_x, dim, index, part, "prod",
                                            include_self=include_self) / masked_x
         zero = part == 0
         zeros_per = creation.zeros(x.shape, dtype=g.dtype, device=g.device).scatter_add(
             dim, index, zero.to(g.dtype)).gather(dim, index)
         single = zero & (zeros_per == 1)
-        without = index_more.scatter_reduce(x, dim, index, part.masked_fill(single, 1), "prod",
+        without = index_write.scatter_reduce(x, dim, index, part.masked_fill(single, 1), "prod",
                                             include_self=include_self)
         from ..ops.elementwise import where
 

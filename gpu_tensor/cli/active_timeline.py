@@ -223,7 +223,9 @@ def active_timeline_html(layout: dict) -> str:
     legend = "".join(f'<span style="background:{c}"></span>{escape(s)}'
                      for s, c in layout["sites"])
     legend += f'<span style="background:{SMALL_BAND}"></span>smaller allocations'
-    grey = f", {small['count']} smaller ones summed in grey" if small else ""
+    # kept out of the template: `ruff format` would requote a nested f-string there into
+    # Python 3.12-only syntax
+    summed = f', {small["count"]} smaller ones summed in grey' if small else ""
     return f"""<style>
 .zoom label {{ margin: 0 8px 0 2px; }}
 .scroll {{ overflow-x: auto; border: 1px solid #ddd; }}
@@ -238,5 +240,5 @@ preserveAspectRatio="none" role="img" aria-label="active memory timeline">
 {chr(10).join(parts)}
 </svg></div></div>
 <p>Peak {escape(fmt_bytes(layout["peak"]))} active; {layout["events"]} events from left to
-right; {len(layout["bands"])} allocations drawn one by one{grey}. Hover a band for its
+right; {len(layout["bands"])} allocations drawn one by one{summed}. Hover a band for its
 size, shape, dtype and the Python frames that made it.</p>"""

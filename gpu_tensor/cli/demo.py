@@ -20,6 +20,7 @@ import traceback
 from types import SimpleNamespace
 
 import numpy as np
+from tqdm import tqdm
 
 from ._format import fmt_bytes
 
@@ -187,17 +188,12 @@ class _Pipeline:
         return x, logits
 
 
-def _progress(done: int, total: int, enabled: bool) -> None:
-    if enabled:
-        width = 30
-        filled = width * done // max(total, 1)
-        sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} batches")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 def _run(p: _Pipeline, steps: int, show: bool) -> float:
+    """The timed training loop. Its progress bar (tqdm, on stderr) only when `show`: the
+    caller passes False when stderr is not a terminal, so piped or logged output stays
+    free of carriage returns."""
+    bar = tqdm(total=steps, desc="  training", unit="batch", file=sys.stderr,
+               disable=not show, leave=True, dynamic_ncols=True)
     p.cuda.synchronize()
     start = time.perf_counter()
     p.upload(0)
@@ -205,9 +201,11 @@ def _run(p: _Pipeline, steps: int, show: bool) -> float:
         if i + 1 < steps:
             p.upload(i + 1)  # enqueued before batch i's compute: the copy overlaps it
         p.train_step(p.normalise_step(i), i)
-        _progress(i + 1, steps, show)
+        bar.update(1)
     p.cuda.synchronize()
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    bar.close()
+    return wall
 
 
 def _serial(p: _Pipeline, steps: int) -> tuple[float, float]:

@@ -32,14 +32,6 @@ def buckets_of(params, bucket_cap_mb: float = DEFAULT_BUCKET_MB) -> list[list]:
     return buckets
 
 
-def flatten_into(grads, flat) -> None:
-    at = 0
-    for g in grads:
-        n = g.numel()
-        flat[at:at + n].copy_(g.reshape(-1))
-        at += n
-
-
 def average_gradients(params, group=None, bucket_cap_mb: float = DEFAULT_BUCKET_MB) -> None:
     """Average every parameter's `.grad` over the ranks of `group`, in place. Parameters
     without a gradient count as zero, so every rank reduces the same buckets."""

@@ -440,7 +440,8 @@ def _check_nextafter(operands, common):
                               "convert with .float() first")
 
 
-# inplace False: their in-place methods (hypot_, fmod_, ...) stay ops/_more.py's, as before
+# inplace False: their in-place methods (hypot_, fmod_, ...) come from the breadth block of
+# _tensor_methods.py (their names are listed in ops/_inplace.py), as before
 _SPECIAL2 = {"quiet": True, "real_only": True, "inplace": False}
 _FLOAT2 = {**_SPECIAL2, "float_only": True}  # torch has no integer kernel
 _FLAG = {"inplace": False, **_U}
@@ -455,7 +456,7 @@ _ENTRIES += [
     ("xlog1py", 2, "float", "gt_xlog1py({0}, {1})", npmath.xlog1py,
      {**_SPECIAL2, "grad": dx.xlog1py}),
     ("atan2", 2, "float", "gt_atan2({0}, {1})", np.arctan2,
-     {**_SPECIAL2, "grad": dx.atan2}),  # arctan2: ops/special.py and ops/_more.py
+     {**_SPECIAL2, "grad": dx.atan2}),  # arctan2: ops/special.py, _tensor_methods.py
     ("copysign", 2, "float", "gt_copysign({0}, {1})", np.copysign,
      {**_SPECIAL2, "grad": dx.copysign}),
     ("nextafter", 2, "float", "gt_nextafter({0}, {1})", np.nextafter,

@@ -127,6 +127,10 @@ def plan_copy(shape, dst_strides, src_strides, dst_dtype, src_dtype, dst_addr=0,
 
 @functools.lru_cache(maxsize=4096)
 def _plan(shape, dst_strides, src_strides, dst_dtype, src_dtype, dst_addr, src_addr):
+    """The steps: refuse what no kernel can do; normalise the dims (size-1 dims dropped,
+    every dim walked forwards, strides counted in copy units, runs coalesced); split off the
+    outer dims beyond MAX_DIMS as host loops; then take the first path that applies:
+    memcpy or a flat cast, a tiled transpose, a vectorized inner run, the generic copy."""
     numel = math.prod(shape)
     if numel == 0:
         return CopyPlan("empty", dst_dtype, src_dtype, reason="no elements")
@@ -135,7 +139,28 @@ def _plan(shape, dst_strides, src_strides, dst_dtype, src_dtype, dst_addr, src_a
     if not same and not V.can_cast_in_kernel(dst_dtype, src_dtype):
         return CopyPlan("fallback", dst_dtype, src_dtype, numel=numel, src_elems=src_elems,
                         reason=f"no kernel cast {src_dtype}->{dst_dtype}")
+    dims, dst_off, src_off = _forwards(shape, dst_strides, src_strides)
+    dst_addr, src_addr = dst_addr + dst_off, src_addr + src_off
+    units = _in_units(dims, dst_dtype, src_dtype, dst_addr, src_addr)
+    if units is None:
+        return CopyPlan("staged", dst_dtype, src_dtype, numel=numel, src_elems=src_elems,
+                        reason="cast from/to misaligned memory: copy bytes first, then cast")
+    unit, dims = units
+    dims.sort(key=lambda d: (d[1], abs(d[2])), reverse=True)
+    dims = _coalesce(dims) or [[1, 1, 1]]  # a single element is a 1-element run
+    loops, dims = _host_loops(dims, same, unit, dst_dtype, src_dtype)
+    common = dict(dst_dtype=dst_dtype, src_dtype=src_dtype, dst_offset=dst_off,
+                  src_offset=src_off, numel=numel, src_elems=src_elems, loops=loops)
+    addrs = (dst_addr, src_addr)
+    return (_contiguous_plan(dims, same, unit, addrs, common)
+            or _transpose_plan(dims, same, unit, addrs, common)
+            or _vectorized_plan(dims, same, unit, addrs, common)
+            or _generic_plan(dims, same, unit, common))
 
+
+def _forwards(shape, dst_strides, src_strides):
+    """[[n, dst_stride, src_stride], ...] without size-1 dims, each walked forwards on both
+    sides (a negative destination stride flips both), and the byte offsets that costs."""
     dims, dst_off, src_off = [], 0, 0
     for n, ds, ss in zip(shape, dst_strides, src_strides, strict=True):
         if n == 1:
@@ -150,114 +175,141 @@ def _plan(shape, dst_strides, src_strides, dst_dtype, src_dtype, dst_addr, src_a
             src_off += (n - 1) * ss
             ds, ss = -ds, -ss
         dims.append([n, int(ds), int(ss)])
-    dst_addr, src_addr = dst_addr + dst_off, src_addr + src_off
+    return dims, dst_off, src_off
 
-    if same:
+
+def _in_units(dims, dst_dtype, src_dtype, dst_addr, src_addr):
+    """(unit, dims) with byte strides counted in copy units. Same dtype: the widest power of
+    two (<= 16 bytes) dividing every stride and address, the element split into units when
+    smaller; a cast: unit 0, strides in each side's elements. None: a misaligned cast."""
+    if dst_dtype == src_dtype:
         item = dst_dtype.itemsize
         unit = _pow2_dividing([item, dst_addr, src_addr] + [x for d in dims for x in d[1:]], 16)
         dims = [[n, ds // unit, ss // unit] for n, ds, ss in dims]
         if unit < item:  # split each element into units: one more, contiguous, inner dim
             dims.append([item // unit, 1, 1])
-    else:
-        unit = 0
-        aligned = all(
-            ds % dst_dtype.itemsize == 0 and ss % src_dtype.itemsize == 0 for _, ds, ss in dims
-        ) and dst_addr % dst_dtype.alignment == 0 and src_addr % src_dtype.alignment == 0
-        if not aligned:
-            return CopyPlan("staged", dst_dtype, src_dtype, numel=numel, src_elems=src_elems,
-                            reason="cast from/to misaligned memory: copy bytes first, then cast")
-        dims = [[n, ds // dst_dtype.itemsize, ss // src_dtype.itemsize] for n, ds, ss in dims]
+        return unit, dims
+    aligned = all(
+        ds % dst_dtype.itemsize == 0 and ss % src_dtype.itemsize == 0 for _, ds, ss in dims
+    ) and dst_addr % dst_dtype.alignment == 0 and src_addr % src_dtype.alignment == 0
+    if not aligned:
+        return None
+    return 0, [[n, ds // dst_dtype.itemsize, ss // src_dtype.itemsize] for n, ds, ss in dims]
 
-    dims.sort(key=lambda d: (d[1], abs(d[2])), reverse=True)
-    dims = _coalesce(dims) or [[1, 1, 1]]  # a single element is a 1-element run
-    common = dict(dst_dtype=dst_dtype, src_dtype=src_dtype, dst_offset=dst_off,
-                  src_offset=src_off, numel=numel, src_elems=src_elems)
-    ubytes = unit or 1
 
-    loops = ()
+def _host_loops(dims, same, unit, dst_dtype, src_dtype):
+    """(loops, dims): the outer dims beyond MAX_DIMS become host loops with byte strides,
+    unless the whole copy is a transpose the tiled kernel takes as it is."""
     tileable = (_is_transpose(dims) and len(dims) <= MAX_DIMS + 2
                 and (same or _fits32(*zip(*dims, strict=True))))
-    if len(dims) > MAX_DIMS and not tileable:
-        keep = MAX_DIMS
-        loops = tuple((n, ds * (unit or dst_dtype.itemsize), ss * (unit or src_dtype.itemsize))
-                      for n, ds, ss in dims[: len(dims) - keep])
-        dims = dims[len(dims) - keep:]
-    common["loops"] = loops
-    loop_strides = [x for lp in loops for x in lp[1:]]
+    if len(dims) <= MAX_DIMS or tileable:
+        return (), dims
+    cut = len(dims) - MAX_DIMS
+    loops = tuple((n, ds * (unit or dst_dtype.itemsize), ss * (unit or src_dtype.itemsize))
+                  for n, ds, ss in dims[:cut])
+    return loops, dims[cut:]
 
-    if len(dims) == 1 and dims[0][1] == 1 and dims[0][2] == 1 and not loops:
-        count = dims[0][0]
-        if same:
-            return CopyPlan("memcpy", shape=(count,), dst_strides=(1,), src_strides=(1,),
-                            unit=ubytes, nbytes=count * ubytes, reason="contiguous, same dtype",
-                            **common)
-        vec = V.cast_vector_width(dst_dtype, src_dtype)
-        if vec > 1 and dst_addr % (vec * dst_dtype.itemsize) == 0 and \
-                src_addr % (vec * src_dtype.itemsize) == 0:
-            var = V.variant("flat", V.c_type(dst_dtype), V.c_type(src_dtype), vec)
-            return CopyPlan("flat", shape=(count,), dst_strides=(1,), src_strides=(1,), vec=vec,
-                            variant=var, reason="contiguous cast", **common)
 
+def _run_layout(dims, same, unit, dst_dtype, src_dtype):
+    """(shape, dst strides, src strides, fits 32-bit indexing, dst C type, src C type)."""
     shape_u = tuple(d[0] for d in dims)
     dstr = tuple(d[1] for d in dims)
     sstr = tuple(d[2] for d in dims)
-    kernel_numel = math.prod(shape_u)
-    fits32 = (kernel_numel < INT32_LIMIT and _span(shape_u, dstr) < INT32_LIMIT
-              and _span(shape_u, sstr) < INT32_LIMIT)
+    fits32 = _fits32(shape_u, dstr, sstr)
     dname = V.unit_type(unit) if same else V.c_type(dst_dtype)
     sname = V.unit_type(unit) if same else V.c_type(src_dtype)
+    return shape_u, dstr, sstr, fits32, dname, sname
 
-    # -- transpose: the source's contiguous dim is not the destination's innermost dim
-    if _is_transpose(dims) and len(dims) <= MAX_DIMS + 2 and (same or fits32):
-        i = _tile_source_dim(dims)
-        tile = (i, len(dims) - 1)
-        reason = f"source-contiguous dim {i} != destination-contiguous dim {len(dims) - 1}"
-        vec = _transpose_vec(dims, tile, unit, dst_addr, src_addr, loop_strides) if (
-            same and fits32) else 1
-        if vec > 1:
-            return CopyPlan("transpose", shape=shape_u, dst_strides=dstr, src_strides=sstr,
-                            unit=unit, vec=vec, tile=tile,
-                            variant=V.variant("transpose_vec", dname, sname, vec),
-                            reason=reason + f", {vec}-wide accesses", **common)
+
+def _contiguous_plan(dims, same, unit, addrs, common):
+    """One contiguous run with no host loops: memcpy, or a flat vectorized cast."""
+    if not (len(dims) == 1 and dims[0][1] == 1 and dims[0][2] == 1 and not common["loops"]):
+        return None
+    dst_dtype, src_dtype = common["dst_dtype"], common["src_dtype"]
+    (dst_addr, src_addr), count = addrs, dims[0][0]
+    if same:
+        ubytes = unit or 1
+        return CopyPlan("memcpy", shape=(count,), dst_strides=(1,), src_strides=(1,),
+                        unit=ubytes, nbytes=count * ubytes, reason="contiguous, same dtype",
+                        **common)
+    vec = V.cast_vector_width(dst_dtype, src_dtype)
+    if vec > 1 and dst_addr % (vec * dst_dtype.itemsize) == 0 and \
+            src_addr % (vec * src_dtype.itemsize) == 0:
+        var = V.variant("flat", V.c_type(dst_dtype), V.c_type(src_dtype), vec)
+        return CopyPlan("flat", shape=(count,), dst_strides=(1,), src_strides=(1,), vec=vec,
+                        variant=var, reason="contiguous cast", **common)
+    return None
+
+
+def _transpose_plan(dims, same, unit, addrs, common):
+    """The source's contiguous dim is not the destination's innermost one: a tiled copy
+    through shared memory, with wide accesses when alignment allows."""
+    shape_u, dstr, sstr, fits32, dname, sname = _run_layout(
+        dims, same, unit, common["dst_dtype"], common["src_dtype"])
+    if not (_is_transpose(dims) and len(dims) <= MAX_DIMS + 2 and (same or fits32)):
+        return None
+    i = _tile_source_dim(dims)
+    tile = (i, len(dims) - 1)
+    reason = f"source-contiguous dim {i} != destination-contiguous dim {len(dims) - 1}"
+    loop_strides = [x for lp in common["loops"] for x in lp[1:]]
+    vec = _transpose_vec(dims, tile, unit, *addrs, loop_strides) if same and fits32 else 1
+    if vec > 1:
         return CopyPlan("transpose", shape=shape_u, dst_strides=dstr, src_strides=sstr,
-                        unit=unit, index64=not fits32, tile=tile,
-                        variant=V.variant("transpose", dname, sname, 1, not fits32),
-                        reason=reason, **common)
+                        unit=unit, vec=vec, tile=tile,
+                        variant=V.variant("transpose_vec", dname, sname, vec),
+                        reason=reason + f", {vec}-wide accesses", **common)
+    return CopyPlan("transpose", shape=shape_u, dst_strides=dstr, src_strides=sstr,
+                    unit=unit, index64=not fits32, tile=tile,
+                    variant=V.variant("transpose", dname, sname, 1, not fits32),
+                    reason=reason, **common)
 
-    # -- vectorized: innermost dim contiguous on both sides
-    if dstr[-1] == 1 and sstr[-1] == 1 and len(dims) <= MAX_DIMS:
-        outer = [x for d in dims[:-1] for x in d[1:]]
-        if same:
-            width = _pow2_dividing(
-                [shape_u[-1] * unit, dst_addr, src_addr] + [x * unit for x in outer]
-                + loop_strides, 16)
-            if width > unit:
-                k = width // unit
-                shp = shape_u[:-1] + (shape_u[-1] // k,)
-                ds2 = tuple(s // k for s in dstr[:-1]) + (1,)
-                ss2 = tuple(s // k for s in sstr[:-1]) + (1,)
-                f32 = _fits32(shp, ds2, ss2)
-                ut = V.unit_type(width)
-                return CopyPlan("vectorized", shape=shp, dst_strides=ds2, src_strides=ss2,
-                                unit=width, index64=not f32,
-                                variant=V.variant("nd", ut, ut, 1, not f32),
-                                reason=f"inner run contiguous: {width}-byte units", **common)
-        else:
-            vec = V.cast_vector_width(dst_dtype, src_dtype)
-            ok = (vec > 1 and fits32 and shape_u[-1] % vec == 0
-                  and all(x % vec == 0 for x in outer + [
-                      lp[1] // dst_dtype.itemsize for lp in loops] + [
-                      lp[2] // src_dtype.itemsize for lp in loops])
-                  and dst_addr % (vec * dst_dtype.itemsize) == 0
-                  and src_addr % (vec * src_dtype.itemsize) == 0)
-            if ok:
-                shp = shape_u[:-1] + (shape_u[-1] // vec,)
-                ds2 = tuple(s // vec for s in dstr[:-1]) + (1,)
-                ss2 = tuple(s // vec for s in sstr[:-1]) + (1,)
-                return CopyPlan("vectorized", shape=shp, dst_strides=ds2, src_strides=ss2,
-                                vec=vec, variant=V.variant("rows", dname, sname, vec, False),
-                                reason=f"inner run contiguous: {vec}-lane cast", **common)
 
+def _vectorized_plan(dims, same, unit, addrs, common):
+    """The innermost dim is contiguous on both sides: wider units (same dtype) or a
+    several-lane cast per thread, when every stride and address allows it."""
+    dst_dtype, src_dtype, loops = common["dst_dtype"], common["src_dtype"], common["loops"]
+    shape_u, dstr, sstr, fits32, dname, sname = _run_layout(
+        dims, same, unit, dst_dtype, src_dtype)
+    if not (dstr[-1] == 1 and sstr[-1] == 1 and len(dims) <= MAX_DIMS):
+        return None
+    dst_addr, src_addr = addrs
+    outer = [x for d in dims[:-1] for x in d[1:]]
+    if same:
+        loop_strides = [x for lp in loops for x in lp[1:]]
+        width = _pow2_dividing(
+            [shape_u[-1] * unit, dst_addr, src_addr] + [x * unit for x in outer]
+            + loop_strides, 16)
+        if width <= unit:
+            return None
+        k = width // unit
+        shp = shape_u[:-1] + (shape_u[-1] // k,)
+        ds2 = tuple(s // k for s in dstr[:-1]) + (1,)
+        ss2 = tuple(s // k for s in sstr[:-1]) + (1,)
+        f32 = _fits32(shp, ds2, ss2)
+        ut = V.unit_type(width)
+        return CopyPlan("vectorized", shape=shp, dst_strides=ds2, src_strides=ss2,
+                        unit=width, index64=not f32, variant=V.variant("nd", ut, ut, 1, not f32),
+                        reason=f"inner run contiguous: {width}-byte units", **common)
+    vec = V.cast_vector_width(dst_dtype, src_dtype)
+    ok = (vec > 1 and fits32 and shape_u[-1] % vec == 0
+          and all(x % vec == 0 for x in outer + [
+              lp[1] // dst_dtype.itemsize for lp in loops] + [
+              lp[2] // src_dtype.itemsize for lp in loops])
+          and dst_addr % (vec * dst_dtype.itemsize) == 0
+          and src_addr % (vec * src_dtype.itemsize) == 0)
+    if not ok:
+        return None
+    shp = shape_u[:-1] + (shape_u[-1] // vec,)
+    ds2 = tuple(s // vec for s in dstr[:-1]) + (1,)
+    ss2 = tuple(s // vec for s in sstr[:-1]) + (1,)
+    return CopyPlan("vectorized", shape=shp, dst_strides=ds2, src_strides=ss2,
+                    vec=vec, variant=V.variant("rows", dname, sname, vec, False),
+                    reason=f"inner run contiguous: {vec}-lane cast", **common)
+
+
+def _generic_plan(dims, same, unit, common):
+    shape_u, dstr, sstr, fits32, dname, sname = _run_layout(
+        dims, same, unit, common["dst_dtype"], common["src_dtype"])
     return CopyPlan("nd", shape=shape_u, dst_strides=dstr, src_strides=sstr, unit=unit,
                     index64=not fits32, variant=V.variant("nd", dname, sname, 1, not fits32),
                     reason="generic strided copy", **common)

@@ -11,7 +11,40 @@ from .. import _args
 from .. import dtype as _dt
 from ..backends import get_backend
 
-__all__ = ["check_writable", "inplace", "fill_", "zero_"]
+__all__ = ["check_writable", "inplace", "fill_", "zero_", "INPLACE_GRAD", "INPLACE_NOGRAD",
+           "late_method"]
+
+# The in-place forms of the op-module functions that are not rows of the op table
+# (special, matrix, index_write, ...): `<name>_` = `<name>` computed out of place and
+# written back. _tensor_methods.py binds them; autograd/formulas_more.py records the first
+# group as "the out-of-place op on a copy". The second group has no gradient in torch
+# (integer or boolean results, or piecewise-constant values).
+INPLACE_GRAD = (
+    "asin", "acos", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "arcsin",
+    "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "erfinv", "log2",
+    "log10", "expm1", "exp2", "lgamma", "digamma", "sinc", "deg2rad", "rad2deg", "frac",
+    "logit", "sgn", "fix", "absolute", "atan2", "arctan2", "xlogy", "hypot", "copysign",
+    "float_power", "nan_to_num", "ldexp", "i0", "clamp_min", "clamp_max", "cumsum",
+    "cumprod", "divide", "multiply", "subtract", "negative", "true_divide", "tril", "triu",
+    "addmm", "addbmm", "baddbmm", "addmv", "addr", "addcmul", "addcdiv", "index_add",
+    "index_copy", "index_fill", "index_put", "masked_scatter", "put", "scatter_reduce",
+    "renorm", "fill_diagonal", "mvlgamma", "index_reduce", "polygamma", "nextafter",
+)
+INPLACE_NOGRAD = (
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "heaviside",
+    "gcd", "lcm", "logical_and", "logical_or", "logical_xor",
+)
+
+
+def late_method(name: str):
+    """Tensor.<name>, looked up when called (the method table is bound after ops load)."""
+
+    def call(self, *args, **kwargs):
+        return getattr(type(self), name)(self, *args, **kwargs)
+
+    call.__name__ = name
+    return call
 
 
 def check_writable(t, name: str, *, overlap_ok: bool = False) -> None:

@@ -625,7 +625,7 @@ def masked_select(input, mask):
 
 
 @host_memory
-def nonzero(input, *, as_tuple=False):
+def nonzero(input, *, as_tuple=False) -> Tensor | tuple[Tensor, ...]:
     b = get_backend(input.device)
     data = input._data if input._data.ndim else input._data.reshape(1)
     rows, st = b.adopt(_nonzero(b, data))

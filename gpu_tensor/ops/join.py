@@ -107,7 +107,7 @@ def vstack(tensors):
 
 
 @differentiable(first=True)
-def split(tensor, split_size_or_sections, dim=0):
+def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
     """Views of consecutive pieces along `dim`: equal pieces of the given size (the last
     may be smaller), or pieces of the listed sizes."""
     d = _wrap_dim(dim, tensor.ndim)
@@ -132,7 +132,7 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 @differentiable(first=True)
-def chunk(input, chunks, dim=0):
+def chunk(input, chunks, dim=0) -> tuple[Tensor, ...]:
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = _wrap_dim(dim, input.ndim)
@@ -144,7 +144,7 @@ def chunk(input, chunks, dim=0):
 
 
 @differentiable(first=True)
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(input, indices_or_sections, dim=0) -> tuple[Tensor, ...]:
     d = _wrap_dim(dim, input.ndim)
     n = input.shape[d]
     if isinstance(indices_or_sections, int):

@@ -17,6 +17,7 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ..backends.cuda_gemm import bf16_matmul
 from ._dispatch import mismatch as _mismatch
+from ._result import array_result
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "einsum"]
 
@@ -41,12 +42,7 @@ def _check(name, a, b):
 def _result(bk, r, like):
     """A tensor of `like`'s device and dtype over the product `r` (numpy returns scalars for
     1-D dot products; half types computed in float32 round back here)."""
-    if not hasattr(r, "ndim") or isinstance(r, np.generic):
-        r = bk.xp.asarray(r)
-    if r.dtype != like.dtype.np:
-        r = bk.astype(r, like.dtype.np)
-    r, st = bk.adopt(r)
-    return Tensor._make(r, like.device, like.dtype, st)
+    return array_result(bk, r, like.device, like.dtype)
 
 
 def _run(name, a, b, fn):

@@ -11,6 +11,8 @@ from __future__ import annotations
 from .. import layouts
 from .._grad import STATE as _GRAD
 from .._tensor import Tensor
+from ..storage import UntypedStorage
+from ..typed_storage import TypedStorage
 
 __all__ = ["is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero",
            "numel", "is_same_size", "is_signed"]
@@ -24,9 +26,6 @@ def is_tensor(obj) -> bool:
 
 
 def is_storage(obj) -> bool:
-    from ..storage import UntypedStorage
-    from ..typed_storage import TypedStorage
-
     return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
@@ -42,7 +41,7 @@ def numel(input) -> int:
     return input.numel()
 
 
-def layout(self):
+def layout(self) -> layouts.layout:
     return layouts.strided
 
 
@@ -72,20 +71,16 @@ def is_set_to(self, tensor) -> bool:
             and self.shape == tensor.shape and self.stride() == tensor.stride())
 
 
-def dim_order(self, *, ambiguity_check=False):
+def dim_order(self, *, ambiguity_check=False) -> tuple[int, ...]:
     strides = self.stride()
     return tuple(sorted(range(self.ndim), key=lambda d: -strides[d]))
 
 
-def storage(self):
-    from ..typed_storage import TypedStorage
-
+def storage(self) -> TypedStorage:
     return TypedStorage(self)
 
 
-def storage_type(self):
-    from ..typed_storage import TypedStorage
-
+def storage_type(self) -> type:
     return TypedStorage
 
 
@@ -202,7 +197,7 @@ def map_(self, tensor, callable):  # noqa: A002
     return self.copy_(creation.tensor(vals, dtype=self.dtype).reshape(*self.shape))
 
 
-def split_with_sizes(self, split_sizes, dim=0):
+def split_with_sizes(self, split_sizes, dim=0) -> tuple[Tensor, ...]:
     if sum(split_sizes) != self.shape[dim]:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
                            f"{self.shape[dim]} (input tensor's size at dimension {dim}), "
@@ -249,7 +244,7 @@ def dense_refuses(name):
 
 
 def _split_at(name, dim, min_ndim):
-    def method(self, indices_or_sections):
+    def method(self, indices_or_sections) -> tuple[Tensor, ...]:
         if self.ndim < min_ndim:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} "
                                f"dimension, but got a tensor with {self.ndim} dimensions!")
@@ -288,3 +283,36 @@ def _contiguous_strides(size):
         strides.append(acc)
         acc *= n
     return tuple(reversed(strides))
+
+
+# -- Tensor-only methods that restate another (rows of _tensor_methods.py) --------------------
+def unsafe_chunk(self, *args, **kwargs) -> tuple[Tensor, ...]:
+    return self.chunk(*args, **kwargs)
+
+
+def unsafe_split(self, *args, **kwargs) -> tuple[Tensor, ...]:
+    return self.split(*args, **kwargs)
+
+
+def const_data_ptr(self) -> int:
+    return self.data_ptr()
+
+
+def sparse_dim(self) -> int:
+    return 0  # a dense tensor: every dimension is dense
+
+
+def dense_dim(self) -> int:
+    return self.ndim
+
+
+def conj_physical(self) -> Tensor:
+    return self.conj()
+
+
+def ravel(self) -> Tensor:
+    return self.reshape(-1)
+
+
+def adjoint(self) -> Tensor:
+    return self.mH

@@ -15,6 +15,7 @@ from .._out import call as out_call
 from .._tensor import Tensor
 from ..backends import PIECE, get_backend
 from ..device import CPU
+from ._result import array_result
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
            "std", "var_mean", "std_mean", "all", "any", "norm", "cumsum", "cumprod",
@@ -53,13 +54,7 @@ def _values(t, np_dtype=None):
 
 
 def _out(t, arr, dt):
-    b = get_backend(t.device)
-    if not hasattr(arr, "ndim") or isinstance(arr, np.generic):
-        arr = b.xp.asarray(arr)
-    if arr.dtype != dt.np:
-        arr = b.astype(arr, dt.np)
-    arr, st = b.adopt(arr)
-    return Tensor._make(arr, t.device, dt, st)
+    return array_result(get_backend(t.device), arr, t.device, dt)
 
 
 def _reduce(t, fn, v, axes, keepdim):

@@ -253,7 +253,8 @@ def mode(input, dim=-1, keepdim=False):
 
 @differentiable  # no formula: autograd/formulas_none.py records a node that raises
 @host_memory
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noqa: A002
+           dim=None) -> Tensor | tuple[Tensor, ...]:
     """The distinct values (sorted), optionally the inverse indices and the counts."""
     bk = get_backend(input.device)
     arr = _sortable(input, "unique")
@@ -277,7 +278,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 @host_memory
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+def unique_consecutive(input, return_inverse=False, return_counts=False,
+                       dim=None) -> Tensor | tuple[Tensor, ...]:
     """Collapse runs of equal consecutive values (of the flattened input, or along dim)."""
     bk = get_backend(input.device)
     xp = bk.xp

@@ -11,10 +11,11 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import differentiable
-from .._tensor import preserve_format
+from .._tensor import Tensor, preserve_format
 from ..backends import get_backend
 from ..device import CPU, resolve
 from ..dtype import DType
+from ..ops._inplace import check_writable
 
 __all__ = ["to", "move", "astype", "copy_", "pin_memory", "is_pinned", "record_stream"]
 
@@ -95,8 +96,6 @@ def move(t, device, non_blocking: bool = False):
 
 def copy_(dst, src, non_blocking: bool = False):
     """dst[...] = src: broadcasts src, converts its dtype, copies across devices."""
-    from ..ops._inplace import check_writable  # ops sit below transfer: see DESIGN.md
-
     check_writable(dst, "copy_")
     if not hasattr(src, "_data"):  # not a Tensor: torch's parser refuses it
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
@@ -142,7 +141,7 @@ def record_stream(t, stream) -> None:
     _transfer().record_stream(t, stream)
 
 
-def _type(self, dtype=None):
+def _type(self, dtype=None) -> str | Tensor:
     """t.type() -> torch's legacy name with our prefix ('gpu_tensor.FloatTensor',
     'gpu_tensor.cuda.LongTensor'); t.type(dtype) -> t.to(dtype)."""
     if dtype is None:

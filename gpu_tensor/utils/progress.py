@@ -6,8 +6,8 @@ __all__ = ["progress"]
 
 
 def progress(iterable, **kwargs):
-    """`iterable` wrapped in a tqdm progress bar when tqdm is installed, else unchanged
-    (gpu_tensor does not depend on tqdm)."""
+    """`iterable` wrapped in a tqdm progress bar; unchanged where tqdm is missing (it is a
+    dependency of gpu_tensor, but an environment may have removed it)."""
     try:
         from tqdm.auto import tqdm
     except ImportError:

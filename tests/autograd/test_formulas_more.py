@@ -1,5 +1,5 @@
-"""Gradients of the ops in ops/special.py, sort.py, linalg_more.py, index_more.py and
-reduce_more.py (formulas in autograd/formulas_more.py, or composites of differentiable
+"""Gradients of the ops in ops/special.py, sort.py, matrix.py, index_write.py,
+statistics.py and pointwise.py (formulas in autograd/formulas_more.py, or composites of differentiable
 ops): numerical gradcheck always, torch's gradients where torch is installed."""
 
 from __future__ import annotations

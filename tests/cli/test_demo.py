@@ -82,4 +82,17 @@ def test_demo_progress_bar_on_a_tty(monkeypatch, capsys):
     out = io.StringIO()
     assert demo.demo_main(batch_size=2, image_size=4, steps=3, out=out) == 0
     err = capsys.readouterr().err
-    assert "\r  [" in err and "3/3 batches\n" in err
+    assert "\r" in err and "training" in err and "3/3" in err and "batch" in err  # tqdm's bar
+
+
+def test_no_progress_flag_silences_the_bar_even_on_a_tty(monkeypatch, capsys):
+    import io
+
+    from gpu_tensor.cli import demo
+
+    monkeypatch.setenv("GPU_TENSOR_FALLBACK", "1")
+    monkeypatch.setattr(demo.sys.stderr, "isatty", lambda: True, raising=False)
+    out = io.StringIO()
+    assert demo.demo_main(batch_size=2, image_size=4, steps=2, progress=False, out=out) == 0
+    assert "training" not in capsys.readouterr().err
+    assert "\r" not in out.getvalue()

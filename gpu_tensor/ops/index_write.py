@@ -1,11 +1,12 @@
-"""Indexed writes and reorderings beyond indexing.py: index_add/index_copy/index_fill,
+"""Indexed writes (and the indexed reads, reorderings and counts beside them) beyond
+indexing.py's t[...] and gather/scatter: index_add/index_copy/index_fill,
 masked_scatter, put, take_along_dim, scatter_reduce, nonzero_static/argwhere,
 repeat_interleave, diff, rot90/fliplr/flipud, select/slice_scatter, fill_diagonal_,
 bincount, histc/histogram.
 
 Most are written with differentiable ops (scatter, scatter_add, gather, take, where,
 index_select), so they carry autograd with no formula of their own; the in-place forms
-(`index_add_`, ...) are bound in ops/_more.py as "compute out of place, write back".
+(`index_add_`, ...) are rows of _tensor_methods.py: "compute out of place, write back".
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Linear algebra beyond products: det, inverse, solve, qr, svd, cholesky, slogdet, pinverse,
-eigh, and the composites torch offers on Tensor (addmm/baddbmm/addmv/addr, addcmul/addcdiv,
-tril/triu, diag/diag_embed/diagflat, trace, cross, kron, inner, vdot, matrix_power, dist).
+"""Matrix functions beyond the products of ops/linalg.py: det, inverse, solve, qr, svd,
+cholesky, slogdet, pinverse, eigh, and the composites torch offers on Tensor
+(addmm/baddbmm/addmv/addr, addcmul/addcdiv, tril/triu, diag/diag_embed/diagflat, trace,
+cross, kron, inner, vdot, matrix_power, dist).
 
 Decompositions run in the array module's `linalg` (numpy.linalg on cpu and emulated cuda,
 cupy.linalg on cuda) in float32/float64/complex; like torch, half types are refused.
@@ -18,6 +19,7 @@ from .._grad import differentiable
 from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
+from ._result import array_result
 
 __all__ = ["det", "inverse", "solve", "qr", "svd", "cholesky", "slogdet", "logdet",
            "pinverse", "eigh", "matrix_power", "trace", "tril", "triu", "diag", "diag_embed",
@@ -48,16 +50,7 @@ def _arr(name, a):
 
 
 def _out(a, r, dtype=None):
-    bk = get_backend(a.device)
-    dt = dtype or a.dtype
-    if not hasattr(r, "ndim") or isinstance(r, np.generic):
-        r = bk.xp.asarray(r)
-    if r.dtype != dt.np:
-        r = bk.astype(r, dt.np)
-    if r.ndim:
-        r = bk.xp.ascontiguousarray(r)  # (it would make a 0-d result 1-d)
-    r, st = bk.adopt(r)
-    return Tensor._make(r, a.device, dt, st)
+    return array_result(get_backend(a.device), r, a.device, dtype or a.dtype, contiguous=True)
 
 
 def _out_columns(a, r, dtype=None):
