@@ -131,7 +131,8 @@ _VIEWS = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "t
 # aliases, plus the composite ops of ops/elementwise.py; where() takes self second.
 _COMPOSITE = ["fmod", "trunc", "square", "reciprocal", "isnan", "isinf", "isfinite", "conj",
               "lerp"]
-_ELEMENTWISE = [name for key, op in OPS.items() if key != "where"
+_SPECIAL_ONLY = {"where", "xlog1py"}  # rows torch binds as no Tensor method (special_* neither)
+_ELEMENTWISE = [name for key, op in OPS.items() if key not in _SPECIAL_ONLY
                 and not key.startswith("special_")  # torch.special's own: no method
                 for name in (key, *op.aliases)] + _COMPOSITE
 _REDUCTIONS = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",

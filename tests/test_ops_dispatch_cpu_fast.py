@@ -16,7 +16,7 @@ from gpu_tensor.ops import _dispatch
 
 SPECIAL = [0.0, -0.0, 1.5, -2.5, 0.5, -0.5, 3.0, 1e30, -1e30, np.inf, -np.inf, np.nan]
 COMPOSED = [k for k, s in _dispatch.SPECS.items() if s.op.arity == 1 and not s.ufunc
-            and s.fast]
+            and s.fast and k != "special_polygamma"]  # (polygamma's order comes first)
 
 
 def _operand(dtype, transpose, device="cpu"):
@@ -41,6 +41,13 @@ def _same(fast, ref):
     np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
+def _function(key):
+    """The public function of a table row (torch.special's own rows live in gt.special)."""
+    if key.startswith("special_"):
+        return getattr(gt.special, key.removeprefix("special_"))
+    return getattr(gt, key)
+
+
 def test_the_cases_exist():
     assert "relu" in COMPOSED and len(COMPOSED) >= 5
 
@@ -52,7 +59,7 @@ def test_composed_unary_fast_path_is_apply(key, transpose):
         x = _operand(dtype, transpose)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            fast = getattr(gt, key)(x)
+            fast = _function(key)(x)
         _same(fast, _dispatch.apply(key, x))
 
 

@@ -225,7 +225,7 @@ def make_binary(key, reflected=False):
             out = fast.get(dt)
             if out is not None and dev is not CPU:
                 backend = dev._backend
-                if backend is not None and backend.is_emulated:
+                if backend is not None and backend.host_arrays:
                     x, y = (other._data, self._data) if reflected else (
                         self._data, other._data)
                     try:
