@@ -14,8 +14,17 @@ import operator
 
 import numpy as np
 
-__all__ = ["MAX_DIMS", "sizes", "int_arg", "number_arg", "tensor_arg", "check_fits",
-           "check_float_to_int", "check_int_to_int", "wrap_int"]
+__all__ = [
+    "MAX_DIMS",
+    "sizes",
+    "int_arg",
+    "number_arg",
+    "tensor_arg",
+    "check_fits",
+    "check_float_to_int",
+    "check_int_to_int",
+    "wrap_int",
+]
 
 _RANGES: dict = {}  # numpy dtype -> (lowest, largest): np.finfo/iinfo cost ~1 us a call
 
@@ -36,15 +45,20 @@ def _range(npd):
 
 
 MAX_DIMS = 128  # torch.tensor(): nested data deeper than this is "too many dimensions"
-_I64_MAX = 2 ** 63 - 1
+_I64_MAX = 2**63 - 1
 
 
 def _int_tensor(x) -> bool:
     """A 0-d integer gpu_tensor/torch tensor: torch takes it wherever an int goes."""
     dt = getattr(x, "dtype", None)
-    return (getattr(x, "ndim", None) == 0 and hasattr(x, "item") and not isinstance(
-        x, np.ndarray) and getattr(dt, "is_floating_point", True) is False and not getattr(
-        dt, "is_complex", False) and str(dt).rsplit(".", 1)[-1] != "bool")
+    return (
+        getattr(x, "ndim", None) == 0
+        and hasattr(x, "item")
+        and not isinstance(x, np.ndarray)
+        and getattr(dt, "is_floating_point", True) is False
+        and not getattr(dt, "is_complex", False)
+        and str(dt).rsplit(".", 1)[-1] != "bool"
+    )
 
 
 def _as_int(x):
@@ -61,8 +75,9 @@ def _as_int(x):
 
 def _describe(x) -> str:
     t = type(x)
-    return t.__name__ if t.__module__ == "builtins" else (
-        f"{t.__module__.split('.')[0]}.{t.__name__}")
+    return (
+        t.__name__ if t.__module__ == "builtins" else (f"{t.__module__.split('.')[0]}.{t.__name__}")
+    )
 
 
 def sizes(args, fn: str = "view", arg: str = "size") -> tuple:
@@ -73,22 +88,29 @@ def sizes(args, fn: str = "view", arg: str = "size") -> tuple:
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
         where = f"argument '{arg}' (position 1) must be tuple of ints, but found element of"
-    elif len(args) == 1 and not isinstance(args[0], (bool, np.bool_)) and (
-            _as_int(args[0]) is None):
+    elif (
+        len(args) == 1 and not isinstance(args[0], (bool, np.bool_)) and (_as_int(args[0]) is None)
+    ):
         x = args[0]
-        raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, not "
-                        f"{_describe(x)}; pass whole numbers, e.g. {fn}(2, 3)")
+        raise TypeError(
+            f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, not "
+            f"{_describe(x)}; pass whole numbers, e.g. {fn}(2, 3)"
+        )
     else:
         where = f"argument '{arg}' must be tuple of ints, but found element of"
     out = []
     for i, a in enumerate(args):
         v = None if (i == 0 and isinstance(a, (bool, np.bool_))) else _as_int(a)
         if v is None:
-            raise TypeError(f"{fn}(): {where} type {_describe(a)} at pos {i} ({a!r:.40}); sizes "
-                            f"are whole numbers: use int(...) to convert")
+            raise TypeError(
+                f"{fn}(): {where} type {_describe(a)} at pos {i} ({a!r:.40}); sizes "
+                f"are whole numbers: use int(...) to convert"
+            )
         if not -_I64_MAX - 1 <= v <= _I64_MAX:
-            raise TypeError(f"{fn}(): {arg} {v} at pos {i} does not fit in int64 (Overflow "
-                            "when unpacking long long)")
+            raise TypeError(
+                f"{fn}(): {arg} {v} at pos {i} does not fit in int64 (Overflow "
+                "when unpacking long long)"
+            )
         out.append(v)
     return tuple(out)
 
@@ -98,8 +120,10 @@ def int_arg(x, fn: str, arg: str, pos: int = 1) -> int:
     floats, strings and None, as torch's parser gives."""
     v = None if isinstance(x, (bool, np.bool_)) else _as_int(x)
     if v is None:
-        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be int, not "
-                        f"{_describe(x)}; pass a whole number")
+        raise TypeError(
+            f"{fn}(): argument '{arg}' (position {pos}) must be int, not "
+            f"{_describe(x)}; pass a whole number"
+        )
     return v
 
 
@@ -112,22 +136,28 @@ def number_arg(x, fn: str, arg: str):
     if getattr(x, "ndim", None) == 0 and hasattr(x, "item") and not isinstance(x, np.ndarray):
         return x.item()
     if hasattr(x, "ndim") and hasattr(x, "item") and not isinstance(x, np.ndarray):
-        raise RuntimeError(f"{fn}(): only supports 0-dimension value tensor but got tensor "
-                           f"with {x.ndim} dimensions; pass a number or a 0-d tensor")
+        raise RuntimeError(
+            f"{fn}(): only supports 0-dimension value tensor but got tensor "
+            f"with {x.ndim} dimensions; pass a number or a 0-d tensor"
+        )
     try:
         return operator.index(x)
     except TypeError:
         pass
-    raise TypeError(f"{fn}(): argument '{arg}' must be Number, not {_describe(x)}; pass a "
-                    "bool, int, float or complex")
+    raise TypeError(
+        f"{fn}(): argument '{arg}' must be Number, not {_describe(x)}; pass a "
+        "bool, int, float or complex"
+    )
 
 
 def tensor_arg(x, fn: str, arg: str = "input", pos: int = 1, cls=None):
     """TypeError unless x is a Tensor ("must be Tensor, not list"), with the way to make one."""
     if cls is not None and isinstance(x, cls):
         return x
-    raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                    f"{_describe(x)}; convert it first with gpu_tensor.tensor(...)")
+    raise TypeError(
+        f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not "
+        f"{_describe(x)}; convert it first with gpu_tensor.tensor(...)"
+    )
 
 
 def check_fits(value, dt, fn: str = "fill"):
@@ -140,24 +170,30 @@ def check_fits(value, dt, fn: str = "fill"):
         if kind == "c":
             return value
         if value.imag != 0:
-            raise RuntimeError(f"{fn}(): value cannot be converted to type {dt.name} without "
-                               f"overflow: {value} has an imaginary part; use a complex dtype")
+            raise RuntimeError(
+                f"{fn}(): value cannot be converted to type {dt.name} without "
+                f"overflow: {value} has an imaginary part; use a complex dtype"
+            )
         value = value.real
-    if type(value) is int and not -2 ** 63 <= value < 2 ** 64:
+    if type(value) is int and not -(2**63) <= value < 2**64:
         raise OverflowError(f"{fn}(): int too big to convert: {value} does not fit in 64 bits")
     if kind in "iu":
         if isinstance(value, float):
             if not math.isfinite(value):
-                raise RuntimeError(f"{fn}(): value cannot be converted to type {dt.name} "
-                                   f"without overflow: {value} has no integer value")
+                raise RuntimeError(
+                    f"{fn}(): value cannot be converted to type {dt.name} "
+                    f"without overflow: {value} has no integer value"
+                )
             value_i = math.trunc(value)
         else:
             value_i = int(value)
         lo, hi = _range(dt.np)
         low = -hi if kind == "u" else lo  # torch lets negatives wrap into unsigned types
         if not low <= value_i <= hi:
-            raise RuntimeError(f"{fn}(): value cannot be converted to type {dt.name} without "
-                               f"overflow: {value} is outside [{lo}, {hi}]")
+            raise RuntimeError(
+                f"{fn}(): value cannot be converted to type {dt.name} without "
+                f"overflow: {value} is outside [{lo}, {hi}]"
+            )
         return wrap_int(value_i, dt.np)
     elif dt.category == 2 and not isinstance(value, bool) and math.isfinite(value):
         hi = _range(dt.np)[1]
@@ -165,7 +201,8 @@ def check_fits(value, dt, fn: str = "fill"):
             raise RuntimeError(
                 f"{fn}(): value cannot be converted to type {dt.name} without overflow: "
                 f"{value} is beyond its largest finite value {hi:g}; use a wider dtype "
-                "(float64), or pass float('inf') explicitly")
+                "(float64), or pass float('inf') explicitly"
+            )
     return value
 
 
@@ -176,17 +213,20 @@ def wrap_int(v: int, npd):
     info = np.iinfo(npd)
     if info.min <= v <= info.max:
         return v
-    if not -2 ** 63 <= v < 2 ** 64:
-        raise OverflowError(f"Python int {v} is too big to convert to {npd.name}: it does not "
-                            "fit in 64 bits")
+    if not -(2**63) <= v < 2**64:
+        raise OverflowError(
+            f"Python int {v} is too big to convert to {npd.name}: it does not fit in 64 bits"
+        )
     bits = 8 * npd.itemsize
     v %= 1 << bits
     return v - (1 << bits) if info.min < 0 and v > info.max else v
 
 
 def _overflow(dt, v):
-    return RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {v} "
-                        f"(outside {dt.name}'s range)")
+    return RuntimeError(
+        f"value cannot be converted to type {dt.name} without overflow: {v} "
+        f"(outside {dt.name}'s range)"
+    )
 
 
 def check_float_to_int(host: np.ndarray, dt):
@@ -198,8 +238,11 @@ def check_float_to_int(host: np.ndarray, dt):
         # a 64-bit max rounds up to 2**63 (2**64) as a float: a float equal to it does not fit
         top = float(info.max)
         with np.errstate(invalid="ignore"):
-            bad = ~np.isfinite(host) | (host < float(info.min)) | (
-                (host >= top) if info.bits == 64 else (host > top))
+            bad = (
+                ~np.isfinite(host)
+                | (host < float(info.min))
+                | ((host >= top) if info.bits == 64 else (host > top))
+            )
         if bad.any():
             raise _overflow(dt, host[bad].flat[0])
         return np.trunc(host).astype(dt.np)

@@ -32,7 +32,8 @@ class LegacyCapsule:
             raise RuntimeError(
                 "from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
                 "consumed only once, so you might have already constructed a tensor from it "
-                "once; make a new capsule (x.__dlpack__()) for each tensor")
+                "once; make a new capsule (x.__dlpack__()) for each tensor"
+            )
         head = _DLTensorHead.from_address(_api.PyCapsule_GetPointer(capsule, b"dltensor"))
         self._capsule = capsule
         self._device = (int(head.device.device_type), int(head.device.device_id))

@@ -28,8 +28,11 @@ def _leaf_category(x):
 
 
 def _is_seq(x) -> bool:
-    return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim > 0) or (
-        isinstance(x, Tensor) and x.ndim > 0)
+    return (
+        isinstance(x, (list, tuple))
+        or (isinstance(x, np.ndarray) and x.ndim > 0)
+        or (isinstance(x, Tensor) and x.ndim > 0)
+    )
 
 
 def _flatten(data):
@@ -38,8 +41,10 @@ def _flatten(data):
     x = data
     while _is_seq(x):
         if len(shape) == MAX_DIMS:  # also what stops a list that contains itself
-            raise ValueError(f"too many dimensions '{type(x).__name__}': nested data deeper "
-                             f"than {MAX_DIMS} levels (or a list that contains itself)")
+            raise ValueError(
+                f"too many dimensions '{type(x).__name__}': nested data deeper "
+                f"than {MAX_DIMS} levels (or a list that contains itself)"
+            )
         shape.append(len(x))
         if len(x) == 0:
             break
@@ -51,17 +56,20 @@ def _flatten(data):
             if _is_seq(seq):  # torch: TypeError when a scalar and a list share a level
                 raise TypeError(
                     f"expected a number at dim {d}, got a sequence of length {len(seq)}: "
-                    "nested lists must be rectangular")
+                    "nested lists must be rectangular"
+                )
             leaves.append(seq)
             return
         if not _is_seq(seq):
             raise TypeError(
                 f"expected sequence of length {shape[d]} at dim {d} (got a scalar "
-                f"{type(seq).__name__}): nested lists must be rectangular")
+                f"{type(seq).__name__}): nested lists must be rectangular"
+            )
         if len(seq) != shape[d]:
             raise ValueError(
                 f"expected sequence of length {shape[d]} at dim {d} (got {len(seq)}): "
-                "nested lists must be rectangular")
+                "nested lists must be rectangular"
+            )
         if isinstance(seq, Tensor):
             seq = seq._host()
         for item in seq:
@@ -95,13 +103,19 @@ def _from_python_numbers(data, dtype):
             return None
         if k < len(shape) - 1:
             level = list(itertools.chain.from_iterable(level))
-    flat = (lambda: itertools.chain.from_iterable(level)) if len(shape) > 1 else (
-        lambda: data)
+    flat = (lambda: itertools.chain.from_iterable(level)) if len(shape) > 1 else (lambda: data)
     kinds = set(map(type, flat()))
     if not kinds <= _PY_NUMBERS:
         return None
-    cat = (_dt.COMPLEX if complex in kinds else _dt.FLOAT if float in kinds else
-           _dt.INT if int in kinds else _dt.BOOL)
+    cat = (
+        _dt.COMPLEX
+        if complex in kinds
+        else _dt.FLOAT
+        if float in kinds
+        else _dt.INT
+        if int in kinds
+        else _dt.BOOL
+    )
     count = 1
     for n in shape:
         count *= n
@@ -113,8 +127,11 @@ def _from_python_numbers(data, dtype):
         dt = (_dt.bool, _dt.int64, _dt.get_default_dtype(), _dt.default_complex())[cat]
     else:
         dt = _dt.to_dtype(dtype)
-        if cat > dt.category and dt.category <= _dt.INT or (
-                cat == _dt.COMPLEX and dt.category != _dt.COMPLEX):
+        if (
+            cat > dt.category
+            and dt.category <= _dt.INT
+            or (cat == _dt.COMPLEX and dt.category != _dt.COMPLEX)
+        ):
             return None  # the general path checks float->int (nan, overflow) and complex
         if dt.category == _dt.INT and host.dtype != dt.np:
             if dt.np == np.uint64:
@@ -126,8 +143,12 @@ def _from_python_numbers(data, dtype):
         return host.astype(dt.np), dt
 
 
-_CATEGORY_NP = {_dt.BOOL: np.bool_, _dt.INT: np.int64, _dt.FLOAT: np.float64,
-                _dt.COMPLEX: np.complex128}
+_CATEGORY_NP = {
+    _dt.BOOL: np.bool_,
+    _dt.INT: np.int64,
+    _dt.FLOAT: np.float64,
+    _dt.COMPLEX: np.complex128,
+}
 
 
 def host_from_data(data, dtype):
@@ -138,8 +159,10 @@ def host_from_data(data, dtype):
         return (host.astype(dt.np) if host.dtype != dt.np else np.array(host, copy=True)), dt
     if isinstance(data, np.ndarray):
         if data.dtype == object or data.dtype.kind in "USV":
-            raise TypeError(f"can't convert a numpy array of dtype {data.dtype}; supported "
-                            "dtypes are bool, integers, floats and complex")
+            raise TypeError(
+                f"can't convert a numpy array of dtype {data.dtype}; supported "
+                "dtypes are bool, integers, floats and complex"
+            )
         dt = _dt.from_numpy_dtype(data.dtype) if dtype is None else _dt.to_dtype(dtype)
         return np.array(data, dtype=dt.np, copy=True), dt
     if hasattr(data, "__cuda_array_interface__") or hasattr(data, "__dlpack__"):
@@ -174,7 +197,8 @@ def host_from_data(data, dtype):
             raise cls(
                 f"new(): invalid data type '{type(v).__name__}' (could not infer a dtype); "
                 "tensor() accepts numbers (bool, int, float, complex), nested sequences of "
-                "them, arrays and tensors")
+                "them, arrays and tensors"
+            )
         cats.add(c)
         vals.append(v)
         inferred = leaf_dt if inferred is None else _dt.promote_types(inferred, leaf_dt)
@@ -186,8 +210,11 @@ def host_from_data(data, dtype):
         dt = inferred
     if _dt.COMPLEX in cats and _dt.BOOL < dt.category < _dt.COMPLEX:
         # torch converts each leaf with Python's own rules: a complex is no real number
-        raise TypeError("must be real number, not complex" if dt.category == _dt.FLOAT
-                        else "'complex' object cannot be interpreted as an integer")
+        raise TypeError(
+            "must be real number, not complex"
+            if dt.category == _dt.FLOAT
+            else "'complex' object cannot be interpreted as an integer"
+        )
     if dt.np == np.uint64 and any(v < 0 for v in vals):
         raise OverflowError("can't convert negative int to unsigned")  # torch's
     try:
@@ -201,13 +228,16 @@ def host_from_data(data, dtype):
             with np.errstate(over="ignore"):  # 1e40 -> float32 is inf, silently (torch)
                 host = np.array(vals, dtype=dt.np)
     except OverflowError as exc:
-        big = any(type(v) is int and not -2 ** 63 <= v < 2 ** 63 for v in vals)
+        big = any(type(v) is int and not -(2**63) <= v < 2**63 for v in vals)
         if big and dt.category == _dt.FLOAT:  # Python's float(int) error, as torch raises it
             raise OverflowError("int too large to convert to float") from None
         if big and dt.category <= _dt.INT:  # torch reads every Python int as a C long long
-            raise ValueError(f"Overflow when unpacking long long: a Python int beyond int64 "
-                             f"cannot be converted to type {dt.name} without overflow "
-                             f"({exc})") from None
+            raise ValueError(
+                f"Overflow when unpacking long long: a Python int beyond int64 "
+                f"cannot be converted to type {dt.name} without overflow "
+                f"({exc})"
+            ) from None
         raise RuntimeError(
-            f"value cannot be converted to type {dt.name} without overflow: {exc}") from None
+            f"value cannot be converted to type {dt.name} without overflow: {exc}"
+        ) from None
     return host.reshape(shape), dt

@@ -50,7 +50,7 @@ def infer_size(shape: tuple, numel: int) -> tuple:
     if infer >= 0:
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = shape[:infer] + (numel // known,) + shape[infer + 1:]
+        shape = shape[:infer] + (numel // known,) + shape[infer + 1 :]
     elif known != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return shape

@@ -39,12 +39,14 @@ class _Formatter:
         self.int_mode = all(v == math.ceil(v) for v in values)
         if self.int_mode:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
-            fmt = (lambda v: f"{v:.{_PRECISION}e}") if self.sci_mode else (
-                lambda v: f"{v:.0f}.")
+            fmt = (lambda v: f"{v:.{_PRECISION}e}") if self.sci_mode else (lambda v: f"{v:.0f}.")
         else:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
-            fmt = (lambda v: f"{v:.{_PRECISION}e}") if self.sci_mode else (
-                lambda v: f"{v:.{_PRECISION}f}")
+            fmt = (
+                (lambda v: f"{v:.{_PRECISION}e}")
+                if self.sci_mode
+                else (lambda v: f"{v:.{_PRECISION}f}")
+            )
         self.max_width = max(len(fmt(v)) for v in values)
 
     def format(self, v) -> str:
@@ -65,8 +67,11 @@ def _summarized(vals: np.ndarray) -> np.ndarray:
         return vals
     if vals.ndim == 1:
         return np.concatenate([vals[:_EDGE], vals[-_EDGE:]]) if len(vals) > 2 * _EDGE else vals
-    rows = list(range(_EDGE)) + list(range(len(vals) - _EDGE, len(vals))) if (
-        len(vals) > 2 * _EDGE) else range(len(vals))
+    rows = (
+        list(range(_EDGE)) + list(range(len(vals) - _EDGE, len(vals)))
+        if (len(vals) > 2 * _EDGE)
+        else range(len(vals))
+    )
     return np.stack([_summarized(vals[i]) for i in rows])
 
 
@@ -85,16 +90,22 @@ def _body(vals, indent, summarize, f1, f2) -> str:
         width = f1.max_width + 2 + (f2.max_width + 1 if f2 is not None else 0)
         per_line = max(1, (_LINEWIDTH - indent) // width)
         if summarize and len(vals) > 2 * _EDGE:
-            items = ([_element(v, f1, f2) for v in vals[:_EDGE].tolist()] + [" ..."]
-                     + [_element(v, f1, f2) for v in vals[-_EDGE:].tolist()])
+            items = (
+                [_element(v, f1, f2) for v in vals[:_EDGE].tolist()]
+                + [" ..."]
+                + [_element(v, f1, f2) for v in vals[-_EDGE:].tolist()]
+            )
         else:
             items = [_element(v, f1, f2) for v in vals.tolist()]
-        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     n = len(vals)
     if summarize and n > 2 * _EDGE:
-        parts = ([_body(vals[i], indent + 1, summarize, f1, f2) for i in range(_EDGE)] + ["..."]
-                 + [_body(vals[i], indent + 1, summarize, f1, f2) for i in range(n - _EDGE, n)])
+        parts = (
+            [_body(vals[i], indent + 1, summarize, f1, f2) for i in range(_EDGE)]
+            + ["..."]
+            + [_body(vals[i], indent + 1, summarize, f1, f2) for i in range(n - _EDGE, n)]
+        )
     else:
         parts = [_body(vals[i], indent + 1, summarize, f1, f2) for i in range(n)]
     return "[" + ("," + "\n" * (vals.ndim - 1) + " " * (indent + 1)).join(parts) + "]"

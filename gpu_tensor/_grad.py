@@ -28,8 +28,17 @@ import threading
 
 from ._modes import PASS, intercept, watch
 
-__all__ = ["STATE", "differentiable", "checks_inline", "inplace", "record", "record_inplace", "record_fused",
-           "any_requires_grad", "out_grad_error"]
+__all__ = [
+    "STATE",
+    "differentiable",
+    "checks_inline",
+    "inplace",
+    "record",
+    "record_inplace",
+    "record_fused",
+    "any_requires_grad",
+    "out_grad_error",
+]
 
 MODES_ON = watch(globals())  # the modes word, read first by every op here (_modes.py)
 
@@ -66,7 +75,8 @@ def out_grad_error(name):
     return RuntimeError(
         f"{name}(): functions with out=... arguments don't support automatic "
         f"differentiation, but one of the arguments requires grad. Call it under "
-        f"gt.no_grad(), or drop out= and use the returned tensor.")
+        f"gt.no_grad(), or drop out= and use the returned tensor."
+    )
 
 
 def record_inplace(name, plain, self, args, kwargs):
@@ -109,8 +119,11 @@ def _takes_out(plain) -> bool:
     """plain(a, b, out=None): a trailing `out` (torch's out=, see gpu_tensor/_out.py) and
     no other default."""
     code = plain.__code__
-    return plain.__defaults__ == (None,) and code.co_argcount in (2, 3) and \
-        code.co_varnames[code.co_argcount - 1] == "out"
+    return (
+        plain.__defaults__ == (None,)
+        and code.co_argcount in (2, 3)
+        and code.co_varnames[code.co_argcount - 1] == "out"
+    )
 
 
 def _fixed_arity(plain):
@@ -133,14 +146,23 @@ def _no_keywords(fn) -> bool:
     """fn(a, *rest) takes everything positionally: no defaults, keyword-only arguments or
     **kwargs (a call with a keyword would then fail in fn as well)."""
     code = fn.__code__
-    return not (fn.__defaults__ or code.co_kwonlyargcount
-                or code.co_flags & inspect.CO_VARKEYWORDS) and code.co_argcount == 1
+    return (
+        not (fn.__defaults__ or code.co_kwonlyargcount or code.co_flags & inspect.CO_VARKEYWORDS)
+        and code.co_argcount == 1
+    )
 
 
 # the op's torch name where the function's own differs (the name modes handlers are given)
-_NAMES = {"getitem": "__getitem__", "_T": "numpy_T", "astype": "to", "move": "to",
-          "_copy_oop": "copy", "_fill_oop": "fill", "_zero_oop": "zero",
-          "_index_put_copy": "index_put"}
+_NAMES = {
+    "getitem": "__getitem__",
+    "_T": "numpy_T",
+    "astype": "to",
+    "move": "to",
+    "_copy_oop": "copy",
+    "_fill_oop": "fill",
+    "_zero_oop": "zero",
+    "_index_put_copy": "index_put",
+}
 
 
 def _public_name(name):
@@ -161,6 +183,7 @@ def differentiable(fn=None, *, first=False):
         n = None  # the generic wrappers below pass out= through
     # out=None: positional-or-keyword, as in fn (a keyword-only one costs ~90 ns a call)
     if n == 2 and takes_out:  # matmul(a, b, out=None)
+
         def wrapper(a, b, out=None):
             if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
                 r = intercept(name, wrapper, (a, b), None if out is None else {"out": out})
@@ -170,6 +193,7 @@ def differentiable(fn=None, *, first=False):
                 return record(wrapper, fn, (a, b), {} if out is None else {"out": out})
             return fn(a, b) if out is None else fn(a, b, out=out)
     elif n == 1 and takes_out:
+
         def wrapper(a, out=None):
             if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
                 r = intercept(name, wrapper, (a,), None if out is None else {"out": out})
@@ -179,6 +203,7 @@ def differentiable(fn=None, *, first=False):
                 return record(wrapper, fn, (a,), {} if out is None else {"out": out})
             return fn(a) if out is None else fn(a, out=out)
     elif n == 1:
+
         def wrapper(a):
             if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
                 r = intercept(name, wrapper, (a,), None)
@@ -192,6 +217,7 @@ def differentiable(fn=None, *, first=False):
                 return record(wrapper, fn, (a,), {})
             return fn(a)
     elif n == 2 and not first:
+
         def wrapper(a, b):
             if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
                 r = intercept(name, wrapper, (a, b), None)
@@ -201,6 +227,7 @@ def differentiable(fn=None, *, first=False):
                 return record(wrapper, fn, (a, b), {})
             return fn(a, b)
     elif n == 2:  # first only: getitem(self, index)
+
         def wrapper(a, b):
             if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
                 r = intercept(name, wrapper, (a, b), None)
@@ -214,6 +241,7 @@ def differentiable(fn=None, *, first=False):
                 return record(wrapper, fn, (a, b), {})
             return fn(a, b)
     elif first and _no_keywords(fn):  # view(self, *shape): no keyword dict to pack
+
         def wrapper(a, *args):
             if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
                 r = intercept(name, wrapper, (a, *args), None)
@@ -227,6 +255,7 @@ def differentiable(fn=None, *, first=False):
                 return record(wrapper, fn, (a, *args), {})
             return fn(a, *args)
     elif first:
+
         def wrapper(*args, **kwargs):
             if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
                 r = intercept(name, wrapper, args, kwargs)
@@ -240,6 +269,7 @@ def differentiable(fn=None, *, first=False):
                 return record(wrapper, fn, args, kwargs)
             return fn(*args, **kwargs)
     else:
+
         def wrapper(*args, **kwargs):
             if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
                 r = intercept(name, wrapper, args, kwargs)
@@ -248,6 +278,7 @@ def differentiable(fn=None, *, first=False):
             if state.enabled and any_requires_grad(args, kwargs):
                 return record(wrapper, fn, args, kwargs)
             return fn(*args, **kwargs)
+
     wrapper.__name__ = fn.__name__
     wrapper.__qualname__ = fn.__qualname__
     wrapper.__module__ = fn.__module__

@@ -30,7 +30,8 @@ def __array__(self, dtype=None, copy=None):
     if self.device.type != "cpu":
         raise TypeError(
             f"can't convert {self.device} tensor to numpy; copy it to host memory first with "
-            ".cpu() (e.g. np.asarray(t.cpu()))")
+            ".cpu() (e.g. np.asarray(t.cpu()))"
+        )
     arr = self._host()  # waits for a non_blocking copy still landing in it
     if dtype is not None and np.dtype(dtype) != arr.dtype:
         if copy is False:
@@ -52,7 +53,8 @@ def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None
         raise BufferError(
             "bfloat16 cuda tensors cannot be exported via DLPack here: cupy has no bfloat16, "
             "so gpu_tensor stores the bits as uint16. Export t.view(gt.int16) or "
-            "t.float() instead.")
+            "t.float() instead."
+        )
     arr = self._data if self.device.type != "cpu" else self._host()  # host reads wait
     kwargs = {}
     if max_version is not None:
@@ -75,10 +77,13 @@ def _cuda_array_interface(self):
     if not _real_cuda(self):
         raise AttributeError(
             f"__cuda_array_interface__ is only available on real cuda tensors (this one is "
-            f"on {self.device}{', emulated in host memory' if self.is_cuda else ''})")
+            f"on {self.device}{', emulated in host memory' if self.is_cuda else ''})"
+        )
     if self.dtype is _dt.bfloat16:
-        raise AttributeError("bfloat16 cuda tensors are stored as uint16 bits and have no "
-                             "__cuda_array_interface__ typestr; use t.float()")
+        raise AttributeError(
+            "bfloat16 cuda tensors are stored as uint16 bits and have no "
+            "__cuda_array_interface__ typestr; use t.float()"
+        )
     from .cuda.streams import _cai_stream
 
     cai = dict(self._data.__cuda_array_interface__)
@@ -98,16 +103,17 @@ def from_dlpack(ext):
     """A tensor sharing the memory of a DLPack producer (numpy, cupy, torch, a Tensor)."""
     if isinstance(ext, Tensor):
         if ext.requires_grad:  # torch exports through __dlpack__, which refuses
-            raise BufferError("Can't export tensors that require gradient, use "
-                              "tensor.detach()")
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         return ext
     if type(ext).__name__ == "PyCapsule":  # legacy DLPack: a bare "dltensor" capsule
         from ._capsule import LegacyCapsule
 
         ext = LegacyCapsule(ext)
     if not hasattr(ext, "__dlpack_device__"):
-        raise RuntimeError(f"from_dlpack expects an object with __dlpack__/__dlpack_device__, "
-                        f"got {type(ext).__name__}")
+        raise RuntimeError(
+            f"from_dlpack expects an object with __dlpack__/__dlpack_device__, "
+            f"got {type(ext).__name__}"
+        )
     kind, index = ext.__dlpack_device__()
     kind = int(kind)
     if kind == _KDLCPU or kind == 3:  # kDLCPU, kDLCUDAHost (pinned host memory)

@@ -9,8 +9,16 @@ from ._grad import differentiable
 from ._tensor import Tensor, channels_last, contiguous_format, preserve_format
 from .backends import get_backend
 
-__all__ = ["as_strided", "contiguous", "clone", "contiguous_format", "channels_last",
-           "preserve_format", "preserved_strides", "empty_preserving"]
+__all__ = [
+    "as_strided",
+    "contiguous",
+    "clone",
+    "contiguous_format",
+    "channels_last",
+    "preserve_format",
+    "preserved_strides",
+    "empty_preserving",
+]
 
 
 @differentiable(first=True)
@@ -32,14 +40,16 @@ def as_strided(self, size, stride, storage_offset=None):
             raise RuntimeError(
                 f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
                 f"{off} need more bytes than the storage's {st.nbytes()}; pick sizes and "
-                "strides inside the storage")
+                "strides inside the storage"
+            )
     b = get_backend(self.device)
     try:
         arr = b.from_storage(st, size, stride, off, self.dtype.np)
     except (TypeError, ValueError) as exc:
         raise RuntimeError(
             f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off} "
-            f"need more bytes than the storage's {st.nbytes()}") from exc
+            f"need more bytes than the storage's {st.nbytes()}"
+        ) from exc
     return self._view_of(arr)
 
 
@@ -49,8 +59,12 @@ class _At:
     __slots__ = ("__array_interface__", "_owner")
 
     def __init__(self, ptr, readonly, owner):
-        self.__array_interface__ = {"data": (ptr, readonly), "shape": (0,), "typestr": "|u1",
-                                    "version": 3}
+        self.__array_interface__ = {
+            "data": (ptr, readonly),
+            "shape": (0,),
+            "typestr": "|u1",
+            "version": 3,
+        }
         self._owner = owner
 
 
@@ -74,8 +88,9 @@ def empty_at(self, shape, strides, offset):
             return b.from_storage(st, shape, strides, 0, data.dtype)
     isz = data.itemsize
     raw = np.asarray(_At(st._ptr + offset * isz, not data.flags.writeable, st._buf))
-    return np.lib.stride_tricks.as_strided(raw.view(data.dtype), tuple(shape),
-                                           tuple(s * isz for s in strides))
+    return np.lib.stride_tricks.as_strided(
+        raw.view(data.dtype), tuple(shape), tuple(s * isz for s in strides)
+    )
 
 
 @differentiable(first=True)
@@ -103,12 +118,16 @@ def clone(self, memory_format=None):
     strides in the input's stride order (`preserved_strides`)."""
     Tensor = type(self)
     if memory_format is channels_last:
-        return contiguous(clone(self, contiguous_format), channels_last) if (
-            not self.is_contiguous(memory_format=channels_last)) else _dense_copy(self)
+        return (
+            contiguous(clone(self, contiguous_format), channels_last)
+            if (not self.is_contiguous(memory_format=channels_last))
+            else _dense_copy(self)
+        )
     data = self._data
     # C-contiguous with no size-1 dims: the standard strides, which a plain copy gives
     if memory_format is contiguous_format or (
-            data.flags.c_contiguous and data.size and 1 not in data.shape):
+        data.flags.c_contiguous and data.size and 1 not in data.shape
+    ):
         dev = self.device
         b = dev._backend or get_backend(dev)  # the device's backend ref: no lookup call
         arr, st = b.adopt(b.contiguous(data))

@@ -39,8 +39,21 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["PROFILE", "AUTOCAST", "QUANTIZED", "ACTIVE", "PASS", "enter", "exit", "set_global",
-           "register", "intercept", "live", "entry", "watch"]
+__all__ = [
+    "PROFILE",
+    "AUTOCAST",
+    "QUANTIZED",
+    "ACTIVE",
+    "PASS",
+    "enter",
+    "exit",
+    "set_global",
+    "register",
+    "intercept",
+    "live",
+    "entry",
+    "watch",
+]
 
 PROFILE = 1
 AUTOCAST = 2

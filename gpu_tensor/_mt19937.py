@@ -47,8 +47,10 @@ class MTStream:
 
     def reseed(self, seed: int) -> None:
         self.seed = int(seed) & 0xFFFF_FFFF_FFFF_FFFF  # torch wraps negative seeds too
-        self._bits.state = {"bit_generator": "MT19937",
-                            "state": {"key": _seed_key(self.seed), "pos": _N}}
+        self._bits.state = {
+            "bit_generator": "MT19937",
+            "state": {"key": _seed_key(self.seed), "pos": _N},
+        }
         self._fresh = True  # torch reports next=0 until the first draw
         self.next_double_normal = None
         self.next_float_normal = None
@@ -71,16 +73,26 @@ class MTStream:
         left = 1 if pos >= _N else _N + 1 - pos
         nxt = 0 if self._fresh else pos
         d, f = self.next_double_normal, self.next_float_normal
-        return (_HEAD.pack(self.seed, left, 1, nxt)
-                + np.asarray(st["key"], np.uint64).astype("<u8").tobytes()
-                + _TAIL.pack(0.0, 0.0 if d is None else d, 0.0, d is not None,
-                             0.0 if f is None else f, f is not None))
+        return (
+            _HEAD.pack(self.seed, left, 1, nxt)
+            + np.asarray(st["key"], np.uint64).astype("<u8").tobytes()
+            + _TAIL.pack(
+                0.0,
+                0.0 if d is None else d,
+                0.0,
+                d is not None,
+                0.0 if f is None else f,
+                f is not None,
+            )
+        )
 
     def set_state(self, raw: bytes) -> None:
         if len(raw) != STATE_BYTES:
-            raise RuntimeError(f"Expected either a THGeneratorState of size 5048 or a "
-                               f"THGeneratorStateNew of size {STATE_BYTES} but found the "
-                               f"input RNG state size to be {len(raw)}")
+            raise RuntimeError(
+                f"Expected either a THGeneratorState of size 5048 or a "
+                f"THGeneratorStateNew of size {STATE_BYTES} but found the "
+                f"input RNG state size to be {len(raw)}"
+            )
         seed, left, _seeded, nxt = _HEAD.unpack_from(raw, 0)
         key = np.frombuffer(raw, "<u8", _N, _HEAD.size).astype(np.uint32)
         _x, y, _rho, d_ok, f, f_ok = _TAIL.unpack_from(raw, _HEAD.size + 8 * _N)

@@ -43,8 +43,10 @@ def _type_name(d):
 def _check_targets(name, out, tuple_result):
     outs = out if tuple_result else (out,)
     if tuple_result and not (isinstance(out, (tuple, list)) and len(out) == len(tuple_result)):
-        raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(tuple_result)} "
-                        f"Tensors, not {type(out).__name__}")
+        raise TypeError(
+            f"{name}(): argument 'out' must be a tuple of {len(tuple_result)} "
+            f"Tensors, not {type(out).__name__}"
+        )
     for o in outs:
         if not isinstance(o, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(o).__name__}")
@@ -57,8 +59,10 @@ def _resize_warning(out, shape):
         f"{list(out.shape)}, which does not match the required output shape {list(shape)}. "
         f"This behavior is deprecated, and in a future PyTorch release outputs will not be "
         f"resized unless they have zero elements. You can explicitly reuse an out tensor t "
-        f"by resizing it, inplace, to zero elements with t.resize_(0).", UserWarning,
-        stacklevel=_caller_level())
+        f"by resizing it, inplace, to zero elements with t.resize_(0).",
+        UserWarning,
+        stacklevel=_caller_level(),
+    )
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -78,16 +82,21 @@ def write(name, out, r, rule="cast"):
         raise RuntimeError(
             f"{name}(): Expected all tensors to be on the same device, but found at least two "
             f"devices, {r.device} (the result) and {out.device} (out=)! Pass an out tensor on "
-            f"{r.device}, or move the inputs with .to(device).")
+            f"{r.device}, or move the inputs with .to(device)."
+        )
     rd, od = r.dtype, out.dtype
     if rule == "same" and rd is not od:
-        raise RuntimeError(f"{name}(): Found dtype {_type_name(od)} but expected "
-                           f"{_type_name(rd)}: this op's out= must have the result's dtype "
-                           f"({rd})")
+        raise RuntimeError(
+            f"{name}(): Found dtype {_type_name(od)} but expected "
+            f"{_type_name(rd)}: this op's out= must have the result's dtype "
+            f"({rd})"
+        )
     if rd.category > od.category:
         cls = TypeError if rule == "cat" else RuntimeError
-        raise cls(f"{name}(): result type {_type_name(rd)} can't be cast to the desired "
-                  f"output type {_type_name(od)}")
+        raise cls(
+            f"{name}(): result type {_type_name(rd)} can't be cast to the desired "
+            f"output type {_type_name(od)}"
+        )
     shape = tuple(r.shape)
     if tuple(out.shape) != shape:
         if out.numel():
@@ -100,6 +109,7 @@ def write(name, out, r, rule="cast"):
 
 class _no_grad:
     """Grad mode off for the copy (its autograd check was made before the op ran)."""
+
     __slots__ = ("prev",)
 
     def __enter__(self):
@@ -118,8 +128,10 @@ def keyword_out(fn):
     parameters, which costs ~90 ns a call, against ~20 ns for a trailing default
     (measured in the note f_out.md). Their signature says keyword-only, as torch's."""
     sig = inspect.signature(fn)
-    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if p.name == "out" else p
-              for p in sig.parameters.values()]
+    params = [
+        p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if p.name == "out" else p
+        for p in sig.parameters.values()
+    ]
     fn.__signature__ = sig.replace(parameters=params)
     return fn
 
@@ -129,8 +141,9 @@ def call(name, fn, args, kwargs, out, rule="cast"):
     probe = isinstance(out, (tuple, list))
     if not probe and not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if STATE.enabled and (any_requires_grad(args, kwargs) or any_requires_grad(
-            out if probe else (out,))):
+    if STATE.enabled and (
+        any_requires_grad(args, kwargs) or any_requires_grad(out if probe else (out,))
+    ):
         raise out_grad_error(name)
     if rule == "acc" and kwargs.get("dtype") is None and not probe:
         kwargs["dtype"] = out.dtype  # sum/mean/cumsum accumulate in out's dtype, as torch
@@ -150,8 +163,10 @@ def creation(name, fn, args, kwargs, out):
     if dtype is None:
         kwargs["dtype"] = out.dtype
     elif _dt.to_dtype(dtype) is not out.dtype:
-        raise RuntimeError(f"dtype {_type_name(_dt.to_dtype(dtype))} does not match dtype of "
-                           f"out parameter ({_type_name(out.dtype)})")
+        raise RuntimeError(
+            f"dtype {_type_name(_dt.to_dtype(dtype))} does not match dtype of "
+            f"out parameter ({_type_name(out.dtype)})"
+        )
     if kwargs.get("device") is None:
         kwargs["device"] = out.device
     r = fn(*args, **kwargs)

@@ -62,22 +62,37 @@ _FROM_NP = _dt._BY_NP
 
 def _check_grad(t, g) -> None:
     if not isinstance(g, Tensor):
-        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
-                        f"{type(g).__name__}")
-    for what, mine, theirs in (("type", t.dtype, g.dtype), ("size", tuple(t.shape),
-                               tuple(g.shape)), ("device", t.device, g.device)):
+        raise TypeError(
+            f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}"
+        )
+    for what, mine, theirs in (
+        ("type", t.dtype, g.dtype),
+        ("size", tuple(t.shape), tuple(g.shape)),
+        ("device", t.device, g.device),
+    ):
         if mine != theirs:
-            raise RuntimeError(f"assigned grad has data of a different {what} ({theirs} for a "
-                               f"tensor of {mine}); make it like the tensor, e.g. "
-                               "torch.zeros_like(t)")
+            raise RuntimeError(
+                f"assigned grad has data of a different {what} ({theirs} for a "
+                f"tensor of {mine}); make it like the tensor, e.g. "
+                "torch.zeros_like(t)"
+            )
 
 
 class Tensor:
     """A multi-dimensional array on a device with PyTorch's tensor contract."""
 
     __module__ = "gpu_tensor"  # its public name: type(t) prints <class 'gpu_tensor.Tensor'>
-    __slots__ = ("_data", "_st", "device", "dtype", "_requires_grad", "_grad", "grad_fn",
-                 "_base", "__weakref__")
+    __slots__ = (
+        "_data",
+        "_st",
+        "device",
+        "dtype",
+        "_requires_grad",
+        "_grad",
+        "grad_fn",
+        "_base",
+        "__weakref__",
+    )
 
     __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to our reflected ops
     __array_ufunc__ = None  # ... and numpy ufuncs refuse Tensors instead of making object arrays
@@ -244,9 +259,13 @@ class Tensor:
             raise RuntimeError("requires_grad must be a bool")
         # getattr: a constructor that still writes `requires_grad` before `grad_fn`
         if getattr(self, "grad_fn", None) is not None:
-            hint = "" if value else (
-                " If you want to use a computed variable in a subgraph that doesn't require "
-                "differentiation use var_no_grad = var.detach()."
+            hint = (
+                ""
+                if value
+                else (
+                    " If you want to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var.detach()."
+                )
             )
             raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
         if value and self.dtype.category < _dt.FLOAT:
@@ -282,8 +301,10 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad.__class__ is not bool:
-            raise TypeError(f"requires_grad_(): argument 'requires_grad' must be bool, not "
-                            f"{type(requires_grad).__name__}")
+            raise TypeError(
+                f"requires_grad_(): argument 'requires_grad' must be bool, not "
+                f"{type(requires_grad).__name__}"
+            )
         if requires_grad and self.grad_fn is not None:
             return self  # a non-leaf already requires grad (torch: a no-op)
         self.requires_grad = requires_grad
@@ -295,8 +316,10 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         if self._base is not None and (self._requires_grad or self.grad_fn is not None):
-            raise RuntimeError("Can't detach views in-place. Use detach() instead (it returns "
-                               "a new tensor sharing the memory)")
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead (it returns "
+                "a new tensor sharing the memory)"
+            )
         self.grad_fn = None
         self._requires_grad = False
         return self

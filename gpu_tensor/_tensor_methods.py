@@ -50,8 +50,10 @@ __all__ = ["METHODS"]
 
 def _invert(self):
     if self.dtype.category >= _dt.FLOAT:  # torch: the operator is a TypeError (the op is not)
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
-                        "tensors; use logical_not() or (x == 0) for a float tensor")
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type "
+            "tensors; use logical_not() or (x == 0) for a float tensor"
+        )
     return ew.logical_not(self) if self.dtype is _dt.bool else ew.bitwise_not(self)
 
 
@@ -89,8 +91,10 @@ def _pos(self):
 
 def _reduce(self):
     """Pickle/deepcopy: the values (a host copy), device, dtype and requires_grad."""
-    return (_rebuild, (np.array(self._host()), str(self.device), self.dtype.name,
-                       self.requires_grad))
+    return (
+        _rebuild,
+        (np.array(self._host()), str(self.device), self.dtype.name, self.requires_grad),
+    )
 
 
 def _rebuild(host, device, dtype_name, requires_grad):
@@ -102,9 +106,13 @@ def _new(name):
     factory = getattr(creation, name)
 
     def method(self, *args, dtype=None, device=None, requires_grad=False, **kw):
-        return factory(*args, dtype=self.dtype if dtype is None else dtype,
-                       device=self.device if device is None else device,
-                       requires_grad=requires_grad, **kw)
+        return factory(
+            *args,
+            dtype=self.dtype if dtype is None else dtype,
+            device=self.device if device is None else device,
+            requires_grad=requires_grad,
+            **kw,
+        )
 
     method.__name__ = "new_" + name
     return method
@@ -123,30 +131,94 @@ def _pinned(fn):
 
 
 # -- the rows ---------------------------------------------------------------------------------
-_VIEWS = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "transpose", "t",
-          "permute", "movedim", "narrow", "select", "unbind", "diagonal", "expand",
-          "expand_as", "broadcast_to", "unsqueeze", "squeeze", "unfold", "as_strided",
-          "contiguous", "clone"]
+_VIEWS = [
+    "view",
+    "view_as",
+    "reshape",
+    "reshape_as",
+    "flatten",
+    "unflatten",
+    "transpose",
+    "t",
+    "permute",
+    "movedim",
+    "narrow",
+    "select",
+    "unbind",
+    "diagonal",
+    "expand",
+    "expand_as",
+    "broadcast_to",
+    "unsqueeze",
+    "squeeze",
+    "unfold",
+    "as_strided",
+    "contiguous",
+    "clone",
+]
 # Elementwise methods: every op of the table (fusion/optable.py) under its name and its
 # aliases, plus the composite ops of ops/elementwise.py; where() takes self second.
-_COMPOSITE = ["fmod", "trunc", "square", "reciprocal", "isnan", "isinf", "isfinite", "conj",
-              "lerp"]
+_COMPOSITE = ["fmod", "trunc", "square", "reciprocal", "isnan", "isinf", "isfinite", "conj", "lerp"]
 _SPECIAL_ONLY = {"where", "xlog1py"}  # rows torch binds as no Tensor method (special_* neither)
-_ELEMENTWISE = [name for key, op in OPS.items() if key not in _SPECIAL_ONLY
-                and not key.startswith("special_")  # torch.special's own: no method
-                for name in (key, *op.aliases)] + _COMPOSITE
-_REDUCTIONS = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
-               "var", "std", "all", "any", "norm", "cumsum", "cumprod", "logsumexp",
-               "count_nonzero"]
-_INPLACE = [name for key, op in OPS.items() if op.inplace
-            for name in (key, *op.aliases)] + ["fmod", "trunc", "square", "reciprocal", "lerp"]
-_INDEXING = ["gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select",
-             "nonzero", "take", "index_put"]
+_ELEMENTWISE = [
+    name
+    for key, op in OPS.items()
+    if key not in _SPECIAL_ONLY and not key.startswith("special_")  # torch.special's own: no method
+    for name in (key, *op.aliases)
+] + _COMPOSITE
+_REDUCTIONS = [
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "var",
+    "std",
+    "all",
+    "any",
+    "norm",
+    "cumsum",
+    "cumprod",
+    "logsumexp",
+    "count_nonzero",
+]
+_INPLACE = [name for key, op in OPS.items() if op.inplace for name in (key, *op.aliases)] + [
+    "fmod",
+    "trunc",
+    "square",
+    "reciprocal",
+    "lerp",
+]
+_INDEXING = [
+    "gather",
+    "scatter",
+    "scatter_add",
+    "index_select",
+    "masked_fill",
+    "masked_select",
+    "nonzero",
+    "take",
+    "index_put",
+]
 _INDEXING_INPLACE = ["scatter_", "scatter_add_", "masked_fill_"]
-_CASTS = {"float": _dt.float32, "double": _dt.float64, "half": _dt.float16,
-          "bfloat16": _dt.bfloat16, "int": _dt.int32, "long": _dt.int64, "short": _dt.int16,
-          "bool": _dt.bool, "byte": _dt.uint8, "char": _dt.int8, "cfloat": _dt.complex64,
-          "cdouble": _dt.complex128}
+_CASTS = {
+    "float": _dt.float32,
+    "double": _dt.float64,
+    "half": _dt.float16,
+    "bfloat16": _dt.bfloat16,
+    "int": _dt.int32,
+    "long": _dt.int64,
+    "short": _dt.int16,
+    "bool": _dt.bool,
+    "byte": _dt.uint8,
+    "char": _dt.int8,
+    "cfloat": _dt.complex64,
+    "cdouble": _dt.complex128,
+}
 
 
 def _rows() -> dict:
@@ -230,8 +302,9 @@ def _rows() -> dict:
     m["retain_grad"] = _autograd.retain_grad
     m["retains_grad"] = property(_autograd.retains_grad)
     m["register_hook"] = _autograd.register_hook
-    m["output_nr"] = property(_autograd.output_nr, None, None,
-                              "Which output of grad_fn this tensor is.")
+    m["output_nr"] = property(
+        _autograd.output_nr, None, None, "Which output of grad_fn this tensor is."
+    )
     # torch's API breadth beyond the core: special, sort, matrix, random, ... (below)
     m.update(_breadth_rows({**Tensor.__dict__, **m}))
     m.update(_quantized_methods.rows())  # int_repr, q_scale, ...: QTensor overrides them
@@ -242,46 +315,120 @@ def _rows() -> dict:
 # Every public function of these modules (gt.<name>, imported by name in __init__.py) is
 # also Tensor.<name> when it takes the tensor first, except the names in _NOT_METHODS.
 _BREADTH_MODULES = (special, sort, matrix, index_write, statistics, pointwise, random)
-_NOT_METHODS = {"Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-                "get_rng_state", "set_rng_state", "normal", "solve", "searchsorted", "eigh",
-                "fill_diagonal", "poisson", "polygamma"}
+_NOT_METHODS = {
+    "Generator",
+    "default_generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+    "normal",
+    "solve",
+    "searchsorted",
+    "eigh",
+    "fill_diagonal",
+    "poisson",
+    "polygamma",
+}
 # rows for Tensor only (no gt.<name> of the same meaning)
 _TENSOR_ONLY = {
-    "is_signed": meta.is_signed, "is_nonzero": meta.is_nonzero,
-    "is_same_size": meta.is_same_size, "is_set_to": meta.is_set_to,
-    "dim_order": meta.dim_order, "storage": meta.storage, "storage_type": meta.storage_type,
-    "share_memory_": meta.share_memory_, "new": meta.new,
-    "new_empty_strided": meta.new_empty_strided, "apply_": meta.apply_, "map_": meta.map_,
-    "split_with_sizes": meta.split_with_sizes, "narrow_copy": meta.narrow_copy,
-    "sum_to_size": meta.sum_to_size, "chalf": meta.chalf, "resize_": meta.resize_,
-    "resize_as_": meta.resize_as_, "unsqueeze_": meta.unsqueeze_, "squeeze_": meta.squeeze_,
-    "t_": meta.t_, "transpose_": meta.transpose_, "swapdims_": meta.swapdims_,
-    "swapaxes_": meta.swapaxes_, "as_strided_": meta.as_strided_, "set_": meta.set_,
-    "resolve_conj": meta._self, "resolve_neg": meta._self, "to_dense": meta._self,
-    "is_inference": meta._false, "is_neg": meta._false, "is_conj": meta._false,
-    "is_shared": meta._false, "softmax": softmax.softmax, "log_softmax": softmax.log_softmax,
-    "unsafe_chunk": meta.unsafe_chunk, "unsafe_split": meta.unsafe_split,
-    "unsafe_split_with_sizes": meta.split_with_sizes, "conj_physical": meta.conj_physical,
-    "ravel": meta.ravel, "adjoint": meta.adjoint, "const_data_ptr": meta.const_data_ptr,
-    "angle": special.angle, "polygamma": _polygamma,  # self second in gt.polygamma
-    "hsplit": meta.hsplit, "vsplit": meta.vsplit, "dsplit": meta.dsplit,
-    "to_sparse": sparse_ops.to_sparse, "to_sparse_coo": sparse_ops.to_sparse,
-    "sparse_dim": meta.sparse_dim, "dense_dim": meta.dense_dim,
+    "is_signed": meta.is_signed,
+    "is_nonzero": meta.is_nonzero,
+    "is_same_size": meta.is_same_size,
+    "is_set_to": meta.is_set_to,
+    "dim_order": meta.dim_order,
+    "storage": meta.storage,
+    "storage_type": meta.storage_type,
+    "share_memory_": meta.share_memory_,
+    "new": meta.new,
+    "new_empty_strided": meta.new_empty_strided,
+    "apply_": meta.apply_,
+    "map_": meta.map_,
+    "split_with_sizes": meta.split_with_sizes,
+    "narrow_copy": meta.narrow_copy,
+    "sum_to_size": meta.sum_to_size,
+    "chalf": meta.chalf,
+    "resize_": meta.resize_,
+    "resize_as_": meta.resize_as_,
+    "unsqueeze_": meta.unsqueeze_,
+    "squeeze_": meta.squeeze_,
+    "t_": meta.t_,
+    "transpose_": meta.transpose_,
+    "swapdims_": meta.swapdims_,
+    "swapaxes_": meta.swapaxes_,
+    "as_strided_": meta.as_strided_,
+    "set_": meta.set_,
+    "resolve_conj": meta._self,
+    "resolve_neg": meta._self,
+    "to_dense": meta._self,
+    "is_inference": meta._false,
+    "is_neg": meta._false,
+    "is_conj": meta._false,
+    "is_shared": meta._false,
+    "softmax": softmax.softmax,
+    "log_softmax": softmax.log_softmax,
+    "unsafe_chunk": meta.unsafe_chunk,
+    "unsafe_split": meta.unsafe_split,
+    "unsafe_split_with_sizes": meta.split_with_sizes,
+    "conj_physical": meta.conj_physical,
+    "ravel": meta.ravel,
+    "adjoint": meta.adjoint,
+    "const_data_ptr": meta.const_data_ptr,
+    "angle": special.angle,
+    "polygamma": _polygamma,  # self second in gt.polygamma
+    "hsplit": meta.hsplit,
+    "vsplit": meta.vsplit,
+    "dsplit": meta.dsplit,
+    "to_sparse": sparse_ops.to_sparse,
+    "to_sparse_coo": sparse_ops.to_sparse,
+    "sparse_dim": meta.sparse_dim,
+    "dense_dim": meta.dense_dim,
     "coalesce": meta.dense_refuses("coalesce"),
     "is_coalesced": meta.dense_refuses("is_coalesced"),
-    "indices": meta.dense_refuses("indices"), "values": meta.dense_refuses("values"),
+    "indices": meta.dense_refuses("indices"),
+    "values": meta.dense_refuses("values"),
     # the random fills record a zero-gradient node on tensors that require grad (torch's)
-    **{n: _grad.inplace(n, getattr(random, n)) for n in (
-        "normal_", "uniform_", "bernoulli_", "random_", "exponential_", "geometric_",
-        "log_normal_", "cauchy_")},
+    **{
+        n: _grad.inplace(n, getattr(random, n))
+        for n in (
+            "normal_",
+            "uniform_",
+            "bernoulli_",
+            "random_",
+            "exponential_",
+            "geometric_",
+            "log_normal_",
+            "cauchy_",
+        )
+    },
 }
 # properties: always False here (no quantized, nested, mkldnn or other device kinds)
-_FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_mps", "is_xpu",  # is_meta: _tensor
-          "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mtia", "is_mkldnn", "is_nested",
-          "volatile")
+_FLAGS = (
+    "is_sparse",
+    "is_sparse_csr",
+    "is_quantized",
+    "is_mps",
+    "is_xpu",  # is_meta: _tensor
+    "is_ipu",
+    "is_xla",
+    "is_vulkan",
+    "is_maia",
+    "is_mtia",
+    "is_mkldnn",
+    "is_nested",
+    "volatile",
+)
 # torch's other names for existing methods
-_ALIASES = {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
-            "not_equal": "ne", "arctan2": "atan2", "ger": "outer"}
+_ALIASES = {
+    "greater": "gt",
+    "greater_equal": "ge",
+    "less": "lt",
+    "less_equal": "le",
+    "not_equal": "ne",
+    "arctan2": "atan2",
+    "ger": "outer",
+}
 
 
 def _breadth_rows(core: dict) -> dict:
@@ -300,7 +447,8 @@ def _breadth_rows(core: dict) -> dict:
     for name, fn in _TENSOR_ONLY.items():
         add(name, fn)
     m["fill_diagonal_"] = _grad.inplace(
-        "fill_diagonal_", inplace(index_write.fill_diagonal, "fill_diagonal_"))
+        "fill_diagonal_", inplace(index_write.fill_diagonal, "fill_diagonal_")
+    )
     m["layout"] = property(meta.layout)
     for flag in _FLAGS:
         m[flag] = property(meta._false)

@@ -35,9 +35,15 @@ import numpy as np
 from ._cephes_f32 import log_ps, sincos_ps
 from .backends.base import PIECE
 
-__all__ = ["fill_uniform", "fill_normal", "fill_randint", "fill_bernoulli", "fill_randperm",
-           "fill_exponential",
-           "uniform01"]
+__all__ = [
+    "fill_uniform",
+    "fill_normal",
+    "fill_randint",
+    "fill_bernoulli",
+    "fill_randperm",
+    "fill_exponential",
+    "uniform01",
+]
 
 _M24 = np.uint32((1 << 24) - 1)
 _M53 = np.uint64((1 << 53) - 1)
@@ -46,8 +52,8 @@ _M53 = np.uint64((1 << 53) - 1)
 def uniform01(stream, k, double):
     """k uniforms in [0, 1): float64 from 53 bits when `double`, else float32 from 24."""
     if double:
-        return (stream.words64(k) & _M53).astype(np.float64) * 2.0 ** -53
-    return (stream.words(k) & _M24).astype(np.float32) * np.float32(2.0 ** -24)
+        return (stream.words64(k) & _M53).astype(np.float64) * 2.0**-53
+    return (stream.words(k) & _M24).astype(np.float32) * np.float32(2.0**-24)
 
 
 def _fma64(x, y, z):
@@ -97,7 +103,7 @@ def fill_uniform(stream, flat, low=0.0, high=1.0):
             v = (x.astype(np.float64) * np.float64(span) + np.float64(lo_)).astype(np.float32)
         v = v.astype(dt)
         v[v >= top] = np.asarray(lo_).astype(dt)
-        flat[lo:lo + k] = v
+        flat[lo : lo + k] = v
 
 
 def _box_muller16(u, mean, std):
@@ -132,12 +138,12 @@ def fill_normal(stream, flat, mean=0.0, std=1.0, contiguous=True):
         u = uniform01(stream, k, double)
         whole = k // 16 * 16  # (_STEP is a multiple of 16: only the last piece has a rest)
         if whole:
-            flat[lo:lo + whole] = _box_muller16(u[:whole].reshape(-1, 16), mean, std).ravel()
+            flat[lo : lo + whole] = _box_muller16(u[:whole].reshape(-1, 16), mean, std).ravel()
         rest = u[whole:]
     if n % 16:
         fresh = uniform01(stream, 16 - rest.size if reduced else 16, double)
         u = np.concatenate([rest, fresh]) if reduced else fresh
-        flat[n - 16:] = _box_muller16(u.reshape(1, 16), mean, std).ravel()
+        flat[n - 16 :] = _box_muller16(u.reshape(1, 16), mean, std).ravel()
 
 
 def _scalar_normals(stream, n, mean, std):
@@ -162,7 +168,7 @@ def fill_exponential(stream, flat, lambd):
     for lo, k in _pieces(flat.shape[0]):
         u = uniform01(stream, k, True).tolist()
         logs = np.fromiter(map(math.log1p, (-x for x in u)), np.float64, k)
-        np.copyto(flat[lo:lo + k], scale * logs, casting="unsafe")
+        np.copyto(flat[lo : lo + k], scale * logs, casting="unsafe")
 
 
 def fill_randint(stream, flat, low, high):
@@ -171,7 +177,7 @@ def fill_randint(stream, flat, low, high):
     for lo, k in _pieces(flat.shape[0]):
         w = stream.words64(k) if wide else stream.words(k).astype(np.uint64)
         v = (w % np.uint64(span)).astype(np.int64) + np.int64(low)
-        np.copyto(flat[lo:lo + k], v, casting="unsafe")
+        np.copyto(flat[lo : lo + k], v, casting="unsafe")
 
 
 def fill_bernoulli(stream, flat, p):
@@ -180,8 +186,8 @@ def fill_bernoulli(stream, flat, p):
     double = not per or p.dtype == np.float64
     for lo, k in _pieces(flat.shape[0]):
         u = uniform01(stream, k, double)
-        q = p[lo:lo + k].astype(u.dtype) if per else p
-        np.copyto(flat[lo:lo + k], u < q, casting="unsafe")
+        q = p[lo : lo + k].astype(u.dtype) if per else p
+        np.copyto(flat[lo : lo + k], u < q, casting="unsafe")
 
 
 def fill_randperm(stream, flat):
@@ -190,7 +196,7 @@ def fill_randperm(stream, flat):
     no dtype arithmetic), so no buffer of the result's size is made."""
     n = flat.shape[0]
     for lo, k in _pieces(n):
-        np.copyto(flat[lo:lo + k], np.arange(lo, lo + k), casting="unsafe")
+        np.copyto(flat[lo : lo + k], np.arange(lo, lo + k), casting="unsafe")
     bits = memoryview(flat.view(f"u{flat.dtype.itemsize}"))
     if n < (1 << 32) // 20:
         for lo, k in _pieces(n - 1 if n > 1 else 0, _STEP // 8):  # (Python ints: 40 B)

@@ -35,7 +35,9 @@ def compute_stride(oldshape, oldstride, newshape):
     newstride = [0] * len(newshape)
     if numel == 0:
         for d in range(len(newshape) - 1, -1, -1):
-            newstride[d] = 1 if d == len(newshape) - 1 else max(newshape[d + 1], 1) * newstride[d + 1]
+            newstride[d] = (
+                1 if d == len(newshape) - 1 else max(newshape[d + 1], 1) * newstride[d + 1]
+            )
         return tuple(newstride)
     view_d = len(newshape) - 1
     chunk_base = oldstride[-1]
@@ -65,7 +67,8 @@ def _strided(t, shape, strides):
     isz = t._data.itemsize
     xp = get_backend(t.device).xp
     arr = xp.lib.stride_tricks.as_strided(
-        t._data, shape=tuple(shape), strides=tuple(s * isz for s in strides))
+        t._data, shape=tuple(shape), strides=tuple(s * isz for s in strides)
+    )
     return t._view_of(arr)
 
 
@@ -99,8 +102,11 @@ def view(self, *shape):
                     return self._view_of(r)
             except (ValueError, TypeError):
                 pass
-    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)) and not hasattr(
-            shape[0], "__index__"):
+    if (
+        len(shape) == 1
+        and not isinstance(shape[0], (tuple, list, int))
+        and not hasattr(shape[0], "__index__")
+    ):
         return _view_dtype(self, shape[0])
     shape = infer_size(shape_args(shape), self._data.size)
     data = self._data
@@ -203,20 +209,24 @@ def flatten(self, start_dim=0, end_dim=-1):
         return self
     shp = self._data.shape
     n = 1
-    for x in shp[s:e + 1]:
+    for x in shp[s : e + 1]:
         n *= x
-    return reshape(self, shp[:s] + (n,) + shp[e + 1:])
+    return reshape(self, shp[:s] + (n,) + shp[e + 1 :])
 
 
 def unflatten(self, dim, sizes):
     if self._data.ndim == 0:
-        raise RuntimeError("unflatten: Dimension size must be non-zero; a 0-d tensor has no "
-                           "dimension to unflatten")
+        raise RuntimeError(
+            "unflatten: Dimension size must be non-zero; a 0-d tensor has no dimension to unflatten"
+        )
     d = _wrap_dim(dim, self._data.ndim)
     shp = self._data.shape
     sizes = infer_size(tuple(sizes), shp[d])
-    return view(self, shp[:d] + sizes + shp[d + 1:]) if self._data.flags.c_contiguous else (
-        reshape(self, shp[:d] + sizes + shp[d + 1:]))
+    return (
+        view(self, shp[:d] + sizes + shp[d + 1 :])
+        if self._data.flags.c_contiguous
+        else (reshape(self, shp[:d] + sizes + shp[d + 1 :]))
+    )
 
 
 # -- permuting ------------------------------------------------------------------------
@@ -231,8 +241,14 @@ def transpose(self, dim0, dim1):
     data = self._data
     nd = data.ndim
     # a matrix's two dims, swapped (the commonest call): no dim wrapping needed
-    if nd == 2 and type(dim0) is int and type(dim1) is int and -2 <= dim0 <= 1 and (
-            -2 <= dim1 <= 1) and (dim0 - dim1) & 1:
+    if (
+        nd == 2
+        and type(dim0) is int
+        and type(dim1) is int
+        and -2 <= dim0 <= 1
+        and (-2 <= dim1 <= 1)
+        and (dim0 - dim1) & 1
+    ):
         return self._view_of(data.T)
     if nd == 0:
         _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
@@ -243,8 +259,10 @@ def transpose(self, dim0, dim1):
 @differentiable(first=True)
 def t(self):
     if self._data.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{self._data.ndim}D; use .transpose(dim0, dim1) or .mT")
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but self is "
+            f"{self._data.ndim}D; use .transpose(dim0, dim1) or .mT"
+        )
     return self._view_of(self._data.T)
 
 
@@ -267,7 +285,8 @@ def permute(self, *dims):
         raise RuntimeError(
             f"permute: number of dimensions in the tensor input does not match the length "
             f"of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
-            f"len(dims) = {len(dims)}")
+            f"len(dims) = {len(dims)}"
+        )
     axes = [_wrap_dim(d, nd) for d in dims]
     if len(set(axes)) != nd:
         raise RuntimeError(f"permute(): duplicate dims are not allowed in {list(dims)}")
@@ -299,8 +318,10 @@ def _mT(self):
     if self._data.ndim == 0:
         return self._view_of(self._data)  # torch returns a 0-d tensor unchanged
     if self._data.ndim < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices; "
-                           f"got a {self._data.ndim}-D tensor")
+        raise RuntimeError(
+            "tensor.mT is only supported on matrices or batches of matrices; "
+            f"got a {self._data.ndim}-D tensor"
+        )
     return transpose(self, -2, -1)
 
 
@@ -327,13 +348,13 @@ def narrow(self, dim, start, length):
     if start < 0:
         start += size
     if not 0 <= start <= size or length < 0 or start + length > size:
-        raise RuntimeError(
-            f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     if length == 0:  # numpy would drop the offset (and the start); torch keeps it
         shp = list(self._data.shape)
         shp[d] = 0
-        return empty_view(self, shp, self.stride(), self.storage_offset() + start * (
-            self.stride(d)))
+        return empty_view(
+            self, shp, self.stride(), self.storage_offset() + start * (self.stride(d))
+        )
     idx = (slice(None),) * d + (slice(start, start + length),)
     return self._view_of(self._data[idx])
 
@@ -363,7 +384,8 @@ def select(self, dim, index):
     if not -size <= index < size:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size "
-            f"{list(self._data.shape)} at dimension {d}")
+            f"{list(self._data.shape)} at dimension {d}"
+        )
     # the trailing Ellipsis keeps numpy returning a 0-d view, never a detached scalar
     return self._view_of(self._data[(slice(None),) * d + (index, Ellipsis)])
 
@@ -410,7 +432,8 @@ def expand(self, *sizes):
     if lead < 0:
         raise RuntimeError(
             f"expand: the number of sizes provided ({nd}) must be greater or equal to the "
-            f"number of dimensions in the tensor ({len(shp)})")
+            f"number of dimensions in the tensor ({len(shp)})"
+        )
     new_shape, new_st = list(sizes), [0] * nd
     for i in range(nd - 1, -1, -1):  # right to left, as torch checks (and reports) them
         want = sizes[i]
@@ -423,15 +446,18 @@ def expand(self, *sizes):
                 raise RuntimeError(
                     f"The expanded size of the tensor ({want}) must match the existing size "
                     f"({have}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
-                    f"Tensor sizes: {list(shp)}")
+                    f"Tensor sizes: {list(shp)}"
+                )
         if want == -1:
             raise RuntimeError(
                 f"The expanded size of the tensor (-1) isn't allowed in a leading, "
-                f"non-existing dimension {i} (-1 keeps an existing dimension; give the size)")
+                f"non-existing dimension {i} (-1 keeps an existing dimension; give the size)"
+            )
         if want < 0:
             raise RuntimeError(
                 f"expand: the expanded size {want} at dimension {i} is negative; sizes must be "
-                ">= 0 (or -1 to keep an existing dimension)")
+                ">= 0 (or -1 to keep an existing dimension)"
+            )
         if want == 1 and i + 1 < nd:  # a new size-1 dim (torch: size * stride of the next)
             new_st[i] = new_shape[i + 1] * new_st[i + 1]
     new_shape = tuple(new_shape)
@@ -446,13 +472,20 @@ def expand(self, *sizes):
         # not for read-only arrays, whose storage buffer may be writable, nor empty ones,
         # whose storage buffer is a placeholder)
         if data.flags.c_contiguous:
-            return self._view_of(_np.ndarray(new_shape, data.dtype, buffer=data,
-                                             strides=tuple(new_st)))
+            return self._view_of(
+                _np.ndarray(new_shape, data.dtype, buffer=data, strides=tuple(new_st))
+            )
         if data.size and data.flags.writeable:
             stg = self._storage
-            return self._view_of(_np.ndarray(new_shape, data.dtype, buffer=stg._buf,
-                                             offset=b.ptr(data) - stg._ptr,
-                                             strides=tuple(new_st)))
+            return self._view_of(
+                _np.ndarray(
+                    new_shape,
+                    data.dtype,
+                    buffer=stg._buf,
+                    offset=b.ptr(data) - stg._ptr,
+                    strides=tuple(new_st),
+                )
+            )
     isz = data.itemsize
     return _strided(self, new_shape, [s // isz for s in new_st])
 
@@ -477,8 +510,11 @@ def unsqueeze(self, dim):
     d = _wrap_dim(dim, nd + 1)
     shp = self._data.shape
     # torch keeps the strides of existing size-1 dims; numpy's reshape would rewrite them
-    return self._view_of(self._data.reshape(shp[:d] + (1,) + shp[d:])) if (
-        self._data.flags.c_contiguous and 1 not in shp) else _unsqueeze_strided(self, d)
+    return (
+        self._view_of(self._data.reshape(shp[:d] + (1,) + shp[d:]))
+        if (self._data.flags.c_contiguous and 1 not in shp)
+        else _unsqueeze_strided(self, d)
+    )
 
 
 def _unsqueeze_strided(self, d):
@@ -517,12 +553,13 @@ def unfold(self, dimension, size, step):
     st = list(self.stride()) or [1]
     if size > shp[d]:
         raise RuntimeError(
-            f"maximum size for tensor at dimension {d} is {shp[d]} but size is {size}")
+            f"maximum size for tensor at dimension {d} is {shp[d]} but size is {size}"
+        )
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     count = (shp[d] - size) // step + 1
-    new_shape = shp[:d] + [count] + shp[d + 1:] + [size]
-    new_stride = st[:d] + [st[d] * step] + st[d + 1:] + [st[d]]
+    new_shape = shp[:d] + [count] + shp[d + 1 :] + [size]
+    new_stride = st[:d] + [st[d] * step] + st[d + 1 :] + [st[d]]
     if nd == 0:
         new_shape, new_stride = [size], [1]
     return _strided(self, new_shape, new_stride)

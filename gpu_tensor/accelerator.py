@@ -12,9 +12,17 @@ from __future__ import annotations
 from . import cuda as _cuda
 from . import device as _device
 
-__all__ = ["is_available", "current_accelerator", "device_count", "current_device_index",
-           "set_device_index", "current_device_idx", "set_device_idx", "synchronize",
-           "device_index"]
+__all__ = [
+    "is_available",
+    "current_accelerator",
+    "device_count",
+    "current_device_index",
+    "set_device_index",
+    "current_device_idx",
+    "set_device_idx",
+    "synchronize",
+    "device_index",
+]
 
 
 def is_available() -> bool:
@@ -40,7 +48,8 @@ def _need() -> None:
         raise RuntimeError(
             "no accelerator is available: gpu_tensor found no CUDA device (set "
             "GPU_TENSOR_FALLBACK=1 to emulate one on the host); check "
-            "gt.accelerator.is_available() first")
+            "gt.accelerator.is_available() first"
+        )
 
 
 def current_device_index() -> int:

@@ -23,10 +23,30 @@ from .device import get_default_device, resolve
 from .dtype import DType as _DType
 
 __all__ = [
-    "tensor", "as_tensor", "asarray", "from_numpy", "empty", "zeros", "ones", "full", "eye",
-    "arange", "linspace", "rand", "randn", "randint", "randperm", "empty_like", "zeros_like",
-    "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
-    "scalar_tensor", "empty_strided",  # (gt.manual_seed is ops/random.py's, which calls ours)
+    "tensor",
+    "as_tensor",
+    "asarray",
+    "from_numpy",
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "eye",
+    "arange",
+    "linspace",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "scalar_tensor",
+    "empty_strided",  # (gt.manual_seed is ops/random.py's, which calls ours)
 ]
 
 MODES_ON = watch(globals())  # the modes word, read first by every op here (_modes.py)
@@ -124,7 +144,7 @@ def fill_drawn(flat, draw) -> None:
     n = flat.shape[0]
     for lo in range(0, n, PIECE):
         k = min(PIECE, n - lo)
-        np.copyto(flat[lo:lo + k], draw(lo, k), casting="unsafe")
+        np.copyto(flat[lo : lo + k], draw(lo, k), casting="unsafe")
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
@@ -144,8 +164,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if MODES_ON and (r := intercept("scalar_tensor", scalar_tensor, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
-    return tensor(s, dtype=dtype or _dt.get_default_dtype(), device=device,
-                  requires_grad=requires_grad)
+    return tensor(
+        s, dtype=dtype or _dt.get_default_dtype(), device=device, requires_grad=requires_grad
+    )
 
 
 def from_numpy(ndarray) -> Tensor:
@@ -159,10 +180,13 @@ def from_numpy(ndarray) -> Tensor:
         raise ValueError(
             "At least one stride in the given numpy array is negative, and tensors with "
             "negative strides are not supported. Make a copy first: "
-            "gt.from_numpy(arr.copy()) (or np.ascontiguousarray(arr)).")
+            "gt.from_numpy(arr.copy()) (or np.ascontiguousarray(arr))."
+        )
     if ndarray.dtype.byteorder == ">":
-        raise TypeError("can't convert a big-endian numpy array; use arr.astype('<' + ...) "
-                        "or arr.byteswap().view(arr.dtype.newbyteorder())")
+        raise TypeError(
+            "can't convert a big-endian numpy array; use arr.astype('<' + ...) "
+            "or arr.byteswap().view(arr.dtype.newbyteorder())"
+        )
     dt = _dt.from_numpy_dtype(ndarray.dtype)
     return Tensor._make(ndarray, resolve("cpu"), dt)
 
@@ -180,8 +204,11 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dt)
     if isinstance(data, np.ndarray):
-        if data.dtype != object and data.dtype.kind not in "USV" and all(
-                s >= 0 for s in data.strides):
+        if (
+            data.dtype != object
+            and data.dtype.kind not in "USV"
+            and all(s >= 0 for s in data.strides)
+        ):
             t = from_numpy(data)
             return t.to(device=device, dtype=dt)
         return tensor(data, dtype=dt, device=device)
@@ -204,10 +231,15 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> 
         return _finish(t, requires_grad)
     t = as_tensor(obj, dtype=dtype, device=device)
     if copy is False:
-        shares = isinstance(obj, Tensor) and t._data is obj._data or (
-            isinstance(obj, np.ndarray) and t.device.type == "cpu" and t._data is obj) or (
-            not isinstance(obj, (Tensor, np.ndarray, list, tuple, int, float, bool, complex))
-            and t.dtype is (_dt.to_dtype(dtype) if dtype is not None else t.dtype))
+        shares = (
+            isinstance(obj, Tensor)
+            and t._data is obj._data
+            or (isinstance(obj, np.ndarray) and t.device.type == "cpu" and t._data is obj)
+            or (
+                not isinstance(obj, (Tensor, np.ndarray, list, tuple, int, float, bool, complex))
+                and t.dtype is (_dt.to_dtype(dtype) if dtype is not None else t.dtype)
+            )
+        )
         if not shares:
             raise ValueError("asarray(copy=False): the requested dtype/device needs a copy")
     return _finish(t, requires_grad)
@@ -229,18 +261,22 @@ def _size(size, fn="empty", itemsize=8) -> tuple:
         if s < 0:
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {s}: {list(shp)}; sizes "
-                "must be >= 0")
+                "must be >= 0"
+            )
         if s > _I64_MAX:
-            raise TypeError(f"{fn}(): size {s} does not fit in int64 (Overflow when unpacking "
-                            "long long)")
+            raise TypeError(
+                f"{fn}(): size {s} does not fit in int64 (Overflow when unpacking long long)"
+            )
         n *= s
     if n > _I64_MAX:
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shp)}: "
-                           f"{fn}() cannot hold that many elements")
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(shp)}: "
+            f"{fn}() cannot hold that many elements"
+        )
     return shp
 
 
-_I64_MAX = 2 ** 63 - 1
+_I64_MAX = 2**63 - 1
 
 
 def _kw(args, star=None):
@@ -256,15 +292,37 @@ def _dtype_or_default(dtype):
     return _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
 
 
-def empty(*size, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False,
-          memory_format=None) -> Tensor:
+def empty(
+    *size,
+    out=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    memory_format=None,
+) -> Tensor:
     """Uninitialised memory. `pin_memory=True` (cpu) gives a page-locked host tensor."""
     if MODES_ON and (r := intercept("empty", empty, size, _kw(locals(), "size"))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out("empty", empty, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "pin_memory": pin_memory, "memory_format": memory_format}, out)
-    dt = _dt.get_default_dtype() if dtype is None else (
-        dtype if type(dtype) is _DType else _dt.to_dtype(dtype))
+        return creation_out(
+            "empty",
+            empty,
+            size,
+            {
+                "dtype": dtype,
+                "device": device,
+                "requires_grad": requires_grad,
+                "pin_memory": pin_memory,
+                "memory_format": memory_format,
+            },
+            out,
+        )
+    dt = (
+        _dt.get_default_dtype()
+        if dtype is None
+        else (dtype if type(dtype) is _DType else _dt.to_dtype(dtype))
+    )
     if len(size) == 1 and type(size[0]) is int and 0 <= size[0] < 1 << 59:  # no overflow
         shp = size  # empty(n): the commonest call, parsed without helpers
     else:
@@ -300,11 +358,15 @@ def _empty(shp, dt, dev) -> Tensor:
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if MODES_ON and (r := intercept("empty_strided", empty_strided, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
-    size, stride = _size((size,), "empty_strided"), _args.sizes((stride,), "empty_strided",
-                                                                "stride")
+    size, stride = (
+        _size((size,), "empty_strided"),
+        _args.sizes((stride,), "empty_strided", "stride"),
+    )
     if len(size) != len(stride):
-        raise RuntimeError(f"empty_strided(): dimensionality of sizes ({len(size)}) must match "
-                           f"dimensionality of strides ({len(stride)})")
+        raise RuntimeError(
+            f"empty_strided(): dimensionality of sizes ({len(size)}) must match "
+            f"dimensionality of strides ({len(stride)})"
+        )
     n = 1 + sum((s - 1) * st for s, st in zip(size, stride, strict=True)) if 0 not in size else 0
     base = empty(n, dtype=dtype, device=device)
     return _finish(base.as_strided(size, stride, 0), requires_grad)
@@ -322,7 +384,13 @@ def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=F
     if MODES_ON and (r := intercept("full", full, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out("full", full, (size, fill_value), {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
+        return creation_out(
+            "full",
+            full,
+            (size, fill_value),
+            {"dtype": dtype, "device": device, "requires_grad": requires_grad},
+            out,
+        )
     fill_value = _args.number_arg(fill_value, "full", "fill_value")
     dt = _dt.scalar_dtype(fill_value) if dtype is None else _dt.to_dtype(dtype)
     fill_value = _args.check_fits(fill_value, dt, "full")
@@ -334,20 +402,32 @@ def zeros(*size, out=None, dtype=None, device=None, requires_grad=False) -> Tens
     if MODES_ON and (r := intercept("zeros", zeros, size, _kw(locals(), "size"))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out("zeros", zeros, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
+        return creation_out(
+            "zeros",
+            zeros,
+            size,
+            {"dtype": dtype, "device": device, "requires_grad": requires_grad},
+            out,
+        )
     dt = _dtype_or_default(dtype)
-    return _finish(_filled(_size(size, "zeros", dt.itemsize), dt, resolve(device), 0),
-                   requires_grad)
+    return _finish(
+        _filled(_size(size, "zeros", dt.itemsize), dt, resolve(device), 0), requires_grad
+    )
 
 
 def ones(*size, out=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     if MODES_ON and (r := intercept("ones", ones, size, _kw(locals(), "size"))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out("ones", ones, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
+        return creation_out(
+            "ones",
+            ones,
+            size,
+            {"dtype": dtype, "device": device, "requires_grad": requires_grad},
+            out,
+        )
     dt = _dtype_or_default(dtype)
-    return _finish(_filled(_size(size, "ones", dt.itemsize), dt, resolve(device), 1),
-                   requires_grad)
+    return _finish(_filled(_size(size, "ones", dt.itemsize), dt, resolve(device), 1), requires_grad)
 
 
 @host_memory
@@ -364,17 +444,24 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     t = _filled((n, m), dt, resolve(device), 0)
     if n and m:  # the diagonal: every (m + 1)th element of the flat array
         one = 1 if t._data.dtype == dt.np else np.array(1, dt.np).view(t._data.dtype).item()
-        t._data.reshape(-1)[:min(n, m) * (m + 1):m + 1] = one
+        t._data.reshape(-1)[: min(n, m) * (m + 1) : m + 1] = one
     return _finish(t, requires_grad)
 
 
 @host_memory
-def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
-           requires_grad=False) -> Tensor:
+def arange(
+    start, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
     if MODES_ON and (r := intercept("arange", arange, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out("arange", arange, (start, end, step), {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
+        return creation_out(
+            "arange",
+            arange,
+            (start, end, step),
+            {"dtype": dtype, "device": device, "requires_grad": requires_grad},
+            out,
+        )
     if end is None:
         start, end = 0, start
     vals = [start, end, step]
@@ -382,46 +469,65 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None,
         if type(v) is not int:
             vals[i] = v = _args.number_arg(v, "arange", ("start", "end", "step")[i])
             if isinstance(v, complex):
-                raise TypeError("arange(): start, end and step must be real numbers, not "
-                                "complex")
+                raise TypeError("arange(): start, end and step must be real numbers, not complex")
             if not math.isfinite(v):
-                raise RuntimeError(f"arange(): unsupported range: {vals[0]} -> {vals[1]} "
-                                   f"(step {vals[2]}); start, end and step must be finite")
+                raise RuntimeError(
+                    f"arange(): unsupported range: {vals[0]} -> {vals[1]} "
+                    f"(step {vals[2]}); start, end and step must be finite"
+                )
     if vals[2] == 0:
         raise RuntimeError("arange: step must be nonzero")
     if (vals[1] - vals[0]) * vals[2] < 0:
         raise RuntimeError(
             f"arange: upper bound and larger bound inconsistent with step sign "
-            f"(start={vals[0]}, end={vals[1]}, step={vals[2]})")
+            f"(start={vals[0]}, end={vals[1]}, step={vals[2]})"
+        )
     if dtype is None:
-        dt = _dt.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else (
-            _dt.get_default_dtype())
+        dt = (
+            _dt.int64
+            if all(isinstance(v, (int, np.integer)) for v in vals)
+            else (_dt.get_default_dtype())
+        )
     else:
         dt = _dt.to_dtype(dtype)
     if dt is _dt.bool:
-        raise _dt_not_implemented("arange", dt, "make an integer range and compare it, "
-                                  "e.g. arange(n) % 2 == 0")
+        raise _dt_not_implemented(
+            "arange", dt, "make an integer range and compare it, e.g. arange(n) % 2 == 0"
+        )
     span = (vals[1] - vals[0]) / vals[2]
     n = max(math.ceil(span), 0) if span < _I64_MAX // 8 else _I64_MAX
     if n > _I64_MAX // 8:
-        raise RuntimeError(f"arange(): invalid size {n}, possible overflow: the range "
-                           f"{vals[0]} -> {vals[1]} with step {vals[2]} is too long")
+        raise RuntimeError(
+            f"arange(): invalid size {n}, possible overflow: the range "
+            f"{vals[0]} -> {vals[1]} with step {vals[2]} is too long"
+        )
     # computed in float64 (or int64) then cast, as torch does for its accumulate type
-    acc = np.int64 if dt.category <= _dt.INT and all(
-        isinstance(v, (int, np.integer)) for v in vals) else np.float64
+    acc = (
+        np.int64
+        if dt.category <= _dt.INT and all(isinstance(v, (int, np.integer)) for v in vals)
+        else np.float64
+    )
     first, step = vals[0], vals[2]
-    return _finish(_generated((n,), dt, device,
-                              lambda lo, k: first + np.arange(lo, lo + k, dtype=acc) * step),
-                   requires_grad)
+    return _finish(
+        _generated((n,), dt, device, lambda lo, k: first + np.arange(lo, lo + k, dtype=acc) * step),
+        requires_grad,
+    )
 
 
 @host_memory
-def linspace(start, end, steps, *, out=None, dtype=None, device=None,
-             requires_grad=False) -> Tensor:
+def linspace(
+    start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
     if MODES_ON and (r := intercept("linspace", linspace, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out("linspace", linspace, (start, end, steps), {"dtype": dtype, "device": device, "requires_grad": requires_grad}, out)
+        return creation_out(
+            "linspace",
+            linspace,
+            (start, end, steps),
+            {"dtype": dtype, "device": device, "requires_grad": requires_grad},
+            out,
+        )
     dt = _dtype_or_default(dtype)
     steps = _args.int_arg(steps, "linspace", "steps", 3)
     start = _args.number_arg(start, "linspace", "start")
@@ -459,47 +565,74 @@ def _linspace_values(start, end, steps: int, trunc: bool):
 
 
 @host_memory
-def rand(*size, out=None, dtype=None, device=None, requires_grad=False,
-         generator=None) -> Tensor:
+def rand(*size, out=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     if MODES_ON and (r := intercept("rand", rand, size, _kw(locals(), "size"))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out("rand", rand, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
+        return creation_out(
+            "rand",
+            rand,
+            size,
+            {
+                "dtype": dtype,
+                "device": device,
+                "requires_grad": requires_grad,
+                "generator": generator,
+            },
+            out,
+        )
     dt = _dtype_or_default(dtype)
     _need_float(dt, "rand")
     st = _stream(generator)
-    return _finish(_sampled(_size(size, "rand"), dt, device,
-                           lambda flat: _samplers.fill_uniform(st, flat)), requires_grad)
+    return _finish(
+        _sampled(_size(size, "rand"), dt, device, lambda flat: _samplers.fill_uniform(st, flat)),
+        requires_grad,
+    )
 
 
 @host_memory
-def randn(*size, out=None, dtype=None, device=None, requires_grad=False,
-          generator=None) -> Tensor:
+def randn(*size, out=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     if MODES_ON and (r := intercept("randn", randn, size, _kw(locals(), "size"))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out("randn", randn, size, {"dtype": dtype, "device": device, "requires_grad": requires_grad, "generator": generator}, out)
+        return creation_out(
+            "randn",
+            randn,
+            size,
+            {
+                "dtype": dtype,
+                "device": device,
+                "requires_grad": requires_grad,
+                "generator": generator,
+            },
+            out,
+        )
     dt = _dtype_or_default(dtype)
     _need_float(dt, "randn")
     st = _stream(generator)
-    return _finish(_sampled(_size(size, "randn"), dt, device,
-                           lambda flat: _samplers.fill_normal(st, flat)), requires_grad)
+    return _finish(
+        _sampled(_size(size, "randn"), dt, device, lambda flat: _samplers.fill_normal(st, flat)),
+        requires_grad,
+    )
 
 
 def _need_float(dt, name):
     if dt.category < _dt.FLOAT:  # torch: NotImplementedError (a RuntimeError subclass)
-        raise _dt_not_implemented(name, dt, "random floats need a floating dtype; use "
-                                  "randint for integers")
+        raise _dt_not_implemented(
+            name, dt, "random floats need a floating dtype; use randint for integers"
+        )
 
 
 def _dt_not_implemented(name, dt, hint):
     return NotImplementedError(
-        f'"{name}" not implemented for \'{_dt.SCALAR_TYPE_NAMES[dt.name]}\'; {hint}')
+        f"\"{name}\" not implemented for '{_dt.SCALAR_TYPE_NAMES[dt.name]}'; {hint}"
+    )
 
 
 @host_memory
-def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
-            generator=None) -> Tensor:
+def randint(
+    low, high=None, size=None, *, dtype=None, device=None, requires_grad=False, generator=None
+) -> Tensor:
     if MODES_ON and (r := intercept("randint", randint, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if size is None and isinstance(high, (tuple, list)):
@@ -509,18 +642,27 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
     if size is None:
         raise TypeError("randint() missing required argument 'size' (a tuple of ints)")
     if not isinstance(size, (tuple, list)):
-        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
-                        f"{type(size).__name__}; write randint(low, high, ({size!r},))")
+        raise TypeError(
+            f"randint(): argument 'size' must be tuple of ints, not "
+            f"{type(size).__name__}; write randint(low, high, ({size!r},))"
+        )
     low = _args.int_arg(low, "randint", "low")
     high = _args.int_arg(high, "randint", "high", 2)
     if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
-                           f"from={low} >= to={high}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
     dt = _dt.int64 if dtype is None else _dt.to_dtype(dtype)
     st = _stream(generator)
-    return _finish(_sampled(_size((size,), "randint"), dt, device,
-                           lambda flat: _samplers.fill_randint(st, flat, low, high)),
-                   requires_grad)
+    return _finish(
+        _sampled(
+            _size((size,), "randint"),
+            dt,
+            device,
+            lambda flat: _samplers.fill_randint(st, flat, low, high),
+        ),
+        requires_grad,
+    )
 
 
 @host_memory
@@ -532,13 +674,17 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
     if n < 0:
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
     st = _stream(generator)
-    return _finish(_sampled((n,), dt, device,
-                            lambda flat: _samplers.fill_randperm(st, flat)), requires_grad)
+    return _finish(
+        _sampled((n,), dt, device, lambda flat: _samplers.fill_randperm(st, flat)), requires_grad
+    )
 
 
 def _like(fn, input, dtype, device, requires_grad, *args, memory_format=None):
-    t = fn(*args, dtype=input.dtype if dtype is None else dtype,
-           device=input.device if device is None else device)
+    t = fn(
+        *args,
+        dtype=input.dtype if dtype is None else dtype,
+        device=input.device if device is None else device,
+    )
     return _finish(_relayout(t, input, memory_format), requires_grad)
 
 
@@ -570,52 +716,105 @@ def _relayout(t, input, memory_format):
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     if MODES_ON and (r := intercept("empty_like", empty_like, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
-    return _like(empty, input, dtype, device, requires_grad, _shape(input, "empty_like"),
-                 memory_format=memory_format)
+    return _like(
+        empty,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        _shape(input, "empty_like"),
+        memory_format=memory_format,
+    )
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     if MODES_ON and (r := intercept("zeros_like", zeros_like, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
-    return _like(zeros, input, dtype, device, requires_grad, _shape(input, "zeros_like"),
-                 memory_format=memory_format)
+    return _like(
+        zeros,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        _shape(input, "zeros_like"),
+        memory_format=memory_format,
+    )
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     if MODES_ON and (r := intercept("ones_like", ones_like, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
-    return _like(ones, input, dtype, device, requires_grad, _shape(input, "ones_like"),
-                 memory_format=memory_format)
+    return _like(
+        ones,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        _shape(input, "ones_like"),
+        memory_format=memory_format,
+    )
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
-              memory_format=None):
+def full_like(
+    input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None
+):
     if MODES_ON and (r := intercept("full_like", full_like, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
-    return _like(full, input, dtype, device, requires_grad, _shape(input, "full_like"), fill_value,
-                 memory_format=memory_format)
+    return _like(
+        full,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        _shape(input, "full_like"),
+        fill_value,
+        memory_format=memory_format,
+    )
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     if MODES_ON and (r := intercept("rand_like", rand_like, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
-    return _like(rand, input, dtype, device, requires_grad, _shape(input, "rand_like"),
-                 memory_format=memory_format)
+    return _like(
+        rand,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        _shape(input, "rand_like"),
+        memory_format=memory_format,
+    )
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     if MODES_ON and (r := intercept("randn_like", randn_like, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
-    return _like(randn, input, dtype, device, requires_grad, _shape(input, "randn_like"),
-                 memory_format=memory_format)
+    return _like(
+        randn,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        _shape(input, "randn_like"),
+        memory_format=memory_format,
+    )
 
 
-def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad=False,
-                 memory_format=None):
+def randint_like(
+    input, low, high=None, *, dtype=None, device=None, requires_grad=False, memory_format=None
+):
     if MODES_ON and (r := intercept("randint_like", randint_like, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if high is None:
         low, high = 0, low
-    return _like(randint, input, dtype, device, requires_grad, low, high,
-                 _shape(input, "randint_like"),
-                 memory_format=memory_format)
+    return _like(
+        randint,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        low,
+        high,
+        _shape(input, "randint_like"),
+        memory_format=memory_format,
+    )

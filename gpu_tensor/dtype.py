@@ -132,11 +132,34 @@ float64._complex = complex128
 complex64._real = float32
 complex128._real = float64
 
-ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-       complex64, complex128, uint16, uint32, uint64)
+ALL = (
+    bool,
+    uint8,
+    int8,
+    int16,
+    int32,
+    int64,
+    float16,
+    bfloat16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+    uint16,
+    uint32,
+    uint64,
+)
 _BY_NAME = {d.name: d for d in ALL}
-_BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64,
-                cfloat=complex64, cdouble=complex128)
+_BY_NAME.update(
+    half=half,
+    float=float32,
+    double=float64,
+    short=int16,
+    int=int32,
+    long=int64,
+    cfloat=complex64,
+    cdouble=complex128,
+)
 _BY_NP = {d.np: d for d in ALL}
 
 # Quantized dtypes (torch.qint8 & co): what a quantized tensor's elements mean. They hold
@@ -151,13 +174,27 @@ QUANTIZED = {qint8: int8, quint8: uint8, qint32: int32, quint4x2: uint8}  # -> s
 _BY_NAME.update({d.name: d for d in QUANTIZED})
 # torch's ScalarType names, used in its "not implemented for 'Float'" errors and its legacy
 # tensor type names ('torch.FloatTensor'); our messages use the same words.
-SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                     "int32": "Int", "int64": "Long", "float16": "Half",
-                     "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-                     "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-                     "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
-                     "qint8": "QInt8", "quint8": "QUInt8", "qint32": "QInt32",
-                     "quint4x2": "QUInt4x2"}
+SCALAR_TYPE_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+    "uint16": "UInt16",
+    "uint32": "UInt32",
+    "uint64": "UInt64",
+    "qint8": "QInt8",
+    "quint8": "QUInt8",
+    "qint32": "QInt32",
+    "quint4x2": "QUInt4x2",
+}
 
 
 def tensor_type_name(d: DType, device_type: str = "cpu") -> str:
@@ -229,8 +266,11 @@ def from_numpy_dtype(npd) -> DType:
 
 
 def _promote_uncached(a: DType, b: DType) -> DType | None:
-    if a is not b and (a in BAREBONES_UNSIGNED or b in BAREBONES_UNSIGNED) and (
-            a.category <= INT and b.category <= INT):
+    if (
+        a is not b
+        and (a in BAREBONES_UNSIGNED or b in BAREBONES_UNSIGNED)
+        and (a.category <= INT and b.category <= INT)
+    ):
         return None  # refused, as torch does (floats and complex still win)
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
@@ -257,11 +297,13 @@ class _PromotionTable(dict):
         raise RuntimeError(
             f"Promotion for uint16, uint32, uint64 types is not supported, attempted to "
             f"promote {SCALAR_TYPE_NAMES[a.name]} and {SCALAR_TYPE_NAMES[b.name]}; convert one "
-            "operand first (e.g. .to(gpu_tensor.int64))")
+            "operand first (e.g. .to(gpu_tensor.int64))"
+        )
 
 
 _PROMO = _PromotionTable(
-    ((a, b), p) for a in ALL for b in ALL if (p := _promote_uncached(a, b)) is not None)
+    ((a, b), p) for a in ALL for b in ALL if (p := _promote_uncached(a, b)) is not None
+)
 
 
 def promote_types(a, b) -> DType:

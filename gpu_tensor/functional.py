@@ -13,9 +13,21 @@ import gpu_tensor as _gt
 
 _EXISTING = ("einsum", "norm", "split", "unique", "unique_consecutive")
 
-__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
-           "block_diag", "cartesian_prod", "cdist", "chain_matmul", "meshgrid", "tensordot",
-           "unravel_index", *(n for n in _EXISTING if hasattr(_gt, n))]
+__all__ = [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "block_diag",
+    "cartesian_prod",
+    "cdist",
+    "chain_matmul",
+    "meshgrid",
+    "tensordot",
+    "unravel_index",
+    *(n for n in _EXISTING if hasattr(_gt, n)),
+]
 globals().update({n: getattr(_gt, n) for n in _EXISTING if hasattr(_gt, n)})
 
 
@@ -29,8 +41,11 @@ def _atleast(n, args):
     for t in ts:
         t = t if isinstance(t, _gt.Tensor) else _gt.tensor(t)
         if t.ndim < n:
-            shape = {0: [(1,), (1, 1), (1, 1, 1)], 1: [None, (1, -1), (1, -1, 1)],
-                     2: [None, None, (*t.shape, 1)]}[t.ndim][n - 1]
+            shape = {
+                0: [(1,), (1, 1), (1, 1, 1)],
+                1: [None, (1, -1), (1, -1, 1)],
+                2: [None, None, (*t.shape, 1)],
+            }[t.ndim][n - 1]
             t = t.reshape(shape)
         out.append(t)
     return out[0] if len(args) == 1 and not isinstance(args[0], (list, tuple)) else tuple(out)
@@ -56,14 +71,17 @@ def broadcast_shapes(*shapes):
     for d in dims:
         for i, size in enumerate(d, n - len(d)):
             if size < 0:
-                raise RuntimeError(f"Trying to create tensor with negative dimension {size}: "
-                                   f"{list(d)}")
+                raise RuntimeError(
+                    f"Trying to create tensor with negative dimension {size}: {list(d)}"
+                )
             if out[i] == 1 or out[i] == size:
                 out[i] = size if out[i] == 1 else out[i]
             elif size != 1:
-                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single "
-                                   f"shape.  Mismatch is between {out[i]} and {size} at "
-                                   f"dimension {i}")
+                raise RuntimeError(
+                    f"Shape mismatch: objects cannot be broadcast to a single "
+                    f"shape.  Mismatch is between {out[i]} and {size} at "
+                    f"dimension {i}"
+                )
     return _gt.Size(out)
 
 
@@ -81,16 +99,22 @@ def meshgrid(*tensors, indexing=None):
     if indexing is None:
         import warnings
 
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass "
-                      "the indexing argument.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass "
+            "the indexing argument.",
+            UserWarning,
+            stacklevel=2,
+        )
         indexing = "ij"
     if indexing not in ("ij", "xy"):
-        raise ValueError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
-                         f"received: {indexing}")
+        raise ValueError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
     for t in ts:
         if t.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
-                               f"but got: {t}")
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}"
+            )
     flat = [t.reshape(-1) for t in ts]
     swap = indexing == "xy" and len(flat) >= 2
     if swap:
@@ -120,8 +144,10 @@ def block_diag(*tensors):
     mats = []
     for t in tensors:
         if t.ndim > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
-                               f"dimensions. Input {len(mats)} has {t.ndim} dimensions")
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer "
+                f"dimensions. Input {len(mats)} has {t.ndim} dimensions"
+            )
         mats.append(t.reshape(1, -1) if t.ndim < 2 else t)
     if not mats:
         return _gt.empty((1, 0))
@@ -140,8 +166,9 @@ def block_diag(*tensors):
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """||x1[..., i, :] - x2[..., j, :]||_p for every pair (batched over leading dims)."""
     if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
-                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == 0:
         return (diff != 0).to(x1.dtype).sum(-1)
@@ -174,8 +201,9 @@ def tensordot(a, b, dims=2, out=None):
     k = math.prod(a.shape[d] for d in dims_a)
     left = a.permute(*free_a, *dims_a).reshape(-1, k)
     right = b.permute(*dims_b, *free_b).reshape(k, -1)
-    result = left.matmul(right).reshape(*(a.shape[d] for d in free_a),
-                                        *(b.shape[d] for d in free_b))
+    result = left.matmul(right).reshape(
+        *(a.shape[d] for d in free_a), *(b.shape[d] for d in free_b)
+    )
     return result if out is None else out.copy_(result)
 
 
@@ -183,13 +211,13 @@ def unravel_index(indices, shape):
     """The coordinates of flat `indices` in `shape`, one tensor per dim."""
     idx = indices if isinstance(indices, _gt.Tensor) else _gt.tensor(indices)
     if idx.dtype.is_floating_point or idx.dtype is _gt.bool:
-        raise TypeError("expected 'indices' to be integer dtype, but got "
-                        f"{idx.dtype}")
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {idx.dtype}")
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     total = math.prod(shape)
     if idx.numel() and (int(idx.min()) < -total or int(idx.max()) >= total):
-        raise RuntimeError("'indices' must be in range [-N, N-1] where N is the number of "
-                           "elements in 'shape'")
+        raise RuntimeError(
+            "'indices' must be in range [-N, N-1] where N is the number of elements in 'shape'"
+        )
     idx = idx.remainder(total) if total else idx
     coords = []
     for size in reversed(shape):

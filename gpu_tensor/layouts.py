@@ -4,8 +4,16 @@ as in torch; no tensor has them."""
 
 from __future__ import annotations
 
-__all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
-           "sparse_bsc", "jagged"]
+__all__ = [
+    "layout",
+    "strided",
+    "sparse_coo",
+    "sparse_csr",
+    "sparse_csc",
+    "sparse_bsr",
+    "sparse_bsc",
+    "jagged",
+]
 
 
 class layout:  # noqa: N801  (torch's class name)

@@ -10,16 +10,29 @@ from . import creation
 from . import dtype as _dt
 from ._tensor import Tensor
 
-__all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
-           "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"]
+__all__ = [
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "BFloat16Tensor",
+    "ByteTensor",
+    "CharTensor",
+    "ShortTensor",
+    "IntTensor",
+    "LongTensor",
+    "BoolTensor",
+]
 
 
 class _LegacyType(type):
     """isinstance(x, FloatTensor) asks: is x a Tensor of this dtype on this device kind."""
 
     def __instancecheck__(cls, obj) -> bool:
-        return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
-                and obj.device.type == cls.device_type)
+        return (
+            isinstance(obj, Tensor)
+            and obj.dtype is cls.dtype
+            and obj.device.type == cls.device_type
+        )
 
     def __call__(cls, *args, device=None):
         dev = cls.device_type if device is None else device
@@ -36,14 +49,23 @@ class _LegacyType(type):
 
 
 def _make(name, dtype, device_type):
-    return _LegacyType(name, (), {"dtype": dtype, "device_type": device_type,
-                                  "__module__": "gpu_tensor"})
+    return _LegacyType(
+        name, (), {"dtype": dtype, "device_type": device_type, "__module__": "gpu_tensor"}
+    )
 
 
-_TYPES = {"FloatTensor": _dt.float32, "DoubleTensor": _dt.float64, "HalfTensor": _dt.float16,
-          "BFloat16Tensor": _dt.bfloat16, "ByteTensor": _dt.uint8, "CharTensor": _dt.int8,
-          "ShortTensor": _dt.int16, "IntTensor": _dt.int32, "LongTensor": _dt.int64,
-          "BoolTensor": _dt.bool}
+_TYPES = {
+    "FloatTensor": _dt.float32,
+    "DoubleTensor": _dt.float64,
+    "HalfTensor": _dt.float16,
+    "BFloat16Tensor": _dt.bfloat16,
+    "ByteTensor": _dt.uint8,
+    "CharTensor": _dt.int8,
+    "ShortTensor": _dt.int16,
+    "IntTensor": _dt.int32,
+    "LongTensor": _dt.int64,
+    "BoolTensor": _dt.bool,
+}
 
 FloatTensor = _make("FloatTensor", _dt.float32, "cpu")
 DoubleTensor = _make("DoubleTensor", _dt.float64, "cpu")

@@ -10,9 +10,28 @@ from . import return_types
 from ._grad import STATE
 from .ops import matrix as _la
 
-__all__ = ["det", "inv", "solve", "qr", "svd", "svdvals", "cholesky", "eigh", "eigvalsh",
-           "slogdet", "pinv", "matrix_power", "matrix_exp", "cross", "norm", "vector_norm",
-           "matrix_norm", "multi_dot", "vecdot", "diagonal"]
+__all__ = [
+    "det",
+    "inv",
+    "solve",
+    "qr",
+    "svd",
+    "svdvals",
+    "cholesky",
+    "eigh",
+    "eigvalsh",
+    "slogdet",
+    "pinv",
+    "matrix_power",
+    "matrix_exp",
+    "cross",
+    "norm",
+    "vector_norm",
+    "matrix_norm",
+    "multi_dot",
+    "vecdot",
+    "diagonal",
+]
 
 SVD = return_types.linalg_svd
 
@@ -93,10 +112,18 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # no
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
-    if ord is None or (dim is not None and not isinstance(dim, (tuple, list))) or (
-            dim is None and A.ndim == 1):
-        return vector_norm(A.reshape(-1) if dim is None else A, 2 if ord is None else ord,
-                           dim, keepdim, dtype=dtype)
+    if (
+        ord is None
+        or (dim is not None and not isinstance(dim, (tuple, list)))
+        or (dim is None and A.ndim == 1)
+    ):
+        return vector_norm(
+            A.reshape(-1) if dim is None else A,
+            2 if ord is None else ord,
+            dim,
+            keepdim,
+            dtype=dtype,
+        )
     return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
 
 

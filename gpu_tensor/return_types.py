@@ -14,17 +14,41 @@ from __future__ import annotations
 
 import collections
 
-__all__ = ["aminmax", "cummax", "cummin", "frexp", "histogram", "kthvalue", "linalg_eigh",
-           "linalg_qr", "linalg_slogdet", "linalg_svd", "max", "median", "min", "mode",
-           "nanmedian", "qr", "slogdet", "sort", "svd", "topk", "triangular_solve"]
+__all__ = [
+    "aminmax",
+    "cummax",
+    "cummin",
+    "frexp",
+    "histogram",
+    "kthvalue",
+    "linalg_eigh",
+    "linalg_qr",
+    "linalg_slogdet",
+    "linalg_svd",
+    "max",
+    "median",
+    "min",
+    "mode",
+    "nanmedian",
+    "qr",
+    "slogdet",
+    "sort",
+    "svd",
+    "topk",
+    "triangular_solve",
+]
 
 
 def _structseq(name: str, fields: list[str]):
     base = collections.namedtuple(name, fields)
 
     def __new__(cls, *args, **kwargs):
-        if len(args) == 1 and not kwargs and isinstance(args[0], (tuple, list)) and \
-                len(args[0]) == len(fields):
+        if (
+            len(args) == 1
+            and not kwargs
+            and isinstance(args[0], (tuple, list))
+            and len(args[0]) == len(fields)
+        ):
             args = tuple(args[0])  # torch.return_types.max((values, indices))
         return base.__new__(cls, *args, **kwargs)
 
@@ -32,9 +56,18 @@ def _structseq(name: str, fields: list[str]):
         body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self, strict=True))
         return f"{__name__}.{name}(\n{body})"
 
-    return type(name, (base,), {"__slots__": (), "__new__": __new__, "__repr__": __repr__,
-                                "__str__": __repr__, "__module__": __name__,
-                                "__qualname__": name})
+    return type(
+        name,
+        (base,),
+        {
+            "__slots__": (),
+            "__new__": __new__,
+            "__repr__": __repr__,
+            "__str__": __repr__,
+            "__module__": __name__,
+            "__qualname__": name,
+        },
+    )
 
 
 _VALUES = ["values", "indices"]

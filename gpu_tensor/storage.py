@@ -30,8 +30,9 @@ class UntypedStorage:
     def __call__(self, *args, **kwargs):
         # Tensor._storage is this object (an internal slot); torch tensors have no _storage,
         # so code calling t._storage() gets torch's AttributeError, not "not callable"
-        raise AttributeError("'Tensor' object has no attribute '_storage' (the storage is "
-                             "t.untyped_storage())")
+        raise AttributeError(
+            "'Tensor' object has no attribute '_storage' (the storage is t.untyped_storage())"
+        )
 
     def data_ptr(self) -> int:
         return self._ptr

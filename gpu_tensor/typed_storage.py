@@ -59,8 +59,10 @@ class TypedStorage:
     def __repr__(self) -> str:
         body = "\n".join(f" {v}" for v in self.tolist()[:20])
         more = "\n ..." if self.size() > 20 else ""
-        return (f"{body}{more}\n[gpu_tensor.storage.TypedStorage(dtype={self.dtype}, device="
-                f"{self.device}) of size {self.size()}]")
+        return (
+            f"{body}{more}\n[gpu_tensor.storage.TypedStorage(dtype={self.dtype}, device="
+            f"{self.device}) of size {self.size()}]"
+        )
 
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self.tolist(), dtype=dtype)

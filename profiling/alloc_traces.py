@@ -51,10 +51,15 @@ def training(seed: int, steps: int = 10):
     fused_attention = rng.random() < 0.5
     micro = rng.choice([1, 1, 2, 4])  # micro-batches per optimizer step
     t = Trace()
-    shapes = [hidden * 3 * hidden, hidden * hidden, 4 * hidden * hidden, 4 * hidden * hidden,
-              hidden, hidden]
-    params = [t.alloc(vocab * hidden * 4)] + [t.alloc(n * 4) for _ in range(layers)
-                                             for n in shapes]
+    shapes = [
+        hidden * 3 * hidden,
+        hidden * hidden,
+        4 * hidden * hidden,
+        4 * hidden * hidden,
+        hidden,
+        hidden,
+    ]
+    params = [t.alloc(vocab * hidden * 4)] + [t.alloc(n * 4) for _ in range(layers) for n in shapes]
     state = None
     for _ in range(steps):
         grads = None
@@ -73,8 +78,12 @@ def training(seed: int, steps: int = 10):
                     scores = t.alloc(batch * heads * seq * seq * elem)
                     keep.append(t.alloc(batch * heads * seq * seq * elem))  # softmax
                     t.free(scores)
-                keep += [t.alloc(tokens * hidden * elem), t.alloc(tokens * hidden * elem),
-                         t.alloc(tokens * 4 * hidden * elem), t.alloc(tokens * 4 * hidden * elem)]
+                keep += [
+                    t.alloc(tokens * hidden * elem),
+                    t.alloc(tokens * hidden * elem),
+                    t.alloc(tokens * 4 * hidden * elem),
+                    t.alloc(tokens * 4 * hidden * elem),
+                ]
                 keep.append(t.alloc(tokens * 8))  # norm statistics
                 saved.append(keep)
             logits = t.alloc(tokens * vocab * elem)

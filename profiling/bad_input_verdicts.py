@@ -70,8 +70,13 @@ def verdict(ours, theirs):
     if tkind == "raise":
         if kind == "value":
             return "garbage"
-        return "ok" if issubclass(val, tval) or issubclass(tval, val) and (
-            tval.__module__.startswith("torch")) else "wrong class"
+        return (
+            "ok"
+            if issubclass(val, tval)
+            or issubclass(tval, val)
+            and (tval.__module__.startswith("torch"))
+            else "wrong class"
+        )
     if kind == "raise":
         return "refused"
     return "ok" if val == tval else "garbage"

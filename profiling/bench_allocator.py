@@ -47,8 +47,9 @@ from profiling.harness import Suite
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 BASELINE_COMMIT = "6bb6b18"  # the allocator before parked frees (memory/reuse.py)
-TORCH_POLICY = ("release_on_miss:False,adaptive_segments:False,peak_guard:False,"
-                "expandable_segments:False")
+TORCH_POLICY = (
+    "release_on_miss:False,adaptive_segments:False,peak_guard:False,expandable_segments:False"
+)
 POLICIES = {  # impl name -> (GPU_TENSOR_ALLOC_CONF, whether the source may restitch pages)
     # the default: expandable segments with restitching (the replay source maps pages)
     "gpu_tensor": ("", True),
@@ -56,8 +57,10 @@ POLICIES = {  # impl name -> (GPU_TENSOR_ALLOC_CONF, whether the source may rest
     "gpu_tensor peak_guard": ("peak_guard:True,expandable_segments:False", False),
     "torch policy (our code)": (TORCH_POLICY, False),
     # torch's expandable segments: pages mapped at the end only, never restitched
-    "torch policy expandable_segments": (TORCH_POLICY.replace(
-        "expandable_segments:False", "expandable_segments:True"), False),
+    "torch policy expandable_segments": (
+        TORCH_POLICY.replace("expandable_segments:False", "expandable_segments:True"),
+        False,
+    ),
 }
 
 
@@ -239,8 +242,13 @@ def workload_trace(steps):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "workload.pickle")
         env = dict(os.environ, GPU_TENSOR_FALLBACK="1")
-        proc = subprocess.run([sys.executable, "-c", _WORKLOAD, path, str(steps)], env=env,
-                              capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, "-c", _WORKLOAD, path, str(steps)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if proc.returncode != 0:
             return None, f"workload failed: {proc.stderr.strip().splitlines()[-1:]}"
         return snapshot_trace(path), None
@@ -279,12 +287,14 @@ def replay_ours(ops, conf, raw=None, restitch=True):
     s = a.stats()
     a.empty_cache()
     live.set_enabled(None)
-    return seconds, {"peak_reserved": s["reserved_bytes.all.peak"],
-                     "peak_allocated": s["allocated_bytes.all.peak"],
-                     "driver_calls": s["num_device_alloc"] + s["num_device_free"],
-                     # each a cudaFree, which synchronises the device: 0 is the goal once warm
-                     "steady_frees": s["num_device_free"] - warm_frees,
-                     "restitched_mib": getattr(raw, "restitched", 0) / MiB}
+    return seconds, {
+        "peak_reserved": s["reserved_bytes.all.peak"],
+        "peak_allocated": s["allocated_bytes.all.peak"],
+        "driver_calls": s["num_device_alloc"] + s["num_device_free"],
+        # each a cudaFree, which synchronises the device: 0 is the goal once warm
+        "steady_frees": s["num_device_free"] - warm_frees,
+        "restitched_mib": getattr(raw, "restitched", 0) / MiB,
+    }
 
 
 def replay_torch(torch, ops):
@@ -301,9 +311,11 @@ def replay_torch(torch, ops):
     seconds = (time.perf_counter() - t0) / len(ops)
     s = torch.cuda.memory_stats()
     torch.cuda.empty_cache()
-    return seconds, {"peak_reserved": s["reserved_bytes.all.peak"],
-                     "peak_allocated": s["allocated_bytes.all.peak"],
-                     "driver_calls": s.get("num_device_alloc", 0) + s.get("num_device_free", 0)}
+    return seconds, {
+        "peak_reserved": s["reserved_bytes.all.peak"],
+        "peak_allocated": s["allocated_bytes.all.peak"],
+        "driver_calls": s.get("num_device_alloc", 0) + s.get("num_device_free", 0),
+    }
 
 
 def replay_cupy_pool(cp, ops):
@@ -324,11 +336,18 @@ def replay_cupy_pool(cp, ops):
 
 def _record_replay(suite, case, impl, result):
     seconds, r = result
-    suite.record(case, impl, seconds=seconds, fragmentation=round(
-        r["peak_reserved"] / r["peak_allocated"], 4), peak_reserved_mib=r["peak_reserved"] / MiB,
-        peak_allocated_mib=r["peak_allocated"] / MiB, driver_calls=r.get("driver_calls"),
-        steady_frees=r.get("steady_frees"), restitched_mib=r.get("restitched_mib"),
-        unit="s/op")
+    suite.record(
+        case,
+        impl,
+        seconds=seconds,
+        fragmentation=round(r["peak_reserved"] / r["peak_allocated"], 4),
+        peak_reserved_mib=r["peak_reserved"] / MiB,
+        peak_allocated_mib=r["peak_allocated"] / MiB,
+        driver_calls=r.get("driver_calls"),
+        steady_frees=r.get("steady_frees"),
+        restitched_mib=r.get("restitched_mib"),
+        unit="s/op",
+    )
 
 
 def fragmentation(suite, traces):
@@ -362,18 +381,26 @@ def baseline_allocator():
     """(CachingAllocator class as of BASELINE_COMMIT, None) or (None, why not)."""
     root = Path(__file__).resolve().parent.parent
     try:
-        proc = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:gpu_tensor/memory/allocator.py"],
-                              cwd=root, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            ["git", "show", f"{BASELINE_COMMIT}:gpu_tensor/memory/allocator.py"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except OSError as exc:
         return None, f"git not available: {exc}"
     if proc.returncode != 0:
         return None, f"git show {BASELINE_COMMIT} failed: {proc.stderr.strip()}"
-    spec = importlib.util.spec_from_loader(f"gpu_tensor.memory._allocator_{BASELINE_COMMIT}",
-                                           loader=None)
+    spec = importlib.util.spec_from_loader(
+        f"gpu_tensor.memory._allocator_{BASELINE_COMMIT}", loader=None
+    )
     module = importlib.util.module_from_spec(spec)
     module.__package__ = "gpu_tensor.memory"  # its relative imports find today's helpers
-    exec(compile(proc.stdout, f"{BASELINE_COMMIT}:gpu_tensor/memory/allocator.py", "exec"),
-         module.__dict__)
+    exec(
+        compile(proc.stdout, f"{BASELINE_COMMIT}:gpu_tensor/memory/allocator.py", "exec"),
+        module.__dict__,
+    )
     return module.CachingAllocator, None
 
 
@@ -387,37 +414,77 @@ def latency(suite, sizes):
         pool = cp.cuda.MemoryPool()
         stream = cp.cuda.get_current_stream().ptr
     else:
-        ours = CachingAllocator(HostRawSource(8 * GiB), 0, config=parse_alloc_conf(""),
-                                kind="emulated")
+        ours = CachingAllocator(
+            HostRawSource(8 * GiB), 0, config=parse_alloc_conf(""), kind="emulated"
+        )
         stream = 0
-    before = before_class and before_class(ours.raw, 0, event_factory=ours._event_factory,
-                                           config=parse_alloc_conf(""), kind=ours.kind)
+    before = before_class and before_class(
+        ours.raw, 0, event_factory=ours._event_factory, config=parse_alloc_conf(""), kind=ours.kind
+    )
     before_impl = f"gpu_tensor allocator before ({BASELINE_COMMIT})"
     for n in sizes:
         case = f"warm alloc+free {_fmt(n)}"
         live.set_enabled(False)
-        _ours_pair(suite, case, ours, n, "gpu_tensor allocator",
-                   lambda n=n: ours.free(ours.malloc(n, stream)))
+        _ours_pair(
+            suite,
+            case,
+            ours,
+            n,
+            "gpu_tensor allocator",
+            lambda n=n: ours.free(ours.malloc(n, stream)),
+        )
         if before is not None:
-            _ours_pair(suite, case, before, n, before_impl,
-                       lambda n=n: before.free(before.malloc(n, stream)))
+            _ours_pair(
+                suite,
+                case,
+                before,
+                n,
+                before_impl,
+                lambda n=n: before.free(before.malloc(n, stream)),
+            )
         else:
             suite.skip(case, before_impl, before_reason)
         live.set_enabled(True)
-        _ours_pair(suite, case, ours, n, "gpu_tensor allocator + creation site",
-                   lambda n=n: ours.free(ours.malloc(n, stream)))
+        _ours_pair(
+            suite,
+            case,
+            ours,
+            n,
+            "gpu_tensor allocator + creation site",
+            lambda n=n: ours.free(ours.malloc(n, stream)),
+        )
         if before is not None:
-            _ours_pair(suite, case, before, n, before_impl + " + creation site",
-                       lambda n=n: before.free(before.malloc(n, stream)))
+            _ours_pair(
+                suite,
+                case,
+                before,
+                n,
+                before_impl + " + creation site",
+                lambda n=n: before.free(before.malloc(n, stream)),
+            )
         live.set_enabled(None)
         if suite.has_cupy_gpu:
-            _ours_pair(suite, case, ours, n, "gpu_tensor via cupy MemoryPointer hook",
-                       lambda n=n: cuda_memory.memory_pointer(ours, n, stream, 0))
+            _ours_pair(
+                suite,
+                case,
+                ours,
+                n,
+                "gpu_tensor via cupy MemoryPointer hook",
+                lambda n=n: cuda_memory.memory_pointer(ours, n, stream, 0),
+            )
             pool.malloc(n)
-            suite.record(case, "cupy MemoryPool", seconds=suite.time(
-                lambda n=n: pool.malloc(n), sync="cpu", number=None))
-            suite.record(case, "raw cudaMalloc+cudaFree", seconds=suite.time(
-                lambda n=n, rt=cp.cuda.runtime: rt.free(rt.malloc(n)), sync="cpu", repeat=10))
+            suite.record(
+                case,
+                "cupy MemoryPool",
+                seconds=suite.time(lambda n=n: pool.malloc(n), sync="cpu", number=None),
+            )
+            suite.record(
+                case,
+                "raw cudaMalloc+cudaFree",
+                seconds=suite.time(
+                    lambda n=n, rt=cp.cuda.runtime: rt.free(rt.malloc(n)), sync="cpu", repeat=10
+                ),
+            )
         else:
             reason = suite.peer_reason("cupy_gpu")
             suite.skip(case, "cupy MemoryPool", reason)
@@ -433,12 +500,17 @@ def _fmt(n):
 
 
 def main(argv=None):
-    suite = Suite("allocator", argv, description=__doc__.splitlines()[0],
-                  add_arguments=lambda p: p.add_argument(
-                      "--trace", action="append", default=[],
-                      help="snapshot pickle to replay (repeatable)"))
-    sizes = suite.choose([512, 4 * KiB, 64 * KiB, MiB, 16 * MiB, 256 * MiB, 2 * GiB],
-                         [512, 64 * KiB, 16 * MiB])
+    suite = Suite(
+        "allocator",
+        argv,
+        description=__doc__.splitlines()[0],
+        add_arguments=lambda p: p.add_argument(
+            "--trace", action="append", default=[], help="snapshot pickle to replay (repeatable)"
+        ),
+    )
+    sizes = suite.choose(
+        [512, 4 * KiB, 64 * KiB, MiB, 16 * MiB, 256 * MiB, 2 * GiB], [512, 64 * KiB, 16 * MiB]
+    )
     latency(suite, sizes)
     traces = {
         "transformer": transformer_trace(steps=suite.choose(40, 12)),
@@ -453,8 +525,9 @@ def main(argv=None):
     for path in suite.args.trace:
         traces[f"snapshot {path}"] = snapshot_trace(path)
     for family, make in alloc_traces.FAMILIES.items():  # generated: not tuned on
-        for seed in suite.choose([0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 24, 25, 26, 27],
-                                 [0, 1]):  # 20-27: a second set, as in the allocator note
+        for seed in suite.choose(
+            [0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 24, 25, 26, 27], [0, 1]
+        ):  # 20-27: a second set, as in the allocator note
             traces[f"{family} seed {seed}"] = make(seed)
     fragmentation(suite, traces)
     return suite.finish()

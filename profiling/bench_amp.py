@@ -105,8 +105,12 @@ def time_steps(suite: Suite, width: int) -> None:
         step()  # kernels compiled, state made, outside the clock
         peak = _peak(gt, step) if device == "cuda" else None
         extra = {} if peak is None else {"peak_bytes": peak}
-        suite.record(case_of[mode], "gpu_tensor", suite.time(step, sync=sync, warmup=1,
-                                                             repeat=repeat), **extra)
+        suite.record(
+            case_of[mode],
+            "gpu_tensor",
+            suite.time(step, sync=sync, warmup=1, repeat=repeat),
+            **extra,
+        )
         del step
     if not suite.has_torch:
         for mode, _ in MODES:
@@ -122,8 +126,9 @@ def time_steps(suite: Suite, width: int) -> None:
         step()
         peak = _peak(torch, step) if device == "cuda" else None
         extra = {} if peak is None else {"peak_bytes": peak}
-        suite.record(case_of[mode], "torch", suite.time(step, sync=sync, warmup=1,
-                                                        repeat=repeat), **extra)
+        suite.record(
+            case_of[mode], "torch", suite.time(step, sync=sync, warmup=1, repeat=repeat), **extra
+        )
         del step
 
 
@@ -134,8 +139,10 @@ def time_overhead(suite: Suite) -> None:
     libs = [("gpu_tensor", gt)] + ([("torch", suite.torch)] if suite.has_torch else [])
     for impl, lib in libs:
         a = lib.ones(8, 8)
-        for label, fn in (("a + b", lambda a=a, lib=lib: lib.add(a, a)),
-                          ("mm", lambda a=a, lib=lib: lib.mm(a, a))):
+        for label, fn in (
+            ("a + b", lambda a=a, lib=lib: lib.add(a, a)),
+            ("mm", lambda a=a, lib=lib: lib.mm(a, a)),
+        ):
             for region in ("off", "bf16"):
                 ctx = lib.autocast("cpu", dtype=lib.bfloat16, enabled=region == "bf16")
                 with ctx:
@@ -178,12 +185,15 @@ def time_unscale(suite: Suite) -> None:
     if suite.has_torch and (device != "cuda" or suite.has_torch_cuda):
         libs.append(("torch", suite.torch))
     else:
-        suite.skip(case, "torch", suite.peer_reason("torch_cuda" if suite.has_torch
-                                                    else "torch"))
+        suite.skip(case, "torch", suite.peer_reason("torch_cuda" if suite.has_torch else "torch"))
     for impl, lib in libs:
         fn, nbytes = make_unscale(lib, width, device)
-        suite.record(case, impl, suite.time(fn, sync=sync, warmup=2,
-                                            repeat=suite.choose(20, 5)), nbytes=2 * nbytes)
+        suite.record(
+            case,
+            impl,
+            suite.time(fn, sync=sync, warmup=2, repeat=suite.choose(20, 5)),
+            nbytes=2 * nbytes,
+        )
         del fn
 
 
@@ -193,8 +203,9 @@ def count_syncs(suite: Suite) -> None:
 
     case = f"host syncs per fp16 + GradScaler step (W={SIM_WIDTH})"
     if not dv.cuda_is_simulated():
-        suite.skip(case, "gpu_tensor", "counted by the simulated CuPy: run with "
-                   "GPU_TENSOR_FALLBACK=sim")
+        suite.skip(
+            case, "gpu_tensor", "counted by the simulated CuPy: run with GPU_TENSOR_FALLBACK=sim"
+        )
         return
     import gpu_tensor as gt
     from gpu_tensor.testing import sim
@@ -205,11 +216,17 @@ def count_syncs(suite: Suite) -> None:
         sim.reset_counters()
         step()
         c = sim.counters()
-        suite.record(case, label, host_syncs=c["host_waits"] + c["device_syncs"],
-                     kernel_launches=c["kernel_launches"], cupy_routines=c["cupy_routines"])
+        suite.record(
+            case,
+            label,
+            host_syncs=c["host_waits"] + c["device_syncs"],
+            kernel_launches=c["kernel_launches"],
+            cupy_routines=c["cupy_routines"],
+        )
     scaler_case = f"GradScaler.unscale_ of {2 * UNSCALE_LAYERS} fp32 grads (W={SIM_WIDTH})"
-    model = gt.nn.Sequential(*[gt.nn.Linear(SIM_WIDTH, SIM_WIDTH)
-                               for _ in range(UNSCALE_LAYERS)]).to("cuda")
+    model = gt.nn.Sequential(
+        *[gt.nn.Linear(SIM_WIDTH, SIM_WIDTH) for _ in range(UNSCALE_LAYERS)]
+    ).to("cuda")
     for p in model.parameters():
         p.grad = gt.ones_like(p)
     opt = gt.optim.SGD(model.parameters(), lr=1e-3)
@@ -221,9 +238,13 @@ def count_syncs(suite: Suite) -> None:
         scaler.unscale_(opt)
         c = sim.counters()
         scaler.update()
-        suite.record(scaler_case, "gpu_tensor" + (" (first call)" if it == 0 else ""),
-                     host_syncs=c["host_waits"] + c["device_syncs"],
-                     kernel_launches=c["kernel_launches"], memcpy_calls=c["memcpy_calls"])
+        suite.record(
+            scaler_case,
+            "gpu_tensor" + (" (first call)" if it == 0 else ""),
+            host_syncs=c["host_waits"] + c["device_syncs"],
+            kernel_launches=c["kernel_launches"],
+            memcpy_calls=c["memcpy_calls"],
+        )
 
 
 def main(argv=None):
@@ -231,7 +252,7 @@ def main(argv=None):
     width_arg = []
     if "--width" in argv:
         i = argv.index("--width")
-        width_arg, argv = argv[i:i + 2], argv[:i] + argv[i + 2:]
+        width_arg, argv = argv[i : i + 2], argv[:i] + argv[i + 2 :]
     suite = Suite("amp", argv, description=__doc__)
     time_steps(suite, _width(suite, width_arg))
     time_overhead(suite)

@@ -23,16 +23,20 @@ LR = 0.01  # any small step: the timing does not depend on it
 
 def _shapes(suite):
     # (batch, in, hidden, out): tiny exposes per-op overhead, the larger one the math
-    return suite.choose([(64, 256, 512, 10), (256, 1024, 2048, 256)],
-                        [(64, 256, 512, 10)])
+    return suite.choose([(64, 256, 512, 10), (256, 1024, 2048, 256)], [(64, 256, 512, 10)])
 
 
 def _data(b, d, h, o):
     rng = np.random.default_rng(0)
     f = np.float32
-    return (rng.standard_normal((b, d)).astype(f), rng.standard_normal((b, o)).astype(f),
-            (rng.standard_normal((h, d)) * 0.05).astype(f), np.zeros(h, f),
-            (rng.standard_normal((o, h)) * 0.05).astype(f), np.zeros(o, f))
+    return (
+        rng.standard_normal((b, d)).astype(f),
+        rng.standard_normal((b, o)).astype(f),
+        (rng.standard_normal((h, d)) * 0.05).astype(f),
+        np.zeros(h, f),
+        (rng.standard_normal((o, h)) * 0.05).astype(f),
+        np.zeros(o, f),
+    )
 
 
 def _gt_step(device, arrays):
@@ -115,8 +119,9 @@ def _run(suite, label, device, peer_label, peer_xp, sync):
             suite.record(case, peer_label, seconds=pt)
             ratio = round(t.median / pt.median, 2)
         suite.record(case, label, seconds=t, ratio=ratio)
-        suite.record(f"forward only, no_grad B={b} {d}->{h}->{o}", label,
-                     seconds=_time(suite, infer, sync))
+        suite.record(
+            f"forward only, no_grad B={b} {d}->{h}->{o}", label, seconds=_time(suite, infer, sync)
+        )
 
 
 def _run_torch(suite):
@@ -134,8 +139,9 @@ def _run_torch(suite):
             if dev == "cuda":  # inside the clock: torch's own stream, not the harness's
                 torch.cuda.synchronize()
 
-        suite.record(f"mlp step B={b} {d}->{h}->{o}", f"torch ({dev})",
-                     seconds=_time(suite, run, "cpu"))
+        suite.record(
+            f"mlp step B={b} {d}->{h}->{o}", f"torch ({dev})", seconds=_time(suite, run, "cpu")
+        )
 
 
 CHAIN = 20000  # ops per chain: y = y * 1.0001 on a 4-element leaf (the probe)
@@ -162,8 +168,13 @@ def _recording_cost(suite):
         suite.skip("record y * 1.0001 (per op)", "torch", suite.peer_reason("torch"))
     base = {}
     for label, mod, x in peers:
-        rec = suite.time(lambda m=mod, x=x: _chain(m, x), sync="cpu", warmup=1,
-                         repeat=suite.choose(7, 3), number=1)
+        rec = suite.time(
+            lambda m=mod, x=x: _chain(m, x),
+            sync="cpu",
+            warmup=1,
+            repeat=suite.choose(7, 3),
+            number=1,
+        )
 
         def no_grad(m=mod, x=x):
             with m.no_grad():
@@ -171,9 +182,11 @@ def _recording_cost(suite):
 
         plain = suite.time(no_grad, sync="cpu", warmup=1, repeat=suite.choose(7, 3), number=1)
         back = _backward_median(mod, x, suite.choose(5, 3))
-        for case, sec in (("record y * 1.0001 (per op)", rec.median),
-                          ("no_grad y * 1.0001 (per op)", plain.median),
-                          ("backward of the chain (per op)", back)):
+        for case, sec in (
+            ("record y * 1.0001 (per op)", rec.median),
+            ("no_grad y * 1.0001 (per op)", plain.median),
+            ("backward of the chain (per op)", back),
+        ):
             per_op = sec / CHAIN
             ratio = None
             if label.startswith("torch"):

@@ -53,8 +53,7 @@ def _ops(gt):
         ("x + y", lambda: x + y),
         ("x.t().contiguous()", lambda: x.t().contiguous()),
         ('.to("cuda", non_blocking=True) pinned', lambda: pinned.to("cuda", non_blocking=True)),
-        ('.to("cuda", non_blocking=True) pageable',
-         lambda: pageable.to("cuda", non_blocking=True)),
+        ('.to("cuda", non_blocking=True) pageable', lambda: pageable.to("cuda", non_blocking=True)),
         ("@gt.fuse chain (4 ops)", lambda: chain(x, y)),
         ("MLP training step (2 layers)", mlp_step),
         ("allocation of growing sizes", grow),
@@ -82,8 +81,13 @@ def measure(quick: bool) -> list[dict]:
         sim.synchronize()
         c = sim.counters()
         row = {"op": name, "allocations": (_allocations(gt) - before) / reps}
-        for k in ("kernel_launches", "cupy_routines", "driver_calls", "device_syncs",
-                  "bytes_copied"):
+        for k in (
+            "kernel_launches",
+            "cupy_routines",
+            "driver_calls",
+            "device_syncs",
+            "bytes_copied",
+        ):
             row[k] = c[k] / reps
         sim.set_null_device(True)
         times = []
@@ -99,12 +103,16 @@ def measure(quick: bool) -> list[dict]:
 
 
 def table(rows) -> str:
-    head = ("| op | launches | cupy routines | allocations | driver calls | device syncs | "
-            "bytes copied | host µs (null device) |\n|---|---|---|---|---|---|---|---|\n")
+    head = (
+        "| op | launches | cupy routines | allocations | driver calls | device syncs | "
+        "bytes copied | host µs (null device) |\n|---|---|---|---|---|---|---|---|\n"
+    )
     return head + "".join(
         f"| {r['op']} | {r['kernel_launches']:g} | {r['cupy_routines']:g} | "
         f"{r['allocations']:g} | {r['driver_calls']:g} | {r['device_syncs']:g} | "
-        f"{r['bytes_copied']:.0f} | {r['host_us']:.0f} |\n" for r in rows)
+        f"{r['bytes_copied']:.0f} | {r['host_us']:.0f} |\n"
+        for r in rows
+    )
 
 
 def main(argv=None) -> int:
@@ -119,8 +127,12 @@ def main(argv=None) -> int:
     suite = Suite("costs", argv, description=__doc__.splitlines()[0])
     rows = measure(suite.quick)
     for r in rows:
-        suite.record(r["op"], "gpu_tensor on simulated cuda", seconds=r["host_us"] * 1e-6,
-                     **{k: v for k, v in r.items() if k not in ("op", "host_us")})
+        suite.record(
+            r["op"],
+            "gpu_tensor on simulated cuda",
+            seconds=r["host_us"] * 1e-6,
+            **{k: v for k, v in r.items() if k not in ("op", "host_us")},
+        )
     print(table(rows))
     suite.finish()
     return 0

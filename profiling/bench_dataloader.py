@@ -48,7 +48,9 @@ class Heavy:
         return self.make_tensor(img), i % 10
 """
 
-_CHILD = _DATASET + """
+_CHILD = (
+    _DATASET
+    + """
 import resource, sys, time
 import {lib} as lib
 from {lib}.utils.data import DataLoader
@@ -70,13 +72,18 @@ for _ in range(repeats + 1):  # the first epoch warms up
 for row in (times, main_cpu, worker_cpu):
     print(" ".join(str(t) for t in row[1:]))
 """
+)
 
 
 def _epochs(python: str, lib: str, n: int, workers: int, repeats: int):
     """Per epoch: wall seconds, main-process CPU seconds, worker CPU seconds."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([python, "-c", _CHILD.format(lib=lib), str(n), str(workers),
-                           str(repeats)], env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [python, "-c", _CHILD.format(lib=lib), str(n), str(workers), str(repeats)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-800:])
     return [[float(t) for t in line.split()] for line in proc.stdout.strip().splitlines()]
@@ -88,8 +95,14 @@ def _median(xs):
 
 
 def main(argv=None):
-    suite = Suite("dataloader", argv, description=__doc__, add_arguments=lambda p: p.add_argument(
-        "--torch-python", default=None, help="an interpreter with torch, for the peer"))
+    suite = Suite(
+        "dataloader",
+        argv,
+        description=__doc__,
+        add_arguments=lambda p: p.add_argument(
+            "--torch-python", default=None, help="an interpreter with torch, for the peer"
+        ),
+    )
     n, repeats = suite.choose(384, 96), suite.choose(5, 2)
     peers = [(sys.executable, "gpu_tensor")]
     for python in filter(None, (suite.args.torch_python, sys.executable)):
@@ -107,13 +120,20 @@ def main(argv=None):
             # With idle cores an epoch takes about the busiest process's CPU time: the
             # main process's, or one worker's share (the workers split the samples).
             busiest = max(_median(main_cpu), _median(worker_cpu) / max(workers, 1))
-            suite.record(f"epoch of {n} samples, num_workers={workers}", lib,
-                         seconds=t, samples_per_s=round(n / t), speedup=round(base / t, 2),
-                         load_avg=round(os.getloadavg()[0], 1),  # other work on the cores
-                         cpu_s=round(cpu, 3), cpu_over_serial=round(cpu / base_cpu, 2),
-                         idle_core_speedup_estimate=round(base_cpu / busiest, 2),
-                         epoch_range=f"{min(times):.3f}-{max(times):.3f} s", cores=cores,
-                         target=">= 1.7 at num_workers=2" if workers == 2 else "")
+            suite.record(
+                f"epoch of {n} samples, num_workers={workers}",
+                lib,
+                seconds=t,
+                samples_per_s=round(n / t),
+                speedup=round(base / t, 2),
+                load_avg=round(os.getloadavg()[0], 1),  # other work on the cores
+                cpu_s=round(cpu, 3),
+                cpu_over_serial=round(cpu / base_cpu, 2),
+                idle_core_speedup_estimate=round(base_cpu / busiest, 2),
+                epoch_range=f"{min(times):.3f}-{max(times):.3f} s",
+                cores=cores,
+                target=">= 1.7 at num_workers=2" if workers == 2 else "",
+            )
     return suite.finish()
 
 

@@ -85,13 +85,18 @@ def _cases(mod, x, y):
 def _torch_cases(torch, x, y):
     n = x.shape[0]
     return {
-        "x + y": lambda: x + y, "x * 2.0": lambda: x * 2.0, "exp(x)": lambda: x.exp(),
-        "gelu(x)": lambda: torch.nn.functional.gelu(x), "x > y": lambda: x > y,
-        "x.sum()": lambda: x.sum(), "x[1:] (view)": lambda: x[1:],
+        "x + y": lambda: x + y,
+        "x * 2.0": lambda: x * 2.0,
+        "exp(x)": lambda: x.exp(),
+        "gelu(x)": lambda: torch.nn.functional.gelu(x),
+        "x > y": lambda: x > y,
+        "x.sum()": lambda: x.sum(),
+        "x[1:] (view)": lambda: x[1:],
         "x.view(-1, 4) (view)": lambda: x.view(-1, 4),
         "x.view(4, -1).T (view)": lambda: x.view(4, -1).T,
         "x.view(4,-1).T.contiguous()": lambda: x.view(4, -1).T.contiguous(),
-        "x.clone()": lambda: x.clone(), "x[None] (view)": lambda: x[None],
+        "x.clone()": lambda: x.clone(),
+        "x[None] (view)": lambda: x[None],
         "empty(n)": lambda: torch.empty(n, device=x.device),
     }
 
@@ -109,8 +114,9 @@ def _run_device(suite, label, device, peer_name, peer_mod, sizes, sync):
         hx = rng.standard_normal(n).astype(np.float32)
         hy = rng.standard_normal(n).astype(np.float32)
         gx, gy = from_numpy(hx).to(device), from_numpy(hy).to(device)
-        px, py = (hx, hy) if peer_mod in (np, None) else (peer_mod.asarray(hx),
-                                                          peer_mod.asarray(hy))
+        px, py = (
+            (hx, hy) if peer_mod in (np, None) else (peer_mod.asarray(hx), peer_mod.asarray(hy))
+        )
         ours = _cases("gt", gx, gy)
         peers = dict(_cases(peer_mod, px, py)) if peer_mod is not None else {}
         for name, fn in ours:
@@ -120,8 +126,12 @@ def _run_device(suite, label, device, peer_name, peer_mod, sizes, sync):
             ratio = None
             if peer_mod is not None:
                 if peer_fn is None:
-                    suite.skip(case, peer_name, "no direct peer at this size (numpy has no erf;"
-                               " a vectorised math.erf is timed on tiny inputs only)")
+                    suite.skip(
+                        case,
+                        peer_name,
+                        "no direct peer at this size (numpy has no erf;"
+                        " a vectorised math.erf is timed on tiny inputs only)",
+                    )
                 else:
                     pt = _time(suite, peer_fn, sync)
                     suite.record(case, peer_name, seconds=pt)
@@ -153,8 +163,13 @@ def _run_creation(suite):
     t = suite.time(lambda: tensor(data), sync="cpu", warmup=3, repeat=suite.choose(21, 7))
     suite.record(case, "gpu_tensor (cpu)", seconds=t, ratio=round(t.median / peer.median, 2))
     if suite.has_torch:
-        suite.record(case, "torch (cpu)", seconds=suite.time(
-            lambda: suite.torch.tensor(data), sync="cpu", warmup=3, repeat=suite.choose(21, 7)))
+        suite.record(
+            case,
+            "torch (cpu)",
+            seconds=suite.time(
+                lambda: suite.torch.tensor(data), sync="cpu", warmup=3, repeat=suite.choose(21, 7)
+            ),
+        )
 
 
 # Timed in a child process per (tree, phase): `import gpu_tensor` picks the tree from
@@ -196,8 +211,15 @@ print(json.dumps({k: [min(timeit.Timer(f).repeat(7, number)) / number, bytecodes
 
 def _child(tree, phase, number):
     env = dict(os.environ, PYTHONPATH=str(tree))
-    r = subprocess.run([sys.executable, "-c", _CHILD, phase, str(number)], cwd=str(tree),
-                       env=env, capture_output=True, text=True, timeout=600, check=True)
+    r = subprocess.run(
+        [sys.executable, "-c", _CHILD, phase, str(number)],
+        cwd=str(tree),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     return json.loads(r.stdout)
 
 
@@ -217,15 +239,20 @@ def _run_grad_check(suite, before):
                     codes[key] = ops
     for (case, label, phase), sec in sorted(best.items()):
         base = best[(case, "before", "fresh")]
-        suite.record(f"{case} [2], autograd {phase}", f"gpu_tensor {label} (cpu)",
-                     seconds=sec, delta_ns=round((sec - base) * 1e9),
-                     bytecodes=codes[(case, label, phase)],
-                     delta_bytecodes=codes[(case, label, phase)] - codes[(case, "before", phase)])
+        suite.record(
+            f"{case} [2], autograd {phase}",
+            f"gpu_tensor {label} (cpu)",
+            seconds=sec,
+            delta_ns=round((sec - base) * 1e9),
+            bytecodes=codes[(case, label, phase)],
+            delta_bytecodes=codes[(case, label, phase)] - codes[(case, "before", phase)],
+        )
 
 
 def _add_arguments(parser):
-    parser.add_argument("--before", default=None,
-                        help="an older tree to compare the autograd check with")
+    parser.add_argument(
+        "--before", default=None, help="an older tree to compare the autograd check with"
+    )
 
 
 def main(argv=None):
@@ -244,8 +271,7 @@ def main(argv=None):
         from gpu_tensor import _env
 
         if _env.fallback():
-            _run_device(suite, "gpu_tensor (emulated cuda)", "cuda", "numpy", None, [TINY],
-                        "cpu")
+            _run_device(suite, "gpu_tensor (emulated cuda)", "cuda", "numpy", None, [TINY], "cpu")
     _run_torch(suite, sizes)
     _run_creation(suite)
     return suite.finish()

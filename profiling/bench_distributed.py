@@ -63,8 +63,7 @@ def _worker(out_file: str, quick: bool, repeat: int) -> None:
     impls = {
         "mpi4py numpy": lambda a, t: comm.Allreduce(MPI.IN_PLACE, a, op=MPI.SUM),
         # the call gt.distributed makes (non-blocking, so it can time out), for a like pair
-        "mpi4py numpy Iallreduce": lambda a, t: comm.Iallreduce(MPI.IN_PLACE, a,
-                                                                op=MPI.SUM).Wait(),
+        "mpi4py numpy Iallreduce": lambda a, t: comm.Iallreduce(MPI.IN_PLACE, a, op=MPI.SUM).Wait(),
         "gpu_tensor cpu": lambda a, t: dist.all_reduce(t["cpu"]),
         "gpu_tensor emulated cuda": lambda a, t: dist.all_reduce(t["cuda"]),
     }
@@ -90,8 +89,15 @@ def _worker(out_file: str, quick: bool, repeat: int) -> None:
             for t in tensors.values():
                 t.fill_(1)
     if comm.Get_rank() == 0:
-        Path(out_file).write_text(json.dumps({"ranks": comm.Get_size(), "rows": results,
-                                              "mpi": MPI.Get_library_version().splitlines()[0]}))
+        Path(out_file).write_text(
+            json.dumps(
+                {
+                    "ranks": comm.Get_size(),
+                    "rows": results,
+                    "mpi": MPI.Get_library_version().splitlines()[0],
+                }
+            )
+        )
     dist.destroy_process_group()
 
 
@@ -117,18 +123,30 @@ def main(argv=None) -> int:
     from profiling.harness import Suite
     from profiling.timing import Timing
 
-    suite = Suite("distributed", argv, description=__doc__.splitlines()[0],
-                  add_arguments=_add_arguments)
+    suite = Suite(
+        "distributed", argv, description=__doc__.splitlines()[0], add_arguments=_add_arguments
+    )
     mpiexec = Path(sys.executable).parent / "mpiexec"
     if not mpiexec.exists():
-        suite.skip("all_reduce", "all", "no mpiexec next to python: pip install "
-                   "'gpu-tensor[distributed]'")
+        suite.skip(
+            "all_reduce", "all", "no mpiexec next to python: pip install 'gpu-tensor[distributed]'"
+        )
         suite.finish()
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "samples.json"
-        cmd = [str(mpiexec), "-n", str(suite.args.ranks), sys.executable, "-m", "mpi4py", "-m",
-               "profiling.bench_distributed", "--worker", str(out)]
+        cmd = [
+            str(mpiexec),
+            "-n",
+            str(suite.args.ranks),
+            sys.executable,
+            "-m",
+            "mpi4py",
+            "-m",
+            "profiling.bench_distributed",
+            "--worker",
+            str(out),
+        ]
         if suite.quick:
             cmd.append("--quick")
         proc = subprocess.run(cmd, cwd=REPO, timeout=1800)
@@ -142,9 +160,15 @@ def main(argv=None) -> int:
         algbw = row["size"] / t.median / 1e9
         if row["impl"] == "mpi4py numpy":
             peer[row["size"]] = t.median
-        suite.record(f"all_reduce f32 {_fmt(row['size'])} x{n} ranks", row["impl"], seconds=t,
-                     nbytes=row["size"], busbw_gbps=round(algbw * busbw_factor(n), 4),
-                     vs_mpi4py=round(t.median / peer[row["size"]], 3), mpi=data["mpi"])
+        suite.record(
+            f"all_reduce f32 {_fmt(row['size'])} x{n} ranks",
+            row["impl"],
+            seconds=t,
+            nbytes=row["size"],
+            busbw_gbps=round(algbw * busbw_factor(n), 4),
+            vs_mpi4py=round(t.median / peer[row["size"]], 3),
+            mpi=data["mpi"],
+        )
     _nccl_row(suite)
     suite.finish()
     return 0
@@ -154,11 +178,18 @@ def _nccl_row(suite) -> None:
     from gpu_tensor.distributed.nccl_engine import usable
 
     if not usable():
-        suite.skip("all_reduce nccl", "gpu_tensor nccl", "needs a CUDA GPU and the NCCL "
-                   "library (pip install 'gpu-tensor[nccl-cu12]')")
+        suite.skip(
+            "all_reduce nccl",
+            "gpu_tensor nccl",
+            "needs a CUDA GPU and the NCCL library (pip install 'gpu-tensor[nccl-cu12]')",
+        )
     else:
-        suite.skip("all_reduce nccl", "gpu_tensor nccl", "one GPU here: NCCL refuses two ranks "
-                   "on one GPU, and a world of one moves no bytes (busbw factor 0)")
+        suite.skip(
+            "all_reduce nccl",
+            "gpu_tensor nccl",
+            "one GPU here: NCCL refuses two ranks "
+            "on one GPU, and a world of one moves no bytes (busbw factor 0)",
+        )
 
 
 def _fmt(size: int) -> str:

@@ -93,11 +93,17 @@ def main(argv=None):
     n = suite.choose(4096, 1024)
     ops = _ops(gt, n) if cuda_is_emulated() else []
     if not ops:
-        suite.record("every op", impl, skipped="needs the emulated cuda device (no GPU, "
-                     "GPU_TENSOR_FALLBACK=1); on a GPU cupy's temporaries are the allocator's")
+        suite.record(
+            "every op",
+            impl,
+            skipped="needs the emulated cuda device (no GPU, "
+            "GPU_TENSOR_FALLBACK=1); on a GPU cupy's temporaries are the allocator's",
+        )
     size = n * 1024 * 4  # the operand's bytes: the scale a reduction's temporaries follow
-    lines = ["| op | kind | result MiB | allocator grew MiB | host peak MiB | peak / size | "
-             "verdict |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| op | kind | result MiB | allocator grew MiB | host peak MiB | peak / size | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, kind, fn in ops:
         fn()  # warm: the first call of a dtype combination resolves it once
         before = cmem.memory_allocated(0)
@@ -105,17 +111,25 @@ def main(argv=None):
         result = r.numel() * r.element_size()
         grew = cmem.memory_allocated(0) - before
         over = peak / max(result, size)
-        verdict = ("ok" if peak <= TARGET_MIB * 2 ** 20 else "over") if kind == "pieces" else "-"
-        suite.record(name, impl, kind=kind, result_mib=round(result / 2 ** 20, 3),
-                     allocator_grew_mib=round(grew / 2 ** 20, 3),
-                     host_peak_mib=round(peak / 2 ** 20, 3), host_over_size=round(over, 3),
-                     target=f"<= {TARGET_MIB} MiB" if kind == "pieces" else "(not bounded)",
-                     verdict=verdict)
-        lines.append(f"| {name} | {kind} | {result / 2 ** 20:.2f} | {grew / 2 ** 20:.2f} | "
-                     f"{peak / 2 ** 20:.2f} | {over:.3f} | {verdict} |")
+        verdict = ("ok" if peak <= TARGET_MIB * 2**20 else "over") if kind == "pieces" else "-"
+        suite.record(
+            name,
+            impl,
+            kind=kind,
+            result_mib=round(result / 2**20, 3),
+            allocator_grew_mib=round(grew / 2**20, 3),
+            host_peak_mib=round(peak / 2**20, 3),
+            host_over_size=round(over, 3),
+            target=f"<= {TARGET_MIB} MiB" if kind == "pieces" else "(not bounded)",
+            verdict=verdict,
+        )
+        lines.append(
+            f"| {name} | {kind} | {result / 2**20:.2f} | {grew / 2**20:.2f} | "
+            f"{peak / 2**20:.2f} | {over:.3f} | {verdict} |"
+        )
         del r
     if ops:
-        print(f"size = the larger of the result and the {size / 2 ** 20:.0f} MiB operand\n")
+        print(f"size = the larger of the result and the {size / 2**20:.0f} MiB operand\n")
         print("\n".join(lines))
     return suite.finish()
 

@@ -49,6 +49,7 @@ def _eager(gt, model, opt, x, y):
         opt.zero_grad(set_to_none=True)
         gt.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
+
     return step
 
 
@@ -92,8 +93,13 @@ def count(suite: Suite, gt) -> None:
     sim = None
     if _device.cuda_is_simulated():
         from gpu_tensor.testing import sim
-    where = ("simulated CuPy" if sim else "GPU" if suite.device == "cuda"
-             else "emulated cuda (a graph re-runs the step's Python)")
+    where = (
+        "simulated CuPy"
+        if sim
+        else "GPU"
+        if suite.device == "cuda"
+        else "emulated cuda (a graph re-runs the step's Python)"
+    )
     case = f"per step, width {COUNT_WIDTH} ({where})"
     for impl, make in (("gpu_tensor eager", _eager), ("gpu_tensor graphed", _graphed)):
         step = make(gt, *_model(gt, COUNT_WIDTH, "cuda"))
@@ -106,8 +112,16 @@ def count(suite: Suite, gt) -> None:
         if sim:
             gt.cuda.synchronize()
             c = sim.counters()
-            extra = {k: c[k] for k in ("kernel_launches", "cupy_routines", "graph_launches",
-                                       "driver_calls", "device_syncs")}
+            extra = {
+                k: c[k]
+                for k in (
+                    "kernel_launches",
+                    "cupy_routines",
+                    "graph_launches",
+                    "driver_calls",
+                    "device_syncs",
+                )
+            }
         suite.record(case, impl, python_calls=calls, **extra)
 
 
@@ -132,8 +146,11 @@ def _torch_steps(suite: Suite, case: str, width: int) -> None:
         return
     for graphed in (False, True):
         step = _torch_step(suite.torch, width, graphed)
-        suite.record(case, "torch graphed" if graphed else "torch eager",
-                     suite.time(step, sync="cuda", repeat=suite.choose(50, 10)))
+        suite.record(
+            case,
+            "torch graphed" if graphed else "torch eager",
+            suite.time(step, sync="cuda", repeat=suite.choose(50, 10)),
+        )
 
 
 def _torch_step(torch, width: int, graphed: bool):

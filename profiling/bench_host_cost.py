@@ -66,9 +66,13 @@ NUMPY = {
 def host_operands() -> dict:
     rng = np.random.default_rng(0)
     x = rng.standard_normal(SHAPE).astype(np.float32)
-    return {"x": x, "y": rng.standard_normal(SHAPE).astype(np.float32),
-            "i": rng.integers(-5, 5, SHAPE), "h": x.astype(np.float16),
-            "row": rng.standard_normal(SHAPE[1:]).astype(np.float32)}
+    return {
+        "x": x,
+        "y": rng.standard_normal(SHAPE).astype(np.float32),
+        "i": rng.integers(-5, 5, SHAPE),
+        "h": x.astype(np.float16),
+        "row": rng.standard_normal(SHAPE[1:]).astype(np.float32),
+    }
 
 
 def _framework_operands(to) -> dict:
@@ -162,6 +166,7 @@ def _own_and_events(pr, ours) -> tuple[float, int]:
 def profiler_cost_per_event() -> float:
     """Seconds cProfile adds to the functions' own times per call event: an empty function
     called in a loop, profiled, against the same loop unprofiled."""
+
     def empty():
         pass
 
@@ -236,6 +241,7 @@ def _gt_worker(n: int, cases: list[str]) -> dict:
     per_event = profiler_cost_per_event()
     out = {}
     for case in cases:
+
         def run(op=CASES[case]):
             return op(t)
 
@@ -245,10 +251,13 @@ def _gt_worker(n: int, cases: list[str]) -> dict:
         keep = run()
         launches = sim.counters()["kernel_launches"]
         del keep
-        out[case] = {"calls": count_calls(run, ours), "launches": launches,
-                     "total_us": per_call_s(run, n) * 1e6,
-                     "own_us": own_seconds(run, n, ours, per_event) * 1e6,
-                     "profiler_event_us": per_event * 1e6}
+        out[case] = {
+            "calls": count_calls(run, ours),
+            "launches": launches,
+            "total_us": per_call_s(run, n) * 1e6,
+            "own_us": own_seconds(run, n, ours, per_event) * 1e6,
+            "profiler_event_us": per_event * 1e6,
+        }
     return out
 
 
@@ -266,13 +275,22 @@ def _spawn(python: str, framework: str, tree: Path, n: int, cases: list[str]) ->
 
 # -- the run -------------------------------------------------------------------------------------
 def _add_arguments(p) -> None:
-    p.add_argument("--cases", default=None,
-                   help="comma-separated ops to measure (default: all); e.g. 'x + y'")
-    p.add_argument("--calls", type=int, default=None,
-                   help="op calls per measurement (default 200 under --quick, else 2000)")
+    p.add_argument(
+        "--cases", default=None, help="comma-separated ops to measure (default: all); e.g. 'x + y'"
+    )
+    p.add_argument(
+        "--calls",
+        type=int,
+        default=None,
+        help="op calls per measurement (default 200 under --quick, else 2000)",
+    )
     p.add_argument("--torch-python", default=None, help="an interpreter that imports torch")
-    p.add_argument("--before", default=None, type=Path,
-                   help="an older checkout: its gpu_tensor is measured the same way")
+    p.add_argument(
+        "--before",
+        default=None,
+        type=Path,
+        help="an older checkout: its gpu_tensor is measured the same way",
+    )
 
 
 def _torch_python(suite) -> tuple[str | None, str]:
@@ -297,8 +315,9 @@ def main(argv=None) -> int:
     from profiling.harness import Suite
     from profiling.tables import markdown_table
 
-    suite = Suite("host_cost", argv, description=__doc__.split("\n\n")[0],
-                  add_arguments=_add_arguments)
+    suite = Suite(
+        "host_cost", argv, description=__doc__.split("\n\n")[0], add_arguments=_add_arguments
+    )
     if suite.has_cupy_gpu:
         _gpu_run(suite)
         suite.finish()
@@ -306,13 +325,16 @@ def main(argv=None) -> int:
     n = suite.args.calls or suite.choose(2000, 200)
     cases = _cases(suite)
     torch_py, why = _torch_python(suite)
-    runs = {"gpu_tensor (cuda, sim)": _spawn(sys.executable, "gt", REPO_ROOT, n, cases),
-            "numpy": _spawn(sys.executable, "numpy", REPO_ROOT, n, cases)}
+    runs = {
+        "gpu_tensor (cuda, sim)": _spawn(sys.executable, "gt", REPO_ROOT, n, cases),
+        "numpy": _spawn(sys.executable, "numpy", REPO_ROOT, n, cases),
+    }
     if torch_py:
         runs["torch (cpu eager)"] = _spawn(torch_py, "torch", REPO_ROOT, n, cases)
     if suite.args.before:
         runs[f"before: gpu_tensor at {suite.args.before}"] = _spawn(
-            sys.executable, "gt", suite.args.before.resolve(), n, cases)
+            sys.executable, "gt", suite.args.before.resolve(), n, cases
+        )
     table = []
     for case in cases:
         for impl, res in runs.items():
@@ -321,9 +343,15 @@ def main(argv=None) -> int:
                 continue
             m = res[case]
             if "own_us" in m:
-                suite.record(case, impl, seconds=m["own_us"] / 1e6, own_us=round(m["own_us"], 2),
-                             calls=m["calls"], launches=m["launches"],
-                             total_us=round(m["total_us"], 2))
+                suite.record(
+                    case,
+                    impl,
+                    seconds=m["own_us"] / 1e6,
+                    own_us=round(m["own_us"], 2),
+                    calls=m["calls"],
+                    launches=m["launches"],
+                    total_us=round(m["total_us"], 2),
+                )
             else:
                 suite.record(case, impl, seconds=m["us"] / 1e6)
         if not torch_py:
@@ -331,10 +359,16 @@ def main(argv=None) -> int:
         row = [case]
         for res in runs.values():
             m = res.get(case) if "error" not in res else None
-            row.append("—" if m is None else (
-                f"{m['own_us']:.2f} µs own / {m['calls']} calls / {m['launches']} launch"
-                f" ({m['total_us']:.1f} µs with the sim)" if "own_us" in m
-                else f"{m['us']:.2f} µs"))
+            row.append(
+                "—"
+                if m is None
+                else (
+                    f"{m['own_us']:.2f} µs own / {m['calls']} calls / {m['launches']} launch"
+                    f" ({m['total_us']:.1f} µs with the sim)"
+                    if "own_us" in m
+                    else f"{m['us']:.2f} µs"
+                )
+            )
         table.append(row)
     print(markdown_table(["op (32×32, warm)", *runs], table))
     suite.finish()
@@ -352,8 +386,10 @@ def _gpu_run(suite) -> None:
     peers = {"gpu_tensor (cuda)": (CASES, gtt), "cupy": (_cupy_cases(), cpt)}
     if suite.has_torch_cuda:
         torch = suite.torch
-        peers["torch (cuda eager)"] = (CASES, _framework_operands(
-            lambda a: torch.from_numpy(a).to("cuda")))
+        peers["torch (cuda eager)"] = (
+            CASES,
+            _framework_operands(lambda a: torch.from_numpy(a).to("cuda")),
+        )
     else:
         for case in _cases(suite):
             suite.skip(case, "torch (cuda eager)", suite.peer_reason("torch_cuda"))
@@ -362,18 +398,30 @@ def _gpu_run(suite) -> None:
     for case in _cases(suite):
         for impl, (ops, t) in peers.items():
             op = ops[case]
-            extra = {"calls": count_calls(lambda op=op, t=t: op(t), ours)} if ops is CASES \
-                and t is gtt else {}
-            suite.record(case, impl, seconds=suite.time(lambda op=op, t=t: op(t), sync="cpu",
-                                                        number=None), **extra)
+            extra = (
+                {"calls": count_calls(lambda op=op, t=t: op(t), ours)}
+                if ops is CASES and t is gtt
+                else {}
+            )
+            suite.record(
+                case,
+                impl,
+                seconds=suite.time(lambda op=op, t=t: op(t), sync="cpu", number=None),
+                **extra,
+            )
 
 
 def _cupy_cases() -> dict:
     """NUMPY's ops in cupy's spelling (its own kernels: the host cost to match)."""
     import cupy
 
-    return dict(NUMPY, **{"x.exp()": lambda t: cupy.exp(t["x"]),
-                          "x.t().contiguous()": lambda t: cupy.ascontiguousarray(t["x_t"])})
+    return dict(
+        NUMPY,
+        **{
+            "x.exp()": lambda t: cupy.exp(t["x"]),
+            "x.t().contiguous()": lambda t: cupy.ascontiguousarray(t["x_t"]),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -27,8 +27,9 @@ def _shapes(suite):
 def _lstm(lib, dev, b, t, w):
     lib.manual_seed(0)
     m = lib.nn.LSTM(w, w, num_layers=2, batch_first=True, bidirectional=True).to(dev)
-    x = lib.tensor(np.random.default_rng(0).standard_normal((b, t, w)).astype(np.float32),
-                   device=dev)
+    x = lib.tensor(
+        np.random.default_rng(0).standard_normal((b, t, w)).astype(np.float32), device=dev
+    )
 
     def step():
         out, _ = m(x)
@@ -40,8 +41,9 @@ def _lstm(lib, dev, b, t, w):
 def _encoder(lib, dev, b, t, w):
     lib.manual_seed(0)
     m = lib.nn.TransformerEncoderLayer(w, 4, 2 * w, dropout=0.0, batch_first=True).to(dev)
-    x = lib.tensor(np.random.default_rng(0).standard_normal((b, t, w)).astype(np.float32),
-                   device=dev)
+    x = lib.tensor(
+        np.random.default_rng(0).standard_normal((b, t, w)).astype(np.float32), device=dev
+    )
 
     def step():
         m(x).square().mean().backward()
@@ -51,8 +53,14 @@ def _encoder(lib, dev, b, t, w):
 
 def _sdpa(lib, dev, b, t, w):
     rng = np.random.default_rng(0)
-    q, k, v = (lib.tensor(rng.standard_normal((b, 4, t, w // 4)).astype(np.float32),
-                          device=dev, requires_grad=True) for _ in range(3))
+    q, k, v = (
+        lib.tensor(
+            rng.standard_normal((b, 4, t, w // 4)).astype(np.float32),
+            device=dev,
+            requires_grad=True,
+        )
+        for _ in range(3)
+    )
 
     def step():
         out = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -61,8 +69,11 @@ def _sdpa(lib, dev, b, t, w):
     return step
 
 
-CASES = {"lstm 2x bidirectional": _lstm, "transformer encoder layer": _encoder,
-         "sdpa causal": _sdpa}
+CASES = {
+    "lstm 2x bidirectional": _lstm,
+    "transformer encoder layer": _encoder,
+    "sdpa causal": _sdpa,
+}
 
 
 def _run_layers(suite):
@@ -72,13 +83,16 @@ def _run_layers(suite):
     for name, make in CASES.items():
         for shape in _shapes(suite):
             case = f"{name} B,T,W={shape}"
-            ours = suite.time(make(gt, dev, *shape), sync=dev, warmup=2,
-                              repeat=suite.choose(7, 3))
+            ours = suite.time(make(gt, dev, *shape), sync=dev, warmup=2, repeat=suite.choose(7, 3))
             ratio = None
             if suite.has_torch:
                 torch_dev = "cuda" if suite.has_torch_cuda else "cpu"
-                theirs = suite.time(make(suite.torch, torch_dev, *shape), sync="cpu", warmup=2,
-                                    repeat=suite.choose(7, 3))
+                theirs = suite.time(
+                    make(suite.torch, torch_dev, *shape),
+                    sync="cpu",
+                    warmup=2,
+                    repeat=suite.choose(7, 3),
+                )
                 suite.record(case, f"torch ({torch_dev})", seconds=theirs)
                 ratio = round(ours.median / theirs.median, 2)
             else:
@@ -101,8 +115,11 @@ def _composite_cost(suite):
         (d * d).mean().backward()
 
     for label, fn in (("MseLossBackward0 node", named), ("op by op", op_by_op)):
-        suite.record("composite node: mse_loss fwd+bwd (8x4)", label,
-                     seconds=suite.time(fn, sync="cpu", warmup=5, repeat=suite.choose(20, 7)))
+        suite.record(
+            "composite node: mse_loss fwd+bwd (8x4)",
+            label,
+            seconds=suite.time(fn, sync="cpu", warmup=5, repeat=suite.choose(20, 7)),
+        )
 
 
 def main(argv=None):

@@ -47,8 +47,13 @@ def shapes(layers, scale: int = 1) -> list[tuple]:
 
 def _host_params(shape_list, seed=0):
     rng = np.random.default_rng(seed)
-    return [(rng.standard_normal(s).astype(np.float32) * 0.02,
-             rng.standard_normal(s).astype(np.float32) * 0.01) for s in shape_list]
+    return [
+        (
+            rng.standard_normal(s).astype(np.float32) * 0.02,
+            rng.standard_normal(s).astype(np.float32) * 0.01,
+        )
+        for s in shape_list
+    ]
 
 
 def gt_model(device, shape_list):
@@ -193,14 +198,19 @@ def count_launches(suite: Suite, shape_list) -> None:
     for fused in (True, False):
         impl = "gpu_tensor fused" if fused else "gpu_tensor eager"
         if not fused and not counter.can_count_eager:
-            suite.skip(case, impl, f"{counter.name}: cannot count the eager step (run with "
-                       "GPU_TENSOR_FALLBACK=sim or on a GPU)")
+            suite.skip(
+                case,
+                impl,
+                f"{counter.name}: cannot count the eager step (run with "
+                "GPU_TENSOR_FALLBACK=sim or on a GPU)",
+            )
             continue
         opt, _ = gt_adam(device, small, fused)
         opt.step()  # state created and kernels compiled outside the count
         n = counter.count(opt.step)
-        suite.record(case, impl, launches=n, per_tensor=round(n / len(small), 2),
-                     counter=counter.name)
+        suite.record(
+            case, impl, launches=n, per_tensor=round(n / len(small), 2), counter=counter.name
+        )
 
 
 # -- timing ------------------------------------------------------------------------------------
@@ -227,8 +237,7 @@ def time_steps(suite: Suite, shape_list) -> None:
         if not gpu:
             impl += " (numpy eval)" if fused else ""
         opt, _ = gt_adam(device, shape_list, fused)
-        suite.record(case, impl, suite.time(opt.step, sync=sync, repeat=repeat), nbytes,
-                     ceiling)
+        suite.record(case, impl, suite.time(opt.step, sync=sync, repeat=repeat), nbytes, ceiling)
         del opt
     if not suite.has_torch:
         suite.skip(case, "torch", suite.peer_reason("torch"))
@@ -238,9 +247,11 @@ def time_steps(suite: Suite, shape_list) -> None:
         suite.skip(case, "torch fused=True", suite.peer_reason("torch_cuda"))
         return
     tdev = "cuda" if gpu else "cpu"
-    for label, kwargs in (("torch fused=True", {"fused": True}),
-                          ("torch foreach", {"foreach": True}),
-                          ("torch single-tensor", {"foreach": False})):
+    for label, kwargs in (
+        ("torch fused=True", {"fused": True}),
+        ("torch foreach", {"foreach": True}),
+        ("torch single-tensor", {"foreach": False}),
+    ):
         if not gpu and label == "torch foreach":
             continue  # foreach is a GPU code path; on CPU it is the single-tensor loop
         try:
@@ -250,8 +261,7 @@ def time_steps(suite: Suite, shape_list) -> None:
             suite.skip(case, label, f"{type(exc).__name__}: {exc}")
             continue
         # torch runs on the legacy default stream, which the suite's CUDA events also see
-        suite.record(case, label, suite.time(opt.step, sync=sync, repeat=repeat), nbytes,
-                     ceiling)
+        suite.record(case, label, suite.time(opt.step, sync=sync, repeat=repeat), nbytes, ceiling)
         del opt
 
 

@@ -20,8 +20,12 @@ from profiling.harness import Suite
 def _cases(lib, device="cpu"):
     a = lib.ones(4, device=device)
     b = lib.ones(4, device=device)
-    return {"a.add(1)": lambda: a.add(1), "a * b": lambda: a * b,
-            "a.view(2, 2)": lambda: a.view(2, 2), "a.sum()": lambda: a.sum()}
+    return {
+        "a.add(1)": lambda: a.add(1),
+        "a * b": lambda: a * b,
+        "a.view(2, 2)": lambda: a.view(2, 2),
+        "a.sum()": lambda: a.sum(),
+    }
 
 
 def _time(suite, fn):
@@ -46,8 +50,12 @@ def _measure(suite, lib, label, device="cpu", configs=None):
         suite.record(f"{case} [4]", f"{label} profiler off", seconds=best["off"])
         for name in configs:
             added = (best[name].median - best["off"].median) * 1e6
-            suite.record(f"{case} [4]", f"{label} profiler {name}", seconds=best[name],
-                         added_us=round(added, 2))
+            suite.record(
+                f"{case} [4]",
+                f"{label} profiler {name}",
+                seconds=best[name],
+                added_us=round(added, 2),
+            )
 
 
 def _record_function(suite, lib, label):
@@ -56,8 +64,8 @@ def _record_function(suite, lib, label):
     def enter_exit():
         with rf("label"):
             pass
-    suite.record("record_function outside a profile", label,
-                 seconds=_time(suite, enter_exit))
+
+    suite.record("record_function outside a profile", label, seconds=_time(suite, enter_exit))
 
 
 def main(argv=None):
@@ -69,8 +77,9 @@ def main(argv=None):
     _record_function(suite, gt, "gpu_tensor")
     os.environ.setdefault("GPU_TENSOR_FALLBACK", "1")
     if gt.cuda.is_available():
-        label = "gpu_tensor (emulated cuda)" if gt.device.cuda_is_emulated() else \
-            "gpu_tensor (cuda)"
+        label = (
+            "gpu_tensor (emulated cuda)" if gt.device.cuda_is_emulated() else "gpu_tensor (cuda)"
+        )
         _measure(suite, gt, label, device="cuda")
     if suite.has_torch:
         torch = suite.torch

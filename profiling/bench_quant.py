@@ -50,8 +50,9 @@ def _gt_rows(suite, w, b, batches, device, sync):
         lin.bias.copy_(gt.from_numpy(b))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch's deprecation texts, which gpu_tensor repeats
-        q = gt.ao.quantization.quantize_dynamic(gt.nn.Sequential(lin), {gt.nn.Linear},
-                                                dtype=gt.qint8).to(device)
+        q = gt.ao.quantization.quantize_dynamic(
+            gt.nn.Sequential(lin), {gt.nn.Linear}, dtype=gt.qint8
+        ).to(device)
     w32, b32 = lin.weight.detach().to(device), lin.bias.detach().to(device)
     w16, b16 = w32.half(), b32.half()
     rng = np.random.default_rng(1)
@@ -61,23 +62,43 @@ def _gt_rows(suite, w, b, batches, device, sync):
         x = gt.from_numpy(rng.standard_normal((m, w.shape[1])).astype(np.float32)).to(device)
         with gt.no_grad():
             ref = F.linear(x, w32, b32).cpu().numpy()
-            t = suite.time(lambda x=x: F.linear(x, w32, b32), sync=sync, warmup=1,
-                           repeat=suite.choose(7, 3))
-            suite.record(case, "gpu_tensor fp32 Linear", t, gflops=round(flops / t.median / 1e9, 2),
-                         max_rel_err=0.0)
+            t = suite.time(
+                lambda x=x: F.linear(x, w32, b32), sync=sync, warmup=1, repeat=suite.choose(7, 3)
+            )
+            suite.record(
+                case,
+                "gpu_tensor fp32 Linear",
+                t,
+                gflops=round(flops / t.median / 1e9, 2),
+                max_rel_err=0.0,
+            )
             if device == "cuda":
                 x16 = x.half()
                 y16 = F.linear(x16, w16, b16).float().cpu().numpy()
-                t = suite.time(lambda x16=x16: F.linear(x16, w16, b16), sync=sync, warmup=1,
-                               repeat=suite.choose(7, 3))
-                suite.record(case, "gpu_tensor fp16 Linear", t, gflops=round(flops / t.median / 1e9, 2),
-                             max_rel_err=round(_err(y16, ref), 6))
+                t = suite.time(
+                    lambda x16=x16: F.linear(x16, w16, b16),
+                    sync=sync,
+                    warmup=1,
+                    repeat=suite.choose(7, 3),
+                )
+                suite.record(
+                    case,
+                    "gpu_tensor fp16 Linear",
+                    t,
+                    gflops=round(flops / t.median / 1e9, 2),
+                    max_rel_err=round(_err(y16, ref), 6),
+                )
             else:
                 suite.skip(case, "gpu_tensor fp16 Linear", "cpu: numpy has no float16 BLAS")
             yq = q(x).cpu().numpy()
             t = suite.time(lambda x=x: q(x), sync=sync, warmup=1, repeat=suite.choose(7, 3))
-            suite.record(case, "gpu_tensor int8 dynamic Linear", t,
-                         gflops=round(flops / t.median / 1e9, 2), max_rel_err=round(_err(yq, ref), 6))
+            suite.record(
+                case,
+                "gpu_tensor int8 dynamic Linear",
+                t,
+                gflops=round(flops / t.median / 1e9, 2),
+                max_rel_err=round(_err(yq, ref), 6),
+            )
 
 
 def _torch_rows(suite, w, b, batches):
@@ -88,8 +109,9 @@ def _torch_rows(suite, w, b, batches):
         lin.bias.copy_(torch.from_numpy(b))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        q = torch.ao.quantization.quantize_dynamic(torch.nn.Sequential(lin), {torch.nn.Linear},
-                                                   dtype=torch.qint8)
+        q = torch.ao.quantization.quantize_dynamic(
+            torch.nn.Sequential(lin), {torch.nn.Linear}, dtype=torch.qint8
+        )
     rng = np.random.default_rng(1)
     for m in batches:
         case = f"Linear {w.shape[1]}x{w.shape[0]}, batch {m}"
@@ -98,12 +120,22 @@ def _torch_rows(suite, w, b, batches):
         with torch.no_grad():
             ref = lin(x).numpy()
             t = suite.time(lambda x=x: lin(x), sync="cpu", warmup=1, repeat=suite.choose(7, 3))
-            suite.record(case, "torch fp32 Linear (cpu)", t, gflops=round(flops / t.median / 1e9, 2),
-                         max_rel_err=0.0)
+            suite.record(
+                case,
+                "torch fp32 Linear (cpu)",
+                t,
+                gflops=round(flops / t.median / 1e9, 2),
+                max_rel_err=0.0,
+            )
             yq = q(x).numpy()
             t = suite.time(lambda x=x: q(x), sync="cpu", warmup=1, repeat=suite.choose(7, 3))
-            suite.record(case, "torch dynamic int8 Linear (cpu, fbgemm)", t,
-                         gflops=round(flops / t.median / 1e9, 2), max_rel_err=round(_err(yq, ref), 6))
+            suite.record(
+                case,
+                "torch dynamic int8 Linear (cpu, fbgemm)",
+                t,
+                gflops=round(flops / t.median / 1e9, 2),
+                max_rel_err=round(_err(yq, ref), 6),
+            )
 
 
 def main(argv=None):

@@ -69,9 +69,11 @@ print(time.perf_counter() - t0)
 
 
 def _torch_save(python: str, path: Path, nbytes: int) -> float:
-    proc = subprocess.run([python, "-c", _SAVE_CHILD.format(), str(path),
-                           str(nbytes // TENSORS // 4), str(TENSORS)], capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        [python, "-c", _SAVE_CHILD.format(), str(path), str(nbytes // TENSORS // 4), str(TENSORS)],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-800:])
     return float(proc.stdout.split()[-1])
@@ -79,8 +81,12 @@ def _torch_save(python: str, path: Path, nbytes: int) -> float:
 
 def _load(python: str, lib: str, path: Path, mode: str, trace: bool):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([python, "-c", _CHILD.format(lib=lib), str(path), mode,
-                           "1" if trace else "0"], env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [python, "-c", _CHILD.format(lib=lib), str(path), mode, "1" if trace else "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-800:])
     dt, hwm, peak, _ = proc.stdout.split()
@@ -97,10 +103,14 @@ def _torch_python(suite) -> str | None:
 
 def main(argv=None):
     def options(p):
-        p.add_argument("--mb", type=int, default=None, help="checkpoint size (default 1024, "
-                       "--quick 64)")
-        p.add_argument("--torch-python", default=None, help="an interpreter with torch, for "
-                       "the torch.load peer")
+        p.add_argument(
+            "--mb", type=int, default=None, help="checkpoint size (default 1024, --quick 64)"
+        )
+        p.add_argument(
+            "--torch-python",
+            default=None,
+            help="an interpreter with torch, for the torch.load peer",
+        )
 
     suite = Suite("serialization", argv, description=__doc__, add_arguments=options)
     mb = suite.args.mb or suite.choose(1024, 64)
@@ -108,29 +118,47 @@ def main(argv=None):
     try:
         save_s = _write(path, mb << 20)
         size = path.stat().st_size
-        label = f"{size / 2 ** 20:.0f} MiB state_dict"
+        label = f"{size / 2**20:.0f} MiB state_dict"
         suite.record(f"save {label}", "gpu_tensor", seconds=save_s, nbytes=size)
         torch_py = _torch_python(suite)
         if torch_py is not None:
             other = path.with_suffix(".torch.pt")
             try:
-                suite.record(f"save {label}", "torch", seconds=_torch_save(
-                    torch_py, other, mb << 20), nbytes=size)
+                suite.record(
+                    f"save {label}",
+                    "torch",
+                    seconds=_torch_save(torch_py, other, mb << 20),
+                    nbytes=size,
+                )
             finally:
                 other.unlink(missing_ok=True)
         for mode in ("read", "mmap"):
             dt, hwm, _ = _load(sys.executable, "gpu_tensor", path, mode, False)
             _, _, traced = _load(sys.executable, "gpu_tensor", path, mode, True)
-            suite.record(f"load ({mode}) {label}", "gpu_tensor", seconds=dt, nbytes=size,
-                         rss_over_file=round(hwm / size, 3),
-                         traced_over_file=round(traced / size, 3), target="<= 1.1")
+            suite.record(
+                f"load ({mode}) {label}",
+                "gpu_tensor",
+                seconds=dt,
+                nbytes=size,
+                rss_over_file=round(hwm / size, 3),
+                traced_over_file=round(traced / size, 3),
+                target="<= 1.1",
+            )
             if torch_py is None:
-                suite.record(f"load ({mode}) {label}", "torch",
-                             skipped="torch not importable (--torch-python)")
+                suite.record(
+                    f"load ({mode}) {label}",
+                    "torch",
+                    skipped="torch not importable (--torch-python)",
+                )
                 continue
             dt, hwm, traced = _load(torch_py, "torch", path, mode, False)
-            suite.record(f"load ({mode}) {label}", "torch", seconds=dt, nbytes=size,
-                         rss_over_file=round(hwm / size, 3))
+            suite.record(
+                f"load ({mode}) {label}",
+                "torch",
+                seconds=dt,
+                nbytes=size,
+                rss_over_file=round(hwm / size, 3),
+            )
     finally:
         path.unlink(missing_ok=True)
     return suite.finish()

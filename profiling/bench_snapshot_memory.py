@@ -24,8 +24,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _frames(i):
     i %= 500  # a training run allocates from a few hundred code sites
-    return [{"filename": f"/home/user/project/model/layer_{i % 97}.py", "line": 10 + i % 300,
-             "name": f"forward_{i % 13}"} for _ in range(4)]
+    return [
+        {
+            "filename": f"/home/user/project/model/layer_{i % 97}.py",
+            "line": 10 + i % 300,
+            "name": f"forward_{i % 13}",
+        }
+        for _ in range(4)
+    ]
 
 
 def write_snapshot(path: Path, target_bytes: int) -> int:
@@ -41,16 +47,40 @@ def write_snapshot(path: Path, target_bytes: int) -> int:
             for b in range(64):
                 size = 327680
                 state = ("active_allocated", "inactive", "active_pending_free")[b % 3]
-                blocks.append({"address": cursor, "size": size, "requested_size": size - 100,
-                               "state": state, "frames": _frames(seg * 64 + b)})
+                blocks.append(
+                    {
+                        "address": cursor,
+                        "size": size,
+                        "requested_size": size - 100,
+                        "state": state,
+                        "frames": _frames(seg * 64 + b),
+                    }
+                )
                 if len(events) < 200_000:
-                    events.append({"action": "alloc", "addr": cursor, "size": size,
-                                   "stream": 0, "time_us": len(events),
-                                   "frames": _frames(b)})
+                    events.append(
+                        {
+                            "action": "alloc",
+                            "addr": cursor,
+                            "size": size,
+                            "stream": 0,
+                            "time_us": len(events),
+                            "frames": _frames(b),
+                        }
+                    )
                 cursor += size
-            f.write(("," if seg else "") + json.dumps(
-                {"device": 0, "address": addr, "total_size": cursor - addr, "stream": 0,
-                 "segment_type": "large", "blocks": blocks}))
+            f.write(
+                ("," if seg else "")
+                + json.dumps(
+                    {
+                        "device": 0,
+                        "address": addr,
+                        "total_size": cursor - addr,
+                        "stream": 0,
+                        "segment_type": "large",
+                        "blocks": blocks,
+                    }
+                )
+            )
             addr = cursor + (1 << 21)
             seg += 1
         f.write('], "device_traces": [')
@@ -64,14 +94,15 @@ def measure(path: Path, mode: list[str]) -> tuple[float, int]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork+exec, so a child would
     # report this (large) parent's peak; VmHWM belongs to the child's own address space
-    script = ("import sys\nfrom gpu_tensor.cli.main import main\n"
-              f"code = main(['memory-summary', {str(path)!r}, *{mode!r}])\n"
-              "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
-              "sys.stderr.write(hwm.split()[1])\n"
-              "sys.exit(code)\n")
+    script = (
+        "import sys\nfrom gpu_tensor.cli.main import main\n"
+        f"code = main(['memory-summary', {str(path)!r}, *{mode!r}])\n"
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+        "sys.stderr.write(hwm.split()[1])\n"
+        "sys.exit(code)\n"
+    )
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     dt = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"run failed: {proc.stderr[-500:]}")
@@ -79,20 +110,29 @@ def measure(path: Path, mode: list[str]) -> tuple[float, int]:
 
 
 def main(argv=None):
-    suite = Suite("snapshot_memory", argv, description=__doc__,
-                  add_arguments=lambda p: p.add_argument(
-                      "--mb", type=int, default=None, help="snapshot size (default 200, "
-                      "--quick 20)"))
+    suite = Suite(
+        "snapshot_memory",
+        argv,
+        description=__doc__,
+        add_arguments=lambda p: p.add_argument(
+            "--mb", type=int, default=None, help="snapshot size (default 200, --quick 20)"
+        ),
+    )
     mb = suite.args.mb or suite.choose(200, 20)
     path = Path("/tmp/gpu_tensor_bench_snapshot.json")
     html = "/tmp/gpu_tensor_bench_snapshot.html"
     try:
-        size = write_snapshot(path, mb * 2 ** 20)
+        size = write_snapshot(path, mb * 2**20)
         for name, mode in (("text", []), ("--json", ["--json"]), ("--html", ["--html", html])):
             dt, rss = measure(path, mode)
-            suite.record(f"memory-summary {name} ({size / 2 ** 20:.0f} MiB)",
-                         "gpu-tensor CLI", seconds=dt, peak_rss_bytes=rss,
-                         rss_over_file=round(rss / size, 2), target="<= 2.0")
+            suite.record(
+                f"memory-summary {name} ({size / 2**20:.0f} MiB)",
+                "gpu-tensor CLI",
+                seconds=dt,
+                peak_rss_bytes=rss,
+                rss_over_file=round(rss / size, 2),
+                target="<= 2.0",
+            )
     finally:
         path.unlink(missing_ok=True)
         Path(html).unlink(missing_ok=True)

@@ -48,21 +48,31 @@ def _model(mod, name):
     same code, as gpu_tensor follows torch's API)."""
     nn = mod.nn
     if name == "mlp":
-        return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
-                             nn.Linear(256, 10)), (64, 784)
+        return nn.Sequential(
+            nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10)
+        ), (64, 784)
     if name == "cnn":
         return nn.Sequential(
-            nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Flatten(), nn.Linear(32 * 8 * 8, 10)), (32, 3, 32, 32)
+            nn.Conv2d(3, 16, 3, padding=1),
+            nn.BatchNorm2d(16),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1),
+            nn.BatchNorm2d(32),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(32 * 8 * 8, 10),
+        ), (32, 3, 32, 32)
     if name == "deep_mlp":
         layers = [nn.Linear(32, 32)]
         for _ in range(16):
             layers += [nn.ReLU(), nn.Linear(32, 32)]
         return nn.Sequential(*layers), (8, 32)
     if name == "demo":
-        return nn.Sequential(nn.Flatten(), nn.Linear(3 * 64 * 64, 256), nn.ReLU(),
-                             nn.Linear(256, 10)), (32, 3, 64, 64)
+        return nn.Sequential(
+            nn.Flatten(), nn.Linear(3 * 64 * 64, 256), nn.ReLU(), nn.Linear(256, 10)
+        ), (32, 3, 64, 64)
     raise ValueError(f"unknown model {name!r}")
 
 
@@ -157,8 +167,9 @@ class _Worker:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH")]))
         cmd = [python, str(Path(__file__).resolve()), "--worker", framework, device]
         cmd += ["--quick"] if quick else []
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, env=env, cwd="/")
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd="/"
+        )
         self.error = None
 
     def run(self, case, n):
@@ -188,27 +199,37 @@ def _torch_python(suite) -> tuple[str | None, str]:
 
 def _add_arguments(p):
     p.add_argument("--torch-python", default=None, help="an interpreter that imports torch")
-    p.add_argument("--before", type=Path, default=None,
-                   help="an older gpu_tensor tree: its cpu and emulated rows join the rounds")
+    p.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="an older gpu_tensor tree: its cpu and emulated rows join the rounds",
+    )
     p.add_argument("--rounds", type=int, default=None, help="interleaved rounds")
-    p.add_argument("--cases", default="",
-                   help=f"comma-separated subset of {', '.join(MODELS + ('sum', 't', 'adam'))}")
+    p.add_argument(
+        "--cases",
+        default="",
+        help=f"comma-separated subset of {', '.join(MODELS + ('sum', 't', 'adam'))}",
+    )
 
 
 def _case_name(case, quick):
     if case == "adam":
         n = sum(r * c + r for r, c in ADAM_LAYERS[quick])
         return f"Adam step {n / 1e6:.1f}M params (torch fused=True)"
-    return {"mlp": "MLP 784-256-256-10 b64", "cnn": "CNN 2conv+BN+pool 3x32x32 b32",
-            "deep_mlp": "17-layer MLP w32 b8", "demo": "demo MLP 12288-256-10 b32"}.get(case, case)
+    return {
+        "mlp": "MLP 784-256-256-10 b64",
+        "cnn": "CNN 2conv+BN+pool 3x32x32 b32",
+        "deep_mlp": "17-layer MLP w32 b8",
+        "demo": "demo MLP 12288-256-10 b32",
+    }.get(case, case)
 
 
 def main(argv=None) -> int:
     from profiling.harness import Suite, Timing
     from profiling.tables import fmt_seconds, markdown_table
 
-    suite = Suite("train", argv, description=__doc__.split("\n\n")[0],
-                  add_arguments=_add_arguments)
+    suite = Suite("train", argv, description=__doc__.split("\n\n")[0], add_arguments=_add_arguments)
     quick = suite.quick
     workers = []
     torch_py, why = _torch_python(suite)
@@ -216,10 +237,10 @@ def main(argv=None) -> int:
         workers.append(_Worker("torch", torch_py, "torch", "cpu", REPO_ROOT, quick))
     trees = [("", REPO_ROOT)] + ([(" before", suite.args.before)] if suite.args.before else [])
     for tag, tree in trees:
-        workers.append(_Worker(f"gpu_tensor{tag} (cpu)", sys.executable, "gt", "cpu", tree,
-                               quick))
-        workers.append(_Worker(f"gpu_tensor{tag} (emulated cuda)", sys.executable, "gt", "cuda",
-                               tree, quick))
+        workers.append(_Worker(f"gpu_tensor{tag} (cpu)", sys.executable, "gt", "cpu", tree, quick))
+        workers.append(
+            _Worker(f"gpu_tensor{tag} (emulated cuda)", sys.executable, "gt", "cuda", tree, quick)
+        )
     cases = list(MODELS) + list(OPS)
     if suite.args.cases:
         wanted = {c.strip() for c in suite.args.cases.split(",")}
@@ -259,8 +280,7 @@ def main(argv=None) -> int:
             medians[key] = statistics.median(s)
             ref = medians.get((case, "torch"))
             extra = {"x_torch": round(medians[key] / ref, 2)} if ref and w.label != "torch" else {}
-            suite.record(name, w.label, seconds=Timing.from_samples(s, "perf_counter", 1),
-                         **extra)
+            suite.record(name, w.label, seconds=Timing.from_samples(s, "perf_counter", 1), **extra)
     labels = [w.label for w in workers]
     body = []
     for case in cases:

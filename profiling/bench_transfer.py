@@ -73,24 +73,29 @@ def _pow2(n: int) -> int:
 def _traces(seed: int = 0):
     rng = random.Random(seed)
     # 1. 500 live buffers, log-uniform 64 KiB..256 MiB (pinned weights / offload buffers)
-    live = [int(math.exp(rng.uniform(math.log(64 * 1024), math.log(256 * MiB))))
-            for _ in range(500)]
+    live = [
+        int(math.exp(rng.uniform(math.log(64 * 1024), math.log(256 * MiB)))) for _ in range(500)
+    ]
     # 2. a loader: batches of 32 x seq_len x 4096 fp16 tokens, seq_len varying per step,
     #    4 batches alive at once (pin, upload, free)
     loader = [32 * rng.randint(128, 2048) * 4096 * 2 for _ in range(400)]
     # 3. the same loader with a few bucketed lengths (padding to 512 / 1024 / 2048)
     bucketed = [32 * rng.choice((512, 1024, 2048)) * 4096 * 2 for _ in range(400)]
-    return {"pool waste: 500 live buffers 64 KiB-256 MiB": ("live", live),
-            "pool waste: loader trace, varying seq len": ("loader", loader),
-            "pool waste: loader trace, 3 bucketed lengths": ("loader", bucketed)}
+    return {
+        "pool waste: 500 live buffers 64 KiB-256 MiB": ("live", live),
+        "pool waste: loader trace, varying seq len": ("loader", loader),
+        "pool waste: loader trace, 3 bucketed lengths": ("loader", bucketed),
+    }
 
 
 def bench_pool_waste(suite: Suite) -> None:
     from gpu_tensor.memory.pinned import PinnedPool
 
     for case, (kind, sizes) in _traces().items():
-        for impl, rounding in (("gpu_tensor PinnedPool", None),
-                               ("torch/cupy policy (power of two, exact-bucket reuse)", _pow2)):
+        for impl, rounding in (
+            ("gpu_tensor PinnedPool", None),
+            ("torch/cupy policy (power of two, exact-bucket reuse)", _pow2),
+        ):
             raw = _AddressSpace()
             requested_live = peak_requested = 0
             if rounding is None:
@@ -119,9 +124,14 @@ def bench_pool_waste(suite: Suite) -> None:
                     free(block)
                     requested_live -= m
             overhead = raw.peak / peak_requested
-            suite.record(case, impl, host_overhead=round(overhead, 4), pinning_calls=raw.allocs,
-                         pinned_peak_mib=round(raw.peak / MiB, 1),
-                         requested_peak_mib=round(peak_requested / MiB, 1))
+            suite.record(
+                case,
+                impl,
+                host_overhead=round(overhead, 4),
+                pinning_calls=raw.allocs,
+                pinned_peak_mib=round(raw.peak / MiB, 1),
+                requested_peak_mib=round(peak_requested / MiB, 1),
+            )
 
 
 # ------------------------------------------------------------------------------ CPU rows
@@ -139,21 +149,26 @@ def bench_emulated(suite: Suite) -> None:
         label = f"{n // MiB} MiB"
         note = "emulated cuda: host memcpy, not PCIe"
         t = suite.time(lambda s=src: s.to("cuda", non_blocking=True), sync="cpu")
-        suite.record(f"H2D {label} (emulated)", "gpu_tensor pageable staged", t, nbytes=n,
-                     note=note)
+        suite.record(
+            f"H2D {label} (emulated)", "gpu_tensor pageable staged", t, nbytes=n, note=note
+        )
         t = suite.time(lambda p=pin: p.to("cuda", non_blocking=True), sync="cpu")
         suite.record(f"H2D {label} (emulated)", "gpu_tensor pinned", t, nbytes=n, note=note)
         t = suite.time(lambda d=dev: d.cpu(), sync="cpu")
-        suite.record(f"D2H {label} (emulated)", "gpu_tensor pageable staged", t, nbytes=n,
-                     note=note)
+        suite.record(
+            f"D2H {label} (emulated)", "gpu_tensor pageable staged", t, nbytes=n, note=note
+        )
         t = suite.time(lambda h=host, o=other: np.copyto(o, h), sync="cpu")
         for case in (f"H2D {label} (emulated)", f"D2H {label} (emulated)"):
             suite.record(case, "numpy copyto (one host copy)", t, nbytes=n, note=note)
         del src, dev, pin
     stats = pinned.host_memory_stats()
-    suite.record("pinned pool after the runs", "gpu_tensor PinnedPool",
-                 reserved_mib=round(stats["reserved_bytes.all.current"] / MiB, 1),
-                 num_host_alloc=stats["num_host_alloc"])
+    suite.record(
+        "pinned pool after the runs",
+        "gpu_tensor PinnedPool",
+        reserved_mib=round(stats["reserved_bytes.all.current"] / MiB, 1),
+        num_host_alloc=stats["num_host_alloc"],
+    )
 
 
 def bench_prefault(suite: Suite) -> None:
@@ -166,8 +181,12 @@ def bench_prefault(suite: Suite) -> None:
             src.free(src.alloc(n))
 
         t = suite.time(pin_once, sync="cpu", warmup=1, repeat=5)
-        suite.record(f"pin {n // MiB} MiB", "host mmap + pre-fault (no driver)", t,
-                     ms_per_gib=round(t.median * 1e3 * GiB / n, 2))
+        suite.record(
+            f"pin {n // MiB} MiB",
+            "host mmap + pre-fault (no driver)",
+            t,
+            ms_per_gib=round(t.median * 1e3 * GiB / n, 2),
+        )
 
 
 def bench_sweep(suite: Suite, n: int) -> None:
@@ -186,10 +205,15 @@ def bench_sweep(suite: Suite, n: int) -> None:
                 cfg = _staging.StagingConfig()
                 cfg.chunk_bytes, cfg.workers, cfg.depth = chunk, workers, workers + 2
                 _staging.config = cfg
-                t = suite.time(lambda: src.to("cuda", non_blocking=True), sync=sync,
-                               warmup=2, repeat=10)
-                suite.record(f"H2D {n // MiB} MiB sweep", f"staging chunk={chunk // MiB}MiB "
-                             f"workers={workers} depth={workers + 2}", t, nbytes=n)
+                t = suite.time(
+                    lambda: src.to("cuda", non_blocking=True), sync=sync, warmup=2, repeat=10
+                )
+                suite.record(
+                    f"H2D {n // MiB} MiB sweep",
+                    f"staging chunk={chunk // MiB}MiB workers={workers} depth={workers + 2}",
+                    t,
+                    nbytes=n,
+                )
     finally:
         _staging.config = saved
 
@@ -199,8 +223,9 @@ def bench_gpu(suite: Suite) -> None:
     creation, transfer, streams = _gt(suite)
     cp = suite.cupy
     rt = cp.cuda.runtime
-    sizes = suite.choose([MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, GiB],
-                         [MiB, 16 * MiB, 64 * MiB])
+    sizes = suite.choose(
+        [MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, GiB], [MiB, 16 * MiB, 64 * MiB]
+    )
     torch = suite.torch if suite.has_torch_cuda else None
     torch_reason = None if torch is not None else suite.peer_reason("torch_cuda")
     for n in sizes:
@@ -210,27 +235,34 @@ def bench_gpu(suite: Suite) -> None:
         pageable = np.ones(n, np.uint8)
         try:
             for kind, case in ((1, f"H2D {label}"), (2, f"D2H {label}")):
-                dst, src = (dev_raw.data.ptr, raw_host) if kind == 1 else (raw_host,
-                                                                            dev_raw.data.ptr)
-                t = suite.time(lambda d=dst, s=src, k=kind, n=n: rt.memcpyAsync(
-                    d, s, n, k, cp.cuda.get_current_stream().ptr))
-                suite.record(case, "raw cudaMemcpyAsync pinned (peak)", t, nbytes=n,
-                             ceiling="h2d" if kind == 1 else "d2h")
+                dst, src = (
+                    (dev_raw.data.ptr, raw_host) if kind == 1 else (raw_host, dev_raw.data.ptr)
+                )
+                t = suite.time(
+                    lambda d=dst, s=src, k=kind, n=n: rt.memcpyAsync(
+                        d, s, n, k, cp.cuda.get_current_stream().ptr
+                    )
+                )
+                suite.record(
+                    case,
+                    "raw cudaMemcpyAsync pinned (peak)",
+                    t,
+                    nbytes=n,
+                    ceiling="h2d" if kind == 1 else "d2h",
+                )
             pin = creation.empty(n, dtype="uint8", pin_memory=True)
             page_t = creation.from_numpy(pageable)
             dev = page_t.to("cuda")
             t = suite.time(lambda p=pin: p.to("cuda", non_blocking=True))
             suite.record(f"H2D {label}", "gpu_tensor pinned", t, nbytes=n, ceiling="h2d")
             t = suite.time(lambda p=page_t: p.to("cuda", non_blocking=True))
-            suite.record(f"H2D {label}", "gpu_tensor pageable staged", t, nbytes=n,
-                         ceiling="h2d")
+            suite.record(f"H2D {label}", "gpu_tensor pageable staged", t, nbytes=n, ceiling="h2d")
             t = suite.time(lambda h=pageable: cp.asarray(h))
             suite.record(f"H2D {label}", "cupy.asarray (pageable)", t, nbytes=n, ceiling="h2d")
             t = suite.time(lambda d=dev: d.to("cpu", non_blocking=True))
             suite.record(f"D2H {label}", "gpu_tensor pinned", t, nbytes=n, ceiling="d2h")
             t = suite.time(lambda d=dev: d.cpu())
-            suite.record(f"D2H {label}", "gpu_tensor pageable staged", t, nbytes=n,
-                         ceiling="d2h")
+            suite.record(f"D2H {label}", "gpu_tensor pageable staged", t, nbytes=n, ceiling="d2h")
             t = suite.time(lambda a=dev_raw: a.get())
             suite.record(f"D2H {label}", "cupy .get() (pageable)", t, nbytes=n, ceiling="d2h")
             if torch is None:
@@ -288,6 +320,7 @@ def bench_overlap(suite: Suite) -> None:
         return time.perf_counter() - t0
 
     for name, src in (("gpu_tensor pinned", pin), ("gpu_tensor pageable staged", page)):
+
         def upload(src=src):
             with streams.stream(side):
                 src.to("cuda", non_blocking=True)
@@ -301,8 +334,14 @@ def bench_overlap(suite: Suite) -> None:
         # the compute is queued first (async); the upload's host staging then overlaps it
         t_both = min(wall(lambda k=k: (compute(k), upload())) for _ in range(5))
         hidden = max(0.0, min(1.0, (t_comp + t_copy - t_both) / t_copy))
-        suite.record(f"overlap H2D {n // MiB} MiB with compute", name, seconds=t_both,
-                     hidden_fraction=round(hidden, 3), copy_s=t_copy, compute_s=t_comp)
+        suite.record(
+            f"overlap H2D {n // MiB} MiB with compute",
+            name,
+            seconds=t_both,
+            hidden_fraction=round(hidden, 3),
+            copy_s=t_copy,
+            compute_s=t_comp,
+        )
 
 
 def bench_pinning(suite: Suite) -> None:
@@ -314,21 +353,29 @@ def bench_pinning(suite: Suite) -> None:
     )
 
     for n in suite.choose([64 * MiB, 256 * MiB, GiB], [64 * MiB]):
-        for impl, src in (("cudaHostAlloc", HostAllocSource()),
-                          ("mmap + pre-fault + cudaHostRegister",
-                           RegisterSource(cuda_register, cuda_unregister))):
+        for impl, src in (
+            ("cudaHostAlloc", HostAllocSource()),
+            ("mmap + pre-fault + cudaHostRegister", RegisterSource(cuda_register, cuda_unregister)),
+        ):
+
             def pin_once(src=src, n=n):
                 src.free(src.alloc(n))
 
             t = suite.time(pin_once, sync="cpu", warmup=1, repeat=5)
-            suite.record(f"pin {n // MiB} MiB", impl, t,
-                         ms_per_gib=round(t.median * 1e3 * GiB / n, 2))
+            suite.record(
+                f"pin {n // MiB} MiB", impl, t, ms_per_gib=round(t.median * 1e3 * GiB / n, 2)
+            )
 
 
 def main(argv=None):
-    suite = Suite("transfer", argv, description=__doc__.splitlines()[0],
-                  add_arguments=lambda p: p.add_argument(
-                      "--sweep", action="store_true", help="chunk size x workers sweep"))
+    suite = Suite(
+        "transfer",
+        argv,
+        description=__doc__.splitlines()[0],
+        add_arguments=lambda p: p.add_argument(
+            "--sweep", action="store_true", help="chunk size x workers sweep"
+        ),
+    )
     bench_pool_waste(suite)
     if suite.device == "cuda":
         bench_gpu(suite)

@@ -41,8 +41,13 @@ SCHEMA_VERSION = 1
 class Suite:
     """One benchmark run: parses argv, detects peers, times, records, writes results."""
 
-    def __init__(self, name: str, argv: list[str] | None = None, description: str | None = None,
-                 add_arguments=None):
+    def __init__(
+        self,
+        name: str,
+        argv: list[str] | None = None,
+        description: str | None = None,
+        add_arguments=None,
+    ):
         """`add_arguments(parser)` may add a benchmark's own options; all parsed options are
         in `suite.args`."""
         if not re.fullmatch(r"[a-z0-9_]+", name or ""):
@@ -50,10 +55,18 @@ class Suite:
         parser = argparse.ArgumentParser(prog=f"profiling.bench_{name}", description=description)
         parser.add_argument("--quick", action="store_true", help="small sizes (make bench, CI)")
         parser.add_argument("--out", type=Path, default=None, help="results folder")
-        parser.add_argument("--budget", type=float, default=None,
-                            help="seconds this benchmark may take; repeats shrink past it")
-        parser.add_argument("--device", choices=("auto", "cpu"), default="auto",
-                            help="auto: cuda when cupy sees a GPU; cpu: ignore any GPU")
+        parser.add_argument(
+            "--budget",
+            type=float,
+            default=None,
+            help="seconds this benchmark may take; repeats shrink past it",
+        )
+        parser.add_argument(
+            "--device",
+            choices=("auto", "cpu"),
+            default="auto",
+            help="auto: cuda when cupy sees a GPU; cpu: ignore any GPU",
+        )
         if add_arguments is not None:
             add_arguments(parser)
         args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
@@ -141,8 +154,15 @@ class Suite:
         if self._cp is not None:
             self._cp.cuda.Device().synchronize()
 
-    def time(self, fn, sync: str = "cuda", warmup: int = 3, repeat: int = 20,
-             number: int | None = 1, max_time: float | None = None) -> Timing:
+    def time(
+        self,
+        fn,
+        sync: str = "cuda",
+        warmup: int = 3,
+        repeat: int = 20,
+        number: int | None = 1,
+        max_time: float | None = None,
+    ) -> Timing:
         """Seconds per call of `fn()`. Warm-up runs first (compiles, pool fill); then up to
         `repeat` samples, stopping early (after MIN_REPEATS) once `max_time` seconds are spent.
         number=None calibrates calls per sample for sub-millisecond host work."""
@@ -221,8 +241,10 @@ class Suite:
                 self._ceilings[kind] = rec
                 self._log(f"ceiling {kind}: {rec['gbps']:,.1f} GB/s ({rec['convention']})")
                 if rec["timing"]["noisy"]:
-                    self._warn(f"ceiling {kind} is noisy (spread {rec['timing']['spread']:.0%}): "
-                               "percentages of it are uncertain by as much")
+                    self._warn(
+                        f"ceiling {kind} is noisy (spread {rec['timing']['spread']:.0%}): "
+                        "percentages of it are uncertain by as much"
+                    )
                 self._flush()
         rec = self._ceilings[kind]
         return None if rec is None else rec["gbps"]
@@ -231,8 +253,16 @@ class Suite:
         return self.time(fn, sync=sync, warmup=warmup, repeat=repeat, max_time=math.inf)
 
     # -- results -----------------------------------------------------------------------------
-    def record(self, case: str, impl: str, seconds=None, nbytes: int | None = None,
-               ceiling=None, skipped: str | None = None, **extra) -> dict:
+    def record(
+        self,
+        case: str,
+        impl: str,
+        seconds=None,
+        nbytes: int | None = None,
+        ceiling=None,
+        skipped: str | None = None,
+        **extra,
+    ) -> dict:
         """One row. `seconds`: a Timing or float (s per call). `nbytes`: bytes read + written
         (transfers: bytes moved) -> GB/s. `ceiling`: a kind ('d2d'...) or GB/s -> % of it.
         `skipped`: the reason this impl did not run. Extra keywords are kept as columns."""
@@ -244,13 +274,23 @@ class Suite:
             row["skipped"] = str(skipped)
         elif isinstance(seconds, Timing):
             t = seconds
-            row.update(seconds=t.median, p10=t.p10, p90=t.p90, n=t.n, noisy=t.noisy,
-                       spread=t.spread, clock=t.clock, number=t.number)
+            row.update(
+                seconds=t.median,
+                p10=t.p10,
+                p90=t.p90,
+                n=t.n,
+                noisy=t.noisy,
+                spread=t.spread,
+                clock=t.clock,
+                number=t.number,
+            )
             if t.wall_median is not None:
                 row["wall_median"] = t.wall_median
             if t.noisy:
-                self._warn(f"{case} / {impl}: noisy, (p90-p10)/median = {t.spread:.0%} "
-                           f"> {NOISE_THRESHOLD:.0%}; treat its median with care")
+                self._warn(
+                    f"{case} / {impl}: noisy, (p90-p10)/median = {t.spread:.0%} "
+                    f"> {NOISE_THRESHOLD:.0%}; treat its median with care"
+                )
         elif seconds is not None:
             row["seconds"] = float(seconds)
         if nbytes is not None and skipped is None:
@@ -333,12 +373,28 @@ class Suite:
     def _warn_budget(self) -> None:
         if not self._budget_warned:
             self._budget_warned = True
-            self._warn(f"time budget of {self.budget_s:.0f} s spent: later timings use "
-                       f"{MIN_REPEATS} repeats and 1 warm-up")
+            self._warn(
+                f"time budget of {self.budget_s:.0f} s spent: later timings use "
+                f"{MIN_REPEATS} repeats and 1 warm-up"
+            )
 
 
-_RESERVED = {"seconds", "p10", "p90", "n", "noisy", "spread", "clock", "number", "wall_median",
-             "nbytes", "gbps", "ceiling_gbps", "ceiling_kind", "pct_of_ceiling"}
+_RESERVED = {
+    "seconds",
+    "p10",
+    "p90",
+    "n",
+    "noisy",
+    "spread",
+    "clock",
+    "number",
+    "wall_median",
+    "nbytes",
+    "gbps",
+    "ceiling_gbps",
+    "ceiling_kind",
+    "pct_of_ceiling",
+}
 
 
 def _gpu_name(cp) -> str:

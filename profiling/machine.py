@@ -150,7 +150,10 @@ def _gpu_info(cp) -> dict:
             info["l2_bytes"] = int(props["l2CacheSize"])
     except Exception as exc:
         info["error"] = f"getDeviceProperties failed: {exc}"
-    for key, getter in (("cuda_runtime", rt.runtimeGetVersion), ("cuda_driver", rt.driverGetVersion)):
+    for key, getter in (
+        ("cuda_runtime", rt.runtimeGetVersion),
+        ("cuda_driver", rt.driverGetVersion),
+    ):
         try:
             info[key] = _cuda_version(int(getter()))
         except Exception as exc:
@@ -166,11 +169,17 @@ def _git_commit() -> str | None:
     try:
         head = subprocess.run(
             ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
-            capture_output=True, text=True, timeout=5, check=True,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=5, check=True,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None

@@ -72,8 +72,14 @@ def _rows(result: dict, goal: Goal, impl_pattern: str) -> list[dict]:
 
 def _field(row: dict, goal: Goal) -> str | None:
     """The first of the goal's fields that this row holds as a number."""
-    return next((f for f in goal.fields if isinstance(row.get(f), (int, float))
-                 and not isinstance(row.get(f), bool)), None)
+    return next(
+        (
+            f
+            for f in goal.fields
+            if isinstance(row.get(f), (int, float)) and not isinstance(row.get(f), bool)
+        ),
+        None,
+    )
 
 
 def _ratios(result: dict, goal: Goal) -> list[tuple[float, str]]:
@@ -105,8 +111,11 @@ def _ratios(result: dict, goal: Goal) -> list[tuple[float, str]]:
 
 def _values(result: dict, goal: Goal) -> list[tuple[float, str]]:
     if goal.kind == "pct_ceiling":
-        return [(r["pct_of_ceiling"], r["case"]) for r in _rows(result, goal, goal.ours)
-                if r.get("pct_of_ceiling") is not None]
+        return [
+            (r["pct_of_ceiling"], r["case"])
+            for r in _rows(result, goal, goal.ours)
+            if r.get("pct_of_ceiling") is not None
+        ]
     if goal.kind in ("speedup", "slowdown", "field_ratio_max"):
         return _ratios(result, goal)
     vals = []
@@ -120,8 +129,14 @@ def _values(result: dict, goal: Goal) -> list[tuple[float, str]]:
 def evaluate(goal: Goal, results: list[dict]) -> dict:
     """{'goal', 'bench', 'target', 'measured', 'where', 'status'}; status is 'met', 'MISSED',
     'no data' or 'n/a' (e.g. a GPU goal judged on a CPU run)."""
-    out = {"bench": goal.bench, "goal": goal.text, "target": _fmt_target(goal),
-           "measured": None, "where": "", "status": "no data"}
+    out = {
+        "bench": goal.bench,
+        "goal": goal.text,
+        "target": _fmt_target(goal),
+        "measured": None,
+        "where": "",
+        "status": "no data",
+    }
     mine = [r for r in results if r["benchmark"] == goal.bench]
     if not mine:
         out["where"] = "benchmark not in these results"
@@ -132,10 +147,17 @@ def evaluate(goal: Goal, results: list[dict]) -> dict:
         return out
     vals = [v for r in usable for v in _values(r, goal)]
     if not vals:
-        skipped = [row for r in usable for row in r["rows"] if row.get("skipped")
-                   and any(_match(p, row["impl"]) for p in (goal.ours, *goal.peer))]
-        out["where"] = (f"{skipped[0]['impl']} skipped: {skipped[0]['skipped']}" if skipped
-                        else "no rows match this goal")
+        skipped = [
+            row
+            for r in usable
+            for row in r["rows"]
+            if row.get("skipped") and any(_match(p, row["impl"]) for p in (goal.ours, *goal.peer))
+        ]
+        out["where"] = (
+            f"{skipped[0]['impl']} skipped: {skipped[0]['skipped']}"
+            if skipped
+            else "no rows match this goal"
+        )
         return out
     higher_is_better = goal.kind in ("pct_ceiling", "speedup", "field_min")
     value, where = (min if higher_is_better else max)(vals, key=lambda v: v[0])
@@ -172,10 +194,19 @@ def gaps_table(results: list[dict], goals=GOALS, benches: set[str] | None = None
     kinds = {g.text: g.kind for g in goals}
     rows = []
     for ev in (evaluate(g, results) for g in goals):
-        rows.append([ev["bench"], ev["goal"], ev["target"],
-                     _fmt_value(kinds[ev["goal"]], ev["measured"]), ev["status"], ev["where"]])
-    return markdown_table(["benchmark", "goal", "target", "measured (worst)", "status", "where"],
-                          rows)
+        rows.append(
+            [
+                ev["bench"],
+                ev["goal"],
+                ev["target"],
+                _fmt_value(kinds[ev["goal"]], ev["measured"]),
+                ev["status"],
+                ev["where"],
+            ]
+        )
+    return markdown_table(
+        ["benchmark", "goal", "target", "measured (worst)", "status", "where"], rows
+    )
 
 
 def _newest_folder() -> Path:
@@ -184,8 +215,9 @@ def _newest_folder() -> Path:
         candidates.append(RESULTS_DIR)
     if not candidates:
         raise SystemExit(f"report: no results under {RESULTS_DIR}; run a benchmark first")
-    return max(candidates, key=lambda p: max((f.stat().st_mtime for f in p.glob("*.json")),
-                                             default=0.0))
+    return max(
+        candidates, key=lambda p: max((f.stat().st_mtime for f in p.glob("*.json")), default=0.0)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -73,8 +73,13 @@ def run_one(path: Path, out_dir: Path, slot_s: float, args: list[str]) -> dict:
     with open(log_path, "w") as log:
         # A session of its own, so a kill takes the benchmark's own children with it.
         proc = subprocess.Popen(
-            cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, start_new_session=True,
+            cmd,
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
         )
         pump = threading.Thread(target=_pump, args=(proc.stdout, [sys.stdout, log]), daemon=True)
         pump.start()
@@ -88,7 +93,8 @@ def run_one(path: Path, out_dir: Path, slot_s: float, args: list[str]) -> dict:
     if status == "ok" and rc != 0:
         status = f"failed (exit {rc}; see {log_path.name})"
     files = sorted(
-        p for p in out_dir.glob("*.json")
+        p
+        for p in out_dir.glob("*.json")
         if p.name != "summary.json" and before.get(p) != p.stat().st_mtime
     )
     return {
@@ -130,8 +136,10 @@ def _child(path: str, argv: list[str]) -> int:
         spec.loader.exec_module(module)
     main = getattr(module, "main", None)
     if not callable(main):
-        print(f"run_all: {path} defines no main(argv=None); every benchmark needs one",
-              file=sys.stderr)
+        print(
+            f"run_all: {path} defines no main(argv=None); every benchmark needs one",
+            file=sys.stderr,
+        )
         return 3
     sys.argv = [str(path_obj), *argv]  # as if run alone, for a main that reads sys.argv
     rc = main(argv)
@@ -158,9 +166,13 @@ def _parse(argv):
     p.add_argument("--quick", action="store_true", help="small sizes; the make bench run")
     p.add_argument("--out", type=Path, default=None, help="results folder (default: dated)")
     p.add_argument("--only", default="", help="comma-separated benchmark names")
-    p.add_argument("--total-budget", type=float, default=None,
-                   help=f"seconds for all benchmarks (default {QUICK_TOTAL_BUDGET_S:.0f} quick, "
-                        f"{FULL_TOTAL_BUDGET_S:.0f} full)")
+    p.add_argument(
+        "--total-budget",
+        type=float,
+        default=None,
+        help=f"seconds for all benchmarks (default {QUICK_TOTAL_BUDGET_S:.0f} quick, "
+        f"{FULL_TOTAL_BUDGET_S:.0f} full)",
+    )
     p.add_argument("--max-slot", type=float, default=None, help="cap on one benchmark's seconds")
     p.add_argument("--device", choices=("auto", "cpu"), default="auto")
     p.add_argument("--bench-dir", type=Path, default=PROFILING_DIR, help=argparse.SUPPRESS)
@@ -188,9 +200,16 @@ def main(argv: list[str] | None = None) -> int:
         slot = min(share, args.max_slot) if args.max_slot else share
         if share < MIN_SLOT_S:
             name = path.stem.removeprefix("bench_")
-            statuses.append({"benchmark": name, "module": str(path), "ok": False,
-                             "status": f"not run: {left:.0f} s of the total budget left",
-                             "seconds": 0.0, "results": []})
+            statuses.append(
+                {
+                    "benchmark": name,
+                    "module": str(path),
+                    "ok": False,
+                    "status": f"not run: {left:.0f} s of the total budget left",
+                    "seconds": 0.0,
+                    "results": [],
+                }
+            )
             continue
         statuses.append(run_one(path, out_dir, slot, child_args))
     from .summary import write_summary

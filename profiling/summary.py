@@ -17,8 +17,10 @@ def _machine_line(results: list[dict]) -> str:
         gpu = m.get("gpu") or {}
         parts = [f"date {m.get('date', '?')}"]
         if gpu:
-            parts.append(f"GPU {gpu.get('name', '?')} (driver {gpu.get('driver') or '?'}, "
-                         f"CUDA runtime {gpu.get('cuda_runtime', '?')})")
+            parts.append(
+                f"GPU {gpu.get('name', '?')} (driver {gpu.get('driver') or '?'}, "
+                f"CUDA runtime {gpu.get('cuda_runtime', '?')})"
+            )
         parts.append(f"CPU {m.get('cpu', '?')} ×{m.get('cpu_count', '?')}")
         parts += [f"{k} {m[k]}" for k in ("python", "numpy", "cupy", "torch") if m.get(k)]
         return "; ".join(parts)
@@ -31,8 +33,12 @@ def write_summary(out_dir: Path, statuses: list[dict], quick: bool) -> str:
     out_dir.mkdir(parents=True, exist_ok=True)
     results = load_results([out_dir])
     status_rows = [
-        [s["benchmark"], s["status"], f"{s.get('seconds', 0):.1f}",
-         ", ".join(s.get("results") or []) or "—"]
+        [
+            s["benchmark"],
+            s["status"],
+            f"{s.get('seconds', 0):.1f}",
+            ", ".join(s.get("results") or []) or "—",
+        ]
         for s in statuses
     ]
     parts = [
@@ -47,7 +53,11 @@ def write_summary(out_dir: Path, statuses: list[dict], quick: bool) -> str:
         parts += [results_header(r), results_table(r["rows"])]
     text = "\n\n".join(parts) + "\n"
     (out_dir / "summary.md").write_text(text)
-    summary = {"kind": "run_all", "quick": quick, "benchmarks": statuses,
-               "results": [Path(r["_path"]).name for r in results]}
+    summary = {
+        "kind": "run_all",
+        "quick": quick,
+        "benchmarks": statuses,
+        "results": [Path(r["_path"]).name for r in results],
+    }
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return text

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["fmt_seconds", "fmt_gbps", "fmt_pct", "markdown_table", "results_table", "results_header"]
+__all__ = [
+    "fmt_seconds",
+    "fmt_gbps",
+    "fmt_pct",
+    "markdown_table",
+    "results_table",
+    "results_header",
+]
 
 MAX_NOTE_CHARS = 60  # keep the notes column readable in a terminal
 
@@ -37,8 +44,23 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 _ROW_KEYS = {
-    "case", "impl", "seconds", "p10", "p90", "n", "noisy", "spread", "clock", "wall_median",
-    "number", "nbytes", "gbps", "ceiling_gbps", "ceiling_kind", "pct_of_ceiling", "skipped",
+    "case",
+    "impl",
+    "seconds",
+    "p10",
+    "p90",
+    "n",
+    "noisy",
+    "spread",
+    "clock",
+    "wall_median",
+    "number",
+    "nbytes",
+    "gbps",
+    "ceiling_gbps",
+    "ceiling_kind",
+    "pct_of_ceiling",
+    "skipped",
 }
 
 
@@ -58,11 +80,18 @@ def results_table(rows: list[dict]) -> str:
         spread = "—"
         if r.get("p10") is not None and r.get("p90") is not None:
             spread = f"{fmt_seconds(r['p10'])} – {fmt_seconds(r['p90'])}"
-        body.append([
-            r["case"], r["impl"], fmt_seconds(r.get("seconds")), spread,
-            fmt_gbps(r.get("gbps")), fmt_pct(r.get("pct_of_ceiling")),
-            str(r.get("n", "—")), _notes(r),
-        ])
+        body.append(
+            [
+                r["case"],
+                r["impl"],
+                fmt_seconds(r.get("seconds")),
+                spread,
+                fmt_gbps(r.get("gbps")),
+                fmt_pct(r.get("pct_of_ceiling")),
+                str(r.get("n", "—")),
+                _notes(r),
+            ]
+        )
     return markdown_table(header, body)
 
 
@@ -78,7 +107,9 @@ def results_header(result: dict) -> str:
         for k, v in (result.get("ceilings") or {}).items()
         if v and v.get("gbps")
     ]
-    skipped = [f"{k}: {p['reason']}" for k, p in (result.get("peers") or {}).items() if not p["available"]]
+    skipped = [
+        f"{k}: {p['reason']}" for k, p in (result.get("peers") or {}).items() if not p["available"]
+    ]
     if ceil:
         lines.append("Ceilings (same run): " + "; ".join(ceil))
     if skipped:

@@ -75,8 +75,11 @@ def _peer_cell(peer: dict, ours: dict) -> str:
     text = _cell(peer)
     if ours.get("seconds") and peer.get("seconds"):
         ratio = peer["seconds"] / ours["seconds"]
-        text += (f" ({ours['impl']} {ratio:.2f}× faster)" if ratio >= 1
-                 else f" ({ours['impl']} {1 / ratio:.2f}× slower)")
+        text += (
+            f" ({ours['impl']} {ratio:.2f}× faster)"
+            if ratio >= 1
+            else f" ({ours['impl']} {1 / ratio:.2f}× slower)"
+        )
     return text
 
 
@@ -128,8 +131,10 @@ def _bench_rows(result: dict) -> list[list[str]]:
                 ours_cell = _cell(ours)
                 if ours.get("ceiling_gbps"):
                     kind = ours.get("ceiling_kind") or "ceiling"
-                    ceiling = (f"{fmt_pct(ours.get('pct_of_ceiling'))} of {kind} "
-                               f"{fmt_gbps(ours['ceiling_gbps'])} GB/s")
+                    ceiling = (
+                        f"{fmt_pct(ours.get('pct_of_ceiling'))} of {kind} "
+                        f"{fmt_gbps(ours['ceiling_gbps'])} GB/s"
+                    )
             cells = [_peer_cell(p, ours) if ours else _cell(p) for p in peers]
             rows.append([result["benchmark"], case, ours_cell, ceiling, "; ".join(cells) or "—"])
     return rows
@@ -144,16 +149,21 @@ def render_section(results: list[dict], source: str = "") -> str:
     versions = ", ".join(f"{k} {m[k]}" for k in ("cupy", "numpy", "torch", "python") if m.get(k))
     dates = sorted({r.get("started_at", "?")[:10] for r in results})
     ceilings = []
-    for kind, label in (("d2d", "device-to-device copy"), ("h2d", "pinned H2D"),
-                        ("d2h", "pinned D2H")):
-        rec = next((r["ceilings"][kind] for r in results if (r.get("ceilings") or {}).get(kind)),
-                   None)
+    for kind, label in (
+        ("d2d", "device-to-device copy"),
+        ("h2d", "pinned H2D"),
+        ("d2h", "pinned D2H"),
+    ):
+        rec = next(
+            (r["ceilings"][kind] for r in results if (r.get("ceilings") or {}).get(kind)), None
+        )
         if rec:
             ceilings.append(f"{label} {fmt_gbps(rec['gbps'])} GB/s ({rec['convention']})")
     lines = [
         f"Measured on {', '.join(dates)} (UTC) on one {gpu.get('name', 'GPU')} "
         f"(driver {gpu.get('driver') or '?'}, CUDA runtime {gpu.get('cuda_runtime', '?')}; "
-        f"{versions}) by `profiling/gpu_check.sh`" + (f"; raw data in `{source}`." if source else "."),
+        f"{versions}) by `profiling/gpu_check.sh`"
+        + (f"; raw data in `{source}`." if source else "."),
         "",
         "Ceilings measured in the same run: " + ("; ".join(ceilings) or "none recorded") + ". "
         "Bandwidth counts bytes read + written (transfers: bytes moved); medians of repeated runs.",
@@ -161,7 +171,12 @@ def render_section(results: list[dict], source: str = "") -> str:
     ]
     rows = [row for r in results for row in _bench_rows(r)]
     lines.append(markdown_table(["benchmark", "case", "gpu_tensor", "of ceiling", "peers"], rows))
-    lines += ["", "Gaps to goals:", "", gaps_table(results, benches={r["benchmark"] for r in results})]
+    lines += [
+        "",
+        "Gaps to goals:",
+        "",
+        gaps_table(results, benches={r["benchmark"] for r in results}),
+    ]
     return "\n".join(lines)
 
 
@@ -177,9 +192,15 @@ def update(readme_text: str, section: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="profiling.update_readme", description=__doc__.split("\n\n")[0])
-    p.add_argument("--results", type=Path, default=REPO_ROOT / "profiling" / "results",
-                   help="folder searched (recursively) for GPU results")
+    p = argparse.ArgumentParser(
+        prog="profiling.update_readme", description=__doc__.split("\n\n")[0]
+    )
+    p.add_argument(
+        "--results",
+        type=Path,
+        default=REPO_ROOT / "profiling" / "results",
+        help="folder searched (recursively) for GPU results",
+    )
     p.add_argument("--readme", type=Path, default=REPO_ROOT / "README.md")
     p.add_argument("--check", action="store_true", help="exit 1 if the README is out of date")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
@@ -202,8 +223,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if new == old else 1
     if new != old:
         args.readme.write_text(new)
-    print(f"update_readme: {args.readme} " + ("updated" if new != old else "already up to date")
-          + (f" from {len(results)} GPU results" if results else " (no GPU run yet)"))
+    print(
+        f"update_readme: {args.readme} "
+        + ("updated" if new != old else "already up to date")
+        + (f" from {len(results)} GPU results" if results else " (no GPU run yet)")
+    )
     return 0
 
 

@@ -51,12 +51,14 @@ def f23(m, d):
 # -- tensor(): data and dtype ---------------------------------------------------------
 add("tensor_nan_int64", RuntimeError, lambda m, d: m.tensor(NAN, dtype=m.int64, device=d))
 add("tensor_inf_int32", RuntimeError, lambda m, d: m.tensor(INF, dtype=m.int32, device=d))
-add("tensor_list_nan_int64", RuntimeError,
-    lambda m, d: m.tensor([1.0, NAN], dtype=m.int64, device=d))
-add("tensor_int_overflow", ValueError, lambda m, d: m.tensor(2 ** 63, device=d))
-add("tensor_int_underflow", ValueError, lambda m, d: m.tensor(-2 ** 64, device=d))
-add("tensor_int_overflow_int8", ValueError,
-    lambda m, d: m.tensor(2 ** 70, dtype=m.int8, device=d))
+add(
+    "tensor_list_nan_int64",
+    RuntimeError,
+    lambda m, d: m.tensor([1.0, NAN], dtype=m.int64, device=d),
+)
+add("tensor_int_overflow", ValueError, lambda m, d: m.tensor(2**63, device=d))
+add("tensor_int_underflow", ValueError, lambda m, d: m.tensor(-(2**64), device=d))
+add("tensor_int_overflow_int8", ValueError, lambda m, d: m.tensor(2**70, dtype=m.int8, device=d))
 add("tensor_none", RuntimeError, lambda m, d: m.tensor(None, device=d))
 add("tensor_list_none", RuntimeError, lambda m, d: m.tensor([1, None], device=d))
 add("tensor_str", TypeError, lambda m, d: m.tensor("abc", device=d))
@@ -77,17 +79,18 @@ add("tensor_bad_device_type", TypeError, lambda m, d: m.tensor([1], device=3.5))
 add("tensor_ok_nested_tuple", None, lambda m, d: m.tensor(((1, 2), (3, 4)), device=d))
 add("tensor_ok_float_to_int", None, lambda m, d: m.tensor([1.7, -2.7], dtype=m.int64, device=d))
 add("tensor_ok_bool_mix", None, lambda m, d: m.tensor([True, 2, 3.5], device=d))
-add("tensor_ok_np_scalars", None,
-    lambda m, d: m.tensor([np.float64(1.5), np.int32(2)], device=d))
+add("tensor_ok_np_scalars", None, lambda m, d: m.tensor([np.float64(1.5), np.int32(2)], device=d))
 add("tensor_ok_empty", None, lambda m, d: m.tensor([], device=d))
 add("tensor_ok_nested_empty", None, lambda m, d: m.tensor([[], []], device=d))
 add("tensor_ok_complex", None, lambda m, d: m.tensor([1 + 2j], device=d))
-add("tensor_ok_big_int_float", None, lambda m, d: m.tensor(2 ** 70 * 1.0, device=d))
-add("tensor_ok_int_to_float32", None, lambda m, d: m.tensor(2 ** 63, dtype=m.float32, device=d))
-add("tensor_ok_masked", None,
-    lambda m, d: m.tensor(np.ma.masked_array([1.0, 2.0], mask=[1, 0]), device=d))
-add("tensor_float32_overflow_is_inf", None,
-    lambda m, d: m.tensor(1e40, dtype=m.float32, device=d))
+add("tensor_ok_big_int_float", None, lambda m, d: m.tensor(2**70 * 1.0, device=d))
+add("tensor_ok_int_to_float32", None, lambda m, d: m.tensor(2**63, dtype=m.float32, device=d))
+add(
+    "tensor_ok_masked",
+    None,
+    lambda m, d: m.tensor(np.ma.masked_array([1.0, 2.0], mask=[1, 0]), device=d),
+)
+add("tensor_float32_overflow_is_inf", None, lambda m, d: m.tensor(1e40, dtype=m.float32, device=d))
 
 # -- sizes ----------------------------------------------------------------------------
 for _fn in ("ones", "zeros", "empty", "rand", "randn"):
@@ -104,27 +107,22 @@ add("ones_np_float", TypeError, lambda m, d: m.ones(np.float64(2.7), device=d))
 add("ones_np_float_tuple", TypeError, lambda m, d: m.ones((np.float32(2.0), 2), device=d))
 add("ones_float_second", TypeError, lambda m, d: m.ones(2, 3.0, device=d))
 add("ones_complex", TypeError, lambda m, d: m.ones(2j, device=d))
-add("ones_size_tensor_float", TypeError,
-    lambda m, d: m.ones(m.tensor(2.5), device=d))
+add("ones_size_tensor_float", TypeError, lambda m, d: m.ones(m.tensor(2.5), device=d))
 add("ones_ok_size_tensor_int", None, lambda m, d: m.ones(m.tensor(3), device=d).shape)
 add("ones_ok_zero", None, lambda m, d: m.ones(0, 3, device=d).shape)
 add("ones_ok_empty_tuple", None, lambda m, d: m.ones((), device=d).shape)
 add("ones_ok_np_bool_is_int", None, lambda m, d: m.ones(np.int8(2), device=d).shape)
-add("empty_huge_cpu", RuntimeError, lambda m, d: m.empty(2 ** 62, dtype=m.uint8), True)
-add("ones_huge_product", RuntimeError, lambda m, d: m.ones(2 ** 40, 2 ** 40, device=d))
-add("empty_overflow_int", TypeError, lambda m, d: m.empty(2 ** 64, device=d))
+add("empty_huge_cpu", RuntimeError, lambda m, d: m.empty(2**62, dtype=m.uint8), True)
+add("ones_huge_product", RuntimeError, lambda m, d: m.ones(2**40, 2**40, device=d))
+add("empty_overflow_int", TypeError, lambda m, d: m.empty(2**64, device=d))
 add("full_float_size", TypeError, lambda m, d: m.full((2.5,), 1.0, device=d))
 add("full_str_value", TypeError, lambda m, d: m.full((2,), "a", device=d))
 add("full_none_value", TypeError, lambda m, d: m.full((2,), None, device=d))
-add("full_overflow_f32", RuntimeError,
-    lambda m, d: m.full((2,), 1e40, dtype=m.float32, device=d))
-add("full_overflow_f16", RuntimeError,
-    lambda m, d: m.full((2,), 1e5, dtype=m.float16, device=d))
+add("full_overflow_f32", RuntimeError, lambda m, d: m.full((2,), 1e40, dtype=m.float32, device=d))
+add("full_overflow_f16", RuntimeError, lambda m, d: m.full((2,), 1e5, dtype=m.float16, device=d))
 add("full_nan_int", RuntimeError, lambda m, d: m.full((2,), NAN, dtype=m.int64, device=d))
-add("full_overflow_uint8", RuntimeError,
-    lambda m, d: m.full((2,), 300, dtype=m.uint8, device=d))
-add("full_overflow_int8_neg", RuntimeError,
-    lambda m, d: m.full((2,), -129, dtype=m.int8, device=d))
+add("full_overflow_uint8", RuntimeError, lambda m, d: m.full((2,), 300, dtype=m.uint8, device=d))
+add("full_overflow_int8_neg", RuntimeError, lambda m, d: m.full((2,), -129, dtype=m.int8, device=d))
 add("full_ok_inf_f32", None, lambda m, d: m.full((2,), INF, dtype=m.float32, device=d))
 add("full_ok_nan_f32", None, lambda m, d: m.full((2,), NAN, device=d).isnan())
 add("full_ok_trunc", None, lambda m, d: m.full((2,), 2.7, dtype=m.int64, device=d))
@@ -177,20 +175,29 @@ for _fn in ("zeros_like", "ones_like", "empty_like", "rand_like", "randn_like"):
     add(f"{_fn}_ndarray", TypeError, lambda m, d, f=_fn: getattr(m, f)(np.zeros(2)))
 add("full_like_list", TypeError, lambda m, d: m.full_like([1, 2], 3))
 add("full_like_str", TypeError, lambda m, d: m.full_like(m.ones(2, device=d), "a"))
-add("rand_like_int", NotImplementedError,
-    lambda m, d: m.rand_like(m.ones(2, dtype=m.int64, device=d)))
+add(
+    "rand_like_int",
+    NotImplementedError,
+    lambda m, d: m.rand_like(m.ones(2, dtype=m.int64, device=d)),
+)
 add("from_numpy_list", TypeError, lambda m, d: m.from_numpy([1, 2]))
 add("from_numpy_str", TypeError, lambda m, d: m.from_numpy(np.array(["a"])))
 add("from_numpy_object", TypeError, lambda m, d: m.from_numpy(np.array([1, None])))
 add("from_numpy_negative_stride", ValueError, lambda m, d: m.from_numpy(np.arange(4)[::-1]))
-add("from_numpy_ok_masked", None,
-    lambda m, d: m.from_numpy(np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])).sum())
+add(
+    "from_numpy_ok_masked",
+    None,
+    lambda m, d: m.from_numpy(np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])).sum(),
+)
 add("from_numpy_ok_uint16", None, lambda m, d: m.from_numpy(np.array([1, 65535], np.uint16)))
-add("from_numpy_ok_uint32", None, lambda m, d: m.from_numpy(np.array([1, 2 ** 32 - 1], np.uint32)))
-add("from_numpy_ok_uint64", None, lambda m, d: m.from_numpy(np.array([1, 2 ** 63], np.uint64)))
+add("from_numpy_ok_uint32", None, lambda m, d: m.from_numpy(np.array([1, 2**32 - 1], np.uint32)))
+add("from_numpy_ok_uint64", None, lambda m, d: m.from_numpy(np.array([1, 2**63], np.uint64)))
 add("from_numpy_ok_0d", None, lambda m, d: m.from_numpy(np.array(3.5)))
-add("tensor_ok_uint16_array", None,  # cpu: the CUDA backend refuses uint16 (see test_bad_inputs)
-    lambda m, d: m.tensor(np.array([7], np.uint16), device="cpu"))
+add(
+    "tensor_ok_uint16_array",
+    None,  # cpu: the CUDA backend refuses uint16 (see test_bad_inputs)
+    lambda m, d: m.tensor(np.array([7], np.uint16), device="cpu"),
+)
 add("as_tensor_str", TypeError, lambda m, d: m.as_tensor("abc"))
 add("as_tensor_ok_list", None, lambda m, d: m.as_tensor([1, 2], device=d))
 add("from_dlpack_int", RuntimeError, lambda m, d: m.from_dlpack(3))
@@ -278,12 +285,18 @@ add("index_list_oob", IndexError, lambda m, d: f23(m, d)[[0, 5]])
 add("index_too_many", IndexError, lambda m, d: f23(m, d)[0, 0, 0])
 add("index_neg_step", ValueError, lambda m, d: f23(m, d)[::-1])
 add("index_zero_step", ValueError, lambda m, d: f23(m, d)[::0])
-add("index_bool_mask_shape", IndexError,
-    lambda m, d: f23(m, d)[m.tensor([True, False, True], device=d)])
+add(
+    "index_bool_mask_shape",
+    IndexError,
+    lambda m, d: f23(m, d)[m.tensor([True, False, True], device=d)],
+)
 add("index_float_tensor", IndexError, lambda m, d: f23(m, d)[m.tensor([0.0], device=d)])
 add("index_two_ellipsis", None, lambda m, d: f23(m, d)[..., ...])
-add("index_broadcast_mismatch", IndexError,
-    lambda m, d: f23(m, d)[m.tensor([0, 1], device=d), m.tensor([0, 1, 2], device=d)])
+add(
+    "index_broadcast_mismatch",
+    IndexError,
+    lambda m, d: f23(m, d)[m.tensor([0, 1], device=d), m.tensor([0, 1, 2], device=d)],
+)
 add("setitem_shape", RuntimeError, lambda m, d: f23(m, d).__setitem__(0, m.ones(4, device=d)))
 add("setitem_str", TypeError, lambda m, d: f23(m, d).__setitem__(0, "a"))
 add("index_ok_none", None, lambda m, d: f23(m, d)[None, :, None].shape)
@@ -298,8 +311,11 @@ add("cat_tensor_arg", TypeError, lambda m, d: m.cat(m.ones(2, device=d)))
 add("cat_ndim", RuntimeError, lambda m, d: m.cat([m.ones(2, 2, device=d), m.ones(2, device=d)]))
 add("stack_shape", RuntimeError, lambda m, d: m.stack([m.ones(2, device=d), m.ones(3, device=d)]))
 add("stack_empty", RuntimeError, lambda m, d: m.stack([]))
-add("cat_ok_promote", None,
-    lambda m, d: m.cat([m.ones(2, device=d), m.ones(2, dtype=m.int64, device=d)]))
+add(
+    "cat_ok_promote",
+    None,
+    lambda m, d: m.cat([m.ones(2, device=d), m.ones(2, dtype=m.int64, device=d)]),
+)
 
 # -- arithmetic -------------------------------------------------------------------------
 add("add_shape", RuntimeError, lambda m, d: m.ones(2, 3, device=d) + m.ones(4, device=d))
@@ -310,30 +326,50 @@ add("sub_bool", RuntimeError, lambda m, d: m.tensor([True], device=d) - m.tensor
 add("neg_bool", RuntimeError, lambda m, d: -m.tensor([True], device=d))
 add("invert_float", TypeError, lambda m, d: ~m.ones(2, device=d))
 add("and_float", NotImplementedError, lambda m, d: m.ones(2, device=d) & m.ones(2, device=d))
-add("floordiv_int_zero", RuntimeError,
-    lambda m, d: m.tensor([1, 2], device=d) // m.tensor([0, 1], device=d), True)
-add("remainder_int_zero", RuntimeError,
-    lambda m, d: m.tensor([1, 2], device=d) % m.tensor([0, 1], device=d), True)
+add(
+    "floordiv_int_zero",
+    RuntimeError,
+    lambda m, d: m.tensor([1, 2], device=d) // m.tensor([0, 1], device=d),
+    True,
+)
+add(
+    "remainder_int_zero",
+    RuntimeError,
+    lambda m, d: m.tensor([1, 2], device=d) % m.tensor([0, 1], device=d),
+    True,
+)
 add("add_inplace_cast", RuntimeError, lambda m, d: m.ones(2, dtype=m.int64, device=d).add_(1.5))
-add("mul_inplace_broadcast", RuntimeError,
-    lambda m, d: m.ones(2, device=d).mul_(m.ones(3, 2, device=d)))
+add(
+    "mul_inplace_broadcast",
+    RuntimeError,
+    lambda m, d: m.ones(2, device=d).mul_(m.ones(3, 2, device=d)),
+)
 add("matmul_shape", RuntimeError, lambda m, d: m.ones(2, 3, device=d) @ m.ones(2, 3, device=d))
 add("matmul_0d", RuntimeError, lambda m, d: m.tensor(1.0, device=d) @ m.ones(2, device=d))
 add("mm_1d", RuntimeError, lambda m, d: m.mm(m.ones(2, device=d), m.ones(2, device=d)))
-add("matmul_dtype", RuntimeError,
-    lambda m, d: m.ones(2, 2, device=d) @ m.ones(2, 2, dtype=m.float64, device=d))
+add(
+    "matmul_dtype",
+    RuntimeError,
+    lambda m, d: m.ones(2, 2, device=d) @ m.ones(2, 2, dtype=m.float64, device=d),
+)
 add("einsum_bad_eq", RuntimeError, lambda m, d: m.einsum("ij,jk", m.ones(2, 3, device=d)))
-add("einsum_shape", RuntimeError,
-    lambda m, d: m.einsum("ij,jk->ik", m.ones(2, 3, device=d), m.ones(4, 2, device=d)))
+add(
+    "einsum_shape",
+    RuntimeError,
+    lambda m, d: m.einsum("ij,jk->ik", m.ones(2, 3, device=d), m.ones(4, 2, device=d)),
+)
 add("einsum_bad_char", RuntimeError, lambda m, d: m.einsum("i1->i", m.ones(2, 3, device=d)))
 add("uint8_add_300_wraps", None, lambda m, d: m.tensor([1, 250], dtype=m.uint8, device=d) + 300)
 add("int8_mul_1000_wraps", None, lambda m, d: m.tensor([1, 3], dtype=m.int8, device=d) * 1000)
 add("uint8_sub_wraps", None, lambda m, d: m.tensor([1], dtype=m.uint8, device=d) - 2)
 add("int16_add_big_wraps", None, lambda m, d: m.tensor([1], dtype=m.int16, device=d) + 70000)
-add("int64_add_overflow_scalar", OverflowError, lambda m, d: m.tensor([1], device=d) + 2 ** 64)
+add("int64_add_overflow_scalar", OverflowError, lambda m, d: m.tensor([1], device=d) + 2**64)
 add("uint8_iadd_wraps", None, lambda m, d: m.tensor([200], dtype=m.uint8, device=d).add_(100))
-add("int8_fill_overflow", RuntimeError,
-    lambda m, d: m.tensor([1], dtype=m.int8, device=d).fill_(1000))
+add(
+    "int8_fill_overflow",
+    RuntimeError,
+    lambda m, d: m.tensor([1], dtype=m.int8, device=d).fill_(1000),
+)
 add("ok_int_div_zero", None, lambda m, d: m.tensor([1, 0], device=d) / 0)
 add("ok_float_floordiv_zero", None, lambda m, d: m.tensor([1.0], device=d) // 0)
 add("ok_pow_neg_float", None, lambda m, d: m.tensor([-8.0], device=d) ** 0.5)
@@ -367,10 +403,16 @@ add("std_int", RuntimeError, lambda m, d: t23(m, d).std())
 add("var_dim_oob", IndexError, lambda m, d: f23(m, d).var(3))
 add("sum_ok_empty", None, lambda m, d: m.ones(0, device=d).sum())
 add("prod_ok_bool", None, lambda m, d: m.tensor([True, True], device=d).prod())
-add("cumsum_ok_low_precision", None,
-    lambda m, d: round(m.full((10 ** 5,), 0.1, device=d).cumsum(0)[-1].item(), -1))
-add("std_ok_scaled", None,
-    lambda m, d: round(m.tensor([3e19, 1e20], device=d).std().item() / 1e19, 3))
+add(
+    "cumsum_ok_low_precision",
+    None,
+    lambda m, d: round(m.full((10**5,), 0.1, device=d).cumsum(0)[-1].item(), -1),
+)
+add(
+    "std_ok_scaled",
+    None,
+    lambda m, d: round(m.tensor([3e19, 1e20], device=d).std().item() / 1e19, 3),
+)
 
 # -- scalars, conversion, misc ---------------------------------------------------------
 add("item_multi", RuntimeError, lambda m, d: m.ones(2, device=d).item())
@@ -383,8 +425,7 @@ add("index_0d", IndexError, lambda m, d: m.tensor(1.0, device=d)[0])
 add("record_stream_cpu", RuntimeError, lambda m, d: _record_cpu(m), True)
 add("to_bad_device", RuntimeError, lambda m, d: m.ones(2).to("xyz"))
 add("to_bad_dtype", TypeError, lambda m, d: m.ones(2).to(dtype="foo"))
-add("view_dtype_size", RuntimeError,
-    lambda m, d: m.ones(3, dtype=m.uint8, device=d).view(m.int16))
+add("view_dtype_size", RuntimeError, lambda m, d: m.ones(3, dtype=m.uint8, device=d).view(m.int16))
 add("set_default_dtype_int", TypeError, lambda m, d: m.set_default_dtype(m.int64))
 add("promote_types_bad", TypeError, lambda m, d: m.promote_types(m.float32, "x"))
 add("ok_int_0d", None, lambda m, d: int(m.tensor([3.7], device=d)))
@@ -401,10 +442,12 @@ def _record_cpu(m):
 AUTOGRAD_FROM = len(CASES)
 add("numpy_requires_grad", RuntimeError, lambda m, d: m.ones(2, requires_grad=True).numpy())
 add("requires_grad_int", RuntimeError, lambda m, d: m.ones(2, dtype=m.int64).requires_grad_())
-add("ones_requires_grad_int", RuntimeError,
-    lambda m, d: m.ones(2, dtype=m.int64, requires_grad=True))
-add("backward_nonscalar", RuntimeError,
-    lambda m, d: (m.ones(2, requires_grad=True) * 2).backward())
+add(
+    "ones_requires_grad_int",
+    RuntimeError,
+    lambda m, d: m.ones(2, dtype=m.int64, requires_grad=True),
+)
+add("backward_nonscalar", RuntimeError, lambda m, d: (m.ones(2, requires_grad=True) * 2).backward())
 add("backward_no_grad", RuntimeError, lambda m, d: m.ones(2).sum().backward())
 add("backward_twice", RuntimeError, lambda m, d: _backward_twice(m))
 add("leaf_inplace", RuntimeError, lambda m, d: m.ones(2, requires_grad=True).add_(1))

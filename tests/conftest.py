@@ -14,8 +14,11 @@ import sys
 
 def _asks_for_sim(argv) -> bool:
     for i, a in enumerate(argv):
-        expr = argv[i + 1] if a == "-m" and i + 1 < len(argv) else (
-            a[2:] if a.startswith("-m") and len(a) > 2 else None)
+        expr = (
+            argv[i + 1]
+            if a == "-m" and i + 1 < len(argv)
+            else (a[2:] if a.startswith("-m") and len(a) > 2 else None)
+        )
         if expr is not None and "sim" in expr.split() and "not sim" not in expr:
             return True
     return False
@@ -45,14 +48,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     nothing may depend on what ran before), and a failure must be replayable."""
     seed = getattr(config.option, "randomly_seed", None)
     if seed is not None:
-        terminalreporter.write_line(f"test order: pytest-randomly seed {seed} (replay with "
-                                    f"--randomly-seed={seed})")
+        terminalreporter.write_line(
+            f"test order: pytest-randomly seed {seed} (replay with --randomly-seed={seed})"
+        )
 
 
 def pytest_collection_modifyitems(config, items):
     if _SIM:
-        hw = pytest.mark.skip(reason="needs real GPU timing or hardware, which the simulator "
-                              "does not have (runs in profiling/gpu_check.sh on a GPU)")
+        hw = pytest.mark.skip(
+            reason="needs real GPU timing or hardware, which the simulator "
+            "does not have (runs in profiling/gpu_check.sh on a GPU)"
+        )
         for item in items:
             if item.get_closest_marker("cuda") is not None:
                 item.add_marker(pytest.mark.sim)
@@ -61,8 +67,10 @@ def pytest_collection_modifyitems(config, items):
         return
     if _device.real_cuda_available():
         return
-    skip = pytest.mark.skip(reason="needs a real CUDA GPU (none here; cuda tests run with "
-                            "`make test-cuda` on a GPU machine)")
+    skip = pytest.mark.skip(
+        reason="needs a real CUDA GPU (none here; cuda tests run with "
+        "`make test-cuda` on a GPU machine)"
+    )
     for item in items:
         if item.get_closest_marker("cuda") is not None:
             item.add_marker(skip)
@@ -81,5 +89,7 @@ def _no_mode_left_on():
         left = _modes._tls.on
         for device_type in ("cpu", "cuda"):
             set_autocast_enabled(device_type, False)
-        pytest.fail(f"this test left modes word bits {left:#x} on for its thread "
-                    "(autocast or a profiler still active)")
+        pytest.fail(
+            f"this test left modes word bits {left:#x} on for its thread "
+            "(autocast or a profiler still active)"
+        )

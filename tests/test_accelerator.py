@@ -14,8 +14,7 @@ import gpu_tensor as gt
 
 
 def test_tutorial_opening_line():
-    device = (gt.accelerator.current_accelerator().type if gt.accelerator.is_available()
-              else "cpu")
+    device = gt.accelerator.current_accelerator().type if gt.accelerator.is_available() else "cpu"
     assert device == "cuda"
     assert gt.ones(2, device=device).device.type == "cuda"
 
@@ -36,16 +35,19 @@ def test_device_index_round_trip():
 def test_without_an_accelerator():
     env = {k: v for k, v in os.environ.items() if k != "GPU_TENSOR_FALLBACK"}
     env["GPU_TENSOR_FALLBACK"] = "0"
-    code = ("import gpu_tensor as gt, sys\n"
-            "if gt.cuda.is_available(): sys.exit(0)\n"  # a real GPU: nothing to check
-            "assert not gt.accelerator.is_available()\n"
-            "assert gt.accelerator.current_accelerator() is None\n"
-            "assert gt.accelerator.device_count() == 0\n"
-            "try:\n    gt.accelerator.current_device_index()\n"
-            "except RuntimeError as e:\n    assert 'no accelerator' in str(e)\n"
-            "else:\n    sys.exit('no error')\n")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=120)
+    code = (
+        "import gpu_tensor as gt, sys\n"
+        "if gt.cuda.is_available(): sys.exit(0)\n"  # a real GPU: nothing to check
+        "assert not gt.accelerator.is_available()\n"
+        "assert gt.accelerator.current_accelerator() is None\n"
+        "assert gt.accelerator.device_count() == 0\n"
+        "try:\n    gt.accelerator.current_device_index()\n"
+        "except RuntimeError as e:\n    assert 'no accelerator' in str(e)\n"
+        "else:\n    sys.exit('no error')\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr
 
 

@@ -36,11 +36,13 @@ def test_every_rank_of_the_layering_test_is_in_the_table():
     layers, table = _layers(), _doc_table()
     assert sorted(table) == list(range(len(layers))), (
         f"ARCHITECTURE.md's layer table has ranks {sorted(table)}; tests/test_layering.py "
-        f"has 0..{len(layers) - 1}")
+        f"has 0..{len(layers) - 1}"
+    )
     for rank, patterns in enumerate(layers):
         assert table[rank] == patterns, (
             f"rank {rank}: ARCHITECTURE.md lists {table[rank]}, tests/test_layering.py "
-            f"LAYERS lists {patterns}; make the two the same")
+            f"LAYERS lists {patterns}; make the two the same"
+        )
 
 
 def test_readme_links_the_architecture_page():
@@ -49,8 +51,17 @@ def test_readme_links_the_architecture_page():
 
 
 def test_nothing_cites_a_design_page_outside_the_repository():
-    files = subprocess.run(["git", "ls-files", "*.py", "*.md", "*.toml", "Makefile"],
-                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    citing = [f for f in files if "DESIGN.md" in (ROOT / f).read_text(errors="replace")
-              and f != "tests/test_architecture_doc.py"]
+    files = subprocess.run(
+        ["git", "ls-files", "*.py", "*.md", "*.toml", "Makefile"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    citing = [
+        f
+        for f in files
+        if "DESIGN.md" in (ROOT / f).read_text(errors="replace")
+        and f != "tests/test_architecture_doc.py"
+    ]
     assert not citing, f"these cite DESIGN.md, which is not in the repository: {citing}"

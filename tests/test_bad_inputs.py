@@ -43,8 +43,9 @@ def test_catalogue(case, device):
     assert not type(info.value).__module__.startswith(("numpy", "cupy")), type(info.value)
 
 
-@pytest.mark.parametrize("case", [c for c in GENERAL if not c.no_torch],
-                         ids=[c.name for c in GENERAL if not c.no_torch])
+@pytest.mark.parametrize(
+    "case", [c for c in GENERAL if not c.no_torch], ids=[c.name for c in GENERAL if not c.no_torch]
+)
 def test_catalogue_matches_torch(case):
     torch = pytest.importorskip("torch")
     if case.expect is not None:
@@ -55,8 +56,9 @@ def test_catalogue_matches_torch(case):
     got = _value(case.fn(gt, "cpu"))
     if isinstance(want, tuple) and len(want) == 3 and isinstance(got, tuple):
         assert got[:2] == want[:2]
-        np.testing.assert_allclose(np.asarray(got[2], dtype=complex),
-                                   np.asarray(want[2], dtype=complex), rtol=1e-6)
+        np.testing.assert_allclose(
+            np.asarray(got[2], dtype=complex), np.asarray(want[2], dtype=complex), rtol=1e-6
+        )
     else:
         assert got == want
 
@@ -67,11 +69,17 @@ def test_catalogue_is_big_enough():
 
 # -- fuzz: creation and view arguments -------------------------------------------------
 _leaf = st.one_of(
-    st.integers(-3, 6), st.floats(-3, 6), st.just(float("nan")), st.booleans(), st.none(),
-    st.text(max_size=2), st.sampled_from([np.int64(2), np.float64(2.5), np.bool_(True),
-                                          np.int32(-1), np.float32(3.0)]))
-_arg = st.one_of(_leaf, st.lists(_leaf, max_size=3), st.lists(st.lists(_leaf, max_size=2),
-                                                                 max_size=2))
+    st.integers(-3, 6),
+    st.floats(-3, 6),
+    st.just(float("nan")),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=2),
+    st.sampled_from([np.int64(2), np.float64(2.5), np.bool_(True), np.int32(-1), np.float32(3.0)]),
+)
+_arg = st.one_of(
+    _leaf, st.lists(_leaf, max_size=3), st.lists(st.lists(_leaf, max_size=2), max_size=2)
+)
 _ALLOWED = (TypeError, ValueError, RuntimeError)
 
 
@@ -131,8 +139,13 @@ def test_fuzz_tensor_data(data):
 @settings(max_examples=80, deadline=None)
 @given(_leaf, _leaf, _leaf)
 def test_fuzz_ranges(a, b, c):
-    for call in (lambda: gt.arange(a, b, c), lambda: gt.linspace(a, b, c),
-                 lambda: gt.full((2,), a), lambda: gt.randperm(a), lambda: gt.eye(a)):
+    for call in (
+        lambda: gt.arange(a, b, c),
+        lambda: gt.linspace(a, b, c),
+        lambda: gt.full((2,), a),
+        lambda: gt.randperm(a),
+        lambda: gt.eye(a),
+    ):
         try:
             t = call()
         except _ALLOWED:
@@ -149,31 +162,34 @@ def test_self_referential_list_does_not_hang():
 
 @pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16"])
 def test_cumsum_accumulates_wide(dt, device):
-    r = gt.full((10 ** 5,), 0.1, dtype=getattr(gt, dt), device=device).cumsum(0)[-1].item()
-    assert abs(r - 10_000) < 10_000 * 2 ** -7  # float32's own cumsum drifts ~0.3% here
+    r = gt.full((10**5,), 0.1, dtype=getattr(gt, dt), device=device).cumsum(0)[-1].item()
+    assert abs(r - 10_000) < 10_000 * 2**-7  # float32's own cumsum drifts ~0.3% here
 
 
 def test_cumsum_float32_million(device):
-    assert gt.full((10 ** 6,), 0.1, device=device).cumsum(0)[-1].item() == pytest.approx(
-        100000.0, rel=1e-6)
+    assert gt.full((10**6,), 0.1, device=device).cumsum(0)[-1].item() == pytest.approx(
+        100000.0, rel=1e-6
+    )
 
 
 def test_std_does_not_overflow(device):
     assert gt.tensor([3e19, 1e20], device=device).std().item() == pytest.approx(
-        4.9497475e19, rel=1e-6)
-    assert gt.tensor([3e300, 1e301], dtype=gt.float64, device=device).var(
-        correction=0).isinf().item()  # the true value is beyond float64, as in torch
+        4.9497475e19, rel=1e-6
+    )
+    assert (
+        gt.tensor([3e300, 1e301], dtype=gt.float64, device=device).var(correction=0).isinf().item()
+    )  # the true value is beyond float64, as in torch
     big = gt.tensor([1e200, 3e200], dtype=gt.float64, device=device)
-    assert big.std().item() == pytest.approx(2 ** 0.5 * 1e200, rel=1e-12)
+    assert big.std().item() == pytest.approx(2**0.5 * 1e200, rel=1e-12)
 
 
 def test_unsigned_dtypes(device):
     if device == "cuda" and real_cuda_available():  # the CUDA backend (a GPU, or the sim)
         with pytest.raises(NotImplementedError, match="uint16 tensors are not supported on cuda"):
             gt.from_numpy(np.array([1, 65535], np.uint16)).to(device)
-        y = gt.tensor([1, 2 ** 32 - 1], dtype=gt.uint32, device=device)
-        assert (y * 1).tolist() == [1, 2 ** 32 - 1] and y.to(gt.int64).sum().item() == 2 ** 32
-        assert gt.tensor([2 ** 64 - 1], dtype=gt.uint64, device=device).tolist() == [2 ** 64 - 1]
+        y = gt.tensor([1, 2**32 - 1], dtype=gt.uint32, device=device)
+        assert (y * 1).tolist() == [1, 2**32 - 1] and y.to(gt.int64).sum().item() == 2**32
+        assert gt.tensor([2**64 - 1], dtype=gt.uint64, device=device).tolist() == [2**64 - 1]
         return
     x = gt.from_numpy(np.array([1, 65535], np.uint16)).to(device)
     assert x.dtype is gt.uint16 and (x * x).dtype is gt.uint16
@@ -183,7 +199,7 @@ def test_unsigned_dtypes(device):
     with pytest.raises(NotImplementedError, match="UInt16"):
         x + x
     assert gt.promote_types(gt.uint32, gt.float32) is gt.float32
-    assert gt.tensor([2 ** 64 - 1], dtype=gt.uint64, device=device).tolist() == [2 ** 64 - 1]
+    assert gt.tensor([2**64 - 1], dtype=gt.uint64, device=device).tolist() == [2**64 - 1]
 
 
 def test_uint8_wraps_like_torch(device):
@@ -196,7 +212,7 @@ def test_uint8_wraps_like_torch(device):
 def test_impossible_allocation_is_torch_class(device):
     want = gt.OutOfMemoryError if device == "cuda" else RuntimeError
     with pytest.raises(want, match="allocate"):
-        gt.empty(2 ** 62, dtype=gt.uint8, device=device)
+        gt.empty(2**62, dtype=gt.uint8, device=device)
 
 
 def _huge(m, device, *shape):
@@ -205,35 +221,36 @@ def _huge(m, device, *shape):
 
 
 _IMPOSSIBLE = {  # each result is 2 TiB or more; the operands are a few bytes
-    "add": lambda m, d: _huge(m, d, 2 ** 40, 2) + 1,
-    "exp": lambda m, d: _huge(m, d, 2 ** 40, 2).exp(),
-    "neg": lambda m, d: -_huge(m, d, 2 ** 40, 2),
-    "compare": lambda m, d: _huge(m, d, 2 ** 40, 2) > 0,
-    "sigmoid": lambda m, d: m.sigmoid(_huge(m, d, 2 ** 40, 2)),
-    "sum over a dim": lambda m, d: _huge(m, d, 2 ** 40, 2).sum(1),
-    "clone": lambda m, d: _huge(m, d, 2 ** 40, 2).clone(),
-    "contiguous": lambda m, d: _huge(m, d, 2 ** 40, 2).t().contiguous(),
-    "cast": lambda m, d: _huge(m, d, 2 ** 40, 2).to(m.float64),
-    "cat": lambda m, d: m.cat([_huge(m, d, 2 ** 40, 2), _huge(m, d, 2 ** 40, 2)]),
-    "index": lambda m, d: _huge(m, d, 2 ** 20, 2 ** 20)[
-        m.zeros(1, dtype=m.int64, device=d).expand(2 ** 21)],
-    "einsum": lambda m, d: m.einsum("i,j->ij", _huge(m, d, 2 ** 21), _huge(m, d, 2 ** 21)),
-    "norm": lambda m, d: _huge(m, d, 2 ** 40, 2).norm(dim=1),
-    "logsumexp": lambda m, d: _huge(m, d, 2 ** 40, 2).logsumexp(1),
-    "repeat": lambda m, d: m.ones(2, device=d).repeat(2 ** 40),
-    "tile": lambda m, d: m.ones(2, device=d).tile(2 ** 40),
-    "tril": lambda m, d: _huge(m, d, 2 ** 21, 2 ** 21).tril(),
-    "flip": lambda m, d: _huge(m, d, 2 ** 40, 2).flip(0),
-    "roll": lambda m, d: _huge(m, d, 2 ** 40, 2).roll(1, 0),
-    "count_nonzero": lambda m, d: _huge(m, d, 2 ** 40, 2).count_nonzero(1),
-    "inverse": lambda m, d: m.linalg.inv(_huge(m, d, 2 ** 20, 2 ** 20)),
-    "sort": lambda m, d: m.sort(_huge(m, d, 2 ** 40, 2), 1),
-    "cummax": lambda m, d: m.cummax(_huge(m, d, 2 ** 40, 2), 0),
-    "unique": lambda m, d: m.unique(_huge(m, d, 2 ** 40, 2)),
-    "nan_to_num": lambda m, d: m.nan_to_num(_huge(m, d, 2 ** 40, 2)),
-    "erf": lambda m, d: m.erf(_huge(m, d, 2 ** 40, 2)),
-    "repeat_interleave": lambda m, d: m.ones(2, device=d).repeat_interleave(2 ** 40),
-    "det": lambda m, d: m.linalg.det(_huge(m, d, 2 ** 20, 2 ** 20)),
+    "add": lambda m, d: _huge(m, d, 2**40, 2) + 1,
+    "exp": lambda m, d: _huge(m, d, 2**40, 2).exp(),
+    "neg": lambda m, d: -_huge(m, d, 2**40, 2),
+    "compare": lambda m, d: _huge(m, d, 2**40, 2) > 0,
+    "sigmoid": lambda m, d: m.sigmoid(_huge(m, d, 2**40, 2)),
+    "sum over a dim": lambda m, d: _huge(m, d, 2**40, 2).sum(1),
+    "clone": lambda m, d: _huge(m, d, 2**40, 2).clone(),
+    "contiguous": lambda m, d: _huge(m, d, 2**40, 2).t().contiguous(),
+    "cast": lambda m, d: _huge(m, d, 2**40, 2).to(m.float64),
+    "cat": lambda m, d: m.cat([_huge(m, d, 2**40, 2), _huge(m, d, 2**40, 2)]),
+    "index": lambda m, d: _huge(m, d, 2**20, 2**20)[
+        m.zeros(1, dtype=m.int64, device=d).expand(2**21)
+    ],
+    "einsum": lambda m, d: m.einsum("i,j->ij", _huge(m, d, 2**21), _huge(m, d, 2**21)),
+    "norm": lambda m, d: _huge(m, d, 2**40, 2).norm(dim=1),
+    "logsumexp": lambda m, d: _huge(m, d, 2**40, 2).logsumexp(1),
+    "repeat": lambda m, d: m.ones(2, device=d).repeat(2**40),
+    "tile": lambda m, d: m.ones(2, device=d).tile(2**40),
+    "tril": lambda m, d: _huge(m, d, 2**21, 2**21).tril(),
+    "flip": lambda m, d: _huge(m, d, 2**40, 2).flip(0),
+    "roll": lambda m, d: _huge(m, d, 2**40, 2).roll(1, 0),
+    "count_nonzero": lambda m, d: _huge(m, d, 2**40, 2).count_nonzero(1),
+    "inverse": lambda m, d: m.linalg.inv(_huge(m, d, 2**20, 2**20)),
+    "sort": lambda m, d: m.sort(_huge(m, d, 2**40, 2), 1),
+    "cummax": lambda m, d: m.cummax(_huge(m, d, 2**40, 2), 0),
+    "unique": lambda m, d: m.unique(_huge(m, d, 2**40, 2)),
+    "nan_to_num": lambda m, d: m.nan_to_num(_huge(m, d, 2**40, 2)),
+    "erf": lambda m, d: m.erf(_huge(m, d, 2**40, 2)),
+    "repeat_interleave": lambda m, d: m.ones(2, device=d).repeat_interleave(2**40),
+    "det": lambda m, d: m.linalg.det(_huge(m, d, 2**20, 2**20)),
 }
 
 

@@ -8,13 +8,23 @@ from gpu_tensor import creation as cr
 from gpu_tensor.testing import assert_close
 
 
-@pytest.mark.parametrize("data, want_dtype", [
-    ([1, 2, 3], dt.int64), ([1.0, 2], dt.float32), ([True, False], dt.bool),
-    ([1j, 2], dt.complex64), ([[1, 2], [3, 4]], dt.int64), (3.5, dt.float32),
-    ([True, 2], dt.int64), ([], dt.float32), (np.float64(2.0), dt.float64),
-    ([np.int32(1), np.int32(2)], dt.int32), ([np.float16(1), 2.0], dt.float32),
-    ([np.int8(1), 300], dt.int64),
-])
+@pytest.mark.parametrize(
+    "data, want_dtype",
+    [
+        ([1, 2, 3], dt.int64),
+        ([1.0, 2], dt.float32),
+        ([True, False], dt.bool),
+        ([1j, 2], dt.complex64),
+        ([[1, 2], [3, 4]], dt.int64),
+        (3.5, dt.float32),
+        ([True, 2], dt.int64),
+        ([], dt.float32),
+        (np.float64(2.0), dt.float64),
+        ([np.int32(1), np.int32(2)], dt.int32),
+        ([np.float16(1), 2.0], dt.float32),
+        ([np.int8(1), 300], dt.int64),
+    ],
+)
 def test_tensor_infers_dtype(device, data, want_dtype):
     t = cr.tensor(data, device=device)
     assert t.dtype is want_dtype

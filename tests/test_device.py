@@ -66,8 +66,9 @@ def test_set_device_and_context():
 def _run(code, **env):
     e = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TENSOR")}
     e.update(env)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=120
+    )
 
 
 def test_cuda_without_fallback_says_how_to_enable_it():

@@ -61,12 +61,20 @@ def test_the_environment_is_read_for_the_kind_in_one_place():
     reads = set()
     for rel, tree in _modules():
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and node.attr in ("simulated", "fallback")
-                    and isinstance(node.value, ast.Name) and node.value.id == "_env"):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("simulated", "fallback")
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "_env"
+            ):
                 reads.add(rel)
     assert reads == {"device.py", "backends/_cupy.py", "cli/live.py"}
-    literal = {rel for rel, tree in _modules() for node in ast.walk(tree)
-               if isinstance(node, ast.Constant) and node.value == "GPU_TENSOR_FALLBACK"}
+    literal = {
+        rel
+        for rel, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value == "GPU_TENSOR_FALLBACK"
+    }
     assert literal == {"_env.py", "cli/demo.py"}  # demo sets it for its own process
 
 
@@ -75,19 +83,33 @@ def test_the_kind_is_decided_in_device_py_and_made_in_backends():
     asked = set()
     for rel, tree in _modules():
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and node.attr == "cuda_kind"
-                    and isinstance(node.value, ast.Name) and node.value.id in ("_device",
-                                                                               "device")):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "cuda_kind"
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("_device", "device")
+            ):
                 asked.add(rel)
-            if (isinstance(node, ast.ImportFrom) and (node.module or "").endswith("device")
-                    and any(a.name == "cuda_kind" for a in node.names)):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and (node.module or "").endswith("device")
+                and any(a.name == "cuda_kind" for a in node.names)
+            ):
                 asked.add(rel)
     assert asked == {"backends/__init__.py"}
     # the yes/no questions: defined in device.py; gt.cuda.is_emulated() is their public face
     assert _where({"cuda_is_emulated", "cuda_is_simulated"}) <= {"device.py", "cuda/_device.py"}
     # the kinds' classes are named only by backends/ itself
-    named = _where({"EmulatedCudaBackend", "CudaBackend", "EmulatedKind", "SimulatedKind",
-                    "CudaKind", "is_emulated"})
+    named = _where(
+        {
+            "EmulatedCudaBackend",
+            "CudaBackend",
+            "EmulatedKind",
+            "SimulatedKind",
+            "CudaKind",
+            "is_emulated",
+        }
+    )
     assert {rel for rel in named if not rel.startswith("backends/")} <= {"cuda/_device.py"}
 
 
@@ -96,17 +118,27 @@ def _kind_tests(tree) -> list[int]:
     `is_emulated`, `cuda_kind`."""
     lines = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot))
-                                                 for o in node.ops):
+        if isinstance(node, ast.Compare) and any(
+            isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops
+        ):
             sides = [node.left, *node.comparators]
-            has_xp = any(isinstance(s, ast.Name) and s.id == "xp" or
-                         isinstance(s, ast.Attribute) and s.attr == "xp" for s in sides)
+            has_xp = any(
+                isinstance(s, ast.Name)
+                and s.id == "xp"
+                or isinstance(s, ast.Attribute)
+                and s.attr == "xp"
+                for s in sides
+            )
             has_np = any(isinstance(s, ast.Name) and s.id in ("np", "numpy") for s in sides)
             if has_xp and has_np:
                 lines.append(node.lineno)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id == "isinstance" and len(node.args) == 2
-              and "Backend" in ast.unparse(node.args[1])):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "isinstance"
+            and len(node.args) == 2
+            and "Backend" in ast.unparse(node.args[1])
+        ):
             lines.append(node.lineno)
         elif isinstance(node, ast.Attribute) and node.attr in ("is_emulated", "cuda_kind"):
             lines.append(node.lineno)
@@ -124,8 +156,9 @@ def test_ops_creation_and_fusion_ask_hooks_and_never_test_the_kind():
 
 
 def test_the_grep_sees_a_kind_test():
-    tree = ast.parse("if b.xp is np: pass\nif isinstance(b, EmulatedCudaBackend): pass\n"
-                     "if b.is_emulated: pass\n")
+    tree = ast.parse(
+        "if b.xp is np: pass\nif isinstance(b, EmulatedCudaBackend): pass\nif b.is_emulated: pass\n"
+    )
     assert _kind_tests(tree) == [1, 2, 3]
     assert _kind_tests(ast.parse("if b.host_arrays: pass\n")) == []
 
@@ -133,11 +166,18 @@ def test_the_grep_sees_a_kind_test():
 # -- the decision --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("real, variable, kind", [
-    ((1, "simulated"), "sim", "simulated"), ((2, "cuda"), "1", "cuda"),
-    ((1, "cuda"), None, "cuda"), ((0, "cuda"), "1", "emulated"),
-    ((0, "simulated"), "sim", "emulated"), ((0, "cuda"), None, None), ((0, "cuda"), "0", None),
-])
+@pytest.mark.parametrize(
+    "real, variable, kind",
+    [
+        ((1, "simulated"), "sim", "simulated"),
+        ((2, "cuda"), "1", "cuda"),
+        ((1, "cuda"), None, "cuda"),
+        ((0, "cuda"), "1", "emulated"),
+        ((0, "simulated"), "sim", "emulated"),
+        ((0, "cuda"), None, None),
+        ((0, "cuda"), "0", None),
+    ],
+)
 def test_cuda_kind_decides_from_the_driver_and_the_variable(monkeypatch, real, variable, kind):
     """(devices the real backend sees, over a GPU or the simulator), GPU_TENSOR_FALLBACK."""
     monkeypatch.setattr(_device, "_real_cuda", lambda: real)
@@ -171,8 +211,10 @@ def test_cpu_backend_answers_the_hooks():
     a = np.arange(6.0).reshape(2, 3)
     r = b.compute_into(lambda x: x.sum(axis=0), (a,), lambda: pytest.fail("cpu plans nothing"))
     assert r.tolist() == [3.0, 5.0, 7.0]
-    assert b.by_pieces(np.sort, (a[:, ::-1],), (2, 3), a.dtype, whole=(1,)).tolist() == \
-        [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert b.by_pieces(np.sort, (a[:, ::-1],), (2, 3), a.dtype, whole=(1,)).tolist() == [
+        [0.0, 1.0, 2.0],
+        [3.0, 4.0, 5.0],
+    ]
     err = b.host_memory_error(MemoryError("no room"), "a sum")
     assert type(err) is RuntimeError and "DefaultCPUAllocator" in str(err)
 
@@ -198,8 +240,11 @@ def test_the_kinds_differ_where_they_should():
     assert isinstance(sim, kinds.CudaKind) and not isinstance(emu, kinds.CudaKind)
     assert (cuda.synchronous, sim.synchronous, emu.synchronous) == (False, False, True)
     assert (cuda.virtual_memory, sim.virtual_memory, emu.virtual_memory) == (True, False, False)
-    assert (cuda.allocator_kind, sim.allocator_kind, emu.allocator_kind) == \
-        ("cuda", "cuda", "emulated")
+    assert (cuda.allocator_kind, sim.allocator_kind, emu.allocator_kind) == (
+        "cuda",
+        "cuda",
+        "emulated",
+    )
     assert cuda.streams() is sim.streams() and cuda.streams() is not emu.streams()
     assert kinds.KINDS[None] is cuda
 
@@ -220,8 +265,11 @@ def test_emulated_kind_answers_its_hooks():
     assert b.host_arrays and b.fills_by_pieces
     assert isinstance(kind.streams(), EmulatedStreams)
     assert kind.allocator_kind == "emulated" and not kind.nccl_usable()
-    assert kind.device_name(0) == gt.cuda.get_device_name() == \
-        "gpu_tensor emulated CUDA device (host memory)"
+    assert (
+        kind.device_name(0)
+        == gt.cuda.get_device_name()
+        == "gpu_tensor emulated CUDA device (host memory)"
+    )
     source = kind.pinned_source()
     assert source._register is None and source._unregister is None
     free, total = kind.mem_get_info(0)
@@ -255,5 +303,11 @@ def test_real_cuda_kind_answers_its_hooks():
     assert isinstance(kind.streams(), CupyStreams)
     assert isinstance(gt.cuda.get_device_name(), str) and gt.cuda.get_device_name()
     x = gt.arange(6.0, device="cuda")
-    assert b.by_pieces(lambda a: a * 2, (x._data,), (6,), np.dtype(np.float32)).tolist() == \
-        [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    assert b.by_pieces(lambda a: a * 2, (x._data,), (6,), np.dtype(np.float32)).tolist() == [
+        0.0,
+        2.0,
+        4.0,
+        6.0,
+        8.0,
+        10.0,
+    ]

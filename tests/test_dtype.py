@@ -15,11 +15,21 @@ def test_dtype_attributes():
     assert repr(dt.int64) == "gpu_tensor.int64"
 
 
-@pytest.mark.parametrize("spec, want", [
-    ("float32", dt.float32), (np.float64, dt.float64), (np.dtype("int8"), dt.int8),
-    ("bfloat16", dt.bfloat16), (bool, dt.bool), (int, dt.int64), (float, dt.float64),
-    (complex, dt.complex128), ("torch.int16", dt.int16), (dt.uint8, dt.uint8),
-])
+@pytest.mark.parametrize(
+    "spec, want",
+    [
+        ("float32", dt.float32),
+        (np.float64, dt.float64),
+        (np.dtype("int8"), dt.int8),
+        ("bfloat16", dt.bfloat16),
+        (bool, dt.bool),
+        (int, dt.int64),
+        (float, dt.float64),
+        (complex, dt.complex128),
+        ("torch.int16", dt.int16),
+        (dt.uint8, dt.uint8),
+    ],
+)
 def test_to_dtype(spec, want):
     assert dt.to_dtype(spec) is want
 
@@ -31,11 +41,19 @@ def test_to_dtype_rejects_unsupported():
         dt.to_dtype("str")
 
 
-@pytest.mark.parametrize("a, b, want", [
-    (dt.uint8, dt.int8, dt.int16), (dt.bool, dt.int32, dt.int32), (dt.int64, dt.float16, dt.float16),
-    (dt.float16, dt.bfloat16, dt.float32), (dt.float64, dt.complex64, dt.complex128),
-    (dt.int32, dt.int64, dt.int64), (dt.uint8, dt.int16, dt.int16), (dt.float32, dt.float64, dt.float64),
-])
+@pytest.mark.parametrize(
+    "a, b, want",
+    [
+        (dt.uint8, dt.int8, dt.int16),
+        (dt.bool, dt.int32, dt.int32),
+        (dt.int64, dt.float16, dt.float16),
+        (dt.float16, dt.bfloat16, dt.float32),
+        (dt.float64, dt.complex64, dt.complex128),
+        (dt.int32, dt.int64, dt.int64),
+        (dt.uint8, dt.int16, dt.int16),
+        (dt.float32, dt.float64, dt.float64),
+    ],
+)
 def test_promote_types(a, b, want):
     assert dt.promote_types(a, b) is want
     assert dt.promote_types(b, a) is want
@@ -53,23 +71,26 @@ def _t(d, ndim=1):
     return cr.zeros(*(2,) * ndim, dtype=d)
 
 
-@pytest.mark.parametrize("operands, want", [
-    ((_t(dt.int64), 2.5), dt.float32),            # scalars do not widen, but move category
-    ((_t(dt.float16), 2.5), dt.float16),
-    ((_t(dt.int32), 5), dt.int32),
-    ((_t(dt.uint8), 1000), dt.uint8),
-    ((_t(dt.bool), True), dt.bool),
-    ((_t(dt.bool), 1), dt.int64),
-    ((_t(dt.float32), 1j), dt.complex64),
-    ((_t(dt.float64), 1j), dt.complex128),
-    ((_t(dt.int32), 1j), dt.complex64),
-    ((_t(dt.float16), _t(dt.float64, 0)), dt.float16),   # 0-dim of same category: ignored
-    ((_t(dt.int32), _t(dt.float64, 0)), dt.float64),     # 0-dim of higher category wins
-    ((_t(dt.int8), _t(dt.int64, 0)), dt.int8),
-    ((_t(dt.int32, 0), _t(dt.int64, 0)), dt.int64),      # both 0-dim: normal promotion
-    ((_t(dt.int32, 0), 2.5), dt.float32),
-    ((_t(dt.uint8), _t(dt.int8)), dt.int16),
-])
+@pytest.mark.parametrize(
+    "operands, want",
+    [
+        ((_t(dt.int64), 2.5), dt.float32),  # scalars do not widen, but move category
+        ((_t(dt.float16), 2.5), dt.float16),
+        ((_t(dt.int32), 5), dt.int32),
+        ((_t(dt.uint8), 1000), dt.uint8),
+        ((_t(dt.bool), True), dt.bool),
+        ((_t(dt.bool), 1), dt.int64),
+        ((_t(dt.float32), 1j), dt.complex64),
+        ((_t(dt.float64), 1j), dt.complex128),
+        ((_t(dt.int32), 1j), dt.complex64),
+        ((_t(dt.float16), _t(dt.float64, 0)), dt.float16),  # 0-dim of same category: ignored
+        ((_t(dt.int32), _t(dt.float64, 0)), dt.float64),  # 0-dim of higher category wins
+        ((_t(dt.int8), _t(dt.int64, 0)), dt.int8),
+        ((_t(dt.int32, 0), _t(dt.int64, 0)), dt.int64),  # both 0-dim: normal promotion
+        ((_t(dt.int32, 0), 2.5), dt.float32),
+        ((_t(dt.uint8), _t(dt.int8)), dt.int16),
+    ],
+)
 def test_result_type(operands, want):
     assert dt.result_type(*operands) is want
 

@@ -15,13 +15,16 @@ import gpu_tensor as gt
 A = np.arange(24.0).reshape(4, 6)
 
 
-@pytest.mark.parametrize("index,np_index", [
-    ((range(4), [1, 0, 5, 2]), (np.arange(4), [1, 0, 5, 2])),
-    (range(2), [0, 1]),
-    ((slice(None), range(0, 6, 2)), (slice(None), [0, 2, 4])),
-    ((range(1, 3), range(2)), ([1, 2], [0, 1])),
-    (range(0), np.array([], dtype=np.int64)),
-])
+@pytest.mark.parametrize(
+    "index,np_index",
+    [
+        ((range(4), [1, 0, 5, 2]), (np.arange(4), [1, 0, 5, 2])),
+        (range(2), [0, 1]),
+        ((slice(None), range(0, 6, 2)), (slice(None), [0, 2, 4])),
+        ((range(1, 3), range(2)), ([1, 2], [0, 1])),
+        (range(0), np.array([], dtype=np.int64)),
+    ],
+)
 def test_range_indices(device, index, np_index):
     x = gt.tensor(A, device=device)
     if isinstance(index, tuple) and isinstance(index[1], list):
@@ -38,12 +41,15 @@ def test_nll_from_the_nn_tutorial(device):
     np.testing.assert_allclose(float(got), -ref[np.arange(4), [1, 0, 5, 2]].mean(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("index,np_index", [
-    ([range(2), range(1, 3)], ([0, 1], [1, 2])),
-    ([[0, 1], [2, 3]], ([0, 1], [2, 3])),
-    ([slice(1, 3), 0], (slice(1, 3), 0)),
-    ([None, 1], (None, 1)),
-])
+@pytest.mark.parametrize(
+    "index,np_index",
+    [
+        ([range(2), range(1, 3)], ([0, 1], [1, 2])),
+        ([[0, 1], [2, 3]], ([0, 1], [2, 3])),
+        ([slice(1, 3), 0], (slice(1, 3), 0)),
+        ([None, 1], (None, 1)),
+    ],
+)
 def test_list_read_as_several_dims(index, np_index):
     x = gt.tensor(A)
     with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing"):

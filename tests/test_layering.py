@@ -15,13 +15,17 @@ PKG = Path(__file__).resolve().parents[1] / "gpu_tensor"
 # Rank 0 is the top. A module may import modules of its own rank or higher up (lower
 # numbers); a package may import its own submodules. ARCHITECTURE.md "Layers" explains each row.
 LAYERS = [
-    ["_env", "backends._cupy", "_grad", "_modes"],  # stdlib only; _cupy: the lazy door to cupy; _grad:
+    [
+        "_env",
+        "backends._cupy",
+        "_grad",
+        "_modes",
+    ],  # stdlib only; _cupy: the lazy door to cupy; _grad:
     #                                       the call-time autograd check (a leaf)
     # _args: the argument checks (torch's parser role); _capsule: legacy DLPack capsules;
     # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns;
     # return_types: the named tuples of tuple-returning ops
-    ["dtype", "device", "_dims", "_args", "_capsule", "layouts", "typed_storage",
-     "return_types"],
+    ["dtype", "device", "_dims", "_args", "_capsule", "layouts", "typed_storage", "return_types"],
     ["memory", "memory.*"],
     ["kernel", "kernel.*", "fusion.*"],  # pure planners and codegen, and their compile steps
     ["storage", "backends", "backends.*", "cuda", "cuda.*"],  # mechanism per device kind
@@ -30,25 +34,55 @@ LAYERS = [
     # _out: the out= contract (write-back, resize, cast); _host_memory: numpy's MemoryError
     # as torch's error, for the factories and the ops; _mt19937, _cephes_f32,
     # _torch_samplers: torch's cpu random stream and transforms (host arrays only)
-    ["creation", "_data", "_out", "_host_memory", "_mt19937", "_cephes_f32",
-     "_torch_samplers"],
+    ["creation", "_data", "_out", "_host_memory", "_mt19937", "_cephes_f32", "_torch_samplers"],
     ["ops", "ops.*", "sparse", "sparse.*"],  # sparse COO tensors are made by ops (to_sparse)
     ["transfer", "transfer.*"],  # pinned memory, staging, moves between devices
-    ["fusion", "fusion.fuse", "autograd", "autograd.*",  # take and return Tensors
-     "quantized", "quantized.*"],  # quantized tensors (QTensor, its formulas, _int_mm)
+    [
+        "fusion",
+        "fusion.fuse",
+        "autograd",
+        "autograd.*",  # take and return Tensors
+        "quantized",
+        "quantized.*",
+    ],  # quantized tensors (QTensor, its formulas, _int_mm)
     ["_tensor_methods", "_tensor_stub"],  # THE method table (binds everything above onto
     #                                       Tensor) and the generator of its .pyi
     # built on the public API
-    ["nn", "nn.*", "optim", "optim.*", "distributed", "distributed.*", "accelerator",
-     "utils", "utils.*", "testing", "testing.*", "legacy", "linalg", "special",
-     "profiler", "profiler.*", "autograd.profiler",  # autograd.profiler: torch's legacy names
-     "amp", "amp.*", "cpu", "cpu.*", "cuda.amp",  # amp: autocast + GradScaler (torch.amp);
-     #                                              cpu/cuda.amp: torch's deprecated aliases
-     "ao", "ao.*", "quantization",  # torch.ao.quantization: observers, quantize_dynamic
-     "serialization", "serialization.*",  # gt.save / gt.load (issue 28)
-     "functional", "inplace_functions",  # torch.functional, torch.sin_ & co
-     "cuda.graphs", "cuda.graphs_emulated", "cuda.graphed_callables",  # CUDA graphs
-     ],
+    [
+        "nn",
+        "nn.*",
+        "optim",
+        "optim.*",
+        "distributed",
+        "distributed.*",
+        "accelerator",
+        "utils",
+        "utils.*",
+        "testing",
+        "testing.*",
+        "legacy",
+        "linalg",
+        "special",
+        "profiler",
+        "profiler.*",
+        "autograd.profiler",  # autograd.profiler: torch's legacy names
+        "amp",
+        "amp.*",
+        "cpu",
+        "cpu.*",
+        "cuda.amp",  # amp: autocast + GradScaler (torch.amp);
+        #                                              cpu/cuda.amp: torch's deprecated aliases
+        "ao",
+        "ao.*",
+        "quantization",  # torch.ao.quantization: observers, quantize_dynamic
+        "serialization",
+        "serialization.*",  # gt.save / gt.load (issue 28)
+        "functional",
+        "inplace_functions",  # torch.functional, torch.sin_ & co
+        "cuda.graphs",
+        "cuda.graphs_emulated",
+        "cuda.graphed_callables",  # CUDA graphs
+    ],
     ["cli", "cli.*", "__main__"],
 ]
 # The only imports that go up a layer: function-local, each for a reason.
@@ -64,8 +98,13 @@ UPWARD = {
     ("fusion.derivatives_special", "special"): "a special row's derivative calls gt.special "
     "(polygamma, i1, ...: no Tensor method), at backward time",
 }
-CUPY_ALLOWED = ["backends.*", "kernel.compile", "kernel.nvrtc", "fusion.compile",
-                "testing.sim.*"]  # the simulated CuPy binds against the real one
+CUPY_ALLOWED = [
+    "backends.*",
+    "kernel.compile",
+    "kernel.nvrtc",
+    "fusion.compile",
+    "testing.sim.*",
+]  # the simulated CuPy binds against the real one
 
 
 def _rank(module: str) -> int:
@@ -75,8 +114,10 @@ def _rank(module: str) -> int:
     for rank, patterns in enumerate(LAYERS):
         if any(fnmatch.fnmatchcase(module, p) for p in patterns if "*" in p):
             return rank
-    raise AssertionError(f"gpu_tensor.{module} has no layer: add it to LAYERS in "
-                         "tests/test_layering.py (and ARCHITECTURE.md 'Layers')")
+    raise AssertionError(
+        f"gpu_tensor.{module} has no layer: add it to LAYERS in "
+        "tests/test_layering.py (and ARCHITECTURE.md 'Layers')"
+    )
 
 
 def _modules():
@@ -118,13 +159,16 @@ def test_module_respects_layers(module, path):
         if name.split(".")[0] in ("cupy", "cupyx", "cupy_backends"):
             assert any(fnmatch.fnmatchcase(module, p) for p in CUPY_ALLOWED), (
                 f"gpu_tensor/{path.relative_to(PKG)}:{line} imports {name}; only the CUDA "
-                "backend and the compile steps may import cupy (use gpu_tensor.backends._cupy)")
+                "backend and the compile steps may import cupy (use gpu_tensor.backends._cupy)"
+            )
         if not name.startswith("gpu_tensor.") or name == "gpu_tensor":
             continue
-        target = name[len("gpu_tensor."):]
+        target = name[len("gpu_tensor.") :]
         # `from .memory import allocator` names a module or an attribute: try the longest prefix.
-        while target and not ((PKG / (target.replace(".", "/") + ".py")).exists()
-                              or (PKG / target.replace(".", "/")).is_dir()):
+        while target and not (
+            (PKG / (target.replace(".", "/") + ".py")).exists()
+            or (PKG / target.replace(".", "/")).is_dir()
+        ):
             target = target.rpartition(".")[0]
         if not target or target.startswith(module.split(".")[0] + ".") and own == _rank(target):
             continue
@@ -132,7 +176,8 @@ def test_module_respects_layers(module, path):
             continue
         assert _rank(target) <= own, (
             f"gpu_tensor/{path.relative_to(PKG)}:{line} imports gpu_tensor.{target}, a lower "
-            f"layer (rank {_rank(target)} > {own}); see ARCHITECTURE.md 'Layers'")
+            f"layer (rank {_rank(target)} > {own}); see ARCHITECTURE.md 'Layers'"
+        )
 
 
 def _top_level_edges():
@@ -141,12 +186,16 @@ def _top_level_edges():
     graph = {}
     for module, path in _modules():
         tree = ast.parse(path.read_text())
-        shallow = ast.Module(body=[n for n in tree.body if isinstance(
-            n, (ast.Import, ast.ImportFrom, ast.If, ast.Try))], type_ignores=[])
+        shallow = ast.Module(
+            body=[
+                n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.If, ast.Try))
+            ],
+            type_ignores=[],
+        )
         out = set()
         for name, _ in _imports(module, path, shallow):
             if name.startswith("gpu_tensor."):
-                target = name[len("gpu_tensor."):]
+                target = name[len("gpu_tensor.") :]
                 while target and target not in names:
                     target = target.rpartition(".")[0]
                 if target and target != module:
@@ -163,7 +212,7 @@ def test_no_import_cycle_at_module_level():
         state[m] = "open"
         for n in sorted(graph.get(m, ())):
             if state.get(n) == "open":
-                cycle = path[path.index(n):] + [n]
+                cycle = path[path.index(n) :] + [n]
                 raise AssertionError("import cycle at module level: " + " -> ".join(cycle))
             if n not in state:
                 visit(n, path + [n])
@@ -179,4 +228,5 @@ def test_the_upward_edges_are_function_local():
     for (module, target), why in UPWARD.items():
         assert target not in graph.get(module, ()), (
             f"gpu_tensor.{module} imports gpu_tensor.{target} at module level; it may only do "
-            f"so inside a function ({why})")
+            f"so inside a function ({why})"
+        )

@@ -15,8 +15,11 @@ TARGET = 450  # of torch's 604 public Tensor attributes
 
 
 def torch_names() -> list[str]:
-    return [line.strip() for line in DATA.read_text().splitlines()
-            if line.strip() and not line.startswith("#")]
+    return [
+        line.strip()
+        for line in DATA.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
 
 
 def coverage() -> tuple[list[str], list[str]]:
@@ -35,8 +38,10 @@ def test_data_is_torchs_list():
 def test_method_coverage():
     have, missing = coverage()
     total = len(have) + len(missing)
-    print(f"\ngpu_tensor.Tensor has {len(have)}/{total} of torch.Tensor's public methods; "
-          f"missing ({len(missing)}): {' '.join(missing)}")
+    print(
+        f"\ngpu_tensor.Tensor has {len(have)}/{total} of torch.Tensor's public methods; "
+        f"missing ({len(missing)}): {' '.join(missing)}"
+    )
     assert len(have) >= TARGET, f"only {len(have)}/{total}; missing: {' '.join(missing)}"
 
 
@@ -51,7 +56,9 @@ if __name__ == "__main__" and "--regenerate" in sys.argv:
     import torch
 
     names = sorted(n for n in dir(torch.Tensor) if not n.startswith("_"))
-    header = ("# torch.Tensor's public attributes (dir(torch.Tensor), no leading underscore):\n"
-              f"# generated once with torch {torch.__version__} by "
-              "tests/test_method_coverage.py --regenerate\n")
+    header = (
+        "# torch.Tensor's public attributes (dir(torch.Tensor), no leading underscore):\n"
+        f"# generated once with torch {torch.__version__} by "
+        "tests/test_method_coverage.py --regenerate\n"
+    )
     DATA.write_text(header + "\n".join(names) + "\n")

@@ -28,6 +28,7 @@ def _recorder(log, go_on=True):
     def handler(name, fn, args, kwargs):
         log.append(name)
         return fn(*args, **kwargs) if go_on else ("took", name)
+
     return handler
 
 
@@ -105,7 +106,9 @@ def test_every_point_reaches_the_handler_once_by_name(modes, i):
     with _On(modes.AUTOCAST):
         got = call()
     assert log == [name]
-    if isinstance(expected, gt.Tensor) and not name.endswith("_"):  # the handler went on with fn: the same result
+    if isinstance(expected, gt.Tensor) and not name.endswith(
+        "_"
+    ):  # the handler went on with fn: the same result
         assert got.shape == expected.shape and got.dtype == expected.dtype
         if name not in ("empty", "rand", "randn"):
             np.testing.assert_array_equal(got.numpy(), expected.numpy())
@@ -164,6 +167,7 @@ def test_order_profile_then_autocast_then_quantized(modes):
             if tag == "autocast" and name == "mul":
                 args = (args[0].to(gt.float64), args[1])  # a cast, as autocast makes
             return fn(*args, **kwargs)
+
         return handler
 
     modes.register(modes.QUANTIZED, make("quantized"))

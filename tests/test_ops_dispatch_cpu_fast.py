@@ -15,8 +15,11 @@ import gpu_tensor as gt
 from gpu_tensor.ops import _dispatch
 
 SPECIAL = [0.0, -0.0, 1.5, -2.5, 0.5, -0.5, 3.0, 1e30, -1e30, np.inf, -np.inf, np.nan]
-COMPOSED = [k for k, s in _dispatch.SPECS.items() if s.op.arity == 1 and not s.ufunc
-            and s.fast and k != "special_polygamma"]  # (polygamma's order comes first)
+COMPOSED = [
+    k
+    for k, s in _dispatch.SPECS.items()
+    if s.op.arity == 1 and not s.ufunc and s.fast and k != "special_polygamma"
+]  # (polygamma's order comes first)
 
 
 def _operand(dtype, transpose, device="cpu"):
@@ -24,8 +27,11 @@ def _operand(dtype, transpose, device="cpu"):
     if dtype.is_floating_point or dtype.is_complex:
         vals = np.concatenate([SPECIAL, rng.standard_normal(12) * 4])
         with np.errstate(all="ignore"):  # (inf * 1j)
-            a = vals.astype(dtype.np) if not dtype.is_complex else (
-                vals + 1j * vals[::-1]).astype(dtype.np)
+            a = (
+                vals.astype(dtype.np)
+                if not dtype.is_complex
+                else (vals + 1j * vals[::-1]).astype(dtype.np)
+            )
     elif dtype is gt.bool:
         a = rng.integers(0, 2, 24).astype(bool)
     else:

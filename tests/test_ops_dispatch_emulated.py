@@ -50,8 +50,11 @@ def test_binary_fast_path_is_apply(key, case):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fast = f(x, other)
-        ref = _dispatch.apply(key, other, x) if case == "reflected" else \
-            _dispatch.apply(key, x, other)
+        ref = (
+            _dispatch.apply(key, other, x)
+            if case == "reflected"
+            else _dispatch.apply(key, x, other)
+        )
     _same(fast, ref)
 
 
@@ -67,5 +70,5 @@ def test_unary_fast_path_is_apply(key):
 
 def test_integer_scalar_out_of_range_still_gets_apply_error():
     x = gt.ones(3, dtype=gt.int32, device="cuda")
-    ref = gt.ones(3, dtype=gt.int32) + 2 ** 40  # cpu: torch's wrap-around
-    np.testing.assert_array_equal((x + 2 ** 40).cpu().numpy(), ref.numpy())
+    ref = gt.ones(3, dtype=gt.int32) + 2**40  # cpu: torch's wrap-around
+    np.testing.assert_array_equal((x + 2**40).cpu().numpy(), ref.numpy())

@@ -16,26 +16,44 @@ def _t(a, device, d=None):
     return cr.tensor(a, device=device, dtype=d)
 
 
-@pytest.mark.parametrize("name, np_fn", [
-    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.true_divide),
-    ("floor_divide", np.floor_divide), ("remainder", np.remainder), ("maximum", np.maximum),
-    ("minimum", np.minimum), ("pow", lambda a, b: np.power(np.abs(a), b)),
-])
+@pytest.mark.parametrize(
+    "name, np_fn",
+    [
+        ("add", np.add),
+        ("sub", np.subtract),
+        ("mul", np.multiply),
+        ("div", np.true_divide),
+        ("floor_divide", np.floor_divide),
+        ("remainder", np.remainder),
+        ("maximum", np.maximum),
+        ("minimum", np.minimum),
+        ("pow", lambda a, b: np.power(np.abs(a), b)),
+    ],
+)
 def test_binary_float(device, name, np_fn):
     a = np.abs(A) if name == "pow" else A
     r = getattr(ew, name)(_t(a, device), _t(B, device))
     assert_close(r, np_fn(a, B).astype(np.float32))
 
 
-@pytest.mark.parametrize("op, np_op", [
-    (lambda x, y: x + y, np.add), (lambda x, y: x - y, np.subtract),
-    (lambda x, y: x * y, np.multiply), (lambda x, y: x / y, np.true_divide),
-    (lambda x, y: x // y, np.floor_divide), (lambda x, y: x % y, np.remainder),
-    (lambda x, y: x ** y, np.power), (lambda x, y: x == y, np.equal),
-    (lambda x, y: x != y, np.not_equal), (lambda x, y: x < y, np.less),
-    (lambda x, y: x <= y, np.less_equal), (lambda x, y: x > y, np.greater),
-    (lambda x, y: x >= y, np.greater_equal),
-])
+@pytest.mark.parametrize(
+    "op, np_op",
+    [
+        (lambda x, y: x + y, np.add),
+        (lambda x, y: x - y, np.subtract),
+        (lambda x, y: x * y, np.multiply),
+        (lambda x, y: x / y, np.true_divide),
+        (lambda x, y: x // y, np.floor_divide),
+        (lambda x, y: x % y, np.remainder),
+        (lambda x, y: x**y, np.power),
+        (lambda x, y: x == y, np.equal),
+        (lambda x, y: x != y, np.not_equal),
+        (lambda x, y: x < y, np.less),
+        (lambda x, y: x <= y, np.less_equal),
+        (lambda x, y: x > y, np.greater),
+        (lambda x, y: x >= y, np.greater_equal),
+    ],
+)
 def test_operators_and_reflected_scalars(device, op, np_op):
     x = _t(np.abs(A) + 1, device)
     ref = np.abs(A) + 1
@@ -44,20 +62,30 @@ def test_operators_and_reflected_scalars(device, op, np_op):
     assert_close(op(2.0, x), np_op(np.float32(2.0), ref))
 
 
-@pytest.mark.parametrize("a_dt, other, want", [
-    (dt.int64, 2.5, dt.float32), (dt.int32, 3, dt.int32), (dt.uint8, 2, dt.uint8),
-    (dt.float16, 2.5, dt.float16), (dt.bool, True, dt.bool), (dt.bool, 2, dt.int64),
-    (dt.int8, dt.uint8, dt.int16), (dt.int64, dt.float16, dt.float16),
-    (dt.float32, dt.float64, dt.float64), (dt.bfloat16, dt.float16, dt.float32),
-    (dt.float32, 1j, dt.complex64),
-])
+@pytest.mark.parametrize(
+    "a_dt, other, want",
+    [
+        (dt.int64, 2.5, dt.float32),
+        (dt.int32, 3, dt.int32),
+        (dt.uint8, 2, dt.uint8),
+        (dt.float16, 2.5, dt.float16),
+        (dt.bool, True, dt.bool),
+        (dt.bool, 2, dt.int64),
+        (dt.int8, dt.uint8, dt.int16),
+        (dt.int64, dt.float16, dt.float16),
+        (dt.float32, dt.float64, dt.float64),
+        (dt.bfloat16, dt.float16, dt.float32),
+        (dt.float32, 1j, dt.complex64),
+    ],
+)
 def test_add_promotion(device, a_dt, other, want):
     x = cr.ones(3, dtype=a_dt, device=device)
     y = cr.ones(3, dtype=other, device=device) if isinstance(other, dt.DType) else other
     r = x + y
     assert r.dtype is want
-    exp = np.ones(3, want.np) + (np.ones(3, want.np) if isinstance(other, dt.DType)
-                                 else np.array(other).astype(want.np))
+    exp = np.ones(3, want.np) + (
+        np.ones(3, want.np) if isinstance(other, dt.DType) else np.array(other).astype(want.np)
+    )
     assert_close(r, exp.astype(want.np))
 
 
@@ -87,14 +115,29 @@ def test_broadcasting(device):
     assert_close(c, np.arange(3.0).reshape(3, 1) * np.arange(4.0))
 
 
-@pytest.mark.parametrize("name, np_fn", [
-    ("neg", np.negative), ("abs", np.abs), ("exp", np.exp), ("log", np.log),
-    ("log1p", np.log1p), ("sqrt", np.sqrt), ("rsqrt", lambda a: 1 / np.sqrt(a)),
-    ("sin", np.sin), ("cos", np.cos), ("tanh", np.tanh),
-    ("sigmoid", lambda a: 1 / (1 + np.exp(-a))), ("relu", lambda a: np.maximum(a, 0)),
-    ("silu", lambda a: a / (1 + np.exp(-a))), ("floor", np.floor), ("ceil", np.ceil),
-    ("round", np.rint), ("sign", np.sign), ("square", np.square),
-])
+@pytest.mark.parametrize(
+    "name, np_fn",
+    [
+        ("neg", np.negative),
+        ("abs", np.abs),
+        ("exp", np.exp),
+        ("log", np.log),
+        ("log1p", np.log1p),
+        ("sqrt", np.sqrt),
+        ("rsqrt", lambda a: 1 / np.sqrt(a)),
+        ("sin", np.sin),
+        ("cos", np.cos),
+        ("tanh", np.tanh),
+        ("sigmoid", lambda a: 1 / (1 + np.exp(-a))),
+        ("relu", lambda a: np.maximum(a, 0)),
+        ("silu", lambda a: a / (1 + np.exp(-a))),
+        ("floor", np.floor),
+        ("ceil", np.ceil),
+        ("round", np.rint),
+        ("sign", np.sign),
+        ("square", np.square),
+    ],
+)
 def test_unary(device, name, np_fn):
     a = np.abs(A) + 0.25 if name in ("log", "sqrt", "rsqrt", "log1p") else A
     r = getattr(ew, name)(_t(a, device))
@@ -109,7 +152,7 @@ def test_gelu(device):
     x = _t(A, device)
     erf = np.vectorize(math.erf)
     assert_close(ew.gelu(x), (0.5 * A * (1 + erf(A / np.sqrt(2)))).astype(np.float32))
-    t = 0.5 * A * (1 + np.tanh(np.sqrt(2 / np.pi) * (A + 0.044715 * A ** 3)))
+    t = 0.5 * A * (1 + np.tanh(np.sqrt(2 / np.pi) * (A + 0.044715 * A**3)))
     assert_close(ew.gelu(x, approximate="tanh"), t.astype(np.float32), rtol=1e-5)
 
 
@@ -191,8 +234,7 @@ def test_inplace_ops(device):
 
 def test_inplace_refuses_expanded_views(device):
     e = cr.zeros(1, 3, device=device).expand(4, 3)
-    for op in (lambda: e.add_(1), lambda: e.copy_(cr.ones(4, 3)),
-               lambda: e.__setitem__(0, 1.0)):
+    for op in (lambda: e.add_(1), lambda: e.copy_(cr.ones(4, 3)), lambda: e.__setitem__(0, 1.0)):
         with pytest.raises(RuntimeError, match="single memory location"):
             op()
     # torch allows fill_/zero_ there: every alias gets the same value

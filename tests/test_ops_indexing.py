@@ -16,26 +16,44 @@ def x(device):
     return cr.tensor(A, device=device)
 
 
-@pytest.mark.parametrize("idx", [
-    1, -1, (1, 2), (slice(None), 1), (Ellipsis, 0), (None, 0), (0, slice(1, None, 2), None),
-    (1, 2, 3), slice(0, 5),
-])
+@pytest.mark.parametrize(
+    "idx",
+    [
+        1,
+        -1,
+        (1, 2),
+        (slice(None), 1),
+        (Ellipsis, 0),
+        (None, 0),
+        (0, slice(1, None, 2), None),
+        (1, 2, 3),
+        slice(0, 5),
+    ],
+)
 def test_basic_indexing_is_a_view(x, idx):
     v = x[idx]
     assert_close(v, A[idx])
     assert v.untyped_storage() is x.untyped_storage()
 
 
-@pytest.mark.parametrize("make_idx, np_idx", [
-    (lambda d: cr.tensor([1, 0, 1], device=d), np.array([1, 0, 1])),
-    (lambda d: [0, 1], [0, 1]),
-    (lambda d: (slice(None), cr.tensor([2, 0])), (slice(None), np.array([2, 0]))),
-    (lambda d: (cr.tensor([0, 1]), cr.tensor([1, 2])), (np.array([0, 1]), np.array([1, 2]))),
-    (lambda d: (cr.tensor([0, 1]), slice(None), cr.tensor([1, 2])),
-     (np.array([0, 1]), slice(None), np.array([1, 2]))),
-    (lambda d: cr.tensor(A > 10, device=d), A > 10),
-    (lambda d: (0, cr.tensor([True, False, True], device=d)), (0, np.array([True, False, True]))),
-])
+@pytest.mark.parametrize(
+    "make_idx, np_idx",
+    [
+        (lambda d: cr.tensor([1, 0, 1], device=d), np.array([1, 0, 1])),
+        (lambda d: [0, 1], [0, 1]),
+        (lambda d: (slice(None), cr.tensor([2, 0])), (slice(None), np.array([2, 0]))),
+        (lambda d: (cr.tensor([0, 1]), cr.tensor([1, 2])), (np.array([0, 1]), np.array([1, 2]))),
+        (
+            lambda d: (cr.tensor([0, 1]), slice(None), cr.tensor([1, 2])),
+            (np.array([0, 1]), slice(None), np.array([1, 2])),
+        ),
+        (lambda d: cr.tensor(A > 10, device=d), A > 10),
+        (
+            lambda d: (0, cr.tensor([True, False, True], device=d)),
+            (0, np.array([True, False, True])),
+        ),
+    ],
+)
 def test_advanced_indexing_copies(x, make_idx, np_idx):
     r = x[make_idx(x.device)]
     assert_close(r, A[np_idx])
@@ -151,17 +169,23 @@ _T = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
 _I = np.array([0, 1, 1])
 
 
-@pytest.mark.parametrize("index, want, strides", [  # torch 2.13's strides for these results
-    (lambda d: cr.tensor([0, -1, 1], device=d), _T[[0, -1, 1]], (20, 5, 1)),
-    (lambda d: (slice(None), cr.tensor(_I, device=d)), _T[:, _I], (15, 5, 1)),
-    (lambda d: (slice(None), cr.tensor([[0, 2], [1, 1]], device=d)),
-     _T[:, np.array([[0, 2], [1, 1]])], (20, 10, 5, 1)),
-    (lambda d: (Ellipsis, cr.tensor([0, 1], device=d)), _T[..., [0, 1]], (8, 2, 1)),
-    (lambda d: (slice(1, None), cr.tensor([1, 0], device=d)), _T[1:, [1, 0]], (10, 5, 1)),
-    (lambda d: (0, slice(None), cr.tensor([1, 0], device=d)), _T[0][:, [1, 0]], (2, 1)),
-    (lambda d: (slice(None), cr.tensor([-1, -2], device=d)), _T[:, [-1, -2]], (10, 5, 1)),
-    (lambda d: cr.tensor(_T[:, 0, 0] > 10, device=d), _T[_T[:, 0, 0] > 10], (20, 5, 1)),
-])
+@pytest.mark.parametrize(
+    "index, want, strides",
+    [  # torch 2.13's strides for these results
+        (lambda d: cr.tensor([0, -1, 1], device=d), _T[[0, -1, 1]], (20, 5, 1)),
+        (lambda d: (slice(None), cr.tensor(_I, device=d)), _T[:, _I], (15, 5, 1)),
+        (
+            lambda d: (slice(None), cr.tensor([[0, 2], [1, 1]], device=d)),
+            _T[:, np.array([[0, 2], [1, 1]])],
+            (20, 10, 5, 1),
+        ),
+        (lambda d: (Ellipsis, cr.tensor([0, 1], device=d)), _T[..., [0, 1]], (8, 2, 1)),
+        (lambda d: (slice(1, None), cr.tensor([1, 0], device=d)), _T[1:, [1, 0]], (10, 5, 1)),
+        (lambda d: (0, slice(None), cr.tensor([1, 0], device=d)), _T[0][:, [1, 0]], (2, 1)),
+        (lambda d: (slice(None), cr.tensor([-1, -2], device=d)), _T[:, [-1, -2]], (10, 5, 1)),
+        (lambda d: cr.tensor(_T[:, 0, 0] > 10, device=d), _T[_T[:, 0, 0] > 10], (20, 5, 1)),
+    ],
+)
 def test_one_array_index_gives_torchs_c_contiguous_result(device, index, want, strides):
     """numpy lays x[:, i] out with the index dims outermost; torch (and now we) in C order."""
     r = cr.tensor(_T, device=device)[index(device)]
@@ -194,11 +218,18 @@ def test_nonzero_has_torchs_column_major_layout(device):
 def test_several_leading_index_arrays_broadcast_and_check_bounds(device):
     i, j, k = np.array([[1], [-3]]), np.array([[0, 3, 2]]), np.array([4, 0, 1])
     t = cr.tensor(_T, device=device)
-    for got, want in [(t[cr.tensor(i, device=device), cr.tensor(j, device=device)], _T[i, j]),
-                      (t[cr.tensor(i, device=device), cr.tensor(j, device=device), :],
-                       _T[i, j, :]),
-                      (t[cr.tensor(i, device=device), cr.tensor(j, device=device),
-                         cr.tensor(k, device=device)], _T[i, j, k])]:
+    for got, want in [
+        (t[cr.tensor(i, device=device), cr.tensor(j, device=device)], _T[i, j]),
+        (t[cr.tensor(i, device=device), cr.tensor(j, device=device), :], _T[i, j, :]),
+        (
+            t[
+                cr.tensor(i, device=device),
+                cr.tensor(j, device=device),
+                cr.tensor(k, device=device),
+            ],
+            _T[i, j, k],
+        ),
+    ]:
         assert_close(got, want)
         assert got.is_contiguous()
     with pytest.raises(IndexError, match="out of bounds"):

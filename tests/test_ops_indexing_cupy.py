@@ -21,9 +21,23 @@ def test_gather_and_scatter_multiply(device):
     assert z.tolist() == [[2.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
 
 
-@pytest.mark.parametrize("dtype", [dt.bool, dt.int8, dt.uint8, dt.int16, dt.int32, dt.int64,
-                                   dt.float16, dt.bfloat16, dt.float32, dt.float64,
-                                   dt.complex64], ids=lambda d: d.name)
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        dt.bool,
+        dt.int8,
+        dt.uint8,
+        dt.int16,
+        dt.int32,
+        dt.int64,
+        dt.float16,
+        dt.bfloat16,
+        dt.float32,
+        dt.float64,
+        dt.complex64,
+    ],
+    ids=lambda d: d.name,
+)
 def test_accumulate_in_every_dtype(device, dtype):
     idx = cr.tensor([1, 1, 3], device=device)
     x = cr.zeros(4, dtype=dtype, device=device)
@@ -47,7 +61,8 @@ def test_out_of_range_advanced_indices_raise(device):
     with pytest.raises(IndexError, match="out of bounds"):
         x[cr.tensor([-4], device=device)] = 1.0
     with pytest.raises(IndexError, match="out of bounds"):
-        x.index_put((cr.tensor([3], device=device),), cr.tensor([1.0], device=device),
-                    accumulate=True)
+        x.index_put(
+            (cr.tensor([3], device=device),), cr.tensor([1.0], device=device), accumulate=True
+        )
     assert x.tolist() == [0.0, 1.0, 2.0]  # nothing was written anywhere
     assert x[cr.tensor([-1, 0], device=device)].tolist() == [2.0, 0.0]  # negatives in range

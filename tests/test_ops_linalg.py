@@ -35,8 +35,14 @@ def test_matmul_int_and_half(device):
     h = cr.tensor(M, dtype=dt.float16, device=device)
     r = h @ cr.tensor(N, dtype=dt.float16, device=device)
     assert r.dtype is dt.float16
-    assert_close(r, (M.astype(np.float16).astype(np.float32) @ N.astype(np.float16).astype(
-        np.float32)).astype(np.float16), rtol=2e-3, atol=2e-3)
+    assert_close(
+        r,
+        (M.astype(np.float16).astype(np.float32) @ N.astype(np.float16).astype(np.float32)).astype(
+            np.float16
+        ),
+        rtol=2e-3,
+        atol=2e-3,
+    )
 
 
 def test_matmul_errors(device):

@@ -11,8 +11,9 @@ import gpu_tensor as gt
 
 
 @pytest.mark.parametrize("dtype", [gt.float16, gt.bfloat16], ids=["fp16", "bf16"])
-@pytest.mark.parametrize("shapes", [((16, 512), (512, 8)), ((2, 16, 512), (512, 8))],
-                         ids=["mm", "batched"])
+@pytest.mark.parametrize(
+    "shapes", [((16, 512), (512, 8)), ((2, 16, 512), (512, 8))], ids=["mm", "batched"]
+)
 def test_half_matmul_accumulates_in_float32(device, dtype, shapes):
     rng = np.random.default_rng(1)
     a = gt.tensor(rng.standard_normal(shapes[0]).astype(np.float32), device=device).to(dtype)
@@ -41,28 +42,30 @@ def test_bf16_products_on_cuda_go_to_cublas(monkeypatch):
     calls = []
     for name in ("gemmEx", "gemmStridedBatchedEx"):
         real = getattr(lib, name)
-        monkeypatch.setattr(lib, name, lambda *a, _real=real, _n=name: (calls.append((_n, a[1:3])),
-                                                                         _real(*a))[1])
+        monkeypatch.setattr(
+            lib, name, lambda *a, _real=real, _n=name: (calls.append((_n, a[1:3])), _real(*a))[1]
+        )
     rng = np.random.default_rng(2)
 
     def bf(*shape):
         return gt.tensor(rng.standard_normal(shape).astype(np.float32), device="cuda").to(
-            gt.bfloat16)
+            gt.bfloat16
+        )
 
     x, w, b3, c3 = bf(6, 32), bf(5, 32), bf(3, 6, 32), bf(3, 32, 4)
-    cases = [("x @ w.t()", lambda: x @ w.t(), ("gemmEx", (1, 0))),
-             ("w.t().t() @ x.t()", lambda: w @ x.t(), ("gemmEx", (1, 0))),
-             ("3-D @ 2-D", lambda: b3 @ w.t(), ("gemmEx", (1, 0))),
-             ("bmm", lambda: gt.bmm(b3, c3), ("gemmStridedBatchedEx", (0, 0))),
-             ("linear", lambda: gt.nn.functional.linear(x, w), ("gemmEx", (1, 0)))]
+    cases = [
+        ("x @ w.t()", lambda: x @ w.t(), ("gemmEx", (1, 0))),
+        ("w.t().t() @ x.t()", lambda: w @ x.t(), ("gemmEx", (1, 0))),
+        ("3-D @ 2-D", lambda: b3 @ w.t(), ("gemmEx", (1, 0))),
+        ("bmm", lambda: gt.bmm(b3, c3), ("gemmStridedBatchedEx", (0, 0))),
+        ("linear", lambda: gt.nn.functional.linear(x, w), ("gemmEx", (1, 0))),
+    ]
     for label, fn, call in cases:
         calls.clear()
         r = fn()
         assert calls == [call], label
         assert r.dtype is gt.bfloat16
     want = x.float().cpu().numpy() @ w.float().cpu().numpy().T  # fp32 products and sums
-    np.testing.assert_allclose((x @ w.t()).float().cpu().numpy(), want, rtol=2 ** -8,
-                               atol=1e-6)
+    np.testing.assert_allclose((x @ w.t()).float().cpu().numpy(), want, rtol=2**-8, atol=1e-6)
     want3 = b3.float().cpu().numpy() @ c3.float().cpu().numpy()
-    np.testing.assert_allclose(gt.bmm(b3, c3).float().cpu().numpy(), want3, rtol=2 ** -8,
-                               atol=1e-6)
+    np.testing.assert_allclose(gt.bmm(b3, c3).float().cpu().numpy(), want3, rtol=2**-8, atol=1e-6)

@@ -29,28 +29,46 @@ def _vec(fn):
 
 # name -> (gpu_tensor call, numpy reference, input)
 NUMPY_CASES = {
-    "asin": (lambda x: x.asin(), np.arcsin, A), "acos": (gt.acos, np.arccos, A),
-    "atan": (lambda x: x.arctan(), np.arctan, A), "sinh": (gt.sinh, np.sinh, A),
-    "cosh": (lambda x: x.cosh(), np.cosh, A), "tan": (gt.tan, np.tan, A),
-    "asinh": (gt.asinh, np.arcsinh, A), "acosh": (lambda x: x.acosh(), np.arccosh, P),
-    "atanh": (gt.atanh, np.arctanh, A), "log2": (gt.log2, np.log2, P),
-    "log10": (lambda x: x.log10(), np.log10, P), "expm1": (gt.expm1, np.expm1, A),
-    "exp2": (gt.exp2, np.exp2, A), "sinc": (gt.sinc, np.sinc, A),
-    "erf": (gt.erf, _vec(math.erf), A), "erfc": (lambda x: x.erfc(), _vec(math.erfc), A),
-    "lgamma": (gt.lgamma, _vec(math.lgamma), P), "deg2rad": (gt.deg2rad, np.deg2rad, A),
+    "asin": (lambda x: x.asin(), np.arcsin, A),
+    "acos": (gt.acos, np.arccos, A),
+    "atan": (lambda x: x.arctan(), np.arctan, A),
+    "sinh": (gt.sinh, np.sinh, A),
+    "cosh": (lambda x: x.cosh(), np.cosh, A),
+    "tan": (gt.tan, np.tan, A),
+    "asinh": (gt.asinh, np.arcsinh, A),
+    "acosh": (lambda x: x.acosh(), np.arccosh, P),
+    "atanh": (gt.atanh, np.arctanh, A),
+    "log2": (gt.log2, np.log2, P),
+    "log10": (lambda x: x.log10(), np.log10, P),
+    "expm1": (gt.expm1, np.expm1, A),
+    "exp2": (gt.exp2, np.exp2, A),
+    "sinc": (gt.sinc, np.sinc, A),
+    "erf": (gt.erf, _vec(math.erf), A),
+    "erfc": (lambda x: x.erfc(), _vec(math.erfc), A),
+    "lgamma": (gt.lgamma, _vec(math.lgamma), P),
+    "deg2rad": (gt.deg2rad, np.deg2rad, A),
     "frac": (gt.frac, lambda a: a - np.trunc(a), P * 3),
     "erfinv_roundtrip": (lambda x: x.erfinv().erf(), lambda a: a, A),
     # digamma is lgamma's derivative: compare with a central difference
-    "digamma": (gt.digamma, lambda a: (_vec(math.lgamma)(a.astype(np.float64) + 1e-6)
-                                       - _vec(math.lgamma)(a.astype(np.float64) - 1e-6))
-                / 2e-6, A + 0.05),
+    "digamma": (
+        gt.digamma,
+        lambda a: (
+            (
+                _vec(math.lgamma)(a.astype(np.float64) + 1e-6)
+                - _vec(math.lgamma)(a.astype(np.float64) - 1e-6)
+            )
+            / 2e-6
+        ),
+        A + 0.05,
+    ),
     "atan2": (lambda x: gt.atan2(x, x + 2), lambda a: np.arctan2(a, a + 2), A),
     "hypot": (lambda x: gt.hypot(x, x * 2), lambda a: np.hypot(a, a * 2), A),
     "logaddexp": (lambda x: gt.logaddexp(x, x * 3), lambda a: np.logaddexp(a, a * 3), A),
     "logaddexp2": (lambda x: x.logaddexp2(x * 3), lambda a: np.logaddexp2(a, a * 3), A),
     "xlogy": (lambda x: gt.xlogy(x, x + 2), lambda a: a * np.log(a + 2), A),
     "copysign": (lambda x: gt.copysign(x + 2, x), lambda a: np.copysign(a + 2, a), A),
-    "signbit": (gt.signbit, np.signbit, A), "sgn": (gt.sgn, np.sign, A),
+    "signbit": (gt.signbit, np.signbit, A),
+    "sgn": (gt.sgn, np.sign, A),
     "fmax": (lambda x: gt.fmax(x, -x), lambda a: np.fmax(a, -a), A),
     "sort": (lambda x: x.sort(1).values, lambda a: np.sort(a, 1), A),
     "sort_desc": (lambda x: x.sort(0, descending=True).values, lambda a: -np.sort(-a, 0), A),
@@ -61,31 +79,32 @@ NUMPY_CASES = {
     "quantile": (lambda x: x.quantile(0.3, dim=1), lambda a: np.quantile(a, 0.3, axis=1), A),
     "unique": (gt.unique, np.unique, INTS),
     "cummax": (lambda x: x.cummax(1).values, lambda a: np.maximum.accumulate(a, 1), A),
-    "det": (gt.det, np.linalg.det, M), "inverse": (lambda x: x.inverse(), np.linalg.inv, M),
+    "det": (gt.det, np.linalg.det, M),
+    "inverse": (lambda x: x.inverse(), np.linalg.inv, M),
     "solve": (lambda x: gt.linalg.solve(x, x[0]), lambda a: np.linalg.solve(a, a[0]), M),
     "svdvals": (lambda x: x.svd().S, lambda a: np.linalg.svd(a, compute_uv=False), M),
     "slogdet": (lambda x: x.slogdet().logabsdet, lambda a: np.linalg.slogdet(a)[1], M),
     "pinverse": (lambda x: x.pinverse(), np.linalg.pinv, A),
     "matrix_power": (lambda x: x.matrix_power(3), lambda a: np.linalg.matrix_power(a, 3), M),
-    "trace": (lambda x: x.trace(), np.trace, M), "tril": (gt.tril, np.tril, A),
+    "trace": (lambda x: x.trace(), np.trace, M),
+    "tril": (gt.tril, np.tril, A),
     "triu": (lambda x: x.triu(1), lambda a: np.triu(a, 1), A),
     "diag": (lambda x: gt.diag(x[0], -1), lambda a: np.diag(a[0], -1), A),
     "diag2": (lambda x: x.diag(1), lambda a: np.diag(a, 1), A),
     "addmm": (lambda x: gt.addmm(x, x, x, beta=0.5, alpha=2), lambda a: 0.5 * a + 2 * a @ a, M),
-    "cross": (lambda x: gt.cross(x, x.flip(0), dim=1),
-              lambda a: np.cross(a, a[::-1], axis=1), M),
+    "cross": (lambda x: gt.cross(x, x.flip(0), dim=1), lambda a: np.cross(a, a[::-1], axis=1), M),
     "kron": (lambda x: gt.kron(x[:2, :2], x), lambda a: np.kron(a[:2, :2], a), M),
     "inner": (lambda x: gt.inner(x, x), lambda a: np.inner(a, a), A),
-    "repeat_interleave": (lambda x: x.repeat_interleave(2, dim=0),
-                          lambda a: np.repeat(a, 2, 0), A),
+    "repeat_interleave": (lambda x: x.repeat_interleave(2, dim=0), lambda a: np.repeat(a, 2, 0), A),
     "diff": (lambda x: x.diff(n=2), lambda a: np.diff(a, 2), A),
-    "rot90": (lambda x: x.rot90(), np.rot90, A), "fliplr": (gt.fliplr, np.fliplr, A),
+    "rot90": (lambda x: x.rot90(), np.rot90, A),
+    "fliplr": (gt.fliplr, np.fliplr, A),
     "bincount": (lambda x: gt.bincount(x.reshape(-1)), lambda a: np.bincount(a.ravel()), INTS),
     "nansum": (lambda x: x.nansum(1), lambda a: np.nansum(a, 1), AN),
     "nanmean": (lambda x: x.nanmean(0), lambda a: np.nanmean(a, 0), AN),
-    "cov": (gt.cov, np.cov, A), "corrcoef": (gt.corrcoef, np.corrcoef, A),
-    "logcumsumexp": (lambda x: x.logcumsumexp(1),
-                     lambda a: np.log(np.cumsum(np.exp(a), 1)), A),
+    "cov": (gt.cov, np.cov, A),
+    "corrcoef": (gt.corrcoef, np.corrcoef, A),
+    "logcumsumexp": (lambda x: x.logcumsumexp(1), lambda a: np.log(np.cumsum(np.exp(a), 1)), A),
     "left_shift": (lambda x: x.bitwise_left_shift(2), lambda a: a << 2, INTS),
     "gcd": (lambda x: gt.gcd(x, x + 2), lambda a: np.gcd(a, a + 2), INTS),
     "angle": (gt.angle, np.angle, A),
@@ -99,8 +118,9 @@ def test_matches_numpy(device, name):
     fn, ref, x = NUMPY_CASES[name]
     got = _np(fn(gt.tensor(x, device=device)))
     want = ref(x)
-    np.testing.assert_allclose(got.astype(np.float64), np.asarray(want, np.float64),
-                               rtol=2e-5, atol=2e-6, err_msg=name)
+    np.testing.assert_allclose(
+        got.astype(np.float64), np.asarray(want, np.float64), rtol=2e-5, atol=2e-6, err_msg=name
+    )
 
 
 def test_integer_inputs_give_the_default_float(device):
@@ -125,8 +145,9 @@ def test_median_is_the_lower_middle(device):
 
 
 def test_unique_inverse_and_counts(device):
-    u, inv, cnt = gt.unique(gt.tensor([3, 1, 3, 2], device=device), return_inverse=True,
-                            return_counts=True)
+    u, inv, cnt = gt.unique(
+        gt.tensor([3, 1, 3, 2], device=device), return_inverse=True, return_counts=True
+    )
     assert _np(u).tolist() == [1, 2, 3] and _np(inv).tolist() == [2, 0, 2, 1]
     assert _np(cnt).tolist() == [1, 1, 2]
 
@@ -148,8 +169,11 @@ def test_index_writes(device):
     y.index_copy_(0, gt.tensor([3, 1], device=device), gt.tensor([7.0, 8.0], device=device))
     assert _np(y).tolist() == [0, 8, 0, 7]
     z = gt.zeros(2, 2, device=device)
-    z.index_put_((gt.tensor([0, 0], device=device), gt.tensor([1, 1], device=device)),
-                 gt.tensor(1.0, device=device), accumulate=True)
+    z.index_put_(
+        (gt.tensor([0, 0], device=device), gt.tensor([1, 1], device=device)),
+        gt.tensor(1.0, device=device),
+        accumulate=True,
+    )
     assert _np(z).tolist() == [[0, 2], [0, 0]]
     m = gt.tensor([[True, False], [False, True]], device=device)
     r = z.masked_scatter(m, gt.tensor([5.0, 6.0, 7.0], device=device))
@@ -230,51 +254,87 @@ def torch():
 
 # name -> (call with m = gpu_tensor or torch, inputs): torch parity where torch is installed
 TORCH_CASES = {
-    "erfinv": (lambda m, x: x.erfinv(), A), "digamma": (lambda m, x: x.digamma(), A),
-    "i0": (lambda m, x: m.i0(x), A), "logit": (lambda m, x: x.abs().logit(), A),
+    "erfinv": (lambda m, x: x.erfinv(), A),
+    "digamma": (lambda m, x: x.digamma(), A),
+    "i0": (lambda m, x: m.i0(x), A),
+    "logit": (lambda m, x: x.abs().logit(), A),
     "nextafter": (lambda m, x: m.nextafter(x, x + 1), A),
     "float_power": (lambda m, x: m.float_power(x, 2), A),
-    "sort": (lambda m, x: x.sort(0, descending=True), A), "topk": (lambda m, x: x.topk(2, 0), A),
-    "flip varargs": (lambda m, x: x.flip(0, 1), A), "flip list": (lambda m, x: x.flip([1]), A),
-    "median_dim": (lambda m, x: x.median(1), A), "nanmedian": (lambda m, x: x.nanmedian(), A),
-    "quantile": (lambda m, x: x.quantile(m.tensor([0.2, 0.9], device=x.device), dim=1,
-                                         keepdim=True), A),
+    "sort": (lambda m, x: x.sort(0, descending=True), A),
+    "topk": (lambda m, x: x.topk(2, 0), A),
+    "flip varargs": (lambda m, x: x.flip(0, 1), A),
+    "flip list": (lambda m, x: x.flip([1]), A),
+    "median_dim": (lambda m, x: x.median(1), A),
+    "nanmedian": (lambda m, x: x.nanmedian(), A),
+    "quantile": (
+        lambda m, x: x.quantile(m.tensor([0.2, 0.9], device=x.device), dim=1, keepdim=True),
+        A,
+    ),
     "nanquantile": (lambda m, x: x.nanquantile(0.5, dim=0), A),
-    "mode": (lambda m, x: x.mode(1), INTS), "cummin": (lambda m, x: x.cummin(0), INTS),
-    "unique_consecutive": (lambda m, x: m.unique_consecutive(
-        x, return_counts=True, return_inverse=True), INTS),
-    "qr": (lambda m, x: m.linalg.qr(x), M), "cholesky": (lambda m, x: m.linalg.cholesky(x @ x.t()), M),
-    "matrix_exp": (lambda m, x: x.matrix_exp(), M), "logdet": (lambda m, x: x.logdet(), M),
-    "matrix_norm": (lambda m, x: [m.linalg.matrix_norm(x, o) for o in
-                                  ("fro", "nuc", 2, 1, -1, float("inf"))], M),
-    "diag_embed": (lambda m, x: m.diag_embed(x), A), "diagflat": (lambda m, x: m.diagflat(x[:2]), A),
+    "mode": (lambda m, x: x.mode(1), INTS),
+    "cummin": (lambda m, x: x.cummin(0), INTS),
+    "unique_consecutive": (
+        lambda m, x: m.unique_consecutive(x, return_counts=True, return_inverse=True),
+        INTS,
+    ),
+    "qr": (lambda m, x: m.linalg.qr(x), M),
+    "cholesky": (lambda m, x: m.linalg.cholesky(x @ x.t()), M),
+    "matrix_exp": (lambda m, x: x.matrix_exp(), M),
+    "logdet": (lambda m, x: x.logdet(), M),
+    "matrix_norm": (
+        lambda m, x: [m.linalg.matrix_norm(x, o) for o in ("fro", "nuc", 2, 1, -1, float("inf"))],
+        M,
+    ),
+    "diag_embed": (lambda m, x: m.diag_embed(x), A),
+    "diagflat": (lambda m, x: m.diagflat(x[:2]), A),
     "baddbmm": (lambda m, x: m.baddbmm(x, x[None], x[None]), M),
     "addcdiv": (lambda m, x: x.addcdiv(x, x + 2, value=0.5), A),
-    "scatter_reduce": (lambda m, x: x.scatter_reduce(
-        0, m.tensor([[0, 1, 0, 1]], device=x.device), x[:1] * 10, "mean",
-        include_self=False), A),
+    "scatter_reduce": (
+        lambda m, x: x.scatter_reduce(
+            0, m.tensor([[0, 1, 0, 1]], device=x.device), x[:1] * 10, "mean", include_self=False
+        ),
+        A,
+    ),
     "take_along_dim": (lambda m, x: m.take_along_dim(x, x.argsort(1), 1), A),
     "repeat_interleave": (lambda m, x: m.repeat_interleave(m.tensor([1, 0, 2])), A),
-    "slice_scatter": (lambda m, x: m.slice_scatter(x, m.zeros(3, 2, device=x.device), 1, 0,
-                                                   4, 2), A),
+    "slice_scatter": (
+        lambda m, x: m.slice_scatter(x, m.zeros(3, 2, device=x.device), 1, 0, 4, 2),
+        A,
+    ),
     "fill_diagonal_": (lambda m, x: x.clone().fill_diagonal_(5.0), A),
-    "histc": (lambda m, x: x.histc(5), A), "aminmax": (lambda m, x: x.aminmax(dim=1), A),
-    "renorm": (lambda m, x: x.renorm(2, 0, 1.0), A), "frexp": (lambda m, x: x.frexp(), A),
-    "softmax": (lambda m, x: x.softmax(1), A), "log_softmax": (lambda m, x: x.log_softmax(0), A),
+    "histc": (lambda m, x: x.histc(5), A),
+    "aminmax": (lambda m, x: x.aminmax(dim=1), A),
+    "renorm": (lambda m, x: x.renorm(2, 0, 1.0), A),
+    "frexp": (lambda m, x: x.frexp(), A),
+    "softmax": (lambda m, x: x.softmax(1), A),
+    "log_softmax": (lambda m, x: x.log_softmax(0), A),
     "hardshrink": (lambda m, x: x.hardshrink(0.3), A),
     "heaviside": (lambda m, x: m.heaviside(x, m.tensor(0.5, device=x.device)), A),
     "polygamma": (lambda m, x: [(x + 1).polygamma(n) for n in (1, 2, 3)], A),
     "mvlgamma": (lambda m, x: (x + 2).mvlgamma(3), A),
     "diagonal_scatter": (lambda m, x: m.diagonal_scatter(x, x[0, :3] * 0 - 1, 1), A),
-    "index_reduce": (lambda m, x: x.index_reduce(0, m.tensor([0, 2, 0], device=x.device),
-                                                 x + 1, "amax", include_self=False), A),
-    "prelu": (lambda m, x: m.prelu(x.reshape(1, 3, 4), m.tensor([0.1, 0.2, 0.3],
-                                                                device=x.device)), A),
-    "as_strided_scatter": (lambda m, x: m.as_strided_scatter(
-        x, m.ones(2, device=x.device), (2,), (2,)), A),
-    "triangular_solve": (lambda m, x: (x[:, :3] + m.eye(3, device=x.device) * 3)
-                         .triangular_solve(x[:, :3].triu() + m.eye(3, device=x.device) * 2,
-                                           upper=True).solution, A),
+    "index_reduce": (
+        lambda m, x: x.index_reduce(
+            0, m.tensor([0, 2, 0], device=x.device), x + 1, "amax", include_self=False
+        ),
+        A,
+    ),
+    "prelu": (
+        lambda m, x: m.prelu(x.reshape(1, 3, 4), m.tensor([0.1, 0.2, 0.3], device=x.device)),
+        A,
+    ),
+    "as_strided_scatter": (
+        lambda m, x: m.as_strided_scatter(x, m.ones(2, device=x.device), (2,), (2,)),
+        A,
+    ),
+    "triangular_solve": (
+        lambda m, x: (
+            (x[:, :3] + m.eye(3, device=x.device) * 3)
+            .triangular_solve(x[:, :3].triu() + m.eye(3, device=x.device) * 2, upper=True)
+            .solution
+        ),
+        A,
+    ),
 }
 
 
@@ -286,8 +346,9 @@ def _same(name, got, want):
         return
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], name
     assert tuple(got.shape) == tuple(want.shape), name
-    np.testing.assert_allclose(_np(got), want.detach().numpy(), rtol=1e-4, atol=1e-5,
-                               equal_nan=True, err_msg=name)
+    np.testing.assert_allclose(
+        _np(got), want.detach().numpy(), rtol=1e-4, atol=1e-5, equal_nan=True, err_msg=name
+    )
 
 
 @pytest.mark.parametrize("name", sorted(TORCH_CASES))
@@ -299,27 +360,41 @@ def test_matches_torch(torch, device, name):
 
 # bad input: torch's error class, a message naming the problem (never numpy's own words)
 BAD = {
-    "solve_shapes": (lambda d: gt.linalg.solve(gt.eye(3, device=d), gt.ones(4, device=d)),
-                     RuntimeError, "incompatible shapes"),
+    "solve_shapes": (
+        lambda d: gt.linalg.solve(gt.eye(3, device=d), gt.ones(4, device=d)),
+        RuntimeError,
+        "incompatible shapes",
+    ),
     "histc_bins": (lambda d: gt.ones(3, device=d).histc(0), RuntimeError, "bins"),
-    "rot90_dims": (lambda d: gt.ones(2, 2, device=d).rot90(1, (0, 0)), RuntimeError,
-                   "different"),
-    "nonzero_static": (lambda d: gt.ones(2, device=d).nonzero_static(size=-1), RuntimeError,
-                       "non-negative"),
+    "rot90_dims": (lambda d: gt.ones(2, 2, device=d).rot90(1, (0, 0)), RuntimeError, "different"),
+    "nonzero_static": (
+        lambda d: gt.ones(2, device=d).nonzero_static(size=-1),
+        RuntimeError,
+        "non-negative",
+    ),
     "searchsorted": (lambda d: gt.searchsorted(gt.ones(3, device=d), "a"), TypeError, "input"),
     "cov_3d": (lambda d: gt.ones(2, 2, 2, device=d).cov(), RuntimeError, "two or fewer"),
     "kron_int": (lambda d: gt.kron(gt.ones(2, device=d), 3), TypeError, "Tensors"),
-    "scatter_reduce_oob": (lambda d: gt.ones(3, 4, device=d).scatter_reduce(
-        0, gt.tensor([[9, 0, 0, 0]], device=d), gt.ones(3, 4, device=d), "amax"),
-        RuntimeError, "out of bounds"),
-    "index_fill_oob": (lambda d: gt.ones(3, 4, device=d).index_fill(
-        1, gt.tensor([9], device=d), 0.0), IndexError, "out of range"),
+    "scatter_reduce_oob": (
+        lambda d: gt.ones(3, 4, device=d).scatter_reduce(
+            0, gt.tensor([[9, 0, 0, 0]], device=d), gt.ones(3, 4, device=d), "amax"
+        ),
+        RuntimeError,
+        "out of bounds",
+    ),
+    "index_fill_oob": (
+        lambda d: gt.ones(3, 4, device=d).index_fill(1, gt.tensor([9], device=d), 0.0),
+        IndexError,
+        "out of range",
+    ),
     "topk_k": (lambda d: gt.ones(3, device=d).topk(4), RuntimeError, "k out of range"),
     "quantile_q": (lambda d: gt.ones(3, device=d).quantile(2.0), RuntimeError, r"\[0, 1\]"),
-    "cholesky": (lambda d: gt.linalg.cholesky(-gt.eye(2, device=d)), RuntimeError,
-                 "positive"),
-    "multinomial": (lambda d: gt.multinomial(gt.ones(2, 2, 2, device=d), 1), RuntimeError,
-                    "1 or 2 dim"),
+    "cholesky": (lambda d: gt.linalg.cholesky(-gt.eye(2, device=d)), RuntimeError, "positive"),
+    "multinomial": (
+        lambda d: gt.multinomial(gt.ones(2, 2, 2, device=d), 1),
+        RuntimeError,
+        "1 or 2 dim",
+    ),
 }
 
 

@@ -8,9 +8,13 @@ from gpu_tensor import creation as cr
 from gpu_tensor.ops import reduction as rd
 from gpu_tensor.testing import assert_close
 
-A = np.array([[[3.0, -1.0, 2.0, 0.5], [7.0, 4.0, -6.0, 1.0], [0.0, 2.0, 8.0, -3.0]],
-              [[1.0, 1.0, -2.0, 9.0], [5.0, -4.0, 6.0, 2.0], [3.5, 2.5, -8.0, 0.0]]],
-             np.float32)
+A = np.array(
+    [
+        [[3.0, -1.0, 2.0, 0.5], [7.0, 4.0, -6.0, 1.0], [0.0, 2.0, 8.0, -3.0]],
+        [[1.0, 1.0, -2.0, 9.0], [5.0, -4.0, 6.0, 2.0], [3.5, 2.5, -8.0, 0.0]],
+    ],
+    np.float32,
+)
 
 
 @pytest.fixture
@@ -20,10 +24,16 @@ def x(device):
 
 @pytest.mark.parametrize("dim", [None, 0, 1, -1, (0, 2), [1, 2]])
 @pytest.mark.parametrize("keepdim", [False, True])
-@pytest.mark.parametrize("name, np_fn", [
-    ("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("amax", np.max),
-    ("amin", np.min),
-])
+@pytest.mark.parametrize(
+    "name, np_fn",
+    [
+        ("sum", np.sum),
+        ("mean", np.mean),
+        ("prod", np.prod),
+        ("amax", np.max),
+        ("amin", np.min),
+    ],
+)
 def test_reductions_match_numpy(x, name, np_fn, dim, keepdim):
     axis = tuple(dim) if isinstance(dim, list) else dim
     if name in ("amax", "amin") and dim is None:
@@ -85,8 +95,11 @@ def test_norm(x):
     assert_close(x.norm(), np.float32(np.linalg.norm(A)), rtol=1e-5)
     assert_close(x.norm(p=1, dim=2), np.abs(A).sum(2), rtol=1e-5)
     assert_close(x.norm(p=float("inf")), np.float32(np.abs(A).max()))
-    assert_close(x.norm(p=3, dim=(0, 1), keepdim=True),
-                 (np.abs(A) ** 3).sum((0, 1), keepdims=True) ** (1 / 3), rtol=1e-5)
+    assert_close(
+        x.norm(p=3, dim=(0, 1), keepdim=True),
+        (np.abs(A) ** 3).sum((0, 1), keepdims=True) ** (1 / 3),
+        rtol=1e-5,
+    )
 
 
 def test_cumsum_logsumexp(x):

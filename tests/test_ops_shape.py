@@ -48,17 +48,25 @@ def test_new_factories(device):
 @pytest.mark.parametrize("source", ["transposed", "sliced", "expanded"])
 def test_roll_and_repeat_are_c_contiguous_copies_of_any_source(device, source):
     base = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
-    make = {"transposed": lambda t: t.transpose(0, 2), "sliced": lambda t: t[:, 1:, ::2],
-            "expanded": lambda t: t[:1].expand(3, 4, 5)}[source]
-    view = {"transposed": base.transpose(2, 1, 0), "sliced": base[:, 1:, ::2],
-            "expanded": np.broadcast_to(base[:1], (3, 4, 5))}[source]
+    make = {
+        "transposed": lambda t: t.transpose(0, 2),
+        "sliced": lambda t: t[:, 1:, ::2],
+        "expanded": lambda t: t[:1].expand(3, 4, 5),
+    }[source]
+    view = {
+        "transposed": base.transpose(2, 1, 0),
+        "sliced": base[:, 1:, ::2],
+        "expanded": np.broadcast_to(base[:1], (3, 4, 5)),
+    }[source]
     x = make(cr.tensor(base, device=device))
-    for got, want in [(x.roll(1, 0), np.roll(view, 1, 0)),
-                      (x.roll((2, -1), (0, 2)), np.roll(view, (2, -1), (0, 2))),
-                      (x.roll(-7), np.roll(view, -7)),
-                      (x.repeat(2, 1, 3), np.tile(view, (2, 1, 3))),
-                      (x.repeat(2, 1, 1, 1), np.tile(view, (2, 1, 1, 1))),
-                      (x.tile((2,)), np.tile(view, (1, 1, 2)))]:
+    for got, want in [
+        (x.roll(1, 0), np.roll(view, 1, 0)),
+        (x.roll((2, -1), (0, 2)), np.roll(view, (2, -1), (0, 2))),
+        (x.roll(-7), np.roll(view, -7)),
+        (x.repeat(2, 1, 3), np.tile(view, (2, 1, 3))),
+        (x.repeat(2, 1, 1, 1), np.tile(view, (2, 1, 1, 1))),
+        (x.tile((2,)), np.tile(view, (1, 1, 2))),
+    ]:
         assert_close(got, want)
         assert got.is_contiguous()
     with pytest.raises(IndexError, match="no dimensions"):

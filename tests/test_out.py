@@ -15,8 +15,7 @@ import gpu_tensor as gt
 # (name, call(gt_module, out) -> result): every family that takes out=
 CASES = [
     ("add", lambda t, o: t.add(t.tensor([1.0, 2.0]), t.tensor([3.0, 4.0]), out=o)),
-    ("add_alpha", lambda t, o: t.add(t.tensor([1.0, 2.0]), t.tensor([3.0, 4.0]), alpha=2,
-                                     out=o)),
+    ("add_alpha", lambda t, o: t.add(t.tensor([1.0, 2.0]), t.tensor([3.0, 4.0]), alpha=2, out=o)),
     ("sub", lambda t, o: t.sub(t.tensor([1.0, 2.0]), 1.5, out=o)),
     ("mul", lambda t, o: t.mul(t.tensor([1.0, 2.0]), t.tensor([3.0, 4.0]), out=o)),
     ("div", lambda t, o: t.div(t.tensor([1.0, 2.0]), t.tensor([4.0, 8.0]), out=o)),
@@ -28,8 +27,12 @@ CASES = [
     ("asin", lambda t, o: t.asin(t.tensor([0.0, 0.5]), out=o)),
     ("log2", lambda t, o: t.log2(t.tensor([1.0, 8.0]), out=o)),
     ("clamp", lambda t, o: t.clamp(t.tensor([-1.0, 3.0]), 0.0, 1.0, out=o)),
-    ("where", lambda t, o: t.where(t.tensor([True, False]), t.tensor([1.0, 2.0]),
-                                   t.tensor([3.0, 4.0]), out=o)),
+    (
+        "where",
+        lambda t, o: t.where(
+            t.tensor([True, False]), t.tensor([1.0, 2.0]), t.tensor([3.0, 4.0]), out=o
+        ),
+    ),
     ("matmul", lambda t, o: t.matmul(t.ones(2, 3), t.ones(3, 2), out=o)),
     ("mm", lambda t, o: t.mm(t.ones(2, 3), t.ones(3, 4), out=o)),
     ("bmm", lambda t, o: t.bmm(t.ones(2, 2, 3), t.ones(2, 3, 1), out=o)),
@@ -76,12 +79,16 @@ def _call_on(fn, device, out):
 _RESIZED = ("add", "add_alpha", "sub", "matmul", "mm", "sum", "exp", "cat")
 
 
-@pytest.mark.parametrize("name,fn", [c for c in CASES if c[0] in _RESIZED],
-                         ids=[c[0] for c in CASES if c[0] in _RESIZED])
+@pytest.mark.parametrize(
+    "name,fn", [c for c in CASES if c[0] in _RESIZED], ids=[c[0] for c in CASES if c[0] in _RESIZED]
+)
 def test_out_with_elements_resizes_with_torch_warning(name, fn):
     out = gt.empty(7)
-    with pytest.warns(UserWarning, match=r"An output with one or more elements was resized "
-                                         r"since it had shape \[7\]"):
+    with pytest.warns(
+        UserWarning,
+        match=r"An output with one or more elements was resized "
+        r"since it had shape \[7\]",
+    ):
         r = fn(gt, out)
     assert r is out and out.shape == fn(gt, None).shape
 
@@ -110,11 +117,27 @@ def test_result_casts_into_a_wider_out():
     np.testing.assert_array_equal(_np(z), [1.0, 1.0])
 
 
-@pytest.mark.parametrize("result,out_dtype,words", [
-    (lambda o: gt.add(gt.ones(2), gt.ones(2), out=o), gt.int64, "Float can't be cast to the desired output type Long"),
-    (lambda o: gt.add(gt.tensor([1, 2]), 1, out=o), gt.bool, "Long can't be cast to the desired output type Bool"),
-    (lambda o: gt.add(gt.ones(2), 1j, out=o), gt.float32, "ComplexFloat can't be cast to the desired output type Float"),
-], ids=["float-into-long", "long-into-bool", "complex-into-float"])
+@pytest.mark.parametrize(
+    "result,out_dtype,words",
+    [
+        (
+            lambda o: gt.add(gt.ones(2), gt.ones(2), out=o),
+            gt.int64,
+            "Float can't be cast to the desired output type Long",
+        ),
+        (
+            lambda o: gt.add(gt.tensor([1, 2]), 1, out=o),
+            gt.bool,
+            "Long can't be cast to the desired output type Bool",
+        ),
+        (
+            lambda o: gt.add(gt.ones(2), 1j, out=o),
+            gt.float32,
+            "ComplexFloat can't be cast to the desired output type Float",
+        ),
+    ],
+    ids=["float-into-long", "long-into-bool", "complex-into-float"],
+)
 def test_can_cast_rule(result, out_dtype, words):
     with pytest.raises(RuntimeError, match=words):
         result(gt.empty(2, dtype=out_dtype))
@@ -162,8 +185,11 @@ def test_creation_defaults_to_out_dtype_and_device(device):
     assert r.shape == (3,) and r.device.type == device and (0 <= _np(r)).all()
     assert gt.randn(2, 2, out=gt.empty(0, device=device)).shape == (2, 2)
     assert gt.empty(5, out=gt.empty(0, device=device)).shape == (5,)
-    with pytest.raises(RuntimeError, match=r"dtype Double does not match dtype of out "
-                                           r"parameter \(Long\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"dtype Double does not match dtype of out "
+        r"parameter \(Long\)",
+    ):
         gt.zeros(2, dtype=gt.float64, out=gt.empty(0, dtype=gt.int64))
 
 
@@ -172,16 +198,26 @@ def test_out_on_another_device_names_both():
         gt.add(gt.ones(2), gt.ones(2), out=gt.empty(2, device="cuda"))
 
 
-@pytest.mark.parametrize("call", [
-    lambda x, o: gt.add(x, 1.0, out=o), lambda x, o: gt.mul(x, x, out=o),
-    lambda x, o: gt.exp(x, out=o), lambda x, o: gt.sum(x, 0, out=o),
-    lambda x, o: gt.matmul(x[None], x[:, None], out=o), lambda x, o: gt.cat([x], out=o),
-], ids=["add", "mul", "exp", "sum", "matmul", "cat"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, o: gt.add(x, 1.0, out=o),
+        lambda x, o: gt.mul(x, x, out=o),
+        lambda x, o: gt.exp(x, out=o),
+        lambda x, o: gt.sum(x, 0, out=o),
+        lambda x, o: gt.matmul(x[None], x[:, None], out=o),
+        lambda x, o: gt.cat([x], out=o),
+    ],
+    ids=["add", "mul", "exp", "sum", "matmul", "cat"],
+)
 def test_out_refuses_autograd(call):
     x = gt.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"out=\.\.\. arguments don't support automatic "
-                                           r"differentiation, but one of the arguments "
-                                           r"requires grad"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"out=\.\.\. arguments don't support automatic "
+        r"differentiation, but one of the arguments "
+        r"requires grad",
+    ):
         call(x, gt.empty(0))
     with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
         call(gt.ones(2), gt.empty(0, requires_grad=True))
@@ -193,17 +229,28 @@ def test_out_refuses_autograd(call):
 @pytest.mark.parametrize("op", [gt.add, gt.mul, gt.exp, gt.sum, gt.matmul])
 def test_non_tensor_out_is_a_type_error(op):
     args = (gt.ones(2, 2),) if op in (gt.exp, gt.sum) else (gt.ones(2, 2), gt.ones(2, 2))
-    with pytest.raises(TypeError, match=rf"^{op.__name__}\(\): argument 'out' must be Tensor, "
-                                        r"not list"):
+    with pytest.raises(
+        TypeError,
+        match=rf"^{op.__name__}\(\): argument 'out' must be Tensor, "
+        r"not list",
+    ):
         op(*args, out=[1])
 
 
 def test_unknown_keyword_names_the_public_function():
     x = gt.ones(2)
-    for op, args in ((gt.mul, (x, x)), (gt.add, (x, x)), (gt.exp, (x,)),
-                     (gt.matmul, (x, x)), (gt.sum, (x,))):
-        with pytest.raises(TypeError, match=rf"^{op.__name__}\(\) got an unexpected keyword "
-                                            r"argument 'foo'"):
+    for op, args in (
+        (gt.mul, (x, x)),
+        (gt.add, (x, x)),
+        (gt.exp, (x,)),
+        (gt.matmul, (x, x)),
+        (gt.sum, (x,)),
+    ):
+        with pytest.raises(
+            TypeError,
+            match=rf"^{op.__name__}\(\) got an unexpected keyword "
+            r"argument 'foo'",
+        ):
             op(*args, foo=1)
     with pytest.raises(TypeError, match=r"^float\(\) got an unexpected keyword"):
         x.float(foo=1)
@@ -212,8 +259,12 @@ def test_unknown_keyword_names_the_public_function():
 def test_no_public_function_has_an_internal_name():
     """Python's own TypeErrors print __qualname__: no `_b.<locals>.f` may reach users."""
     bad = []
-    for owner, label in ((gt, "gt"), (gt.Tensor, "Tensor"), (gt.linalg, "gt.linalg"),
-                         (gt.nn.functional, "gt.nn.functional")):
+    for owner, label in (
+        (gt, "gt"),
+        (gt.Tensor, "Tensor"),
+        (gt.linalg, "gt.linalg"),
+        (gt.nn.functional, "gt.nn.functional"),
+    ):
         for name in dir(owner):
             f = getattr(owner, name, None)
             if inspect.isfunction(f) and "<locals>" in f.__qualname__:
@@ -229,6 +280,7 @@ def test_signatures_show_out_as_keyword_only():
 
 # -- parity with torch ------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name,fn", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("out_dtype", ["float64", "int64", "float32"])
 def test_matches_torch(name, fn, out_dtype):
@@ -242,11 +294,21 @@ def test_matches_torch(name, fn, out_dtype):
             results.append(type(exc))
         else:
             assert r is out
-            results.append((str(out.dtype).split(".")[-1], tuple(out.shape),
-                            out.detach().cpu().numpy().tolist()))
-    assert results[1] == results[0] if not isinstance(results[0], tuple) else \
-        (results[1][:2] == results[0][:2]
-         and np.allclose(results[1][2], results[0][2], rtol=1e-5)), results
+            results.append(
+                (
+                    str(out.dtype).split(".")[-1],
+                    tuple(out.shape),
+                    out.detach().cpu().numpy().tolist(),
+                )
+            )
+    assert (
+        results[1] == results[0]
+        if not isinstance(results[0], tuple)
+        else (
+            results[1][:2] == results[0][:2]
+            and np.allclose(results[1][2], results[0][2], rtol=1e-5)
+        )
+    ), results
 
 
 def test_resize_warning_matches_torch():

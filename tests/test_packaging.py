@@ -15,12 +15,15 @@ SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setup
 
 
 def test_every_package_of_the_tree_is_listed():
-    on_disk = {".".join(p.parent.relative_to(ROOT).parts)
-               for p in (ROOT / "gpu_tensor").rglob("__init__.py")}
+    on_disk = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for p in (ROOT / "gpu_tensor").rglob("__init__.py")
+    }
     listed = set(SETUPTOOLS["packages"])
     assert listed == on_disk | {"gpu_tensor._kernels"}, (
         "pyproject.toml [tool.setuptools] packages must list every package "
-        f"(missing: {sorted(on_disk - listed)}, stale: {sorted(listed - on_disk - {'gpu_tensor._kernels'})})")
+        f"(missing: {sorted(on_disk - listed)}, stale: {sorted(listed - on_disk - {'gpu_tensor._kernels'})})"
+    )
 
 
 def test_every_kernel_source_ships_in_the_wheel():
@@ -40,8 +43,9 @@ def test_cuda_extras_bring_nvrtc_and_headers_and_one_cupy():
 
     import tomllib
 
-    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())[
-        "project"]["optional-dependencies"]
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
     c12, c13 = " ".join(extras["cuda12"]), " ".join(extras["cuda13"])
     assert "cupy-cuda12x" in c12 and "nvidia-cuda-nvrtc-cu12" in c12
     assert "nvidia-cuda-runtime-cu12" in c12  # include/cuda_fp16.h, cuda_bf16.h

@@ -12,8 +12,10 @@ import pytest
 
 from gpu_tensor.kernel import emulate
 
-pytestmark = [pytest.mark.sim,
-              pytest.mark.skipif(emulate.compiler() is None, reason="the simulator needs g++")]
+pytestmark = [
+    pytest.mark.sim,
+    pytest.mark.skipif(emulate.compiler() is None, reason="the simulator needs g++"),
+]
 
 SCRIPT = textwrap.dedent("""
     import threading
@@ -36,6 +38,7 @@ SCRIPT = textwrap.dedent("""
 def test_pinned_block_freed_in_another_thread_waits_for_its_copy():
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TENSOR")}
     env.update(GPU_TENSOR_FALLBACK="sim", CUPY_CUDA_PER_THREAD_DEFAULT_STREAM="1")
-    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
-                       timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600
+    )
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]

@@ -59,7 +59,8 @@ def _star(path: Path) -> set[str]:
     exported = None
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
-                getattr(t, "id", None) == "__all__" for t in node.targets):
+            getattr(t, "id", None) == "__all__" for t in node.targets
+        ):
             try:
                 exported = ast.literal_eval(node.value)
             except ValueError:
@@ -76,7 +77,8 @@ def test_every_public_name_is_statically_bound():
     hidden = sorted(set(gt.__all__) - bound)
     assert not hidden, (
         f"{len(hidden)} names of gt.__all__ are bound only at run time (globals().update or "
-        f"a computed __all__): {hidden}; import them by name in gpu_tensor/__init__.py")
+        f"a computed __all__): {hidden}; import them by name in gpu_tensor/__init__.py"
+    )
 
 
 def test_all_has_no_duplicates_and_every_name_exists():

@@ -27,7 +27,7 @@ import gpu_tensor
 
 PROGRAMS = {}
 
-PROGRAMS["tensor_basics"] = '''
+PROGRAMS["tensor_basics"] = """
 device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"  # environment
 data = [[1, 2], [3, 4]]
 x_data = torch.tensor(data)
@@ -71,9 +71,9 @@ clamped = v.clamp(0.2, 0.8)
 flat = stacked.flatten()
 u = flat.unsqueeze(0).expand(3, -1).contiguous()
 chunks = torch.chunk(u, 2, dim=1)
-'''
+"""
 
-PROGRAMS["autograd"] = '''
+PROGRAMS["autograd"] = """
 x = torch.ones(5)
 y = torch.zeros(3)
 w = torch.linspace(-1, 1, 15).reshape(5, 3).requires_grad_()
@@ -103,9 +103,9 @@ s = torch.tensor([0.5, -0.25], requires_grad=True)
 r = (s.asin() + s.erf() * s.sinh() + torch.atan2(s, s + 2)).sum()
 r.backward()
 g_special = s.grad
-'''
+"""
 
-PROGRAMS["linear_regression"] = '''
+PROGRAMS["linear_regression"] = """
 x = torch.linspace(-math.pi, math.pi, 200, dtype=torch.float64)
 y = torch.sin(x)
 a = torch.tensor(0.1, dtype=torch.float64, requires_grad=True)
@@ -129,9 +129,9 @@ for t in range(300):
 final_loss = loss.item()
 print(f"Result: y = {a.item():.4f} + {b.item():.4f} x + {c.item():.4f} x^2 + {d.item():.4f} x^3")
 assert final_loss < 100
-'''
+"""
 
-PROGRAMS["softmax_classifier"] = '''
+PROGRAMS["softmax_classifier"] = """
 features = torch.tensor([[1.0, 2.0], [2.0, 1.0], [-1.0, -2.0], [-2.0, -1.0], [0.5, 1.5], [-1.5, -0.5]])
 labels = torch.tensor([0, 0, 1, 1, 0, 1])
 W = torch.zeros(2, 2, requires_grad=True)
@@ -152,9 +152,9 @@ accuracy = (pred == labels).float().mean().item()
 assert accuracy == 1.0
 top = probs.topk(1, dim=1)
 order = probs[:, 0].sort(descending=True)
-'''
+"""
 
-PROGRAMS["ops_tour"] = '''
+PROGRAMS["ops_tour"] = """
 m = torch.tensor([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]], dtype=torch.float64)
 rhs = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
 sol = torch.linalg.solve(m, rhs)
@@ -191,9 +191,9 @@ try:
     err = None
 except RuntimeError:
     err = "RuntimeError"
-'''
+"""
 
-PROGRAMS["in_place_and_views"] = '''
+PROGRAMS["in_place_and_views"] = """
 base = torch.arange(6.0)
 view = base.view(2, 3)
 view[0, 0] = 100.0
@@ -223,9 +223,9 @@ clone = tril_inplace.clone()
 clone[0, 0] = -5
 untouched = tril_inplace[0, 0].item()
 assert untouched == 1.0
-'''
+"""
 
-PROGRAMS["sparse_recommender"] = '''
+PROGRAMS["sparse_recommender"] = """
 user_ids = torch.tensor([0, 0, 1, 2, 2, 2])
 item_ids = torch.tensor([1, 3, 0, 1, 2, 3])
 ratings = torch.tensor([5.0, 3.0, 4.0, 2.0, 1.0, 4.0])
@@ -251,9 +251,9 @@ back = dense.to_sparse()
 same = torch.equal(back.to_dense(), dense)
 assert same
 is_sp = R.is_sparse and not dense.is_sparse
-'''
+"""
 
-PROGRAMS["legacy_and_devices"] = '''
+PROGRAMS["legacy_and_devices"] = """
 v = torch.autograd.Variable(torch.ones(2), requires_grad=True)
 out = (v * 4).sum()
 out.backward()
@@ -276,7 +276,7 @@ picked = torch.multinomial(probs, 2)  # random
 coin = torch.bernoulli(torch.full((4,), 0.5))  # random
 uniform = torch.empty(4).uniform_(-1, 1)  # random
 in_range = bool(((uniform >= -1) & (uniform < 1)).all())
-'''
+"""
 
 
 # -- the runner ------------------------------------------------------------------------------
@@ -293,7 +293,7 @@ def _statements(src):
     accelerator found) are compared by type and shape only."""
     lines = src.strip("\n").splitlines()
     for stmt in ast.parse(src.strip("\n")).body:
-        text = "\n".join(lines[stmt.lineno - 1:stmt.end_lineno])
+        text = "\n".join(lines[stmt.lineno - 1 : stmt.end_lineno])
         yield stmt, text, text.rstrip().endswith(("# random", "# environment"))
 
 
@@ -341,11 +341,15 @@ def _same(a, b, loose):
             return False
         if loose:
             return True
-        return np.allclose(a.detach().cpu().numpy(), b.detach().cpu().numpy(), rtol=1e-4,
-                           atol=1e-5, equal_nan=True)
+        return np.allclose(
+            a.detach().cpu().numpy(), b.detach().cpu().numpy(), rtol=1e-4, atol=1e-5, equal_nan=True
+        )
     if isinstance(b, (tuple, list)):
-        return isinstance(a, (tuple, list)) and len(a) == len(b) and all(
-            _same(x, y, loose) for x, y in zip(a, b, strict=True))
+        return (
+            isinstance(a, (tuple, list))
+            and len(a) == len(b)
+            and all(_same(x, y, loose) for x, y in zip(a, b, strict=True))
+        )
     if type(b).__name__ in ("dtype", "device", "layout", "Size"):
         return str(a).replace("gpu_tensor.", "torch.") == str(b)
     if isinstance(b, (bool, int, float, complex, str, type(None))):
@@ -394,9 +398,12 @@ def test_programs_match_torch():
             total += 1
             matched += ok
             if not ok:
-                misses.append(f"{name}: {text!r} (ours: {err_a or out_a!r}, torch: "
-                              f"{err_b or out_b!r})")
+                misses.append(
+                    f"{name}: {text!r} (ours: {err_a or out_a!r}, torch: {err_b or out_b!r})"
+                )
     rate = matched / total
-    print(f"\n{matched}/{total} statements match torch ({rate:.1%})"
-          + "".join("\n  miss: " + m for m in misses))
+    print(
+        f"\n{matched}/{total} statements match torch ({rate:.1%})"
+        + "".join("\n  miss: " + m for m in misses)
+    )
     assert rate >= 0.99, "\n".join(misses)

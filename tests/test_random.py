@@ -36,14 +36,17 @@ def test_generator_is_independent_and_restorable(device):
         g.set_state(gt.tensor([1, 2, 3], dtype=gt.uint8))
 
 
-@pytest.mark.parametrize("name, args, mean, var", [
-    ("normal_", (2.0, 3.0), 2.0, 9.0),
-    ("uniform_", (-1.0, 3.0), 1.0, 16 / 12),
-    ("exponential_", (2.0,), 0.5, 0.25),
-    ("bernoulli_", (0.3,), 0.3, 0.21),
-    ("geometric_", (0.5,), 2.0, 2.0),
-    ("log_normal_", (0.0, 0.5), np.exp(0.125), (np.exp(0.25) - 1) * np.exp(0.25)),
-])
+@pytest.mark.parametrize(
+    "name, args, mean, var",
+    [
+        ("normal_", (2.0, 3.0), 2.0, 9.0),
+        ("uniform_", (-1.0, 3.0), 1.0, 16 / 12),
+        ("exponential_", (2.0,), 0.5, 0.25),
+        ("bernoulli_", (0.3,), 0.3, 0.21),
+        ("geometric_", (0.5,), 2.0, 2.0),
+        ("log_normal_", (0.0, 0.5), np.exp(0.125), (np.exp(0.25) - 1) * np.exp(0.25)),
+    ],
+)
 def test_sampler_moments(device, name, args, mean, var):
     gt.manual_seed(0)
     x = getattr(gt.empty(N, dtype=gt.float64, device=device), name)(*args)

@@ -15,25 +15,28 @@ import gpu_tensor as gt
 X = gt.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
 
 
-@pytest.mark.parametrize("call,name,fields", [
-    (lambda: gt.max(X, 0), "max", ("values", "indices")),
-    (lambda: X.min(1), "min", ("values", "indices")),
-    (lambda: X.sort(), "sort", ("values", "indices")),
-    (lambda: X.topk(2), "topk", ("values", "indices")),
-    (lambda: X.kthvalue(1), "kthvalue", ("values", "indices")),
-    (lambda: X.median(1), "median", ("values", "indices")),
-    (lambda: X.mode(1), "mode", ("values", "indices")),
-    (lambda: X.nanmedian(1), "nanmedian", ("values", "indices")),
-    (lambda: X.cummax(1), "cummax", ("values", "indices")),
-    (lambda: gt.aminmax(X), "aminmax", ("min", "max")),
-    (lambda: gt.frexp(X), "frexp", ("mantissa", "exponent")),
-    (lambda: gt.svd(X), "svd", ("U", "S", "V")),
-    (lambda: gt.linalg.svd(X), "linalg_svd", ("U", "S", "Vh")),
-    (lambda: gt.linalg.qr(X), "linalg_qr", ("Q", "R")),
-    (lambda: gt.linalg.eigh(X @ X.T), "linalg_eigh", ("eigenvalues", "eigenvectors")),
-    (lambda: gt.linalg.slogdet(X @ X.T), "linalg_slogdet", ("sign", "logabsdet")),
-    (lambda: gt.slogdet(X @ X.T), "slogdet", ("sign", "logabsdet")),
-])
+@pytest.mark.parametrize(
+    "call,name,fields",
+    [
+        (lambda: gt.max(X, 0), "max", ("values", "indices")),
+        (lambda: X.min(1), "min", ("values", "indices")),
+        (lambda: X.sort(), "sort", ("values", "indices")),
+        (lambda: X.topk(2), "topk", ("values", "indices")),
+        (lambda: X.kthvalue(1), "kthvalue", ("values", "indices")),
+        (lambda: X.median(1), "median", ("values", "indices")),
+        (lambda: X.mode(1), "mode", ("values", "indices")),
+        (lambda: X.nanmedian(1), "nanmedian", ("values", "indices")),
+        (lambda: X.cummax(1), "cummax", ("values", "indices")),
+        (lambda: gt.aminmax(X), "aminmax", ("min", "max")),
+        (lambda: gt.frexp(X), "frexp", ("mantissa", "exponent")),
+        (lambda: gt.svd(X), "svd", ("U", "S", "V")),
+        (lambda: gt.linalg.svd(X), "linalg_svd", ("U", "S", "Vh")),
+        (lambda: gt.linalg.qr(X), "linalg_qr", ("Q", "R")),
+        (lambda: gt.linalg.eigh(X @ X.T), "linalg_eigh", ("eigenvalues", "eigenvectors")),
+        (lambda: gt.linalg.slogdet(X @ X.T), "linalg_slogdet", ("sign", "logabsdet")),
+        (lambda: gt.slogdet(X @ X.T), "slogdet", ("sign", "logabsdet")),
+    ],
+)
 def test_named_tuple_types(call, name, fields):
     r = call()
     assert type(r) is getattr(gt.return_types, name) and isinstance(r, tuple)
@@ -46,7 +49,8 @@ def test_named_tuple_types(call, name, fields):
 def test_repr_recorded_from_torch():
     # torch 2.13: repr(torch.sort(torch.tensor([3, 1, 2])))
     assert repr(gt.sort(gt.tensor([3, 1, 2]))) == (
-        "gpu_tensor.return_types.sort(\nvalues=tensor([1, 2, 3]),\nindices=tensor([1, 2, 0]))")
+        "gpu_tensor.return_types.sort(\nvalues=tensor([1, 2, 3]),\nindices=tensor([1, 2, 0]))"
+    )
     r = gt.return_types.max((gt.tensor(1.0), gt.tensor(2)))  # from one sequence, as torch
     assert repr(r) == "gpu_tensor.return_types.max(\nvalues=tensor(1.),\nindices=tensor(2))"
 

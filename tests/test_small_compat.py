@@ -67,8 +67,13 @@ def test_functional_module_and_backends():
     assert gt.functional.einsum is gt.einsum and gt.functional.split is gt.split
     assert gt.functional.meshgrid is gt.meshgrid
     cudnn = gt.backends.cudnn
-    assert (cudnn.is_available(), cudnn.version(), cudnn.enabled, cudnn.benchmark,
-            cudnn.deterministic) == (False, None, True, False, False)  # torch 2.13 cpu build
+    assert (
+        cudnn.is_available(),
+        cudnn.version(),
+        cudnn.enabled,
+        cudnn.benchmark,
+        cudnn.deterministic,
+    ) == (False, None, True, False, False)  # torch 2.13 cpu build
     cudnn.benchmark = True
     try:
         assert gt.backends.cudnn.benchmark is True
@@ -99,8 +104,9 @@ def test_torch_functional_helpers_match_numpy():
         want = np.meshgrid(a, b, indexing=indexing)
         for g, w in zip(got, want, strict=True):
             np.testing.assert_array_equal(g.numpy(), w)
-    np.testing.assert_array_equal(gt.cartesian_prod(gt.tensor(a), gt.tensor(b)).numpy(),
-                                  [[x, y] for x in a for y in b])
+    np.testing.assert_array_equal(
+        gt.cartesian_prod(gt.tensor(a), gt.tensor(b)).numpy(), [[x, y] for x in a for y in b]
+    )
     m = np.arange(6.0).reshape(2, 3)
     bd = gt.block_diag(gt.tensor(m), gt.tensor(b)).numpy()
     want = np.zeros((3, 5))
@@ -111,7 +117,8 @@ def test_torch_functional_helpers_match_numpy():
     x, y = np.arange(24.0).reshape(2, 3, 4), np.arange(12.0).reshape(4, 3)
     np.testing.assert_array_equal(
         gt.tensordot(gt.tensor(x), gt.tensor(y), ([1, 2], [1, 0])).numpy(),
-        np.tensordot(x, y, ([1, 2], [1, 0])))
+        np.tensordot(x, y, ([1, 2], [1, 0])),
+    )
     rows, cols = gt.unravel_index(gt.tensor([4, 1, -1]), (2, 3))
     assert rows.tolist() == [1, 0, 1] and cols.tolist() == [1, 1, 2]
     assert gt.broadcast_shapes((2, 1), (3,), 1) == (2, 3)

@@ -84,10 +84,12 @@ def test_repr_follows_torch():
         "tensor(indices=tensor([[0, 1, 1],\n"
         "                       [2, 0, 2]]),\n"
         "       values=tensor([4., 4., 5.]),\n"
-        "       size=(2, 3), nnz=3, layout=gpu_tensor.sparse_coo)")
+        "       size=(2, 3), nnz=3, layout=gpu_tensor.sparse_coo)"
+    )
     d = gt.sparse_coo_tensor([[0]], [1.0], (2,), dtype=gt.float64, requires_grad=True)
-    assert repr(d).endswith("nnz=1, dtype=gpu_tensor.float64, layout=gpu_tensor.sparse_coo,"
-                            "\n       requires_grad=True)")
+    assert repr(d).endswith(
+        "nnz=1, dtype=gpu_tensor.float64, layout=gpu_tensor.sparse_coo,\n       requires_grad=True)"
+    )
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # torch: "sparse invariant checks"

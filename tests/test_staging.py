@@ -86,8 +86,10 @@ CASES = [
     ("strided-1d", lambda r: r.standard_normal(200_000)[::7]),
     ("negative", lambda r: r.integers(-9, 9, (300, 211), dtype=np.int16)[::-1, ::-2]),
     ("transpose", lambda r: r.standard_normal((257, 129)).astype(np.float32).T),
-    ("permute-3d", lambda r: r.integers(0, 1 << 30, (17, 33, 65), dtype=np.int64)
-     .transpose(2, 0, 1)[1:]),
+    (
+        "permute-3d",
+        lambda r: r.integers(0, 1 << 30, (17, 33, 65), dtype=np.int64).transpose(2, 0, 1)[1:],
+    ),
     ("complex", lambda r: (r.standard_normal(5001) + 1j).astype(np.complex64)[::3]),
     ("bool", lambda r: r.integers(0, 2, (123, 457)).astype(bool)[:, 1:]),
     ("tiny", lambda r: np.arange(3, dtype=np.float64)),
@@ -105,9 +107,9 @@ def test_h2d_then_d2h_byte_exact(small_chunks, name, make):
     _staging.stage_h2d(src, _addr(device), engine, pool, engine.memcpy)
     src[...] = 0  # the source is ours again the moment the call returns
     engine.synchronize()
-    got = device[:src.nbytes].view(src.dtype).reshape(src.shape)
+    got = device[: src.nbytes].view(src.dtype).reshape(src.shape)
     assert got.tobytes() == expected.tobytes()
-    assert (device[src.nbytes:] == 0xAB).all(), "wrote past the end"
+    assert (device[src.nbytes :] == 0xAB).all(), "wrote past the end"
     # back into a strided pageable destination
     big = np.zeros((2 * max(src.shape[0], 1),) + src.shape[1:], src.dtype)
     dst = big[::2][: src.shape[0]] if src.ndim else big

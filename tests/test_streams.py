@@ -15,7 +15,8 @@ try:
     from gpu_tensor.testing import requires_real_cuda
 except ImportError:  # the core's marker not there yet
     requires_real_cuda = pytest.mark.skipif(
-        not real_cuda_available(), reason="needs a real CUDA GPU (none on this machine)")
+        not real_cuda_available(), reason="needs a real CUDA GPU (none on this machine)"
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -112,8 +113,10 @@ def test_elapsed_time_needs_timing_and_records():
         c.elapsed_time(d)
 
 
-@pytest.mark.skipif(not cuda_is_emulated() and real_cuda_available(),
-                    reason="host time between records: emulated semantics only")
+@pytest.mark.skipif(
+    not cuda_is_emulated() and real_cuda_available(),
+    reason="host time between records: emulated semantics only",
+)
 def test_emulated_elapsed_time_is_host_time():
     start, end = Event(enable_timing=True), Event(enable_timing=True)
     start.record()

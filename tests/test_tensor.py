@@ -51,10 +51,14 @@ def test_repr_like_torch(device):
     assert repr(cr.tensor([1, 2], device=device)) == f"tensor([1, 2]{suffix})"
     assert repr(cr.tensor([0.5, 1.25], device="cpu")) == "tensor([0.5000, 1.2500])"
     assert repr(cr.tensor([1.0], dtype=dt.float64, device="cpu")) == (
-        "tensor([1.], dtype=gpu_tensor.float64)")
+        "tensor([1.], dtype=gpu_tensor.float64)"
+    )
     assert repr(cr.tensor([[True, False]], device="cpu")) == "tensor([[ True, False]])"
     assert repr(cr.tensor(3, device="cpu")) == "tensor(3)"
-    assert repr(cr.zeros(2, requires_grad=True, device="cpu")) == "tensor([0., 0.], requires_grad=True)"
+    assert (
+        repr(cr.zeros(2, requires_grad=True, device="cpu"))
+        == "tensor([0., 0.], requires_grad=True)"
+    )
     assert "dtype=gpu_tensor.int32" in repr(cr.zeros(0, 2, dtype=dt.int32))
 
 
@@ -93,7 +97,7 @@ def test_to_moves_and_casts(device):
     assert z.dtype is dt.int32 and z.device == y.device and z.tolist() == [1, 2]
     w = x.to(device, dt.float64)
     assert w.dtype is dt.float64 and w.device.type == device
-    assert x.to(y) .device == y.device
+    assert x.to(y).device == y.device
     assert x.to(dtype=dt.float16, device=device).dtype is dt.float16
     c = x.to("cpu", copy=True)
     assert c.data_ptr() != x.data_ptr()

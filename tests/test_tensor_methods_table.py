@@ -34,5 +34,14 @@ def test_every_attribute_outside_the_class_body_is_a_row():
     for name, value in rows.items():
         assert Tensor.__dict__[name] is value, name
     assert len(rows) > 550  # the whole table, the op modules' breadth included
-    assert {"hypot", "nansum", "det", "index_add", "frexp", "hypot_", "greater",
-            "fill_diagonal_", "is_sparse"} <= set(rows)
+    assert {
+        "hypot",
+        "nansum",
+        "det",
+        "index_add",
+        "frexp",
+        "hypot_",
+        "greater",
+        "fill_diagonal_",
+        "is_sparse",
+    } <= set(rows)

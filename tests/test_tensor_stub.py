@@ -12,7 +12,8 @@ from gpu_tensor import _tensor_stub
 
 def test_stub_is_current():
     assert _tensor_stub.STUB.read_text() == _tensor_stub.render(), (
-        "gpu_tensor/_tensor.pyi is stale: run `python -m gpu_tensor._tensor_stub`")
+        "gpu_tensor/_tensor.pyi is stale: run `python -m gpu_tensor._tensor_stub`"
+    )
 
 
 def test_stub_names_every_attribute_of_tensor():
@@ -58,7 +59,8 @@ def test_at_least_nine_in_ten_methods_have_a_real_return_type():
     typed = len(methods) - len(untyped)
     assert typed >= 0.9 * len(methods), (
         f"only {typed} of {len(methods)} Tensor methods in _tensor.pyi have a return type; "
-        f"annotate the functions behind these rows: {untyped}")
+        f"annotate the functions behind these rows: {untyped}"
+    )
 
 
 def test_return_types_say_what_the_methods_return():
@@ -95,8 +97,7 @@ def test_the_stub_parses_as_a_module_whose_names_resolve():
     used = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.arg, ast.AnnAssign)):
-            for ann in ([node.returns] if isinstance(node, ast.FunctionDef) else
-                        [node.annotation]):
+            for ann in [node.returns] if isinstance(node, ast.FunctionDef) else [node.annotation]:
                 if ann is not None:
                     used |= {n.id for n in ast.walk(ann) if isinstance(n, ast.Name)}
     assert used <= bound, used - bound

@@ -21,29 +21,52 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip(
-    "torch", reason="torch is not installed: the PyTorch parity tests need it as the reference")
+    "torch", reason="torch is not installed: the PyTorch parity tests need it as the reference"
+)
 
 # Both libraries warn on some edge inputs (torch: deprecated .T on non-2-D, std with no degrees
 # of freedom; numpy under gpu_tensor: empty means, complex->real casts). What is compared here
 # is results and exception classes, not warnings.
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::RuntimeWarning",
-                                        "ignore::numpy.exceptions.ComplexWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::UserWarning", "ignore::RuntimeWarning", "ignore::numpy.exceptions.ComplexWarning"
+)
 
 # ---------------------------------------------------------------------------------------------
 # gpu_tensor's public names, gathered from the submodules' __all__ (the same names the package
 # re-exports as gt.<name>; gathering them here keeps this file independent of that step).
-_MODULES = ["gpu_tensor.dtype", "gpu_tensor.device", "gpu_tensor.creation",
-            "gpu_tensor.ops.elementwise", "gpu_tensor.ops.reduction", "gpu_tensor.ops.indexing",
-            "gpu_tensor.ops.join", "gpu_tensor.ops.shape", "gpu_tensor.ops.linalg",
-            "gpu_tensor._layout", "gpu_tensor._tensor"]
+_MODULES = [
+    "gpu_tensor.dtype",
+    "gpu_tensor.device",
+    "gpu_tensor.creation",
+    "gpu_tensor.ops.elementwise",
+    "gpu_tensor.ops.reduction",
+    "gpu_tensor.ops.indexing",
+    "gpu_tensor.ops.join",
+    "gpu_tensor.ops.shape",
+    "gpu_tensor.ops.linalg",
+    "gpu_tensor._layout",
+    "gpu_tensor._tensor",
+]
 G = types.SimpleNamespace()
 for _m in _MODULES:
     _mod = importlib.import_module(_m)
     for _n in _mod.__all__:
         setattr(G, _n, getattr(_mod, _n))
 
-DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-          "float32", "float64", "complex64", "complex128"]
+DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 INTS = ["uint8", "int8", "int16", "int32", "int64"]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 COMPLEX = ["complex64", "complex128"]
@@ -131,16 +154,22 @@ def outcome(fn, *args):
 
 
 def _tol(name):
-    return {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2), "float32": (2e-5, 1e-5),
-            "complex64": (2e-5, 1e-5)}.get(name, (1e-9, 1e-12))
+    return {
+        "float16": (2e-3, 2e-3),
+        "bfloat16": (1.6e-2, 1.6e-2),
+        "float32": (2e-5, 1e-5),
+        "complex64": (2e-5, 1e-5),
+    }.get(name, (1e-9, 1e-12))
 
 
 def diff(g, t, *, check_stride=False, tol_scale=1.0) -> str | None:
     """None when gpu_tensor result g matches torch result t, else a short description."""
     if isinstance(t, (tuple, list)):
         if not isinstance(g, (tuple, list)) or len(g) != len(t):
-            return f"gt {type(g).__name__}{getattr(g, '__len__', lambda: '?')()} vs torch " \
-                   f"{type(t).__name__}{len(t)}"
+            return (
+                f"gt {type(g).__name__}{getattr(g, '__len__', lambda: '?')()} vs torch "
+                f"{type(t).__name__}{len(t)}"
+            )
         for i, (a, b) in enumerate(zip(g, t, strict=True)):
             d = diff(a, b, check_stride=check_stride, tol_scale=tol_scale)
             if d:
@@ -171,8 +200,10 @@ def compare(gfn, tfn, **kw) -> str | None:
     gk, gv = outcome(gfn)
     tk, tv = outcome(tfn)
     if gk != tk:
-        return f"gt {gk}:{gv if gk == 'err' else type(gv).__name__} vs torch " \
-               f"{tk}:{tv if tk == 'err' else type(tv).__name__}"
+        return (
+            f"gt {gk}:{gv if gk == 'err' else type(gv).__name__} vs torch "
+            f"{tk}:{tv if tk == 'err' else type(tv).__name__}"
+        )
     if gk == "err":
         return None if gv == tv else f"error class gt {gv} vs torch {tv}"
     return diff(gv, tv, **kw)
@@ -203,8 +234,19 @@ def xfail_if(known: dict, key, *values):
 # Binary ops: dtype promotion for every pair of dtypes x {tensor, 0-dim tensor, Python scalar}.
 
 SCALARS = {"bool": True, "int": 3, "float": 2.5, "complex": 1.5 - 2j}
-KINDS = ["tensor", "0dim", "0dim_left", "bool", "int", "float", "complex",
-         "rint", "rfloat", "0d_int", "0d_float"]
+KINDS = [
+    "tensor",
+    "0dim",
+    "0dim_left",
+    "bool",
+    "int",
+    "float",
+    "complex",
+    "rint",
+    "rfloat",
+    "0d_int",
+    "0d_float",
+]
 
 
 def _where(c, a, b, lib):
@@ -219,25 +261,44 @@ BINARY = {
     "div": (lambda a, b: G.div(a, b), lambda a, b: torch.div(a, b), True, False),
     "floor_divide": (lambda a, b: a // b, lambda a, b: a // b, True, False),
     "remainder": (lambda a, b: a % b, lambda a, b: a % b, True, False),
-    "pow": (lambda a, b: a ** b, lambda a, b: a ** b, False, True),
+    "pow": (lambda a, b: a**b, lambda a, b: a**b, False, True),
     "eq": (lambda a, b: a == b, lambda a, b: a == b, False, False),
     "lt": (lambda a, b: a < b, lambda a, b: a < b, False, False),
     "ge": (lambda a, b: a >= b, lambda a, b: a >= b, False, False),
     "maximum": (lambda a, b: G.maximum(a, b), lambda a, b: torch.maximum(a, b), False, False),
     "bitwise_and": (lambda a, b: a & b, lambda a, b: a & b, False, False),
-    "bitwise_or": (lambda a, b: G.bitwise_or(a, b), lambda a, b: torch.bitwise_or(a, b),
-                   False, False),
+    "bitwise_or": (
+        lambda a, b: G.bitwise_or(a, b),
+        lambda a, b: torch.bitwise_or(a, b),
+        False,
+        False,
+    ),
     "bitwise_xor": (lambda a, b: a ^ b, lambda a, b: a ^ b, False, False),
-    "logical_and": (lambda a, b: G.logical_and(a, b), lambda a, b: torch.logical_and(a, b),
-                    False, False),
-    "where": (lambda a, b, c=None: G.where(G.gt(a if c is None else c, 0) if False else _GC[0],
-                                           a, b),
-              lambda a, b: torch.where(_TC[0], a, b), False, False),
+    "logical_and": (
+        lambda a, b: G.logical_and(a, b),
+        lambda a, b: torch.logical_and(a, b),
+        False,
+        False,
+    ),
+    "where": (
+        lambda a, b, c=None: G.where(G.gt(a if c is None else c, 0) if False else _GC[0], a, b),
+        lambda a, b: torch.where(_TC[0], a, b),
+        False,
+        False,
+    ),
     "clamp": (lambda a, b: G.clamp(a, min=b), lambda a, b: torch.clamp(a, min=b), False, False),
-    "div_trunc": (lambda a, b: G.div(a, b, rounding_mode="trunc"),
-                  lambda a, b: torch.div(a, b, rounding_mode="trunc"), True, False),
-    "div_floor": (lambda a, b: G.div(a, b, rounding_mode="floor"),
-                  lambda a, b: torch.div(a, b, rounding_mode="floor"), True, False),
+    "div_trunc": (
+        lambda a, b: G.div(a, b, rounding_mode="trunc"),
+        lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+        True,
+        False,
+    ),
+    "div_floor": (
+        lambda a, b: G.div(a, b, rounding_mode="floor"),
+        lambda a, b: torch.div(a, b, rounding_mode="floor"),
+        True,
+        False,
+    ),
 }
 _GC, _TC = [None], [None]  # where()'s condition, set per case (same values in both libraries)
 
@@ -264,8 +325,11 @@ def _chalf(d1, d2, kind):
     """float16 with a complex operand gives torch's complex32, a dtype gpu_tensor does not
     have (not in the issue's dtype list): no parity to check there."""
     other = "complex64" if kind == "complex" else d2
-    return {d1, other} & {"float16"} and (other in COMPLEX or d1 in COMPLEX) and \
-        (kind in ("0dim", "0dim_left", "complex") or False)
+    return (
+        {d1, other} & {"float16"}
+        and (other in COMPLEX or d1 in COMPLEX)
+        and (kind in ("0dim", "0dim_left", "complex") or False)
+    )
 
 
 def _binary_cases(op, kind, d1):
@@ -327,15 +391,28 @@ def grouped(known_fn, groups):
         for k in keys:
             reason = known_fn(*k)
             if reason:
-                params.append(pytest.param([k], id="-".join(map(str, k)),
-                                           marks=pytest.mark.xfail(strict=True, reason=reason)))
+                params.append(
+                    pytest.param(
+                        [k],
+                        id="-".join(map(str, k)),
+                        marks=pytest.mark.xfail(strict=True, reason=reason),
+                    )
+                )
     return params
 
 
-@pytest.mark.parametrize("keys", grouped(known_binary, {
-    f"{op}-{d1}": [(op, kind, d1) for kind in KINDS if _applies(op, kind)]
-    for op in BINARY for d1 in DTYPES
-    if not (op in ("div_trunc", "div_floor") and d1 in COMPLEX)}))
+@pytest.mark.parametrize(
+    "keys",
+    grouped(
+        known_binary,
+        {
+            f"{op}-{d1}": [(op, kind, d1) for kind in KINDS if _applies(op, kind)]
+            for op in BINARY
+            for d1 in DTYPES
+            if not (op in ("div_trunc", "div_floor") and d1 in COMPLEX)
+        },
+    ),
+)
 def test_binary_promotion_and_values(keys):
     check_all(case for key in keys for case in _binary_cases(*key))
 
@@ -348,8 +425,9 @@ def known_inplace(op, d1):
     return None  # every divergence this sweep found is fixed
 
 
-@pytest.mark.parametrize("keys", grouped(known_inplace, {
-    op: [(op, d1) for d1 in DTYPES] for op in INPLACE}))
+@pytest.mark.parametrize(
+    "keys", grouped(known_inplace, {op: [(op, d1) for d1 in DTYPES] for op in INPLACE})
+)
 def test_inplace_promotion(keys):
     check_all(case for key in keys for case in _inplace_cases(*key))
 
@@ -361,8 +439,7 @@ def _inplace_cases(op, d1):
         if op in ("floor_divide_",) and (d1 in COMPLEX or other in COMPLEX + ["complex"]):
             continue  # complex floor division: both raise, not an in-place question
         ta = rand_torch(rng, (3, 4), d1)
-        tb = SCALARS[other] if other in SCALARS else rand_torch(rng, (4,), other,
-                                                                nonzero=True)
+        tb = SCALARS[other] if other in SCALARS else rand_torch(rng, (4,), other, nonzero=True)
         if op == "floor_divide_" and other in SCALARS:
             tb = {"bool": True, "int": 2, "float": 2.5}[other]
 
@@ -370,7 +447,7 @@ def _inplace_cases(op, d1):
             ga = pair_from_torch(ta)
             gb = pair_from_torch(tb) if isinstance(tb, torch.Tensor) else tb
             ptr = ga.data_ptr()
-            r = (getattr(ga, op)(min=gb) if op == "clamp_" else getattr(ga, op)(gb))
+            r = getattr(ga, op)(min=gb) if op == "clamp_" else getattr(ga, op)(gb)
             assert r is ga and ga.data_ptr() == ptr, "in-place op returned another tensor"
             return ga
 
@@ -385,9 +462,33 @@ def _inplace_cases(op, d1):
 # ---------------------------------------------------------------------------------------------
 # Unary math: result dtype and values for every dtype.
 
-UNARY = ["abs", "neg", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh",
-         "sigmoid", "relu", "gelu", "silu", "floor", "ceil", "round", "trunc", "sign",
-         "square", "reciprocal", "isnan", "isfinite", "logical_not", "bitwise_not"]
+UNARY = [
+    "abs",
+    "neg",
+    "exp",
+    "log",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "silu",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "square",
+    "reciprocal",
+    "isnan",
+    "isfinite",
+    "logical_not",
+    "bitwise_not",
+]
 
 
 def _unary_fn(lib, name):
@@ -400,8 +501,7 @@ def known_unary(name, d):
     return None  # every divergence this sweep found is fixed
 
 
-@pytest.mark.parametrize("keys", grouped(known_unary, {
-    n: [(n, d) for d in DTYPES] for n in UNARY}))
+@pytest.mark.parametrize("keys", grouped(known_unary, {n: [(n, d) for d in DTYPES] for n in UNARY}))
 def test_unary_dtypes_and_values(keys):
     check_all(case for key in keys for case in _unary_cases(*key))
 
@@ -414,17 +514,30 @@ def _unary_cases(name, d):
         if d in FLOATS + COMPLEX and shape:
             t[0, 0] = 0.0  # zeros: reciprocal/rsqrt/log/sign edge values
         g = pair_from_torch(t)
-        cases.append((f"{name}({d}{list(shape)})", lambda g=g: _unary_fn(G, name)(g),
-                      lambda t=t: _unary_fn(torch, name)(t), {"tol_scale": 4.0}))
+        cases.append(
+            (
+                f"{name}({d}{list(shape)})",
+                lambda g=g: _unary_fn(G, name)(g),
+                lambda t=t: _unary_fn(torch, name)(t),
+                {"tol_scale": 4.0},
+            )
+        )
     return cases
 
 
 def test_round_decimals_and_half_to_even():
     t = torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5, 1.2345, 2.675])
     g = pair_from_torch(t)
-    check_all([("round", lambda: G.round(g), lambda: torch.round(t)),
-               ("round(decimals=2)", lambda: G.round(g, decimals=2),
-                lambda: torch.round(t, decimals=2))])
+    check_all(
+        [
+            ("round", lambda: G.round(g), lambda: torch.round(t)),
+            (
+                "round(decimals=2)",
+                lambda: G.round(g, decimals=2),
+                lambda: torch.round(t, decimals=2),
+            ),
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,8 +556,15 @@ def _red_calls(name):
             kw = {} if dim is None else {"dim": dim}
             if dim is not None:
                 kw["keepdim"] = keepdim
-            if isinstance(dim, tuple) and name in ("prod", "max", "min", "argmax", "argmin",
-                                                   "all", "any"):
+            if isinstance(dim, tuple) and name in (
+                "prod",
+                "max",
+                "min",
+                "argmax",
+                "argmin",
+                "all",
+                "any",
+            ):
                 if name in ("all", "any"):
                     pass  # torch >= 2.2 takes a tuple of dims for all/any
                 else:
@@ -463,8 +583,22 @@ def _red_calls(name):
     return out
 
 
-REDUCTIONS = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
-              "std", "all", "any", "norm"]
+REDUCTIONS = [
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "var",
+    "std",
+    "all",
+    "any",
+    "norm",
+]
 
 
 def known_reduction(name, d):
@@ -475,8 +609,9 @@ def _fix(kw, lib):
     return {k: (getattr(lib, v) if k == "dtype" else v) for k, v in kw.items()}
 
 
-@pytest.mark.parametrize("keys", grouped(known_reduction, {
-    n: [(n, d) for d in DTYPES] for n in REDUCTIONS}))
+@pytest.mark.parametrize(
+    "keys", grouped(known_reduction, {n: [(n, d) for d in DTYPES] for n in REDUCTIONS})
+)
 def test_reductions(keys):
     check_all(case for key in keys for case in _reduction_cases(*key))
 
@@ -489,10 +624,14 @@ def _reduction_cases(name, d):
         t = t / 3  # keep products of 20 values inside float16 range
     g = pair_from_torch(t)
     for kw in _red_calls(name):
-        cases.append((f"{name}({d}, {kw})",
-                      lambda g=g, kw=kw: getattr(g, name)(**_fix(kw, G)),
-                      lambda t=t, kw=kw: getattr(t, name)(**_fix(kw, torch)),
-                      {"tol_scale": 30.0}))
+        cases.append(
+            (
+                f"{name}({d}, {kw})",
+                lambda g=g, kw=kw: getattr(g, name)(**_fix(kw, G)),
+                lambda t=t, kw=kw: getattr(t, name)(**_fix(kw, torch)),
+                {"tol_scale": 30.0},
+            )
+        )
     return cases
 
 
@@ -500,13 +639,23 @@ def test_reductions_on_0dim_and_empty():
     cases = []
     # (max()/amax() of an empty tensor: test_pinned)
     for name in ["sum", "mean", "prod", "argmax", "all", "any", "std"]:
-        for shape, kw in [((), {}), ((), {"dim": 0}), ((0,), {}), ((0, 3), {"dim": 0}),
-                          ((0, 3), {"dim": 1}), ((2, 0), {"dim": 1})]:
+        for shape, kw in [
+            ((), {}),
+            ((), {"dim": 0}),
+            ((0,), {}),
+            ((0, 3), {"dim": 0}),
+            ((0, 3), {"dim": 1}),
+            ((2, 0), {"dim": 1}),
+        ]:
             t = torch.zeros(shape)
             g = pair_from_torch(t)
-            cases.append((f"{name}({list(shape)}, {kw})",
-                          lambda g=g, kw=kw, n=name: getattr(g, n)(**kw),
-                          lambda t=t, kw=kw, n=name: getattr(t, n)(**kw)))
+            cases.append(
+                (
+                    f"{name}({list(shape)}, {kw})",
+                    lambda g=g, kw=kw, n=name: getattr(g, n)(**kw),
+                    lambda t=t, kw=kw, n=name: getattr(t, n)(**kw),
+                )
+            )
     check_all(cases)
 
 
@@ -514,6 +663,7 @@ def test_reductions_on_0dim_and_empty():
 # Views: shape, stride(), storage_offset(), is_contiguous, shared memory, values. Inputs are
 # random numpy arrays made non-contiguous with numpy itself (transposes, positive steps) and
 # wrapped by from_numpy in both libraries, so no gpu_tensor view op builds the input.
+
 
 def _random_base(rng):
     """A float32 numpy array of rank 0-4, often non-contiguous (positive steps, transposed)."""
@@ -578,8 +728,9 @@ def _view_args(op, rng, shape):
         size = shape[d] if nd else 1
         return (d, int(rng.integers(-size, size)) if size else 0)
     if op == "expand":
-        new = [int(rng.choice([1, 3])) if s == 1 else (-1 if rng.random() < 0.3 else s)
-               for s in shape]
+        new = [
+            int(rng.choice([1, 3])) if s == 1 else (-1 if rng.random() < 0.3 else s) for s in shape
+        ]
         return tuple([2] * int(rng.integers(0, 2)) + new)
     if op == "unsqueeze":
         return (_dim(rng, nd, 1),)
@@ -632,23 +783,50 @@ def _view_state(lib, r, base, exact=False):
     storage = r.untyped_storage().data_ptr()
     shares = storage == base.untyped_storage().data_ptr()
     nonempty = r.numel() > 0
-    st = {"shape": tuple(r.shape),
-          "stride": tuple(s if (exact or n > 1) else None
-                          for s, n in zip(r.stride(), r.shape, strict=True))
-          if (exact or nonempty) else None,
-          "offset": r.storage_offset() - base.storage_offset() if (exact or nonempty) else None,
-          "contig": r.is_contiguous(), "shares": shares,
-          # torch's data_ptr() of an empty tensor is 0: compare pointers for non-empty only
-          "ptr_delta": (r.data_ptr() - base.data_ptr()) if shares and nonempty and base.numel()
-          else None}
+    st = {
+        "shape": tuple(r.shape),
+        "stride": tuple(
+            s if (exact or n > 1) else None for s, n in zip(r.stride(), r.shape, strict=True)
+        )
+        if (exact or nonempty)
+        else None,
+        "offset": r.storage_offset() - base.storage_offset() if (exact or nonempty) else None,
+        "contig": r.is_contiguous(),
+        "shares": shares,
+        # torch's data_ptr() of an empty tensor is 0: compare pointers for non-empty only
+        "ptr_delta": (r.data_ptr() - base.data_ptr())
+        if shares and nonempty and base.numel()
+        else None,
+    }
     if r.dim() == 4 and (exact or nonempty):
         st["channels_last"] = r.is_contiguous(memory_format=lib.channels_last)
     return st
 
 
-VIEW_OPS = ["view", "reshape", "transpose", "permute", "movedim", "narrow", "select",
-            "expand", "unsqueeze", "squeeze", "flatten", "unflatten", "unfold", "diagonal",
-            "t", "mT", "T", "contiguous", "contiguous_cl", "clone", "clone_pf", "as_strided"]
+VIEW_OPS = [
+    "view",
+    "reshape",
+    "transpose",
+    "permute",
+    "movedim",
+    "narrow",
+    "select",
+    "expand",
+    "unsqueeze",
+    "squeeze",
+    "flatten",
+    "unflatten",
+    "unfold",
+    "diagonal",
+    "t",
+    "mT",
+    "T",
+    "contiguous",
+    "contiguous_cl",
+    "clone",
+    "clone_pf",
+    "as_strided",
+]
 KNOWN_VIEW = {}
 
 
@@ -672,15 +850,21 @@ def test_view_ops_layout(op):
         gk, gr = outcome(_apply_view, G, gb, op, args)
         label = f"{op}{args} on shape {a.shape} stride {tb.stride()}"
         if tk != gk or (tk == "err" and tr != gr):
-            bad.append(f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
-                       f"{tk}:{tr if tk == 'err' else ''}")
+            bad.append(
+                f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
+                f"{tk}:{tr if tk == 'err' else ''}"
+            )
             continue
         if tk == "err":
             continue
         ts, gs = _view_state(torch, tr, tb), _view_state(G, gr, gb)
         if ts != gs:
-            bad.append(f"{label}: " + ", ".join(
-                f"{k} gt {gs.get(k)} vs torch {ts.get(k)}" for k in ts if ts[k] != gs.get(k)))
+            bad.append(
+                f"{label}: "
+                + ", ".join(
+                    f"{k} gt {gs.get(k)} vs torch {ts.get(k)}" for k in ts if ts[k] != gs.get(k)
+                )
+            )
             continue
         d = diff(gr, tr)
         if d:
@@ -690,6 +874,7 @@ def test_view_ops_layout(op):
 
 # ---------------------------------------------------------------------------------------------
 # Indexing: get and set with ints, slices, None, Ellipsis, integer tensors, bool masks.
+
 
 def _random_index(rng, shape, *, advanced=True, ints=True, ellipsis=True):
     """A random index tuple for a tensor of `shape`, and whether it is basic-only."""
@@ -706,8 +891,9 @@ def _random_index(rng, shape, *, advanced=True, ints=True, ellipsis=True):
             d = nd - int(rng.integers(0, nd - d + 1))
         elif r < 0.4 and ints:
             n = shape[d]
-            parts.append(int(rng.integers(-n - (rng.random() < 0.1), n + (rng.random() < 0.1)))
-                         if n else 0)
+            parts.append(
+                int(rng.integers(-n - (rng.random() < 0.1), n + (rng.random() < 0.1))) if n else 0
+            )
             d += 1
         elif r < 0.75 or not advanced:
             n = shape[d]
@@ -718,14 +904,17 @@ def _random_index(rng, shape, *, advanced=True, ints=True, ellipsis=True):
         elif r < 0.9:
             n = shape[d]
             k = int(rng.integers(0, 4))
-            idx = rng.integers(-n, n, size=(k,) if rng.random() < 0.7 else (2, k)) if n else \
-                np.zeros((0,), np.int64)
+            idx = (
+                rng.integers(-n, n, size=(k,) if rng.random() < 0.7 else (2, k))
+                if n
+                else np.zeros((0,), np.int64)
+            )
             parts.append(torch.from_numpy(np.asarray(idx, np.int64)))
             basic = False
             d += 1
         else:
             k = int(rng.integers(1, min(2, nd - d) + 1))
-            parts.append(torch.from_numpy(np.asarray(rng.random(shape[d:d + k]) < 0.5)))
+            parts.append(torch.from_numpy(np.asarray(rng.random(shape[d : d + k]) < 0.5)))
             basic = False
             d += k
     return tuple(parts), basic
@@ -758,8 +947,10 @@ def test_getitem_random(mode):
         gk, gr = outcome(gb.__getitem__, gidx)
         label = f"x{list(shape)}[{idx}]"
         if tk != gk or (tk == "err" and tr != gr):
-            bad.append(f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
-                       f"{tk}:{tr if tk == 'err' else ''}")
+            bad.append(
+                f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
+                f"{tk}:{tr if tk == 'err' else ''}"
+            )
             continue
         if tk == "err":
             continue
@@ -767,8 +958,9 @@ def test_getitem_random(mode):
         if not d and basic:
             ts, gs = _view_state(torch, tr, tb), _view_state(G, gr, gb)
             if ts != gs:
-                d = ", ".join(f"{k} gt {gs.get(k)} vs torch {ts[k]}" for k in ts
-                              if ts[k] != gs.get(k))
+                d = ", ".join(
+                    f"{k} gt {gs.get(k)} vs torch {ts[k]}" for k in ts if ts[k] != gs.get(k)
+                )
         if d:
             bad.append(f"{label}: {d}")
     assert not bad, f"{len(bad)} divergence(s):\n" + "\n".join(bad[:_MAX_LISTED])
@@ -778,6 +970,7 @@ def test_getitem_random(mode):
 # shape, stride() and storage_offset() (torch keeps an empty slice's clamped start and its
 # step, and its offset may lie past the storage's end), on contiguous, transposed and sliced
 # bases, each built by the library under test from one arange storage.
+
 
 def _layout_base(lib, rng_state):
     """(base, recipe) from a recipe drawn once: shape of 0-4 dims (size-0/1 dims often), then
@@ -794,8 +987,11 @@ def _layout_recipe(rng):
     nd = int(rng.integers(0, 5))
     shape = tuple(int(rng.choice([0, 1, 1, 2, 3, 4])) for _ in range(nd))
     kind = rng.choice(["contiguous", "transposed", "sliced", "sliced+transposed"])
-    cut = tuple((int(rng.integers(0, 3)), int(rng.integers(1, 3))) for _ in range(nd)) if (
-        "sliced" in kind and nd) else None
+    cut = (
+        tuple((int(rng.integers(0, 3)), int(rng.integers(1, 3))) for _ in range(nd))
+        if ("sliced" in kind and nd)
+        else None
+    )
     perm = tuple(int(p) for p in rng.permutation(nd)) if "transposed" in kind and nd > 1 else None
     return shape, cut, perm
 
@@ -816,8 +1012,9 @@ def _basic_index(rng, shape):
             continue
         elif r < 0.45:
             n = shape[d]
-            parts.append(int(rng.integers(-n - (rng.random() < 0.05), n + (rng.random() < 0.05)))
-                         if n else 0)
+            parts.append(
+                int(rng.integers(-n - (rng.random() < 0.05), n + (rng.random() < 0.05))) if n else 0
+            )
             d += 1
         else:
             a, b = _bound(rng, shape[d]), _bound(rng, shape[d])
@@ -846,14 +1043,15 @@ def test_basic_index_exact_layout():
         gk, gr = outcome(gb.__getitem__, idx)
         label = f"{recipe}[{idx}]"
         if tk != gk or (tk == "err" and tr != gr):
-            bad.append(f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
-                       f"{tk}:{tr if tk == 'err' else ''}")
+            bad.append(
+                f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
+                f"{tk}:{tr if tk == 'err' else ''}"
+            )
             continue
         if tk == "err":
             continue
         tl, gl = _exact_layout(tr), _exact_layout(gr)
-        d = diff(gr, tr) or (None if tl == gl else f"(shape, stride, offset) gt {gl} vs "
-                                                   f"torch {tl}")
+        d = diff(gr, tr) or (None if tl == gl else f"(shape, stride, offset) gt {gl} vs torch {tl}")
         if d:
             bad.append(f"{label}: {d}")
     assert not bad, f"{len(bad)} divergence(s):\n" + "\n".join(bad[:_MAX_LISTED])
@@ -895,8 +1093,10 @@ def test_expand_exact_layout():
     for _ in range(600):
         recipe = _layout_recipe(rng)
         tb, gb = _layout_base(torch, recipe), _layout_base(G, recipe)
-        sizes = [int(rng.choice([0, 1, 3])) if n == 1 else int(rng.choice([-1, n, n, 2]))
-                 for n in recipe[0]]
+        sizes = [
+            int(rng.choice([0, 1, 3])) if n == 1 else int(rng.choice([-1, n, n, 2]))
+            for n in recipe[0]
+        ]
         sizes = [int(rng.choice([0, 1, 2, -1])) for _ in range(int(rng.integers(0, 3)))] + sizes
         if not sizes:
             continue  # torch: TypeError for a missing argument list; not a layout question
@@ -907,8 +1107,10 @@ def test_expand_exact_layout():
         gk, gr = outcome(gb.expand, *sizes)
         label = f"{recipe}.expand{tuple(sizes)}"
         if tk != gk or (tk == "err" and tr != gr):
-            bad.append(f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
-                       f"{tk}:{tr if tk == 'err' else ''}")
+            bad.append(
+                f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
+                f"{tk}:{tr if tk == 'err' else ''}"
+            )
             continue
         if tk == "err":
             continue
@@ -941,7 +1143,7 @@ def test_setitem_random():
         adv = any(isinstance(p, torch.Tensor) for p in idx)
         vd = dname_ if adv else str(rng.choice(["float32", "int64", "float64"]))
         if kind == "tensor":
-            vshape = target_shape[int(rng.integers(0, len(target_shape) + 1)):]
+            vshape = target_shape[int(rng.integers(0, len(target_shape) + 1)) :]
             tv = rand_torch(rng, vshape, vd)
         elif kind == "0dim":
             tv = rand_torch(rng, (), vd)
@@ -987,8 +1189,13 @@ def test_setitem_int_tensor_index_unique():
 
         cases.append((f"x[{rows.tolist()}] = {tuple(tv.shape)}", gset, tset))
         gb2, tb2 = pair_from_torch(tb), tb.clone()
-        cases.append(("x[:, 0:2] += 1; x[x > 1] -= 1", lambda gb2=gb2: _iadd_cols(gb2),
-                      lambda tb2=tb2: _iadd_cols(tb2)))
+        cases.append(
+            (
+                "x[:, 0:2] += 1; x[x > 1] -= 1",
+                lambda gb2=gb2: _iadd_cols(gb2),
+                lambda tb2=tb2: _iadd_cols(tb2),
+            )
+        )
     check_all(cases)
 
 
@@ -1001,13 +1208,13 @@ def _iadd_cols(x):
 # ---------------------------------------------------------------------------------------------
 # gather / scatter / index_select / masked_fill
 
+
 def _gather_case(rng):
     nd = int(rng.integers(1, 4))
     shape = tuple(int(rng.integers(1, 5)) for _ in range(nd))
     dim = _dim(rng, nd)
     ishape = tuple(int(rng.integers(1, s + 1)) for s in shape)
-    ishape = tuple(int(rng.integers(1, 6)) if i == dim % nd else s
-                   for i, s in enumerate(ishape))
+    ishape = tuple(int(rng.integers(1, 6)) if i == dim % nd else s for i, s in enumerate(ishape))
     idx = rng.integers(0, shape[dim], size=ishape)
     return shape, dim, torch.from_numpy(idx.astype(np.int64))
 
@@ -1020,39 +1227,61 @@ def test_gather_scatter_index_select_masked_fill():
         d = str(rng.choice(["float32", "int64", "float64", "int32"]))
         t = rand_torch(rng, shape, d)
         g, gi = pair_from_torch(t), pair_from_torch(idx)
-        cases.append((f"gather({shape}, {dim}, {tuple(idx.shape)})",
-                      lambda g=g, gi=gi, dim=dim: G.gather(g, dim, gi),
-                      lambda t=t, idx=idx, dim=dim: torch.gather(t, dim, idx)))
+        cases.append(
+            (
+                f"gather({shape}, {dim}, {tuple(idx.shape)})",
+                lambda g=g, gi=gi, dim=dim: G.gather(g, dim, gi),
+                lambda t=t, idx=idx, dim=dim: torch.gather(t, dim, idx),
+            )
+        )
         # scatter with a scalar value (positions may repeat: same value, deterministic)
         val = 2.0 if d[0] == "f" else 2
-        cases.append((f"scatter({shape}, {dim}, {val})",
-                      lambda g=g, gi=gi, dim=dim, v=val: G.scatter(g, dim, gi, v),
-                      lambda t=t, idx=idx, dim=dim, v=val: torch.scatter(t, dim, idx, v)))
+        cases.append(
+            (
+                f"scatter({shape}, {dim}, {val})",
+                lambda g=g, gi=gi, dim=dim, v=val: G.scatter(g, dim, gi, v),
+                lambda t=t, idx=idx, dim=dim, v=val: torch.scatter(t, dim, idx, v),
+            )
+        )
         # scatter_add with a src (sums are order-free)
         src = rand_torch(rng, tuple(idx.shape), d)
         gs = pair_from_torch(src)
-        cases.append((f"scatter_add({shape}, {dim}, src)",
-                      lambda g=g, gi=gi, gs=gs, dim=dim: G.scatter_add(g, dim, gi, gs),
-                      lambda t=t, idx=idx, src=src, dim=dim: torch.scatter_add(t, dim, idx, src),
-                      {"tol_scale": 4.0}))
-        sel = torch.from_numpy(rng.integers(0, shape[dim], size=int(rng.integers(0, 5)))
-                               .astype(np.int64))  # (negative indices: test_pinned)
+        cases.append(
+            (
+                f"scatter_add({shape}, {dim}, src)",
+                lambda g=g, gi=gi, gs=gs, dim=dim: G.scatter_add(g, dim, gi, gs),
+                lambda t=t, idx=idx, src=src, dim=dim: torch.scatter_add(t, dim, idx, src),
+                {"tol_scale": 4.0},
+            )
+        )
+        sel = torch.from_numpy(
+            rng.integers(0, shape[dim], size=int(rng.integers(0, 5))).astype(np.int64)
+        )  # (negative indices: test_pinned)
         gsel = pair_from_torch(sel)
-        cases.append((f"index_select({shape}, {dim}, {sel.tolist()})",
-                      lambda g=g, s=gsel, dim=dim: G.index_select(g, dim, s),
-                      lambda t=t, sel=sel, dim=dim: torch.index_select(t, dim, sel)))
+        cases.append(
+            (
+                f"index_select({shape}, {dim}, {sel.tolist()})",
+                lambda g=g, s=gsel, dim=dim: G.index_select(g, dim, s),
+                lambda t=t, sel=sel, dim=dim: torch.index_select(t, dim, sel),
+            )
+        )
         mask = torch.from_numpy(np.asarray(rng.random(shape[-1:] if i % 2 else shape) < 0.5))
         gmask = pair_from_torch(mask)
         for val in (1.5, 3, True, torch.tensor(2.25)):
             gval = pair_from_torch(val) if isinstance(val, torch.Tensor) else val
-            cases.append((f"masked_fill({shape}:{d}, mask{tuple(mask.shape)}, {val!r})",
-                          lambda g=g, m=gmask, v=gval: G.masked_fill(g, m, v),
-                          lambda t=t, m=mask, v=val: torch.masked_fill(t, m, v)))
+            cases.append(
+                (
+                    f"masked_fill({shape}:{d}, mask{tuple(mask.shape)}, {val!r})",
+                    lambda g=g, m=gmask, v=gval: G.masked_fill(g, m, v),
+                    lambda t=t, m=mask, v=val: torch.masked_fill(t, m, v),
+                )
+            )
     check_all(cases)
 
 
 # ---------------------------------------------------------------------------------------------
 # cat / stack / split / chunk / tensor_split
+
 
 def test_cat_stack_promotion_and_shapes():
     rng = seeded("cat")
@@ -1068,14 +1297,23 @@ def test_cat_stack_promotion_and_shapes():
             ts.append(rand_torch(rng, tuple(s), str(rng.choice(DTYPES))))
         gs = [pair_from_torch(t) for t in ts]
         label = f"{[(tuple(t.shape), dname(t.dtype)) for t in ts]} dim={dim}"
-        cases.append((f"cat {label}", lambda gs=gs, dim=dim: G.cat(gs, dim),
-                      lambda ts=ts, dim=dim: torch.cat(ts, dim)))
+        cases.append(
+            (
+                f"cat {label}",
+                lambda gs=gs, dim=dim: G.cat(gs, dim),
+                lambda ts=ts, dim=dim: torch.cat(ts, dim),
+            )
+        )
         same = [rand_torch(rng, tuple(shape), str(rng.choice(DTYPES))) for _ in range(2)]
         sdim = _dim(rng, nd, 1)
         gsame = [pair_from_torch(t) for t in same]
-        cases.append((f"stack {[dname(t.dtype) for t in same]} {shape} dim={sdim}",
-                      lambda gs=gsame, d=sdim: G.stack(gs, d),
-                      lambda ts=same, d=sdim: torch.stack(ts, d)))
+        cases.append(
+            (
+                f"stack {[dname(t.dtype) for t in same]} {shape} dim={sdim}",
+                lambda gs=gsame, d=sdim: G.stack(gs, d),
+                lambda ts=same, d=sdim: torch.stack(ts, d),
+            )
+        )
     check_all(cases)
 
 
@@ -1091,8 +1329,7 @@ def test_split_chunk_views():
             args = (int(rng.integers(1, 5)),)
         elif which == "split_list":
             parts = _factor(rng, n, 2) if n else [0, 0]
-            args = ([int(parts[0]), n - int(parts[0])] if rng.random() < 0.8
-                    else [n + 1],)
+            args = ([int(parts[0]), n - int(parts[0])] if rng.random() < 0.8 else [n + 1],)
             which = "split"
         elif which == "chunk":
             args = (int(rng.integers(1, 6)),)
@@ -1105,8 +1342,10 @@ def test_split_chunk_views():
         gk, gr = outcome(getattr(g, which), *args)
         label = f"{which}{args} of {tuple(t.shape)}"
         if tk != gk or (tk == "err" and tr != gr):
-            bad.append(f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
-                       f"{tk}:{tr if tk == 'err' else ''}")
+            bad.append(
+                f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
+                f"{tk}:{tr if tk == 'err' else ''}"
+            )
             continue
         if tk == "err":
             continue
@@ -1124,6 +1363,7 @@ def test_split_chunk_views():
 # ---------------------------------------------------------------------------------------------
 # Pinned cases: one minimal repro per divergence or edge the sweeps leave out. `lib` is G or
 # torch; each case returns what is compared (a tensor, a tuple of plain values, ...).
+
 
 def _nonempty_slice(lib):
     return lib.arange(4)[4:].storage_offset(), lib.arange(4).narrow(0, 4, 0).storage_offset()
@@ -1171,79 +1411,115 @@ def _half_mix(lib):
 
 PINNED = {
     # name: (fn(lib), known divergence reason or None)
-    "tensor_minus_true": (lambda lib: lib.tensor([1, 2]) - True, known_binary("sub", "bool",
-                                                                             "int64")),
+    "tensor_minus_true": (
+        lambda lib: lib.tensor([1, 2]) - True,
+        known_binary("sub", "bool", "int64"),
+    ),
     "bitwise_on_float_error_class": (
         lambda lib: _raises_class(lambda: lib.tensor([1.0]) & lib.tensor([1.0]), exact=True),
-        None),
-    "half_bfloat16_operand_rounding": (_half_mix, known_binary("remainder", "0dim_left",
-                                                               "bfloat16")),
-    "abs_complex_dtype": (lambda lib: lib.abs(lib.tensor([3 + 4j])), known_unary("abs",
-                                                                                 "complex64")),
-    "all_uint8_dtype": (lambda lib: lib.tensor([1, 2], dtype=lib.uint8).all(),
-                        known_reduction("all", "uint8")),
-    "max_of_empty_error_class": (
-        lambda lib: _raises_class(lambda: _max_empty(lib)), None),
-    "amax_of_empty_error_class": (
-        lambda lib: _raises_class(lambda: _amax_empty(lib)), None),
+        None,
+    ),
+    "half_bfloat16_operand_rounding": (
+        _half_mix,
+        known_binary("remainder", "0dim_left", "bfloat16"),
+    ),
+    "abs_complex_dtype": (
+        lambda lib: lib.abs(lib.tensor([3 + 4j])),
+        known_unary("abs", "complex64"),
+    ),
+    "all_uint8_dtype": (
+        lambda lib: lib.tensor([1, 2], dtype=lib.uint8).all(),
+        known_reduction("all", "uint8"),
+    ),
+    "max_of_empty_error_class": (lambda lib: _raises_class(lambda: _max_empty(lib)), None),
+    "amax_of_empty_error_class": (lambda lib: _raises_class(lambda: _amax_empty(lib)), None),
     "empty_tensor_strides": (
         lambda lib: (tuple(lib.zeros(6, 0).stride()), tuple(lib.zeros(0, 3, 2).stride())),
-        None),
-    "empty_slice_offset": (
-        _nonempty_slice, None),
-    "none_index_stride": (
-        lambda lib: tuple(lib.zeros(2, 3)[None].stride()), None),
-    "unsqueeze_keeps_size1_stride": (
-        _unsqueeze_size1, None),
-    "view_size1_stride": (
-        _view_size1, None),
-    "clone_keeps_size1_strides": (
-        _clone_size1, None),
+        None,
+    ),
+    "empty_slice_offset": (_nonempty_slice, None),
+    "none_index_stride": (lambda lib: tuple(lib.zeros(2, 3)[None].stride()), None),
+    "unsqueeze_keeps_size1_stride": (_unsqueeze_size1, None),
+    "view_size1_stride": (_view_size1, None),
+    "clone_keeps_size1_strides": (_clone_size1, None),
     "clone_non_dense_order": (
-        lambda lib: tuple(lib.zeros(3, 8)[:, ::2].t().clone().stride()), None),
+        lambda lib: tuple(lib.zeros(3, 8)[:, ::2].t().clone().stride()),
+        None,
+    ),
     "movedim_0d": (lambda lib: lib.tensor(1.0).movedim(0, -1), None),
     "mT_0d": (lambda lib: lib.tensor(1.0).mT, None),
     "unflatten_0d_error_class": (
-        lambda lib: _raises_class(lambda: lib.tensor(1.0).unflatten(0, [1])), None),
+        lambda lib: _raises_class(lambda: lib.tensor(1.0).unflatten(0, [1])),
+        None,
+    ),
     "diagonal_same_dims_error_class": (
-        lambda lib: _raises_class(lambda: lib.zeros(2, 2).diagonal(0, 1, 1)), None),
+        lambda lib: _raises_class(lambda: lib.zeros(2, 2).diagonal(0, 1, 1)),
+        None,
+    ),
     "as_strided_out_of_empty_storage": (
-        lambda lib: _raises_class(lambda: lib.zeros(0).as_strided((1, 3), (1, 0))), None),
+        lambda lib: _raises_class(lambda: lib.zeros(0).as_strided((1, 3), (1, 0))),
+        None,
+    ),
     "as_strided_out_of_storage": (
-        lambda lib: _raises_class(lambda: lib.zeros(4).as_strided((3, 3), (1, 1))), None),
+        lambda lib: _raises_class(lambda: lib.zeros(4).as_strided((3, 3), (1, 1))),
+        None,
+    ),
     "index_select_negative": (
-        lambda lib: _raises_class(lambda: lib.index_select(lib.arange(3), 0,
-                                                           lib.tensor([-1]))), None),
+        lambda lib: _raises_class(lambda: lib.index_select(lib.arange(3), 0, lib.tensor([-1]))),
+        None,
+    ),
     "getitem_int_with_tensor_index": (
         lambda lib: tuple(lib.zeros(2, 3, 4)[0, :, lib.tensor([0, 1])].shape),
-        None),
+        None,
+    ),
     "getitem_ellipsis_between_tensor_indices": (_ellipsis_between, None),
-    "index_put_dtype_mismatch": (
-        lambda lib: _raises_class(lambda: _index_put_mismatch(lib)), None),
+    "index_put_dtype_mismatch": (lambda lib: _raises_class(lambda: _index_put_mismatch(lib)), None),
     "split_empty": (lambda lib: len(lib.zeros(0, 3).split(3)), None),
     "chunk_empty": (lambda lib: len(lib.zeros(0, 3).chunk(2)), None),
     "tensor_split_negative": (
-        lambda lib: [tuple(p.shape) for p in lib.zeros(4, 3).tensor_split([-2, 0])], None),
+        lambda lib: [tuple(p.shape) for p in lib.zeros(4, 3).tensor_split([-2, 0])],
+        None,
+    ),
     "div_trunc_complex": (
         lambda lib: lib.div(lib.tensor([3 + 1j]), lib.tensor([2 + 0j]), rounding_mode="trunc"),
-        None),
+        None,
+    ),
     "div_trunc_uint8_by_negative_0dim": (
-        lambda lib: lib.div(lib.tensor([200, 7], dtype=lib.uint8),
-                            lib.tensor(-3, dtype=lib.int16), rounding_mode="trunc"),
-        known_binary("div_trunc", "0dim", "uint8")),
+        lambda lib: lib.div(
+            lib.tensor([200, 7], dtype=lib.uint8),
+            lib.tensor(-3, dtype=lib.int16),
+            rounding_mode="trunc",
+        ),
+        known_binary("div_trunc", "0dim", "uint8"),
+    ),
     "inplace_on_empty": (
-        lambda lib: (lib.zeros(0, 3).add_(1), lib.zeros(2, 0).fill_(1),
-                     _set(lib.zeros(0, 3), slice(None), 1.0)), None),
-    "bool_floor_divide": (lambda lib: lib.tensor([True]) // lib.tensor([True]),
-                          known_binary("floor_divide", "bool", "bool")),
-    "gelu_int": (lambda lib: (lib.nn.functional.gelu if lib is torch else lib.gelu)(
-        lib.tensor([1, 2])), known_unary("gelu", "int64")),
-    "sigmoid_complex": (lambda lib: lib.sigmoid(lib.tensor([1 + 1j])),
-                        known_unary("sigmoid", "complex64")),
-    "max_complex": (lambda lib: lib.tensor([1 + 1j, 2 + 0j]).max(),
-                    known_reduction("max", "complex64")),
-    "argmax_bool": (lambda lib: lib.tensor([False, True]).argmax(),
-                    known_reduction("argmax", "bool")),
+        lambda lib: (
+            lib.zeros(0, 3).add_(1),
+            lib.zeros(2, 0).fill_(1),
+            _set(lib.zeros(0, 3), slice(None), 1.0),
+        ),
+        None,
+    ),
+    "bool_floor_divide": (
+        lambda lib: lib.tensor([True]) // lib.tensor([True]),
+        known_binary("floor_divide", "bool", "bool"),
+    ),
+    "gelu_int": (
+        lambda lib: (lib.nn.functional.gelu if lib is torch else lib.gelu)(lib.tensor([1, 2])),
+        known_unary("gelu", "int64"),
+    ),
+    "sigmoid_complex": (
+        lambda lib: lib.sigmoid(lib.tensor([1 + 1j])),
+        known_unary("sigmoid", "complex64"),
+    ),
+    "max_complex": (
+        lambda lib: lib.tensor([1 + 1j, 2 + 0j]).max(),
+        known_reduction("max", "complex64"),
+    ),
+    "argmax_bool": (
+        lambda lib: lib.tensor([False, True]).argmax(),
+        known_reduction("argmax", "bool"),
+    ),
 }
 
 
@@ -1256,8 +1532,9 @@ def _raises_class(fn, exact=False):
     return "none"
 
 
-@pytest.mark.parametrize("name", [xfail_if({k: v[1] for k, v in PINNED.items() if v[1]}, n, n)
-                                  for n in PINNED])
+@pytest.mark.parametrize(
+    "name", [xfail_if({k: v[1] for k, v in PINNED.items() if v[1]}, n, n) for n in PINNED]
+)
 def test_pinned(name):
     fn = PINNED[name][0]
     check_all([(name, lambda: fn(G), lambda: fn(torch))])
@@ -1265,6 +1542,7 @@ def test_pinned(name):
 
 # ---------------------------------------------------------------------------------------------
 # Creation: dtype inference from Python data, factory dtypes and sizes, *_like layouts.
+
 
 def _with_default(lib, dtype_name, fn):
     old = lib.get_default_dtype()
@@ -1296,22 +1574,23 @@ CREATION = {
     "np_float16_array": lambda lib: lib.tensor(np.array([1.5, 2], np.float16)),
     "list_of_np_scalars": lambda lib: lib.tensor([np.float64(1.5), np.float64(2)]),
     "list_of_0d_tensors": lambda lib: lib.tensor([lib.tensor(1.5), lib.tensor(2.5)]),
-    "big_int": lambda lib: lib.tensor([2 ** 40, -1]),
+    "big_int": lambda lib: lib.tensor([2**40, -1]),
     "nan_inf": lambda lib: lib.tensor([float("nan"), float("inf"), -0.0]),
     "dtype_float_to_int": lambda lib: lib.tensor([1.7, -1.7, 2.5], dtype=lib.int64),
     "dtype_int_to_bool": lambda lib: lib.tensor([0, 2, -1], dtype=lib.bool),
     "dtype_bfloat16": lambda lib: lib.tensor([1.1, 2.2], dtype=lib.bfloat16),
     "dtype_complex_from_float": lambda lib: lib.tensor([1.5], dtype=lib.complex128),
-    "default_float64_floats": lambda lib: _with_default(lib, "float64",
-                                                        lambda: lib.tensor([1.5, 2])),
-    "default_float64_complex": lambda lib: _with_default(lib, "float64",
-                                                         lambda: lib.tensor([1j])),
-    "default_float64_ints": lambda lib: _with_default(lib, "float64",
-                                                      lambda: lib.tensor([1, 2])),
-    "default_float64_arange": lambda lib: _with_default(lib, "float64",
-                                                        lambda: lib.arange(0.0, 1.0, 0.25)),
+    "default_float64_floats": lambda lib: _with_default(
+        lib, "float64", lambda: lib.tensor([1.5, 2])
+    ),
+    "default_float64_complex": lambda lib: _with_default(lib, "float64", lambda: lib.tensor([1j])),
+    "default_float64_ints": lambda lib: _with_default(lib, "float64", lambda: lib.tensor([1, 2])),
+    "default_float64_arange": lambda lib: _with_default(
+        lib, "float64", lambda: lib.arange(0.0, 1.0, 0.25)
+    ),
     "default_float64_int_plus_float": lambda lib: _with_default(
-        lib, "float64", lambda: lib.tensor([1, 2]) + 2.5),
+        lib, "float64", lambda: lib.tensor([1, 2]) + 2.5
+    ),
     "as_tensor_list": lambda lib: lib.as_tensor([1, 2.5]),
     "as_tensor_dtype": lambda lib: lib.as_tensor([1, 2], dtype=lib.float64),
     # factories
@@ -1355,18 +1634,23 @@ CREATION = {
     "full_like_bool": lambda lib: lib.full_like(lib.tensor([1.0, 2.0]), True),
     "rand_meta": lambda lib: (dname(lib.rand(2, 3).dtype), tuple(lib.rand(2, 3).shape)),
     "randn_meta": lambda lib: dname(lib.randn(2, dtype=lib.float64).dtype),
-    "randint_meta": lambda lib: (dname(lib.randint(0, 5, (3,)).dtype),
-                                 tuple(lib.randint(5, (2, 2)).shape)),
-    "randperm_meta": lambda lib: (dname(lib.randperm(4).dtype),
-                                  sorted(lib.randperm(4).tolist())),
+    "randint_meta": lambda lib: (
+        dname(lib.randint(0, 5, (3,)).dtype),
+        tuple(lib.randint(5, (2, 2)).shape),
+    ),
+    "randperm_meta": lambda lib: (dname(lib.randperm(4).dtype), sorted(lib.randperm(4).tolist())),
     "rand_like_meta": lambda lib: dname(lib.rand_like(lib.zeros(2, dtype=lib.float16)).dtype),
     "tolist": lambda lib: lib.tensor([[1.5, 2], [3, 4]]).tolist(),
     "tolist_int": lambda lib: lib.tensor([[1, 2]], dtype=lib.int8).tolist(),
-    "item_types": lambda lib: (type(lib.tensor(1).item()).__name__,
-                               type(lib.tensor(1.5).item()).__name__,
-                               type(lib.tensor(True).item()).__name__),
-    "element_size_nbytes": lambda lib: (lib.zeros(3, dtype=lib.float16).element_size(),
-                                        lib.zeros(3, dtype=lib.float16).nbytes),
+    "item_types": lambda lib: (
+        type(lib.tensor(1).item()).__name__,
+        type(lib.tensor(1.5).item()).__name__,
+        type(lib.tensor(True).item()).__name__,
+    ),
+    "element_size_nbytes": lambda lib: (
+        lib.zeros(3, dtype=lib.float16).element_size(),
+        lib.zeros(3, dtype=lib.float16).nbytes,
+    ),
 }
 
 
@@ -1374,15 +1658,24 @@ def _like_layouts(lib):
     base = lib.zeros(3, 4).t()  # (4, 3) stride (1, 4): non-overlapping and dense
     sliced = lib.zeros(3, 8)[:, ::2].t()  # (4, 3) stride (2, 8): not dense
     cl = lib.zeros(2, 3, 4, 5).contiguous(memory_format=lib.channels_last)
-    return [tuple(f(x).stride()) for f in (lib.empty_like, lib.zeros_like, lib.ones_like,
-                                           lambda x: lib.full_like(x, 2), lib.rand_like)
-            for x in (base, sliced, cl)]
+    return [
+        tuple(f(x).stride())
+        for f in (
+            lib.empty_like,
+            lib.zeros_like,
+            lib.ones_like,
+            lambda x: lib.full_like(x, 2),
+            lib.rand_like,
+        )
+        for x in (base, sliced, cl)
+    ]
 
 
 CREATION["like_preserves_layout"] = _like_layouts
 CREATION["from_numpy_offset"] = lambda lib: (
     lib.from_numpy(np.arange(6.0)[2:]).storage_offset(),
-    tuple(lib.from_numpy(np.arange(12.0).reshape(3, 4)[:, ::2]).stride()))
+    tuple(lib.from_numpy(np.arange(12.0).reshape(3, 4)[:, ::2]).stride()),
+)
 KNOWN_CREATION = {}
 
 
@@ -1395,6 +1688,7 @@ def test_creation(name):
 # ---------------------------------------------------------------------------------------------
 # Bad input: the exception class must be torch's (TypeError / ValueError / IndexError /
 # RuntimeError), so `except` clauses written for torch keep working.
+
 
 def _inplace_into_expanded(lib, how):
     x = lib.zeros(1, 3).expand(2, 3)
@@ -1420,7 +1714,7 @@ ERRORS = {
     "none_item": lambda lib: lib.tensor([1, None]),
     "object": lambda lib: lib.tensor(object()),
     "uint8_overflow": lambda lib: lib.tensor(300, dtype=lib.uint8),
-    "int64_overflow": lambda lib: lib.tensor([2 ** 63]),
+    "int64_overflow": lambda lib: lib.tensor([2**63]),
     "view_numel": lambda lib: lib.zeros(6).view(4),
     "view_strides": lambda lib: lib.arange(6).view(2, 3).t().view(6),
     "view_two_minus_one": lambda lib: lib.zeros(6).view(-1, -1),
@@ -1476,13 +1770,12 @@ ERRORS = {
     "gather_float_index": lambda lib: lib.gather(lib.zeros(3), 0, lib.tensor([0.0])),
     "gather_ndim": lambda lib: lib.gather(lib.zeros(3, 2), 0, lib.tensor([0])),
     "scatter_out_of_range": lambda lib: lib.scatter(lib.zeros(3), 0, lib.tensor([5]), 1.0),
-    "index_select_2d_index": lambda lib: lib.index_select(lib.zeros(3), 0,
-                                                          lib.tensor([[0]])),
-    "index_select_out_of_range": lambda lib: lib.index_select(lib.zeros(3), 0,
-                                                              lib.tensor([3])),
+    "index_select_2d_index": lambda lib: lib.index_select(lib.zeros(3), 0, lib.tensor([[0]])),
+    "index_select_out_of_range": lambda lib: lib.index_select(lib.zeros(3), 0, lib.tensor([3])),
     "masked_fill_int_mask": lambda lib: lib.zeros(3).masked_fill(lib.tensor([1, 0, 1]), 1.0),
     "masked_fill_tensor_value_1d": lambda lib: lib.zeros(3).masked_fill(
-        lib.tensor([True, False, True]), lib.tensor([1.0])),
+        lib.tensor([True, False, True]), lib.tensor([1.0])
+    ),
     "matmul_shapes": lambda lib: lib.zeros(2, 3) @ lib.zeros(2, 3),
     "mm_1d": lambda lib: lib.mm(lib.zeros(3), lib.zeros(3)),
     "matmul_0d": lambda lib: lib.matmul(lib.tensor(1.0), lib.zeros(2)),
@@ -1514,14 +1807,15 @@ ERRORS = {
     "clamp_no_bounds": lambda lib: lib.clamp(lib.zeros(2)),
     "numpy_bool_of_many": lambda lib: lib.zeros(2) and 1,
     "view_dtype_size": lambda lib: lib.zeros(3, dtype=lib.float32).view(lib.float64),
-    "contiguous_cl_3d": lambda lib: lib.zeros(2, 3, 4).contiguous(
-        memory_format=lib.channels_last),
+    "contiguous_cl_3d": lambda lib: lib.zeros(2, 3, 4).contiguous(memory_format=lib.channels_last),
     "as_strided_negative_stride": lambda lib: lib.zeros(4).as_strided((2,), (-1,)),
     "from_numpy_negative_stride": lambda lib: lib.from_numpy(np.arange(3.0)[::-1]),
     "from_numpy_object": lambda lib: lib.from_numpy(np.array(["a"], dtype=object)),
     "numpy_requires_grad": lambda lib: lib.zeros(2, requires_grad=True).numpy(),
     "requires_grad_int": lambda lib: lib.zeros(2, dtype=lib.int64, requires_grad=True),
 }
+
+
 def _cls(what, torch_cls, gt_cls):
     return f"{what}: torch raises {torch_cls}, gpu_tensor {gt_cls}"
 
@@ -1533,6 +1827,7 @@ def _error_case(fn, lib):
     def run():
         r = fn(lib)
         return "no error" if not isinstance(r, (lib.Tensor, tuple, list)) else r
+
     return run
 
 
@@ -1575,7 +1870,7 @@ REPRS = {
     "3d": lambda lib: lib.arange(12).reshape(2, 3, 2),
     "large": lambda lib: lib.arange(2000.0),
     "large_2d": lambda lib: lib.arange(3000).reshape(30, 100),
-    "large_int_values": lambda lib: lib.tensor([2 ** 40, 1]),
+    "large_int_values": lambda lib: lib.tensor([2**40, 1]),
     "requires_grad": lambda lib: lib.tensor([1.0, 2.0], requires_grad=True),
     "mixed_sci_int": lambda lib: lib.tensor([123456789.0, 1.0]),
     "all_nan": lambda lib: lib.tensor([float("nan")]),
@@ -1597,9 +1892,24 @@ def test_repr(name):
 # ---------------------------------------------------------------------------------------------
 # Chains of view ops (each step compared), and matmul dtypes/shapes.
 
-_CHAIN_OPS = ["view", "reshape", "transpose", "permute", "narrow", "select", "expand",
-              "unsqueeze", "squeeze", "flatten", "unflatten", "unfold", "t", "mT",
-              "contiguous", "diagonal"]
+_CHAIN_OPS = [
+    "view",
+    "reshape",
+    "transpose",
+    "permute",
+    "narrow",
+    "select",
+    "expand",
+    "unsqueeze",
+    "squeeze",
+    "flatten",
+    "unflatten",
+    "unfold",
+    "t",
+    "mT",
+    "contiguous",
+    "diagonal",
+]
 
 
 def test_view_chains():
@@ -1621,14 +1931,21 @@ def test_view_chains():
             gk, gr = outcome(_apply_view, G, gx, op, args)
             label = f"{a.shape}/{tb.stride()} -> " + " -> ".join(steps)
             if tk != gk or (tk == "err" and tr != gr):
-                bad.append(f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
-                           f"{tk}:{tr if tk == 'err' else ''}")
+                bad.append(
+                    f"{label}: gt {gk}:{gr if gk == 'err' else ''} vs torch "
+                    f"{tk}:{tr if tk == 'err' else ''}"
+                )
                 break
             if tk == "err":
                 break
             ts, gs = _view_state(torch, tr, tb), _view_state(G, gr, gb)
-            d = diff(gr, tr) or (None if ts == gs else ", ".join(
-                f"{k} gt {gs.get(k)} vs torch {ts[k]}" for k in ts if ts[k] != gs.get(k)))
+            d = diff(gr, tr) or (
+                None
+                if ts == gs
+                else ", ".join(
+                    f"{k} gt {gs.get(k)} vs torch {ts[k]}" for k in ts if ts[k] != gs.get(k)
+                )
+            )
             if d:
                 bad.append(f"{label}: {d}")
                 break
@@ -1639,21 +1956,48 @@ def test_view_chains():
 def test_matmul_dtypes_and_shapes():
     rng = seeded("matmul")
     cases = []
-    shapes = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
-              ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((5, 2, 3), (5, 3, 4)),
-              ((1, 2, 3), (5, 3, 4)), ((2, 1, 2, 3), (5, 3, 4)), ((0, 3), (3, 2))]
+    shapes = [
+        ((3,), (3,)),
+        ((2, 3), (3,)),
+        ((3,), (3, 4)),
+        ((2, 3), (3, 4)),
+        ((5, 2, 3), (3, 4)),
+        ((2, 3), (5, 3, 4)),
+        ((5, 2, 3), (5, 3, 4)),
+        ((1, 2, 3), (5, 3, 4)),
+        ((2, 1, 2, 3), (5, 3, 4)),
+        ((0, 3), (3, 2)),
+    ]
     for sa, sb in shapes:
-        for da, db in [("float32", "float32"), ("int64", "int64"), ("float64", "float64"),
-                       ("int32", "int32"), ("complex64", "complex64"), ("float16", "float16")]:
+        for da, db in [
+            ("float32", "float32"),
+            ("int64", "int64"),
+            ("float64", "float64"),
+            ("int32", "int32"),
+            ("complex64", "complex64"),
+            ("float16", "float16"),
+        ]:
             ta, tb = rand_torch(rng, sa, da), rand_torch(rng, sb, db)
             ga, gb = pair_from_torch(ta), pair_from_torch(tb)
-            cases.append((f"{sa}:{da} @ {sb}:{db}", lambda ga=ga, gb=gb: ga @ gb,
-                          lambda ta=ta, tb=tb: ta @ tb, {"tol_scale": 10.0}))
+            cases.append(
+                (
+                    f"{sa}:{da} @ {sb}:{db}",
+                    lambda ga=ga, gb=gb: ga @ gb,
+                    lambda ta=ta, tb=tb: ta @ tb,
+                    {"tol_scale": 10.0},
+                )
+            )
     ta, tb = rand_torch(rng, (4, 2, 3), "float32"), rand_torch(rng, (4, 3, 5), "float32")
-    cases.append(("bmm", lambda: G.bmm(pair_from_torch(ta), pair_from_torch(tb)),
-                  lambda: torch.bmm(ta, tb)))
-    cases.append(("mm", lambda: G.mm(pair_from_torch(ta[0]), pair_from_torch(tb[0])),
-                  lambda: torch.mm(ta[0], tb[0])))
+    cases.append(
+        ("bmm", lambda: G.bmm(pair_from_torch(ta), pair_from_torch(tb)), lambda: torch.bmm(ta, tb))
+    )
+    cases.append(
+        (
+            "mm",
+            lambda: G.mm(pair_from_torch(ta[0]), pair_from_torch(tb[0])),
+            lambda: torch.mm(ta[0], tb[0]),
+        )
+    )
     check_all(cases)
 
 
@@ -1665,10 +2009,14 @@ def test_cumulative_dtypes():
         g = pair_from_torch(t)
         for name in ("cumsum", "cumprod"):
             for kw in ({"dim": 0}, {"dim": -1}, {"dim": 1, "dtype": "float64"}):
-                cases.append((f"{name}({d}, {kw})",
-                              lambda g=g, kw=kw, n=name: getattr(g, n)(**_fix(kw, G)),
-                              lambda t=t, kw=kw, n=name: getattr(t, n)(**_fix(kw, torch)),
-                              {"tol_scale": 10.0}))
+                cases.append(
+                    (
+                        f"{name}({d}, {kw})",
+                        lambda g=g, kw=kw, n=name: getattr(g, n)(**_fix(kw, G)),
+                        lambda t=t, kw=kw, n=name: getattr(t, n)(**_fix(kw, torch)),
+                        {"tol_scale": 10.0},
+                    )
+                )
     check_all(cases)
 
 
@@ -1677,24 +2025,35 @@ def test_broadcasting_shapes_and_inplace():
     cases = []
     for _ in range(150):
         sa = tuple(int(rng.choice([0, 1, 2, 3])) for _ in range(int(rng.integers(0, 4))))
-        sb = tuple(int(rng.choice([1, 1, 2, 3])) if rng.random() < 0.3 else
-                   (sa[i] if i < len(sa) else 2) for i in range(int(rng.integers(0, 4))))
+        sb = tuple(
+            int(rng.choice([1, 1, 2, 3])) if rng.random() < 0.3 else (sa[i] if i < len(sa) else 2)
+            for i in range(int(rng.integers(0, 4)))
+        )
         sb = sb[::-1] if rng.random() < 0.3 else sb
         ta, tb = rand_torch(rng, sa, "float32"), rand_torch(rng, sb, "int64")
         ga, gb = pair_from_torch(ta), pair_from_torch(tb)
-        cases.append((f"{sa} + {sb}", lambda ga=ga, gb=gb: ga + gb,
-                      lambda ta=ta, tb=tb: ta + tb))
+        cases.append((f"{sa} + {sb}", lambda ga=ga, gb=gb: ga + gb, lambda ta=ta, tb=tb: ta + tb))
         if ta.numel():  # (in-place on an empty tensor: test_pinned[inplace_on_empty])
-            cases.append((f"{sa}.add_({sb})", lambda ga=ga, gb=gb: ga.clone().add_(gb),
-                          lambda ta=ta, tb=tb: ta.clone().add_(tb)))
-        cases.append((f"where({sa} > 0, {sa}, {sb})",
-                      lambda ga=ga, gb=gb: G.where(ga > 0, ga, gb),
-                      lambda ta=ta, tb=tb: torch.where(ta > 0, ta, tb)))
+            cases.append(
+                (
+                    f"{sa}.add_({sb})",
+                    lambda ga=ga, gb=gb: ga.clone().add_(gb),
+                    lambda ta=ta, tb=tb: ta.clone().add_(tb),
+                )
+            )
+        cases.append(
+            (
+                f"where({sa} > 0, {sa}, {sb})",
+                lambda ga=ga, gb=gb: G.where(ga > 0, ga, gb),
+                lambda ta=ta, tb=tb: torch.where(ta > 0, ta, tb),
+            )
+        )
     check_all(cases)
 
 
 # ---------------------------------------------------------------------------------------------
 # Promotion helpers (result_type / promote_types / can_cast) and casts with .to(dtype).
+
 
 def test_promote_types_and_can_cast_all_pairs():
     bad = []
@@ -1719,16 +2078,23 @@ def test_result_type_tiers():
         ta = rand_torch(rng, (2,), a)
         t0 = rand_torch(rng, (), a)
         for other in DTYPES + list(SCALARS):
-            if _chalf(a, other, "0dim") or (a in COMPLEX and other == "float16") or \
-                    (a == "float16" and other == "complex"):
+            if (
+                _chalf(a, other, "0dim")
+                or (a in COMPLEX and other == "float16")
+                or (a == "float16" and other == "complex")
+            ):
                 continue
             tb = SCALARS[other] if other in SCALARS else rand_torch(rng, (), other)
             gb = tb if other in SCALARS else pair_from_torch(tb)
             for tx in (ta, t0):
                 gx = pair_from_torch(tx)
-                cases.append((f"result_type({a}{list(tx.shape)}, {other})",
-                              lambda gx=gx, gb=gb: dname(G.result_type(gx, gb)),
-                              lambda tx=tx, tb=tb: dname(torch.result_type(tx, tb))))
+                cases.append(
+                    (
+                        f"result_type({a}{list(tx.shape)}, {other})",
+                        lambda gx=gx, gb=gb: dname(G.result_type(gx, gb)),
+                        lambda tx=tx, tb=tb: dname(torch.result_type(tx, tb)),
+                    )
+                )
     check_all(cases)
 
 
@@ -1747,13 +2113,19 @@ def test_casts_with_to():
                 continue  # negative float -> uint8 is undefined behaviour in C++ (and torch)
             if src in COMPLEX and dst not in COMPLEX:
                 continue  # torch warns and drops the imaginary part: see test_pinned
-            cases.append((f"{src}.to({dst})", lambda g=g, d=dst: g.to(gdt(d)),
-                          lambda t=t, d=dst: t.to(tdt(d))))
+            cases.append(
+                (
+                    f"{src}.to({dst})",
+                    lambda g=g, d=dst: g.to(gdt(d)),
+                    lambda t=t, d=dst: t.to(tdt(d)),
+                )
+            )
     check_all(cases)
 
 
 # ---------------------------------------------------------------------------------------------
 # Tensor semantics a PyTorch user relies on: identity returns, aliasing, metadata types.
+
 
 def _through_view(lib):
     x = lib.zeros(2, 3)
@@ -1766,59 +2138,93 @@ def _through_view(lib):
 
 def _identity(lib):
     x = lib.zeros(2, 3)
-    return (x.contiguous() is x, x.to(lib.float32) is x, x.to(lib.float64) is x,
-            x.to("cpu") is x, x.to(lib.float32, copy=True) is x, x.cpu() is x,
-            x.float() is x, x.clone() is x, x.detach() is x,
-            x.detach().data_ptr() == x.data_ptr(), x.reshape(3, 2).data_ptr() == x.data_ptr(),
-            x.t().contiguous().data_ptr() == x.data_ptr(), x.view_as(x) is x)
+    return (
+        x.contiguous() is x,
+        x.to(lib.float32) is x,
+        x.to(lib.float64) is x,
+        x.to("cpu") is x,
+        x.to(lib.float32, copy=True) is x,
+        x.cpu() is x,
+        x.float() is x,
+        x.clone() is x,
+        x.detach() is x,
+        x.detach().data_ptr() == x.data_ptr(),
+        x.reshape(3, 2).data_ptr() == x.data_ptr(),
+        x.t().contiguous().data_ptr() == x.data_ptr(),
+        x.view_as(x) is x,
+    )
 
 
 MISC = {
     "through_views": _through_view,
     "identity_and_sharing": _identity,
     "size_repr": lambda lib: repr(lib.zeros(2, 3).shape).replace("gpu_tensor", "torch"),
-    "size_type": lambda lib: (type(lib.zeros(2).shape).__name__, lib.zeros(2, 3).size(1),
-                              lib.zeros(2, 3).size(-1), tuple(lib.zeros(2, 3).size()),
-                              lib.zeros(2, 3).shape.numel()),
+    "size_type": lambda lib: (
+        type(lib.zeros(2).shape).__name__,
+        lib.zeros(2, 3).size(1),
+        lib.zeros(2, 3).size(-1),
+        tuple(lib.zeros(2, 3).size()),
+        lib.zeros(2, 3).shape.numel(),
+    ),
     "dtype_repr": lambda lib: repr(lib.float32).replace("gpu_tensor", "torch"),
-    "dtype_attrs": lambda lib: [(d.is_floating_point, d.is_complex, d.itemsize, d.is_signed)
-                                for d in (getattr(lib, n) for n in DTYPES)],
-    "device_repr": lambda lib: (repr(lib.zeros(1).device), str(lib.zeros(1).device),
-                                lib.zeros(1).device.type, lib.zeros(1).is_cuda),
-    "meta_0d": lambda lib: (lib.tensor(1.0).dim(), lib.tensor(1.0).numel(),
-                            tuple(lib.tensor(1.0).stride()), lib.tensor(1.0).is_contiguous()),
-    "expanded_is_contiguous": lambda lib: (lib.zeros(1, 3).expand(2, 3).is_contiguous(),
-                                           tuple(lib.zeros(1, 3).expand(2, 3).stride())),
+    "dtype_attrs": lambda lib: [
+        (d.is_floating_point, d.is_complex, d.itemsize, d.is_signed)
+        for d in (getattr(lib, n) for n in DTYPES)
+    ],
+    "device_repr": lambda lib: (
+        repr(lib.zeros(1).device),
+        str(lib.zeros(1).device),
+        lib.zeros(1).device.type,
+        lib.zeros(1).is_cuda,
+    ),
+    "meta_0d": lambda lib: (
+        lib.tensor(1.0).dim(),
+        lib.tensor(1.0).numel(),
+        tuple(lib.tensor(1.0).stride()),
+        lib.tensor(1.0).is_contiguous(),
+    ),
+    "expanded_is_contiguous": lambda lib: (
+        lib.zeros(1, 3).expand(2, 3).is_contiguous(),
+        tuple(lib.zeros(1, 3).expand(2, 3).stride()),
+    ),
     "list_of_rows": lambda lib: [tuple(r.shape) for r in list(lib.zeros(2, 3))],
     "contains": lambda lib: (2 in lib.tensor([1, 2]), 5 in lib.tensor([1, 2])),
     "len": lambda lib: len(lib.zeros(4, 2)),
     "bool_single": lambda lib: (bool(lib.tensor([0.0])), bool(lib.tensor(2))),
-    "int_float_conversions": lambda lib: (int(lib.tensor(2.7)), float(lib.tensor(3)),
-                                          int(lib.tensor([-2.7])), complex(lib.tensor(1.5))),
+    "int_float_conversions": lambda lib: (
+        int(lib.tensor(2.7)),
+        float(lib.tensor(3)),
+        int(lib.tensor([-2.7])),
+        complex(lib.tensor(1.5)),
+    ),
     "index_with_0d_int_tensor": lambda lib: [10, 20, 30][lib.tensor(1)],
     "clamp_min_gt_max": lambda lib: lib.clamp(lib.tensor([0.0, 5.0, 10.0]), min=6, max=4),
-    "clamp_tensor_bounds": lambda lib: lib.clamp(lib.tensor([0.0, 5.0, 10.0]),
-                                                 min=lib.tensor([1.0, 6.0, 0.0]),
-                                                 max=lib.tensor(8.0)),
+    "clamp_tensor_bounds": lambda lib: lib.clamp(
+        lib.tensor([0.0, 5.0, 10.0]), min=lib.tensor([1.0, 6.0, 0.0]), max=lib.tensor(8.0)
+    ),
     "std_mean": lambda lib: lib.std_mean(lib.tensor([[1.0, 2.0], [4.0, 8.0]]), dim=0),
-    "var_mean_correction": lambda lib: lib.var_mean(lib.tensor([1.0, 2.0, 4.0]),
-                                                    correction=0),
-    "max_dim_namedtuple": lambda lib: (lambda r: (type(r).__name__, r.values.tolist(),
-                                                  r.indices.tolist()))(
-        lib.tensor([[1, 5], [7, 2]]).max(dim=1)),
+    "var_mean_correction": lambda lib: lib.var_mean(lib.tensor([1.0, 2.0, 4.0]), correction=0),
+    "max_dim_namedtuple": lambda lib: (
+        lambda r: (type(r).__name__, r.values.tolist(), r.indices.tolist())
+    )(lib.tensor([[1, 5], [7, 2]]).max(dim=1)),
     "max_binary": lambda lib: lib.tensor([1, 5]).max(lib.tensor([3, 2])),
     "sum_bool_int64": lambda lib: lib.tensor([True, True]).sum(),
     "prod_int8_int64": lambda lib: lib.tensor([100, 100], dtype=lib.int8).prod(),
     "mean_empty_nan": lambda lib: lib.zeros(0).mean(),
     "where_scalar_both": lambda lib: lib.where(lib.tensor([True, False]), 1.5, 2),
-    "where_scalar_int_float_tensor": lambda lib: lib.where(lib.tensor([True, False]),
-                                                           lib.tensor([1, 2]), 2.5),
+    "where_scalar_int_float_tensor": lambda lib: lib.where(
+        lib.tensor([True, False]), lib.tensor([1, 2]), 2.5
+    ),
     "nonzero": lambda lib: lib.tensor([[0, 1], [2, 0]]).nonzero(),
-    "masked_select": lambda lib: lib.masked_select(lib.tensor([[1, 2], [3, 4]]),
-                                                   lib.tensor([True, False])),
-    "float_int_floordiv_neg": lambda lib: (lib.tensor([-7, 7]) // 2, lib.tensor([-7, 7]) % 2,
-                                           lib.tensor([-7.5, 7.5]) // 2,
-                                           lib.tensor([-7.5, 7.5]) % -2),
+    "masked_select": lambda lib: lib.masked_select(
+        lib.tensor([[1, 2], [3, 4]]), lib.tensor([True, False])
+    ),
+    "float_int_floordiv_neg": lambda lib: (
+        lib.tensor([-7, 7]) // 2,
+        lib.tensor([-7, 7]) % 2,
+        lib.tensor([-7.5, 7.5]) // 2,
+        lib.tensor([-7.5, 7.5]) % -2,
+    ),
     "int_div_true": lambda lib: lib.tensor([7, -7]) / lib.tensor([2, 2]),
     "int_overflow_wraps": lambda lib: lib.tensor([127], dtype=lib.int8) + 1,
     "pow_int_scalar_float": lambda lib: lib.tensor([2, 3]) ** 0.5,
@@ -1828,47 +2234,78 @@ MISC = {
     "invert_bool_and_int": lambda lib: (~lib.tensor([True, False]), ~lib.tensor([0, 5])),
     "complex_real_imag": lambda lib: (lib.tensor([1 + 2j]).real, lib.tensor([1 + 2j]).imag),
     "copy_broadcast_cast": lambda lib: lib.zeros(2, 3, dtype=lib.int32).copy_(
-        lib.tensor([1.7, -2.7, 3.2])),
+        lib.tensor([1.7, -2.7, 3.2])
+    ),
     "fill_float_into_int": lambda lib: lib.zeros(3, dtype=lib.int64).fill_(2.9),
-    "setitem_float_into_int_slice": lambda lib: _set(lib.zeros(3, dtype=lib.int64),
-                                                     slice(0, 2), 2.9),
-    "setitem_bool_tensor_from_int": lambda lib: _set(lib.zeros(3, dtype=lib.bool),
-                                                     slice(None), 2),
-    "repeat_tile_flip_roll": lambda lib: (lib.arange(6).view(2, 3).repeat(2, 1),
-                                          lib.arange(6).view(2, 3).flip(0),
-                                          lib.arange(6).view(2, 3).roll(1, 1),
-                                          lib.tile(lib.arange(3), (2,))),
+    "setitem_float_into_int_slice": lambda lib: _set(
+        lib.zeros(3, dtype=lib.int64), slice(0, 2), 2.9
+    ),
+    "setitem_bool_tensor_from_int": lambda lib: _set(lib.zeros(3, dtype=lib.bool), slice(None), 2),
+    "repeat_tile_flip_roll": lambda lib: (
+        lib.arange(6).view(2, 3).repeat(2, 1),
+        lib.arange(6).view(2, 3).flip(0),
+        lib.arange(6).view(2, 3).roll(1, 1),
+        lib.tile(lib.arange(3), (2,)),
+    ),
     "unbind": lambda lib: lib.arange(6).view(2, 3).unbind(1),
-    "hstack_vstack": lambda lib: (lib.hstack([lib.zeros(2), lib.ones(3)]),
-                                  lib.vstack([lib.zeros(3), lib.ones(3)])),
-    "type_string": lambda lib: (lib.zeros(2).type().replace("gpu_tensor.", "torch."),
-                                lib.zeros(2, dtype=lib.int64).type().replace("gpu_tensor.",
-                                                                             "torch."),
-                                lib.zeros(2).type(lib.float64).dtype == lib.float64),
-    "new_factories": lambda lib: (lib.zeros(2, dtype=lib.int32).new_zeros(3),
-                                  lib.zeros(2, dtype=lib.int32).new_full((2,), 2.7),
-                                  lib.zeros(2, dtype=lib.float16).new_tensor([1, 2]),
-                                  lib.zeros(2, dtype=lib.int8).new_ones((2, 1))),
-    "item_half": lambda lib: (lib.tensor(1.5, dtype=lib.float16).item(),
-                              lib.tensor([1.5], dtype=lib.bfloat16).tolist()),
+    "hstack_vstack": lambda lib: (
+        lib.hstack([lib.zeros(2), lib.ones(3)]),
+        lib.vstack([lib.zeros(3), lib.ones(3)]),
+    ),
+    "type_string": lambda lib: (
+        lib.zeros(2).type().replace("gpu_tensor.", "torch."),
+        lib.zeros(2, dtype=lib.int64).type().replace("gpu_tensor.", "torch."),
+        lib.zeros(2).type(lib.float64).dtype == lib.float64,
+    ),
+    "new_factories": lambda lib: (
+        lib.zeros(2, dtype=lib.int32).new_zeros(3),
+        lib.zeros(2, dtype=lib.int32).new_full((2,), 2.7),
+        lib.zeros(2, dtype=lib.float16).new_tensor([1, 2]),
+        lib.zeros(2, dtype=lib.int8).new_ones((2, 1)),
+    ),
+    "item_half": lambda lib: (
+        lib.tensor(1.5, dtype=lib.float16).item(),
+        lib.tensor([1.5], dtype=lib.bfloat16).tolist(),
+    ),
     "T_2d_and_mT": lambda lib: (lib.arange(6).view(2, 3).T, lib.arange(12).view(2, 2, 3).mT),
-    "expand_as_reshape_as": lambda lib: (lib.zeros(3).expand_as(lib.zeros(2, 3)),
-                                         lib.arange(6).reshape_as(lib.zeros(3, 2))),
-    "squeeze_tuple_and_size1": lambda lib: (lib.zeros(1, 2, 1).squeeze((0, 2)).shape,
-                                            lib.zeros(1, 2, 1).squeeze(1).shape),
-    "flatten_0d": lambda lib: (lib.tensor(1.0).flatten().shape, lib.tensor(1.0).view(-1).shape,
-                               lib.tensor(1.0).reshape(1, 1).shape),
+    "expand_as_reshape_as": lambda lib: (
+        lib.zeros(3).expand_as(lib.zeros(2, 3)),
+        lib.arange(6).reshape_as(lib.zeros(3, 2)),
+    ),
+    "squeeze_tuple_and_size1": lambda lib: (
+        lib.zeros(1, 2, 1).squeeze((0, 2)).shape,
+        lib.zeros(1, 2, 1).squeeze(1).shape,
+    ),
+    "flatten_0d": lambda lib: (
+        lib.tensor(1.0).flatten().shape,
+        lib.tensor(1.0).view(-1).shape,
+        lib.tensor(1.0).reshape(1, 1).shape,
+    ),
     "unfold_values": lambda lib: lib.arange(8).unfold(0, 3, 2),
-    "norm_fro_and_dtype": lambda lib: (lib.tensor([[3.0, 4.0]]).norm(),
-                                       lib.tensor([[3.0, 4.0]]).norm(p="fro"),
-                                       lib.tensor([3.0, 4.0]).norm(p=0)),
-    "count_nonzero_logsumexp": lambda lib: (lib.count_nonzero(lib.tensor([[0, 1], [2, 0]])),
-                                            lib.logsumexp(lib.tensor([[0.0, 1.0]]), dim=1)),
-    "cumsum_bool_int": lambda lib: (lib.tensor([True, True]).cumsum(0),
-                                    lib.tensor([1, 2], dtype=lib.int8).cumsum(0)),
+    "norm_fro_and_dtype": lambda lib: (
+        lib.tensor([[3.0, 4.0]]).norm(),
+        lib.tensor([[3.0, 4.0]]).norm(p="fro"),
+        lib.tensor([3.0, 4.0]).norm(p=0),
+    ),
+    "count_nonzero_logsumexp": lambda lib: (
+        lib.count_nonzero(lib.tensor([[0, 1], [2, 0]])),
+        lib.logsumexp(lib.tensor([[0.0, 1.0]]), dim=1),
+    ),
+    "cumsum_bool_int": lambda lib: (
+        lib.tensor([True, True]).cumsum(0),
+        lib.tensor([1, 2], dtype=lib.int8).cumsum(0),
+    ),
     "default_float64_full_linspace": lambda lib: _with_default(
-        lib, "float64", lambda: (lib.full((2,), 2.5), lib.linspace(0, 1, 3), lib.rand(2).dtype
-                                 == lib.float64, lib.ones(2), lib.tensor([1, 2]) / 2)),
+        lib,
+        "float64",
+        lambda: (
+            lib.full((2,), 2.5),
+            lib.linspace(0, 1, 3),
+            lib.rand(2).dtype == lib.float64,
+            lib.ones(2),
+            lib.tensor([1, 2]) / 2,
+        ),
+    ),
 }
 
 

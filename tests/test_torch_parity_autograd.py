@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip(
-    "torch", reason="torch is not installed: the autograd parity tests need it as the reference")
+    "torch", reason="torch is not installed: the autograd parity tests need it as the reference"
+)
 
 import gpu_tensor as gt  # noqa: E402
 from gpu_tensor import autograd  # noqa: E402,F401  (backward, requires_grad setter)
@@ -107,9 +108,9 @@ CASES = {
     "mul_const_tensor": (lambda m, a, b: a * b, [R(2, 3), R(2, 3, grad=False)]),
     "div": (lambda m, a, b: a / b, [R(2, 3), P(3)]),
     "rdiv": (lambda m, a: 2.0 / a, [P(3)]),
-    "pow_scalar": (lambda m, a: a ** 3, [R(2, 3)]),
-    "pow_tensor": (lambda m, a, b: a ** b, [P(2, 3), R(3)]),
-    "rpow": (lambda m, a: 2.0 ** a, [R(3)]),
+    "pow_scalar": (lambda m, a: a**3, [R(2, 3)]),
+    "pow_tensor": (lambda m, a, b: a**b, [P(2, 3), R(3)]),
+    "rpow": (lambda m, a: 2.0**a, [R(3)]),
     "neg": (lambda m, a: -a, [R(3)]),
     "abs": (lambda m, a: m.abs(a), [R(5, away=0.1)]),
     "exp": (lambda m, a: m.exp(a), [R(2, 3)]),
@@ -208,8 +209,7 @@ CASES = {
     "masked_fill": (lambda m, a: a.masked_fill(a > 0, 0.0), [R(2, 3, away=0.1)]),
     "masked_select": (lambda m, a: a.masked_select(a > 0), [R(2, 3, away=0.1)]),
     "scatter": (lambda m, a, s: a.scatter(1, _idx(m, [[0], [2]]), s), [R(2, 3), R(2, 1)]),
-    "scatter_add": (lambda m, a, s: a.scatter_add(0, _idx(m, [[1, 0, 1]]), s),
-                    [R(2, 3), R(1, 3)]),
+    "scatter_add": (lambda m, a, s: a.scatter_add(0, _idx(m, [[1, 0, 1]]), s), [R(2, 3), R(1, 3)]),
     # joins and splits
     "cat": (lambda m, a, b: m.cat([a, b], 1), [R(2, 3), R(2, 2)]),
     "cat_const_part": (lambda m, a, b: m.cat([a, b]), [R(2, 3), R(1, 3, grad=False)]),
@@ -229,8 +229,10 @@ CASES = {
     "float32_leaf": (lambda m, a: (a * a).sum(), [R(4, dtype="float32")]),
     # special points: zeros, ties, kinks, bounds
     "prod_with_one_zero": (lambda m, a: a.prod(), [F([[2.0, 0.0], [3.0, 0.5]])]),
-    "prod_dim_with_zeros": (lambda m, a: a.prod(dim=1), [F([[2.0, 0.0, 4.0], [0.0, 0.0, 1.5],
-                                                          [1.0, 2.0, 3.0]])]),
+    "prod_dim_with_zeros": (
+        lambda m, a: a.prod(dim=1),
+        [F([[2.0, 0.0, 4.0], [0.0, 0.0, 1.5], [1.0, 2.0, 3.0]])],
+    ),
     "max_dim_ties": (lambda m, a: a.max(dim=1).values, [F([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])]),
     "amax_ties": (lambda m, a: a.amax(dim=1), [F([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])]),
     "max_full_ties": (lambda m, a: a.max(), [F([1.0, 3.0, 3.0])]),
@@ -239,8 +241,8 @@ CASES = {
     "abs_at_zero": (lambda m, a: m.abs(a), [F([0.0, -1.0, 2.0])]),
     "relu_at_zero": (lambda m, a: m.relu(a), [F([0.0, -1.0, 2.0])]),
     "clamp_at_bounds": (lambda m, a: m.clamp(a, -0.5, 0.5), [F([-0.5, 0.5, 0.2, 1.0])]),
-    "pow_zero_base": (lambda m, a, b: a ** b, [F([0.0, 2.0, 0.0]), F([2.0, 3.0, 0.5])]),
-    "rpow_zero_base": (lambda m, a: 0.0 ** a, [F([0.0, 2.0, 0.5])]),
+    "pow_zero_base": (lambda m, a, b: a**b, [F([0.0, 2.0, 0.0]), F([2.0, 3.0, 0.5])]),
+    "rpow_zero_base": (lambda m, a: 0.0**a, [F([0.0, 2.0, 0.5])]),
     "rpow_negative_base": (lambda m, a: (-2.0) ** a, [F([2.0, 3.0])]),
     "where_both_branches_same": (lambda m, a: m.where(a > 0, a, a * 2), [R(5, away=0.1)]),
     "std_constant_rows": (lambda m, a: a.std(dim=1), [F([[1.0, 1.0, 1.0], [1.0, 2.0, 4.0]])]),
@@ -256,14 +258,18 @@ CASES = {
     "gather_repeated": (lambda m, a: a.gather(0, _idx(m, [[1, 1, 0], [1, 1, 1]])), [R(2, 3)]),
     "half_roundtrip": (lambda m, a: (a.to(m.float16) * 3).to(m.float64), [R(4)]),
     "float16_leaf": (lambda m, a: a * a, [R(4, dtype="float16")]),
-    "float32_leaf_mixed_constant": (lambda m, a, c: a * c, [R(3, dtype="float32"),
-                                                            R(3, grad=False)]),
+    "float32_leaf_mixed_constant": (
+        lambda m, a, c: a * c,
+        [R(3, dtype="float32"), R(3, grad=False)],
+    ),
     "matmul_3d_3d": (lambda m, a, b: a @ b, [R(2, 2, 3), R(2, 3, 2)]),
     "matmul_1d_3d": (lambda m, a, b: a @ b, [R(3), R(2, 3, 2)]),
     "matmul_3d_1d": (lambda m, a, b: a @ b, [R(2, 2, 3), R(3)]),
     # composites
-    "mlp_layer": (lambda m, x, w, b: m.relu(x @ w.t() + b).sum(),
-                  [R(4, 3, grad=False), R(2, 3), R(2)]),
+    "mlp_layer": (
+        lambda m, x, w, b: m.relu(x @ w.t() + b).sum(),
+        [R(4, 3, grad=False), R(2, 3), R(2)],
+    ),
     "reused_input": (lambda m, a: a * a * a - a.sin() * a.cos(), [R(5)]),
 }
 
@@ -312,13 +318,20 @@ def test_forward_and_gradients(name):
         tol = {torch.float32: 1e-5, torch.float16: 1e-3}.get(b.grad.dtype, RTOL)
         if "float32" in name or "half" in name:  # a rounding trip inside the function
             tol = max(tol, 1e-3 if "half" in name else 1e-5)
-        np.testing.assert_allclose(_np(a.grad), _np(b.grad), rtol=tol, atol=tol,
-                                   err_msg=f"input {i}")
+        np.testing.assert_allclose(
+            _np(a.grad), _np(b.grad), rtol=tol, atol=tol, err_msg=f"input {i}"
+        )
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NAME_DIVERGENCES[n]))
-    if n in NAME_DIVERGENCES else n for n in sorted(CASES)])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NAME_DIVERGENCES[n]))
+        if n in NAME_DIVERGENCES
+        else n
+        for n in sorted(CASES)
+    ],
+)
 def test_grad_fn_name(name):
     _, gout = _run(gt, name)
     _, tout = _run(torch, name)
@@ -327,13 +340,21 @@ def test_grad_fn_name(name):
 
 E = Ellipsis
 INDEXES = {  # name -> index builder (m -> index), so integer/bool tensors come from m
-    "[1]": lambda m: 1, "[-1]": lambda m: -1, "[1:]": lambda m: slice(1, None),
-    "[:]": lambda m: slice(None), "[...]": lambda m: E,
-    "[:, :]": lambda m: (slice(None), slice(None)), "[..., :]": lambda m: (E, slice(None)),
-    "[None]": lambda m: None, "[:, None]": lambda m: (slice(None), None),
-    "[..., 0]": lambda m: (E, 0), "[1, :]": lambda m: (1, slice(None)),
-    "[1, 2:]": lambda m: (1, slice(2, None)), "[1:, 0]": lambda m: (slice(1, None), 0),
-    "[tensor(1)]": lambda m: m.tensor(1), "[[0, 2]]": lambda m: [0, 2],
+    "[1]": lambda m: 1,
+    "[-1]": lambda m: -1,
+    "[1:]": lambda m: slice(1, None),
+    "[:]": lambda m: slice(None),
+    "[...]": lambda m: E,
+    "[:, :]": lambda m: (slice(None), slice(None)),
+    "[..., :]": lambda m: (E, slice(None)),
+    "[None]": lambda m: None,
+    "[:, None]": lambda m: (slice(None), None),
+    "[..., 0]": lambda m: (E, 0),
+    "[1, :]": lambda m: (1, slice(None)),
+    "[1, 2:]": lambda m: (1, slice(2, None)),
+    "[1:, 0]": lambda m: (slice(1, None), 0),
+    "[tensor(1)]": lambda m: m.tensor(1),
+    "[[0, 2]]": lambda m: [0, 2],
     "[1, [0, 1]]": lambda m: (1, [0, 1]),
     "[:, bool mask]": lambda m: (slice(None), m.tensor([True, False, True, True])),
 }
@@ -401,8 +422,8 @@ GRAPHS = {
     "lerp_scalar": lambda m, x, y, c: m.lerp(x, y, 0.5),
     "lerp_tensor": lambda m, x, y, c: m.lerp(x, c, y),
     "mlp": lambda m, x, y, c: m.relu(c @ x.t() + y[:, 0]).sum(),
-    "rsub_rpow": lambda m, x, y, c: (1 - x) + 2.0 ** y,
-    "pow_scalar_exponent": lambda m, x, y, c: x ** 3,
+    "rsub_rpow": lambda m, x, y, c: (1 - x) + 2.0**y,
+    "pow_scalar_exponent": lambda m, x, y, c: x**3,
     "pow_tensors": lambda m, x, y, c: x.abs() ** y,
     "max_dim_min_full": lambda m, x, y, c: x.max(dim=1).values.min(),
     "maximum_pair": lambda m, x, y, c: m.max(x, y),
@@ -421,13 +442,18 @@ GRAPH_DIVERGENCES: dict = {}
 def _graph_inputs(m, name):
     rng = _rng(name)
     x, y, c = (rng.uniform(-1, 1, (2, 3)) for _ in range(3))
-    return (m.tensor(x, requires_grad=True), m.tensor(y, requires_grad=True),
-            m.tensor(c))
+    return (m.tensor(x, requires_grad=True), m.tensor(y, requires_grad=True), m.tensor(c))
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=GRAPH_DIVERGENCES[n]))
-    if n in GRAPH_DIVERGENCES else n for n in sorted(GRAPHS)])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=GRAPH_DIVERGENCES[n]))
+        if n in GRAPH_DIVERGENCES
+        else n
+        for n in sorted(GRAPHS)
+    ],
+)
 def test_next_functions_structure(name):
     gx, gy, gc = _graph_inputs(gt, name)
     tx, ty, tc = _graph_inputs(torch, name)
@@ -517,9 +543,9 @@ SCENARIOS = {
     "view_of_leaf": lambda m, x, c: x[0],
     "no_grad": lambda m, x, c: _in_mode(m.no_grad(), lambda: x * 2),
     "enable_grad_in_no_grad": lambda m, x, c: _in_mode(
-        m.no_grad(), lambda: _in_mode(m.enable_grad(), lambda: x * 2)),
-    "set_grad_enabled_false": lambda m, x, c: _in_mode(m.set_grad_enabled(False),
-                                                       lambda: x.sum()),
+        m.no_grad(), lambda: _in_mode(m.enable_grad(), lambda: x * 2)
+    ),
+    "set_grad_enabled_false": lambda m, x, c: _in_mode(m.set_grad_enabled(False), lambda: x.sum()),
     "factory_requires_grad": lambda m, x, c: m.zeros(2, requires_grad=True),
     "factory_then_op": lambda m, x, c: m.ones(2, requires_grad=True).exp(),
     "attribute_set": lambda m, x, c: _set_attr(c.clone(), True),
@@ -568,6 +594,7 @@ def test_set_grad_enabled_as_a_call_and_is_grad_enabled():
 
 def test_no_grad_as_decorator():
     for m in (gt, torch):
+
         @m.no_grad()
         def f(t):
             return t * 2
@@ -589,18 +616,22 @@ SETTER_CASES = {
     "int_true": (lambda m: _set_attr(m.arange(3), True), "floating point"),
     "int_false": (lambda m: _set_attr(m.arange(3), False).requires_grad, None),
     "bool_true": (lambda m: _set_attr(m.tensor([True]), True), "floating point"),
-    "complex_true": (lambda m: _set_attr(m.zeros(2, dtype=m.complex64), True).requires_grad,
-                     None),
-    "float16_true": (lambda m: _set_attr(m.zeros(2, dtype=m.float16), True).requires_grad,
-                     None),
-    "nonleaf_false": (lambda m: _set_attr(m.ones(2, requires_grad=True) * 2, False),
-                      "only change requires_grad flags of leaf variables"),
-    "nonleaf_true": (lambda m: _set_attr(m.ones(2, requires_grad=True) * 2, True),
-                     "only change requires_grad flags of leaf variables"),
+    "complex_true": (lambda m: _set_attr(m.zeros(2, dtype=m.complex64), True).requires_grad, None),
+    "float16_true": (lambda m: _set_attr(m.zeros(2, dtype=m.float16), True).requires_grad, None),
+    "nonleaf_false": (
+        lambda m: _set_attr(m.ones(2, requires_grad=True) * 2, False),
+        "only change requires_grad flags of leaf variables",
+    ),
+    "nonleaf_true": (
+        lambda m: _set_attr(m.ones(2, requires_grad=True) * 2, True),
+        "only change requires_grad flags of leaf variables",
+    ),
     "non_bool": (lambda m: _set_attr(m.ones(2), 1), "must be a bool"),
     "none": (lambda m: _set_attr(m.ones(2), None), "must be a bool"),
-    "method_nonleaf_false": (lambda m: (m.ones(2, requires_grad=True) * 2).requires_grad_(False),
-                             "only change requires_grad flags of leaf variables"),
+    "method_nonleaf_false": (
+        lambda m: (m.ones(2, requires_grad=True) * 2).requires_grad_(False),
+        "only change requires_grad flags of leaf variables",
+    ),
     "method_int": (lambda m: m.arange(3).requires_grad_(), "floating point"),
     "method_non_bool": (lambda m: m.ones(2).requires_grad_(1), "must be bool"),
     "method_default_true": (lambda m: m.ones(2).requires_grad_().requires_grad, None),
@@ -678,8 +709,16 @@ def test_retain_grad_on_non_leaf():
         h.retain_grad()
         x.retain_grad()  # a no-op on leaves
         (h * h + k).sum().backward()
-        results.append((h.grad.tolist(), k.grad, h.retains_grad, k.retains_grad,
-                        x.retains_grad, x.grad.tolist()))
+        results.append(
+            (
+                h.grad.tolist(),
+                k.grad,
+                h.retains_grad,
+                k.retains_grad,
+                x.retains_grad,
+                x.grad.tolist(),
+            )
+        )
     assert results[0] == results[1]
 
 
@@ -748,13 +787,17 @@ def _err_leaf_inplace(m):
 ERRORS = {
     "no_grad": (_err_no_grad, "does not require grad and does not have a grad_fn"),
     "backward_twice": (_err_twice, "Trying to backward through the graph a second time"),
-    "inplace_on_saved": (_err_inplace_saved,
-                         "one of the variables needed for gradient computation has been "
-                         "modified by an inplace operation"),
+    "inplace_on_saved": (
+        _err_inplace_saved,
+        "one of the variables needed for gradient computation has been "
+        "modified by an inplace operation",
+    ),
     "non_scalar": (_err_non_scalar, "grad can be implicitly created only for scalar outputs"),
     "gradient_shape": (_err_shape_mismatch, "Mismatch in shape"),
-    "leaf_inplace": (_err_leaf_inplace, "a leaf Variable that requires grad is being used in "
-                                        "an in-place operation"),
+    "leaf_inplace": (
+        _err_leaf_inplace,
+        "a leaf Variable that requires grad is being used in an in-place operation",
+    ),
 }
 
 
@@ -804,14 +847,23 @@ def test_repr_names_the_node_or_the_flag():
 
 
 # -- nn.init: gains, fans, bounds and spreads (statistics, not exact draws) --------------------
-GAINS = [("linear", None), ("conv2d", None), ("sigmoid", None), ("tanh", None), ("relu", None),
-         ("leaky_relu", None), ("leaky_relu", 0.2), ("selu", None)]
+GAINS = [
+    ("linear", None),
+    ("conv2d", None),
+    ("sigmoid", None),
+    ("tanh", None),
+    ("relu", None),
+    ("leaky_relu", None),
+    ("leaky_relu", 0.2),
+    ("selu", None),
+]
 
 
 @pytest.mark.parametrize("nonlinearity,param", GAINS)
 def test_calculate_gain(nonlinearity, param):
     assert gt_init.calculate_gain(nonlinearity, param) == pytest.approx(
-        torch.nn.init.calculate_gain(nonlinearity, param), rel=1e-12)
+        torch.nn.init.calculate_gain(nonlinearity, param), rel=1e-12
+    )
 
 
 def test_calculate_gain_errors():
@@ -826,8 +878,9 @@ SHAPES = [(3, 5), (16, 8), (4, 3, 5), (8, 4, 3, 3)]
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_fan_in_and_fan_out(shape):
-    assert gt_init._calculate_fan_in_and_fan_out(gt.empty(*shape)) == \
-        torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(*shape))
+    assert gt_init._calculate_fan_in_and_fan_out(
+        gt.empty(*shape)
+    ) == torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(*shape))
 
 
 def test_fan_needs_two_dims():
@@ -847,8 +900,9 @@ def _torch_bound(kind, shape, **kw):
         std = gain * math.sqrt(2.0 / (fan_in + fan_out))
     else:
         fan = fan_in if kw.get("mode", "fan_in") == "fan_in" else fan_out
-        std = torch.nn.init.calculate_gain(kw.get("nonlinearity", "leaky_relu"),
-                                           kw.get("a", 0)) / math.sqrt(fan)
+        std = torch.nn.init.calculate_gain(
+            kw.get("nonlinearity", "leaky_relu"), kw.get("a", 0)
+        ) / math.sqrt(fan)
     return math.sqrt(3.0) * std if kind.endswith("uniform_") else std
 
 
@@ -924,8 +978,9 @@ def test_inplace_on_non_leaf(name):
         x = m.tensor([0.3, -0.7, 0.9], dtype=m.float64, requires_grad=True)
         y = INPLACE[name](m, x)
         y.sum().backward()
-        results.append((np.round(_np(y), 12).tolist(), np.round(_np(x.grad), 12).tolist(),
-                        _flags(y)))
+        results.append(
+            (np.round(_np(y), 12).tolist(), np.round(_np(x.grad), 12).tolist(), _flags(y))
+        )
     assert results[0] == results[1]
 
 
@@ -965,7 +1020,7 @@ def test_second_derivative_with_create_graph():
     results = []
     for m in (gt, torch):
         x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
-        (g,) = m.autograd.grad((x ** 3).sum(), [x], create_graph=True)
+        (g,) = m.autograd.grad((x**3).sum(), [x], create_graph=True)
         (h,) = m.autograd.grad(g.sum(), [x])
         results.append(h.tolist())
     assert results[0] == results[1]
@@ -980,12 +1035,13 @@ def test_autograd_backward_and_grad_arguments():
         m.autograd.backward([a, b], [m.tensor([1.0, 0.5], dtype=m.float64), None])
         grads = (x.grad.tolist(), y.grad.tolist())
         out = x.exp() * y
-        g1 = m.autograd.grad(out, [x, y], grad_outputs=m.ones(2, dtype=m.float64),
-                             retain_graph=True)
-        unused = m.autograd.grad(out.sum(), [x, m.ones(1, requires_grad=True)],
-                                 allow_unused=True)
-        results.append((grads, [np.round(_np(t), 12).tolist() for t in g1], unused[1],
-                        x.grad.tolist()))
+        g1 = m.autograd.grad(
+            out, [x, y], grad_outputs=m.ones(2, dtype=m.float64), retain_graph=True
+        )
+        unused = m.autograd.grad(out.sum(), [x, m.ones(1, requires_grad=True)], allow_unused=True)
+        results.append(
+            (grads, [np.round(_np(t), 12).tolist() for t in g1], unused[1], x.grad.tolist())
+        )
     assert results[0] == results[1]
 
 

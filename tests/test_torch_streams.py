@@ -23,32 +23,58 @@ def _flat(t):
 def test_seeded_sequence_matches_torch_recording():
     # one run of torch calls in this order after torch.manual_seed(0) (recorded)
     gt.manual_seed(0)
-    assert _flat(gt.rand(4)) == [0.49625658988952637, 0.7682217955589294,
-                                 0.08847743272781372, 0.13203048706054688]
+    assert _flat(gt.rand(4)) == [
+        0.49625658988952637,
+        0.7682217955589294,
+        0.08847743272781372,
+        0.13203048706054688,
+    ]
     assert _flat(gt.rand(2, dtype=gt.float64)) == [0.45938294312745087, 0.9207476841219603]
     # 17 values: the 16-wide float32 kernel, then the last 16 redone from fresh draws
     assert _flat(gt.randn(17)[[0, 7, 8, 15, 16]]) == [
-        -0.35612836480140686, -0.1116093322634697, -0.6135830879211426,
-        -2.316041946411133, -0.10230965167284012]
+        -0.35612836480140686,
+        -0.1116093322634697,
+        -0.6135830879211426,
+        -2.316041946411133,
+        -0.10230965167284012,
+    ]
     # under 16: double Box-Muller pairs, the 4th sample stays cached on the generator
-    assert _flat(gt.randn(3, dtype=gt.float64)) == [0.745542083141552, -0.24604661233178626,
-                                                    0.8511652747759074]
+    assert _flat(gt.randn(3, dtype=gt.float64)) == [
+        0.745542083141552,
+        -0.24604661233178626,
+        0.8511652747759074,
+    ]
     assert _flat(gt.randint(-3, 7, (6,))) == [-2, -3, 6, 0, -2, -2]
-    assert _flat(gt.randint(0, 2 ** 40, (2,))) == [139680274975, 869364353268]
+    assert _flat(gt.randint(0, 2**40, (2,))) == [139680274975, 869364353268]
     assert _flat(gt.randperm(10)) == [7, 5, 8, 9, 4, 1, 6, 2, 0, 3]
     assert _flat(gt.empty(12).bernoulli_(0.3)) == [0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0]
     assert _flat(gt.nn.functional.dropout(gt.ones(8), 0.5)) == [0, 2, 0, 0, 0, 2, 2, 0]
     lin = gt.nn.Linear(3, 2)
-    assert _flat(lin.weight) == [-0.03181177377700806, 0.08668628334999084,
-                                 -0.2364424169063568, 0.3425866961479187,
-                                 -0.3513402044773102, 0.5238703489303589]
+    assert _flat(lin.weight) == [
+        -0.03181177377700806,
+        0.08668628334999084,
+        -0.2364424169063568,
+        0.3425866961479187,
+        -0.3513402044773102,
+        0.5238703489303589,
+    ]
     assert _flat(lin.bias) == [0.39565804600715637, -0.4868696331977844]
-    assert _flat(gt.rand(4, dtype=gt.float16)) == [0.37548828125, 0.5224609375,
-                                                   0.57275390625, 0.61865234375]
+    assert _flat(gt.rand(4, dtype=gt.float16)) == [
+        0.37548828125,
+        0.5224609375,
+        0.57275390625,
+        0.61865234375,
+    ]
     assert _flat(gt.randn(16, dtype=gt.float64)[:3]) == [
-        0.9945529251118752, 0.11494420795897257, 0.1446690147604332]
-    assert _flat(gt.empty(3).uniform_(-2, 5)) == [0.7900713682174683, 3.4194209575653076,
-                                                  3.3922438621520996]
+        0.9945529251118752,
+        0.11494420795897257,
+        0.1446690147604332,
+    ]
+    assert _flat(gt.empty(3).uniform_(-2, 5)) == [
+        0.7900713682174683,
+        3.4194209575653076,
+        3.3922438621520996,
+    ]
     state = gt.get_rng_state()
     assert state.dtype is gt.uint8 and tuple(state.shape) == (STATE_BYTES,)
     digest = hashlib.sha256(state.numpy().tobytes()).hexdigest()
@@ -56,12 +82,12 @@ def test_seeded_sequence_matches_torch_recording():
 
 
 def test_only_the_low_32_bits_of_the_seed_reach_the_twister():
-    gt.manual_seed(2 ** 40 + 5)
-    assert gt.initial_seed() == 2 ** 40 + 5
+    gt.manual_seed(2**40 + 5)
+    assert gt.initial_seed() == 2**40 + 5
     assert _flat(gt.rand(2)) == [0.8302518725395203, 0.12611091136932373]  # (recorded)
     gt.manual_seed(5)
     b = _flat(gt.rand(2))
-    gt.manual_seed(2 ** 40 + 5)
+    gt.manual_seed(2**40 + 5)
     assert _flat(gt.rand(2)) == b
 
 
@@ -83,8 +109,7 @@ def test_words_match_the_reference_mt19937():
     st = MTStream(5489)
     w = st.words(4)
     st = MTStream(5489)
-    assert st.words64(2).tolist() == [(int(w[0]) << 32) | int(w[1]),
-                                      (int(w[2]) << 32) | int(w[3])]
+    assert st.words64(2).tolist() == [(int(w[0]) << 32) | int(w[1]), (int(w[2]) << 32) | int(w[3])]
 
 
 @pytest.mark.parametrize("n", [15, 16, 17, 33, 2 * PIECE + 5])
@@ -97,11 +122,12 @@ def test_normal_pieces_give_the_whole_tensors_numbers(n):
     rows = n // 16
     expect = np.empty(n, np.float32)
     if n >= 16:
-        expect[:rows * 16] = samplers._box_muller16(u[:rows * 16].reshape(-1, 16).copy(),
-                                                    0.0, 1.0).ravel()
+        expect[: rows * 16] = samplers._box_muller16(
+            u[: rows * 16].reshape(-1, 16).copy(), 0.0, 1.0
+        ).ravel()
         if n % 16:
             tail = samplers.uniform01(a, 16, False).reshape(1, 16)
-            expect[n - 16:] = samplers._box_muller16(tail, 0.0, 1.0).ravel()
+            expect[n - 16 :] = samplers._box_muller16(tail, 0.0, 1.0).ravel()
         samplers.fill_normal(MTStream(3), whole)
         assert np.array_equal(whole, expect)
     else:
@@ -113,14 +139,21 @@ def test_every_device_gets_the_cpu_numbers(device):
     n = PIECE + 21  # two pieces, a tail
     gt.manual_seed(9)
     cpu = "cpu"  # the reference: the sim tier's default device is cuda
-    ref = [gt.randn(n, device=cpu), gt.rand(n, dtype=gt.float64, device=cpu),
-           gt.randint(0, 9, (n,), device=cpu), gt.empty(n, device=cpu).normal_(1, 2),
-           gt.empty(n, device=cpu).bernoulli_(0.4)]
+    ref = [
+        gt.randn(n, device=cpu),
+        gt.rand(n, dtype=gt.float64, device=cpu),
+        gt.randint(0, 9, (n,), device=cpu),
+        gt.empty(n, device=cpu).normal_(1, 2),
+        gt.empty(n, device=cpu).bernoulli_(0.4),
+    ]
     gt.manual_seed(9)
-    got = [gt.randn(n, device=device), gt.rand(n, dtype=gt.float64, device=device),
-           gt.randint(0, 9, (n,), device=device),
-           gt.empty(n, device=device).normal_(1, 2),
-           gt.empty(n, device=device).bernoulli_(0.4)]
+    got = [
+        gt.randn(n, device=device),
+        gt.rand(n, dtype=gt.float64, device=device),
+        gt.randint(0, 9, (n,), device=device),
+        gt.empty(n, device=device).normal_(1, 2),
+        gt.empty(n, device=device).bernoulli_(0.4),
+    ]
     for r, g in zip(ref, got, strict=True):
         assert np.array_equal(r.numpy(), g.cpu().numpy())
 

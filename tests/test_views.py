@@ -20,41 +20,46 @@ def _same_storage(v, x):
     assert v.untyped_storage() is x.untyped_storage()
 
 
-@pytest.mark.parametrize("op, ref", [
-    (lambda t: t.view(6, 4), lambda a: a.reshape(6, 4)),
-    (lambda t: t.view(-1), lambda a: a.reshape(-1)),
-    (lambda t: t.transpose(0, 2), lambda a: a.transpose(2, 1, 0)),
-    (lambda t: t.permute(1, 2, 0), lambda a: a.transpose(1, 2, 0)),
-    (lambda t: t.mT, lambda a: np.swapaxes(a, -1, -2)),
-    (lambda t: t.T, lambda a: a.T),
-    (lambda t: t.narrow(2, 1, 2), lambda a: a[:, :, 1:3]),
-    (lambda t: t.narrow(-1, -2, 2), lambda a: a[:, :, 2:4]),
-    (lambda t: t.select(1, -1), lambda a: a[:, -1]),
-    (lambda t: t[1], lambda a: a[1]),
-    (lambda t: t[:, 1:, ::2], lambda a: a[:, 1:, ::2]),
-    (lambda t: t[..., None, 0], lambda a: a[..., None, 0]),
-    (lambda t: t[None, 1, ..., 2:], lambda a: a[None, 1, ..., 2:]),
-    (lambda t: t[:, :1].expand(2, 5, 4), lambda a: np.broadcast_to(a[:, :1], (2, 5, 4))),
-    (lambda t: t[:1].expand(3, -1, -1, -1), lambda a: np.broadcast_to(a[:1], (3, 1, 3, 4))),
-    (lambda t: t.unsqueeze(1), lambda a: a[:, None]),
-    (lambda t: t.unsqueeze(-1), lambda a: a[..., None]),
-    (lambda t: t[:, :1].squeeze(), lambda a: a[:, 0]),
-    (lambda t: t[:, :1].squeeze(1), lambda a: a[:, 0]),
-    (lambda t: t.squeeze(0), lambda a: a),
-    (lambda t: t.flatten(), lambda a: a.reshape(-1)),
-    (lambda t: t.flatten(1), lambda a: a.reshape(2, 12)),
-    (lambda t: t.unflatten(2, (2, 2)), lambda a: a.reshape(2, 3, 2, 2)),
-    (lambda t: t.unfold(2, 2, 1), lambda a: np.lib.stride_tricks.sliding_window_view(a, 2, 2)),
-    (lambda t: t.unfold(2, 2, 2), lambda a: a.reshape(2, 3, 2, 2)),
-    (lambda t: t.as_strided((3, 2), (1, 4), 1), lambda a: np.lib.stride_tricks.as_strided(
-        a.reshape(-1)[1:], (3, 2), (4, 16))),
-    (lambda t: t.diagonal(0, 1, 2), lambda a: np.diagonal(a, 0, 1, 2)),
-    (lambda t: t.movedim(0, -1), lambda a: np.moveaxis(a, 0, -1)),
-    (lambda t: t.detach(), lambda a: a),
-    (lambda t: t.split(2, dim=2)[1], lambda a: a[:, :, 2:]),
-    (lambda t: t.chunk(3, dim=1)[2], lambda a: a[:, 2:]),
-    (lambda t: t.unbind(1)[1], lambda a: a[:, 1]),
-])
+@pytest.mark.parametrize(
+    "op, ref",
+    [
+        (lambda t: t.view(6, 4), lambda a: a.reshape(6, 4)),
+        (lambda t: t.view(-1), lambda a: a.reshape(-1)),
+        (lambda t: t.transpose(0, 2), lambda a: a.transpose(2, 1, 0)),
+        (lambda t: t.permute(1, 2, 0), lambda a: a.transpose(1, 2, 0)),
+        (lambda t: t.mT, lambda a: np.swapaxes(a, -1, -2)),
+        (lambda t: t.T, lambda a: a.T),
+        (lambda t: t.narrow(2, 1, 2), lambda a: a[:, :, 1:3]),
+        (lambda t: t.narrow(-1, -2, 2), lambda a: a[:, :, 2:4]),
+        (lambda t: t.select(1, -1), lambda a: a[:, -1]),
+        (lambda t: t[1], lambda a: a[1]),
+        (lambda t: t[:, 1:, ::2], lambda a: a[:, 1:, ::2]),
+        (lambda t: t[..., None, 0], lambda a: a[..., None, 0]),
+        (lambda t: t[None, 1, ..., 2:], lambda a: a[None, 1, ..., 2:]),
+        (lambda t: t[:, :1].expand(2, 5, 4), lambda a: np.broadcast_to(a[:, :1], (2, 5, 4))),
+        (lambda t: t[:1].expand(3, -1, -1, -1), lambda a: np.broadcast_to(a[:1], (3, 1, 3, 4))),
+        (lambda t: t.unsqueeze(1), lambda a: a[:, None]),
+        (lambda t: t.unsqueeze(-1), lambda a: a[..., None]),
+        (lambda t: t[:, :1].squeeze(), lambda a: a[:, 0]),
+        (lambda t: t[:, :1].squeeze(1), lambda a: a[:, 0]),
+        (lambda t: t.squeeze(0), lambda a: a),
+        (lambda t: t.flatten(), lambda a: a.reshape(-1)),
+        (lambda t: t.flatten(1), lambda a: a.reshape(2, 12)),
+        (lambda t: t.unflatten(2, (2, 2)), lambda a: a.reshape(2, 3, 2, 2)),
+        (lambda t: t.unfold(2, 2, 1), lambda a: np.lib.stride_tricks.sliding_window_view(a, 2, 2)),
+        (lambda t: t.unfold(2, 2, 2), lambda a: a.reshape(2, 3, 2, 2)),
+        (
+            lambda t: t.as_strided((3, 2), (1, 4), 1),
+            lambda a: np.lib.stride_tricks.as_strided(a.reshape(-1)[1:], (3, 2), (4, 16)),
+        ),
+        (lambda t: t.diagonal(0, 1, 2), lambda a: np.diagonal(a, 0, 1, 2)),
+        (lambda t: t.movedim(0, -1), lambda a: np.moveaxis(a, 0, -1)),
+        (lambda t: t.detach(), lambda a: a),
+        (lambda t: t.split(2, dim=2)[1], lambda a: a[:, :, 2:]),
+        (lambda t: t.chunk(3, dim=1)[2], lambda a: a[:, 2:]),
+        (lambda t: t.unbind(1)[1], lambda a: a[:, 1]),
+    ],
+)
 def test_view_ops_match_numpy_and_share_storage(device, op, ref):
     x, a = _pair(device)
     v = op(x)
@@ -110,10 +115,18 @@ def test_contiguous_and_clone(device):
     assert e.is_contiguous()
 
 
-@pytest.mark.parametrize("cut", [
-    lambda t: t[:0], lambda t: t[1:1], lambda t: t.narrow(1, 0, 0), lambda t: t[:, :0],
-    lambda t: t[:0].t(), lambda t: t.as_strided((0, 3), (1, 5)),
-], ids=["rows0", "rows1:1", "narrow0", "cols0", "rows0_t", "as_strided0"])
+@pytest.mark.parametrize(
+    "cut",
+    [
+        lambda t: t[:0],
+        lambda t: t[1:1],
+        lambda t: t.narrow(1, 0, 0),
+        lambda t: t[:, :0],
+        lambda t: t[:0].t(),
+        lambda t: t.as_strided((0, 3), (1, 5)),
+    ],
+    ids=["rows0", "rows1:1", "narrow0", "cols0", "rows0_t", "as_strided0"],
+)
 def test_empty_cut_of_a_strided_view_is_contiguous(device, cut):
     """torch: a tensor with no elements is contiguous whatever its strides (issue 24, item
     8: the cuda backend over the simulated CuPy said False for t[:0] of a transpose)."""
@@ -126,8 +139,10 @@ def test_empty_cut_of_a_strided_view_is_contiguous(device, cut):
 def test_view_dtype(device):
     x = cr.tensor([1.0, 2.0], device=device)
     v = x.view(dt.int32)
-    assert v.dtype is dt.int32 and v.tolist() == np.array([1.0, 2.0], np.float32).view(
-        np.int32).tolist()
+    assert (
+        v.dtype is dt.int32
+        and v.tolist() == np.array([1.0, 2.0], np.float32).view(np.int32).tolist()
+    )
     assert v.data_ptr() == x.data_ptr()
 
 
@@ -141,8 +156,23 @@ def test_compute_stride_is_torchs():
 # -- property test: random view chains ----------------------------------------------------
 def _apply_random_op(draw, t, a):
     """One random view op applied to both; returns (t, a) or None when not applicable."""
-    kind = draw(st.sampled_from(["transpose", "narrow", "select", "unsqueeze", "squeeze",
-                                 "expand", "slice", "view", "permute", "unfold", "flatten"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "transpose",
+                "narrow",
+                "select",
+                "unsqueeze",
+                "squeeze",
+                "expand",
+                "slice",
+                "view",
+                "permute",
+                "unfold",
+                "flatten",
+            ]
+        )
+    )
     nd = a.ndim
     if kind == "unsqueeze" and nd < 5:
         d = draw(st.integers(-nd - 1, nd))
@@ -219,11 +249,14 @@ def test_random_view_chains_match_numpy_and_share_storage(data):
             assert 0 <= t.storage_offset() <= t.untyped_storage().nbytes() // t.element_size()
 
 
-@pytest.mark.parametrize("make", [
-    lambda x: x[:, :1],  # a sliced source (not contiguous): built on the storage's buffer
-    lambda x: x[:1].contiguous()[:, :1].contiguous(),  # a contiguous source: on its own
-    lambda x: x.transpose(0, 2)[:1],  # a transposed source
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: x[:, :1],  # a sliced source (not contiguous): built on the storage's buffer
+        lambda x: x[:1].contiguous()[:, :1].contiguous(),  # a contiguous source: on its own
+        lambda x: x.transpose(0, 2)[:1],  # a transposed source
+    ],
+)
 def test_expand_is_a_view_that_refuses_writes(device, make):
     x, a = _pair(device)
     src = make(x)
@@ -231,8 +264,10 @@ def test_expand_is_a_view_that_refuses_writes(device, make):
     assert_close(e, np.broadcast_to(src.cpu().numpy(), tuple(e.shape)))
     assert e.storage_offset() == src.storage_offset() and e.data_ptr() == src.data_ptr()
     # the new leading dim and the repeated size-1 dims read one element (stride 0)
-    assert e.stride() == (0,) + tuple(0 if n == 1 and m > 1 else s for s, n, m in zip(
-        src.stride(), src.shape, e.shape[1:], strict=True))
+    assert e.stride() == (0,) + tuple(
+        0 if n == 1 and m > 1 else s
+        for s, n, m in zip(src.stride(), src.shape, e.shape[1:], strict=True)
+    )
     with pytest.raises(RuntimeError, match="single memory location"):
         e.add_(1)
     e.fill_(7)  # torch allows fill_: every alias gets the same value
@@ -259,8 +294,11 @@ def test_expand_errors_and_size_one_strides(device):
     x = cr.zeros(3, device=device)
     assert x.expand(1, 3).stride() == (3, 1) and x.expand(2, 1, 3).stride() == (0, 3, 1)
     assert cr.zeros(1, 3, device=device).expand(0, 3).stride() == (0, 1)
-    with pytest.raises(RuntimeError, match=r"expanded size of the tensor \(4\) must match "
-                                           r"the existing size \(3\) at non-singleton dimension 1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"expanded size of the tensor \(4\) must match "
+        r"the existing size \(3\) at non-singleton dimension 1",
+    ):
         x.expand(2, 4)
     with pytest.raises(RuntimeError, match="leading, non-existing dimension 0"):
         x.expand(-1, 3)

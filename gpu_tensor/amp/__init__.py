@@ -12,7 +12,13 @@ from .autocast_mode import autocast, custom_bwd, custom_fwd
 from .grad_scaler import GradScaler, OptState
 from .state import is_autocast_available
 
-__all__ = ["autocast", "custom_fwd", "custom_bwd", "GradScaler", "OptState",
-           "is_autocast_available"]
+__all__ = [
+    "autocast",
+    "custom_fwd",
+    "custom_bwd",
+    "GradScaler",
+    "OptState",
+    "is_autocast_available",
+]
 
 _modes.register(_modes.AUTOCAST, _cast.handle)

@@ -30,18 +30,22 @@ class autocast:  # noqa: N801  (torch's name)
     per-op policies. Tensors created inside keep their dtype; backward runs in the dtypes
     its forward used (run it outside the region, as torch advises)."""
 
-    def __init__(self, device_type: str, dtype=None, enabled: bool = True,
-                 cache_enabled: bool | None = None):
+    def __init__(
+        self, device_type: str, dtype=None, enabled: bool = True, cache_enabled: bool | None = None
+    ):
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-        self.fast_dtype = (_st.get_autocast_dtype(device_type) if dtype is None
-                           else _dt.to_dtype(dtype))
+        self.fast_dtype = (
+            _st.get_autocast_dtype(device_type) if dtype is None else _dt.to_dtype(dtype)
+        )
         self.device = device_type
         if not _st.is_autocast_available(device_type):
-            raise RuntimeError(f"User specified an unsupported autocast device_type "
-                               f"'{device_type}'")
-        self._cache_enabled = (_st.is_autocast_cache_enabled() if cache_enabled is None
-                               else cache_enabled)
+            raise RuntimeError(
+                f"User specified an unsupported autocast device_type '{device_type}'"
+            )
+        self._cache_enabled = (
+            _st.is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
+        )
         self._args = (device_type, dtype, enabled, cache_enabled)
         if enabled and device_type == "cuda":
             from .. import device as _device  # (reading availability never starts CUDA)
@@ -54,7 +58,9 @@ class autocast:  # noqa: N801  (torch's name)
             warnings.warn(
                 f"In {name} autocast, but the target dtype is not supported. Disabling "
                 f"autocast.\n{name} Autocast only supports dtypes of torch.bfloat16, "
-                "torch.float16 currently.", stacklevel=2)
+                "torch.float16 currently.",
+                stacklevel=2,
+            )
             enabled = False
         self._enabled = enabled
 
@@ -82,7 +88,8 @@ class autocast:  # noqa: N801  (torch's name)
                 f"autocast()(func) requires a callable, but got {type(func).__name__}. "
                 "Did you mean to use autocast as a context manager? For example:\n"
                 "    with torch.autocast(device_type=...):\n"
-                "        output = model(input)")
+                "        output = model(input)"
+            )
         args = self._args
 
         @functools.wraps(func)
@@ -98,14 +105,18 @@ def _cast(value, device_type: str, dtype):
     """Floating tensors on `device_type` (not float64) as `dtype`, through containers;
     strings and numpy arrays pass as they are."""
     if isinstance(value, Tensor):
-        ok = value.is_floating_point() and value.device.type == device_type and \
-            value.dtype is not _dt.float64
+        ok = (
+            value.is_floating_point()
+            and value.device.type == device_type
+            and value.dtype is not _dt.float64
+        )
         return value.to(dtype) if ok else value
     if isinstance(value, (str, bytes, np.ndarray)):
         return value
     if isinstance(value, collections.abc.Mapping):
-        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype)
-                for k, v in value.items()}
+        return {
+            _cast(k, device_type, dtype): _cast(v, device_type, dtype) for k, v in value.items()
+        }
     if isinstance(value, collections.abc.Iterable):
         it = (_cast(v, device_type, dtype) for v in value)
         return type(value)(it) if isinstance(value, (list, tuple)) else it
@@ -137,8 +148,9 @@ def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
         if not _st.is_autocast_enabled(device_type):
             return fwd(*args, **kwargs)
         with autocast(device_type, enabled=False):
-            return fwd(*_cast(args, device_type, cast_inputs),
-                       **_cast(kwargs, device_type, cast_inputs))
+            return fwd(
+                *_cast(args, device_type, cast_inputs), **_cast(kwargs, device_type, cast_inputs)
+            )
 
     return decorate_fwd
 

@@ -30,16 +30,26 @@ _F32, _F64 = _dt.float32, _dt.float64
 
 
 def eligible(t, device_type: str) -> bool:
-    return (isinstance(t, Tensor) and t.dtype.is_floating_point and t.dtype is not _F64
-            and t.device.type == device_type)
+    return (
+        isinstance(t, Tensor)
+        and t.dtype.is_floating_point
+        and t.dtype is not _F64
+        and t.device.type == device_type
+    )
 
 
 def cast_to(t, dtype, device_type: str, lower):
     """`t` as `dtype` when eligible (cached for leaf fp32 weights), else `t` unchanged."""
     if not eligible(t, device_type) or t.dtype is dtype:
         return t
-    cacheable = (dtype is lower and t.dtype is _F32 and t.requires_grad and t.is_leaf
-                 and t._base is None and STATE.cache_enabled)
+    cacheable = (
+        dtype is lower
+        and t.dtype is _F32
+        and t.requires_grad
+        and t.is_leaf
+        and t._base is None
+        and STATE.cache_enabled
+    )
     if cacheable:
         hit = cache_get(t, dtype)
         if hit is not None:
@@ -85,7 +95,8 @@ def _listed(name) -> bool:
     hit = _LISTED.get(name)
     if hit is None:
         hit = _LISTED[name] = name == "fused" or any(
-            _policy.policy(d, name) is not None for d in _policy.POLICIES)
+            _policy.policy(d, name) is not None for d in _policy.POLICIES
+        )
     return hit
 
 
@@ -148,8 +159,9 @@ def _fused(fused, args, device_type: str, lower):
         # the recorded path takes no out=: cast the results, through autograd
         res = fused(*args)
         one = not isinstance(res, tuple)
-        res = tuple(r.to(lower) if eligible(r, device_type) else r
-                    for r in ((res,) if one else res))
+        res = tuple(
+            r.to(lower) if eligible(r, device_type) else r for r in ((res,) if one else res)
+        )
         return res[0] if one else res
     graph = fused.graph(*args)
     outs = []

@@ -33,8 +33,10 @@ from .scaler_ops import check_and_unscale_, update_scale_
 
 __all__ = ["GradScaler", "OptState"]
 
-_FIX = ("This may indicate your script did not use scaler.scale(loss or outputs) earlier in "
-        "the iteration.")
+_FIX = (
+    "This may indicate your script did not use scaler.scale(loss or outputs) earlier in "
+    "the iteration."
+)
 
 
 def _overflowed(flag) -> bool:
@@ -54,17 +56,25 @@ def _fresh_state() -> dict:
 
 
 class GradScaler:
-    def __init__(self, device: str = "cuda", init_scale: float = 2.0 ** 16,
-                 growth_factor: float = 2.0, backoff_factor: float = 0.5,
-                 growth_interval: int = 2000, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        device: str = "cuda",
+        init_scale: float = 2.0**16,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+        enabled: bool = True,
+    ) -> None:
         self._device = device
         self._enabled = enabled
         if device == "cuda" and enabled:
             from .. import device as _device
 
             if not _device.cuda_available():
-                warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not "
-                              "available.  Disabling.", stacklevel=2)
+                warnings.warn(
+                    "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                    stacklevel=2,
+                )
                 self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:
@@ -93,8 +103,7 @@ class GradScaler:
 
     def _lazy_init_scale_growth_tracker(self, dev) -> None:
         self._scale = gt.full((), self._init_scale, dtype=gt.float32, device=dev)
-        self._growth_tracker = gt.full((), self._init_growth_tracker, dtype=gt.int32,
-                                       device=dev)
+        self._growth_tracker = gt.full((), self._init_growth_tracker, dtype=gt.int32, device=dev)
 
     def _scale_on(self, device):
         s = self._scale
@@ -146,8 +155,9 @@ class GradScaler:
                     rest = self._kernel_group(grads, found[dev], unscale, flags)
                     if rest:
                         inv = self._host_inv_scale(dev, unscale)
-                        for g, f in zip(rest, check_and_unscale_(rest, found[dev], inv, unscale),
-                                        strict=True):
+                        for g, f in zip(
+                            rest, check_and_unscale_(rest, found[dev], inv, unscale), strict=True
+                        ):
                             flags[id(g)] = f
         state = self._per_optimizer_states[id(optimizer)]
         state["flags"] = [(gi, pi, tuple(p.shape), flags[id(p.grad)]) for gi, pi, p in params]
@@ -161,9 +171,17 @@ class GradScaler:
             return grads
         spans = [dense_span(g) for g in grads]
         dense = [(g, s) for g, s in zip(grads, spans, strict=True) if s is not None]
-        done = self._tables.check_and_unscale_(
-            [g for g, _ in dense], [s for _, s in dense], found_inf, self._scale_on(dev),
-            "reciprocal" if unscale else "check") if dense else None
+        done = (
+            self._tables.check_and_unscale_(
+                [g for g, _ in dense],
+                [s for _, s in dense],
+                found_inf,
+                self._scale_on(dev),
+                "reciprocal" if unscale else "check",
+            )
+            if dense
+            else None
+        )
         if done is None:  # nothing dense
             return grads
         for (g, _), f in zip(dense, done, strict=True):
@@ -186,8 +204,9 @@ class GradScaler:
         self._check_scale_growth_tracker("unscale_")
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is OptState.UNSCALED:
-            raise RuntimeError("unscale_() has already been called on this optimizer since "
-                               "the last update().")
+            raise RuntimeError(
+                "unscale_() has already been called on this optimizer since the last update()."
+            )
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         state["found_inf_per_device"] = self._unscale_grads_(optimizer, False)
@@ -200,8 +219,7 @@ class GradScaler:
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
         if "closure" in kwargs:
-            raise RuntimeError("Closure use is not currently supported if GradScaler is "
-                               "enabled.")
+            raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
         self._check_scale_growth_tracker("step")
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is OptState.STEPPED:
@@ -209,8 +227,7 @@ class GradScaler:
         if getattr(optimizer, "_step_supports_amp_scaling", False):
             unscaled = state["stage"] is OptState.UNSCALED
             if not unscaled:  # check only: the step kernel unscales as it reads the grad
-                state["found_inf_per_device"] = self._unscale_grads_(optimizer, True,
-                                                                     unscale=False)
+                state["found_inf_per_device"] = self._unscale_grads_(optimizer, True, unscale=False)
             found_inf = self._combined(state["found_inf_per_device"].values())
             optimizer.grad_scale = None if unscaled else self._scale
             optimizer.found_inf = found_inf
@@ -250,8 +267,10 @@ class GradScaler:
             if isinstance(new_scale, float):
                 scale.fill_(new_scale)
             else:
-                reason = ("new_scale should be a float or a 1-element torch.cuda.FloatTensor "
-                          "or torch.FloatTensor with requires_grad=False.")
+                reason = (
+                    "new_scale should be a float or a 1-element torch.cuda.FloatTensor "
+                    "or torch.FloatTensor with requires_grad=False."
+                )
                 if new_scale.device.type != self._device:
                     raise AssertionError(reason)
                 if new_scale.numel() != 1:
@@ -260,13 +279,22 @@ class GradScaler:
                     raise AssertionError(reason)
                 scale.copy_(new_scale)
         else:
-            found_infs = [f for st in self._per_optimizer_states.values()
-                          for f in st["found_inf_per_device"].values()]
+            found_infs = [
+                f
+                for st in self._per_optimizer_states.values()
+                for f in st["found_inf_per_device"].values()
+            ]
             if len(found_infs) == 0:
                 raise AssertionError("No inf checks were recorded prior to update.")
             combined = self._combined(found_infs)
-            update_scale_(scale, tracker, combined, self._growth_factor,
-                          self._backoff_factor, self._growth_interval)
+            update_scale_(
+                scale,
+                tracker,
+                combined,
+                self._growth_factor,
+                self._backoff_factor,
+                self._growth_interval,
+            )
             self._last_found_inf = combined
         self._last_flags = [st["flags"] for st in self._per_optimizer_states.values()]
         self._per_optimizer_states = defaultdict(_fresh_state)
@@ -327,17 +355,22 @@ class GradScaler:
         ({} when disabled), torch's keys; reads the scale and tracker from the device."""
         if not self._enabled:
             return {}
-        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
-                "backoff_factor": self._backoff_factor,
-                "growth_interval": self._growth_interval,
-                "_growth_tracker": self._get_growth_tracker()}
+        return {
+            "scale": self.get_scale(),
+            "growth_factor": self._growth_factor,
+            "backoff_factor": self._backoff_factor,
+            "growth_interval": self._growth_interval,
+            "_growth_tracker": self._get_growth_tracker(),
+        }
 
     def load_state_dict(self, state_dict: dict) -> None:
         if not self._enabled:
             return
         if len(state_dict) == 0:
-            raise RuntimeError("The source state dict is empty, possibly because it was saved "
-                               "from a disabled instance of GradScaler.")
+            raise RuntimeError(
+                "The source state dict is empty, possibly because it was saved "
+                "from a disabled instance of GradScaler."
+            )
         self._init_scale = state_dict["scale"]
         if self._scale is not None:
             self._scale.fill_(state_dict["scale"])
@@ -352,9 +385,11 @@ class GradScaler:
         state = self.__dict__.copy()
         if self._enabled:
             if len(self._per_optimizer_states) != 0:
-                raise AssertionError("A GradScaler instance may only be pickled at the "
-                                     "beginning of an iteration, or at the end after "
-                                     "scaler.update().")
+                raise AssertionError(
+                    "A GradScaler instance may only be pickled at the "
+                    "beginning of an iteration, or at the end after "
+                    "scaler.update()."
+                )
             state["_init_scale"] = self.get_scale()
             state["_init_growth_tracker"] = self._get_growth_tracker()
             state["_scale"] = None

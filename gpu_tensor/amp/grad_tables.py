@@ -120,8 +120,16 @@ class GradTables:
         device = grads[live[0]].device
         table = self._table(device, addresses, numels)
         stamp = table.next_stamp()
-        cuda_amp.launch(table.device_table._data, table.n, table.chunks,
-                        grads[live[0]].dtype.name, found_inf._data, factor._data, mode, stamp)
+        cuda_amp.launch(
+            table.device_table._data,
+            table.n,
+            table.chunks,
+            grads[live[0]].dtype.name,
+            found_inf._data,
+            factor._data,
+            mode,
+            stamp,
+        )
         for k, i in enumerate(live):
             flags[i] = TableFlag(table, k, stamp)
         return flags
@@ -138,8 +146,11 @@ class GradTables:
         host = cuda_amp.table(addresses, numels)
         # pinned, then one async copy on the current stream: the host does not wait
         pinned = gt.from_numpy(host).pin_memory()
-        table = _Table(pinned.to(device, non_blocking=True), len(numels),
-                       cuda_amp.total_chunks(host, len(numels)))
+        table = _Table(
+            pinned.to(device, non_blocking=True),
+            len(numels),
+            cuda_amp.total_chunks(host, len(numels)),
+        )
         self._tables[key] = table
         if len(self._tables) > MAX_TABLES:
             self._tables.popitem(last=False)
@@ -152,8 +163,9 @@ class GradTables:
             host = cuda_amp.table(layout[1], numels)
             dev = gt.empty(host.shape, dtype=gt.int64, device=device)  # the graph's pool
             cuda_amp.write_table(dev._data, host)
-            table = self._tables[key] = _Table(dev, len(numels),
-                                               cuda_amp.total_chunks(host, len(numels)))
+            table = self._tables[key] = _Table(
+                dev, len(numels), cuda_amp.total_chunks(host, len(numels))
+            )
         if all(t is not table for t in self._captured):
             self._captured.append(table)
         return table

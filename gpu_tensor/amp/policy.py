@@ -17,17 +17,33 @@ Policies:
 
 from __future__ import annotations
 
-__all__ = ["LOWER", "FP32", "FP32_OPT_DTYPE", "FP32_APPEND_DTYPE", "PROMOTE", "BANNED",
-           "POLICIES", "BANNED_MESSAGE", "key", "policy"]
+__all__ = [
+    "LOWER",
+    "FP32",
+    "FP32_OPT_DTYPE",
+    "FP32_APPEND_DTYPE",
+    "PROMOTE",
+    "BANNED",
+    "POLICIES",
+    "BANNED_MESSAGE",
+    "key",
+    "policy",
+]
 
 LOWER, FP32, FP32_OPT_DTYPE, FP32_APPEND_DTYPE, PROMOTE, BANNED = (
-    "lower_precision_fp", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote",
-    "banned")
+    "lower_precision_fp",
+    "fp32",
+    "fp32_set_opt_dtype",
+    "fp32_append_dtype",
+    "promote",
+    "banned",
+)
 
 _UPSAMPLE = (
     "upsample_nearest1d _upsample_nearest_exact1d upsample_nearest2d _upsample_nearest_exact2d "
     "upsample_nearest3d _upsample_nearest_exact3d upsample_linear1d upsample_bilinear2d "
-    "_upsample_bilinear2d_aa upsample_trilinear3d upsample_bicubic2d _upsample_bicubic2d_aa")
+    "_upsample_bilinear2d_aa upsample_trilinear3d upsample_bicubic2d _upsample_bicubic2d_aa"
+)
 
 _CUDA = {
     LOWER: (
@@ -36,7 +52,8 @@ _CUDA = {
         "linalg_vecdot linear addbmm baddbmm bmm chain_matmul linalg_multi_dot "
         "_thnn_fused_lstm_cell _thnn_fused_gru_cell lstm_cell gru_cell rnn_tanh_cell "
         "rnn_relu_cell _scaled_dot_product_flash_attention scaled_dot_product_attention "
-        "cudnn_convolution cudnn_convolution_transpose"),
+        "cudnn_convolution cudnn_convolution_transpose"
+    ),
     FP32: (
         "acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh tan pow "
         "softplus layer_norm native_layer_norm rms_norm group_norm frobenius_norm "
@@ -44,13 +61,15 @@ _CUDA = {
         "nll_loss2d hinge_embedding_loss kl_div l1_loss smooth_l1_loss huber_loss mse_loss "
         "margin_ranking_loss multilabel_margin_loss soft_margin_loss triplet_margin_loss "
         "multi_margin_loss binary_cross_entropy_with_logits dist pdist cdist renorm "
-        "logsumexp " + _UPSAMPLE),
+        "logsumexp " + _UPSAMPLE
+    ),
     FP32_OPT_DTYPE: (
-        "prod softmax log_softmax cumprod cumsum linalg_vector_norm linalg_matrix_norm sum"),
+        "prod softmax log_softmax cumprod cumsum linalg_vector_norm linalg_matrix_norm sum"
+    ),
     FP32_APPEND_DTYPE: "norm",
     PROMOTE: (
-        "addcdiv addcmul atan2 bilinear cross dot vdot grid_sampler index_put tensordot "
-        "scatter_add"),
+        "addcdiv addcmul atan2 bilinear cross dot vdot grid_sampler index_put tensordot scatter_add"
+    ),
     BANNED: "binary_cross_entropy",
 }
 
@@ -58,7 +77,8 @@ _CPU = {
     LOWER: (
         "conv1d conv2d conv3d bmm mm linalg_vecdot baddbmm addmm addbmm linear _convolution "
         "matmul conv_tbc mkldnn_rnn_layer conv_transpose1d conv_transpose2d conv_transpose3d "
-        "prelu scaled_dot_product_attention _native_multi_head_attention _addmm_activation"),
+        "prelu scaled_dot_product_attention _native_multi_head_attention _addmm_activation"
+    ),
     FP32: (
         "avg_pool3d binary_cross_entropy grid_sampler polar prod quantile nanquantile stft "
         "cdist trace view_as_complex cholesky cholesky_inverse cholesky_solve inverse "
@@ -76,7 +96,8 @@ _CPU = {
         "_lu_with_info qr svd triangular_solve fractional_max_pool2d fractional_max_pool3d "
         "adaptive_max_pool3d multilabel_margin_loss_forward linalg_qr linalg_cholesky_ex "
         "linalg_svd linalg_eig linalg_eigh linalg_lstsq linalg_inv_ex "
-        "_grid_sampler_2d_cpu_fallback grid_sampler_2d grid_sampler_3d"),
+        "_grid_sampler_2d_cpu_fallback grid_sampler_2d grid_sampler_3d"
+    ),
     PROMOTE: "stack cat index_copy",
 }
 
@@ -95,9 +116,14 @@ POLICIES = {"cuda": _table(_CUDA), "cpu": _table(_CPU)}
 # gpu_tensor's public names that are not aten's. cross_entropy has no cuda entry of its
 # own in torch: it decomposes into log_softmax (fp32) and nll_loss (fp32), so as one op it
 # takes fp32 there; on cpu it is cross_entropy_loss (fp32).
-_ALIASES = {"cross_entropy": "cross_entropy_loss", "__matmul__": "matmul",
-            "__rmatmul__": "matmul", "__pow__": "pow", "__rpow__": "pow",
-            "interpolate": "upsample_nearest2d"}
+_ALIASES = {
+    "cross_entropy": "cross_entropy_loss",
+    "__matmul__": "matmul",
+    "__rmatmul__": "matmul",
+    "__pow__": "pow",
+    "__rpow__": "pow",
+    "interpolate": "upsample_nearest2d",
+}
 POLICIES["cuda"]["cross_entropy_loss"] = FP32
 
 BANNED_MESSAGE = (
@@ -105,7 +131,8 @@ BANNED_MESSAGE = (
     "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
     "In this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_"
     "logits\nor torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and "
-    "BCEWithLogits are\nsafe to autocast.")
+    "BCEWithLogits are\nsafe to autocast."
+)
 
 
 def key(name: str) -> str | None:

@@ -65,8 +65,16 @@ def _update_kernel():
     return gt.fuse(update, kernel_name="amp_update_scale")
 
 
-def update_scale_(scale, tracker, found_inf, growth_factor, backoff_factor,
-                  growth_interval) -> None:
+def update_scale_(
+    scale, tracker, found_inf, growth_factor, backoff_factor, growth_interval
+) -> None:
     """torch._amp_update_scale_: the new scale and growth tracker, written in place."""
-    _update_kernel()(scale, tracker, found_inf, float(growth_factor), float(backoff_factor),
-                     int(growth_interval), out=(scale, tracker))
+    _update_kernel()(
+        scale,
+        tracker,
+        found_inf,
+        float(growth_factor),
+        float(backoff_factor),
+        int(growth_interval),
+        out=(scale, tracker),
+    )

@@ -20,11 +20,21 @@ from .. import _modes
 from .. import dtype as _dt
 
 __all__ = [
-    "is_autocast_available", "is_autocast_enabled", "set_autocast_enabled",
-    "get_autocast_dtype", "set_autocast_dtype", "is_autocast_cache_enabled",
-    "set_autocast_cache_enabled", "clear_autocast_cache", "autocast_increment_nesting",
-    "autocast_decrement_nesting", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
-    "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "set_autocast_cpu_dtype",
+    "is_autocast_available",
+    "is_autocast_enabled",
+    "set_autocast_enabled",
+    "get_autocast_dtype",
+    "set_autocast_dtype",
+    "is_autocast_cache_enabled",
+    "set_autocast_cache_enabled",
+    "clear_autocast_cache",
+    "autocast_increment_nesting",
+    "autocast_decrement_nesting",
+    "get_autocast_cpu_dtype",
+    "get_autocast_gpu_dtype",
+    "is_autocast_cpu_enabled",
+    "set_autocast_cpu_enabled",
+    "set_autocast_cpu_dtype",
     "set_autocast_gpu_dtype",
 ]
 
@@ -143,8 +153,11 @@ def cache_size() -> int:
 # -- torch's legacy per-device names (DeprecationWarning, as torch 2.13 gives) --------------
 def _legacy(old: str, new: str) -> None:
     old = old if old.endswith(")") else old + "()"
-    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
-                  DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        f"torch.{old} is deprecated. Please use torch.{new} instead.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 def get_autocast_cpu_dtype():

@@ -11,9 +11,20 @@ from .function import Function, Node
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 
-__all__ = ["backward", "grad", "Function", "Node", "no_grad", "enable_grad",
-           "set_grad_enabled", "is_grad_enabled", "gradcheck", "GradcheckError",
-           "Variable", "functional"]
+__all__ = [
+    "backward",
+    "grad",
+    "Function",
+    "Node",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "gradcheck",
+    "GradcheckError",
+    "Variable",
+    "functional",
+]
 
 
 def __getattr__(name):

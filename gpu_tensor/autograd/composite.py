@@ -40,11 +40,13 @@ class CompositeNode(FunctionCtx):
         if grad_mode.STATE.enabled:  # create_graph: differentiate a re-run on the real inputs
             with grad_mode.enable_grad():
                 redo = fn(*inputs)
-            found = autograd_grad(redo, [inputs[k] for k in want], grad, create_graph=True,
-                                  allow_unused=True)
+            found = autograd_grad(
+                redo, [inputs[k] for k in want], grad, create_graph=True, allow_unused=True
+            )
         else:
-            found = autograd_grad(out, [leaves[k] for k in want], grad, retain_graph=True,
-                                  allow_unused=True)
+            found = autograd_grad(
+                out, [leaves[k] for k in want], grad, retain_graph=True, allow_unused=True
+            )
         grads = [None] * len(inputs)
         for k, g in zip(want, found, strict=True):
             grads[k] = g
@@ -66,10 +68,13 @@ def composite(name: str, fn, *inputs):
     """fn(*inputs), recorded (when it records at all) as one node named `name` with one
     edge per entry of `inputs` (None or a non-differentiable tensor: an empty edge)."""
     if not grad_mode.STATE.enabled or not any(
-            isinstance(t, Tensor) and t._requires_grad for t in inputs):
+        isinstance(t, Tensor) and t._requires_grad for t in inputs
+    ):
         return fn(*inputs)
-    leaves = [t.detach().requires_grad_() if isinstance(t, Tensor) and t._requires_grad else t
-              for t in inputs]
+    leaves = [
+        t.detach().requires_grad_() if isinstance(t, Tensor) and t._requires_grad else t
+        for t in inputs
+    ]
     with grad_mode.enable_grad():
         out = fn(*leaves)
     if not out._requires_grad:
@@ -113,7 +118,8 @@ def with_formula(name: str, forward, backward, *inputs):
     backward(grad, needs_input_grad, *inputs) -> one gradient (or None) per input. The
     inputs are kept as they are, so a create_graph backward differentiates through them."""
     if not grad_mode.STATE.enabled or not any(
-            isinstance(t, Tensor) and t._requires_grad for t in inputs):
+        isinstance(t, Tensor) and t._requires_grad for t in inputs
+    ):
         return forward(*inputs)
     with grad_mode.no_grad():
         out = forward(*inputs)

@@ -55,8 +55,10 @@ class _ViewOfBase(Function):
 
 def _geometry(view: Tensor, base: Tensor):
     if not base.is_contiguous():
-        raise RuntimeError("in-place operation on a view of a non-contiguous tensor under "
-                           "autograd: make the base contiguous first (.contiguous())")
+        raise RuntimeError(
+            "in-place operation on a view of a non-contiguous tensor under "
+            "autograd: make the base contiguous first (.contiguous())"
+        )
     return tuple(view.shape), view.stride(), view.storage_offset() - base.storage_offset()
 
 
@@ -67,7 +69,8 @@ def inplace_on_view(view: Tensor, res: Tensor, plain_copy, same_output) -> Tenso
     if base._requires_grad and base.grad_fn is None:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place "
-            "operation. Do it under `with gt.no_grad():`, or on a clone of the leaf")
+            "operation. Do it under `with gt.no_grad():`, or on a clone of the leaf"
+        )
     size, stride, offset = _geometry(view, base)
     with grad_mode.no_grad():
         plain_copy(view, res)  # writes through to base and bumps the version counter

@@ -41,15 +41,20 @@ def sum_to(g: Tensor, shape) -> Tensor:
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape)
-                                if s == 1 and gshape[lead + i] != 1]
+    dims = list(range(lead)) + [
+        lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1
+    ]
     if dims:
-        if (g.device is CPU and type(g) is Tensor and g.dtype in _WIDE_FLOATS
-                and not grad_mode.STATE.enabled and not ACTIVE[0]):
+        if (
+            g.device is CPU
+            and type(g) is Tensor
+            and g.dtype in _WIDE_FLOATS
+            and not grad_mode.STATE.enabled
+            and not ACTIVE[0]
+        ):
             # g.sum(dims, keepdim=True)'s own numpy call, without its dispatch (a bias's
             # gradient: once per Linear layer and step)
-            g = Tensor._make(np.add.reduce(g._data, axis=tuple(dims), keepdims=True), CPU,
-                             g.dtype)
+            g = Tensor._make(np.add.reduce(g._data, axis=tuple(dims), keepdims=True), CPU, g.dtype)
         else:
             g = g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if tuple(g.shape) != shape else g
@@ -82,8 +87,9 @@ def _roots(tensors, grads, what="tensors"):
         if not isinstance(t, Tensor):
             raise TypeError(f"{what} must be Tensors, got {type(t).__name__} at position {i}")
         if not t._requires_grad:
-            raise RuntimeError(f"element {i} of {what} does not require grad and does not "
-                               "have a grad_fn")
+            raise RuntimeError(
+                f"element {i} of {what} does not require grad and does not have a grad_fn"
+            )
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -93,7 +99,8 @@ def _roots(tensors, grads, what="tensors"):
         elif tuple(g.shape) != tuple(t.shape):
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
-                f"output[{i}] has a shape of {list(t.shape)}.")
+                f"output[{i}] has a shape of {list(t.shape)}."
+            )
         node = t.grad_fn if t.grad_fn is not None else accumulator(t)
         roots.append((node, output_nr(t), g))
     return roots
@@ -173,8 +180,11 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True, create
                 raw = grads[k] if k < len(grads) else None
                 if raw is not None:
                     gi = raw
-                    if raw._data.shape != shape or raw.dtype.name != dtype or \
-                            raw.device._str != dev:
+                    if (
+                        raw._data.shape != shape
+                        or raw.dtype.name != dtype
+                        or raw.device._str != dev
+                    ):
                         gi = _fit(raw, shape, dtype, dev)
                     if nx._n_outputs != 1:  # per output; never a leaf's .grad: no ownership
                         _add_to(buffers, nx, nr, gi)
@@ -251,8 +261,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         raise RuntimeError(f"grad_tensors should have {len(tensors)} entries, got {len(grads)}")
     roots = _roots(tensors, grads)
     if inputs is not None:
-        found = grad(tensors, _as_list(inputs), grads, retain_graph=retain_graph,
-                     create_graph=create_graph, allow_unused=True, _roots=roots)
+        found = grad(
+            tensors,
+            _as_list(inputs),
+            grads,
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            allow_unused=True,
+            _roots=roots,
+        )
         for t, g in zip(_as_list(inputs), found, strict=True):
             if g is not None:
                 accumulate(t, g)
@@ -260,8 +277,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     _run(roots, bool(retain_graph), create_graph=create_graph)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False, _roots=None):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=None,
+    materialize_grads=False,
+    _roots=None,
+):
     """The gradients of `outputs` with respect to `inputs` (a tuple), without touching any
     `.grad`. allow_unused=False: an input the outputs do not depend on is an error.
     create_graph=True: the gradients carry their own graph (differentiate them again)."""
@@ -272,16 +297,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if _roots is None:
         gouts = _as_list(grad_outputs) or [None] * len(outputs)
         if len(gouts) != len(outputs):
-            raise RuntimeError(f"grad_outputs should have {len(outputs)} entries, got "
-                               f"{len(gouts)}")
+            raise RuntimeError(f"grad_outputs should have {len(outputs)} entries, got {len(gouts)}")
         _roots = _roots_for(outputs, gouts)
     capture = {}
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor) or not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         capture.setdefault(_key(t), i)
-    found = _run(_roots, bool(retain_graph), capture, accumulate_leaves=False,
-                 create_graph=create_graph)
+    found = _run(
+        _roots, bool(retain_graph), capture, accumulate_leaves=False, create_graph=create_graph
+    )
     result = []
     for t in inputs:
         g = found.get(capture[_key(t)])
@@ -293,7 +318,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             elif not allow_unused:
                 raise RuntimeError(
                     "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior.")
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
         result.append(g)
     return tuple(result)
 

@@ -105,7 +105,8 @@ def svd_backward(gu, gs, gvh, u, s, vh):
             raise RuntimeError(
                 "svd_backward: The singular vectors in the complex case are specified up to "
                 "multiplication by e^{i phi}. The specified loss function depends on this "
-                "phase term, making it ill-defined.")
+                "phase term, making it ill-defined."
+            )
     uhgu = None if uhgu is None else _skew(uhgu)
     vhgv = None if vhgv is None else _skew(vhgv)
     s2 = s * s
@@ -140,7 +141,8 @@ def _(ctx, grads):
         raise RuntimeError(
             "svd_backward: Setting compute_uv to false in torch.svd doesn't compute singular "
             "matrices, and hence we cannot compute backward. Please use "
-            "torch.svd(compute_uv=True)")
+            "torch.svd(compute_uv=True)"
+        )
     u, s, v = ctx.saved_tensors
     gu, gs, gv = grads
     vh, gvh = v.mH, (None if gv is None else gv.mH)
@@ -186,12 +188,13 @@ def _(ctx, grads):
         raise RuntimeError(
             "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
             "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
-            "through linalg.qr.")
+            "through linalg.qr."
+        )
     m, n = q.shape[-2], r.shape[-1]
     if ctx.mode == "complete" and m > n:
         raise RuntimeError(
-            "The QR decomposition is not differentiable when mode='complete' and nrows > "
-            "ncols.")
+            "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+        )
     gq, gr = grads
     if gq is None and gr is None:
         return None
@@ -227,12 +230,12 @@ def _(ctx, grads):
             return None
         return v @ (gw.to(v.dtype).unsqueeze(-1) * v.mH)
     vhgv = v.mH @ gv
-    if v.dtype.is_complex and not bool(
-            (vhgv.diagonal(0, -2, -1).imag.abs() <= 1e-3).all()):
+    if v.dtype.is_complex and not bool((vhgv.diagonal(0, -2, -1).imag.abs() <= 1e-3).all()):
         raise RuntimeError(
             "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
             "multiplication by e^{i phi}. The specified loss function depends on this "
-            "quantity, so it is ill-defined.")
+            "quantity, so it is ill-defined."
+        )
     vhgv = 0.5 * (vhgv - vhgv.mH)  # onto the skew-Hermitian matrices (V stays unitary)
     e = _with_diagonal(w.unsqueeze(-2) - w.unsqueeze(-1), 1.0)  # L_j - L_i
     inner = _with_diagonal(vhgv / e.to(vhgv.dtype), 0.0 if gw is None else gw.to(v.dtype))

@@ -44,7 +44,8 @@ def _(ctx, g):
     if ctx.parsed is None:
         raise NotImplementedError(
             "the derivative for 'einsum' is not implemented for equations with '...' or a "
-            "subscript repeated within one operand")
+            "subscript repeated within one operand"
+        )
     subs, rhs = ctx.parsed
     grads = []
     for i, (s, op) in enumerate(zip(subs, ops, strict=True)):

@@ -187,8 +187,9 @@ def _unary(name, key, save_out=False, *aliases):
     def fwd(ctx, out, x, *args, **kwargs):
         ctx.save_for_backward(x, out if save_out else None)
         # the row's one parameter (gelu's approximate); round's decimals is not one
-        ctx.params = ({param: args[0] if args else kwargs.get(param, op.param_default)}
-                      if param else {})
+        ctx.params = (
+            {param: args[0] if args else kwargs.get(param, op.param_default)} if param else {}
+        )
 
     @fwd.backward
     def _(ctx, g):
@@ -212,8 +213,12 @@ _unary("SigmoidBackward0", "sigmoid", True)
 _unary("ReluBackward0", "relu", True)
 _unary("SiluBackward0", "silu")
 _unary("GeluBackward0", "gelu")
-for _n, _k in (("FloorBackward0", "floor"), ("CeilBackward0", "ceil"),
-               ("RoundBackward0", "round"), ("SignBackward0", "sign")):
+for _n, _k in (
+    ("FloorBackward0", "floor"),
+    ("CeilBackward0", "ceil"),
+    ("RoundBackward0", "round"),
+    ("SignBackward0", "sign"),
+):
     _unary(_n, _k)
 
 
@@ -286,8 +291,9 @@ def _lerp_inputs(args, kwargs):
 
 @formula("LerpBackward0", (ew, "lerp"), inputs=_lerp_inputs)
 def _lerp(ctx, out, a, b, weight):
-    ctx.save_for_backward(a if isinstance(weight, Tensor) else None,
-                          b if isinstance(weight, Tensor) else None, weight)
+    ctx.save_for_backward(
+        a if isinstance(weight, Tensor) else None, b if isinstance(weight, Tensor) else None, weight
+    )
     return "LerpBackward1" if isinstance(weight, Tensor) else None  # tensor weight
 
 
@@ -302,8 +308,38 @@ def _(ctx, g):
 
 
 # -- in-place forms: recorded as their out-of-place op on a copy ------------------------------
-for _name in ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "neg", "abs",
-              "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu",
-              "floor", "ceil", "round", "trunc", "sign", "clamp", "clip", "square",
-              "reciprocal", "maximum", "minimum", "lerp", "fmod"):
+for _name in (
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "floor_divide",
+    "remainder",
+    "pow",
+    "neg",
+    "abs",
+    "exp",
+    "log",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "clamp",
+    "clip",
+    "square",
+    "reciprocal",
+    "maximum",
+    "minimum",
+    "lerp",
+    "fmod",
+):
     inplace(_name + "_", lambda n=_name: getattr(ew, n))

@@ -20,7 +20,6 @@ from .record import first, formula, inplace
 __all__: list = []
 
 
-
 def _zeros(like, shp):
     from ..creation import zeros
 
@@ -57,8 +56,11 @@ def _basic_name(index):
                 name = "SliceBackward0"
         elif i is Ellipsis:
             continue
-        elif type(i) is int or isinstance(i, np.integer) or (
-                isinstance(i, Tensor) and i.ndim == 0 and i.dtype.category == _INT):
+        elif (
+            type(i) is int
+            or isinstance(i, np.integer)
+            or (isinstance(i, Tensor) and i.ndim == 0 and i.dtype.category == _INT)
+        ):
             name = "SelectBackward0"
         else:
             return None
@@ -149,7 +151,6 @@ def _(ctx, g):
     return _index_add(_zeros(g, ctx.shape), index, g)
 
 
-
 @formula("GatherBackward0", (indexing, "gather"), inputs=first)
 def _gather(ctx, out, x, dim, index):
     ctx.shape, ctx.dim = x.shape, dim
@@ -175,7 +176,8 @@ def _(ctx, g):
     if not z.ndim:
         return g.reshape(())
     get_backend(z.device).index_add_(
-        z._data, (slice(None),) * ctx.dim + (index._data.reshape(-1),), g._data)
+        z._data, (slice(None),) * ctx.dim + (index._data.reshape(-1),), g._data
+    )
     return z
 
 
@@ -245,8 +247,10 @@ def _scatter(name, key):
     @fwd.backward
     def _(ctx, g):
         if ctx.reduce == "multiply":
-            raise RuntimeError("the derivative for scatter(reduce='multiply') is not "
-                               "implemented in gpu_tensor autograd")
+            raise RuntimeError(
+                "the derivative for scatter(reduce='multiply') is not "
+                "implemented in gpu_tensor autograd"
+            )
         (index,) = ctx.saved_tensors
         gx = g if ctx.add else g.scatter(ctx.dim, index, 0.0)
         gsrc = g.gather(ctx.dim, index) if ctx.needs_input_grad[3] else None
@@ -339,12 +343,14 @@ def _overwritten(ctx, g):
 
 _MOD = sys.modules[__name__]
 formula("CopyBackwards", (_MOD, "_copy_oop"), inputs=_old_and_value)(
-    lambda ctx, out, old, src, non_blocking=False: None).backward(_overwritten)
+    lambda ctx, out, old, src, non_blocking=False: None
+).backward(_overwritten)
 formula("FillBackward2", (_MOD, "_fill_oop"), inputs=_old_and_value)(
     lambda ctx, out, old, value: "FillBackward3" if isinstance(value, Tensor) else None
 ).backward(_overwritten)
-formula("ZeroBackward0", (_MOD, "_zero_oop"), inputs=first)(
-    lambda ctx, out, old: None).backward(lambda ctx, g: g * 0)
+formula("ZeroBackward0", (_MOD, "_zero_oop"), inputs=first)(lambda ctx, out, old: None).backward(
+    lambda ctx, g: g * 0
+)
 
 inplace("copy_", lambda: _MOD._copy_oop)
 inplace("fill_", lambda: _MOD._fill_oop)

@@ -39,19 +39,31 @@ def _rule(key):
 
 
 for _name, _key, _save_out in (
-        ("AsinBackward0", "asin", False), ("AcosBackward0", "acos", False),
-        ("AtanBackward0", "atan", False), ("SinhBackward0", "sinh", False),
-        ("CoshBackward0", "cosh", False), ("TanBackward0", "tan", True),
-        ("AsinhBackward0", "asinh", False), ("AcoshBackward0", "acosh", False),
-        ("AtanhBackward0", "atanh", False), ("Log2Backward0", "log2", False),
-        ("Log10Backward0", "log10", False), ("Expm1Backward0", "expm1", True),
-        ("Exp2Backward0", "exp2", True), ("ErfBackward0", "erf", False),
-        ("ErfcBackward0", "erfc", False), ("ErfinvBackward0", "erfinv", True),
-        ("LgammaBackward0", "lgamma", False), ("DigammaBackward0", "digamma", False),
-        ("SincBackward0", "sinc", False),
-        ("SpecialErfcxBackward0", "erfcx", True), ("SpecialNdtrBackward0", "ndtr", False),
-        ("SpecialNdtriBackward0", "ndtri", True), ("SpecialLogNdtrBackward0", "log_ndtr", True),
-        ("SpecialEntrBackward0", "entr", False)):
+    ("AsinBackward0", "asin", False),
+    ("AcosBackward0", "acos", False),
+    ("AtanBackward0", "atan", False),
+    ("SinhBackward0", "sinh", False),
+    ("CoshBackward0", "cosh", False),
+    ("TanBackward0", "tan", True),
+    ("AsinhBackward0", "asinh", False),
+    ("AcoshBackward0", "acosh", False),
+    ("AtanhBackward0", "atanh", False),
+    ("Log2Backward0", "log2", False),
+    ("Log10Backward0", "log10", False),
+    ("Expm1Backward0", "expm1", True),
+    ("Exp2Backward0", "exp2", True),
+    ("ErfBackward0", "erf", False),
+    ("ErfcBackward0", "erfc", False),
+    ("ErfinvBackward0", "erfinv", True),
+    ("LgammaBackward0", "lgamma", False),
+    ("DigammaBackward0", "digamma", False),
+    ("SincBackward0", "sinc", False),
+    ("SpecialErfcxBackward0", "erfcx", True),
+    ("SpecialNdtrBackward0", "ndtr", False),
+    ("SpecialNdtriBackward0", "ndtri", True),
+    ("SpecialLogNdtrBackward0", "log_ndtr", True),
+    ("SpecialEntrBackward0", "entr", False),
+):
     _unary(_name, _key, _rule(_key if _key in OPS else "special_" + _key), _save_out)
 _unary("Deg2RadBackward0", "deg2rad", lambda g, x, out: g * (math.pi / 180))
 _unary("Rad2DegBackward0", "rad2deg", lambda g, x, out: g * (180 / math.pi))
@@ -69,25 +81,31 @@ def _(ctx, g):
     return OPS["logit"].grad(g, None, x, eps=ctx.eps)[0]
 
 
-
-
 # --- binary special functions (issue 23): rows of the op table, their rules in the rows ----
 binary_rule("Atan2Backward0", "atan2")
 binary_rule("HypotBackward0", "hypot", save_out=True)
 binary_rule("LogaddexpBackward0", "logaddexp")
 binary_rule("Logaddexp2Backward0", "logaddexp2")
 binary_rule("XlogyBackward0", "xlogy", overloads=("XlogyBackward2", "XlogyBackward1"))
-binary_rule("SpecialXlog1PyBackward0", "xlog1py",
-            overloads=("SpecialXlog1PyBackward2", "SpecialXlog1PyBackward1"))
-binary_rule("CopysignBackward0", "copysign", save_out=True,
-            overloads=("CopysignBackward1", "CopysignBackward1"))
+binary_rule(
+    "SpecialXlog1PyBackward0",
+    "xlog1py",
+    overloads=("SpecialXlog1PyBackward2", "SpecialXlog1PyBackward1"),
+)
+binary_rule(
+    "CopysignBackward0",
+    "copysign",
+    save_out=True,
+    overloads=("CopysignBackward1", "CopysignBackward1"),
+)
 binary_rule("NextafterBackward0", "nextafter")
 binary_rule("FmodBackward1", "fmod", overloads=("FmodBackward0", "FmodBackward0"))
 binary_rule("LdexpBackward0", "ldexp", save_out=True)
 binary_rule("FmaxBackward0", "fmax")
 binary_rule("FminBackward0", "fmin")
-binary_rule("PowBackward1", "float_power", save_out=True,
-            overloads=("PowBackward0", "PowBackward2"))
+binary_rule(
+    "PowBackward1", "float_power", save_out=True, overloads=("PowBackward0", "PowBackward2")
+)
 
 
 # -- linear algebra -------------------------------------------------------------------------
@@ -145,8 +163,12 @@ def _register_inplace() -> None:
     """The op modules' in-place forms with a gradient: recorded as the out-of-place op on a
     copy of self (fill_diagonal_ through its function, the others through Tensor.<name>)."""
     for name in _inplace.INPLACE_GRAD:
-        inplace(name + "_", lambda n=name: _inplace.late_method(n) if n != "fill_diagonal"
-                else index_write.fill_diagonal)
+        inplace(
+            name + "_",
+            lambda n=name: (
+                _inplace.late_method(n) if n != "fill_diagonal" else index_write.fill_diagonal
+            ),
+        )
 
 
 _register_inplace()
@@ -157,10 +179,13 @@ def _bessel():
     """i0, i0e, i1, i1e: their rows' rules (fusion/derivatives_special.py)."""
     from ..ops import bessel
 
-    for name, ns, key, row in (("I0Backward0", sp, "i0", "i0"),
-                               ("SpecialI0EBackward0", bessel, "i0e", "special_i0e"),
-                               ("SpecialI1Backward0", bessel, "i1", "special_i1"),
-                               ("SpecialI1EBackward0", bessel, "i1e", "special_i1e")):
+    for name, ns, key, row in (
+        ("I0Backward0", sp, "i0", "i0"),
+        ("SpecialI0EBackward0", bessel, "i0e", "special_i0e"),
+        ("SpecialI1Backward0", bessel, "i1", "special_i1"),
+        ("SpecialI1EBackward0", bessel, "i1e", "special_i1e"),
+    ):
+
         @formula(name, (ns, key))
         def fwd(ctx, out, x):
             ctx.save_for_backward(x, out)

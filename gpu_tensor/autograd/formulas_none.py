@@ -17,9 +17,11 @@ __all__ = ["not_implemented_error"]
 
 def not_implemented_error(op):
     """torch's error for a node without a formula (NotImplementedError is a RuntimeError)."""
-    return NotImplementedError(f"the derivative for '{op}' is not implemented. gpu_tensor "
-                               "has no gradient formula for it yet; call it on a detached "
-                               "input (or under gt.no_grad()) if no gradient must flow")
+    return NotImplementedError(
+        f"the derivative for '{op}' is not implemented. gpu_tensor "
+        "has no gradient formula for it yet; call it on a detached "
+        "input (or under gt.no_grad()) if no gradient must flow"
+    )
 
 
 def _raises(op):
@@ -30,8 +32,10 @@ def _raises(op):
 
 
 def _zeros(ctx, g):
-    grads = tuple(None if not need else g.new_zeros(shape)
-                  for need, shape in zip(ctx.needs_input_grad, ctx.shapes, strict=True))
+    grads = tuple(
+        None if not need else g.new_zeros(shape)
+        for need, shape in zip(ctx.needs_input_grad, ctx.shapes, strict=True)
+    )
     return grads if len(grads) != 1 else grads[0]
 
 
@@ -48,12 +52,14 @@ def _first_output(r):
 
 # -- out of place -----------------------------------------------------------------------
 for _name, _ns, _key, _ins, _out in (
-        ("BernoulliBackward0", random, "bernoulli", first, None),
-        ("BincountBackward0", index_write, "bincount", positional, None),
-        ("HistogramBackward0", index_write, "histogram", first, _first_output),
-        ("Unique2Backward0", sort, "unique", first, _first_output)):
-    formula(_name, (_ns, _key), inputs=_ins, output=_out)(
-        lambda ctx, out, *a, **k: None).backward(_raises(_key))
+    ("BernoulliBackward0", random, "bernoulli", first, None),
+    ("BincountBackward0", index_write, "bincount", positional, None),
+    ("HistogramBackward0", index_write, "histogram", first, _first_output),
+    ("Unique2Backward0", sort, "unique", first, _first_output),
+):
+    formula(_name, (_ns, _key), inputs=_ins, output=_out)(lambda ctx, out, *a, **k: None).backward(
+        _raises(_key)
+    )
 
 
 def _mean_std(args, kwargs):
@@ -62,23 +68,42 @@ def _mean_std(args, kwargs):
     return [t if isinstance(t, Tensor) else None for t in (mean, std)]
 
 
-formula("NormalBackward3", (random, "normal"), inputs=_mean_std)(
-    _keep_shapes(_mean_std)).backward(_zeros)
-formula("PoissonBackward0", (random, "poisson"), inputs=first)(
-    _keep_shapes(first)).backward(_zeros)
+formula("NormalBackward3", (random, "normal"), inputs=_mean_std)(_keep_shapes(_mean_std)).backward(
+    _zeros
+)
+formula("PoissonBackward0", (random, "poisson"), inputs=first)(_keep_shapes(first)).backward(_zeros)
 
 
 # a copy into pinned memory is the identity to autograd (torch's _pin_memory: grad)
 formula("PinMemoryBackward0", (move, "pin_memory"), inputs=first)(
-    lambda ctx, out, *a, **k: None).backward(lambda ctx, g: g)
+    lambda ctx, out, *a, **k: None
+).backward(lambda ctx, g: g)
 
 
 # -- in place: the write, on a copy of self's old values, as a node of its own ------------
 _INPLACE_OPS: dict = {}
 
-_ZERO_INPLACE = ("eq_", "ne_", "lt_", "le_", "gt_", "ge_", "greater_", "greater_equal_",
-                 "less_", "less_equal_", "not_equal_", "normal_", "uniform_", "bernoulli_",
-                 "random_", "exponential_", "geometric_", "log_normal_", "cauchy_")
+_ZERO_INPLACE = (
+    "eq_",
+    "ne_",
+    "lt_",
+    "le_",
+    "gt_",
+    "ge_",
+    "greater_",
+    "greater_equal_",
+    "less_",
+    "less_equal_",
+    "not_equal_",
+    "normal_",
+    "uniform_",
+    "bernoulli_",
+    "random_",
+    "exponential_",
+    "geometric_",
+    "log_normal_",
+    "cauchy_",
+)
 _RAISING_INPLACE = ("heaviside_",)
 
 
@@ -100,8 +125,6 @@ def _copy_then_write(attr):
 
 for _attr in _ZERO_INPLACE + _RAISING_INPLACE:
     _INPLACE_OPS[_attr] = _copy_then_write(_attr)
-    _spec = formula(_node_name(_attr), (_INPLACE_OPS, _attr), inputs=first)(
-        _keep_shapes(first))
+    _spec = formula(_node_name(_attr), (_INPLACE_OPS, _attr), inputs=first)(_keep_shapes(first))
     _spec.backward(_zeros if _attr in _ZERO_INPLACE else _raises(_attr))
     inplace(_attr, lambda a=_attr: _INPLACE_OPS[a])
-

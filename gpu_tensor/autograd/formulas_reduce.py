@@ -38,7 +38,6 @@ def _count(shape, dims):
     return n
 
 
-
 def _dim_kw(args, kwargs, pos=1, name="dim", default=None):
     return args[pos] if len(args) > pos else kwargs.get(name, default)
 
@@ -149,8 +148,11 @@ def _maxmin(name, key):
         # torch: max(dim) MaxBackward0, max() MaxBackward1, max(a, b) MaximumBackward0
         if ctx.mode == "full":
             return name[:-1] + "1"
-        return ("MaximumBackward0" if key == "max" else "MinimumBackward0") \
-            if ctx.mode == "pair" else None
+        return (
+            ("MaximumBackward0" if key == "max" else "MinimumBackward0")
+            if ctx.mode == "pair"
+            else None
+        )
 
     @fwd.backward
     def _(ctx, g):
@@ -160,8 +162,10 @@ def _maxmin(name, key):
             a, b = ctx.saved_tensors
             win = (a > b) if key == "max" else (a < b)
             tie = a == b
-            return (ew.where(win, g, ew.where(tie, g * 0.5, 0.0)),
-                    ew.where(win, 0.0, ew.where(tie, g * 0.5, g)))
+            return (
+                ew.where(win, g, ew.where(tie, g * 0.5, 0.0)),
+                ew.where(win, 0.0, ew.where(tie, g * 0.5, g)),
+            )
         (idx,) = ctx.saved_tensors
         if not len(ctx.shape):
             return g.reshape(())
@@ -216,8 +220,11 @@ def _(ctx, g):
     centred = x - x.mean(dim=list(ctx.dims), keepdim=True)
     o = _unreduce(out, x.shape, ctx.dims, ctx.keepdim)
     zero = o == 0  # a constant group: torch's gradient is 0 there, not 0/0
-    gx = _unreduce(g, x.shape, ctx.dims, ctx.keepdim) * centred / (
-        ew.where(zero, 1.0, o) * (n - ctx.c))
+    gx = (
+        _unreduce(g, x.shape, ctx.dims, ctx.keepdim)
+        * centred
+        / (ew.where(zero, 1.0, o) * (n - ctx.c))
+    )
     return ew.where(zero, 0.0, gx)
 
 
@@ -279,8 +286,10 @@ def _cumprod(ctx, out, x, dim, *, dtype=None):
 
 @_cumprod.backward
 def _(ctx, g):
-    raise RuntimeError("the derivative for 'cumprod' is not implemented in gpu_tensor "
-                       "autograd; write it as exp(cumsum(log(x))) for positive inputs")
+    raise RuntimeError(
+        "the derivative for 'cumprod' is not implemented in gpu_tensor "
+        "autograd; write it as exp(cumsum(log(x))) for positive inputs"
+    )
 
 
 # -- matrix products ------------------------------------------------------------------------
@@ -316,8 +325,9 @@ def _transposed(t) -> bool:
 def _mm_spec(name, key):
     @formula(name, (linalg, key))
     def fwd(ctx, out, a, b):
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if ctx.needs_input_grad[0] else None)
+        ctx.save_for_backward(
+            a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None
+        )
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
         ctx.transposed = (_transposed(a), _transposed(b))
         if key == "matmul":
@@ -333,8 +343,12 @@ def _mm_spec(name, key):
 
 # the node torch's matmul ends in, by operand ranks; batched products end in a view of
 # a bmm/mm result (UnsafeViewBackward0)
-_MATMUL_NAMES = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0",
-                 (1, 2): "SqueezeBackward4"}
+_MATMUL_NAMES = {
+    (2, 2): "MmBackward0",
+    (2, 1): "MvBackward0",
+    (1, 1): "DotBackward0",
+    (1, 2): "SqueezeBackward4",
+}
 
 
 class _Shape:
@@ -355,8 +369,13 @@ class _Shape:
         return _Shape(self.shape[:-2] + (self.shape[-1], self.shape[-2]))
 
 
-for _name, _key in (("MmBackward0", "mm"), ("BmmBackward0", "bmm"), ("MvBackward0", "mv"),
-                    ("DotBackward0", "dot"), ("MatmulBackward0", "matmul")):
+for _name, _key in (
+    ("MmBackward0", "mm"),
+    ("BmmBackward0", "bmm"),
+    ("MvBackward0", "mv"),
+    ("DotBackward0", "dot"),
+    ("MatmulBackward0", "matmul"),
+):
     _mm_spec(_name, _key)
 
 
@@ -368,5 +387,7 @@ def _outer(ctx, out, a, b):
 @_outer.backward
 def _(ctx, g):
     a, b = ctx.saved_tensors
-    return (g @ b if ctx.needs_input_grad[0] else None,
-            g.mT @ a if ctx.needs_input_grad[1] else None)
+    return (
+        g @ b if ctx.needs_input_grad[0] else None,
+        g.mT @ a if ctx.needs_input_grad[1] else None,
+    )

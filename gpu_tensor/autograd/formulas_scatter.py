@@ -35,10 +35,12 @@ def _backward(g, x, dim, index, src, reduce, include_self, out):
     if reduce == "sum":
         gx, gs = g, g.gather(dim, index)
     elif reduce == "mean":
-        n = creation.ones(x.shape, dtype=g.dtype, device=g.device) if include_self else \
-            creation.zeros(x.shape, dtype=g.dtype, device=g.device)
-        n = n.scatter_add(dim, index, creation.ones(index.shape, dtype=g.dtype,
-                                                     device=g.device))
+        n = (
+            creation.ones(x.shape, dtype=g.dtype, device=g.device)
+            if include_self
+            else creation.zeros(x.shape, dtype=g.dtype, device=g.device)
+        )
+        n = n.scatter_add(dim, index, creation.ones(index.shape, dtype=g.dtype, device=g.device))
         n = n.masked_fill(n == 0, 1)
         gx, gs = g / n, g.gather(dim, index) / n.gather(dim, index)
     elif reduce in ("amax", "amin"):
@@ -48,18 +50,30 @@ def _backward(g, x, dim, index, src, reduce, include_self, out):
         gx, gs = x_hit * shared, s_hit * shared.gather(dim, index)
     else:  # prod
         masked_x = x.masked_fill(x == 0, 1)
-        gx = g * index_write.scatter_reduce(masked_x, dim, index, part, "prod",
-                                           include_self=include_self) / masked_x
+        gx = (
+            g
+            * index_write.scatter_reduce(
+                masked_x, dim, index, part, "prod", include_self=include_self
+            )
+            / masked_x
+        )
         zero = part == 0
-        zeros_per = creation.zeros(x.shape, dtype=g.dtype, device=g.device).scatter_add(
-            dim, index, zero.to(g.dtype)).gather(dim, index)
+        zeros_per = (
+            creation.zeros(x.shape, dtype=g.dtype, device=g.device)
+            .scatter_add(dim, index, zero.to(g.dtype))
+            .gather(dim, index)
+        )
         single = zero & (zeros_per == 1)
-        without = index_write.scatter_reduce(x, dim, index, part.masked_fill(single, 1), "prod",
-                                            include_self=include_self)
+        without = index_write.scatter_reduce(
+            x, dim, index, part.masked_fill(single, 1), "prod", include_self=include_self
+        )
         from ..ops.elementwise import where
 
-        gs = where(single, (g * without).gather(dim, index),
-                   (g * out).gather(dim, index) / part.masked_fill(zero, 1))
+        gs = where(
+            single,
+            (g * without).gather(dim, index),
+            (g * out).gather(dim, index) / part.masked_fill(zero, 1),
+        )
     if not include_self:  # the scattered-to positions kept nothing of input
         gx = gx.scatter(dim, index, 0.0)
     return gx, gs

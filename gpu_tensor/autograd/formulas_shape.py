@@ -15,7 +15,6 @@ from .record import first, formula
 __all__: list = []
 
 
-
 def _zeros(like, shp):
     from ..creation import zeros
 
@@ -29,8 +28,10 @@ def _keep_shape(ctx, out, x, *args, **kwargs):
 
 def _reshape_back(ctx, g):
     if ctx.bitcast:
-        raise RuntimeError("the derivative of view(dtype) with a different dtype is not "
-                           "implemented in gpu_tensor autograd; use .to(dtype) to convert")
+        raise RuntimeError(
+            "the derivative of view(dtype) with a different dtype is not "
+            "implemented in gpu_tensor autograd; use .to(dtype) to convert"
+        )
     return g.reshape(ctx.shape)
 
 
@@ -74,11 +75,11 @@ def _reverse_dims(ctx, g):
     return g.permute(*reversed(range(g.ndim))) if g.ndim else g
 
 
-formula("TBackward0", (_views, "t"), inputs=first)(
-    lambda ctx, out, x: None).backward(_reverse_dims)
+formula("TBackward0", (_views, "t"), inputs=first)(lambda ctx, out, x: None).backward(_reverse_dims)
 # torch's .T is a permute (numpy_T), not t()
-formula("PermuteBackward0", (_views, "_T"), inputs=first)(
-    lambda ctx, out, x: None).backward(_reverse_dims)
+formula("PermuteBackward0", (_views, "_T"), inputs=first)(lambda ctx, out, x: None).backward(
+    _reverse_dims
+)
 
 
 @formula("PermuteBackward0", (_views, "permute"), inputs=first)
@@ -155,22 +156,24 @@ def _identity(ctx, g):
 
 
 formula("CloneBackward0", (_layout, "clone"), inputs=first)(
-    lambda ctx, out, x, *a, **k: None).backward(_identity)
+    lambda ctx, out, x, *a, **k: None
+).backward(_identity)
 formula("CloneBackward0", (_layout, "contiguous"), inputs=first)(  # torch: a clone
-    lambda ctx, out, x, *a, **k: None).backward(_identity)
+    lambda ctx, out, x, *a, **k: None
+).backward(_identity)
 
 
 def _not_implemented(name):
     def bwd(ctx, g):
-        raise RuntimeError(f"the derivative for '{name}' is not implemented in gpu_tensor "
-                           "autograd")
+        raise RuntimeError(f"the derivative for '{name}' is not implemented in gpu_tensor autograd")
 
     return bwd
 
 
 for _key in ("unfold", "as_strided"):
     formula(_key.capitalize() + "Backward0", (_views, _key), inputs=first)(
-        lambda ctx, out, x, *a, **k: None).backward(_not_implemented(_key))
+        lambda ctx, out, x, *a, **k: None
+    ).backward(_not_implemented(_key))
 
 
 # -- joins -------------------------------------------------------------------------------------
@@ -287,9 +290,15 @@ def _tensor_split_as_slices(args, kwargs, reflected):
     return tuple(out)
 
 
-formula("SliceBackward0", (join, "tensor_split"), inputs=first, multi=True,
-        decompose=_tensor_split_as_slices)(lambda ctx, out, *a, **k: None).backward(
-    _not_implemented("tensor_split"))  # never recorded: decompose always answers
+formula(
+    "SliceBackward0",
+    (join, "tensor_split"),
+    inputs=first,
+    multi=True,
+    decompose=_tensor_split_as_slices,
+)(lambda ctx, out, *a, **k: None).backward(
+    _not_implemented("tensor_split")
+)  # never recorded: decompose always answers
 
 
 # -- copying rearrangements --------------------------------------------------------------------

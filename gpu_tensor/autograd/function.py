@@ -22,15 +22,27 @@ import weakref
 from .._tensor import Tensor, contiguous_format
 from . import grad_mode
 
-__all__ = ["Node", "AccumulateGrad", "Function", "FunctionCtx", "node_class", "register_hook",
-           "RemovableHandle", "output_nr", "set_outputs", "same_output", "connect"]
+__all__ = [
+    "Node",
+    "AccumulateGrad",
+    "Function",
+    "FunctionCtx",
+    "node_class",
+    "register_hook",
+    "RemovableHandle",
+    "output_nr",
+    "set_outputs",
+    "same_output",
+    "connect",
+]
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
     "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
     "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward.")
+    "calling backward."
+)
 
 
 def _alias(t: Tensor) -> Tensor:
@@ -137,7 +149,8 @@ class Node:
                     f"by an inplace operation: [{v.dtype.name} {list(v.shape)}] saved by "
                     f"{self.name()}, is at version {v._storage._version}; expected version "
                     f"{version} instead. Hint: clone() the tensor before the in-place change, "
-                    "or make the change after backward().")
+                    "or make the change after backward()."
+                )
             if outputs >> i & 1 and with_history:  # the output, with this node as history
                 v = _alias(v)
                 v._requires_grad = True
@@ -268,13 +281,13 @@ def connect(node: Node, ins) -> None:
         node._next = tuple(rest)
     elif first is not None:
         node._k1, node._n1, node._nr1, node._shape1, node._dtype1, node._dev1 = first
-    node.needs_input_grad = (_NEEDS[k][mask] if k < len(_NEEDS)
-                             else tuple(bool(mask >> i & 1) for i in range(k)))
+    node.needs_input_grad = (
+        _NEEDS[k][mask] if k < len(_NEEDS) else tuple(bool(mask >> i & 1) for i in range(k))
+    )
 
 
 # needs_input_grad by (number of inputs, bit mask of those that require grad): shared
-_NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)]
-          for n in range(6)]
+_NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(6)]
 
 
 # leaf id -> weakref to its AccumulateGrad. The node holds the leaf strongly, so while the
@@ -328,8 +341,11 @@ def set_outputs(node: Node, outputs) -> None:
         t.grad_fn = node
         if n != 1:
             key = id(t)
-            _OUTPUT_NR[key] = (weakref.ref(t, lambda r, k=key: _drop_nr(k, r)),
-                               weakref.ref(node), i)
+            _OUTPUT_NR[key] = (
+                weakref.ref(t, lambda r, k=key: _drop_nr(k, r)),
+                weakref.ref(node),
+                i,
+            )
 
 
 def same_output(dst, src) -> None:
@@ -338,8 +354,7 @@ def same_output(dst, src) -> None:
     fn = src.grad_fn
     if fn is not None and fn._n_outputs != 1:
         key, nr = id(dst), output_nr(src)
-        _OUTPUT_NR[key] = (weakref.ref(dst, lambda r, k=key: _drop_nr(k, r)),
-                           weakref.ref(fn), nr)
+        _OUTPUT_NR[key] = (weakref.ref(dst, lambda r, k=key: _drop_nr(k, r)), weakref.ref(fn), nr)
 
 
 def _drop_nr(key, ref) -> None:
@@ -398,13 +413,19 @@ def _check_hook_result(hook, grad, r) -> None:
     """torch: a hook may replace the gradient, but not change its type, size or device."""
     name = getattr(hook, "__name__", type(hook).__name__)
     if not isinstance(r, Tensor):
-        raise TypeError(f"hook '{name}' returned {type(r).__name__}; a tensor hook returns a "
-                        "Tensor or None")
-    for what, was, got in (("type", grad.dtype, r.dtype), ("size", tuple(grad.shape),
-                           tuple(r.shape)), ("device", grad.device, r.device)):
+        raise TypeError(
+            f"hook '{name}' returned {type(r).__name__}; a tensor hook returns a Tensor or None"
+        )
+    for what, was, got in (
+        ("type", grad.dtype, r.dtype),
+        ("size", tuple(grad.shape), tuple(r.shape)),
+        ("device", grad.device, r.device),
+    ):
         if was != got:
-            raise RuntimeError(f"hook '{name}' has changed the {what} of value (was {was} got "
-                               f"{got}); return a gradient like the one it received")
+            raise RuntimeError(
+                f"hook '{name}' has changed the {what} of value (was {was} got "
+                f"{got}); return a gradient like the one it received"
+            )
 
 
 def run_hooks(node, grad, nr=0):
@@ -437,8 +458,10 @@ class FunctionCtx(Node):
             grads = self._fn_cls.backward(self, grad)
         else:  # one argument per output; torch passes zeros for an unused tensor output
             if self._materialize:
-                grad = tuple(_zeros(m) if g is None and m is not None else g
-                             for g, m in zip(grad, self._out_meta, strict=True))
+                grad = tuple(
+                    _zeros(m) if g is None and m is not None else g
+                    for g, m in zip(grad, self._out_meta, strict=True)
+                )
             grads = self._fn_cls.backward(self, *grad)
         if not isinstance(grads, tuple):
             grads = (grads,)
@@ -484,27 +507,37 @@ class Function:
             cls._ctx_cls = ctx_cls
         ctx = ctx_cls()
         tensors = [a if isinstance(a, Tensor) else None for a in args]
-        record = grad_mode.STATE.enabled and any(t is not None and t._requires_grad
-                                                 for t in tensors)
+        record = grad_mode.STATE.enabled and any(
+            t is not None and t._requires_grad for t in tensors
+        )
         ctx.needs_input_grad = tuple(t is not None and t._requires_grad for t in tensors)
         with grad_mode.no_grad():
             out = cls.forward(ctx, *args, **kwargs)
         single = isinstance(out, Tensor)
         outs = (out,) if single else out
         if not isinstance(outs, tuple) or not any(isinstance(o, Tensor) for o in outs):
-            raise TypeError(f"{cls.__name__}.forward must return a Tensor or a tuple with "
-                            f"Tensors in it (got {type(out).__name__})")
+            raise TypeError(
+                f"{cls.__name__}.forward must return a Tensor or a tuple with "
+                f"Tensors in it (got {type(out).__name__})"
+            )
         if not record:
             return out
         non_diff = getattr(ctx, "_non_diff", ())
         # never rewrite an input's own history: an input returned as is becomes a view
-        outs = tuple(o._view_of(o._data) if isinstance(o, Tensor) and any(
-            o is t for t in tensors) else o for o in outs)
-        diff = [o if isinstance(o, Tensor) and o.dtype.is_floating_point
-                and id(o) not in non_diff else None for o in outs]
+        outs = tuple(
+            o._view_of(o._data) if isinstance(o, Tensor) and any(o is t for t in tensors) else o
+            for o in outs
+        )
+        diff = [
+            o
+            if isinstance(o, Tensor) and o.dtype.is_floating_point and id(o) not in non_diff
+            else None
+            for o in outs
+        ]
         if any(d is not None for d in diff):
             connect(ctx, tensors)
-            ctx._out_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, Tensor)
-                                  else None for o in outs)
+            ctx._out_meta = tuple(
+                (o.shape, o.dtype, o.device) if isinstance(o, Tensor) else None for o in outs
+            )
             set_outputs(ctx, diff)
         return outs[0] if single else outs

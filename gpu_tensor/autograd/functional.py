@@ -21,8 +21,10 @@ def _tuple(x, name):
     xs = (x,) if single else tuple(x)
     for t in xs:
         if not isinstance(t, Tensor):
-            raise TypeError(f"The {name} given to the function must be either a Tensor or a "
-                            f"tuple of Tensors but one of them is a {type(t).__name__}.")
+            raise TypeError(
+                f"The {name} given to the function must be either a Tensor or a "
+                f"tuple of Tensors but one of them is a {type(t).__name__}."
+            )
     return xs, single
 
 
@@ -31,10 +33,10 @@ def _leaves(inputs):
 
 
 def _grads(out, xs, g, create_graph):
-    gs = grad([out], list(xs), [g], retain_graph=True, create_graph=create_graph,
-              allow_unused=True)
-    return tuple(gi if gi is not None else x.new_zeros(x.shape) for gi, x in zip(gs, xs,
-                                                                                  strict=True))
+    gs = grad([out], list(xs), [g], retain_graph=True, create_graph=create_graph, allow_unused=True)
+    return tuple(
+        gi if gi is not None else x.new_zeros(x.shape) for gi, x in zip(gs, xs, strict=True)
+    )
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
@@ -47,20 +49,24 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         vs = (v,) if isinstance(v, Tensor) else tuple(v) if v is not None else None
         if vs is None:
             if any(o.numel() != 1 for o in outs):
-                raise RuntimeError("The vector v can only be None if the user-provided "
-                                   "function returns a single Tensor with a single element.")
+                raise RuntimeError(
+                    "The vector v can only be None if the user-provided "
+                    "function returns a single Tensor with a single element."
+                )
             vs = tuple(o.new_ones(o.shape) for o in outs)
         total = [x.new_zeros(x.shape) for x in xs]
         for o, vo in zip(outs, vs, strict=True):
             for i, gi in enumerate(_grads(o, xs, vo, create_graph)):
                 total[i] = total[i] + gi
-    detached = out if create_graph else (out.detach() if out_single else tuple(
-        o.detach() for o in outs))
+    detached = (
+        out if create_graph else (out.detach() if out_single else tuple(o.detach() for o in outs))
+    )
     return detached, (total[0] if single else tuple(total))
 
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
-             strategy="reverse-mode"):
+def jacobian(
+    func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"
+):
     """d func(inputs) / d inputs: for one input and one output a tensor of shape
     out.shape + in.shape; tuples give nested tuples, as torch."""
     ins, single_in = _tuple(inputs, "inputs")
@@ -78,9 +84,12 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                     per_input[i].append(gi if create_graph else gi.detach())
             from ..ops.join import stack
 
-            rows.append(tuple(
-                (stack(p, 0) if p else x.new_zeros((0, *x.shape))).reshape(*o.shape, *x.shape)
-                for p, x in zip(per_input, xs, strict=True)))
+            rows.append(
+                tuple(
+                    (stack(p, 0) if p else x.new_zeros((0, *x.shape))).reshape(*o.shape, *x.shape)
+                    for p, x in zip(per_input, xs, strict=True)
+                )
+            )
     if single_out:
         return rows[0][0] if single_in else rows[0]
     return tuple(r[0] if single_in else r for r in rows)
@@ -92,9 +101,11 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     vs = (v,) if isinstance(v, Tensor) else tuple(v) if v is not None else None
     if vs is None:
         if any(x.numel() != 1 for x in ins):
-            raise RuntimeError("The vector v can only be None if the input to the "
-                               "user-provided function is a single Tensor with a single "
-                               "element.")
+            raise RuntimeError(
+                "The vector v can only be None if the input to the "
+                "user-provided function is a single Tensor with a single "
+                "element."
+            )
         vs = tuple(x.new_ones(x.shape) for x in ins)
     out = func(*ins)
     outs, out_single = _tuple(out, "outputs of the user-provided function")
@@ -120,8 +131,14 @@ def _gradient_fn(func):
     return g
 
 
-def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
-            outer_jacobian_strategy="reverse-mode"):
+def hessian(
+    func,
+    inputs,
+    create_graph=False,
+    strict=False,
+    vectorize=False,
+    outer_jacobian_strategy="reverse-mode",
+):
     ins, single = _tuple(inputs, "inputs")
     jac = jacobian(_gradient_fn(func), ins, create_graph=create_graph)
     return jac[0][0] if single else jac  # one input: the tensor itself, as torch

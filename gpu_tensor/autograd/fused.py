@@ -40,7 +40,7 @@ def _backward_body(graph, n_tensors, n_scalars, need):
     wanted = [i for i, n in enumerate(need) if n]
 
     def body(*vals):
-        ins, scs, g = vals[:n_tensors], vals[n_tensors:n_tensors + n_scalars], vals[-1]
+        ins, scs, g = vals[:n_tensors], vals[n_tensors : n_tensors + n_scalars], vals[-1]
         env = {}
         for node in order:  # recompute the forward values inside the kernel
             if isinstance(node, Input):
@@ -101,8 +101,12 @@ class FusedBackward(Node):
 def call_with_grad(fused: Fused, plain_call, args):
     """fused(*args) for arguments that require grad: the fused forward plus a fused-backward
     node, or the function's body op by op when it cannot be differentiated here."""
-    args = tuple(a.item() if hasattr(a, "item") and not isinstance(a, Tensor) and
-                 type(a).__module__ == "numpy" else a for a in args)
+    args = tuple(
+        a.item()
+        if hasattr(a, "item") and not isinstance(a, Tensor) and type(a).__module__ == "numpy"
+        else a
+        for a in args
+    )
     graph, single = fused._trace(args)
     if not single or not _differentiable(graph):
         return fused.fn(*args)

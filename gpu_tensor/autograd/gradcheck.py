@@ -61,14 +61,16 @@ def _analytical(func, inputs, diff):
         for j in range(out.numel()):
             g = zeros(tuple(out.shape), dtype=out.dtype, device=out.device)  # dense: the
             g._data.reshape(-1)[j] = 1  # reshape is a view, so this sets element j
-            grads = _grad([out], [inputs[i] for i in diff], [g], retain_graph=True,
-                          allow_unused=True)
+            grads = _grad(
+                [out], [inputs[i] for i in diff], [g], retain_graph=True, allow_unused=True
+            )
             for i, gi in zip(diff, grads, strict=True):
                 if gi is not None:
                     if tuple(gi.shape) != tuple(inputs[i].shape):
                         raise GradcheckError(
                             f"Gradient for input {i} has shape {list(gi.shape)}, expected "
-                            f"{list(inputs[i].shape)}")
+                            f"{list(inputs[i].shape)}"
+                        )
                     jac[i][:, j] = _host(gi).ravel()
         result.append(jac)
     return result
@@ -76,13 +78,22 @@ def _analytical(func, inputs, diff):
 
 # torch.autograd.gradcheck options accepted for compatibility; their checks (batched,
 # forward-mode, fast mode, ...) are not performed here
-_TORCH_ONLY = {"nondet_tol", "check_undefined_grad", "check_grad_dtypes", "check_batched_grad",
-               "check_batched_forward_grad", "check_forward_ad", "check_backward_ad",
-               "fast_mode", "masked"}
+_TORCH_ONLY = {
+    "nondet_tol",
+    "check_undefined_grad",
+    "check_grad_dtypes",
+    "check_batched_grad",
+    "check_batched_forward_grad",
+    "check_forward_ad",
+    "check_backward_ad",
+    "fast_mode",
+    "masked",
+}
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              **torch_options) -> bool:
+def gradcheck(
+    func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **torch_options
+) -> bool:
     """True when every output's Jacobian w.r.t. every input that requires grad matches
     finite differences within atol + rtol*|numerical|; else GradcheckError (or False with
     raise_exception=False). Slow by design: one backward per output element and two
@@ -93,12 +104,16 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
     if not diff:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
-                         "but none of them have requires_grad=True.")
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, "
+            "but none of them have requires_grad=True."
+        )
     for i in diff:
         if inputs[i].dtype.name != "float64":
-            raise GradcheckError(f"Input #{i} requires gradient and is not a double precision "
-                                 "floating point; gradcheck needs float64 inputs")
+            raise GradcheckError(
+                f"Input #{i} requires gradient and is not a double precision "
+                "floating point; gradcheck needs float64 inputs"
+            )
     analytic = _analytical(func, inputs, diff)
     for i in diff:
         numeric = _numerical(func, inputs, i, eps)
@@ -107,8 +122,10 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             if num is None:
                 continue
             if not np.allclose(ana, num, rtol=rtol, atol=atol):
-                msg = (f"Jacobian mismatch for output {k} with respect to input {i},\n"
-                       f"numerical:{num}\nanalytical:{ana}\n")
+                msg = (
+                    f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                    f"numerical:{num}\nanalytical:{ana}\n"
+                )
                 if raise_exception:
                     raise GradcheckError(msg)
                 return False

@@ -15,28 +15,55 @@ from ..profiler import EventList, FunctionEvent, FunctionEventAvg, record_functi
 from ..profiler.profile import ProfilerActivity
 from ..profiler.profile import profile as _profile
 
-__all__ = ["profile", "record_function", "emit_nvtx", "EventList", "FunctionEvent",
-           "FunctionEventAvg"]
+__all__ = [
+    "profile",
+    "record_function",
+    "emit_nvtx",
+    "EventList",
+    "FunctionEvent",
+    "FunctionEventAvg",
+]
 
 
 class profile(_profile):
     """torch.autograd.profiler.profile: records from `__enter__` to `__exit__` (no
     schedule); `enabled=False` records nothing."""
 
-    def __init__(self, enabled=True, *, use_cuda=False, use_device=None, record_shapes=False,
-                 with_flops=False, profile_memory=False, with_stack=False, with_modules=False,
-                 use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False,
-                 custom_trace_id_callback=None):
+    def __init__(
+        self,
+        enabled=True,
+        *,
+        use_cuda=False,
+        use_device=None,
+        record_shapes=False,
+        with_flops=False,
+        profile_memory=False,
+        with_stack=False,
+        with_modules=False,
+        use_kineto=False,
+        use_cpu=True,
+        experimental_config=None,
+        acc_events=False,
+        custom_trace_id_callback=None,
+    ):
         if use_cuda:
-            warnings.warn("The attribute `use_cuda` will be deprecated soon, please use "
-                          "``use_device = 'cuda'`` instead.", FutureWarning, stacklevel=2)
+            warnings.warn(
+                "The attribute `use_cuda` will be deprecated soon, please use "
+                "``use_device = 'cuda'`` instead.",
+                FutureWarning,
+                stacklevel=2,
+            )
         activities = [ProfilerActivity.CPU]
         if use_cuda or use_device == "cuda":
             activities.append(ProfilerActivity.CUDA)
         self.enabled = enabled
-        super().__init__(activities=activities, record_shapes=record_shapes,
-                         profile_memory=profile_memory, with_stack=with_stack,
-                         acc_events=acc_events)
+        super().__init__(
+            activities=activities,
+            record_shapes=record_shapes,
+            profile_memory=profile_memory,
+            with_stack=with_stack,
+            acc_events=acc_events,
+        )
 
     def __enter__(self):
         if self.enabled:
@@ -52,15 +79,27 @@ class profile(_profile):
     def function_events(self):
         return self.events()
 
-    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
-              max_name_column_width=55, max_shapes_column_width=80, header=None,
-              top_level_events_only=False, time_unit=None):
-        return self.events().table(sort_by=sort_by, row_limit=row_limit,
-                                   max_src_column_width=max_src_column_width,
-                                   max_name_column_width=max_name_column_width,
-                                   max_shapes_column_width=max_shapes_column_width,
-                                   header=header, top_level_events_only=top_level_events_only,
-                                   time_unit=time_unit)
+    def table(
+        self,
+        sort_by=None,
+        row_limit=100,
+        max_src_column_width=75,
+        max_name_column_width=55,
+        max_shapes_column_width=80,
+        header=None,
+        top_level_events_only=False,
+        time_unit=None,
+    ):
+        return self.events().table(
+            sort_by=sort_by,
+            row_limit=row_limit,
+            max_src_column_width=max_src_column_width,
+            max_name_column_width=max_name_column_width,
+            max_shapes_column_width=max_shapes_column_width,
+            header=header,
+            top_level_events_only=top_level_events_only,
+            time_unit=time_unit,
+        )
 
     @property
     def self_cpu_time_total(self):
@@ -77,6 +116,3 @@ class profile(_profile):
 def emit_nvtx(enabled=True, record_shapes=False):
     """torch's NVTX ranges for Nsight: accepted; gpu_tensor emits none yet."""
     yield
-
-
-

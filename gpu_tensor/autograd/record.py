@@ -17,8 +17,17 @@ from ..transfer.move import copy_ as _plain_copy  # the write itself; Tensor.cop
 from . import grad_mode
 from .function import Node, connect, same_output, set_outputs
 
-__all__ = ["formula", "inplace", "positional", "first", "record", "record_inplace",
-           "record_fused", "load_formulas", "activate"]
+__all__ = [
+    "formula",
+    "inplace",
+    "positional",
+    "first",
+    "record",
+    "record_inplace",
+    "record_fused",
+    "load_formulas",
+    "activate",
+]
 
 _STATE = grad_mode.STATE
 _SPECS: dict = {}  # differentiable op function -> (Spec, reflected)
@@ -109,7 +118,8 @@ def _register(ns, attr, spec, reflected) -> None:
         where = getattr(ns, "__name__", "the op table")
         raise TypeError(
             f"formula {spec.name}: {where}.{attr} is not a differentiable entry point; "
-            "decorate it with @gpu_tensor._grad.differentiable where it is defined")
+            "decorate it with @gpu_tensor._grad.differentiable where it is defined"
+        )
     _SPECS.setdefault(fn, (spec, reflected))
 
 
@@ -187,7 +197,8 @@ def _no_formula(fn, plain, args, kwargs):
             name = getattr(fn, "__name__", "this op").lstrip("_")
             raise RuntimeError(
                 f"the derivative for '{name}' is not implemented. Call it under "
-                "gt.no_grad() or on a detached input (x.detach()) if no gradient is needed")
+                "gt.no_grad() or on a detached input (x.detach()) if no gradient is needed"
+            )
     return out
 
 
@@ -220,7 +231,8 @@ def record_inplace(name, plain, self, args, kwargs):
         raise RuntimeError(
             f"a leaf Variable that requires grad is being used in an in-place "
             f"operation ({name}). Do it under `with gt.no_grad():` (e.g. a parameter "
-            "update), or use the out-of-place form.")
+            "update), or use the out-of-place form."
+        )
     # the old values (a copy: self is overwritten below) carrying self's history
     # directly, as torch's graph does (no clone node in between)
     state.enabled = False
@@ -253,7 +265,8 @@ def record_fused(fused, args, out):
     if out is not None:
         raise RuntimeError(
             f"{fused.kernel_name}(): out= arguments don't support automatic "
-            "differentiation, but one of the arguments requires grad")
+            "differentiation, but one of the arguments requires grad"
+        )
     return call_with_grad(fused, type(fused).__call__, args)
 
 

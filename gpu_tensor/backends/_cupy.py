@@ -16,8 +16,7 @@ _module = None
 
 def cupy_installed() -> bool:
     """True when cupy can be imported; does not import it."""
-    return (_module is not None or _env.simulated()
-            or importlib.util.find_spec("cupy") is not None)
+    return _module is not None or _env.simulated() or importlib.util.find_spec("cupy") is not None
 
 
 def cupy():

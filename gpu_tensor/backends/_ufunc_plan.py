@@ -18,8 +18,15 @@ _FIRST_TWO = slice(0, 2)
 _C, _F = 1, 2
 # how numpy's ufuncs call their iterator (numpy/_core/src/umath/ufunc_object.c): the same
 # flags allocate the same result layout
-_ITER_FLAGS = ["external_loop", "refs_ok", "zerosize_ok", "buffered", "grow_inner",
-               "delay_bufalloc", "copy_if_overlap"]
+_ITER_FLAGS = [
+    "external_loop",
+    "refs_ok",
+    "zerosize_ok",
+    "buffered",
+    "grow_inner",
+    "delay_bufalloc",
+    "copy_if_overlap",
+]
 _ITER_IN = ["readonly", "aligned", "overlap_assume_elementwise"]
 _ITER_OUT = ["writeonly", "aligned", "allocate", "no_broadcast", "no_subtype"]
 _REFUSALS = (TypeError, ValueError, OverflowError, ArithmeticError)
@@ -68,8 +75,14 @@ def _resolve(fn, args):
     """(result dtype, loop input dtypes) for these operands, or None."""
     if fn.nout != 1:
         return None
-    spec = tuple(a.dtype if isinstance(a, (np.ndarray, np.generic))
-                 else np.dtype(bool) if type(a) is bool else type(a) for a in args)
+    spec = tuple(
+        a.dtype
+        if isinstance(a, (np.ndarray, np.generic))
+        else np.dtype(bool)
+        if type(a) is bool
+        else type(a)
+        for a in args
+    )
     try:
         loop = fn.resolve_dtypes((*spec, None))
         # numpy's own call on empty operands: the dtype the real call gives
@@ -115,8 +128,14 @@ def _layout(args, loop, shape, dtype):
         return tuple(strides)
     tiny = [a[(_FIRST_TWO,) * a.ndim] for a in args if type(a) is np.ndarray]
     try:
-        it = np.nditer(tiny + [None], _ITER_FLAGS, [_ITER_IN] * len(tiny) + [_ITER_OUT],
-                       op_dtypes=[None] * len(tiny) + [dtype], order="K", casting="unsafe")
+        it = np.nditer(
+            tiny + [None],
+            _ITER_FLAGS,
+            [_ITER_IN] * len(tiny) + [_ITER_OUT],
+            op_dtypes=[None] * len(tiny) + [dtype],
+            order="K",
+            casting="unsafe",
+        )
     except ValueError:
         return False
     out = it.operands[-1]

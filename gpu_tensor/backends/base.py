@@ -110,8 +110,10 @@ class Backend:
     def host_memory_error(self, exc: MemoryError, what: str) -> RuntimeError:
         """torch's error for numpy's MemoryError while computing `what` here: the host
         allocator's RuntimeError (a device allocator raises gt.OutOfMemoryError itself)."""
-        return RuntimeError(f"DefaultCPUAllocator: can't allocate memory computing {what}: "
-                            f"{exc}; use smaller tensors, or chunk the computation")
+        return RuntimeError(
+            f"DefaultCPUAllocator: can't allocate memory computing {what}: "
+            f"{exc}; use smaller tensors, or chunk the computation"
+        )
 
     def index_add_(self, array, index, values) -> None:
         """array[index] += values, repeated indices accumulating (numpy's add.at)."""

@@ -13,7 +13,14 @@ from .host_malloc import keep_freed_memory
 
 keep_freed_memory()  # numpy's temporaries reused, not page-faulted back (host_malloc.py)
 
-__all__ = ["CpuBackend", "saturating_astype", "contiguous_strides", "flat_bytes", "host_ptr", "torch_empty_strides"]
+__all__ = [
+    "CpuBackend",
+    "saturating_astype",
+    "contiguous_strides",
+    "flat_bytes",
+    "host_ptr",
+    "torch_empty_strides",
+]
 
 
 def contiguous_strides(shape, itemsize: int) -> tuple:
@@ -30,8 +37,9 @@ def torch_empty_strides(array):
     """`array` (empty) with torch's contiguous strides: numpy gives a new empty array all-zero
     strides. numpy keeps explicit strides through later views, so fixing them at allocation
     is enough for factories and the views of their results."""
-    return np.lib.stride_tricks.as_strided(array, array.shape,
-                                           contiguous_strides(array.shape, array.itemsize))
+    return np.lib.stride_tricks.as_strided(
+        array, array.shape, contiguous_strides(array.shape, array.itemsize)
+    )
 
 
 def host_ptr(array) -> int:
@@ -94,7 +102,8 @@ class CpuBackend(Backend):
             n = math.prod(shape) * np.dtype(np_dtype).itemsize
             raise RuntimeError(
                 f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {n} bytes "
-                f"for a tensor of size {list(shape)}; reduce the size or free memory") from None
+                f"for a tensor of size {list(shape)}; reduce the size or free memory"
+            ) from None
         return (arr if arr.size else torch_empty_strides(arr)), None
 
     def adopt(self, array):
@@ -111,7 +120,10 @@ class CpuBackend(Backend):
         itemsize = np.dtype(np_dtype).itemsize
         # np.ndarray checks the view stays inside the buffer (as_strided does not).
         return np.ndarray(
-            tuple(shape), np_dtype, buffer=storage._buf, offset=offset * itemsize,
+            tuple(shape),
+            np_dtype,
+            buffer=storage._buf,
+            offset=offset * itemsize,
             strides=tuple(s * itemsize for s in strides),
         )
 

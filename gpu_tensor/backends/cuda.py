@@ -61,8 +61,10 @@ def f32_to_bf16(values, xp):
 
 
 # cupy v14.2.0 _routines_indexing.pyx:942-953: the dtypes cupy.add.at (scatter_add) takes
-_ADD_AT = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64,
-                                          np.float16, np.float32, np.float64))
+_ADD_AT = frozenset(
+    np.dtype(t)
+    for t in (np.int32, np.int64, np.uint32, np.uint64, np.float16, np.float32, np.float64)
+)
 
 
 class CudaBackend(Backend):
@@ -104,8 +106,12 @@ class CudaBackend(Backend):
         with self._dev:
             arr = self._tag(self.xp.empty(shape, _storable(np_dtype)), np_dtype)
             if not arr.size:  # torch's strides for empty tensors, as on cpu (cpu.py)
-                arr = self.xp.ndarray(arr.shape, arr.dtype, memptr=arr.data,
-                                      strides=contiguous_strides(arr.shape, arr.itemsize))
+                arr = self.xp.ndarray(
+                    arr.shape,
+                    arr.dtype,
+                    memptr=arr.data,
+                    strides=contiguous_strides(arr.shape, arr.itemsize),
+                )
             return arr, None
 
     def adopt(self, array):
@@ -136,7 +142,9 @@ class CudaBackend(Backend):
                 f"{storage.nbytes()}"
             )
         return cp.ndarray(
-            tuple(shape), dt, memptr=storage._buf.data + offset * dt.itemsize,
+            tuple(shape),
+            dt,
+            memptr=storage._buf.data + offset * dt.itemsize,
             strides=tuple(s * dt.itemsize for s in strides),
         )
 
@@ -145,8 +153,10 @@ class CudaBackend(Backend):
         if host_array.dtype == _BF16:
             host_array = host_array.view(_BITS)
         if _graph_pool.active_captures:  # a pageable copy: CUDA stages it on the host
-            _graph_pool.guard("copying pageable host memory to the device (gt.tensor, "
-                              ".to('cuda') of an unpinned tensor)")
+            _graph_pool.guard(
+                "copying pageable host memory to the device (gt.tensor, "
+                ".to('cuda') of an unpinned tensor)"
+            )
         with self._dev:
             return self._tag(self.xp.array(host_array, copy=True, order="K")), None
 
@@ -218,8 +228,14 @@ class CudaBackend(Backend):
                     from ..fusion.eager import run
 
                     self._run = run
-                r = run(key, args, out_np, alloc=self._result, plans=self._plans,
-                        **(params or _NO_PARAMS))
+                r = run(
+                    key,
+                    args,
+                    out_np,
+                    alloc=self._result,
+                    plans=self._plans,
+                    **(params or _NO_PARAMS),
+                )
                 if r is not None:
                     return r
             r = fn(*args, **params) if params else fn(*args)
@@ -284,8 +300,7 @@ class CudaBackend(Backend):
         cp = self.xp
         block = self._alloc.malloc(nbytes, cp.cuda.get_current_stream().ptr)
         block.tag = {"shape": shape, "dtype": name}
-        mem = cp.cuda.UnownedMemory(block.ptr, nbytes, self._owner(self._alloc, block),
-                                    self.index)
+        mem = cp.cuda.UnownedMemory(block.ptr, nbytes, self._owner(self._alloc, block), self.index)
         return cp.ndarray(shape, stored, memptr=cp.cuda.MemoryPointer(mem, 0))
 
     def int8_mm_nt(self, a, w):
@@ -333,5 +348,5 @@ def _refuse_uint16(np_dtype) -> None:
         raise NotImplementedError(
             "uint16 tensors are not supported on cuda devices yet: CuPy has no bfloat16 type, "
             "so gpu_tensor stores bfloat16 there as uint16 bits and the two would be confused. "
-            "Use int32 (or keep uint16 data on the cpu); uint32 and uint64 work on cuda.")
-
+            "Use int32 (or keep uint16 data on the cpu); uint32 and uint64 work on cuda."
+        )

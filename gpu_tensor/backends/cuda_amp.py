@@ -18,16 +18,28 @@ from ..kernel import compile as kcompile
 from ..kernel import sources
 from ._cupy import cupy
 
-__all__ = ["BLOCK", "CHUNK", "KERNEL_TYPES", "TABLE_WORDS", "table", "flags_offset", "launch",
-           "write_table"]
+__all__ = [
+    "BLOCK",
+    "CHUNK",
+    "KERNEL_TYPES",
+    "TABLE_WORDS",
+    "table",
+    "flags_offset",
+    "launch",
+    "write_table",
+]
 
 FILE = "amp_unscale.cu"
 BLOCK = 256  # amp_unscale.cu GT_AMP_BLOCK
 CHUNK = BLOCK * 16  # amp_unscale.cu GT_AMP_CHUNK
 BLOCKS_PER_SM = 8  # 2048 resident threads per SM / 256: a full wave, then blocks loop
 # The kernel's element type per stored dtype name (16-bit floats are their bits).
-KERNEL_TYPES = {"float32": "float", "float64": "double", "float16": "gt_amp_half",
-                "bfloat16": "gt_amp_bf16"}
+KERNEL_TYPES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "gt_amp_half",
+    "bfloat16": "gt_amp_bf16",
+}
 TABLE_WORDS = 240  # amp_unscale.cu GT_AMP_TABLE_WORDS
 _WORDS = np.dtype([("count", "<i8"), ("offset", "<i8"), ("words", "<i8", (TABLE_WORDS,))])
 # one module for every kernel of the file: the table writer is loaded with the rest
@@ -44,8 +56,8 @@ def table(addresses, numels) -> np.ndarray:
     n = len(numels)
     out = np.zeros(5 * n + 1, np.int64)
     out[:n] = np.asarray(addresses, np.uint64).view(np.int64)
-    out[n:2 * n] = numels
-    np.cumsum(-(-numels // CHUNK), out=out[2 * n + 1:3 * n + 1])
+    out[n : 2 * n] = numels
+    np.cumsum(-(-numels // CHUNK), out=out[2 * n + 1 : 3 * n + 1])
     return out
 
 
@@ -66,8 +78,9 @@ def _sm_count(cp) -> int:
     return sms
 
 
-def launch(device_table, n: int, chunks: int, dtype_name: str, found_inf, factor, mode: str,
-           stamp: int) -> None:
+def launch(
+    device_table, n: int, chunks: int, dtype_name: str, found_inf, factor, mode: str, stamp: int
+) -> None:
     """One launch over the n tensors described by `device_table` (a cupy int64 array made
     from `table`), on its device's current stream: sets `found_inf` (float32, 0-dim) to 1 on
     any inf/NaN, stamps their flags with `stamp`, and multiplies in place by `factor` (a
@@ -79,9 +92,20 @@ def launch(device_table, n: int, chunks: int, dtype_name: str, found_inf, factor
         fn = kcompile.get_function(sources.read_kernel(FILE), name, (), _NAMES)
         grid = (max(1, min(chunks, _sm_count(cp) * BLOCKS_PER_SM)), 1, 1)
         flags = np.uint64(device_table.data.ptr + 8 * flags_offset(n, stamp))
-        fn(grid, (BLOCK, 1, 1), (device_table, flags, np.int32(n), found_inf, factor,
-                                 np.int32(MODES[mode]), np.int64(stamp)),
-           stream=cp.cuda.get_current_stream())
+        fn(
+            grid,
+            (BLOCK, 1, 1),
+            (
+                device_table,
+                flags,
+                np.int32(n),
+                found_inf,
+                factor,
+                np.int32(MODES[mode]),
+                np.int64(stamp),
+            ),
+            stream=cp.cuda.get_current_stream(),
+        )
 
 
 def write_table(device_table, host_table: np.ndarray) -> None:
@@ -92,8 +116,8 @@ def write_table(device_table, host_table: np.ndarray) -> None:
         fn = kcompile.get_function(sources.read_kernel(FILE), "gt_amp_write_table", (), _NAMES)
         stream = cp.cuda.get_current_stream()
         for start in range(0, len(host_table), TABLE_WORDS):
-            part = host_table[start:start + TABLE_WORDS]
+            part = host_table[start : start + TABLE_WORDS]
             rec = np.zeros((), _WORDS)
             rec["count"], rec["offset"] = len(part), start
-            rec["words"][:len(part)] = part
+            rec["words"][: len(part)] = part
             fn((1, 1, 1), (BLOCK, 1, 1), (device_table, np.array(rec)), stream=stream)

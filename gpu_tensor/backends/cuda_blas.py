@@ -58,7 +58,25 @@ def int8_mm_nt(backend, a, w):
         # alpha/beta are host scalars; cupy's own routines may leave the shared handle in
         # device pointer mode
         cublas.setPointerMode(handle, _POINTER_MODE_HOST)
-        cublas.gemmEx(handle, _OP_T, _OP_N, n4, m, k4, _ONE.ctypes.data, w4.data.ptr,
-                      CUDA_R_8I, k4, a4.data.ptr, CUDA_R_8I, k4, _ZERO.ctypes.data,
-                      c.data.ptr, CUDA_R_32I, n4, CUBLAS_COMPUTE_32I, _GEMM_DEFAULT)
+        cublas.gemmEx(
+            handle,
+            _OP_T,
+            _OP_N,
+            n4,
+            m,
+            k4,
+            _ONE.ctypes.data,
+            w4.data.ptr,
+            CUDA_R_8I,
+            k4,
+            a4.data.ptr,
+            CUDA_R_8I,
+            k4,
+            _ZERO.ctypes.data,
+            c.data.ptr,
+            CUDA_R_32I,
+            n4,
+            CUBLAS_COMPUTE_32I,
+            _GEMM_DEFAULT,
+        )
         return c if n4 == n else c[:, :n]

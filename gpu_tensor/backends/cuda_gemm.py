@@ -78,15 +78,52 @@ def _gemm(bk, x, y, la, lb, m, k, n, batch):
     if lib.getPointerMode(handle) != 0:
         lib.setPointerMode(handle, 0)
     es = x.itemsize
-    args = (handle, la[0], lb[0], n, m, k, _ONE.ctypes.data,
-            y.data.ptr, CUDA_R_16BF, la[1], x.data.ptr, CUDA_R_16BF, lb[1],
-            _ZERO.ctypes.data, out.data.ptr, CUDA_R_16BF, n)
+    args = (
+        handle,
+        la[0],
+        lb[0],
+        n,
+        m,
+        k,
+        _ONE.ctypes.data,
+        y.data.ptr,
+        CUDA_R_16BF,
+        la[1],
+        x.data.ptr,
+        CUDA_R_16BF,
+        lb[1],
+        _ZERO.ctypes.data,
+        out.data.ptr,
+        CUDA_R_16BF,
+        n,
+    )
     if batch is None:
         lib.gemmEx(*args, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)
     else:
         (h, ta, tb, n_, m_, k_, alpha, pa, ta_, lda, pb, tb_, ldb, beta, pc, tc, ldc) = args
-        lib.gemmStridedBatchedEx(h, ta, tb, n_, m_, k_, alpha, pa, ta_, lda,
-                                 y.strides[0] // es, pb, tb_, ldb, x.strides[0] // es, beta,
-                                 pc, tc, ldc, m * n, batch, CUBLAS_COMPUTE_32F,
-                                 CUBLAS_GEMM_DEFAULT_TENSOR_OP)
+        lib.gemmStridedBatchedEx(
+            h,
+            ta,
+            tb,
+            n_,
+            m_,
+            k_,
+            alpha,
+            pa,
+            ta_,
+            lda,
+            y.strides[0] // es,
+            pb,
+            tb_,
+            ldb,
+            x.strides[0] // es,
+            beta,
+            pc,
+            tc,
+            ldc,
+            m * n,
+            batch,
+            CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT_TENSOR_OP,
+        )
     return out

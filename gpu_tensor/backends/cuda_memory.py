@@ -46,8 +46,14 @@ from ..memory.config import AllocatorConfig
 from ..memory.raw import RawOutOfMemory
 from ._cupy import cupy
 
-__all__ = ["CudaRawSource", "CudaEvent", "create_allocator", "install", "mem_get_info",
-           "memory_pointer"]
+__all__ = [
+    "CudaRawSource",
+    "CudaEvent",
+    "create_allocator",
+    "install",
+    "mem_get_info",
+    "memory_pointer",
+]
 
 _CUDA_ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
 _install_lock = threading.Lock()
@@ -124,9 +130,13 @@ def create_allocator(device_index: int, config=None) -> CachingAllocator:
     mode = config.expandable_segments  # None: auto
     if mode is not False:
         raw = _vmm_source(raw, device_index, self_test=mode is None) or raw
-    return CachingAllocator(raw, device_index,
-                            event_factory=functools.partial(CudaEvent, device=device_index),
-                            config=config, kind="cuda")
+    return CachingAllocator(
+        raw,
+        device_index,
+        event_factory=functools.partial(CudaEvent, device=device_index),
+        config=config,
+        kind="cuda",
+    )
 
 
 def _vmm_source(raw: CudaRawSource, device_index: int, self_test: bool = False):
@@ -143,9 +153,13 @@ def _vmm_source(raw: CudaRawSource, device_index: int, self_test: bool = False):
 
     def make():
         _make_context_current(device_index)
-        source = cuda_vmm.VmmSource(raw, driver, device_index,
-                                    synchronize=cp.cuda.runtime.deviceSynchronize,
-                                    activate=lambda: cp.cuda.Device(device_index))
+        source = cuda_vmm.VmmSource(
+            raw,
+            driver,
+            device_index,
+            synchronize=cp.cuda.runtime.deviceSynchronize,
+            activate=lambda: cp.cuda.Device(device_index),
+        )
         with _peers_lock:
             for peer in sorted(_peers_of.get(device_index, ())):
                 source.add_peer(peer)
@@ -207,7 +221,9 @@ def _passes_self_test(make, device_index: int) -> bool:
             f"cuda:{device_index} ({type(exc).__name__}: {exc}), so the allocator uses "
             f"cudaMalloc segments. Set GPU_TENSOR_ALLOC_CONF=expandable_segments:False to "
             f"skip the test, or expandable_segments:True to use virtual memory anyway.",
-            RuntimeWarning, stacklevel=4)
+            RuntimeWarning,
+            stacklevel=4,
+        )
         return False
     return True
 

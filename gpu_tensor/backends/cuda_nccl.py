@@ -15,14 +15,30 @@ import numpy as np
 
 from ._cupy import cupy, cupy_installed
 
-__all__ = ["available", "version", "unique_id", "Communicator", "group_start", "group_end",
-           "nccl_op"]
+__all__ = [
+    "available",
+    "version",
+    "unique_id",
+    "Communicator",
+    "group_start",
+    "group_end",
+    "nccl_op",
+]
 
 # ncclDataType_t / ncclRedOp_t values from nccl.h. CuPy's module has names for most, not for
 # all of them in every version (bfloat16, avg), so the header's numbers are the table.
 _DTYPES = {
-    "int8": 0, "uint8": 1, "bool": 1, "int32": 2, "uint32": 3, "int64": 4, "uint64": 5,
-    "float16": 6, "float32": 7, "float64": 8, "bfloat16": 9,
+    "int8": 0,
+    "uint8": 1,
+    "bool": 1,
+    "int32": 2,
+    "uint32": 3,
+    "int64": 4,
+    "uint64": 5,
+    "float16": 6,
+    "float32": 7,
+    "float64": 8,
+    "bfloat16": 9,
 }
 _OPS = {"SUM": 0, "PRODUCT": 1, "MAX": 2, "MIN": 3, "AVG": 4}
 
@@ -59,9 +75,11 @@ def nccl_dtype(name: str) -> int:
     """NCCL's code for a gpu_tensor dtype name (complex is reduced as its float pairs)."""
     code = _DTYPES.get(name)
     if code is None:
-        raise TypeError(f"NCCL has no {name} type (it has int8, uint8, int32, int64, float16, "
-                        "bfloat16, float32 and float64); convert the tensor first, or use the "
-                        "mpi backend for it")
+        raise TypeError(
+            f"NCCL has no {name} type (it has int8, uint8, int32, int64, float16, "
+            "bfloat16, float32 and float64); convert the tensor first, or use the "
+            "mpi backend for it"
+        )
     return code
 
 
@@ -70,9 +88,11 @@ def nccl_op(name: str) -> int:
     reductions: torch's NCCL backend refuses them with this ValueError too."""
     code = _OPS.get(name)
     if code is None:
-        raise ValueError(f"Cannot use ReduceOp.{name} with NCCL (NCCL reduces with SUM, "
-                         "PRODUCT, MIN, MAX and AVG); use the mpi backend for bitwise "
-                         "reductions")
+        raise ValueError(
+            f"Cannot use ReduceOp.{name} with NCCL (NCCL reduces with SUM, "
+            "PRODUCT, MIN, MAX and AVG); use the mpi backend for bitwise "
+            "reductions"
+        )
     return code
 
 
@@ -91,15 +111,13 @@ class Communicator:
     def broadcast(self, ptr: int, count: int, dtype: str, root: int, stream: int):
         self._comm.broadcast(ptr, ptr, count, nccl_dtype(dtype), root, stream)
 
-    def reduce(self, send: int, recv: int, count: int, dtype: str, op: str, root: int,
-               stream: int):
+    def reduce(self, send: int, recv: int, count: int, dtype: str, op: str, root: int, stream: int):
         self._comm.reduce(send, recv, count, nccl_dtype(dtype), nccl_op(op), root, stream)
 
     def all_gather(self, send: int, recv: int, count: int, dtype: str, stream: int):
         self._comm.allGather(send, recv, count, nccl_dtype(dtype), stream)
 
-    def reduce_scatter(self, send: int, recv: int, count: int, dtype: str, op: str,
-                       stream: int):
+    def reduce_scatter(self, send: int, recv: int, count: int, dtype: str, op: str, stream: int):
         self._comm.reduceScatter(send, recv, count, nccl_dtype(dtype), nccl_op(op), stream)
 
     def send(self, ptr: int, count: int, dtype: str, peer: int, stream: int):

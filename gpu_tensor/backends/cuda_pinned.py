@@ -28,8 +28,7 @@ import numpy as np
 from gpu_tensor.backends import _cupy
 from gpu_tensor.memory.raw import HostMapping, RawOutOfMemory, map_host_pages
 
-__all__ = ["HostAllocSource", "RegisterSource", "default_raw_source", "prefault",
-           "is_host_pinned"]
+__all__ = ["HostAllocSource", "RegisterSource", "default_raw_source", "prefault", "is_host_pinned"]
 
 PAGE = 4096
 PREFAULT_THREADS = 4  # page faults are kernel work per page; 4 threads cover 1 socket's rate
@@ -40,10 +39,12 @@ _CUDA_HOST_REGISTER_PORTABLE = 1  # cudaHostRegisterPortable, same meaning
 
 def prefault(ptr: int, nbytes: int) -> None:
     """Touch one byte per page so the kernel backs every page before it is pinned."""
+
     def touch(start: int, stop: int) -> None:
         if stop > start:
-            view = np.frombuffer((ctypes.c_uint8 * (stop - start)).from_address(ptr + start),
-                                 dtype=np.uint8)
+            view = np.frombuffer(
+                (ctypes.c_uint8 * (stop - start)).from_address(ptr + start), dtype=np.uint8
+            )
             view[::PAGE] = 0
 
     if nbytes < PREFAULT_PARALLEL_FROM:
@@ -102,7 +103,9 @@ class RegisterSource:
             try:
                 mapping = self._maps.pop(ptr)
             except KeyError:
-                raise ValueError(f"pinned free of {ptr:#x}, which this source did not allocate") from None
+                raise ValueError(
+                    f"pinned free of {ptr:#x}, which this source did not allocate"
+                ) from None
             self.used -= len(mapping)
         if self._unregister is not None:
             self._unregister(ptr)

@@ -63,8 +63,11 @@ class _OnDevice:
     priority = property(lambda self: self.stream.priority)
 
     def __eq__(self, other):
-        return (isinstance(other, _OnDevice) and other.stream is self.stream
-                and other.device_id == self.device_id)
+        return (
+            isinstance(other, _OnDevice)
+            and other.stream is self.stream
+            and other.device_id == self.device_id
+        )
 
     def __hash__(self):
         return hash((self.stream.ptr, self.device_id))
@@ -182,10 +185,12 @@ class CupyStreams:
 
     def new_event(self, enable_timing: bool, blocking: bool, interprocess: bool):
         if interprocess and enable_timing:  # cupy.cuda.Event raises the same, but later
-            raise ValueError("an interprocess event cannot time: pass enable_timing=False "
-                             "with interprocess=True")
-        return _CupyEvent({"block": blocking, "disable_timing": not enable_timing,
-                           "interprocess": interprocess})
+            raise ValueError(
+                "an interprocess event cannot time: pass enable_timing=False with interprocess=True"
+            )
+        return _CupyEvent(
+            {"block": blocking, "disable_timing": not enable_timing, "interprocess": interprocess}
+        )
 
     def record(self, event, handle) -> None:
         with self._device_of(handle):
@@ -263,15 +268,18 @@ class CupyStreams:
             return EmulatedStreams.PRIORITY_RANGE
         return ends[0], ends[1]
 
-    def memcpy_async(self, dst: int, src: int, nbytes: int, kind: str, handle,
-                     device: int) -> None:
-        kinds = {"h2d": self._rt.memcpyHostToDevice, "d2h": self._rt.memcpyDeviceToHost,
-                 "d2d": self._rt.memcpyDeviceToDevice}
+    def memcpy_async(self, dst: int, src: int, nbytes: int, kind: str, handle, device: int) -> None:
+        kinds = {
+            "h2d": self._rt.memcpyHostToDevice,
+            "d2h": self._rt.memcpyDeviceToHost,
+            "d2d": self._rt.memcpyDeviceToDevice,
+        }
         with self._cp.cuda.Device(device):  # the stream's device must be current
             self._rt.memcpyAsync(dst, src, nbytes, kinds[kind], handle.ptr)
 
-    def memcpy_peer_async(self, dst: int, dst_device: int, src: int, src_device: int,
-                          nbytes: int, handle) -> None:
+    def memcpy_peer_async(
+        self, dst: int, dst_device: int, src: int, src_device: int, nbytes: int, handle
+    ) -> None:
         from .cuda_memory import grant_peer_access  # (lazily: streams load without it)
 
         grant_peer_access(dst_device, src_device)  # expandable segments: access both ways
@@ -371,13 +379,13 @@ class EmulatedStreams:
     def priority_range(self) -> tuple[int, int]:
         return self.PRIORITY_RANGE
 
-    def memcpy_async(self, dst: int, src: int, nbytes: int, kind: str, handle,
-                     device: int) -> None:
+    def memcpy_async(self, dst: int, src: int, nbytes: int, kind: str, handle, device: int) -> None:
         # Host memory on both sides; ctypes releases the GIL around the memmove.
         ctypes.memmove(dst, src, nbytes)
 
-    def memcpy_peer_async(self, dst: int, dst_device: int, src: int, src_device: int,
-                          nbytes: int, handle) -> None:
+    def memcpy_peer_async(
+        self, dst: int, dst_device: int, src: int, src_device: int, nbytes: int, handle
+    ) -> None:
         ctypes.memmove(dst, src, nbytes)
 
 

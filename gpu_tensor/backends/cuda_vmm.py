@@ -56,8 +56,10 @@ _NOT_SUPPORTED = 801  # CUDA_ERROR_NOT_SUPPORTED
 
 def load_driver():
     """`cuda.bindings.driver`, or None when cuda-bindings is not installed."""
-    if importlib.util.find_spec("cuda") is None or importlib.util.find_spec(
-            "cuda.bindings") is None:
+    if (
+        importlib.util.find_spec("cuda") is None
+        or importlib.util.find_spec("cuda.bindings") is None
+    ):
         return None
     return importlib.import_module("cuda.bindings.driver")
 
@@ -87,8 +89,9 @@ class VmmSource:
     # policy rounds it up to the device's granularity)
     large_page = 20 << 20
 
-    def __init__(self, base, driver, device_index: int, synchronize,
-                 activate=contextlib.nullcontext):
+    def __init__(
+        self, base, driver, device_index: int, synchronize, activate=contextlib.nullcontext
+    ):
         """`base`: alloc/free/mem_get_info for plain segments. `synchronize()`: waits for
         the device (before unmapping). `activate()`: a context that makes the device's
         context current around driver calls (frees arrive from finalisers while another
@@ -100,9 +103,15 @@ class VmmSource:
         self._activate = activate
         self._dev = self._check(driver.cuDeviceGet(self.device_index), "cuDeviceGet")
         self._prop = self._allocation_prop()
-        self.granularity = int(self._check(driver.cuMemGetAllocationGranularity(
-            self._prop, driver.CUmemAllocationGranularity_flags
-            .CU_MEM_ALLOC_GRANULARITY_RECOMMENDED), "cuMemGetAllocationGranularity"))
+        self.granularity = int(
+            self._check(
+                driver.cuMemGetAllocationGranularity(
+                    self._prop,
+                    driver.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_RECOMMENDED,
+                ),
+                "cuMemGetAllocationGranularity",
+            )
+        )
         self.peers: list[int] = []
         self._access = [self._access_desc(self.device_index)]
         self._reserved: dict[int, int] = {}  # base -> reserved bytes
@@ -127,8 +136,12 @@ class VmmSource:
     def reserve(self, nbytes: int) -> int:
         nbytes = self._round(nbytes)
         with self._activate():
-            ptr = int(self._check(self.driver.cuMemAddressReserve(
-                nbytes, self.granularity, 0, 0), "cuMemAddressReserve"))
+            ptr = int(
+                self._check(
+                    self.driver.cuMemAddressReserve(nbytes, self.granularity, 0, 0),
+                    "cuMemAddressReserve",
+                )
+            )
         self._reserved[ptr] = nbytes
         return ptr
 
@@ -140,8 +153,10 @@ class VmmSource:
         size = self.granularity if handle_size is None else int(handle_size)
         self._require_chunks(ptr, nbytes, "map")
         if size <= 0 or size % self.granularity or nbytes % size:
-            raise ValueError(f"map of {nbytes} bytes in handles of {size}: not whole handles "
-                             f"of a multiple of {self.granularity} bytes")
+            raise ValueError(
+                f"map of {nbytes} bytes in handles of {size}: not whole handles "
+                f"of a multiple of {self.granularity} bytes"
+            )
         if self._overlapping(ptr, nbytes):
             raise AssertionError(f"map: {ptr:#x}+{nbytes} is already mapped")
         with self._activate():
@@ -226,8 +241,7 @@ class VmmSource:
             return True
         driver = self.driver
         peer = self._check(driver.cuDeviceGet(device), "cuDeviceGet")
-        if not self._check(driver.cuDeviceCanAccessPeer(peer, self._dev),
-                           "cuDeviceCanAccessPeer"):
+        if not self._check(driver.cuDeviceCanAccessPeer(peer, self._dev), "cuDeviceCanAccessPeer"):
             return False
         desc = self._access_desc(device)
         with self._activate():
@@ -254,8 +268,9 @@ class VmmSource:
         result = driver.cuMemCreate(size, self._prop, 0)
         if int(result[0]) in (_NOT_PERMITTED, _NOT_SUPPORTED) and self._exportable:
             self._exportable = False
-            self._prop.requestedHandleTypes = \
+            self._prop.requestedHandleTypes = (
                 driver.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_NONE
+            )
             result = driver.cuMemCreate(size, self._prop, 0)
         return self._check(result, "cuMemCreate")
 
@@ -308,8 +323,10 @@ class VmmSource:
             yield tuple(run)
 
     def _set_access(self, ptr: int, nbytes: int) -> None:
-        self._check(self.driver.cuMemSetAccess(ptr, nbytes, self._access, len(self._access)),
-                    "cuMemSetAccess")
+        self._check(
+            self.driver.cuMemSetAccess(ptr, nbytes, self._access, len(self._access)),
+            "cuMemSetAccess",
+        )
 
     def _unmap_starts(self, starts) -> None:
         """cuMemUnmap each mapping; cuMemRelease a handle when its last mapping goes."""
@@ -328,12 +345,19 @@ class VmmSource:
                 self._check(driver.cuMemRelease(handle), "cuMemRelease")
 
     def _require_chunks(self, ptr: int, nbytes: int, what: str) -> None:
-        base = next((b for b, n in self._reserved.items() if b <= ptr and ptr + nbytes <= b + n),
-                    None)
-        if base is None or nbytes <= 0 or (ptr - base) % self.granularity or (
-                nbytes % self.granularity):
-            raise ValueError(f"{what} of {nbytes} bytes at {ptr:#x}: not whole "
-                             f"{self.granularity}-byte chunks of a reserved range")
+        base = next(
+            (b for b, n in self._reserved.items() if b <= ptr and ptr + nbytes <= b + n), None
+        )
+        if (
+            base is None
+            or nbytes <= 0
+            or (ptr - base) % self.granularity
+            or (nbytes % self.granularity)
+        ):
+            raise ValueError(
+                f"{what} of {nbytes} bytes at {ptr:#x}: not whole "
+                f"{self.granularity}-byte chunks of a reserved range"
+            )
 
     def _round(self, nbytes: int) -> int:
         return -(-nbytes // self.granularity) * self.granularity
@@ -355,10 +379,10 @@ class VmmSource:
         prop.location = self._location(self.device_index)
         self._exportable = sys.platform.startswith("linux")
         if self._exportable:
-            prop.requestedHandleTypes = \
+            prop.requestedHandleTypes = (
                 driver.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-        attr = driver.CUdevice_attribute \
-            .CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
+            )
+        attr = driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
         if self._check(driver.cuDeviceGetAttribute(attr, self._dev), "cuDeviceGetAttribute"):
             prop.allocFlags.gpuDirectRDMACapable = 1
         return prop
@@ -414,5 +438,6 @@ def _expect(data, byte: int, what: str) -> None:
     data = bytes(data)
     wrong = len(data) - data.count(byte)
     if wrong:
-        raise RuntimeError(f"{what} read back {wrong} of {len(data)} bytes wrong "
-                           f"(expected {byte:#04x} everywhere)")
+        raise RuntimeError(
+            f"{what} read back {wrong} of {len(data)} bytes wrong (expected {byte:#04x} everywhere)"
+        )

@@ -7,8 +7,16 @@ from __future__ import annotations
 
 import contextlib
 
-__all__ = ["is_available", "version", "flags", "enabled", "benchmark", "deterministic",
-           "allow_tf32", "benchmark_limit"]
+__all__ = [
+    "is_available",
+    "version",
+    "flags",
+    "enabled",
+    "benchmark",
+    "deterministic",
+    "allow_tf32",
+    "benchmark_limit",
+]
 
 enabled = True  # torch's defaults
 benchmark = False
@@ -26,14 +34,14 @@ def version():
 
 
 @contextlib.contextmanager
-def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False,
-          allow_tf32=True):
+def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True):
     """Set the flags inside a `with` block, restoring them after (torch's signature)."""
     names = ("enabled", "benchmark", "benchmark_limit", "deterministic", "allow_tf32")
     g = globals()
     saved = {n: g[n] for n in names}
-    g.update(zip(names, (enabled, benchmark, benchmark_limit, deterministic, allow_tf32),
-                 strict=True))
+    g.update(
+        zip(names, (enabled, benchmark, benchmark_limit, deterministic, allow_tf32), strict=True)
+    )
     try:
         yield
     finally:

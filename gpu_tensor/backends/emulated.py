@@ -103,13 +103,14 @@ class EmulatedCudaBackend(CpuBackend):
                 buf = np.asarray(_BlockHolder(block, nbytes, alloc.free))
                 return buf, UntypedStorage(buf, block.ptr, self.device, block)
             host = segment.host = memoryview(
-                (ctypes.c_char * segment.size).from_address(segment.ptr))
+                (ctypes.c_char * segment.size).from_address(segment.ptr)
+            )
         # a slice of the segment's memoryview is the array's base (numpy stops collapsing
         # views there), so the array and every view of it keep `buf` alive; a weak
         # reference frees the block when the last one dies (about a third of the cost of
         # a holder object numpy reads through __array_interface__)
         start = block.ptr - segment.ptr
-        buf = np.frombuffer(host[start:start + nbytes], np.uint8)
+        buf = np.frombuffer(host[start : start + nbytes], np.uint8)
         ref = _Release(buf, _released)
         ref.block = block
         ref.owner = self
@@ -159,8 +160,7 @@ class EmulatedCudaBackend(CpuBackend):
             out, st = self._empty_in_order_of(array.shape, array.strides, np_dtype)
         if array.dtype.kind in "fc" and np_dtype.kind in "biu":  # the one cast rule
             for piece in _pieces(out.shape, out.strides, PIECE):  # (its temporaries)
-                np.copyto(out[piece], saturating_astype(array[piece], np_dtype),
-                          casting="unsafe")
+                np.copyto(out[piece], saturating_astype(array[piece], np_dtype), casting="unsafe")
         else:
             np.copyto(out, array, casting="unsafe")
         return self._keep(out, st)
@@ -189,7 +189,9 @@ class EmulatedCudaBackend(CpuBackend):
         return OutOfMemoryError(
             f"CUDA out of memory on emulated cuda:{self.index} computing {what}: {exc} "
             "(the emulated device computes in host memory); use smaller tensors, or "
-            "chunk the computation", device=self.index)
+            "chunk the computation",
+            device=self.index,
+        )
 
     def compute_into(self, fn, operands, plan):
         """`fn(*operands, out=out)` into allocator memory of `plan()`'s shape and dtype, laid
@@ -226,8 +228,7 @@ class EmulatedCudaBackend(CpuBackend):
         dtype and the layout are those `fn` gives on each operand's first two elements of
         every dim (as in compute_into)."""
         with np.errstate(all="ignore"):  # the pieces below warn, if anything does
-            like = np.asarray(fn(*[_part(a, (_FIRST_TWO,) * len(shape)) for a in args],
-                                 **params))
+            like = np.asarray(fn(*[_part(a, (_FIRST_TWO,) * len(shape)) for a in args], **params))
         if like.flags.c_contiguous:
             out, st = self.empty(shape, like.dtype)
         else:
@@ -244,19 +245,26 @@ class EmulatedCudaBackend(CpuBackend):
         reduced = 1
         for w in whole:
             if shape[w] == 1:
-                reduced *= max([a.shape[w - len(shape) + a.ndim] for a in operands
-                                if type(a) is np.ndarray and a.ndim >= len(shape) - w]
-                               or [1])
+                reduced *= max(
+                    [
+                        a.shape[w - len(shape) + a.ndim]
+                        for a in operands
+                        if type(a) is np.ndarray and a.ndim >= len(shape) - w
+                    ]
+                    or [1]
+                )
         if math.prod(shape) * reduced <= PIECE or (
-                reduced > 1 and not _inner(operands, len(shape), whole)):
+            reduced > 1 and not _inner(operands, len(shape), whole)
+        ):
             return fn(*operands)
         out, st = self.empty(shape, np_dtype)
         return self._fill(out, st, fn, operands, {}, whole, max(PIECE // reduced, 1))
 
     def _fill(self, out, st, fn, operands, params, whole=(), limit=PIECE):
         for piece in _pieces(out.shape, out.strides, limit, whole):
-            np.copyto(out[piece], fn(*[_part(a, piece) for a in operands], **params),
-                      casting="unsafe")
+            np.copyto(
+                out[piece], fn(*[_part(a, piece) for a in operands], **params), casting="unsafe"
+            )
         return self._keep(out, st, hold=True)
 
     def _into(self, fn, operands, shape, np_dtype, strides):
@@ -317,8 +325,7 @@ def _broadcast_shape(args):
                 shape = a.shape
             elif a.shape != shape:
                 try:
-                    return np.broadcast_shapes(*[b.shape for b in args
-                                                 if type(b) is np.ndarray])
+                    return np.broadcast_shapes(*[b.shape for b in args if type(b) is np.ndarray])
                 except ValueError:  # numpy's own call raises its error
                     return None
     return shape
@@ -329,7 +336,7 @@ def _part(a, piece):
     dims are the result's last ones, and a dim it broadcasts (size 1) is taken whole."""
     if type(a) is not np.ndarray or not a.ndim:
         return a
-    own = piece[len(piece) - a.ndim:]
+    own = piece[len(piece) - a.ndim :]
     return a[tuple(s if n != 1 else slice(None) for s, n in zip(own, a.shape, strict=True))]
 
 

@@ -41,5 +41,6 @@ def keep_freed_memory() -> bool:
     except (OSError, AttributeError):  # musl and others: no mallopt
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, _HEAP_BLOCKS_UP_TO)) and \
-        bool(mallopt(_M_TRIM_THRESHOLD, min(keep, (1 << 31) - 1)))
+    return bool(mallopt(_M_MMAP_THRESHOLD, _HEAP_BLOCKS_UP_TO)) and bool(
+        mallopt(_M_TRIM_THRESHOLD, min(keep, (1 << 31) - 1))
+    )

@@ -72,11 +72,13 @@ class CudaKind:
         if method == "hostalloc":
             return cuda_pinned.HostAllocSource()
         if method == "register":
-            return cuda_pinned.RegisterSource(cuda_pinned.cuda_register,
-                                              cuda_pinned.cuda_unregister)
+            return cuda_pinned.RegisterSource(
+                cuda_pinned.cuda_register, cuda_pinned.cuda_unregister
+            )
         raise ValueError(
             f"GPU_TENSOR_PINNED_ALLOC={method!r} is not a page-locking method; use "
-            "'register' (mmap + pre-fault + cudaHostRegister) or 'hostalloc' (cudaHostAlloc)")
+            "'register' (mmap + pre-fault + cudaHostRegister) or 'hostalloc' (cudaHostAlloc)"
+        )
 
     def device_name(self, index: int) -> str:
         from ._cupy import cupy

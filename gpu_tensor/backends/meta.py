@@ -24,8 +24,7 @@ NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
 def _meta(array):
-    return array if isinstance(array, MetaArray) else meta_empty(np.shape(array),
-                                                                 array.dtype)
+    return array if isinstance(array, MetaArray) else meta_empty(np.shape(array), array.dtype)
 
 
 class _Proxy(types.ModuleType):
@@ -48,8 +47,14 @@ def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
 
 # the meta backend's `xp`: numpy, with as_strided taking MetaArrays (numpy's own converts
 # its argument with np.array, which a MetaArray refuses)
-meta_numpy = _Proxy(np, {"lib": _Proxy(np.lib, {"stride_tricks": _Proxy(
-    np.lib.stride_tricks, {"as_strided": _as_strided})})})
+meta_numpy = _Proxy(
+    np,
+    {
+        "lib": _Proxy(
+            np.lib, {"stride_tricks": _Proxy(np.lib.stride_tricks, {"as_strided": _as_strided})}
+        )
+    },
+)
 
 
 class MetaBackend(Backend):
@@ -69,8 +74,11 @@ class MetaBackend(Backend):
         a = _meta(array)
         span = 0
         if a.size:
-            span = (a.address - FAKE_BASE) + a.itemsize + sum(
-                (n - 1) * s for n, s in zip(a.shape, a.strides, strict=True))
+            span = (
+                (a.address - FAKE_BASE)
+                + a.itemsize
+                + sum((n - 1) * s for n, s in zip(a.shape, a.strides, strict=True))
+            )
         return UntypedStorage(meta_empty((span,), np.uint8), FAKE_BASE, self.device)
 
     def ptr(self, array) -> int:
@@ -78,8 +86,11 @@ class MetaBackend(Backend):
 
     def from_storage(self, storage, shape, strides, offset, np_dtype):
         dt = np.dtype(np_dtype)
-        return MetaArray(phantom(FAKE_BASE + offset * dt.itemsize, shape,
-                                 tuple(s * dt.itemsize for s in strides), dt))
+        return MetaArray(
+            phantom(
+                FAKE_BASE + offset * dt.itemsize, shape, tuple(s * dt.itemsize for s in strides), dt
+            )
+        )
 
     def from_host(self, host_array):
         return meta_empty(np.shape(host_array), host_array.dtype), None
@@ -88,8 +99,9 @@ class MetaBackend(Backend):
         raise NotImplementedError(NO_DATA)
 
     def copy_(self, dst, src) -> None:
-        np.broadcast_shapes(np.shape(src) if not isinstance(src, MetaArray) else src.shape,
-                            dst.shape)  # the shape check a real copy makes
+        np.broadcast_shapes(
+            np.shape(src) if not isinstance(src, MetaArray) else src.shape, dst.shape
+        )  # the shape check a real copy makes
 
     def contiguous(self, array):
         return meta_empty(array.shape, array.dtype)

@@ -30,21 +30,58 @@ FAKE_BASE = 1 << 12  # every meta storage starts at this address; nothing is eve
 _SMALL = 1 << 20  # elements: below this a function without a shape rule runs on stand-ins
 _SURROGATE = {1: "|u1", 2: "<u2", 4: "<u4", 8: "<u8", 16: "<c16"}
 # numpy functions whose result's shape depends on the values: refused, as torch does
-_DATA_DEPENDENT = {"nonzero", "argwhere", "flatnonzero", "unique", "extract", "compress",
-                   "bincount", "histogram", "histogram_bin_edges", "repeat",
-                   "unique_values", "unique_counts", "unique_inverse", "unique_all"}
-_REDUCTIONS = {"sum", "mean", "max", "min", "amax", "amin", "prod", "any", "all", "argmax",
-               "argmin", "std", "var", "nansum", "nanmean", "nanmax", "nanmin", "count_nonzero",
-               "median", "nanmedian", "ptp"}
+_DATA_DEPENDENT = {
+    "nonzero",
+    "argwhere",
+    "flatnonzero",
+    "unique",
+    "extract",
+    "compress",
+    "bincount",
+    "histogram",
+    "histogram_bin_edges",
+    "repeat",
+    "unique_values",
+    "unique_counts",
+    "unique_inverse",
+    "unique_all",
+}
+_REDUCTIONS = {
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "prod",
+    "any",
+    "all",
+    "argmax",
+    "argmin",
+    "std",
+    "var",
+    "nansum",
+    "nanmean",
+    "nanmax",
+    "nanmin",
+    "count_nonzero",
+    "median",
+    "nanmedian",
+    "ptp",
+}
 
 
 class _At:
     __slots__ = ("__array_interface__",)
 
     def __init__(self, addr, shape, strides, typestr):
-        self.__array_interface__ = {"data": (addr, False), "shape": tuple(shape),
-                                    "strides": tuple(strides), "typestr": typestr,
-                                    "version": 3}
+        self.__array_interface__ = {
+            "data": (addr, False),
+            "shape": tuple(shape),
+            "strides": tuple(strides),
+            "typestr": typestr,
+            "version": 3,
+        }
 
 
 def phantom(addr: int, shape, strides_bytes, dtype) -> np.ndarray:
@@ -110,7 +147,8 @@ def _no_rule(name, operands):
     return NotImplementedError(
         f"gpu_tensor: {name} has no shape rule for meta tensors this large (more than "
         f"{_SMALL} elements in {[tuple(_shape_of(o)) for o in operands]}); run it on "
-        "smaller meta tensors or on a real device")
+        "smaller meta tensors or on a real device"
+    )
 
 
 class MetaArray:
@@ -164,17 +202,25 @@ class MetaArray:
     # -- views: numpy's own metadata arithmetic on the phantom ---------------------------
     def __getitem__(self, idx):
         parts = idx if isinstance(idx, tuple) else (idx,)
-        if all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
-               and not isinstance(p, bool) for p in parts):
+        if all(
+            p is None
+            or p is Ellipsis
+            or isinstance(p, (int, np.integer, slice))
+            and not isinstance(p, bool)
+            for p in parts
+        ):
             return MetaArray(self._p[idx])
-        if any(isinstance(p, MetaArray) and p.dtype == np.bool_ or
-               isinstance(p, np.ndarray) and p.dtype == np.bool_ for p in parts):
+        if any(
+            isinstance(p, MetaArray)
+            and p.dtype == np.bool_
+            or isinstance(p, np.ndarray)
+            and p.dtype == np.bool_
+            for p in parts
+        ):
             raise _data_dependent("indexing with a boolean mask")
         probe = np.broadcast_to(np.zeros((), self.dtype), self.shape)
-        index = tuple(np.zeros(p.shape, p.dtype) if isinstance(p, MetaArray) else p
-                      for p in parts)
-        return meta_empty(probe[index if isinstance(idx, tuple) else index[0]].shape,
-                          self.dtype)
+        index = tuple(np.zeros(p.shape, p.dtype) if isinstance(p, MetaArray) else p for p in parts)
+        return meta_empty(probe[index if isinstance(idx, tuple) else index[0]].shape, self.dtype)
 
     def __setitem__(self, idx, value):
         pass  # no bytes to write
@@ -236,8 +282,11 @@ class MetaArray:
         small = np.zeros(tuple(min(n, 1) for n in self.shape), self.dtype)
         with warnings.catch_warnings():  # e.g. var of one element: "degrees of freedom"
             warnings.simplefilter("ignore")
-            dtype = np.result_type(getattr(np, name)(small, **kw)) if self.size else \
-                np.result_type(self.dtype)
+            dtype = (
+                np.result_type(getattr(np, name)(small, **kw))
+                if self.size
+                else np.result_type(self.dtype)
+            )
         return meta_empty(_reduced(self.shape, axis, keepdims), dtype)
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
@@ -280,34 +329,44 @@ class MetaArray:
                 ones = [_one(x) for x in inputs]
                 if ufunc is np.matmul:
                     shape = _matmul_shape(_shape_of(inputs[0]), _shape_of(inputs[1]))
-                    sample = np.matmul(*(np.zeros((1, 1), np.result_type(o)) for o in ones),
-                                       **kwargs)
+                    sample = np.matmul(
+                        *(np.zeros((1, 1), np.result_type(o)) for o in ones), **kwargs
+                    )
                 else:
                     shape = np.broadcast_shapes(*(_shape_of(x) for x in inputs))
                     sample = ufunc(*ones, **kwargs)
                 samples = sample if isinstance(sample, tuple) else (sample,)
-                result = tuple(outs[i] if i < len(outs) and outs[i] is not None else
-                               meta_empty(shape, np.result_type(s))
-                               for i, s in enumerate(samples))
+                result = tuple(
+                    outs[i]
+                    if i < len(outs) and outs[i] is not None
+                    else meta_empty(shape, np.result_type(s))
+                    for i, s in enumerate(samples)
+                )
                 return result if isinstance(sample, tuple) else result[0]
             if method == "reduce":
                 (x,) = inputs
                 axis = kwargs.pop("axis", 0)
                 keepdims = kwargs.pop("keepdims", False)
                 small = np.zeros(tuple(min(n, 1) for n in x.shape), x.dtype)
-                dtype = ufunc.reduce(small, axis=axis, keepdims=keepdims, **kwargs).dtype \
-                    if x.size else x.dtype
-                return outs[0] if outs else meta_empty(_reduced(x.shape, axis, keepdims),
-                                                       dtype)
+                dtype = (
+                    ufunc.reduce(small, axis=axis, keepdims=keepdims, **kwargs).dtype
+                    if x.size
+                    else x.dtype
+                )
+                return outs[0] if outs else meta_empty(_reduced(x.shape, axis, keepdims), dtype)
             if method == "accumulate":
                 (x,) = inputs
-                dtype = ufunc.accumulate(np.zeros((1,), x.dtype), **{
-                    k: v for k, v in kwargs.items() if k == "dtype"}).dtype
+                dtype = ufunc.accumulate(
+                    np.zeros((1,), x.dtype), **{k: v for k, v in kwargs.items() if k == "dtype"}
+                ).dtype
                 return outs[0] if outs else meta_empty(x.shape, dtype)
             if method == "at":
                 return None
-        return self._fallback(getattr(ufunc, method), inputs, dict(kwargs, **(
-            {"out": out} if out is not None else {})))
+        return self._fallback(
+            getattr(ufunc, method),
+            inputs,
+            dict(kwargs, **({"out": out} if out is not None else {})),
+        )
 
     def __array_function__(self, func, types, args, kwargs):
         name = func.__name__
@@ -339,8 +398,9 @@ class MetaArray:
             shape = np.broadcast_shapes(*(_shape_of(a) for a in args))
             return meta_empty(shape, np.result_type(*(_one(a) for a in args[1:])))
         if name in ("broadcast_to",):
-            return MetaArray(np.broadcast_to(args[0]._p, kwargs.get("shape", args[1:2] and
-                                                                    args[1])))
+            return MetaArray(
+                np.broadcast_to(args[0]._p, kwargs.get("shape", args[1:2] and args[1]))
+            )
         if name in ("shape", "ndim", "size", "result_type"):
             return func(*[a._p if isinstance(a, MetaArray) else a for a in args], **kwargs)
         return self._fallback(func, args, kwargs)
@@ -361,17 +421,32 @@ def _operator(ufunc, reflected=False):
     return lambda self, other: ufunc(self, other)
 
 
-for _name, _ufunc in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),
-                      ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
-                      ("and", np.bitwise_and), ("or", np.bitwise_or),
-                      ("xor", np.bitwise_xor), ("lshift", np.left_shift),
-                      ("rshift", np.right_shift)):
+for _name, _ufunc in (
+    ("add", np.add),
+    ("sub", np.subtract),
+    ("mul", np.multiply),
+    ("truediv", np.true_divide),
+    ("floordiv", np.floor_divide),
+    ("mod", np.remainder),
+    ("pow", np.power),
+    ("matmul", np.matmul),
+    ("and", np.bitwise_and),
+    ("or", np.bitwise_or),
+    ("xor", np.bitwise_xor),
+    ("lshift", np.left_shift),
+    ("rshift", np.right_shift),
+):
     setattr(MetaArray, f"__{_name}__", _operator(_ufunc))
     setattr(MetaArray, f"__r{_name}__", _operator(_ufunc, reflected=True))
     setattr(MetaArray, f"__i{_name}__", _operator(_ufunc))
-for _name, _ufunc in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
-                      ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)):
+for _name, _ufunc in (
+    ("lt", np.less),
+    ("le", np.less_equal),
+    ("gt", np.greater),
+    ("ge", np.greater_equal),
+    ("eq", np.equal),
+    ("ne", np.not_equal),
+):
     setattr(MetaArray, f"__{_name}__", _operator(_ufunc))
 MetaArray.__neg__ = lambda self: np.negative(self)
 MetaArray.__pos__ = lambda self: np.positive(self)

@@ -27,7 +27,8 @@ def reduced(shape, axis, keepdims):
 def data_dependent(what):
     return NotImplementedError(
         f"{what} on meta tensors: its output's shape depends on the data, which a meta "
-        "tensor does not have; run it on a real device")
+        "tensor does not have; run it on a real device"
+    )
 
 
 def matmul_shape(a, b):
@@ -37,8 +38,10 @@ def matmul_shape(a, b):
     a2 = (1,) + sa if len(sa) == 1 else sa
     b2 = sb + (1,) if len(sb) == 1 else sb
     if a2[-1] != b2[-2]:
-        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
-                         f"(size {b2[-2]} is different from {a2[-1]})")
+        raise ValueError(
+            f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
+            f"(size {b2[-2]} is different from {a2[-1]})"
+        )
     batch = np.broadcast_shapes(a2[:-2], b2[:-2])
     out = batch + (a2[-2], b2[-1])
     if len(sa) == 1:

@@ -28,8 +28,20 @@ __all__ = ["allocation_bands", "active_timeline_html", "MAX_BANDS", "POINT_BUDGE
 MAX_BANDS = 1500  # bands drawn one by one; the rest are summed into one
 POINT_BUDGET = 60_000  # polygon points in the whole picture (about 14 bytes each)
 WIDTH, HEIGHT = 1200, 360  # viewBox of the plot
-PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
-           "#ff9da7", "#9c755f", "#2f4b7c", "#a05195", "#665191")  # one per top site
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#2f4b7c",
+    "#a05195",
+    "#665191",
+)  # one per top site
 OTHER_SITES = "#9aa5b1"  # every site past the palette
 SMALL_BAND = "#d0d4da"  # the summed smaller allocations
 ZOOMS = (1, 2, 4, 8, 16)
@@ -50,9 +62,16 @@ def _open_close(snap: dict, device: int) -> tuple[list[dict], int]:
         action, addr = e.get("action"), e.get("addr")
         size = e.get("size") if isinstance(e.get("size"), int) else 0
         if action == "alloc":
-            band = {"start": i, "end": None, "size": size, "addr": addr,
-                    "frames": e.get("frames") or [], "shape": e.get("shape"),
-                    "dtype": e.get("dtype"), "time_us": e.get("time_us")}
+            band = {
+                "start": i,
+                "end": None,
+                "size": size,
+                "addr": addr,
+                "frames": e.get("frames") or [],
+                "shape": e.get("shape"),
+                "dtype": e.get("dtype"),
+                "time_us": e.get("time_us"),
+            }
             open_at[addr] = band
             allocs.append(band)
         elif action in ("free_requested", "free") and addr in open_at:
@@ -75,8 +94,10 @@ def _stack(bands: list[dict], n: int) -> None:
     pixel column (the last level in a column is the one drawn). Without that, a free
     under many bands, or the end of the history (every live band "ends" there), would
     make a step per band above: 2 M steps and 100 MB for 1500 bands."""
-    events = sorted([(b["start"], 1, k) for k, b in enumerate(bands)]
-                    + [(b["end"], 0, k) for k, b in enumerate(bands)])
+    events = sorted(
+        [(b["start"], 1, k) for k, b in enumerate(bands)]
+        + [(b["end"], 0, k) for k, b in enumerate(bands)]
+    )
     stack: list[int] = []  # band numbers, bottom first
     for i, is_alloc, k in events:
         band = bands[k]
@@ -113,8 +134,9 @@ def _polygon(band: dict, n: int, scale) -> list[tuple[float, float]]:
     return bottom + top
 
 
-def allocation_bands(snap: dict, device: int = 0, max_bands: int = MAX_BANDS,
-                     budget: int = POINT_BUDGET) -> dict:
+def allocation_bands(
+    snap: dict, device: int = 0, max_bands: int = MAX_BANDS, budget: int = POINT_BUDGET
+) -> dict:
     """{'bands': [...], 'small': {...} | None, 'events': n, 'peak': bytes, 'sites': [...]}:
     each band with 'points' (x, y in the viewBox), its site, size, shape, dtype, frames."""
     allocs, n = _open_close(snap, device)
@@ -141,8 +163,13 @@ def allocation_bands(snap: dict, device: int = 0, max_bands: int = MAX_BANDS,
         band["site"] = _site(band["frames"])
         band["colour"] = sites.get(band["site"], OTHER_SITES)
     small_band = _small_band(level, small, n, scale) if small else None
-    return {"bands": big, "small": small_band, "events": n, "peak": peak,
-            "sites": sorted(sites.items(), key=lambda kv: PALETTE.index(kv[1]))}
+    return {
+        "bands": big,
+        "small": small_band,
+        "events": n,
+        "peak": peak,
+        "sites": sorted(sites.items(), key=lambda kv: PALETTE.index(kv[1])),
+    }
 
 
 def _levels(big, small, n) -> dict:
@@ -172,8 +199,12 @@ def _small_band(level, small, n, scale) -> dict:
     bottom = [(x, scale(v)) for x, v in zip(level["x"], level["big"], strict=True)]
     top = [(x, scale(v)) for x, v in zip(level["x"], level["total"], strict=True)]
     largest = max(b["size"] for b in small)
-    return {"points": bottom + top[::-1], "count": len(small), "largest": largest,
-            "peak": max(t - b for t, b in zip(level["total"], level["big"], strict=True))}
+    return {
+        "points": bottom + top[::-1],
+        "count": len(small),
+        "largest": largest,
+        "peak": max(t - b for t, b in zip(level["total"], level["big"], strict=True)),
+    }
 
 
 def _rank_sites(allocs) -> dict:
@@ -182,7 +213,7 @@ def _rank_sites(allocs) -> dict:
     for b in allocs:
         site = _site(b["frames"])
         total[site] = total.get(site, 0) + b["size"]
-    ranked = sorted(total, key=lambda s: -total[s])[:len(PALETTE)]
+    ranked = sorted(total, key=lambda s: -total[s])[: len(PALETTE)]
     return {site: PALETTE[i] for i, site in enumerate(ranked)}
 
 
@@ -191,8 +222,12 @@ def _title(band: dict) -> str:
     if band.get("shape") is not None:
         shape = "x".join(str(d) for d in band["shape"]) or "scalar"
         what += f" {shape} {band.get('dtype') or ''}".rstrip()
-    lines = [what, f"events {band['start']}-{band['end']} at {band['addr']:#x}"
-             if isinstance(band.get("addr"), int) else f"events {band['start']}-{band['end']}"]
+    lines = [
+        what,
+        f"events {band['start']}-{band['end']} at {band['addr']:#x}"
+        if isinstance(band.get("addr"), int)
+        else f"events {band['start']}-{band['end']}",
+    ]
     lines += [fmt_frame(f) for f in user_frames(band["frames"])[:8]]
     return "\n".join(lines)
 
@@ -207,25 +242,29 @@ def active_timeline_html(layout: dict) -> str:
         return "<p>No allocations recorded (turn on _record_memory_history, or use --run).</p>"
     parts = []
     for band in layout["bands"]:
-        parts.append(f'<polygon class="band" fill="{band["colour"]}" points="'
-                     f'{_points(band["points"])}"><title>{escape(_title(band))}</title></polygon>')
+        parts.append(
+            f'<polygon class="band" fill="{band["colour"]}" points="'
+            f'{_points(band["points"])}"><title>{escape(_title(band))}</title></polygon>'
+        )
     small = layout["small"]
     if small:
-        parts.append(f'<polygon class="band small" fill="{SMALL_BAND}" points="'
-                     f'{_points(small["points"])}"><title>{small["count"]} smaller '
-                     f"allocations (each at most {escape(fmt_bytes(small['largest']))}), "
-                     f"at most {escape(fmt_bytes(small['peak']))} at once</title></polygon>")
+        parts.append(
+            f'<polygon class="band small" fill="{SMALL_BAND}" points="'
+            f'{_points(small["points"])}"><title>{small["count"]} smaller '
+            f"allocations (each at most {escape(fmt_bytes(small['largest']))}), "
+            f"at most {escape(fmt_bytes(small['peak']))} at once</title></polygon>"
+        )
     radios = "".join(
         f'<input type="radio" name="zoom" id="zoom{z}"{" checked" if z == 1 else ""}>'
-        f'<label for="zoom{z}">{z}x</label>' for z in ZOOMS)
-    zoom_css = "".join(f"#zoom{z}:checked ~ .scroll svg {{ width: {100 * z}%; }}\n"
-                       for z in ZOOMS)
-    legend = "".join(f'<span style="background:{c}"></span>{escape(s)}'
-                     for s, c in layout["sites"])
+        f'<label for="zoom{z}">{z}x</label>'
+        for z in ZOOMS
+    )
+    zoom_css = "".join(f"#zoom{z}:checked ~ .scroll svg {{ width: {100 * z}%; }}\n" for z in ZOOMS)
+    legend = "".join(f'<span style="background:{c}"></span>{escape(s)}' for s, c in layout["sites"])
     legend += f'<span style="background:{SMALL_BAND}"></span>smaller allocations'
     # kept out of the template: `ruff format` would requote a nested f-string there into
     # Python 3.12-only syntax
-    summed = f', {small["count"]} smaller ones summed in grey' if small else ""
+    summed = f", {small['count']} smaller ones summed in grey" if small else ""
     return f"""<style>
 .zoom label {{ margin: 0 8px 0 2px; }}
 .scroll {{ overflow-x: auto; border: 1px solid #ddd; }}

@@ -43,23 +43,36 @@ def compare_sites(a: dict, b: dict, device: int | None = None) -> list[dict]:
     for site in set(before) | set(after):
         (ba, na), (bb, nb) = before.get(site, [0, 0]), after.get(site, [0, 0])
         if ba != bb or na != nb:
-            rows.append({"site": site, "before": ba, "after": bb, "change": bb - ba,
-                         "blocks_before": na, "blocks_after": nb})
+            rows.append(
+                {
+                    "site": site,
+                    "before": ba,
+                    "after": bb,
+                    "change": bb - ba,
+                    "blocks_before": na,
+                    "blocks_after": nb,
+                }
+            )
     rows.sort(key=lambda r: (-abs(r["change"]), r["site"]))
     return rows
 
 
 def render_compare(rows: list[dict], label_a: str, label_b: str, top: int = 20) -> str:
     total = sum(r["change"] for r in rows)
-    lines = [f"Live memory by allocation site: {label_a} -> {label_b} "
-             f"(net {'+' if total >= 0 else '-'}{fmt_bytes(abs(total))})", ""]
+    lines = [
+        f"Live memory by allocation site: {label_a} -> {label_b} "
+        f"(net {'+' if total >= 0 else '-'}{fmt_bytes(abs(total))})",
+        "",
+    ]
     for title, keep in (("grew", lambda r: r["change"] > 0), ("shrank", lambda r: r["change"] < 0)):
         chosen = [r for r in rows if keep(r)][:top]
         lines.append(f"{title}:" if chosen else f"{title}: nothing")
         for r in chosen:
-            lines.append(f"  {'+' if r['change'] > 0 else '-'}{fmt_bytes(abs(r['change'])):>10}"
-                         f"  {fmt_bytes(r['before']):>10} -> {fmt_bytes(r['after']):<10}"
-                         f"  blocks {r['blocks_before']} -> {r['blocks_after']}  {r['site']}")
+            lines.append(
+                f"  {'+' if r['change'] > 0 else '-'}{fmt_bytes(abs(r['change'])):>10}"
+                f"  {fmt_bytes(r['before']):>10} -> {fmt_bytes(r['after']):<10}"
+                f"  blocks {r['blocks_before']} -> {r['blocks_after']}  {r['site']}"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -69,21 +82,28 @@ def compare_svg(rows: list[dict], top: int = 20) -> str:
     rows = rows[:top]
     scale = max((abs(r["change"]) for r in rows), default=1) or 1
     mid = LABEL_W + BAR_W
-    out = [f'<svg id="compare" width="{LABEL_W + 2 * BAR_W + 10}" '
-           f'height="{ROW_H * max(len(rows), 1) + 4}" role="img" aria-label="compare">']
+    out = [
+        f'<svg id="compare" width="{LABEL_W + 2 * BAR_W + 10}" '
+        f'height="{ROW_H * max(len(rows), 1) + 4}" role="img" aria-label="compare">'
+    ]
     for i, r in enumerate(rows):
         y = i * ROW_H + 2
         w = max(BAR_W * abs(r["change"]) / scale, 1.0)
         x = mid if r["change"] > 0 else mid - w
         colour = "#d94f4f" if r["change"] > 0 else "#4f9d69"
         sign = "+" if r["change"] > 0 else "-"
-        tip = (f"{sign}{fmt_bytes(abs(r['change']))}: {fmt_bytes(r['before'])} -> "
-               f"{fmt_bytes(r['after'])}\n{r['site']}")
-        out.append(f'<text x="0" y="{y + ROW_H - 6}">{escape(r["site"][-70:])}</text>'
-                   f'<rect class="change" x="{x:.1f}" y="{y}" width="{w:.1f}" '
-                   f'height="{ROW_H - 4}" fill="{colour}"><title>{escape(tip)}</title></rect>')
-    out.append(f'<line x1="{mid}" y1="0" x2="{mid}" y2="{ROW_H * max(len(rows), 1)}" '
-               'stroke="#444"/></svg>')
+        tip = (
+            f"{sign}{fmt_bytes(abs(r['change']))}: {fmt_bytes(r['before'])} -> "
+            f"{fmt_bytes(r['after'])}\n{r['site']}"
+        )
+        out.append(
+            f'<text x="0" y="{y + ROW_H - 6}">{escape(r["site"][-70:])}</text>'
+            f'<rect class="change" x="{x:.1f}" y="{y}" width="{w:.1f}" '
+            f'height="{ROW_H - 4}" fill="{colour}"><title>{escape(tip)}</title></rect>'
+        )
+    out.append(
+        f'<line x1="{mid}" y1="0" x2="{mid}" y2="{ROW_H * max(len(rows), 1)}" stroke="#444"/></svg>'
+    )
     return "\n".join(out)
 
 

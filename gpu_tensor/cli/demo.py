@@ -129,15 +129,18 @@ class _Pipeline:
     def setup_model(self):
         gt, nn = self.gt, self.gt.nn
         feat = self.w1_np.shape[0]
-        self.model = nn.Sequential(nn.Flatten(), nn.Linear(feat, HIDDEN), nn.ReLU(),
-                                   nn.Linear(HIDDEN, CLASSES)).to("cuda")
+        self.model = nn.Sequential(
+            nn.Flatten(), nn.Linear(feat, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, CLASSES)
+        ).to("cuda")
         # the numpy reference's weights (Linear stores W transposed), zero biases
-        self.model.load_state_dict({
-            "1.weight": gt.from_numpy(np.ascontiguousarray(self.w1_np.T)),
-            "1.bias": gt.from_numpy(np.zeros(HIDDEN, np.float32)),
-            "3.weight": gt.from_numpy(np.ascontiguousarray(self.w2_np.T)),
-            "3.bias": gt.from_numpy(np.zeros(CLASSES, np.float32)),
-        })
+        self.model.load_state_dict(
+            {
+                "1.weight": gt.from_numpy(np.ascontiguousarray(self.w1_np.T)),
+                "1.bias": gt.from_numpy(np.zeros(HIDDEN, np.float32)),
+                "3.weight": gt.from_numpy(np.ascontiguousarray(self.w2_np.T)),
+                "3.bias": gt.from_numpy(np.zeros(CLASSES, np.float32)),
+            }
+        )
         self.opt = gt.optim.Adam(self.model.parameters(), lr=LR)
         self.losses = []
 
@@ -192,8 +195,15 @@ def _run(p: _Pipeline, steps: int, show: bool) -> float:
     """The timed training loop. Its progress bar (tqdm, on stderr) only when `show`: the
     caller passes False when stderr is not a terminal, so piped or logged output stays
     free of carriage returns."""
-    bar = tqdm(total=steps, desc="  training", unit="batch", file=sys.stderr,
-               disable=not show, leave=True, dynamic_ncols=True)
+    bar = tqdm(
+        total=steps,
+        desc="  training",
+        unit="batch",
+        file=sys.stderr,
+        disable=not show,
+        leave=True,
+        dynamic_ncols=True,
+    )
     p.cuda.synchronize()
     start = time.perf_counter()
     p.upload(0)
@@ -287,8 +297,10 @@ def demo_main(
     losses = [float(v.item()) for v in p.losses]
     first, last = sum(losses[:k]) / k, sum(losses[-k:]) / k
     fused = "gt.fuse, one kernel per parameter on a GPU" if p.device_is_cuda() else "eager ops"
-    out.write(f"  trained: mean loss {first:.3f} over the first {k} steps, {last:.3f} over the "
-              f"last {k} (Adam lr={LR:g}; optimizer step: {fused})\n")
+    out.write(
+        f"  trained: mean loss {first:.3f} over the first {k} steps, {last:.3f} over the "
+        f"last {k} (Adam lr={LR:g}; optimizer step: {fused})\n"
+    )
     out.write(
         f"  throughput: {batch_size * steps / wall:,.0f} images/s, "
         f"{batch_bytes * steps / wall / 1e6:,.1f} MB/s uploaded, {per_step * 1e3:.2f} ms per batch\n"

@@ -158,7 +158,10 @@ def render_html(
 
 
 def write_html(
-    path: str, snap: dict, title: str = "gpu_tensor memory snapshot", device: int = 0,
+    path: str,
+    snap: dict,
+    title: str = "gpu_tensor memory snapshot",
+    device: int = 0,
     top: int = 10,
 ) -> None:
     """Write the page to `path` as it is rendered: the page (159 MB for a 246 MiB

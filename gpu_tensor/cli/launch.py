@@ -26,18 +26,29 @@ def add_launch_parser(sub) -> None:
     p = sub.add_parser(
         "launch",
         help="run SCRIPT on N ranks (mpiexec -n N python -m mpi4py SCRIPT)",
-        description=("Start N processes of SCRIPT that find each other through MPI; in the "
-                     "script, gpu_tensor.distributed.init_process_group() joins them."),
+        description=(
+            "Start N processes of SCRIPT that find each other through MPI; in the "
+            "script, gpu_tensor.distributed.init_process_group() joins them."
+        ),
     )
-    p.add_argument("-n", "--nproc", type=int, required=True, metavar="N",
-                   help="number of ranks (processes)")
-    p.add_argument("--mpiexec", metavar="PATH",
-                   help="launcher to use (default: the one next to this python, else PATH's)")
-    p.add_argument("--mpiexec-args", default="", metavar="'ARGS'",
-                   help="extra launcher arguments, one string (e.g. --mpiexec-args='-hosts a,b')")
+    p.add_argument(
+        "-n", "--nproc", type=int, required=True, metavar="N", help="number of ranks (processes)"
+    )
+    p.add_argument(
+        "--mpiexec",
+        metavar="PATH",
+        help="launcher to use (default: the one next to this python, else PATH's)",
+    )
+    p.add_argument(
+        "--mpiexec-args",
+        default="",
+        metavar="'ARGS'",
+        help="extra launcher arguments, one string (e.g. --mpiexec-args='-hosts a,b')",
+    )
     p.add_argument("script", metavar="SCRIPT", help="Python script to run on every rank")
-    p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
-                   help="the script's own arguments")
+    p.add_argument(
+        "args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's own arguments"
+    )
 
 
 def _find_mpiexec(explicit: str | None) -> str:
@@ -51,8 +62,10 @@ def _find_mpiexec(explicit: str | None) -> str:
         return str(here)
     found = shutil.which("mpiexec")
     if found is None:
-        raise CliError("no mpiexec found: install MPI with `pip install 'gpu-tensor"
-                       "[distributed]'` (the mpich wheel brings mpiexec), or give --mpiexec")
+        raise CliError(
+            "no mpiexec found: install MPI with `pip install 'gpu-tensor"
+            "[distributed]'` (the mpich wheel brings mpiexec), or give --mpiexec"
+        )
     return found
 
 
@@ -64,8 +77,17 @@ def launch_command(args) -> list[str]:
         raise CliError(f"{args.script}: no such script")
     if importlib.util.find_spec("mpi4py") is None:
         raise CliError("mpi4py is not installed: pip install 'gpu-tensor[distributed]'")
-    return [_find_mpiexec(args.mpiexec), "-n", str(args.nproc), *args.mpiexec_args.split(),
-            sys.executable, "-m", "mpi4py", args.script, *args.args]
+    return [
+        _find_mpiexec(args.mpiexec),
+        "-n",
+        str(args.nproc),
+        *args.mpiexec_args.split(),
+        sys.executable,
+        "-m",
+        "mpi4py",
+        args.script,
+        *args.args,
+    ]
 
 
 def launch_main(args) -> int:

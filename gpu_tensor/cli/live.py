@@ -117,10 +117,19 @@ def query_gpus(nvml=None) -> dict:
             try:
                 h = nvml.nvmlDeviceGetHandleByIndex(index)
             except Exception as exc:  # e.g. a GPU lost or not visible to this container
-                gpus.append({"index": index, "name": f"unavailable (NVML: {exc})",
-                             "memory_total": None, "memory_used": None, "memory_free": None,
-                             "utilisation_gpu": None, "utilisation_memory": None,
-                             "temperature_c": None, "processes": []})
+                gpus.append(
+                    {
+                        "index": index,
+                        "name": f"unavailable (NVML: {exc})",
+                        "memory_total": None,
+                        "memory_used": None,
+                        "memory_free": None,
+                        "utilisation_gpu": None,
+                        "utilisation_memory": None,
+                        "temperature_c": None,
+                        "processes": [],
+                    }
+                )
                 continue
             mem = _try(nvml.nvmlDeviceGetMemoryInfo, h)
             util = _try(nvml.nvmlDeviceGetUtilizationRates, h)

@@ -39,15 +39,25 @@ def build_parser() -> argparse.ArgumentParser:
             "memory history recording on and summarise its memory when it exits."
         ),
     )
-    ms.add_argument("snapshot", nargs="*", metavar="SNAPSHOT",
-                    help="snapshot file to render; several (one per rank): side by side")
+    ms.add_argument(
+        "snapshot",
+        nargs="*",
+        metavar="SNAPSHOT",
+        help="snapshot file to render; several (one per rank): side by side",
+    )
     ms.add_argument("--json", action="store_true", help="machine-readable output")
-    for flag, field, what in (("--max-snapshot-bytes", "max_bytes", "file size in bytes"),
-                              ("--max-snapshot-nodes", "max_nodes", "values in the snapshot"),
-                              ("--max-shared-refs", "max_shared", "shared references")):
-        ms.add_argument(flag, type=int, metavar="N", dest=field,
-                        help=f"limit on the snapshot's {what} (default "
-                        f"{getattr(Limits(), field)})")
+    for flag, field, what in (
+        ("--max-snapshot-bytes", "max_bytes", "file size in bytes"),
+        ("--max-snapshot-nodes", "max_nodes", "values in the snapshot"),
+        ("--max-shared-refs", "max_shared", "shared references"),
+    ):
+        ms.add_argument(
+            flag,
+            type=int,
+            metavar="N",
+            dest=field,
+            help=f"limit on the snapshot's {what} (default {getattr(Limits(), field)})",
+        )
     ms.add_argument("--html", metavar="FILE", help="also write a self-contained HTML picture")
     ms.add_argument(
         "--save-snapshot",
@@ -118,11 +128,14 @@ def _memory_summary(args) -> int:
     if args.top < 0:
         raise CliError("--top must be >= 0")
     if args.compare and not args.snapshot:
-        raise CliError("--compare B needs a SNAPSHOT to compare it with: memory-summary A --compare B")
+        raise CliError(
+            "--compare B needs a SNAPSHOT to compare it with: memory-summary A --compare B"
+        )
     if len(args.snapshot) > 1:  # one file per rank, side by side
         if args.run is not None or args.html or args.compare:
-            raise CliError("--run, --html and --compare take one SNAPSHOT; several are shown "
-                           "side by side")
+            raise CliError(
+                "--run, --html and --compare take one SNAPSHOT; several are shown side by side"
+            )
         from .memory_ranks import ranks_main
 
         return ranks_main(args.snapshot, as_json=args.json, device=args.device)
@@ -151,8 +164,13 @@ def _memory_summary(args) -> int:
     from .snapshot_load import load_snapshot
     from .snapshot_view import render_text, snapshot_json
 
-    limits = Limits(**{k: getattr(args, k) for k in ("max_bytes", "max_nodes", "max_shared")
-                       if getattr(args, k) is not None})
+    limits = Limits(
+        **{
+            k: getattr(args, k)
+            for k in ("max_bytes", "max_nodes", "max_shared")
+            if getattr(args, k) is not None
+        }
+    )
     snap = load_snapshot(args.snapshot, limits)
     if args.compare:
         from .compare import compare_main

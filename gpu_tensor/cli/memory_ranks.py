@@ -34,24 +34,27 @@ def rank_rows(paths: list[str], device: int | None = None) -> list[dict]:
         stats, exact = stats_of(snap, segments, dev)
         rank = snap.get("rank")
         frag = fragmentation(segments)
-        rows.append({
-            "file": str(path),
-            "rank": rank if isinstance(rank, int) and not isinstance(rank, bool) else i,
-            "device": dev,
-            "allocated": int(stats.get("allocated_bytes.all.current", 0)),
-            "allocated_peak": int(stats.get("allocated_bytes.all.peak", 0)),
-            "reserved": int(stats.get("reserved_bytes.all.current", 0)),
-            "reserved_peak": int(stats.get("reserved_bytes.all.peak", 0)),
-            "segments": len(segments),
-            "largest_free_block": int(frag["largest_free_block"]),
-            "external_fragmentation": round(float(frag["external_fragmentation"]), 4),
-            "num_ooms": int(stats.get("num_ooms", 0)),
-            "peaks_exact": exact,
-        })
+        rows.append(
+            {
+                "file": str(path),
+                "rank": rank if isinstance(rank, int) and not isinstance(rank, bool) else i,
+                "device": dev,
+                "allocated": int(stats.get("allocated_bytes.all.current", 0)),
+                "allocated_peak": int(stats.get("allocated_bytes.all.peak", 0)),
+                "reserved": int(stats.get("reserved_bytes.all.current", 0)),
+                "reserved_peak": int(stats.get("reserved_bytes.all.peak", 0)),
+                "segments": len(segments),
+                "largest_free_block": int(frag["largest_free_block"]),
+                "external_fragmentation": round(float(frag["external_fragmentation"]), 4),
+                "num_ooms": int(stats.get("num_ooms", 0)),
+                "peaks_exact": exact,
+            }
+        )
     ranks = [r["rank"] for r in rows]
     if len(set(ranks)) != len(ranks):
-        raise CliError(f"two snapshots claim the same rank ({sorted(ranks)}); give one file "
-                       "per rank")
+        raise CliError(
+            f"two snapshots claim the same rank ({sorted(ranks)}); give one file per rank"
+        )
     return sorted(rows, key=lambda r: r["rank"])
 
 
@@ -65,43 +68,58 @@ def find_outlier(rows: list[dict]) -> dict | None:
     excess = top["allocated_peak"] - median
     if excess < OUTLIER_MIN_BYTES or excess <= OUTLIER_FRACTION * median:
         return None
-    return {"rank": top["rank"], "peak": top["allocated_peak"], "median": median,
-            "excess": excess}
+    return {"rank": top["rank"], "peak": top["allocated_peak"], "median": median, "excess": excess}
 
 
-_COLUMNS = [("allocated", "allocated"), ("allocated_peak", "peak allocated"),
-            ("reserved", "reserved"), ("reserved_peak", "peak reserved"),
-            ("segments", "segments"), ("num_ooms", "OOMs")]
+_COLUMNS = [
+    ("allocated", "allocated"),
+    ("allocated_peak", "peak allocated"),
+    ("reserved", "reserved"),
+    ("reserved_peak", "peak reserved"),
+    ("segments", "segments"),
+    ("num_ooms", "OOMs"),
+]
 
 
 def render_ranks(rows: list[dict], outlier: dict | None) -> str:
     """A table with one column per rank, one row per figure."""
-    heads = [f"rank {r['rank']}" + (" *" if outlier and r["rank"] == outlier["rank"] else "")
-             for r in rows]
+    heads = [
+        f"rank {r['rank']}" + (" *" if outlier and r["rank"] == outlier["rank"] else "")
+        for r in rows
+    ]
     body = []
     for key, label in _COLUMNS:
-        cells = [str(r[key]) if key in ("segments", "num_ooms") else fmt_bytes(r[key])
-                 for r in rows]
+        cells = [
+            str(r[key]) if key in ("segments", "num_ooms") else fmt_bytes(r[key]) for r in rows
+        ]
         body.append((label, cells))
     width = [max(len(h), *(len(c[i]) for _, c in body)) for i, h in enumerate(heads)]
     lw = max(len(label) for label, _ in body)
-    lines = [f"Memory across {len(rows)} ranks (device {rows[0]['device']})", "",
-             " " * lw + "  " + "  ".join(h.rjust(w) for h, w in zip(heads, width, strict=True))]
+    lines = [
+        f"Memory across {len(rows)} ranks (device {rows[0]['device']})",
+        "",
+        " " * lw + "  " + "  ".join(h.rjust(w) for h, w in zip(heads, width, strict=True)),
+    ]
     for label, cells in body:
-        lines.append(label.ljust(lw) + "  "
-                     + "  ".join(c.rjust(w) for c, w in zip(cells, width, strict=True)))
+        lines.append(
+            label.ljust(lw)
+            + "  "
+            + "  ".join(c.rjust(w) for c, w in zip(cells, width, strict=True))
+        )
     lines.append("")
     if not all(r["peaks_exact"] for r in rows):
         lines.append("(a snapshot without gpu_tensor's stats: its peaks are its current values)")
     if outlier is None:
-        lines.append("No outlier: every rank's peak is within "
-                     f"{OUTLIER_FRACTION:.0%} of the median.")
+        lines.append(
+            f"No outlier: every rank's peak is within {OUTLIER_FRACTION:.0%} of the median."
+        )
     else:
         lines.append(
             f"Outlier: rank {outlier['rank']} (*) peaks at {fmt_bytes(outlier['peak'])}, "
             f"{fmt_bytes(outlier['excess'])} above the median {fmt_bytes(outlier['median'])}; "
             f"open its snapshot alone: gpu-tensor memory-summary "
-            f"{next(r['file'] for r in rows if r['rank'] == outlier['rank'])}")
+            f"{next(r['file'] for r in rows if r['rank'] == outlier['rank'])}"
+        )
     return "\n".join(lines) + "\n"
 
 

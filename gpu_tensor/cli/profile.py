@@ -28,25 +28,43 @@ def add_profile_parser(sub) -> None:
     )
     _options(p)
     p.add_argument("script", help="the Python script to run")
-    p.add_argument("args", nargs=argparse.REMAINDER,
-                   help="the script's arguments (ours after SCRIPT need -- first)")
+    p.add_argument(
+        "args",
+        nargs=argparse.REMAINDER,
+        help="the script's arguments (ours after SCRIPT need -- first)",
+    )
 
 
 def _options(p) -> None:
-    p.add_argument("--sort-by", default="self_cpu_time_total", metavar="KEY",
-                   help="table order: any FunctionEventAvg attribute, e.g. cuda_time_total "
-                   "(default self_cpu_time_total)")
-    p.add_argument("--row-limit", type=int, default=20, metavar="N",
-                   help="rows in the table (default 20)")
-    p.add_argument("--trace", default=None, metavar="PATH",
-                   help="Chrome trace to write (default SCRIPT.pt.trace.json; .gz gzips; "
-                   "'none' writes none)")
-    p.add_argument("--no-memory", action="store_true",
-                   help="no profile_memory (memory columns, by-site table)")
-    p.add_argument("--record-shapes", action="store_true",
-                   help="record input shapes and group the table by them")
-    p.add_argument("--with-stack", action="store_true",
-                   help="record the user stack of each op (Source Location column)")
+    p.add_argument(
+        "--sort-by",
+        default="self_cpu_time_total",
+        metavar="KEY",
+        help="table order: any FunctionEventAvg attribute, e.g. cuda_time_total "
+        "(default self_cpu_time_total)",
+    )
+    p.add_argument(
+        "--row-limit", type=int, default=20, metavar="N", help="rows in the table (default 20)"
+    )
+    p.add_argument(
+        "--trace",
+        default=None,
+        metavar="PATH",
+        help="Chrome trace to write (default SCRIPT.pt.trace.json; .gz gzips; 'none' writes none)",
+    )
+    p.add_argument(
+        "--no-memory", action="store_true", help="no profile_memory (memory columns, by-site table)"
+    )
+    p.add_argument(
+        "--record-shapes",
+        action="store_true",
+        help="record input shapes and group the table by them",
+    )
+    p.add_argument(
+        "--with-stack",
+        action="store_true",
+        help="record the user stack of each op (Source Location column)",
+    )
 
 
 class _Quiet(argparse.ArgumentParser):
@@ -69,7 +87,7 @@ def _split(args) -> None:
     own = _own_options(probe)
     if "--" in rest:
         j = rest.index("--")
-        ours, args.args = rest[:j], rest[j + 1:]
+        ours, args.args = rest[:j], rest[j + 1 :]
         probe.parse_args(ours, namespace=args)
         return
     clash = next((t for t in rest if t.split("=", 1)[0] in own), None)
@@ -78,7 +96,8 @@ def _split(args) -> None:
         raise CliError(
             f"{option} after {args.script} is ambiguous: put profile options before the "
             f"script (profile {option} ... {args.script}), or end them with -- so what "
-            f"follows goes to the script ({args.script} {option} ... -- ARGS)")
+            f"follows goes to the script ({args.script} {option} ... -- ARGS)"
+        )
 
 
 def profile_main(args) -> int:
@@ -93,8 +112,11 @@ def profile_main(args) -> int:
 
     from .run import _exec
 
-    prof = profiler.profile(record_shapes=args.record_shapes,
-                            profile_memory=not args.no_memory, with_stack=args.with_stack)
+    prof = profiler.profile(
+        record_shapes=args.record_shapes,
+        profile_memory=not args.no_memory,
+        with_stack=args.with_stack,
+    )
     prof.start()
     try:
         code, keepalive = _exec(script, list(args.args), memory)
@@ -106,8 +128,10 @@ def profile_main(args) -> int:
     try:
         table = averages.table(sort_by=args.sort_by, row_limit=args.row_limit)
     except AttributeError:
-        raise CliError(f"--sort-by {args.sort_by}: not a column key (try self_cpu_time_total, "
-                       "cpu_time_total, cuda_time_total, self_cuda_memory_usage)") from None
+        raise CliError(
+            f"--sort-by {args.sort_by}: not a column key (try self_cpu_time_total, "
+            "cpu_time_total, cuda_time_total, self_cuda_memory_usage)"
+        ) from None
     print(f"\n== profile of {script.name} (exit code {code}) ==\n")
     sys.stdout.write(table)
     sys.stdout.write(prof.sections())

@@ -44,20 +44,21 @@ def split_run_argv(argv: list[str], own_options) -> tuple[list[str], list[str] |
     if "--run" not in argv:
         return argv, None
     i = argv.index("--run")
-    head, tail = argv[:i], argv[i + 1:]
+    head, tail = argv[:i], argv[i + 1 :]
     if not tail or tail[0] == "--":
         raise CliError("--run needs a script: --run SCRIPT [ARGS...]")
     script, rest = tail[0], tail[1:]
     if "--" in rest:
         j = rest.index("--")
-        return head + rest[:j] + ["--run", script], [script, *rest[j + 1:]]
+        return head + rest[:j] + ["--run", script], [script, *rest[j + 1 :]]
     clash = next((t for t in rest if t.split("=", 1)[0] in own_options), None)
     if clash is not None:
         option = clash.split("=", 1)[0]
         raise CliError(
             f"{option} after --run {script} is ambiguous: put memory-summary options before "
             f"--run (memory-summary {option} ... --run {script}), or end them with -- so "
-            f"what follows goes to the script (--run {script} {option} ... -- ARGS)")
+            f"what follows goes to the script (--run {script} {option} ... -- ARGS)"
+        )
     return head + ["--run", script], [script, *rest]
 
 

@@ -16,14 +16,14 @@ from ._errors import SnapshotError
 
 __all__ = ["Limits", "check_tree", "check_fields"]
 
-_INT_MAX = 2 ** 64  # addresses and sizes are 64-bit; a 5,001-digit integer is not a size
+_INT_MAX = 2**64  # addresses and sizes are 64-bit; a 5,001-digit integer is not a size
 
 
 @dataclass(frozen=True)
 class Limits:
     """Bounds on what a snapshot file may expand into (each has a CLI flag to raise it)."""
 
-    max_bytes: int = 2 ** 30  # --max-snapshot-bytes: 1 GiB, five times a large real snapshot
+    max_bytes: int = 2**30  # --max-snapshot-bytes: 1 GiB, five times a large real snapshot
     max_nodes: int = 50_000_000  # --max-snapshot-nodes: containers and values, expanded
     max_shared: int = 100_000  # --max-shared-refs: repeat visits of one list or dict
 
@@ -56,15 +56,17 @@ def check_tree(root, limits: Limits) -> None:
             continue
         key = id(obj)
         if key in path:
-            raise SnapshotError("the data contains itself (a reference cycle); a memory "
-                                "snapshot is a tree")
+            raise SnapshotError(
+                "the data contains itself (a reference cycle); a memory snapshot is a tree"
+            )
         if key in seen:
             shared += 1
             if shared > limits.max_shared:
                 raise SnapshotError(
                     f"over {limits.max_shared} shared references (one list or dict "
                     "reused again and again expands far beyond the file); raise the "
-                    "limit with --max-shared-refs")
+                    "limit with --max-shared-refs"
+                )
         seen.add(key)
         path.add(key)
         stack.append((obj, True))
@@ -72,8 +74,9 @@ def check_tree(root, limits: Limits) -> None:
         for k, v in items:
             nodes += 1
             if k is not None and type(k) is not str:
-                raise SnapshotError(f"a dict key is {type(k).__name__} ({k!r:.40}); snapshot "
-                                    "keys are strings")
+                raise SnapshotError(
+                    f"a dict key is {type(k).__name__} ({k!r:.40}); snapshot keys are strings"
+                )
             t = type(v)
             if t is dict or t is list or t is tuple:
                 stack.append((v, False))
@@ -82,8 +85,9 @@ def check_tree(root, limits: Limits) -> None:
                 if problem is not None:
                     raise SnapshotError(f"{problem} where a snapshot field was expected")
         if nodes > limits.max_nodes:
-            raise SnapshotError(f"over {limits.max_nodes} values; raise the limit with "
-                                "--max-snapshot-nodes")
+            raise SnapshotError(
+                f"over {limits.max_nodes} values; raise the limit with --max-snapshot-nodes"
+            )
 
 
 def _typed(d: dict, key: str, kinds, where: str, low: int | None = 0, none_ok=True):
@@ -94,8 +98,7 @@ def _typed(d: dict, key: str, kinds, where: str, low: int | None = 0, none_ok=Tr
         return
     if not isinstance(v, kinds) or (isinstance(v, bool) and bool not in kinds):
         names = " or ".join(k.__name__ for k in kinds)
-        raise SnapshotError(f"{where}: {key!r} is {type(v).__name__} ({v!r:.40}), expected "
-                            f"{names}")
+        raise SnapshotError(f"{where}: {key!r} is {type(v).__name__} ({v!r:.40}), expected {names}")
     if low is not None and isinstance(v, int) and v < low:
         raise SnapshotError(f"{where}: {key!r} is {v}, expected >= {low}")
 
@@ -106,8 +109,12 @@ def _frames(frames, where: str) -> None:
     if not isinstance(frames, (list, tuple)):
         raise SnapshotError(f"{where}: 'frames' is {type(frames).__name__}, expected a list")
     for i, f in enumerate(frames):
-        if type(f) is dict and type(f.get("filename", "")) is str and type(
-                f.get("line", 0)) is int and type(f.get("name", "")) is str:
+        if (
+            type(f) is dict
+            and type(f.get("filename", "")) is str
+            and type(f.get("line", 0)) is int
+            and type(f.get("name", "")) is str
+        ):
             continue  # the common, well-formed frame: no per-field calls
         if not isinstance(f, dict):
             raise SnapshotError(f"{where} frame {i} is {type(f).__name__}, expected a dict")
@@ -148,8 +155,10 @@ def check_fields(snap: dict) -> None:
             raise SnapshotError("'memory_stats' is not a dict")
         for k, v in stats.items():  # every memory_stats() value is a count or a byte size
             if type(v) is not int:
-                raise SnapshotError(f"stat {k!r} is {type(v).__name__} ({v!r:.40}), expected "
-                                    "an integer (a count or a number of bytes)")
+                raise SnapshotError(
+                    f"stat {k!r} is {type(v).__name__} ({v!r:.40}), expected "
+                    "an integer (a count or a number of bytes)"
+                )
     tensors = ext.get("live_tensors")
     if tensors is not None and not isinstance(tensors, list):
         raise SnapshotError("'live_tensors' is not a list")
@@ -160,7 +169,9 @@ def check_fields(snap: dict) -> None:
         for key in ("dtype", "site"):
             _typed(t, key, (str,), where)
         shape = t.get("shape")
-        if shape is not None and (not isinstance(shape, (list, tuple)) or not all(
-                isinstance(s, int) and not isinstance(s, bool) for s in shape)):
+        if shape is not None and (
+            not isinstance(shape, (list, tuple))
+            or not all(isinstance(s, int) and not isinstance(s, bool) for s in shape)
+        ):
             raise SnapshotError(f"{where}: 'shape' is not a list of ints")
         _frames(t.get("frames"), where)

@@ -115,8 +115,12 @@ def largest_allocations(segments: list[dict], snap: dict, top: int = 10) -> list
     live = _live_by_address(snap)
     rows = []
     # the top blocks first (heapq): rows are built for those only, not for every block
-    allocated = ((-b["size"], b["address"], si, b) for si, seg in enumerate(segments)
-                 for b in seg["blocks"] if b["state"] == "active_allocated")
+    allocated = (
+        (-b["size"], b["address"], si, b)
+        for si, seg in enumerate(segments)
+        for b in seg["blocks"]
+        if b["state"] == "active_allocated"
+    )
     for _, _, si, block in heapq.nsmallest(top, allocated, key=lambda e: e[:2]):
         seg = segments[si]
         lo, hi = block["address"], block["address"] + block["size"]

@@ -40,11 +40,12 @@ class _Reader:
         try:
             text = self.utf8.decode(data, final=not data)
         except UnicodeDecodeError:
-            raise SnapshotError("not JSON text (not UTF-8); expected a snapshot .json or "
-                                ".pickle") from None
+            raise SnapshotError(
+                "not JSON text (not UTF-8); expected a snapshot .json or .pickle"
+            ) from None
         self.eof = not data
         self.consumed += self.pos
-        self.buf = self.buf[self.pos:] + text
+        self.buf = self.buf[self.pos :] + text
         self.pos = 0
         return True
 
@@ -68,8 +69,9 @@ class _Reader:
         if c == "":
             raise SnapshotError(f"truncated JSON (was the file cut short?) {self._where()}")
         if c not in chars:
-            raise SnapshotError(f"invalid JSON {self._where()}: expected one of {chars!r}, "
-                                f"found {c!r}")
+            raise SnapshotError(
+                f"invalid JSON {self._where()}: expected one of {chars!r}, found {c!r}"
+            )
         self.pos += 1
         return c
 
@@ -87,8 +89,9 @@ class _Reader:
                     self._more()
                     continue
                 if unterminated or exc.pos >= len(self.buf.rstrip()):
-                    raise SnapshotError(f"truncated JSON (was the file cut short?) "
-                                        f"{self._where()}: {exc.msg}") from None
+                    raise SnapshotError(
+                        f"truncated JSON (was the file cut short?) {self._where()}: {exc.msg}"
+                    ) from None
                 self.pos = exc.pos
                 raise SnapshotError(f"invalid JSON {self._where()}: {exc.msg}") from None
             if end >= len(self.buf) and not self.eof and self._more():

@@ -76,8 +76,10 @@ def _json_int(text: str) -> int:
     """json parse_int: the pickle path's 64-bit rule (check_tree), for JSON's integers."""
     v = int(text) if len(text) <= 21 else None  # 2**64 has 20 digits (and a sign)
     if v is None or not -_INT_MAX < v < _INT_MAX:
-        raise SnapshotError(f"an integer beyond 64 bits ({text[:24]}{'...' if len(text) > 24 else ''}"
-                            f", {len(text)} characters) where a snapshot field was expected")
+        raise SnapshotError(
+            f"an integer beyond 64 bits ({text[:24]}{'...' if len(text) > 24 else ''}"
+            f", {len(text)} characters) where a snapshot field was expected"
+        )
     return v
 
 
@@ -100,8 +102,9 @@ def _object_hook(max_nodes: int):
     def hook(d: dict):
         count[0] += 1
         if count[0] > max_nodes:
-            raise SnapshotError(f"over {max_nodes} objects; raise the limit with "
-                                "--max-snapshot-nodes")
+            raise SnapshotError(
+                f"over {max_nodes} objects; raise the limit with --max-snapshot-nodes"
+            )
         if len(d) == 3 and "filename" in d and "line" in d and "name" in d:
             try:
                 return cache.setdefault((d["filename"], d["line"], d["name"]), d)
@@ -131,11 +134,15 @@ def _stat_checked(path: Path, limits: Limits) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise SnapshotError(f"{path}: is a directory, expected a snapshot file")
     if not stat.S_ISREG(st.st_mode):
-        raise SnapshotError(f"{path}: not a regular file (a device, FIFO or socket); save the "
-                            "snapshot to a file first")
+        raise SnapshotError(
+            f"{path}: not a regular file (a device, FIFO or socket); save the "
+            "snapshot to a file first"
+        )
     if st.st_size > limits.max_bytes:
-        raise SnapshotError(f"{path}: {st.st_size} bytes is over the {limits.max_bytes}-byte "
-                            "limit for a snapshot; raise it with --max-snapshot-bytes")
+        raise SnapshotError(
+            f"{path}: {st.st_size} bytes is over the {limits.max_bytes}-byte "
+            "limit for a snapshot; raise it with --max-snapshot-bytes"
+        )
 
 
 def _load(f, path: Path, limits: Limits):
@@ -144,8 +151,10 @@ def _load(f, path: Path, limits: Limits):
     if head[:1] == b"\x80" or path.suffix.lower() in _PICKLE_SUFFIXES:
         data = head + f.read(limits.max_bytes + 1 - len(head))  # bounded if the file grows
         if len(data) > limits.max_bytes:
-            raise SnapshotError(f"over the {limits.max_bytes}-byte limit for a snapshot; "
-                                "raise it with --max-snapshot-bytes")
+            raise SnapshotError(
+                f"over the {limits.max_bytes}-byte limit for a snapshot; "
+                "raise it with --max-snapshot-bytes"
+            )
         if not data.strip():
             raise SnapshotError("the file is empty")
         obj = _read_pickle(data)
@@ -156,14 +165,19 @@ def _load(f, path: Path, limits: Limits):
         f.seek(0)
         # parsed JSON is a tree of plain values: no tree walk; NaN/Infinity are refused
         # while parsing, and the views read only the fields check_fields has typed
-        decoder = json.JSONDecoder(object_hook=_object_hook(limits.max_nodes),
-                                   parse_constant=_refuse_constant, parse_int=_json_int,
-                                   parse_float=_json_float)
+        decoder = json.JSONDecoder(
+            object_hook=_object_hook(limits.max_nodes),
+            parse_constant=_refuse_constant,
+            parse_int=_json_int,
+            parse_float=_json_float,
+        )
         return read_json(f, decoder)
     if not first and len(head) < 4096:
         raise SnapshotError("the file is empty")
-    raise SnapshotError("unknown format; expected a snapshot saved as JSON (save_snapshot) "
-                        "or as a pickle (_dump_snapshot)")
+    raise SnapshotError(
+        "unknown format; expected a snapshot saved as JSON (save_snapshot) "
+        "or as a pickle (_dump_snapshot)"
+    )
 
 
 def load_snapshot(path: str | Path, limits: Limits | None = None) -> dict:

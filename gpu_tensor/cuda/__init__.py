@@ -14,8 +14,13 @@ from .streams import *  # noqa: F403
 from .streams import __all__ as _streams_all
 
 # CUDA graphs (graphs.py), built on the public API: loaded on first use (__getattr__)
-_GRAPHS = ("CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
-           "make_graphed_callables")
+_GRAPHS = (
+    "CUDAGraph",
+    "graph",
+    "graph_pool_handle",
+    "is_current_stream_capturing",
+    "make_graphed_callables",
+)
 
 __all__ = [
     "memory",

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 from .. import device as _device
 
-__all__ = ["is_available", "device_count", "current_device", "set_device", "is_emulated",
-           "get_device_name", "device"]
+__all__ = [
+    "is_available",
+    "device_count",
+    "current_device",
+    "set_device",
+    "is_emulated",
+    "get_device_name",
+    "device",
+]
 
 
 def is_available() -> bool:

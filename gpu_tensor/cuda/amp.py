@@ -16,8 +16,11 @@ __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 
 def _deprecated(old: str, new: str) -> None:
-    warnings.warn(f"`torch.cuda.amp.{old}(args...)` is deprecated. Please use "
-                  f"`torch.amp.{new}` instead.", FutureWarning, stacklevel=3)
+    warnings.warn(
+        f"`torch.cuda.amp.{old}(args...)` is deprecated. Please use `torch.amp.{new}` instead.",
+        FutureWarning,
+        stacklevel=3,
+    )
 
 
 class autocast(_amp.autocast):  # noqa: N801  (torch's name)
@@ -27,12 +30,18 @@ class autocast(_amp.autocast):  # noqa: N801  (torch's name)
 
 
 class GradScaler(_amp.GradScaler):
-    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000,
-                 enabled: bool = True) -> None:
+    def __init__(
+        self,
+        init_scale: float = 2.0**16,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+        enabled: bool = True,
+    ) -> None:
         _deprecated("GradScaler", "GradScaler('cuda', args...)")
-        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
-                         enabled)
+        super().__init__(
+            "cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled
+        )
 
 
 def custom_fwd(fwd=None, *, cast_inputs=None):

@@ -29,8 +29,9 @@ def _flat(out) -> tuple:
     return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
 
-def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
-                           allow_unused_input: bool = False, pool=None):
+def make_graphed_callables(
+    callables, sample_args, num_warmup_iters: int = 3, allow_unused_input: bool = False, pool=None
+):
     """Graphed versions of `callables` (one callable, or a tuple) for `sample_args` (a
     tuple of tensors per callable). Modules are returned with a graphed forward."""
     just_one = not isinstance(callables, tuple)
@@ -41,13 +42,17 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
     for args in sample_args:
         for a in args:
             if not isinstance(a, gt.Tensor):
-                raise TypeError("make_graphed_callables: sample_args must hold only Tensors "
-                                f"(got {type(a).__name__})")
+                raise TypeError(
+                    "make_graphed_callables: sample_args must hold only Tensors "
+                    f"(got {type(a).__name__})"
+                )
     if cuda_kind().synchronous:  # the emulated device: nothing to capture
         return callables[0] if just_one else callables
     mempool = graph_pool_handle() if pool is None else pool
-    made = [_graph_one(fn, tuple(args), num_warmup_iters, allow_unused_input, mempool)
-            for fn, args in zip(callables, sample_args, strict=True)]
+    made = [
+        _graph_one(fn, tuple(args), num_warmup_iters, allow_unused_input, mempool)
+        for fn, args in zip(callables, sample_args, strict=True)
+    ]
     return made[0] if just_one else tuple(made)
 
 
@@ -56,8 +61,11 @@ def _grad(outputs, inputs, grad_outputs, allow_unused):
     wanted = [i for i in inputs if i.requires_grad]
     if not outs or not wanted:
         return [None] * len(inputs)
-    grads = iter(gt.autograd.grad([o for o, _ in outs], wanted, [g for _, g in outs],
-                                  allow_unused=allow_unused))
+    grads = iter(
+        gt.autograd.grad(
+            [o for o, _ in outs], wanted, [g for _, g in outs], allow_unused=allow_unused
+        )
+    )
     return [next(grads) if i.requires_grad else None for i in inputs]
 
 
@@ -78,14 +86,18 @@ def _graph_one(fn, args, warmup: int, allow_unused: bool, mempool):
     with graph(forward, pool=mempool):
         static_outputs = _flat(fn(*args))
     single = not isinstance(static_outputs, tuple) or len(static_outputs) == 1
-    static_grad_outputs = [gt.empty_like(o) if o.requires_grad else None
-                           for o in static_outputs]
+    static_grad_outputs = [gt.empty_like(o) if o.requires_grad else None for o in static_outputs]
     backward = CUDAGraph()
     with graph(backward, pool=mempool):
-        static_grads = _grad(static_outputs, static_inputs,
-                             [g if g is not None else gt.zeros_like(o)
-                              for o, g in zip(static_outputs, static_grad_outputs,
-                                              strict=True)], allow_unused)
+        static_grads = _grad(
+            static_outputs,
+            static_inputs,
+            [
+                g if g is not None else gt.zeros_like(o)
+                for o, g in zip(static_outputs, static_grad_outputs, strict=True)
+            ],
+            allow_unused,
+        )
     n_args = len(args)
 
     class Graphed(gt.autograd.Function):
@@ -107,8 +119,10 @@ def _graph_one(fn, args, warmup: int, allow_unused: bool, mempool):
 
     def graphed(*user_args):
         if len(user_args) != n_args:
-            raise TypeError(f"the graphed callable takes {n_args} tensors (its sample_args), "
-                            f"got {len(user_args)}")
+            raise TypeError(
+                f"the graphed callable takes {n_args} tensors (its sample_args), "
+                f"got {len(user_args)}"
+            )
         out = Graphed.apply(*(tuple(user_args) + params))
         return out[0] if single else out
 

@@ -35,8 +35,13 @@ from gpu_tensor.backends import cuda_kind
 
 from . import streams as _streams
 
-__all__ = ["CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
-           "make_graphed_callables"]
+__all__ = [
+    "CUDAGraph",
+    "graph",
+    "graph_pool_handle",
+    "is_current_stream_capturing",
+    "make_graphed_callables",
+]
 
 _MODES = {"global": 0, "thread_local": 1, "relaxed": 2}  # cudaStreamCaptureMode
 _ids = itertools.count(1)  # torch's uid: a graph's pool is (id, 0), a handle's (0, id)
@@ -96,14 +101,17 @@ class CUDAGraph:
         if self._graph is not None or self._stream is not None:
             raise RuntimeError("this CUDAGraph already holds a capture; call reset() first")
         if capture_error_mode not in _MODES:
-            raise ValueError(f"capture_error_mode must be one of {sorted(_MODES)}, "
-                             f"got {capture_error_mode!r}")
+            raise ValueError(
+                f"capture_error_mode must be one of {sorted(_MODES)}, got {capture_error_mode!r}"
+            )
         index = _device.current_cuda_index()
         stream = _streams.current_stream(index)
         if stream.cuda_stream in (0, 1):
-            raise RuntimeError("CUDA graphs must be captured on a non-default stream "
-                               "(use `with gt.cuda.graph(g):`, which makes a side stream, "
-                               "or `with gt.cuda.stream(gt.cuda.Stream()):`)")
+            raise RuntimeError(
+                "CUDA graphs must be captured on a non-default stream "
+                "(use `with gt.cuda.graph(g):`, which makes a side stream, "
+                "or `with gt.cuda.stream(gt.cuda.Stream()):`)"
+            )
         allocator = _allocator(index, create=True)
         pool_id = (self._id, 0) if pool is None else (int(pool[0]), int(pool[1]))
         allocator.begin_allocate_to_pool(pool_id, stream.cuda_stream)
@@ -132,7 +140,8 @@ class CUDAGraph:
             raise RuntimeError(
                 f"CUDA graph capture failed: {exc}. Something inside the capture waited for "
                 "the host, synchronized or allocated outside the graph; warm the step up "
-                "first and keep host reads (.item(), .cpu(), printing) out of it") from exc
+                "first and keep host reads (.item(), .cpu(), printing) out of it"
+            ) from exc
         self._allocator.end_allocate_to_pool(self._pool_id)
         self._launch = _streams._backend().graph_launcher(self._index)
 
@@ -185,8 +194,7 @@ class graph:  # noqa: N801 - torch's name
 
     default_capture_stream = None
 
-    def __init__(self, cuda_graph, pool=None, stream=None,
-                 capture_error_mode: str = "relaxed"):
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode: str = "relaxed"):
         if not cuda_kind().synchronous and stream is None:
             if graph.default_capture_stream is None:
                 graph.default_capture_stream = _streams.Stream()
@@ -224,7 +232,8 @@ class graph:  # noqa: N801 - torch's name
                 f"{exc} inside CUDA graph capture: captured work only runs at replay, so "
                 "nothing in the block may wait for the host, synchronize or allocate outside "
                 "the graph. Warm the step up first and keep host reads out of the block; "
-                "the stream and the allocator are usable again") from exc
+                "the stream and the allocator are usable again"
+            ) from exc
         return False
 
 
@@ -233,8 +242,9 @@ class graph:  # noqa: N801 - torch's name
 _CAPTURE_STATUSES = frozenset(range(900, 909))
 
 
-def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
-                           allow_unused_input: bool = False, pool=None):
+def make_graphed_callables(
+    callables, sample_args, num_warmup_iters: int = 3, allow_unused_input: bool = False, pool=None
+):
     """torch.cuda.make_graphed_callables: see graphed_callables.py."""
     from .graphed_callables import make_graphed_callables as make
 

@@ -139,8 +139,10 @@ class EmulatedCUDAGraph(CUDAGraph):
         """Accepted for torch compatibility."""
 
     def debug_dump(self, path: str) -> None:
-        raise RuntimeError("debug_dump needs a real CUDA graph; the emulated device records "
-                           "Python statements, not kernels")
+        raise RuntimeError(
+            "debug_dump needs a real CUDA graph; the emulated device records "
+            "Python statements, not kernels"
+        )
 
 
 def _with_body(filename: str, line: int):
@@ -148,19 +150,26 @@ def _with_body(filename: str, line: int):
     module (line numbers kept), and the names they assign."""
     source = "".join(linecache.getlines(filename))
     if not source:
-        raise RuntimeError("gt.cuda.graph on the emulated device records its block from the "
-                           f"source file, and {filename!r} has none (run it from a file)")
+        raise RuntimeError(
+            "gt.cuda.graph on the emulated device records its block from the "
+            f"source file, and {filename!r} has none (run it from a file)"
+        )
     tree = ast.parse(source)
     # the innermost `with` whose header holds the line the frame was on at __enter__
-    withs = [n for n in ast.walk(tree) if isinstance(n, ast.With)
-             and n.lineno <= line < n.body[0].lineno]
+    withs = [
+        n for n in ast.walk(tree) if isinstance(n, ast.With) and n.lineno <= line < n.body[0].lineno
+    ]
     node = max(withs, key=lambda n: n.lineno, default=None)
     if node is None:
         raise RuntimeError(f"no `with gt.cuda.graph(...)` block found at {filename}:{line}")
     module = ast.Module(body=node.body, type_ignores=[])
-    names = {t.id for n in ast.walk(module) if isinstance(n, (ast.Assign, ast.AugAssign,
-                                                                 ast.AnnAssign))
-             for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    names = {
+        t.id
+        for n in ast.walk(module)
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        for t in ast.walk(n)
+        if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+    }
     return module, sorted(names)
 
 
@@ -173,8 +182,12 @@ class _State:
 
         self._tensors = []  # (tensor, its saved copy)
         seen = set()
-        for t in list(leaves) + [b for v in namespace.values() if hasattr(v, "buffers")
-                                 and callable(v.buffers) for b in _safe(v.buffers)]:
+        for t in list(leaves) + [
+            b
+            for v in namespace.values()
+            if hasattr(v, "buffers") and callable(v.buffers)
+            for b in _safe(v.buffers)
+        ]:
             if isinstance(t, Tensor) and id(t) not in seen:
                 seen.add(id(t))
                 self._tensors.append((t, t.detach().clone()))
@@ -182,8 +195,13 @@ class _State:
         for v in namespace.values():
             state = getattr(v, "state", None)
             if hasattr(v, "param_groups") and isinstance(state, dict):
-                saved = {p: {k: (x.detach().clone() if isinstance(x, Tensor) else x)
-                             for k, x in s.items()} for p, s in state.items()}
+                saved = {
+                    p: {
+                        k: (x.detach().clone() if isinstance(x, Tensor) else x)
+                        for k, x in s.items()
+                    }
+                    for p, s in state.items()
+                }
                 self._optimizers.append((v, saved))
 
     def restore(self) -> None:

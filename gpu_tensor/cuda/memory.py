@@ -125,8 +125,9 @@ def memory_summary(device=None, abbreviated: bool = False) -> str:
     text = format_summary(memory_stats(device), _index(device), abbreviated)
     host = _pinned.host_memory_stats()
     if host.get("segment.all.peak", 0) > 0:
-        text += format_summary(host, abbreviated=abbreviated,
-                               title="gpu_tensor pinned host memory summary")
+        text += format_summary(
+            host, abbreviated=abbreviated, title="gpu_tensor pinned host memory summary"
+        )
     return text
 
 
@@ -185,8 +186,9 @@ def caching_allocator_delete(mem_ptr: int) -> None:
     try:
         allocator, block = _raw_blocks.pop(mem_ptr)
     except KeyError:
-        raise ValueError(f"{mem_ptr:#x} did not come from caching_allocator_alloc (or was "
-                         "already deleted)") from None
+        raise ValueError(
+            f"{mem_ptr:#x} did not come from caching_allocator_alloc (or was already deleted)"
+        ) from None
     allocator.free(block)
 
 
@@ -208,9 +210,15 @@ def record_creation_sites(enabled: bool | None = True) -> None:
     _live.set_enabled(enabled)
 
 
-def _record_memory_history(enabled: str | None = "all", context: str | None = "all",
-                           stacks: str = "all", max_entries: int = sys.maxsize,
-                           device=None, clear_history: bool = False, **_ignored) -> None:
+def _record_memory_history(
+    enabled: str | None = "all",
+    context: str | None = "all",
+    stacks: str = "all",
+    max_entries: int = sys.maxsize,
+    device=None,
+    clear_history: bool = False,
+    **_ignored,
+) -> None:
     """torch.cuda.memory._record_memory_history: enabled None | 'state' | 'all'.
 
     Applies to every device (present and future). The legacy boolean form works too:
@@ -222,8 +230,9 @@ def _record_memory_history(enabled: str | None = "all", context: str | None = "a
     if enabled is None:
         _registry.set_history(None)
         return
-    _registry.set_history({"enabled": enabled, "context": context, "stacks": stacks,
-                           "max_entries": int(max_entries)})
+    _registry.set_history(
+        {"enabled": enabled, "context": context, "stacks": stacks, "max_entries": int(max_entries)}
+    )
 
 
 def _host_memory_stats():
@@ -236,8 +245,11 @@ def _host_memory_stats():
 def _snapshot(device=None) -> dict:
     """torch.cuda.memory._snapshot(): {segments, device_traces, allocator_settings} plus
     the 'gpu_tensor' extension (memory_stats, live_tensors, host_memory_stats)."""
-    return build_snapshot(_registry.existing_allocators().values(), device=_index(device),
-                          host_memory_stats=_host_memory_stats())
+    return build_snapshot(
+        _registry.existing_allocators().values(),
+        device=_index(device),
+        host_memory_stats=_host_memory_stats(),
+    )
 
 
 def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:

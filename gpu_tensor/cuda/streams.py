@@ -158,8 +158,9 @@ class Event:
 
     __slots__ = ("_handle", "_index", "enable_timing", "blocking", "interprocess")
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False,
-                 interprocess: bool = False):
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ):
         self.enable_timing = enable_timing
         self.blocking = blocking
         self.interprocess = interprocess
@@ -170,8 +171,9 @@ class Event:
         """Mark the current end of ``stream``'s work (default: the current stream)."""
         stream = current_stream() if stream is None else stream
         if self._handle is None:
-            self._handle = _backend().new_event(self.enable_timing, self.blocking,
-                                                self.interprocess)
+            self._handle = _backend().new_event(
+                self.enable_timing, self.blocking, self.interprocess
+            )
             self._index = stream._index
         elif self._index != stream._index:
             raise ValueError(

@@ -22,9 +22,20 @@ from ._common import (
 )
 from .reduce_op import ReduceOp
 
-__all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
-           "reduce_scatter", "reduce_scatter_tensor", "all_to_all_single", "all_to_all", "gather",
-           "scatter", "barrier"]
+__all__ = [
+    "all_reduce",
+    "broadcast",
+    "reduce",
+    "all_gather",
+    "all_gather_into_tensor",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "all_to_all_single",
+    "all_to_all",
+    "gather",
+    "scatter",
+    "barrier",
+]
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
@@ -36,8 +47,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     name = reduce_name(op, tensor, "all_reduce")
     eng = engine_for(pg, tensor, "all_reduce")
     st = stage(tensor, eng, op=name, pg=pg)
-    return finish_work(eng.allreduce(st.buf, name), st.finish, "all_reduce", pg, async_op,
-                       [tensor])
+    return finish_work(eng.allreduce(st.buf, name), st.finish, "all_reduce", pg, async_op, [tensor])
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -49,8 +59,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     root = root_of(pg, src, group_src, "broadcast", "src")
     eng = engine_for(pg, tensor, "broadcast")
     st = stage(tensor, eng, read=pg.rank() == root)
-    return finish_work(eng.broadcast(st.buf, root), st.finish, "broadcast", pg, async_op,
-                       [tensor])
+    return finish_work(eng.broadcast(st.buf, root), st.finish, "broadcast", pg, async_op, [tensor])
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -63,8 +72,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     name = reduce_name(op, tensor, "reduce")
     eng = engine_for(pg, tensor, "reduce")
     st = stage(tensor, eng, op=name, pg=pg, divide=pg.rank() == root)
-    return finish_work(eng.reduce(st.buf, name, root), st.finish, "reduce", pg, async_op,
-                       [tensor])
+    return finish_work(eng.reduce(st.buf, name, root), st.finish, "reduce", pg, async_op, [tensor])
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -76,8 +84,9 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     eng = engine_for(pg, input_tensor, fn)
     src = stage(input_tensor, eng)
     out = stage(output_tensor, eng, read=False)
-    return finish_work(eng.allgather(src.buf, out.buf), _keep(src, out.finish), fn, pg,
-                       async_op, [output_tensor])
+    return finish_work(
+        eng.allgather(src.buf, out.buf), _keep(src, out.finish), fn, pg, async_op, [output_tensor]
+    )
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -118,8 +127,14 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     return reduce_scatter_tensor(output, flat, op, group, async_op)
 
 
-def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,  # noqa: A002
-                      group=None, async_op=False):
+def all_to_all_single(
+    output,
+    input,
+    output_split_sizes=None,
+    input_split_sizes=None,  # noqa: A002
+    group=None,
+    async_op=False,
+):
     """Rank r sends its dim-0 chunk i of `input` to rank i and receives rank i's chunk r into
     chunk i of `output`; chunks are equal unless split sizes are given."""
     fn = "all_to_all_single"
@@ -133,14 +148,17 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     send = _splits(input, input_split_sizes, n, fn, "input")
     recv = _splits(output, output_split_sizes, n, fn, "output")
     if output.shape[1:] != input.shape[1:]:
-        raise ValueError(f"{fn}(): output and input must agree beyond dim 0, got "
-                         f"{tuple(output.shape)} and {tuple(input.shape)}")
+        raise ValueError(
+            f"{fn}(): output and input must agree beyond dim 0, got "
+            f"{tuple(output.shape)} and {tuple(input.shape)}"
+        )
     eng = engine_for(pg, input, fn)
     src = stage(input, eng)
     out = stage(output, eng, read=False)
     row = _row(input)
-    req = eng.alltoall(src.buf, out.buf, [s * row for s in send], [s * row for s in recv],
-                       input.element_size())
+    req = eng.alltoall(
+        src.buf, out.buf, [s * row for s in send], [s * row for s in recv], input.element_size()
+    )
     return finish_work(req, _keep(src, out.finish), fn, pg, async_op, [out.t])
 
 
@@ -152,24 +170,34 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     if pg is None:
         return None
     n = pg.size()
-    for arg, ts in (("output_tensor_list", output_tensor_list),
-                    ("input_tensor_list", input_tensor_list)):
+    for arg, ts in (
+        ("output_tensor_list", output_tensor_list),
+        ("input_tensor_list", input_tensor_list),
+    ):
         if not isinstance(ts, (list, tuple)) or len(ts) != n:
             raise ValueError(f"{fn}(): '{arg}' must be a list of one tensor per rank ({n})")
         for t in ts:
             check_tensor(t, fn, arg)
             check_pair(t, input_tensor_list[0], fn)
     like = input_tensor_list[0]
-    flat_in = empty((sum(t.numel() for t in input_tensor_list),), dtype=like.dtype,
-                    device=like.device)
+    flat_in = empty(
+        (sum(t.numel() for t in input_tensor_list),), dtype=like.dtype, device=like.device
+    )
     at = 0
     for t in input_tensor_list:
-        flat_in[at:at + t.numel()].copy_(t.reshape(-1))
+        flat_in[at : at + t.numel()].copy_(t.reshape(-1))
         at += t.numel()
-    flat_out = empty((sum(t.numel() for t in output_tensor_list),), dtype=like.dtype,
-                     device=like.device)
-    work = all_to_all_single(flat_out, flat_in, [t.numel() for t in output_tensor_list],
-                             [t.numel() for t in input_tensor_list], group, async_op=True)
+    flat_out = empty(
+        (sum(t.numel() for t in output_tensor_list),), dtype=like.dtype, device=like.device
+    )
+    work = all_to_all_single(
+        flat_out,
+        flat_in,
+        [t.numel() for t in output_tensor_list],
+        [t.numel() for t in input_tensor_list],
+        group,
+        async_op=True,
+    )
     inner = work._finish
 
     def finish():
@@ -177,7 +205,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
             inner()
         at = 0
         for t in output_tensor_list:
-            t.detach().copy_(flat_out[at:at + t.numel()].reshape(t.shape))
+            t.detach().copy_(flat_out[at : at + t.numel()].reshape(t.shape))
             at += t.numel()
 
     work._finish = finish
@@ -204,8 +232,9 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         work = finish_work(eng.gather(src.buf, out.buf, root), out.finish, "gather", pg, True)
         return _then_split(work, flat, gather_list, async_op)
     if gather_list:
-        raise ValueError("gather(): argument 'gather_list' must NOT be specified on "
-                         "non-destination ranks")
+        raise ValueError(
+            "gather(): argument 'gather_list' must NOT be specified on non-destination ranks"
+        )
     return finish_work(eng.gather(src.buf, None, root), _keep(src), "gather", pg, async_op)
 
 
@@ -223,8 +252,9 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         check_list(scatter_list, "scatter", "scatter_list", pg.size(), tensor)
         src_st = stage(_stacked(scatter_list, tensor), eng)
     elif scatter_list:
-        raise ValueError("scatter(): argument 'scatter_list' must NOT be specified on "
-                         "non-source ranks")
+        raise ValueError(
+            "scatter(): argument 'scatter_list' must NOT be specified on non-source ranks"
+        )
     req = eng.scatter(None if src_st is None else src_st.buf, out.buf, root)
     return finish_work(req, _keep(src_st, out.finish), "scatter", pg, async_op, [tensor])
 
@@ -277,8 +307,10 @@ def _world_sized(big, big_name, small, small_name, group, fn):
         return None
     check_pair(big, small, fn)
     if big.numel() != pg.size() * small.numel():
-        raise ValueError(f"{fn}(): {big_name} has {big.numel()} elements; it must hold "
-                         f"world_size ({pg.size()}) x {small_name} ({small.numel()})")
+        raise ValueError(
+            f"{fn}(): {big_name} has {big.numel()} elements; it must hold "
+            f"world_size ({pg.size()}) x {small_name} ({small.numel()})"
+        )
     return pg
 
 
@@ -298,11 +330,15 @@ def _splits(t, sizes, n: int, fn: str, arg: str) -> list[int]:
     rows = t.shape[0] if t.ndim else 1
     if sizes is None or len(sizes) == 0:
         if rows % n:
-            raise ValueError(f"{fn}(): {arg} dim 0 ({rows}) must divide evenly among "
-                             f"{n} ranks, or give {arg}_split_sizes")
+            raise ValueError(
+                f"{fn}(): {arg} dim 0 ({rows}) must divide evenly among "
+                f"{n} ranks, or give {arg}_split_sizes"
+            )
         return [rows // n] * n
     sizes = [int(s) for s in sizes]
     if len(sizes) != n or sum(sizes) != rows or min(sizes) < 0:
-        raise ValueError(f"{fn}(): {arg}_split_sizes {sizes} must have one entry per rank "
-                         f"({n}) summing to {arg}'s dim 0 ({rows})")
+        raise ValueError(
+            f"{fn}(): {arg}_split_sizes {sizes} must have one entry per rank "
+            f"({n}) summing to {arg}'s dim 0 ({rows})"
+        )
     return sizes

@@ -43,12 +43,12 @@ def average_gradients(params, group=None, bucket_cap_mb: float = DEFAULT_BUCKET_
         at = 0
         for p in bucket:
             if p.grad is not None:
-                flat[at:at + p.numel()].copy_(p.grad.reshape(-1))
+                flat[at : at + p.numel()].copy_(p.grad.reshape(-1))
             at += p.numel()
         all_reduce(flat, ReduceOp.AVG, group=group)
         at = 0
         for p in bucket:
-            chunk = flat[at:at + p.numel()].reshape(p.shape)
+            chunk = flat[at : at + p.numel()].reshape(p.shape)
             if p.grad is None:
                 p.grad = chunk.clone()
             else:

@@ -15,10 +15,21 @@ import sys
 from . import _mpi
 from .mpi_engine import MpiEngine
 
-__all__ = ["Backend", "GroupMember", "ProcessGroup", "init_process_group",
-           "destroy_process_group", "is_initialized", "get_rank", "get_world_size",
-           "get_backend", "new_group", "get_global_rank", "get_process_group_ranks",
-           "default_pg_timeout"]
+__all__ = [
+    "Backend",
+    "GroupMember",
+    "ProcessGroup",
+    "init_process_group",
+    "destroy_process_group",
+    "is_initialized",
+    "get_rank",
+    "get_world_size",
+    "get_backend",
+    "new_group",
+    "get_global_rank",
+    "get_process_group_ranks",
+    "default_pg_timeout",
+]
 
 default_pg_timeout = datetime.timedelta(minutes=30)  # torch's default for non-NCCL groups
 _NCCL_TIMEOUT = datetime.timedelta(minutes=10)  # torch's default for NCCL groups
@@ -55,17 +66,20 @@ def _parse(backend) -> tuple[str, dict]:
         for part in name.split(","):
             dev, _, eng = part.strip().partition(":")
             if dev not in ("cpu", "cuda") or eng not in ("mpi", "nccl") or dev in table:
-                raise ValueError(f"invalid backend string {backend!r}: expected entries like "
-                                 "'cpu:mpi,cuda:nccl' (device cpu or cuda, engine mpi or nccl)")
+                raise ValueError(
+                    f"invalid backend string {backend!r}: expected entries like "
+                    "'cpu:mpi,cuda:nccl' (device cpu or cuda, engine mpi or nccl)"
+                )
             if dev == "cpu" and eng == "nccl":
                 raise ValueError("NCCL cannot serve cpu tensors; use 'cpu:mpi,cuda:nccl'")
             table[dev] = eng
         return ",".join(f"{d}:{e}" for d, e in table.items()), table
     if name == "gloo":
-        raise ValueError("gpu_tensor.distributed has no gloo backend: use 'mpi' (it serves cpu "
-                         "tensors as gloo does) or 'cpu:mpi,cuda:nccl'")
-    raise ValueError(f"unknown backend {backend!r}: use None, 'mpi', 'nccl' or "
-                     "'cpu:mpi,cuda:nccl'")
+        raise ValueError(
+            "gpu_tensor.distributed has no gloo backend: use 'mpi' (it serves cpu "
+            "tensors as gloo does) or 'cpu:mpi,cuda:nccl'"
+        )
+    raise ValueError(f"unknown backend {backend!r}: use None, 'mpi', 'nccl' or 'cpu:mpi,cuda:nccl'")
 
 
 class ProcessGroup:
@@ -89,9 +103,11 @@ class ProcessGroup:
     def engine(self, device_type: str, fn: str):
         kind = self._table.get(device_type)
         if kind is None:
-            raise RuntimeError(f"{fn}: no backend serves {device_type} tensors in this group "
-                               f"(backend {self.backend!r}); init_process_group with "
-                               "'cpu:mpi,cuda:nccl' to use both devices")
+            raise RuntimeError(
+                f"{fn}: no backend serves {device_type} tensors in this group "
+                f"(backend {self.backend!r}); init_process_group with "
+                "'cpu:mpi,cuda:nccl' to use both devices"
+            )
         if kind == "mpi":
             return self.mpi
         if self._nccl is None:
@@ -102,8 +118,9 @@ class ProcessGroup:
 
     def group_rank(self, global_rank: int, what: str) -> int:
         if global_rank not in self.ranks:
-            raise ValueError(f"{what} rank {global_rank} is not part of this group "
-                             f"(global ranks {self.ranks})")
+            raise ValueError(
+                f"{what} rank {global_rank} is not part of this group (global ranks {self.ranks})"
+            )
         return self.ranks.index(global_rank)
 
     def destroy(self) -> None:
@@ -131,8 +148,10 @@ def is_initialized() -> bool:
 
 def _world() -> ProcessGroup:
     if GroupMember.WORLD is None:
-        raise ValueError("Default process group has not been initialized, please make sure "
-                         "to call init_process_group.")
+        raise ValueError(
+            "Default process group has not been initialized, please make sure "
+            "to call init_process_group."
+        )
     return GroupMember.WORLD
 
 
@@ -144,22 +163,33 @@ def resolve(group) -> ProcessGroup | None:
         _world()
         return None
     if not isinstance(group, ProcessGroup):
-        raise TypeError(f"group must be a ProcessGroup from new_group(), not "
-                        f"{type(group).__name__}")
+        raise TypeError(
+            f"group must be a ProcessGroup from new_group(), not {type(group).__name__}"
+        )
     return group
 
 
-def init_process_group(backend=None, init_method=None, timeout=None, world_size: int = -1,
-                       rank: int = -1, store=None, group_name: str = "", pg_options=None,
-                       device_id=None) -> None:
+def init_process_group(
+    backend=None,
+    init_method=None,
+    timeout=None,
+    world_size: int = -1,
+    rank: int = -1,
+    store=None,
+    group_name: str = "",
+    pg_options=None,
+    device_id=None,
+) -> None:
     """Join the job's world group. Under mpiexec, rank and size come from MPI; a `rank` or
     `world_size` given here must agree with them. `timeout` bounds every collective."""
     if GroupMember.WORLD is not None:
         raise ValueError("trying to initialize the default process group twice!")
     if init_method not in (None, "env://", "mpi://"):
-        raise ValueError(f"init_method {init_method!r} is not supported: ranks find each other "
-                         "through MPI; launch with `gpu-tensor launch -n N script.py` (or "
-                         "`mpiexec -n N python -m mpi4py script.py`)")
+        raise ValueError(
+            f"init_method {init_method!r} is not supported: ranks find each other "
+            "through MPI; launch with `gpu-tensor launch -n N script.py` (or "
+            "`mpiexec -n N python -m mpi4py script.py`)"
+        )
     if store is not None:
         raise ValueError("store is not supported: ranks find each other through MPI")
     name, table = _parse(backend)
@@ -171,10 +201,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     world = MPI.COMM_WORLD
     size, me = world.Get_size(), world.Get_rank()
     if world_size not in (-1, None, size) or rank not in (-1, None, me):
-        raise ValueError(f"init_process_group(rank={rank}, world_size={world_size}) disagrees "
-                         f"with MPI, which launched this process as rank {me} of {size}; "
-                         "leave them out (MPI supplies them) or launch with `-n "
-                         f"{world_size}`")
+        raise ValueError(
+            f"init_process_group(rank={rank}, world_size={world_size}) disagrees "
+            f"with MPI, which launched this process as rank {me} of {size}; "
+            "leave them out (MPI supplies them) or launch with `-n "
+            f"{world_size}`"
+        )
     GroupMember.WORLD = ProcessGroup(world, list(range(size)), name, table, timeout)
     _export_env(world, me, size)
     if size > 1:
@@ -186,8 +218,12 @@ def _export_env(world, me: int, size: int) -> None:
     that read them (e.g. to pick `cuda:LOCAL_RANK`); values already set are kept."""
     MPI = _mpi.mpi()
     node = world.Split_type(MPI.COMM_TYPE_SHARED)
-    for key, value in (("RANK", me), ("WORLD_SIZE", size), ("LOCAL_RANK", node.Get_rank()),
-                       ("LOCAL_WORLD_SIZE", node.Get_size())):
+    for key, value in (
+        ("RANK", me),
+        ("WORLD_SIZE", size),
+        ("LOCAL_RANK", node.Get_rank()),
+        ("LOCAL_WORLD_SIZE", node.Get_size()),
+    ):
         os.environ.setdefault(key, str(value))
     node.Free()
 
@@ -260,8 +296,14 @@ def get_global_rank(group, group_rank: int) -> int:
     return pg.ranks[group_rank]
 
 
-def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
-              use_local_synchronization=False, group_desc=None):
+def new_group(
+    ranks=None,
+    timeout=None,
+    backend=None,
+    pg_options=None,
+    use_local_synchronization=False,
+    group_desc=None,
+):
     """A group of the given global ranks. Every rank of the world must call it (as in
     torch), members or not; non-members get GroupMember.NON_GROUP_MEMBER."""
     world = _world()

@@ -50,8 +50,16 @@ class MpiEngine:
         self.comm = comm
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
-        self._ops = {"SUM": MPI.SUM, "AVG": MPI.SUM, "PRODUCT": MPI.PROD, "MIN": MPI.MIN,
-                     "MAX": MPI.MAX, "BAND": MPI.BAND, "BOR": MPI.BOR, "BXOR": MPI.BXOR}
+        self._ops = {
+            "SUM": MPI.SUM,
+            "AVG": MPI.SUM,
+            "PRODUCT": MPI.PROD,
+            "MIN": MPI.MIN,
+            "MAX": MPI.MAX,
+            "BAND": MPI.BAND,
+            "BOR": MPI.BOR,
+            "BXOR": MPI.BXOR,
+        }
         self._in_place = MPI.IN_PLACE
 
     def allreduce(self, buf, op: str):
@@ -76,16 +84,22 @@ class MpiEngine:
         MPI = _mpi.mpi()
         sc = [c * itemsize for c in send_counts]
         rc = [c * itemsize for c in recv_counts]
-        return _Requests(self.comm.Ialltoallv([_bytes(send), (sc, _displs(sc)), MPI.BYTE],
-                                              [_bytes(recv), (rc, _displs(rc)), MPI.BYTE]))
+        return _Requests(
+            self.comm.Ialltoallv(
+                [_bytes(send), (sc, _displs(sc)), MPI.BYTE],
+                [_bytes(recv), (rc, _displs(rc)), MPI.BYTE],
+            )
+        )
 
     def gather(self, send, recv, root: int):
-        return _Requests(self.comm.Igather(_bytes(send), None if recv is None else _bytes(recv),
-                                           root=root))
+        return _Requests(
+            self.comm.Igather(_bytes(send), None if recv is None else _bytes(recv), root=root)
+        )
 
     def scatter(self, send, recv, root: int):
-        return _Requests(self.comm.Iscatter(None if send is None else _bytes(send),
-                                            _bytes(recv), root=root))
+        return _Requests(
+            self.comm.Iscatter(None if send is None else _bytes(send), _bytes(recv), root=root)
+        )
 
     def send(self, buf, peer: int, tag: int):
         return _Requests(self.comm.Isend(_bytes(buf), dest=peer, tag=tag))

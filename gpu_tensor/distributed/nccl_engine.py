@@ -68,7 +68,8 @@ class NcclEngine:
             raise RuntimeError(
                 "the nccl backend needs a CUDA GPU and the NCCL library: install it with "
                 "`pip install nvidia-nccl-cu12` (or -cu13, to match CuPy), or use "
-                "backend='mpi', which stages cuda tensors through pinned host memory")
+                "backend='mpi', which stages cuda tensors through pinned host memory"
+            )
         self.mpi = mpi_engine
         self.rank, self.size = mpi_engine.rank, mpi_engine.size
         self.timeout_s = timeout_s
@@ -88,13 +89,16 @@ class NcclEngine:
             uid = self.mpi.bcast_object(uid, 0)
             self._comm = cuda_nccl.Communicator(self.size, uid, self.rank, index)
             self._stream = Stream(f"cuda:{index}")
-            self._watchdog = threading.Thread(target=self._watch, daemon=True,
-                                              name="gpu_tensor-nccl-watchdog")
+            self._watchdog = threading.Thread(
+                target=self._watch, daemon=True, name="gpu_tensor-nccl-watchdog"
+            )
             self._watchdog.start()
         elif index != self._comm.device_index:
-            raise RuntimeError(f"this group's NCCL communicator is on cuda:"
-                               f"{self._comm.device_index} but the tensor is on cuda:{index}; "
-                               "one rank drives one GPU (pick it with cuda:LOCAL_RANK)")
+            raise RuntimeError(
+                f"this group's NCCL communicator is on cuda:"
+                f"{self._comm.device_index} but the tensor is on cuda:{index}; "
+                "one rank drives one GPU (pick it with cuda:LOCAL_RANK)"
+            )
         return self._comm, self._stream
 
     def _run(self, op: str, arrays, enqueue):
@@ -131,7 +135,8 @@ class NcclEngine:
                 for p in late:
                     p.error = DistBackendError(
                         f"{p.op} timed out on rank {self.rank} after {self.timeout_s:g} s "
-                        "(NCCL); the communicator was aborted")
+                        "(NCCL); the communicator was aborted"
+                    )
                 comm = self._comm
                 if comm is not None:  # (destroy() may have run meanwhile)
                     comm.abort()
@@ -151,30 +156,41 @@ class NcclEngine:
     def allreduce(self, buf, op):
         cuda_nccl.nccl_op(op)  # an op NCCL lacks is refused before anything is enqueued
         name, n = cuda_nccl.wire_dtype(buf)
-        return self._run("all_reduce", [buf], lambda c, s: c.all_reduce(
-            buf.data.ptr, buf.data.ptr, n, name, op, s))
+        return self._run(
+            "all_reduce",
+            [buf],
+            lambda c, s: c.all_reduce(buf.data.ptr, buf.data.ptr, n, name, op, s),
+        )
 
     def broadcast(self, buf, root):
         name, n = cuda_nccl.wire_dtype(buf)
-        return self._run("broadcast", [buf], lambda c, s: c.broadcast(buf.data.ptr, n, name,
-                                                                      root, s))
+        return self._run(
+            "broadcast", [buf], lambda c, s: c.broadcast(buf.data.ptr, n, name, root, s)
+        )
 
     def reduce(self, buf, op, root):
         cuda_nccl.nccl_op(op)  # an op NCCL lacks is refused before anything is enqueued
         name, n = cuda_nccl.wire_dtype(buf)
-        return self._run("reduce", [buf], lambda c, s: c.reduce(
-            buf.data.ptr, buf.data.ptr, n, name, op, root, s))
+        return self._run(
+            "reduce", [buf], lambda c, s: c.reduce(buf.data.ptr, buf.data.ptr, n, name, op, root, s)
+        )
 
     def allgather(self, send, recv):
         name, n = cuda_nccl.wire_dtype(send)
-        return self._run("all_gather", [send, recv], lambda c, s: c.all_gather(
-            send.data.ptr, recv.data.ptr, n, name, s))
+        return self._run(
+            "all_gather",
+            [send, recv],
+            lambda c, s: c.all_gather(send.data.ptr, recv.data.ptr, n, name, s),
+        )
 
     def reduce_scatter(self, send, recv, op):
         cuda_nccl.nccl_op(op)  # an op NCCL lacks is refused before anything is enqueued
         name, n = cuda_nccl.wire_dtype(recv)
-        return self._run("reduce_scatter", [send, recv], lambda c, s: c.reduce_scatter(
-            send.data.ptr, recv.data.ptr, n, name, op, s))
+        return self._run(
+            "reduce_scatter",
+            [send, recv],
+            lambda c, s: c.reduce_scatter(send.data.ptr, recv.data.ptr, n, name, op, s),
+        )
 
     def _grouped(self, op, arrays, pairs):
         """NCCL has no alltoall/gather/scatter: grouped sends and receives
@@ -218,6 +234,7 @@ class NcclEngine:
 
     def recv(self, buf, peer, tag):
         if peer is None:
-            raise ValueError("recv(): NCCL needs an explicit src (it cannot receive from any "
-                             "rank); give src=")
+            raise ValueError(
+                "recv(): NCCL needs an explicit src (it cannot receive from any rank); give src="
+            )
         return self._grouped("recv", [buf], [("recv", buf, 0, buf.nbytes, peer)])

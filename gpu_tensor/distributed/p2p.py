@@ -27,16 +27,16 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
         return None
     peer = root_of(pg, dst, group_dst, "isend", "dst")
     if peer == pg.rank():
-        raise ValueError(f"isend(): dst {pg.ranks[peer]} is this rank; a rank cannot send to "
-                         "itself")
+        raise ValueError(
+            f"isend(): dst {pg.ranks[peer]} is this rank; a rank cannot send to itself"
+        )
     eng = engine_for(pg, tensor, "isend")
     st = stage(tensor, eng)
 
     def keep():
         return st
 
-    return finish_work(eng.send(st.buf, peer, _check_tag(tag, "isend")), keep, "send", pg,
-                       True)
+    return finish_work(eng.send(st.buf, peer, _check_tag(tag, "isend")), keep, "send", pg, True)
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
@@ -49,8 +49,9 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     if src is not None or group_src is not None:
         peer = root_of(pg, src, group_src, "irecv", "src")
         if peer == pg.rank():
-            raise ValueError(f"irecv(): src {pg.ranks[peer]} is this rank; a rank cannot "
-                             "receive from itself")
+            raise ValueError(
+                f"irecv(): src {pg.ranks[peer]} is this rank; a rank cannot receive from itself"
+            )
     eng = engine_for(pg, tensor, "irecv")
     st = stage(tensor, eng, read=False)
     req = eng.recv(st.buf, peer, _check_tag(tag, "irecv"))
@@ -96,7 +97,8 @@ def batch_isend_irecv(p2p_op_list) -> list:
     """Start every P2POp; returns their Works (wait on each). All receives are posted
     before the sends, so pairs of ranks exchanging in either order cannot deadlock."""
     if not isinstance(p2p_op_list, (list, tuple)) or not all(
-            isinstance(p, P2POp) for p in p2p_op_list):
+        isinstance(p, P2POp) for p in p2p_op_list
+    ):
         raise TypeError("batch_isend_irecv() takes a list of P2POp")
     order = sorted(range(len(p2p_op_list)), key=lambda i: p2p_op_list[i].op is isend)
     works = [None] * len(p2p_op_list)

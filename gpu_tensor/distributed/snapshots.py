@@ -9,14 +9,18 @@ __all__ = ["save_rank_snapshot", "snapshot_path"]
 def snapshot_path(pattern: str, rank: int, world_size: int) -> str:
     """The pattern with {rank} and {world_size} filled in ('mem_rank{rank}.json')."""
     if "{rank}" not in pattern:
-        raise ValueError(f"save_rank_snapshot: pattern {pattern!r} must contain '{{rank}}' so "
-                         "the ranks do not overwrite each other's file, e.g. "
-                         "'snapshots/rank{rank}.json'")
+        raise ValueError(
+            f"save_rank_snapshot: pattern {pattern!r} must contain '{{rank}}' so "
+            "the ranks do not overwrite each other's file, e.g. "
+            "'snapshots/rank{rank}.json'"
+        )
     try:
         return pattern.format(rank=rank, world_size=world_size)
     except (KeyError, IndexError, ValueError) as exc:
-        raise ValueError(f"save_rank_snapshot: pattern {pattern!r} may only use {{rank}} and "
-                         f"{{world_size}} ({exc})") from None
+        raise ValueError(
+            f"save_rank_snapshot: pattern {pattern!r} may only use {{rank}} and "
+            f"{{world_size}} ({exc})"
+        ) from None
 
 
 def save_rank_snapshot(pattern: str = "memory_rank{rank}.json", group=None) -> str:

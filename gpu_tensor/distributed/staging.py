@@ -26,8 +26,15 @@ _U8 = np.dtype(np.uint8)
 class Staged:
     """`buf`: the engine's buffer. `finish()`: divide for AVG, write back, once."""
 
-    def __init__(self, t, *, device_engine: bool = False, reduce: bool = False,
-                 read: bool = True, avg_divisor: int | None = None):
+    def __init__(
+        self,
+        t,
+        *,
+        device_engine: bool = False,
+        reduce: bool = False,
+        read: bool = True,
+        avg_divisor: int | None = None,
+    ):
         self.t = t
         self.avg_divisor = avg_divisor
         self._convert = None  # numpy dtype the buffer is reduced in, if not the tensor's

@@ -97,8 +97,9 @@ class Future:
 
     def _resolve(self):
         if not self._has_value:
-            self._value = (self._work.result() if self._callback is None
-                           else self._callback(self._parent))
+            self._value = (
+                self._work.result() if self._callback is None else self._callback(self._parent)
+            )
             self._has_value = True
         return self._value
 

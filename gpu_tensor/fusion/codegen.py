@@ -140,8 +140,9 @@ def plan_args(plan: Plan) -> list[int]:
     return out
 
 
-def generate(graph: Graph, plan: Plan, out_dtypes=None, roots=None,
-             restrict: bool = True) -> KernelSource:
+def generate(
+    graph: Graph, plan: Plan, out_dtypes=None, roots=None, restrict: bool = True
+) -> KernelSource:
     """CUDA source for `roots` (default: all outputs) under `plan`. Operands in the plan are
     the used inputs (by index) followed by the outputs; `out_dtypes` are the stored dtypes
     (default: each output's dtype). `restrict=False` when an output shares memory with an

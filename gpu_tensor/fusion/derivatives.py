@@ -182,8 +182,11 @@ def zero(g, out, x):
 
 # -- where, clamp ---------------------------------------------------------------------------
 def where_grad(g, out, cond, a, b):
-    return (None, where(cond, g, 0.0) if tensor_like(a) else None,
-            where(cond, 0.0, g) if tensor_like(b) else None)
+    return (
+        None,
+        where(cond, g, 0.0) if tensor_like(a) else None,
+        where(cond, 0.0, g) if tensor_like(b) else None,
+    )
 
 
 def clamp(g, out, x, lo=None, hi=None):
@@ -213,13 +216,17 @@ def hypot(g, out, a, b):
 
 
 def logaddexp(g, out, a, b):
-    return ((g / ((b - a).exp() + 1) if tensor_like(a) else None),
-            (g / ((a - b).exp() + 1) if tensor_like(b) else None))
+    return (
+        (g / ((b - a).exp() + 1) if tensor_like(a) else None),
+        (g / ((a - b).exp() + 1) if tensor_like(b) else None),
+    )
 
 
 def logaddexp2(g, out, a, b):
-    return ((g / (2.0 ** (b - a) + 1) if tensor_like(a) else None),
-            (g / (2.0 ** (a - b) + 1) if tensor_like(b) else None))
+    return (
+        (g / (2.0 ** (b - a) + 1) if tensor_like(a) else None),
+        (g / (2.0 ** (a - b) + 1) if tensor_like(b) else None),
+    )
 
 
 def xlogy(g, out, a, b):
@@ -273,7 +280,7 @@ def fmod(g, out, a, b):
 
 
 def ldexp(g, out, a, b):
-    return (g * 2.0 ** b if tensor_like(a) else None), (g * out * _LN2 if tensor_like(b) else None)
+    return (g * 2.0**b if tensor_like(a) else None), (g * out * _LN2 if tensor_like(b) else None)
 
 
 def _nan_aware(keep_first):

@@ -36,6 +36,7 @@ def _strides(a) -> tuple:
 
 def _overlap(a: Operand, b: Operand) -> bool:
     """Whether two operands' byte ranges intersect (an out= written in place over an input)."""
+
     def span(o):
         if 0 in o.shape:
             return o.ptr, o.ptr
@@ -207,8 +208,7 @@ class _Launch:
     numpy type) of its by-value scalars; `tail`: the index arguments (numel, sizes,
     strides), fixed by the shapes and strides in the cache key."""
 
-    __slots__ = ("fn", "grid", "block", "shape", "arrays", "scalars", "tail", "source",
-                 "plan")
+    __slots__ = ("fn", "grid", "block", "shape", "arrays", "scalars", "tail", "source", "plan")
 
     def __init__(self, fn, grid, block, shape, arrays, scalars, tail, source, plan):
         self.fn, self.grid, self.block, self.shape = fn, grid, block, shape
@@ -221,8 +221,8 @@ def _plan(key, inputs, out_dtype, params):
     from .compile import get_kernel, sm_count
 
     if np.dtype(out_dtype).kind == "c" or any(
-            getattr(x, "dtype", None) is not None and np.dtype(x.dtype).kind == "c"
-            for x in inputs):
+        getattr(x, "dtype", None) is not None and np.dtype(x.dtype).kind == "c" for x in inputs
+    ):
         return _NO_KERNEL
     graph = _graph_for(key, inputs, params)
     where = [i for i, x in enumerate(inputs) if x is not None and not _is_scalar(x)]
@@ -245,15 +245,17 @@ def _plan(key, inputs, out_dtype, params):
     ksrc = hit[0]
     idx = np.int32 if p.index == "int" else np.int64
     tail = (idx(p.numel), *(idx(v) for v in plan_args(p)))
-    scalars = tuple((scalar_at[s], _SCALAR_TYPES[scalar_ctype(graph.scalars[s].dtype)])
-                    for s in ksrc.scalars)
+    scalars = tuple(
+        (scalar_at[s], _SCALAR_TYPES[scalar_ctype(graph.scalars[s].dtype)]) for s in ksrc.scalars
+    )
     fn = grid = block = None
     if p.numel:
         fn = get_kernel(ksrc.name, ksrc.source, ())
         g, b = launch_config(p, sm_count())
         grid, block = (g,), (b,)
-    return _Launch(fn, grid, block, shape, tuple(where[i] for i in ksrc.inputs), scalars,
-                   tail, ksrc, p)
+    return _Launch(
+        fn, grid, block, shape, tuple(where[i] for i in ksrc.inputs), scalars, tail, ksrc, p
+    )
 
 
 def _is_scalar(x) -> bool:

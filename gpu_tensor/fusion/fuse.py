@@ -133,12 +133,14 @@ class Fused:
     def _numpy(self, graph, tensors, scalars, shapes, outs, device, backend):
         Tensor = _tensor_type()
         arrays = [t._data for t in tensors]
-        if backend.fills_by_pieces and not outs and (
-                len(graph.outputs) == 1 or max(math.prod(s) for s in shapes) > PIECE):
+        if (
+            backend.fills_by_pieces
+            and not outs
+            and (len(graph.outputs) == 1 or max(math.prod(s) for s in shapes) > PIECE)
+        ):
             # each output through backend.elementwise (shared parts computed once per
             # output: the price of results that never exist whole in host memory)
-            values = [_one_result(graph, arrays, scalars, backend, root)
-                      for root in graph.outputs]
+            values = [_one_result(graph, arrays, scalars, backend, root) for root in graph.outputs]
         else:
             values = evaluate(graph, arrays, scalars)
         results, adopted = [], set()
@@ -183,11 +185,16 @@ class Fused:
                 # written (the kernel runs in place), and so would one that overlaps an input
                 # a later launch reads: compute into fresh memory, then copy after all
                 # launches.
-                direct = target is not None and not _aliases_differently(target, tensors) \
-                    and not _overlaps_any(target, _read_after(graph, groups, group_of[k],
-                                                              tensors))
-                dest = target if direct else Tensor._wrap(backend.empty(shape, dt.np)[0],
-                                                          device, dtype=dt)
+                direct = (
+                    target is not None
+                    and not _aliases_differently(target, tensors)
+                    and not _overlaps_any(target, _read_after(graph, groups, group_of[k], tensors))
+                )
+                dest = (
+                    target
+                    if direct
+                    else Tensor._wrap(backend.empty(shape, dt.np)[0], device, dtype=dt)
+                )
                 results.append(dest)
                 finals.append(target)
             for ks in groups:
@@ -220,16 +227,22 @@ def _aliases_differently(target, tensors) -> bool:
     t0, t1 = _span(target)
     for t in tensors:
         lo, hi = _span(t)
-        if lo < t1 and t0 < hi and not (t.data_ptr() == target.data_ptr()
-                                        and t.stride() == target.stride()
-                                        and t.shape == target.shape):
+        if (
+            lo < t1
+            and t0 < hi
+            and not (
+                t.data_ptr() == target.data_ptr()
+                and t.stride() == target.stride()
+                and t.shape == target.shape
+            )
+        ):
             return True
     return False
 
 
 def _read_after(graph, groups, g: int, tensors) -> list:
     """The input tensors that the launches after group `g` read."""
-    roots = tuple(graph.outputs[k] for ks in groups[g + 1:] for k in ks)
+    roots = tuple(graph.outputs[k] for ks in groups[g + 1 :] for k in ks)
     return [tensors[n.index] for n in graph.used_inputs(roots)] if roots else []
 
 

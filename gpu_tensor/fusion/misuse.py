@@ -15,8 +15,10 @@ import re
 __all__ = ["Refusals", "explain"]
 
 _NAME = "a traced tensor"  # what the user's argument is while fuse traces their function
-_ELEMENTWISE = ("gt.fuse traces elementwise ops only (arithmetic, comparisons, math "
-                "functions, where, clamp, casts)")
+_ELEMENTWISE = (
+    "gt.fuse traces elementwise ops only (arithmetic, comparisons, math "
+    "functions, where, clamp, casts)"
+)
 
 
 def _error(what, fix):
@@ -27,9 +29,10 @@ def _error(what, fix):
 
 def _not_elementwise(op, symbol):
     def refuse(self, *args):
-        raise _error(f"{op} ({symbol}) is not elementwise and cannot be fused",
-                     f"Call {op} outside the fused function and pass its result in as an "
-                     "argument.")
+        raise _error(
+            f"{op} ({symbol}) is not elementwise and cannot be fused",
+            f"Call {op} outside the fused function and pass its result in as an argument.",
+        )
 
     refuse.__name__ = op
     return refuse
@@ -37,9 +40,11 @@ def _not_elementwise(op, symbol):
 
 def _no_value(what):
     def refuse(self, *args):
-        raise _error(f"{what} needs values, but {_NAME} has none while fuse traces it",
-                     "Compute it outside the fused function, or keep the computation "
-                     "elementwise (gt.where instead of a Python branch).")
+        raise _error(
+            f"{what} needs values, but {_NAME} has none while fuse traces it",
+            "Compute it outside the fused function, or keep the computation "
+            "elementwise (gt.where instead of a Python branch).",
+        )
 
     refuse.__name__ = what
     return refuse
@@ -86,7 +91,7 @@ def explain(exc: BaseException):
     op = _CALLED.match(msg)
     where = f"{op.group(1)}()" if op else "an operation"
     said = _CLASS.sub(_NAME, msg)
-    return _error(f"{where} got {_NAME} where it needs a Tensor ({type(exc).__name__}: "
-                  f"{said})",
-                  f"Call {where} outside the fused function and pass its result in as an "
-                  "argument.")
+    return _error(
+        f"{where} got {_NAME} where it needs a Tensor ({type(exc).__name__}: {said})",
+        f"Call {where} outside the fused function and pass its result in as an argument.",
+    )

@@ -14,10 +14,33 @@ import math
 
 import numpy as np
 
-__all__ = ["erfc", "erfinv", "lgamma", "digamma", "polygamma", "i0", "i0e", "i1", "i1e",
-           "sinc", "logit", "erfcx", "ndtr", "ndtri", "log_ndtr", "entr", "bessel_j0", "bessel_j1",
-           "bessel_y0", "bessel_y1", "spherical_bessel_j0", "modified_bessel_k0",
-           "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1"]
+__all__ = [
+    "erfc",
+    "erfinv",
+    "lgamma",
+    "digamma",
+    "polygamma",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "sinc",
+    "logit",
+    "erfcx",
+    "ndtr",
+    "ndtri",
+    "log_ndtr",
+    "entr",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "spherical_bessel_j0",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+]
 
 
 def _per_element(fn):
@@ -46,10 +69,28 @@ lgamma = _per_element(_safe_lgamma)
 
 # Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011): single-precision
 # polynomials in w = -log(1 - x^2), for w < 5 and beyond; two Newton steps then reach float64.
-_GILES_SMALL = [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941]
-_GILES_LARGE = [-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682]
+_GILES_SMALL = [
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+]
+_GILES_LARGE = [
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+]
 _ERF = np.frompyfunc(math.erf, 1, 1)
 
 
@@ -58,8 +99,11 @@ def erfinv(a):
         x = np.asarray(a).astype(np.float64)
         w = -np.log((1.0 - x) * (1.0 + x))
         small = w < 5.0
-        p = np.where(small, np.polyval(_GILES_SMALL, w - 2.5),
-                     np.polyval(_GILES_LARGE, np.sqrt(np.where(small, 5.0, w)) - 3.0))
+        p = np.where(
+            small,
+            np.polyval(_GILES_SMALL, w - 2.5),
+            np.polyval(_GILES_LARGE, np.sqrt(np.where(small, 5.0, w)) - 3.0),
+        )
         y = p * x
         for _ in range(2):
             finite = np.isfinite(y)
@@ -83,8 +127,11 @@ def digamma(a):
             acc -= np.where(low, 1.0 / np.where(low, y, 1.0), 0.0)
             y = np.where(low, y + 1.0, y)
         inv2 = 1.0 / (y * y)
-        series = np.log(y) - 0.5 / y - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (
-            1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+        series = (
+            np.log(y)
+            - 0.5 / y
+            - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+        )
         r = acc + series
         r = np.where(reflect, r - math.pi / np.tan(math.pi * x), r)
         pole = (x <= 0) & (x == np.floor(x))
@@ -111,10 +158,11 @@ def polygamma(a, n=1):
             low = y < 10
             acc += np.where(low, sign * fact / np.where(low, y, 1.0) ** (n + 1), 0.0)
             y = np.where(low, y + 1, y)
-        series = math.factorial(n - 1) / y ** n + fact / (2 * y ** (n + 1))
+        series = math.factorial(n - 1) / y**n + fact / (2 * y ** (n + 1))
         for k, b in enumerate(_BERNOULLI, 1):
             series = series + b * math.factorial(2 * k + n - 1) / (
-                math.factorial(2 * k) * y ** (2 * k + n))
+                math.factorial(2 * k) * y ** (2 * k + n)
+            )
         r = acc + sign * series
         pole = (x <= 0) & (x == np.floor(x))
         return np.where(pole, np.inf if n % 2 else np.nan, r).astype(np.asarray(a).dtype)
@@ -206,8 +254,11 @@ def _ndtri_scalar(p: float) -> float:
     if p > 0.5:
         return -_ndtri_scalar(1.0 - p)
     t = math.sqrt(-2.0 * math.log(p))
-    y = -(t - (2.515517 + 0.802853 * t + 0.010328 * t * t)
-          / (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t))
+    y = -(
+        t
+        - (2.515517 + 0.802853 * t + 0.010328 * t * t)
+        / (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t)
+    )
     for _ in range(60):
         step = (_ndtr_scalar(y) - p) / (math.exp(-0.5 * y * y) / math.sqrt(2.0 * math.pi))
         y -= step

@@ -79,7 +79,9 @@ class OpDef:
     dunder: str | None = None  # Python operator __<dunder>__ (+ __r<dunder>__ when binary)
     inplace: bool = True  # has a Tensor method <name>_
     doc: str = field(default="", compare=False)
-    grad: Callable | None = None  # the derivative: grad(g, out, *inputs, **params) -> one gradient per input (None where none); written with operators and table functions so it serves eager autograd (Tensors) and the fused backward (Proxies) alike
+    grad: Callable | None = (
+        None  # the derivative: grad(g, out, *inputs, **params) -> one gradient per input (None where none); written with operators and table functions so it serves eager autograd (Tensors) and the fused backward (Proxies) alike
+    )
 
     # -- dtype rule -----------------------------------------------------------------------
     def common_dtype(self, *operands) -> np.dtype:
@@ -100,19 +102,30 @@ class OpDef:
         """Raise torch's NotImplementedError if the promoted operand dtype `common` (a
         gpu_tensor dtype) has no kernel for this op."""
         if common in _core_dt.BAREBONES_UNSIGNED and not self.unsigned:
-            raise not_implemented(self.name, common, "torch has only a few ops for this type; "
-                                  "convert with .to(gpu_tensor.int64) first")
+            raise not_implemented(
+                self.name,
+                common,
+                "torch has only a few ops for this type; convert with .to(gpu_tensor.int64) first",
+            )
         if self.int_only and common.category >= _core_dt.FLOAT:
             raise not_implemented(
-                self.name, common, "it is only defined for integer and bool tensors; cast the "
-                "operands with .to(gt.int64) (or another integer dtype) first")
+                self.name,
+                common,
+                "it is only defined for integer and bool tensors; cast the "
+                "operands with .to(gt.int64) (or another integer dtype) first",
+            )
         if self.refuse_bool and common is _core_dt.bool:
             raise not_implemented(self.name, common)
         if self.float_only and common.category <= _core_dt.INT:
             raise not_implemented(self.name, common, "convert the input with .float() first")
         if self.real_only and common.category == _core_dt.COMPLEX:
-            raise not_implemented(self.name, common, self.real_only if isinstance(
-                self.real_only, str) else "complex numbers are not ordered")
+            raise not_implemented(
+                self.name,
+                common,
+                self.real_only
+                if isinstance(self.real_only, str)
+                else "complex numbers are not ordered",
+            )
 
     def operand_dtypes(self, common: np.dtype, n: int) -> tuple[np.dtype, ...]:
         """The dtype each operand is converted to before the op runs."""
@@ -224,10 +237,11 @@ _SUB_BOOL = (
     "invert a mask, use the `~` or `logical_not()` operator instead."
 )
 
+
 def not_implemented(name, dtype, hint=""):
     """torch's error for an op a dtype does not support: NotImplementedError (a subclass
     of RuntimeError), naming the dtype the way torch does ('Float', 'Bool', ...)."""
-    msg = f'"{name}" not implemented for \'{_core_dt.SCALAR_TYPE_NAMES[dtype.name]}\''
+    msg = f"\"{name}\" not implemented for '{_core_dt.SCALAR_TYPE_NAMES[dtype.name]}'"
     return NotImplementedError(f"{msg}; {hint}" if hint else msg)
 
 
@@ -241,8 +255,10 @@ def _check_pow(operands, common):
     if common is _core_dt.bool and type(exp) is not bool:
         raise not_implemented("pow", common)
     if type(exp) is int and exp < 0 and common.category == _core_dt.INT:
-        raise RuntimeError("Integers to negative integer powers are not allowed; use a float "
-                           "exponent (e.g. ** -1.0) or convert the base with .float()")
+        raise RuntimeError(
+            "Integers to negative integer powers are not allowed; use a float "
+            "exponent (e.g. ** -1.0) or convert the base with .float()"
+        )
 
 
 def _check_clamp(operands, common):
@@ -255,7 +271,8 @@ def _check_where(operands, common):
     if isinstance(dt, _core_dt.DType) and dt is not _core_dt.bool and dt is not _core_dt.uint8:
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{_core_dt.SCALAR_TYPE_NAMES[dt.name]}; compare it first (e.g. cond != 0)")
+            f"{_core_dt.SCALAR_TYPE_NAMES[dt.name]}; compare it first (e.g. cond != 0)"
+        )
 
 
 def _complex_sigmoid(x):
@@ -274,6 +291,7 @@ _CMP_EQ = {"inplace": False}
 _CMP = {"inplace": False, "real_only": True}
 _NO_INPLACE = {"inplace": False}
 _U = {"unsigned": True}  # torch (2.3+) has these for uint16/32/64 (checked against torch 2.13)
+
 
 class _PerOrder(Mapping):
     """The CUDA template of an op whose parameter is an order n = 0, 1, 2, ... (polygamma):
@@ -333,41 +351,110 @@ def _no_half(name):
 
     return {**_SPECIAL, "operand_check": check}
 
+
 def _bessel_rows():
     """torch.special's Bessel functions (no float16/bfloat16 kernels in torch)."""
-    rows = {"bessel_j0": "gt_bessel_j0", "bessel_j1": "gt_bessel_j1",
-            "bessel_y0": "gt_bessel_y0", "bessel_y1": "gt_bessel_y1",
-            "modified_bessel_i0": "gt_i0", "modified_bessel_i1": "gt_i1",
-            "modified_bessel_k0": "gt_k0", "modified_bessel_k1": "gt_k1",
-            "scaled_modified_bessel_k0": "gt_k0e", "scaled_modified_bessel_k1": "gt_k1e",
-            "spherical_bessel_j0": "gt_spherical_j0"}
+    rows = {
+        "bessel_j0": "gt_bessel_j0",
+        "bessel_j1": "gt_bessel_j1",
+        "bessel_y0": "gt_bessel_y0",
+        "bessel_y1": "gt_bessel_y1",
+        "modified_bessel_i0": "gt_i0",
+        "modified_bessel_i1": "gt_i1",
+        "modified_bessel_k0": "gt_k0",
+        "modified_bessel_k1": "gt_k1",
+        "scaled_modified_bessel_k0": "gt_k0e",
+        "scaled_modified_bessel_k1": "gt_k1e",
+        "spherical_bessel_j0": "gt_spherical_j0",
+    }
     numpy = {"modified_bessel_i0": npspecial.i0, "modified_bessel_i1": npspecial.i1}
-    return [("special_" + name, 1, "float", helper + "({0})",
-             numpy.get(name) or getattr(npspecial, name), _no_half(name))
-            for name, helper in rows.items()]
+    return [
+        (
+            "special_" + name,
+            1,
+            "float",
+            helper + "({0})",
+            numpy.get(name) or getattr(npspecial, name),
+            _no_half(name),
+        )
+        for name, helper in rows.items()
+    ]
 
 
 _ENTRIES = [
     # name, arity, kind, cuda template, numpy function, extra fields
     ("add", 2, "promote", "({0} + {1})", np.add, {"dunder": "add", "grad": dx.add}),
-    ("sub", 2, "promote", "({0} - {1})", np.subtract,
-     {"no_bool": _SUB_BOOL, "aliases": ("subtract",), "dunder": "sub", "grad": dx.sub}),
-    ("mul", 2, "promote", "({0} * {1})", np.multiply,
-     {"aliases": ("multiply",), "dunder": "mul", "opmath_scalar": True, **_U, "grad": dx.mul}),
-    ("div", 2, "float", "({0} / {1})", np.true_divide,
-     {"aliases": ("divide", "true_divide"), "dunder": "truediv", "quiet": True,
-      "opmath_scalar": True, **_U, "grad": dx.div}),
-    ("floor_divide", 2, "promote", "gt_floordiv({0}, {1})", np.floor_divide,
-     {**_NB, **_INT_DIV, "dunder": "floordiv", "opmath_scalar": True,
-      "grad": dx.floor_divide}),
-    ("remainder", 2, "promote", "gt_remainder({0}, {1})", np.remainder,
-     {**_NB, **_INT_DIV, "dunder": "mod", "grad": dx.remainder}),
-    ("pow", 2, "promote", "gt_pow({0}, {1})", _pow,
-     {"dunder": "pow", "quiet": True, "operand_check": _check_pow, "grad": dx.pow}),
-    ("neg", 1, "same", "(-{0})", np.negative,
-     {"no_bool": _NEG_BOOL, "aliases": ("negative",), "dunder": "neg", "grad": dx.neg}),
-    ("abs", 1, "same", "gt_abs({0})", lambda x: x.copy() if x.dtype == _BOOL else np.abs(x),
-     {**_NB, "dunder": "abs", "grad": dx.abs}),
+    (
+        "sub",
+        2,
+        "promote",
+        "({0} - {1})",
+        np.subtract,
+        {"no_bool": _SUB_BOOL, "aliases": ("subtract",), "dunder": "sub", "grad": dx.sub},
+    ),
+    (
+        "mul",
+        2,
+        "promote",
+        "({0} * {1})",
+        np.multiply,
+        {"aliases": ("multiply",), "dunder": "mul", "opmath_scalar": True, **_U, "grad": dx.mul},
+    ),
+    (
+        "div",
+        2,
+        "float",
+        "({0} / {1})",
+        np.true_divide,
+        {
+            "aliases": ("divide", "true_divide"),
+            "dunder": "truediv",
+            "quiet": True,
+            "opmath_scalar": True,
+            **_U,
+            "grad": dx.div,
+        },
+    ),
+    (
+        "floor_divide",
+        2,
+        "promote",
+        "gt_floordiv({0}, {1})",
+        np.floor_divide,
+        {**_NB, **_INT_DIV, "dunder": "floordiv", "opmath_scalar": True, "grad": dx.floor_divide},
+    ),
+    (
+        "remainder",
+        2,
+        "promote",
+        "gt_remainder({0}, {1})",
+        np.remainder,
+        {**_NB, **_INT_DIV, "dunder": "mod", "grad": dx.remainder},
+    ),
+    (
+        "pow",
+        2,
+        "promote",
+        "gt_pow({0}, {1})",
+        _pow,
+        {"dunder": "pow", "quiet": True, "operand_check": _check_pow, "grad": dx.pow},
+    ),
+    (
+        "neg",
+        1,
+        "same",
+        "(-{0})",
+        np.negative,
+        {"no_bool": _NEG_BOOL, "aliases": ("negative",), "dunder": "neg", "grad": dx.neg},
+    ),
+    (
+        "abs",
+        1,
+        "same",
+        "gt_abs({0})",
+        lambda x: x.copy() if x.dtype == _BOOL else np.abs(x),
+        {**_NB, "dunder": "abs", "grad": dx.abs},
+    ),
     ("exp", 1, "float", "gt_exp({0})", np.exp, {**_Q, "grad": dx.exp}),
     ("log", 1, "float", "gt_log({0})", np.log, {**_Q, "grad": dx.log}),
     ("log1p", 1, "float", "gt_log1p({0})", np.log1p, {**_Q, "grad": dx.log1p}),
@@ -376,8 +463,14 @@ _ENTRIES = [
     ("sin", 1, "float", "gt_sin({0})", np.sin, {**_Q, "grad": dx.sin}),
     ("cos", 1, "float", "gt_cos({0})", np.cos, {**_Q, "grad": dx.cos}),
     ("tanh", 1, "float", "gt_tanh({0})", np.tanh, {**_Q, "grad": dx.tanh}),
-    ("sigmoid", 1, "float", "gt_sigmoid({0})", npmath.sigmoid,
-     {"quiet": True, "complex_fn": _complex_sigmoid, "grad": dx.sigmoid}),
+    (
+        "sigmoid",
+        1,
+        "float",
+        "gt_sigmoid({0})",
+        npmath.sigmoid,
+        {"quiet": True, "complex_fn": _complex_sigmoid, "grad": dx.sigmoid},
+    ),
     ("relu", 1, "same", "gt_relu({0})", npmath.relu, {**_NB, "real_only": True, "grad": dx.relu}),
     (
         "gelu",
@@ -387,14 +480,48 @@ _ENTRIES = [
         lambda x, approximate="none": (npmath.gelu_tanh if approximate == "tanh" else npmath.gelu)(
             x
         ),
-        {"param": "approximate", "param_default": "none", **_NB, "float_only": True, "quiet": True,
-         "real_only": True, "inplace": False, "grad": dx.gelu},
+        {
+            "param": "approximate",
+            "param_default": "none",
+            **_NB,
+            "float_only": True,
+            "quiet": True,
+            "real_only": True,
+            "inplace": False,
+            "grad": dx.gelu,
+        },
     ),
-    ("silu", 1, "float", "gt_silu({0})", npmath.silu, {**_NB, "float_only": True, "quiet": True,
-                                                       "complex_fn": _complex_silu, "inplace": False,
-                                                       "grad": dx.silu}),
-    ("floor", 1, "same", "gt_floor({0})", _ident_int(np.floor), {**_NB, "real_only": True, "grad": dx.zero}),
-    ("ceil", 1, "same", "gt_ceil({0})", _ident_int(np.ceil), {**_NB, "real_only": True, "grad": dx.zero}),
+    (
+        "silu",
+        1,
+        "float",
+        "gt_silu({0})",
+        npmath.silu,
+        {
+            **_NB,
+            "float_only": True,
+            "quiet": True,
+            "complex_fn": _complex_silu,
+            "inplace": False,
+            "grad": dx.silu,
+        },
+    ),
+    (
+        "floor",
+        1,
+        "same",
+        "gt_floor({0})",
+        _ident_int(np.floor),
+        {**_NB, "real_only": True, "grad": dx.zero},
+    ),
+    (
+        "ceil",
+        1,
+        "same",
+        "gt_ceil({0})",
+        _ident_int(np.ceil),
+        {**_NB, "real_only": True, "grad": dx.zero},
+    ),
     ("round", 1, "same", "gt_round({0})", _round, {**_NB, "real_only": True, "grad": dx.zero}),
     ("sign", 1, "same", "gt_sign({0})", npmath.sign, {"real_only": True, "grad": dx.zero}),
     ("eq", 2, "compare", "({0} == {1})", np.equal, {**_CMP_EQ, **_U, "dunder": "eq"}),
@@ -407,21 +534,72 @@ _ENTRIES = [
     ("logical_or", 2, "logical", "({0} || {1})", np.logical_or, _NO_INPLACE),
     ("logical_xor", 2, "logical", "({0} != {1})", np.logical_xor, _NO_INPLACE),
     ("logical_not", 1, "logical", "(!{0})", np.logical_not, {}),
-    ("bitwise_and", 2, "bitwise", "({0} & {1})", np.bitwise_and,
-     {"int_only": True, **_U, "dunder": "and"}),
-    ("bitwise_or", 2, "bitwise", "({0} | {1})", np.bitwise_or, {"int_only": True, **_U, "dunder": "or"}),
-    ("bitwise_xor", 2, "bitwise", "({0} ^ {1})", np.bitwise_xor,
-     {"int_only": True, **_U, "dunder": "xor"}),
-    ("bitwise_not", 1, "bitwise", "gt_bitnot({0})", np.invert,
-     {"int_only": True, "inplace": False}),
-    ("maximum", 2, "promote", "gt_max({0}, {1})", np.maximum, {"real_only": True, "grad": dx.maximum}),
-    ("minimum", 2, "promote", "gt_min({0}, {1})", np.minimum, {"real_only": True, "grad": dx.minimum}),
-    ("where", 3, "where", "({0} ? {1} : {2})", np.where,
-     {"operand_check": _check_where, "inplace": False, "grad": dx.where_grad}),
-    ("clamp", 3, "clamp", "gt_clamp({0}, {1}, {2})", _clamp,
-     {"real_only": True, "aliases": ("clip",), "operand_check": _check_clamp,
-      "grad": dx.clamp}),
+    (
+        "bitwise_and",
+        2,
+        "bitwise",
+        "({0} & {1})",
+        np.bitwise_and,
+        {"int_only": True, **_U, "dunder": "and"},
+    ),
+    (
+        "bitwise_or",
+        2,
+        "bitwise",
+        "({0} | {1})",
+        np.bitwise_or,
+        {"int_only": True, **_U, "dunder": "or"},
+    ),
+    (
+        "bitwise_xor",
+        2,
+        "bitwise",
+        "({0} ^ {1})",
+        np.bitwise_xor,
+        {"int_only": True, **_U, "dunder": "xor"},
+    ),
+    (
+        "bitwise_not",
+        1,
+        "bitwise",
+        "gt_bitnot({0})",
+        np.invert,
+        {"int_only": True, "inplace": False},
+    ),
+    (
+        "maximum",
+        2,
+        "promote",
+        "gt_max({0}, {1})",
+        np.maximum,
+        {"real_only": True, "grad": dx.maximum},
+    ),
+    (
+        "minimum",
+        2,
+        "promote",
+        "gt_min({0}, {1})",
+        np.minimum,
+        {"real_only": True, "grad": dx.minimum},
+    ),
+    (
+        "where",
+        3,
+        "where",
+        "({0} ? {1} : {2})",
+        np.where,
+        {"operand_check": _check_where, "inplace": False, "grad": dx.where_grad},
+    ),
+    (
+        "clamp",
+        3,
+        "clamp",
+        "gt_clamp({0}, {1}, {2})",
+        _clamp,
+        {"real_only": True, "aliases": ("clip",), "operand_check": _check_clamp, "grad": dx.clamp},
+    ),
 ]
+
 
 # --- binary special functions (issue 23) ----------------------------------------------------
 # (with the elementwise flags logaddexp and the fused backward need); module functions in
@@ -430,14 +608,19 @@ _ENTRIES = [
 def _check_heaviside(operands, common):
     dts = [x.dtype for x in operands if isinstance(getattr(x, "dtype", None), _core_dt.DType)]
     if len(dts) == 2 and dts[0] is not dts[1]:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different "
-                           "dtypes; convert one operand with .to(other.dtype)")
+        raise RuntimeError(
+            "heaviside is not yet implemented for tensors with different "
+            "dtypes; convert one operand with .to(other.dtype)"
+        )
 
 
 def _check_nextafter(operands, common):
     if common in (_core_dt.float16, _core_dt.bfloat16):
-        raise not_implemented("nextafter", common, "half types would step in float32 here; "
-                              "convert with .float() first")
+        raise not_implemented(
+            "nextafter",
+            common,
+            "half types would step in float32 here; convert with .float() first",
+        )
 
 
 # inplace False: their in-place methods (hypot_, fmod_, ...) come from the breadth block of
@@ -448,31 +631,103 @@ _FLAG = {"inplace": False, **_U}
 
 _ENTRIES += [
     ("hypot", 2, "float", "gt_hypot({0}, {1})", np.hypot, {**_FLOAT2, "grad": dx.hypot}),
-    ("logaddexp", 2, "float", "gt_logaddexp({0}, {1})", np.logaddexp,
-     {**_FLOAT2, "grad": dx.logaddexp}),
-    ("logaddexp2", 2, "float", "gt_logaddexp2({0}, {1})", npmath.logaddexp2,
-     {**_FLOAT2, "grad": dx.logaddexp2}),
+    (
+        "logaddexp",
+        2,
+        "float",
+        "gt_logaddexp({0}, {1})",
+        np.logaddexp,
+        {**_FLOAT2, "grad": dx.logaddexp},
+    ),
+    (
+        "logaddexp2",
+        2,
+        "float",
+        "gt_logaddexp2({0}, {1})",
+        npmath.logaddexp2,
+        {**_FLOAT2, "grad": dx.logaddexp2},
+    ),
     ("xlogy", 2, "float", "gt_xlogy({0}, {1})", npmath.xlogy, {**_SPECIAL2, "grad": dx.xlogy}),
-    ("xlog1py", 2, "float", "gt_xlog1py({0}, {1})", npmath.xlog1py,
-     {**_SPECIAL2, "grad": dx.xlog1py}),
-    ("atan2", 2, "float", "gt_atan2({0}, {1})", np.arctan2,
-     {**_SPECIAL2, "grad": dx.atan2}),  # arctan2: ops/special.py, _tensor_methods.py
-    ("copysign", 2, "float", "gt_copysign({0}, {1})", np.copysign,
-     {**_SPECIAL2, "grad": dx.copysign}),
-    ("nextafter", 2, "float", "gt_nextafter({0}, {1})", np.nextafter,
-     {**_FLOAT2, "operand_check": _check_nextafter, "grad": dx.nextafter}),
-    ("fmod", 2, "promote", "gt_fmod({0}, {1})", np.fmod,
-     {**_NB, **_INT_DIV, "inplace": False, "grad": dx.fmod}),
-    ("ldexp", 2, "float", "gt_ldexp({0}, {1})", npmath.ldexp, {**_NO_INPLACE, "quiet": True,
-                                                                  "grad": dx.ldexp}),
-    ("heaviside", 2, "promote", "gt_heaviside({0}, {1})", npmath.heaviside,
-     {**_NO_INPLACE, "real_only": True, "operand_check": _check_heaviside}),
-    ("fmax", 2, "promote", "gt_fmax({0}, {1})", np.fmax, {**_NO_INPLACE, "real_only": True,
-                                                              "grad": dx.fmax}),
-    ("fmin", 2, "promote", "gt_fmin({0}, {1})", np.fmin, {**_NO_INPLACE, "real_only": True,
-                                                              "grad": dx.fmin}),
-    ("float_power", 2, "double", "gt_pow({0}, {1})", np.float_power,
-     {**_NO_INPLACE, "quiet": True, "grad": dx.float_power}),
+    (
+        "xlog1py",
+        2,
+        "float",
+        "gt_xlog1py({0}, {1})",
+        npmath.xlog1py,
+        {**_SPECIAL2, "grad": dx.xlog1py},
+    ),
+    (
+        "atan2",
+        2,
+        "float",
+        "gt_atan2({0}, {1})",
+        np.arctan2,
+        {**_SPECIAL2, "grad": dx.atan2},
+    ),  # arctan2: ops/special.py, _tensor_methods.py
+    (
+        "copysign",
+        2,
+        "float",
+        "gt_copysign({0}, {1})",
+        np.copysign,
+        {**_SPECIAL2, "grad": dx.copysign},
+    ),
+    (
+        "nextafter",
+        2,
+        "float",
+        "gt_nextafter({0}, {1})",
+        np.nextafter,
+        {**_FLOAT2, "operand_check": _check_nextafter, "grad": dx.nextafter},
+    ),
+    (
+        "fmod",
+        2,
+        "promote",
+        "gt_fmod({0}, {1})",
+        np.fmod,
+        {**_NB, **_INT_DIV, "inplace": False, "grad": dx.fmod},
+    ),
+    (
+        "ldexp",
+        2,
+        "float",
+        "gt_ldexp({0}, {1})",
+        npmath.ldexp,
+        {**_NO_INPLACE, "quiet": True, "grad": dx.ldexp},
+    ),
+    (
+        "heaviside",
+        2,
+        "promote",
+        "gt_heaviside({0}, {1})",
+        npmath.heaviside,
+        {**_NO_INPLACE, "real_only": True, "operand_check": _check_heaviside},
+    ),
+    (
+        "fmax",
+        2,
+        "promote",
+        "gt_fmax({0}, {1})",
+        np.fmax,
+        {**_NO_INPLACE, "real_only": True, "grad": dx.fmax},
+    ),
+    (
+        "fmin",
+        2,
+        "promote",
+        "gt_fmin({0}, {1})",
+        np.fmin,
+        {**_NO_INPLACE, "real_only": True, "grad": dx.fmin},
+    ),
+    (
+        "float_power",
+        2,
+        "double",
+        "gt_pow({0}, {1})",
+        np.float_power,
+        {**_NO_INPLACE, "quiet": True, "grad": dx.float_power},
+    ),
     ("isnan", 1, "compare", "gt_isnan({0})", np.isnan, _FLAG),
     ("isinf", 1, "compare", "gt_isinf({0})", np.isinf, _FLAG),
     ("isfinite", 1, "compare", "gt_isfinite({0})", np.isfinite, _FLAG),
@@ -505,27 +760,52 @@ _ENTRIES += [
     ("lgamma", 1, "float", "gt_lgamma({0})", npspecial.lgamma, {**_REAL, "grad": dxs.lgamma}),
     ("digamma", 1, "float", "gt_digamma({0})", npspecial.digamma, {**_REAL, "grad": dxs.digamma}),
     ("i0", 1, "float", "gt_i0({0})", npspecial.i0, {**_REAL, "grad": dxs.i0}),
-    ("special_i0e", 1, "float", "gt_i0e({0})", npspecial.i0e,
-     {**_SPECIAL, "grad": dxs.i0e}),
-    ("special_i1", 1, "float", "gt_i1({0})", npspecial.i1,
-     {**_SPECIAL, "grad": dxs.i1}),
-    ("special_i1e", 1, "float", "gt_i1e({0})", npspecial.i1e,
-     {**_SPECIAL, "grad": dxs.i1e}),
-    ("logit", 1, "float", _PerValue(_logit_template), npspecial.logit,
-     {**_REAL, "param": "eps", "grad": dxs.logit}),
-    ("special_erfcx", 1, "float", "gt_erfcx({0})", npspecial.erfcx,
-     {**_no_half("erfcx"), "grad": dxs.erfcx}),
-    ("special_ndtr", 1, "float", "gt_ndtr({0})", npspecial.ndtr,
-     {**_SPECIAL, "grad": dxs.ndtr}),
-    ("special_ndtri", 1, "float", "gt_ndtri({0})", npspecial.ndtri,
-     {**_no_half("ndtri"), "grad": dxs.ndtri}),
-    ("special_log_ndtr", 1, "float", "gt_log_ndtr({0})", npspecial.log_ndtr,
-     {**_no_half("log_ndtr"), "grad": dxs.log_ndtr}),
-    ("special_entr", 1, "float", "gt_entr({0})", npspecial.entr,
-     {**_SPECIAL, "grad": dxs.entr}),
+    ("special_i0e", 1, "float", "gt_i0e({0})", npspecial.i0e, {**_SPECIAL, "grad": dxs.i0e}),
+    ("special_i1", 1, "float", "gt_i1({0})", npspecial.i1, {**_SPECIAL, "grad": dxs.i1}),
+    ("special_i1e", 1, "float", "gt_i1e({0})", npspecial.i1e, {**_SPECIAL, "grad": dxs.i1e}),
+    (
+        "logit",
+        1,
+        "float",
+        _PerValue(_logit_template),
+        npspecial.logit,
+        {**_REAL, "param": "eps", "grad": dxs.logit},
+    ),
+    (
+        "special_erfcx",
+        1,
+        "float",
+        "gt_erfcx({0})",
+        npspecial.erfcx,
+        {**_no_half("erfcx"), "grad": dxs.erfcx},
+    ),
+    ("special_ndtr", 1, "float", "gt_ndtr({0})", npspecial.ndtr, {**_SPECIAL, "grad": dxs.ndtr}),
+    (
+        "special_ndtri",
+        1,
+        "float",
+        "gt_ndtri({0})",
+        npspecial.ndtri,
+        {**_no_half("ndtri"), "grad": dxs.ndtri},
+    ),
+    (
+        "special_log_ndtr",
+        1,
+        "float",
+        "gt_log_ndtr({0})",
+        npspecial.log_ndtr,
+        {**_no_half("log_ndtr"), "grad": dxs.log_ndtr},
+    ),
+    ("special_entr", 1, "float", "gt_entr({0})", npspecial.entr, {**_SPECIAL, "grad": dxs.entr}),
     *_bessel_rows(),
-    ("special_polygamma", 1, "float", _PerOrder("gt_polygamma({n}, {{0}})"), npspecial.polygamma,
-     {**_SPECIAL, "param": "n", "param_default": 1, "grad": dxs.polygamma}),
+    (
+        "special_polygamma",
+        1,
+        "float",
+        _PerOrder("gt_polygamma({n}, {{0}})"),
+        npspecial.polygamma,
+        {**_SPECIAL, "param": "n", "param_default": 1, "grad": dxs.polygamma},
+    ),
 ]
 
 OPS: dict[str, OpDef] = {

@@ -227,7 +227,6 @@ class Proxy(Refusals):
     def clamp(self, min=None, max=None):  # noqa: A002  (torch's names)
         return apply("clamp", self, min, max)
 
-
     def where(self, condition, other):
         return apply("where", condition, self, other)
 

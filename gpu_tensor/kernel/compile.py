@@ -26,8 +26,17 @@ import numpy as np
 from .. import _env
 from . import nvrtc, sources
 
-__all__ = ["get_function", "compiled_file", "cache_key", "options_for", "launch", "launch_spec",
-           "LaunchSpec", "device_arch", "clear_cache"]
+__all__ = [
+    "get_function",
+    "compiled_file",
+    "cache_key",
+    "options_for",
+    "launch",
+    "launch_spec",
+    "LaunchSpec",
+    "device_arch",
+    "clear_cache",
+]
 
 # Launch shapes; each must match the #defines of its .cu file (tests check the sources).
 ND_BLOCK, ND_ITEMS, ND_ITEMS_SLOW = 256, 4, 2  # copy_nd.cu GT_ND_BLOCK / _ITEMS / _ITEMS_SLOW
@@ -71,9 +80,16 @@ def cache_key(source: str, arch: str, options=(), name_expressions=()) -> str:
     name expressions, the target arch, the NVRTC version and which NVRTC (the real one or the
     simulator's stand-in: a simulator module must never load on a GPU, nor the reverse)."""
     h = hashlib.sha256()
-    for part in (source, sources.headers_digest("*.cuh"), repr(tuple(options)),
-                 repr(tuple(name_expressions)), arch, repr(nvrtc.nvrtc_version()),
-                 nvrtc.backend_name(), repr(nvrtc.DEFAULT_OPTIONS)):
+    for part in (
+        source,
+        sources.headers_digest("*.cuh"),
+        repr(tuple(options)),
+        repr(tuple(name_expressions)),
+        arch,
+        repr(nvrtc.nvrtc_version()),
+        nvrtc.backend_name(),
+        repr(nvrtc.DEFAULT_OPTIONS),
+    ):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:40]
@@ -96,8 +112,10 @@ def compiled_file(source: str, arch: str, options=(), name_expressions=()):
     log.debug("compiled %s for %s in %.1f ms", key[:12], arch,
               1e3 * (time.perf_counter() - start))  # fmt: skip
     cache.mkdir(parents=True, exist_ok=True)
-    for path, data in ((code_path, result.code),
-                       (names_path, json.dumps(result.lowered_names).encode())):
+    for path, data in (
+        (code_path, result.code),
+        (names_path, json.dumps(result.lowered_names).encode()),
+    ):
         fd, tmp = tempfile.mkstemp(dir=cache, suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -178,13 +196,13 @@ def launch_spec(plan, dst_addr: int, src_addr: int) -> LaunchSpec:
     if plan.path == "flat":
         n = plan.shape[0]
         grid = _grid(n // plan.vec, VEC_BLOCK * VEC_ITEMS)
-        return LaunchSpec(var, grid, (VEC_BLOCK, 1, 1),
-                          (dst, src, np.uint64(n)), True)
+        return LaunchSpec(var, grid, (VEC_BLOCK, 1, 1), (dst, src, np.uint64(n)), True)
     params = params_record(plan)
     if plan.path == "transpose":
         ntiles = int(params["tiles_i"]) * int(params["tiles_j"]) * int(params["numel"])
-        return LaunchSpec(var, (min(MAX_GRID_X, ntiles), 1, 1),
-                          (TILE, TILE_ROWS, 1), (dst, src, params), False)
+        return LaunchSpec(
+            var, (min(MAX_GRID_X, ntiles), 1, 1), (TILE, TILE_ROWS, 1), (dst, src, params), False
+        )
     if var.kernel == "rows":
         grid = _grid(int(params["numel"]), VEC_BLOCK * VEC_ITEMS)
         return LaunchSpec(var, grid, (VEC_BLOCK, 1, 1), (dst, src, params), True)

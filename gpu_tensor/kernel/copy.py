@@ -27,8 +27,15 @@ from . import compile as kcompile
 from . import copy_plan, emulate, sources
 from .variants import KernelVariant, all_variants
 
-__all__ = ["strided_copy", "copy_to_fresh", "execute", "broadcast_strides", "CudaLauncher", "HostLauncher",
-           "EmulatedCopyKernels"]
+__all__ = [
+    "strided_copy",
+    "copy_to_fresh",
+    "execute",
+    "broadcast_strides",
+    "CudaLauncher",
+    "HostLauncher",
+    "EmulatedCopyKernels",
+]
 
 _COPY_FILES = ("copy_contiguous.cu", "copy_transpose.cu", "copy_nd.cu")
 
@@ -67,8 +74,10 @@ def _loop_offsets(loops):
         yield 0, 0
         return
     for idx in itertools.product(*(range(n) for n, _, _ in loops)):
-        yield (sum(i * ds for i, (_, ds, _) in zip(idx, loops, strict=True)),
-               sum(i * ss for i, (_, _, ss) in zip(idx, loops, strict=True)))
+        yield (
+            sum(i * ds for i, (_, ds, _) in zip(idx, loops, strict=True)),
+            sum(i * ss for i, (_, _, ss) in zip(idx, loops, strict=True)),
+        )
 
 
 def strided_copy(dst, src, dst_dtype=None, src_dtype=None, *, launcher=None):
@@ -107,8 +116,18 @@ def copy_to_fresh(dst, src, dst_dtype, src_dtype, plans: dict) -> None:
     the arrays'), so a warm copy is one dict lookup and the launch. Copies that are not one
     kernel launch (a memcpy, host loops, a staged cast) run through ``strided_copy``."""
     dptr, sptr = dst.data.ptr, src.data.ptr
-    key = (dst.shape, dst.strides, dst.dtype, src.shape, src.strides, src.dtype, dptr & 15,
-           sptr & 15, dst_dtype, src_dtype)
+    key = (
+        dst.shape,
+        dst.strides,
+        dst.dtype,
+        src.shape,
+        src.strides,
+        src.dtype,
+        dptr & 15,
+        sptr & 15,
+        dst_dtype,
+        src_dtype,
+    )
     launch = plans.get(key)
     if launch is None:
         if len(plans) >= MAX_FRESH_PLANS:
@@ -130,11 +149,13 @@ def _fresh_launch(dst, src, dst_dtype, src_dtype, dptr, sptr):
     sstrides = broadcast_strides(src.shape, src.strides, dst.shape)
     plan = copy_plan.plan_copy(dst.shape, dst.strides, sstrides, ddt, sdt, dptr, sptr)
     if plan.path in ("empty", "fallback", "staged", "memcpy") or any(
-            n != 1 for n, _, _ in plan.loops or ()):
+        n != 1 for n, _, _ in plan.loops or ()
+    ):
         return False
     spec = kcompile.launch_spec(plan, 0, 0)
-    fn = kcompile.get_function(sources.read_kernel(spec.file), spec.name,
-                               kcompile.options_for((spec.name,)))
+    fn = kcompile.get_function(
+        sources.read_kernel(spec.file), spec.name, kcompile.options_for((spec.name,))
+    )
     args = kcompile.cupy_args(spec.args)
     return fn, spec.grid, spec.block, int(args[0]), int(args[1]), args[2:]
 
@@ -152,8 +173,9 @@ def _run(plan, dst, src, dptr, sptr, launcher):
         return plan
     if plan.path == "fallback":  # a cast with no kernel instantiation (e.g. uint32): the
         if (plan.dst_dtype, plan.src_dtype) != (dst.dtype, src.dtype):  # array library's own
-            raise ValueError(f"no copy kernel casts {plan.src_dtype} to {plan.dst_dtype}; "
-                             "cast through float32")
+            raise ValueError(
+                f"no copy kernel casts {plan.src_dtype} to {plan.dst_dtype}; cast through float32"
+            )
         launcher.xp.copyto(dst, src, casting="unsafe")
         return plan
     if plan.path == "staged":  # misaligned cast: bytes first (always aligned), then the cast
@@ -178,8 +200,10 @@ def _logical(array, dtype) -> np.dtype:
         return array.dtype
     dtype = np.dtype(dtype)
     if dtype.itemsize != array.dtype.itemsize:
-        raise ValueError(f"logical dtype {dtype} does not match storage dtype {array.dtype} "
-                         "(the item sizes differ)")
+        raise ValueError(
+            f"logical dtype {dtype} does not match storage dtype {array.dtype} "
+            "(the item sizes differ)"
+        )
     return dtype
 
 
@@ -209,8 +233,10 @@ class CudaLauncher:
     def check(self, dst, src) -> None:
         cp = self.xp
         if not isinstance(dst, cp.ndarray) or not isinstance(src, cp.ndarray):
-            raise TypeError(f"strided_copy takes cupy arrays, got {type(dst).__name__} and "
-                            f"{type(src).__name__} (numpy arrays: launcher=HostLauncher())")
+            raise TypeError(
+                f"strided_copy takes cupy arrays, got {type(dst).__name__} and "
+                f"{type(src).__name__} (numpy arrays: launcher=HostLauncher())"
+            )
         if dst.device.id != src.device.id:
             raise ValueError(
                 f"strided_copy: destination is on cuda:{dst.device.id} but source is on "
@@ -228,8 +254,9 @@ class CudaLauncher:
 
     def memcpy(self, dst: int, src: int, nbytes: int) -> None:
         rt = self.xp.cuda.runtime
-        rt.memcpyAsync(dst, src, nbytes, rt.memcpyDeviceToDevice,
-                       self.xp.cuda.get_current_stream().ptr)
+        rt.memcpyAsync(
+            dst, src, nbytes, rt.memcpyDeviceToDevice, self.xp.cuda.get_current_stream().ptr
+        )
 
     def launch(self, spec) -> None:
         kcompile.launch(spec, stream=self.xp.cuda.get_current_stream())
@@ -251,8 +278,10 @@ class HostLauncher:
 
     def check(self, dst, src) -> None:
         if not isinstance(dst, np.ndarray) or not isinstance(src, np.ndarray):
-            raise TypeError(f"HostLauncher copies numpy arrays, got {type(dst).__name__} and "
-                            f"{type(src).__name__}")
+            raise TypeError(
+                f"HostLauncher copies numpy arrays, got {type(dst).__name__} and "
+                f"{type(src).__name__}"
+            )
 
     def on(self, dst):
         return contextlib.nullcontext()
@@ -267,8 +296,14 @@ class HostLauncher:
     def launch(self, spec) -> None:
         k = self.kernels
         lib = (k if k is not None and spec.variant in k else _kernels_for(spec.variant)).lib
-        emulate.launch(lib, spec.name, spec.grid, spec.block, spec.args,
-                       serial=spec.serial_ok and not self.threads)
+        emulate.launch(
+            lib,
+            spec.name,
+            spec.grid,
+            spec.block,
+            spec.args,
+            serial=spec.serial_ok and not self.threads,
+        )
 
 
 class EmulatedCopyKernels:

@@ -39,8 +39,16 @@ INT32_LIMIT = 2**31 - 4096  # headroom: kernels compute index + block*items befo
 _FIELDS = ["ndim", "numel"]
 for _f in ("size", "src_stride", "dst_stride", "magic", "shift"):
     _FIELDS += [f"{_f}{k}" for k in range(MAX_DIMS)]
-_FIELDS += ["tile_ni", "tile_nj", "tile_src_si", "tile_src_sj", "tile_dst_si", "tile_dst_sj",
-            "tiles_i", "tiles_j"]
+_FIELDS += [
+    "tile_ni",
+    "tile_nj",
+    "tile_src_si",
+    "tile_src_sj",
+    "tile_dst_si",
+    "tile_dst_sj",
+    "tiles_i",
+    "tiles_j",
+]
 # common.cuh GtCopyParams: every field int64, in this order, no padding.
 PARAMS_DTYPE = np.dtype([(name, "<i8") for name in _FIELDS])
 
@@ -121,8 +129,15 @@ def plan_copy(shape, dst_strides, src_strides, dst_dtype, src_dtype, dst_addr=0,
     src_strides = tuple(int(s) for s in src_strides)
     if not len(shape) == len(dst_strides) == len(src_strides):
         raise ValueError(f"shape {shape} and strides {dst_strides}/{src_strides} differ in rank")
-    return _plan(shape, dst_strides, src_strides, np.dtype(dst_dtype), np.dtype(src_dtype),
-                 int(dst_addr) % ALIGN, int(src_addr) % ALIGN)
+    return _plan(
+        shape,
+        dst_strides,
+        src_strides,
+        np.dtype(dst_dtype),
+        np.dtype(src_dtype),
+        int(dst_addr) % ALIGN,
+        int(src_addr) % ALIGN,
+    )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -137,25 +152,46 @@ def _plan(shape, dst_strides, src_strides, dst_dtype, src_dtype, dst_addr, src_a
     src_elems = math.prod(n for n, s in zip(shape, src_strides, strict=True) if s != 0)
     same = dst_dtype == src_dtype
     if not same and not V.can_cast_in_kernel(dst_dtype, src_dtype):
-        return CopyPlan("fallback", dst_dtype, src_dtype, numel=numel, src_elems=src_elems,
-                        reason=f"no kernel cast {src_dtype}->{dst_dtype}")
+        return CopyPlan(
+            "fallback",
+            dst_dtype,
+            src_dtype,
+            numel=numel,
+            src_elems=src_elems,
+            reason=f"no kernel cast {src_dtype}->{dst_dtype}",
+        )
     dims, dst_off, src_off = _forwards(shape, dst_strides, src_strides)
     dst_addr, src_addr = dst_addr + dst_off, src_addr + src_off
     units = _in_units(dims, dst_dtype, src_dtype, dst_addr, src_addr)
     if units is None:
-        return CopyPlan("staged", dst_dtype, src_dtype, numel=numel, src_elems=src_elems,
-                        reason="cast from/to misaligned memory: copy bytes first, then cast")
+        return CopyPlan(
+            "staged",
+            dst_dtype,
+            src_dtype,
+            numel=numel,
+            src_elems=src_elems,
+            reason="cast from/to misaligned memory: copy bytes first, then cast",
+        )
     unit, dims = units
     dims.sort(key=lambda d: (d[1], abs(d[2])), reverse=True)
     dims = _coalesce(dims) or [[1, 1, 1]]  # a single element is a 1-element run
     loops, dims = _host_loops(dims, same, unit, dst_dtype, src_dtype)
-    common = dict(dst_dtype=dst_dtype, src_dtype=src_dtype, dst_offset=dst_off,
-                  src_offset=src_off, numel=numel, src_elems=src_elems, loops=loops)
+    common = dict(
+        dst_dtype=dst_dtype,
+        src_dtype=src_dtype,
+        dst_offset=dst_off,
+        src_offset=src_off,
+        numel=numel,
+        src_elems=src_elems,
+        loops=loops,
+    )
     addrs = (dst_addr, src_addr)
-    return (_contiguous_plan(dims, same, unit, addrs, common)
-            or _transpose_plan(dims, same, unit, addrs, common)
-            or _vectorized_plan(dims, same, unit, addrs, common)
-            or _generic_plan(dims, same, unit, common))
+    return (
+        _contiguous_plan(dims, same, unit, addrs, common)
+        or _transpose_plan(dims, same, unit, addrs, common)
+        or _vectorized_plan(dims, same, unit, addrs, common)
+        or _generic_plan(dims, same, unit, common)
+    )
 
 
 def _forwards(shape, dst_strides, src_strides):
@@ -189,9 +225,11 @@ def _in_units(dims, dst_dtype, src_dtype, dst_addr, src_addr):
         if unit < item:  # split each element into units: one more, contiguous, inner dim
             dims.append([item // unit, 1, 1])
         return unit, dims
-    aligned = all(
-        ds % dst_dtype.itemsize == 0 and ss % src_dtype.itemsize == 0 for _, ds, ss in dims
-    ) and dst_addr % dst_dtype.alignment == 0 and src_addr % src_dtype.alignment == 0
+    aligned = (
+        all(ds % dst_dtype.itemsize == 0 and ss % src_dtype.itemsize == 0 for _, ds, ss in dims)
+        and dst_addr % dst_dtype.alignment == 0
+        and src_addr % src_dtype.alignment == 0
+    )
     if not aligned:
         return None
     return 0, [[n, ds // dst_dtype.itemsize, ss // src_dtype.itemsize] for n, ds, ss in dims]
@@ -200,13 +238,18 @@ def _in_units(dims, dst_dtype, src_dtype, dst_addr, src_addr):
 def _host_loops(dims, same, unit, dst_dtype, src_dtype):
     """(loops, dims): the outer dims beyond MAX_DIMS become host loops with byte strides,
     unless the whole copy is a transpose the tiled kernel takes as it is."""
-    tileable = (_is_transpose(dims) and len(dims) <= MAX_DIMS + 2
-                and (same or _fits32(*zip(*dims, strict=True))))
+    tileable = (
+        _is_transpose(dims)
+        and len(dims) <= MAX_DIMS + 2
+        and (same or _fits32(*zip(*dims, strict=True)))
+    )
     if len(dims) <= MAX_DIMS or tileable:
         return (), dims
     cut = len(dims) - MAX_DIMS
-    loops = tuple((n, ds * (unit or dst_dtype.itemsize), ss * (unit or src_dtype.itemsize))
-                  for n, ds, ss in dims[:cut])
+    loops = tuple(
+        (n, ds * (unit or dst_dtype.itemsize), ss * (unit or src_dtype.itemsize))
+        for n, ds, ss in dims[:cut]
+    )
     return loops, dims[cut:]
 
 
@@ -229,15 +272,33 @@ def _contiguous_plan(dims, same, unit, addrs, common):
     (dst_addr, src_addr), count = addrs, dims[0][0]
     if same:
         ubytes = unit or 1
-        return CopyPlan("memcpy", shape=(count,), dst_strides=(1,), src_strides=(1,),
-                        unit=ubytes, nbytes=count * ubytes, reason="contiguous, same dtype",
-                        **common)
+        return CopyPlan(
+            "memcpy",
+            shape=(count,),
+            dst_strides=(1,),
+            src_strides=(1,),
+            unit=ubytes,
+            nbytes=count * ubytes,
+            reason="contiguous, same dtype",
+            **common,
+        )
     vec = V.cast_vector_width(dst_dtype, src_dtype)
-    if vec > 1 and dst_addr % (vec * dst_dtype.itemsize) == 0 and \
-            src_addr % (vec * src_dtype.itemsize) == 0:
+    if (
+        vec > 1
+        and dst_addr % (vec * dst_dtype.itemsize) == 0
+        and src_addr % (vec * src_dtype.itemsize) == 0
+    ):
         var = V.variant("flat", V.c_type(dst_dtype), V.c_type(src_dtype), vec)
-        return CopyPlan("flat", shape=(count,), dst_strides=(1,), src_strides=(1,), vec=vec,
-                        variant=var, reason="contiguous cast", **common)
+        return CopyPlan(
+            "flat",
+            shape=(count,),
+            dst_strides=(1,),
+            src_strides=(1,),
+            vec=vec,
+            variant=var,
+            reason="contiguous cast",
+            **common,
+        )
     return None
 
 
@@ -245,7 +306,8 @@ def _transpose_plan(dims, same, unit, addrs, common):
     """The source's contiguous dim is not the destination's innermost one: a tiled copy
     through shared memory, with wide accesses when alignment allows."""
     shape_u, dstr, sstr, fits32, dname, sname = _run_layout(
-        dims, same, unit, common["dst_dtype"], common["src_dtype"])
+        dims, same, unit, common["dst_dtype"], common["src_dtype"]
+    )
     if not (_is_transpose(dims) and len(dims) <= MAX_DIMS + 2 and (same or fits32)):
         return None
     i = _tile_source_dim(dims)
@@ -254,22 +316,37 @@ def _transpose_plan(dims, same, unit, addrs, common):
     loop_strides = [x for lp in common["loops"] for x in lp[1:]]
     vec = _transpose_vec(dims, tile, unit, *addrs, loop_strides) if same and fits32 else 1
     if vec > 1:
-        return CopyPlan("transpose", shape=shape_u, dst_strides=dstr, src_strides=sstr,
-                        unit=unit, vec=vec, tile=tile,
-                        variant=V.variant("transpose_vec", dname, sname, vec),
-                        reason=reason + f", {vec}-wide accesses", **common)
-    return CopyPlan("transpose", shape=shape_u, dst_strides=dstr, src_strides=sstr,
-                    unit=unit, index64=not fits32, tile=tile,
-                    variant=V.variant("transpose", dname, sname, 1, not fits32),
-                    reason=reason, **common)
+        return CopyPlan(
+            "transpose",
+            shape=shape_u,
+            dst_strides=dstr,
+            src_strides=sstr,
+            unit=unit,
+            vec=vec,
+            tile=tile,
+            variant=V.variant("transpose_vec", dname, sname, vec),
+            reason=reason + f", {vec}-wide accesses",
+            **common,
+        )
+    return CopyPlan(
+        "transpose",
+        shape=shape_u,
+        dst_strides=dstr,
+        src_strides=sstr,
+        unit=unit,
+        index64=not fits32,
+        tile=tile,
+        variant=V.variant("transpose", dname, sname, 1, not fits32),
+        reason=reason,
+        **common,
+    )
 
 
 def _vectorized_plan(dims, same, unit, addrs, common):
     """The innermost dim is contiguous on both sides: wider units (same dtype) or a
     several-lane cast per thread, when every stride and address allows it."""
     dst_dtype, src_dtype, loops = common["dst_dtype"], common["src_dtype"], common["loops"]
-    shape_u, dstr, sstr, fits32, dname, sname = _run_layout(
-        dims, same, unit, dst_dtype, src_dtype)
+    shape_u, dstr, sstr, fits32, dname, sname = _run_layout(dims, same, unit, dst_dtype, src_dtype)
     if not (dstr[-1] == 1 and sstr[-1] == 1 and len(dims) <= MAX_DIMS):
         return None
     dst_addr, src_addr = addrs
@@ -277,8 +354,8 @@ def _vectorized_plan(dims, same, unit, addrs, common):
     if same:
         loop_strides = [x for lp in loops for x in lp[1:]]
         width = _pow2_dividing(
-            [shape_u[-1] * unit, dst_addr, src_addr] + [x * unit for x in outer]
-            + loop_strides, 16)
+            [shape_u[-1] * unit, dst_addr, src_addr] + [x * unit for x in outer] + loop_strides, 16
+        )
         if width <= unit:
             return None
         k = width // unit
@@ -287,37 +364,71 @@ def _vectorized_plan(dims, same, unit, addrs, common):
         ss2 = tuple(s // k for s in sstr[:-1]) + (1,)
         f32 = _fits32(shp, ds2, ss2)
         ut = V.unit_type(width)
-        return CopyPlan("vectorized", shape=shp, dst_strides=ds2, src_strides=ss2,
-                        unit=width, index64=not f32, variant=V.variant("nd", ut, ut, 1, not f32),
-                        reason=f"inner run contiguous: {width}-byte units", **common)
+        return CopyPlan(
+            "vectorized",
+            shape=shp,
+            dst_strides=ds2,
+            src_strides=ss2,
+            unit=width,
+            index64=not f32,
+            variant=V.variant("nd", ut, ut, 1, not f32),
+            reason=f"inner run contiguous: {width}-byte units",
+            **common,
+        )
     vec = V.cast_vector_width(dst_dtype, src_dtype)
-    ok = (vec > 1 and fits32 and shape_u[-1] % vec == 0
-          and all(x % vec == 0 for x in outer + [
-              lp[1] // dst_dtype.itemsize for lp in loops] + [
-              lp[2] // src_dtype.itemsize for lp in loops])
-          and dst_addr % (vec * dst_dtype.itemsize) == 0
-          and src_addr % (vec * src_dtype.itemsize) == 0)
+    ok = (
+        vec > 1
+        and fits32
+        and shape_u[-1] % vec == 0
+        and all(
+            x % vec == 0
+            for x in outer
+            + [lp[1] // dst_dtype.itemsize for lp in loops]
+            + [lp[2] // src_dtype.itemsize for lp in loops]
+        )
+        and dst_addr % (vec * dst_dtype.itemsize) == 0
+        and src_addr % (vec * src_dtype.itemsize) == 0
+    )
     if not ok:
         return None
     shp = shape_u[:-1] + (shape_u[-1] // vec,)
     ds2 = tuple(s // vec for s in dstr[:-1]) + (1,)
     ss2 = tuple(s // vec for s in sstr[:-1]) + (1,)
-    return CopyPlan("vectorized", shape=shp, dst_strides=ds2, src_strides=ss2,
-                    vec=vec, variant=V.variant("rows", dname, sname, vec, False),
-                    reason=f"inner run contiguous: {vec}-lane cast", **common)
+    return CopyPlan(
+        "vectorized",
+        shape=shp,
+        dst_strides=ds2,
+        src_strides=ss2,
+        vec=vec,
+        variant=V.variant("rows", dname, sname, vec, False),
+        reason=f"inner run contiguous: {vec}-lane cast",
+        **common,
+    )
 
 
 def _generic_plan(dims, same, unit, common):
     shape_u, dstr, sstr, fits32, dname, sname = _run_layout(
-        dims, same, unit, common["dst_dtype"], common["src_dtype"])
-    return CopyPlan("nd", shape=shape_u, dst_strides=dstr, src_strides=sstr, unit=unit,
-                    index64=not fits32, variant=V.variant("nd", dname, sname, 1, not fits32),
-                    reason="generic strided copy", **common)
+        dims, same, unit, common["dst_dtype"], common["src_dtype"]
+    )
+    return CopyPlan(
+        "nd",
+        shape=shape_u,
+        dst_strides=dstr,
+        src_strides=sstr,
+        unit=unit,
+        index64=not fits32,
+        variant=V.variant("nd", dname, sname, 1, not fits32),
+        reason="generic strided copy",
+        **common,
+    )
 
 
 def _fits32(shape, dstr, sstr) -> bool:
-    return (math.prod(shape) < INT32_LIMIT and _span(shape, dstr) < INT32_LIMIT
-            and _span(shape, sstr) < INT32_LIMIT)
+    return (
+        math.prod(shape) < INT32_LIMIT
+        and _span(shape, dstr) < INT32_LIMIT
+        and _span(shape, sstr) < INT32_LIMIT
+    )
 
 
 def _tile_source_dim(dims) -> int | None:

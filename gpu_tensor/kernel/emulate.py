@@ -67,7 +67,7 @@ def symbol_for(name_expression: str) -> str:
 def _translation_unit(source: str, exports, defines) -> str:
     lines = [f"#define {k} {v}" if v is not None else f"#define {k}" for k, v in defines.items()]
     lines.append(_PREFIX_END.rstrip("\n"))
-    lines.append("#line 1 \"kernel.cu\"")
+    lines.append('#line 1 "kernel.cu"')
     lines.append(source)
     lines.append("")
     lines += [f"GT_EMU_EXPORT({symbol_for(e)}, {e})" for e in exports]
@@ -132,8 +132,17 @@ def _precompiled_prefix(gxx: str, tu: str, include, cache: Path):
     if not sep:
         return tu, include
     prefix = head + sep
-    key = hashlib.sha256("\0".join([prefix, sources.headers_digest("*.h", "*.cuh"),
-                                     " ".join(_FLAGS), " ".join(include), gxx]).encode())
+    key = hashlib.sha256(
+        "\0".join(
+            [
+                prefix,
+                sources.headers_digest("*.h", "*.cuh"),
+                " ".join(_FLAGS),
+                " ".join(include),
+                gxx,
+            ]
+        ).encode()
+    )
     pch_dir = cache / f"pch-{key.hexdigest()[:24]}"
     gch = pch_dir / "gt_emu_prefix.h.gch"
     if not gch.is_file():
@@ -142,9 +151,20 @@ def _precompiled_prefix(gxx: str, tu: str, include, cache: Path):
         fd, tmp = tempfile.mkstemp(dir=pch_dir, suffix=".gch.tmp")
         os.close(fd)
         flags = [f for f in _FLAGS if f not in ("-shared", "c++", "-x")]
-        proc = subprocess.run([gxx, *flags, "-x", "c++-header", *include,
-                               str(pch_dir / "gt_emu_prefix.h"), "-o", tmp],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                gxx,
+                *flags,
+                "-x",
+                "c++-header",
+                *include,
+                str(pch_dir / "gt_emu_prefix.h"),
+                "-o",
+                tmp,
+            ],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             os.unlink(tmp)
             return tu, include
@@ -216,10 +236,16 @@ def launch(lib, kernel_name, grid, block, args, shared_bytes=0, serial=False) ->
         raise EmulationError(f"{kernel_name!r} was not in the exports given to emulate.build")
     keep: list = []
     ptrs = (ctypes.c_void_p * max(1, len(args)))(*[_arg_bytes(a, keep) for a in args])
-    code = fn((ctypes.c_uint * 3)(*g), (ctypes.c_uint * 3)(*b), int(shared_bytes), ptrs,
-              1 if serial else 0)
+    code = fn(
+        (ctypes.c_uint * 3)(*g),
+        (ctypes.c_uint * 3)(*b),
+        int(shared_bytes),
+        ptrs,
+        1 if serial else 0,
+    )
     if code == 1:
-        raise EmulationError(f"{kernel_name} called __syncthreads in a serial launch; "
-                             "launch it with serial=False")
+        raise EmulationError(
+            f"{kernel_name} called __syncthreads in a serial launch; launch it with serial=False"
+        )
     if code != 0:
         raise EmulationError(f"{kernel_name} failed under host emulation (code {code})")

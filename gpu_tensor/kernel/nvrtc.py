@@ -179,13 +179,17 @@ def compile_program(
             hint = "Fix the source"
             if "cannot open source file" in log or "could not open source file" in log:
                 major = nvrtc_version()[0]
-                wheel = ("nvidia-cuda-runtime-cu12" if major == 12
-                         else f"'cuda-toolkit[cudart]=={major}.*'")
-                hint = (f"A header was not found (CUDA headers used: {cuda_include_dir()}): "
-                        f"pip install {wheel}, or point CUDA_PATH at a CUDA {major} toolkit")
+                wheel = (
+                    "nvidia-cuda-runtime-cu12"
+                    if major == 12
+                    else f"'cuda-toolkit[cudart]=={major}.*'"
+                )
+                hint = (
+                    f"A header was not found (CUDA headers used: {cuda_include_dir()}): "
+                    f"pip install {wheel}, or point CUDA_PATH at a CUDA {major} toolkit"
+                )
             raise NvrtcError(
-                f"NVRTC could not compile {name} for {arch} ({exc}). {hint}; "
-                f"options were {opts}",
+                f"NVRTC could not compile {name} for {arch} ({exc}). {hint}; options were {opts}",
                 log,
             ) from None
         log = nvrtc.getProgramLog(prog)

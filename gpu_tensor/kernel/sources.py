@@ -17,8 +17,13 @@ from pathlib import Path
 
 from .. import _env
 
-__all__ = ["kernel_dir", "read_kernel", "headers_digest", "header_candidates",
-           "host_cuda_include_dir"]
+__all__ = [
+    "kernel_dir",
+    "read_kernel",
+    "headers_digest",
+    "header_candidates",
+    "host_cuda_include_dir",
+]
 
 _MARKER = "common.cuh"  # present in every kernels/ directory we ship
 
@@ -90,8 +95,9 @@ def header_candidates(major: int | None = None, extra_roots=()):
         if major is not None:
             yield base / f"cu{major}" / "include"
         else:
-            yield from (Path(p) for p in sorted(glob.glob(str(base / "cu*" / "include")),
-                                                 reverse=True))
+            yield from (
+                Path(p) for p in sorted(glob.glob(str(base / "cu*" / "include")), reverse=True)
+            )
         yield base / "cuda_runtime" / "include"
     for root in _toolkit_roots(extra_roots):
         yield root / "include"

@@ -41,8 +41,14 @@ __all__ = ["CachingAllocator", "round_size", "allocation_size"]
 class CachingAllocator:
     """A per-device caching allocator. See the module docstring; API in CONTRACTS."""
 
-    def __init__(self, raw, device_index: int = 0, event_factory=None,
-                 config: AllocatorConfig | None = None, kind: str = "cuda"):
+    def __init__(
+        self,
+        raw,
+        device_index: int = 0,
+        event_factory=None,
+        config: AllocatorConfig | None = None,
+        kind: str = "cuda",
+    ):
         self.raw = raw
         self.device_index = int(device_index)
         self.kind = kind  # 'cuda' | 'emulated' | anything a test likes
@@ -70,11 +76,14 @@ class CachingAllocator:
         self._expandable = asked is not False and expandable.supported(raw)
         self._max_split = self.config.split_limit(self._expandable)  # torch's, or peak_guard's
         if asked and not self._expandable:
-            warnings.warn(f"expandable_segments:True ignored: {type(raw).__name__} cannot map "
-                          "pages (on a GPU it needs NVIDIA's cuda-bindings: pip install "
-                          "'gpu-tensor[cuda12]' or [cuda13], and a device with virtual "
-                          "memory management); using plain segments", RuntimeWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"expandable_segments:True ignored: {type(raw).__name__} cannot map "
+                "pages (on a GPU it needs NVIDIA's cuda-bindings: pip install "
+                "'gpu-tensor[cuda12]' or [cuda13], and a device with virtual "
+                "memory management); using plain segments",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         self._allocated: dict[int, Block] = {}
         self._events: dict = {}  # stream -> deque of (event, block); see events.py
         self._stats = DeviceStats()
@@ -119,12 +128,17 @@ class CachingAllocator:
                 else:
                     size = MIN_BLOCK_SIZE
                 if self._capturing and stream in self._capturing:  # graph_pool.py
-                    return self._malloc_captured(self._capturing[stream], stream, size,
-                                                 nbytes, site)
+                    return self._malloc_captured(
+                        self._capturing[stream], stream, size, nbytes, site
+                    )
                 block = self._parked
                 if block is not None:
-                    if (block.size == size and block.stream == stream and not self._events
-                            and self.history is None):
+                    if (
+                        block.size == size
+                        and block.stream == stream
+                        and not self._events
+                        and self.history is None
+                    ):
                         return self._reuse_parked(block, nbytes, site)
                     self._unpark()
                 if self._events and not self._capturing:  # no event queries under capture
@@ -136,8 +150,9 @@ class CachingAllocator:
                 else:  # nor one far bigger than an oversize request
                     limit = size + self.config.max_non_split_rounding
                 i = pool.fit(stream, size, limit)
-                block = pool.block_at(i) if i >= 0 else self._get_new_block(
-                    pool, stream, size, nbytes)
+                block = (
+                    pool.block_at(i) if i >= 0 else self._get_new_block(pool, stream, size, nbytes)
+                )
                 return self._alloc_found_block(pool, i, block, size, nbytes, site)
             finally:
                 if outer:
@@ -154,8 +169,10 @@ class CachingAllocator:
         self._lock.acquire()  # not `with`: see malloc
         try:
             if self._allocated.get(block.ptr) is not block:
-                raise ValueError(f"free of {block!r}: not allocated by this allocator "
-                                 "(double free, or a block from another device)")
+                raise ValueError(
+                    f"free of {block!r}: not allocated by this allocator "
+                    "(double free, or a block from another device)"
+                )
             del self._allocated[block.ptr]
             if self._busy:  # a finaliser inside another operation of this thread: queue it
                 self._deferred.append(block)
@@ -164,13 +181,19 @@ class CachingAllocator:
             try:
                 if self._parked is not None:
                     self._unpark()
-                if (block.stream_uses or self.history is not None
-                        or block.segment.graph_pool is not None):  # a graph's: never parked
+                if (
+                    block.stream_uses
+                    or self.history is not None
+                    or block.segment.graph_pool is not None
+                ):  # a graph's: never parked
                     self._release_allocated(block)
                 else:
                     proof = self._park_proof
-                    if proof is not None and proof[0] is block and proof[1] == self._pool_of(
-                            block.segment).version:
+                    if (
+                        proof is not None
+                        and proof[0] is block
+                        and proof[1] == self._pool_of(block.segment).version
+                    ):
                         self._parked = block  # proved before, nothing changed since
                         self._park_plan = proof[2]
                     elif not reuse.park(self, block):
@@ -227,8 +250,10 @@ class CachingAllocator:
     def graph_pools(self) -> dict:
         """{pool id: {'use_count', 'segments'}} of the graph-private pools that exist."""
         with self._operation():
-            return {pid: {"use_count": gp.use_count, "segments": gp.segments}
-                    for pid, gp in self._graph_pools.items()}
+            return {
+                pid: {"use_count": gp.use_count, "segments": gp.segments}
+                for pid, gp in self._graph_pools.items()
+            }
 
     def is_capturing(self, stream=None) -> bool:
         """Whether `stream` (None: any stream) is capturing into a graph pool."""
@@ -252,7 +277,8 @@ class CachingAllocator:
             out = self._stats.as_dict(-1 if max_split == UNLIMITED else max_split)
             out["largest_free_block_bytes"] = self._largest_free()
             out["reserved_unallocated_bytes"] = (
-                out["reserved_bytes.all.current"] - out["allocated_bytes.all.current"])
+                out["reserved_bytes.all.current"] - out["allocated_bytes.all.current"]
+            )
             return out
 
     def reset_peak_stats(self) -> None:
@@ -329,8 +355,15 @@ class CachingAllocator:
         if after is not None:  # the malloc's split gives it back as the pool's free block
             after.gc_count_base = pool.lookups
         size = block.size
-        self._stats.block_reused(small, size, block.requested_size, nbytes, split_blocks,
-                                 split_bytes, size >= self._max_split)
+        self._stats.block_reused(
+            small,
+            size,
+            block.requested_size,
+            nbytes,
+            split_blocks,
+            split_bytes,
+            size >= self._max_split,
+        )
         block.requested_size = nbytes
         block.tag = block.frames = None
         block.site = site
@@ -343,8 +376,9 @@ class CachingAllocator:
         if block.size >= self._max_split:
             self._stats.update_single("oversize_allocations", -1)
         if self.history is not None:
-            self.history.record("free_requested", block.ptr, block.size, block.stream,
-                                tag=block.tag)
+            self.history.record(
+                "free_requested", block.ptr, block.size, block.stream, tag=block.tag
+            )
         if block.stream_uses:
             if self._capturing:  # no events under capture: wait for its end (graph_pool.py)
                 self._capture_deferred.append(block)
@@ -358,8 +392,11 @@ class CachingAllocator:
         if self._parked is not None:
             self._unpark()
         pool = gp.small if size <= SMALL_SIZE else gp.large
-        limit = self._max_split if size < self._max_split else (
-            size + self.config.max_non_split_rounding)
+        limit = (
+            self._max_split
+            if size < self._max_split
+            else (size + self.config.max_non_split_rounding)
+        )
         i = pool.fit(stream, size, limit)
         block = pool.block_at(i) if i >= 0 else self._get_new_block(pool, stream, size, nbytes)
         return self._alloc_found_block(pool, i, block, size, nbytes, site)
@@ -385,8 +422,9 @@ class CachingAllocator:
             if pool.graph_pool is None and self._expandable:
                 block = expandable.grow(self, pool, stream, size)
             else:
-                block = self._alloc_segment(allocation_size(size, None), pool.is_small,
-                                            stream, pool.graph_pool)
+                block = self._alloc_segment(
+                    allocation_size(size, None), pool.is_small, stream, pool.graph_pool
+                )
             if block is None:
                 raise self._out_of_memory(nbytes, stream)
             return block
@@ -400,8 +438,11 @@ class CachingAllocator:
                 raise self._out_of_memory(nbytes, stream)
             return block
         alloc_size = allocation_size(
-            size, self._stats.current("reserved_bytes", "large_pool")
-            if self.config.adaptive_segments else None)
+            size,
+            self._stats.current("reserved_bytes", "large_pool")
+            if self.config.adaptive_segments
+            else None,
+        )
         if self._limit is not None and self.config.garbage_collection_threshold > 0:
             release.garbage_collect(self)
         if self.config.release_on_miss and not pool.is_small:
@@ -419,8 +460,7 @@ class CachingAllocator:
             raise self._out_of_memory(nbytes, stream)
         return block
 
-    def _alloc_found_block(self, pool, i: int, block: Block, size: int, nbytes: int,
-                           site) -> Block:
+    def _alloc_found_block(self, pool, i: int, block: Block, size: int, nbytes: int, site) -> Block:
         """Hand out `block` (entry `i` of `pool`, or -1: not pooled), split if worth it."""
         stats = self._stats
         small = pool.is_small
@@ -517,8 +557,9 @@ class CachingAllocator:
             self.history.record("free_completed", orig_ptr, orig_size, block.stream)
 
     # ----------------------------------------------------------------- segments
-    def _alloc_segment(self, size: int, small: bool, stream: int,
-                       graph: graph_pool.GraphPool | None = None) -> Block | None:
+    def _alloc_segment(
+        self, size: int, small: bool, stream: int, graph: graph_pool.GraphPool | None = None
+    ) -> Block | None:
         if self._limit is not None and self._reserved + size > self._limit:
             return None
         try:

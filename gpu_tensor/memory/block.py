@@ -15,8 +15,19 @@ __all__ = ["Block", "Segment"]
 class Segment:
     """One raw allocation: base address, size, pool and the stream it was made for."""
 
-    __slots__ = ("ptr", "size", "stream", "is_small", "head", "site", "frames", "expandable",
-                 "reservation", "graph_pool", "host")
+    __slots__ = (
+        "ptr",
+        "size",
+        "stream",
+        "is_small",
+        "head",
+        "site",
+        "frames",
+        "expandable",
+        "reservation",
+        "graph_pool",
+        "host",
+    )
 
     def __init__(self, ptr: int, size: int, stream: int, is_small: bool):
         self.ptr = ptr

@@ -70,13 +70,16 @@ class Reservation:
         self.aliases: dict[int, int] = {}  # ptr -> bytes: old addresses of restitched pages
 
     def __repr__(self) -> str:
-        return (f"Reservation(base={self.base:#x}, size={self.size}, "
-                f"used={self.end - self.base}, runs={self.runs})")
+        return (
+            f"Reservation(base={self.base:#x}, size={self.size}, "
+            f"used={self.end - self.base}, runs={self.runs})"
+        )
 
 
 def supported(raw) -> bool:
-    return all(callable(getattr(raw, name, None)) for name in ("reserve", "map", "unmap",
-                                                                "unreserve"))
+    return all(
+        callable(getattr(raw, name, None)) for name in ("reserve", "map", "unmap", "unreserve")
+    )
 
 
 def _page(alloc, small: bool) -> int:
@@ -332,8 +335,11 @@ def _carve(alloc, block: Block, start: int, stop: int) -> tuple[int, int, int]:
         if piece is not None:
             pool.add(piece)
     after_parts = [_split_part(b) for b in (prev, lower, upper, after)]
-    return (runs, sum(n for n, _ in after_parts) - sum(n for n, _ in before),
-            sum(b for _, b in after_parts) - sum(b for _, b in before))
+    return (
+        runs,
+        sum(n for n, _ in after_parts) - sum(n for n, _ in before),
+        sum(b for _, b in after_parts) - sum(b for _, b in before),
+    )
 
 
 # ------------------------------------------------------------------------------- shrinking

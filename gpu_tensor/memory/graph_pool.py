@@ -26,8 +26,16 @@ from __future__ import annotations
 
 from .pool import BlockPool
 
-__all__ = ["GraphPool", "begin", "end", "release", "release_freeable", "check_not_capturing",
-           "guard", "active_captures"]
+__all__ = [
+    "GraphPool",
+    "begin",
+    "end",
+    "release",
+    "release_freeable",
+    "check_not_capturing",
+    "guard",
+    "active_captures",
+]
 
 
 class GraphPool:
@@ -50,8 +58,10 @@ def begin(alloc, pool_id: tuple[int, int], stream: int) -> GraphPool:
     """Route `stream`'s mallocs to pool `pool_id` (made here, or shared: one more use)."""
     pool_id = (int(pool_id[0]), int(pool_id[1]))
     if stream in alloc._capturing:
-        raise RuntimeError(f"stream {stream:#x} is already capturing into graph pool "
-                           f"{alloc._capturing[stream].id}; end that capture first")
+        raise RuntimeError(
+            f"stream {stream:#x} is already capturing into graph pool "
+            f"{alloc._capturing[stream].id}; end that capture first"
+        )
     gp = alloc._graph_pools.get(pool_id)
     if gp is None:
         gp = alloc._graph_pools[pool_id] = GraphPool(pool_id)
@@ -114,7 +124,8 @@ def guard(what: str) -> None:
             "capture cannot wait for the host, synchronize, load a new kernel or leave the "
             "device. Warm the step up first (run it eagerly once or a few times on the "
             "capture stream, as torch's docs ask: it compiles kernels and fills the "
-            "allocator), and read results after replay()")
+            "allocator), and read results after replay()"
+        )
 
 
 def check_not_capturing(alloc, what: str) -> None:
@@ -123,4 +134,5 @@ def check_not_capturing(alloc, what: str) -> None:
         raise RuntimeError(
             f"{what} is not allowed while a CUDA graph is being captured (it would free or "
             "synchronize device memory, which stream capture forbids); call it before "
-            "capture_begin or after capture_end")
+            "capture_begin or after capture_end"
+        )

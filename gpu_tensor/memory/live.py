@@ -88,8 +88,9 @@ def capture_frames(depth: int = 1, limit: int = 64) -> list[dict]:
     while frame is not None and len(frames) < limit:
         code = frame.f_code
         if not code.co_filename.startswith(mem_dir):
-            frames.append({"filename": code.co_filename, "line": frame.f_lineno,
-                           "name": code.co_name})
+            frames.append(
+                {"filename": code.co_filename, "line": frame.f_lineno, "name": code.co_name}
+            )
         frame = frame.f_back
     return frames
 

@@ -128,8 +128,13 @@ class _Timing:
 
     def as_dict(self, prefix: str) -> dict:
         avg = self.total / self.count if self.count else 0.0
-        return {f"{prefix}.total": self.total, f"{prefix}.max": self.max,
-                f"{prefix}.min": self.min, f"{prefix}.count": self.count, f"{prefix}.avg": avg}
+        return {
+            f"{prefix}.total": self.total,
+            f"{prefix}.max": self.max,
+            f"{prefix}.min": self.min,
+            f"{prefix}.count": self.count,
+            f"{prefix}.avg": avg,
+        }
 
 
 class PinnedPool:
@@ -191,8 +196,14 @@ class PinnedPool:
             block.requested_size = nbytes
             block.streams = set()
             block.tag = None
-            self._update(block, allocation=1, allocated_bytes=block.size,
-                         requested_bytes=nbytes, active=1, active_bytes=block.size)
+            self._update(
+                block,
+                allocation=1,
+                allocated_bytes=block.size,
+                requested_bytes=nbytes,
+                active=1,
+                active_bytes=block.size,
+            )
             return block
 
     def _best_fit(self, small: bool, size: int) -> PinnedBlock | None:
@@ -209,8 +220,9 @@ class PinnedPool:
         rest = block.size - size
         if rest < PAGE:
             return
-        tail = PinnedBlock(ptr=block.ptr + size, size=rest, segment=block.segment,
-                           prev=block, next=block.next)
+        tail = PinnedBlock(
+            ptr=block.ptr + size, size=rest, segment=block.segment, prev=block, next=block.next
+        )
         if block.next is not None:
             block.next.prev = tail
         block.next = tail
@@ -274,8 +286,9 @@ class PinnedPool:
         if not block.allocated or self._segments.get(block.segment.ptr) is not block.segment:
             raise ValueError(f"free of {block!r}, which this pool did not hand out")
         block.allocated = False
-        self._update(block, allocation=-1, allocated_bytes=-block.size,
-                     requested_bytes=-block.requested_size)
+        self._update(
+            block, allocation=-1, allocated_bytes=-block.size, requested_bytes=-block.requested_size
+        )
         streams, block.streams = block.streams, set()
         if streams:
             if self._event_factory is None:
@@ -303,8 +316,11 @@ class PinnedPool:
                         neighbour.next.prev = block
         self._insert_free(block)
         seg = block.segment
-        if (self._max_cached is not None and self._whole_free(seg)
-                and self._cached_whole_bytes() > self._max_cached):
+        if (
+            self._max_cached is not None
+            and self._whole_free(seg)
+            and self._cached_whole_bytes() > self._max_cached
+        ):
             self._release_segment(seg)
 
     def _insert_free(self, block: PinnedBlock) -> None:
@@ -418,8 +434,9 @@ class PinnedPool:
             out["num_host_free"] = self._free_time.count
             out.update(self._alloc_time.as_dict("host_alloc_time"))
             out.update(self._free_time.as_dict("host_free_time"))
-            out["cached_bytes"] = (self._stats.current("reserved_bytes")
-                                   - self._stats.current("active_bytes"))
+            out["cached_bytes"] = self._stats.current("reserved_bytes") - self._stats.current(
+                "active_bytes"
+            )
             out["pending_blocks"] = len(self._pending)
             return out
 

@@ -29,8 +29,14 @@ import threading
 
 import numpy as np
 
-__all__ = ["RawOutOfMemory", "HostRawSource", "FaultInjectingRawSource", "HostMapping",
-           "map_host_pages", "host_array"]
+__all__ = [
+    "RawOutOfMemory",
+    "HostRawSource",
+    "FaultInjectingRawSource",
+    "HostMapping",
+    "map_host_pages",
+    "host_array",
+]
 
 
 # Private anonymous pages for every host source. mmap.mmap(-1, n) defaults to MAP_SHARED,
@@ -115,7 +121,9 @@ class HostRawSource:
             try:
                 mapping = self._maps.pop(ptr)
             except KeyError:
-                raise ValueError(f"raw free of {ptr:#x}, which this source did not allocate") from None
+                raise ValueError(
+                    f"raw free of {ptr:#x}, which this source did not allocate"
+                ) from None
             self.used -= len(mapping)
             self.num_frees += 1
         mapping.close()

@@ -19,8 +19,15 @@ from .allocator import CachingAllocator
 from .config import AllocatorConfig
 from .raw import HostRawSource
 
-__all__ = ["KINDS", "get_allocator", "existing_allocators", "find", "register_factory",
-           "set_history", "history"]
+__all__ = [
+    "KINDS",
+    "get_allocator",
+    "existing_allocators",
+    "find",
+    "register_factory",
+    "set_history",
+    "history",
+]
 
 KINDS = ("emulated", "cuda")
 _lock = threading.Lock()
@@ -29,8 +36,13 @@ _history_settings: dict | None = None  # kwargs for HistoryRecorder while record
 
 
 def _emulated(index: int, config: AllocatorConfig) -> CachingAllocator:
-    return CachingAllocator(HostRawSource(_env.emulated_memory_bytes()), index,
-                            event_factory=None, config=config, kind="emulated")
+    return CachingAllocator(
+        HostRawSource(_env.emulated_memory_bytes()),
+        index,
+        event_factory=None,
+        config=config,
+        kind="emulated",
+    )
 
 
 # kind -> factory(index, config). The CUDA mechanism lives in a lower layer
@@ -50,7 +62,8 @@ def _create(kind: str, index: int) -> CachingAllocator:
             raise RuntimeError(
                 f"no allocator factory for kind {kind!r} yet: import "
                 "gpu_tensor.backends.cuda_memory first (the cuda backend and "
-                "gpu_tensor.cuda.memory do this before they ask for a real GPU allocator)")
+                "gpu_tensor.cuda.memory do this before they ask for a real GPU allocator)"
+            )
         raise ValueError(f"allocator kind must be one of {KINDS}, got {kind!r}")
     allocator = factory(index, AllocatorConfig.from_env())
     if _history_settings is not None:
@@ -97,8 +110,7 @@ def set_history(settings: dict | None) -> None:
         _history_settings = dict(settings) if settings is not None else None
         for allocator in _allocators.values():
             with allocator._lock:
-                allocator.history = (HistoryRecorder(**settings) if settings is not None
-                                     else None)
+                allocator.history = HistoryRecorder(**settings) if settings is not None else None
 
 
 def history() -> dict | None:

@@ -20,9 +20,14 @@ def release_oversize(alloc, size: int) -> bool:
     max_split = alloc._max_split
     if max_split == UNLIMITED:
         return False
-    candidates = sorted((b for b in alloc._large
-                         if b.size >= max_split and not b.is_split() and not b.segment.expandable),
-                        key=lambda b: b.size)
+    candidates = sorted(
+        (
+            b
+            for b in alloc._large
+            if b.size >= max_split and not b.is_split() and not b.segment.expandable
+        ),
+        key=lambda b: b.size,
+    )
     if not candidates:
         return False
     fit = next((b for b in candidates if b.size >= size), None)
@@ -44,10 +49,17 @@ def release_stale(alloc, stream: int, size: int, needed: int) -> None:
     size is covered. Requests that grow a little (longer sequences, bigger batches)
     then replace stale segments instead of piling new ones on top; torch frees its
     cache only at OOM time, after the device is already full."""
-    stale = sorted((b for b in alloc._large
-                    if b.stream == stream and b.size < size and not b.is_split()
-                    and not b.segment.expandable),
-                   key=lambda b: -b.size)
+    stale = sorted(
+        (
+            b
+            for b in alloc._large
+            if b.stream == stream
+            and b.size < size
+            and not b.is_split()
+            and not b.segment.expandable
+        ),
+        key=lambda b: -b.size,
+    )
     freed = 0
     for block in stale:
         if freed >= needed:
@@ -60,8 +72,15 @@ def release_for_peak(alloc, needed: int) -> None:
     """peak_guard: a new segment of `needed` bytes would raise reserved memory above its
     high-water mark, so first return whole free segments (any pool, any stream: they
     have no pending events, or they would not be free) until it no longer would."""
-    free = sorted((b for pool in (alloc._large, alloc._small) for b in pool
-                   if not b.is_split() and not b.segment.expandable), key=lambda b: -b.size)
+    free = sorted(
+        (
+            b
+            for pool in (alloc._large, alloc._small)
+            for b in pool
+            if not b.is_split() and not b.segment.expandable
+        ),
+        key=lambda b: -b.size,
+    )
     for block in free:  # largest first: the fewest device calls
         if alloc._reserved + needed <= alloc._high_water:
             break

@@ -51,7 +51,8 @@ def park(alloc, block) -> bool:
         merged = size + after.size
         rest_next = after.next
         if not (small or segment.expandable) and not (
-                size < alloc._max_split and after.size > SMALL_SIZE):
+            size < alloc._max_split and after.size > SMALL_SIZE
+        ):
             return False  # a large block would not be split again: malloc takes it whole
     else:
         after = None

@@ -7,9 +7,18 @@ from __future__ import annotations
 
 from .config import AllocatorConfig
 
-__all__ = ["MIN_BLOCK_SIZE", "SMALL_SIZE", "SMALL_BUFFER", "MIN_LARGE_ALLOC", "LARGE_BUFFER",
-           "ROUND_LARGE", "MID_SEGMENT_REQUESTS", "MID_SEGMENT_POOL_SHARE", "round_size",
-           "allocation_size"]
+__all__ = [
+    "MIN_BLOCK_SIZE",
+    "SMALL_SIZE",
+    "SMALL_BUFFER",
+    "MIN_LARGE_ALLOC",
+    "LARGE_BUFFER",
+    "ROUND_LARGE",
+    "MID_SEGMENT_REQUESTS",
+    "MID_SEGMENT_POOL_SHARE",
+    "round_size",
+    "allocation_size",
+]
 
 MIN_BLOCK_SIZE = 512  # every size is a multiple of this (cudaMalloc aligns to >= 256 B)
 SMALL_SIZE = 1 << 20  # requests <= 1 MiB go to the small pool
@@ -22,7 +31,6 @@ MID_SEGMENT_REQUESTS = 4
 # ...and grows to this fraction of the large pool, so segment counts grow logarithmically;
 # 4 and 4 measured best of {2,4,8}^2 on profiling/bench_allocator.py's small traces.
 MID_SEGMENT_POOL_SHARE = 4
-
 
 
 def _roundup_power2_next_division(size: int, divisions: int) -> int:

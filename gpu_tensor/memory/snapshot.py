@@ -31,8 +31,13 @@ class HistoryRecorder:
     there are no C++ frames to add).
     """
 
-    def __init__(self, enabled: str = "all", context: str | None = "all",
-                 stacks: str = "all", max_entries: int = sys.maxsize):
+    def __init__(
+        self,
+        enabled: str = "all",
+        context: str | None = "all",
+        stacks: str = "all",
+        max_entries: int = sys.maxsize,
+    ):
         if enabled not in ("all", "state"):
             raise ValueError(f"enabled must be 'all', 'state' or None, got {enabled!r}")
         if context not in (None, "state", "alloc", "all"):
@@ -54,8 +59,16 @@ class HistoryRecorder:
             return []
         return live.capture_frames(depth=3)
 
-    def record(self, action: str, addr: int, size: int, stream: int, frames=None,
-               device_free: int | None = None, tag: dict | None = None) -> None:
+    def record(
+        self,
+        action: str,
+        addr: int,
+        size: int,
+        stream: int,
+        frames=None,
+        device_free: int | None = None,
+        tag: dict | None = None,
+    ) -> None:
         """Append a trace entry. `tag` (with free_requested): the freed block's shape and
         dtype, which are known only after its alloc entry was written; they are added to
         that entry (keys torch's entries lack; its tools ignore them)."""
@@ -67,8 +80,14 @@ class HistoryRecorder:
                 opened.update((k, tag[k]) for k in ("shape", "dtype") if k in tag)
         if frames is None:
             frames = self.frames_for(action) if self.context == "all" else []
-        entry = {"action": action, "addr": addr, "size": size, "stream": stream,
-                 "time_us": time.time_ns() // 1000, "frames": frames}
+        entry = {
+            "action": action,
+            "addr": addr,
+            "size": size,
+            "stream": stream,
+            "time_us": time.time_ns() // 1000,
+            "frames": frames,
+        }
         if action == "oom":
             entry["device_free"] = device_free if device_free is not None else 0
         elif action == "alloc":
@@ -89,9 +108,13 @@ def _segment_dict(allocator, segment) -> dict:
     allocated = active = requested = 0
     for block in segment.blocks():
         state = _block_state(block)
-        entry = {"address": block.ptr, "size": block.size,
-                 "requested_size": block.requested_size if state != "inactive" else 0,
-                 "state": state, "frames": list(block.frames or [])}
+        entry = {
+            "address": block.ptr,
+            "size": block.size,
+            "requested_size": block.requested_size if state != "inactive" else 0,
+            "state": state,
+            "frames": list(block.frames or []),
+        }
         if state == "active_allocated":
             allocated += block.size
             requested += block.requested_size
@@ -165,5 +188,9 @@ def build_snapshot(allocators, device: int = 0, host_memory_stats: dict | None =
     }
     if host_memory_stats is not None:
         ext["host_memory_stats"] = host_memory_stats
-    return {"segments": segments, "device_traces": traces, "allocator_settings": settings,
-            "gpu_tensor": ext}
+    return {
+        "segments": segments,
+        "device_traces": traces,
+        "allocator_settings": settings,
+        "gpu_tensor": ext,
+    }

@@ -44,8 +44,16 @@ _N = len(ARRAY_STATS)
 _ALLOCATION, _SEGMENT, _ACTIVE, _SPLIT = 0, 1, 2, 3
 _ALLOCATED, _RESERVED, _ACTIVE_BYTES, _SPLIT_BYTES, _REQUESTED = 4, 5, 6, 7, 8
 assert [SLOT[name] // 3 for name in ARRAY_STATS] == [
-    _ALLOCATION, _SEGMENT, _ACTIVE, _SPLIT, _ALLOCATED, _RESERVED, _ACTIVE_BYTES,
-    _SPLIT_BYTES, _REQUESTED]
+    _ALLOCATION,
+    _SEGMENT,
+    _ACTIVE,
+    _SPLIT,
+    _ALLOCATED,
+    _RESERVED,
+    _ACTIVE_BYTES,
+    _SPLIT_BYTES,
+    _REQUESTED,
+]
 
 
 def _split(cur, other, acc, peak, peak_all, blocks: int, nbytes: int) -> None:
@@ -102,8 +110,10 @@ class DeviceStats:
         self._peak_all = [0] * _N
         # Per pool: the lists an update touches, (current, other pool's current, allocated,
         # peak, 'all' peak), so an update fetches them with one index.
-        self._rows = tuple((self._cur[i], self._cur[1 - i], self._acc[i], self._peak[i],
-                            self._peak_all) for i in (0, 1))
+        self._rows = tuple(
+            (self._cur[i], self._cur[1 - i], self._acc[i], self._peak[i], self._peak_all)
+            for i in (0, 1)
+        )
         # oversize_allocations / oversize_segments: one row each, stored as is
         self._single = {"cur": [0, 0], "peak": [0, 0], "acc": [0, 0], "base": [0, 0]}
         self.scalars = dict.fromkeys(SCALARS, 0)
@@ -132,8 +142,9 @@ class DeviceStats:
     # The allocator's per-block changes, written out: a warm malloc+free pair makes four
     # such calls, and `apply`'s loop (tuples, unpacking, sign tests, slot division) cost
     # twice as much. Each does exactly what `apply` does with the changes it names.
-    def block_allocated(self, is_small: bool, size: int, requested: int,
-                        split_blocks: int = 0, split_bytes: int = 0) -> None:
+    def block_allocated(
+        self, is_small: bool, size: int, requested: int, split_blocks: int = 0, split_bytes: int = 0
+    ) -> None:
         """allocation +1, active +1, allocated_bytes +size, active_bytes +size,
         requested_bytes +requested; inactive_split(_bytes) +split_blocks/+split_bytes."""
         cur, other, acc, peak, peak_all = self._rows[1 if is_small else 0]
@@ -183,8 +194,16 @@ class DeviceStats:
         cur[_ALLOCATED] -= size
         cur[_REQUESTED] -= requested
 
-    def block_reused(self, is_small: bool, size: int, old_requested: int, requested: int,
-                     split_blocks: int, split_bytes: int, oversize: bool = False) -> None:
+    def block_reused(
+        self,
+        is_small: bool,
+        size: int,
+        old_requested: int,
+        requested: int,
+        split_blocks: int,
+        split_bytes: int,
+        oversize: bool = False,
+    ) -> None:
         """block_released + block_deactivated(split_blocks, split_bytes) and then
         block_allocated(-split_blocks, -split_bytes) of the same block, for a parked free
         (reuse.py): current values end where they began, so only the accumulated totals,
@@ -217,8 +236,9 @@ class DeviceStats:
         else:
             acc[_SPLIT_BYTES] -= split_bytes
 
-    def block_deactivated(self, is_small: bool, size: int, split_blocks: int = 0,
-                          split_bytes: int = 0) -> None:
+    def block_deactivated(
+        self, is_small: bool, size: int, split_blocks: int = 0, split_bytes: int = 0
+    ) -> None:
         """active -1, active_bytes -size; inactive_split(_bytes) +split_blocks/+split_bytes."""
         rows = self._rows[1 if is_small else 0]
         cur = rows[0]
@@ -247,8 +267,9 @@ class DeviceStats:
             return self._cur[0][k] + self._cur[1][k]
         return self._cur[POOLS.index(pool) - 1][k]
 
-    def _flat(self, large: list[int], small: list[int], total: list[int] | None,
-              single: list[int]) -> list[int]:
+    def _flat(
+        self, large: list[int], small: list[int], total: list[int] | None, single: list[int]
+    ) -> list[int]:
         """One metric in the flat slot layout (see SLOT); total None: the pools' sum."""
         out = []
         for k in range(_N):
@@ -275,9 +296,11 @@ class DeviceStats:
     @property
     def freed(self) -> list[int]:
         s = self._single
-        return self._flat(*(self._freed(*rows) for rows in zip(self._acc, self._cur, self._base,
-                                                                 strict=True)),
-                          None, self._freed(s["acc"], s["cur"], s["base"]))
+        return self._flat(
+            *(self._freed(*rows) for rows in zip(self._acc, self._cur, self._base, strict=True)),
+            None,
+            self._freed(s["acc"], s["cur"], s["base"]),
+        )
 
     # ------------------------------------------------------------------ resets
     def reset_peak(self) -> None:
@@ -296,8 +319,12 @@ class DeviceStats:
             self.scalars[key] = 0
 
     def as_dict(self, max_split_size: int) -> dict:
-        columns = {"current": self.cur, "peak": self.peak, "allocated": self.allocated,
-                   "freed": self.freed}
+        columns = {
+            "current": self.cur,
+            "peak": self.peak,
+            "allocated": self.allocated,
+            "freed": self.freed,
+        }
         out = {}
         for name, slot in SLOT.items():
             for p, pool in enumerate(POOLS):

@@ -24,8 +24,7 @@ from __future__ import annotations
 import itertools
 import threading
 
-__all__ = ["PER_THREAD_STREAM", "LEGACY_STREAM", "stream_key", "per_thread_key",
-           "event_handle"]
+__all__ = ["PER_THREAD_STREAM", "LEGACY_STREAM", "stream_key", "per_thread_key", "event_handle"]
 
 PER_THREAD_STREAM = 2  # cudaStreamPerThread (CUDA's ABI constant, driver_types.h)
 LEGACY_STREAM = 1  # cudaStreamLegacy: waits for all blocking streams, per-thread ones included
@@ -52,8 +51,9 @@ def stream_key(stream) -> int:
         else:
             ptr = getattr(stream, "ptr", None)
             if ptr is None:
-                raise TypeError("stream must be an int handle or have .ptr, "
-                                f"got {type(stream).__name__}")
+                raise TypeError(
+                    f"stream must be an int handle or have .ptr, got {type(stream).__name__}"
+                )
             stream = int(ptr)
     return per_thread_key() if stream == PER_THREAD_STREAM else stream
 

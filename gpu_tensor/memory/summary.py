@@ -63,25 +63,31 @@ def _row(name: str, cells) -> str:
     return f" {name:<21} | " + " | ".join(cells) + " "
 
 
-def format_summary(stats: dict, device: int = 0, abbreviated: bool = False,
-                   title: str | None = None) -> str:
+def format_summary(
+    stats: dict, device: int = 0, abbreviated: bool = False, title: str | None = None
+) -> str:
     """torch's memory_summary() text for `stats` (a memory_stats() dict). `title` replaces
     the device heading (the pinned host pool's section uses it)."""
     get = stats.get
     heading = title or f"gpu_tensor CUDA memory summary, device ID {device:<14d}"
-    lines = ["=" * _WIDTH,
-             f" {'':16} {heading} ",
-             "-" * _WIDTH,
-             f"  {'':9} CUDA OOMs: {get('num_ooms', 0):<12d} | {'':6} "
-             f"cudaMalloc retries: {get('num_alloc_retries', 0):<8d}  ",
-             "=" * _WIDTH,
-             "        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  "]
+    lines = [
+        "=" * _WIDTH,
+        f" {'':16} {heading} ",
+        "-" * _WIDTH,
+        f"  {'':9} CUDA OOMs: {get('num_ooms', 0):<12d} | {'':6} "
+        f"cudaMalloc retries: {get('num_alloc_retries', 0):<8d}  ",
+        "=" * _WIDTH,
+        "        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ",
+    ]
     for key, name, kind in _ROWS:
         fmt = _size if kind == "size" else _count
         lines.append("-" * _WIDTH)
         pools = [("all", name)]
         if not abbreviated:
-            pools += [("large_pool", "      from large pool"), ("small_pool", "      from small pool")]
+            pools += [
+                ("large_pool", "      from large pool"),
+                ("small_pool", "      from small pool"),
+            ]
         reference = None
         for pool, label in pools:
             values = [get(f"{key}.{pool}.{m}", 0) for m in _METRICS]

@@ -112,7 +112,8 @@ def _check_structure(allocator) -> None:
     if seen_free != pooled:
         raise AssertionError("free pools hold blocks that are not in any segment")
     if len(allocator._allocated) != sum(
-            1 for s in allocator._segments.values() for b in s.blocks() if b.allocated):
+        1 for s in allocator._segments.values() for b in s.blocks() if b.allocated
+    ):
         raise AssertionError("allocated map holds blocks that are not in any segment")
 
 
@@ -133,9 +134,11 @@ def _check_reservations(allocator) -> None:
         mine = runs[id(res)]
         if len(mine) != res.runs:
             raise AssertionError(f"{res!r} counts {res.runs} runs, has {len(mine)}")
-        if res.last is not None and (res.last.reservation is not res or
-                                     res.last.ptr + res.last.size != res.end or
-                                     allocator._segments.get(res.last.ptr) is not res.last):
+        if res.last is not None and (
+            res.last.reservation is not res
+            or res.last.ptr + res.last.size != res.end
+            or allocator._segments.get(res.last.ptr) is not res.last
+        ):
             raise AssertionError(f"{res!r}: its last run {res.last!r} does not end at its end")
         spans = sorted(mine + list(res.aliases.items()))
         cursor = res.base

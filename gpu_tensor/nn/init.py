@@ -15,15 +15,34 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_",
-           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
-           "orthogonal_", "trunc_normal_"]
+__all__ = [
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "constant_",
+    "zeros_",
+    "ones_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
+    "trunc_normal_",
+]
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
     """The recommended gain for a nonlinearity (torch's table)."""
-    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-              "conv_transpose3d", "sigmoid")
+    linear = (
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "sigmoid",
+    )
     if nonlinearity in linear:
         return 1.0
     if nonlinearity == "tanh":
@@ -34,7 +53,7 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
         slope = 0.01 if param is None else param
         if isinstance(slope, bool) or not isinstance(slope, (int, float)):
             raise ValueError(f"negative_slope {slope} not a valid number")
-        return math.sqrt(2.0 / (1 + slope ** 2))
+        return math.sqrt(2.0 / (1 + slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4  # torch's value, chosen for self-normalising networks
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
@@ -42,8 +61,9 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
 
 def _calculate_fan_in_and_fan_out(tensor):
     if tensor.dim() < 2:
-        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
-                         "dimensions")
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+        )
     receptive = 1
     for s in tensor.shape[2:]:
         receptive *= s

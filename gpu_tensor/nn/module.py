@@ -13,11 +13,13 @@ from .parameter import Parameter, adopt_payload, zero_grads
 __all__ = ["Module"]
 
 
-
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     def __repr__(self):
-        return "<All keys matched successfully>" if not self.missing_keys and \
-            not self.unexpected_keys else super().__repr__()
+        return (
+            "<All keys matched successfully>"
+            if not self.missing_keys and not self.unexpected_keys
+            else super().__repr__()
+        )
 
 
 class RemovableHandle:
@@ -48,8 +50,10 @@ class Module:
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() takes no arguments; call "
-                            "super().__init__() without them")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes no arguments; call "
+                "super().__init__() without them"
+            )
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = OrderedDict()
@@ -60,8 +64,9 @@ class Module:
         d["_forward_pre_hooks"] = OrderedDict()
 
     def forward(self, *args, **kwargs):
-        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
-                                  '"forward" function')
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
 
     def __call__(self, *args, **kwargs):
         for hook in tuple(self._forward_pre_hooks.values()):
@@ -78,23 +83,28 @@ class Module:
     # -- registration ---------------------------------------------------------------
     def _check_ready(self):
         if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameters, buffers or modules before "
-                                 "Module.__init__() call")
+            raise AttributeError(
+                "cannot assign parameters, buffers or modules before Module.__init__() call"
+            )
 
     def register_parameter(self, name: str, param) -> None:
         self._check_ready()
         _check_name(self, name, "parameter")
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
-                            f"'{name}' (torch.nn.Parameter or None required)")
+            raise TypeError(
+                f"cannot assign '{type(param).__name__}' object to parameter "
+                f"'{name}' (torch.nn.Parameter or None required)"
+            )
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
         self._check_ready()
         _check_name(self, name, "buffer")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
-                            f"'{name}' (torch Tensor or None required)")
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer "
+                f"'{name}' (torch Tensor or None required)"
+            )
         self._buffers[name] = tensor
         (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
 
@@ -115,8 +125,10 @@ class Module:
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
-                                f"'{name}' (torch.nn.Parameter or None expected)")
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter "
+                    f"'{name}' (torch.nn.Parameter or None expected)"
+                )
             params[name] = None
         elif isinstance(value, Module):
             self._check_ready()
@@ -124,13 +136,17 @@ class Module:
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
-                                f"'{name}' (torch.nn.Module or None expected)")
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as child module "
+                    f"'{name}' (torch.nn.Module or None expected)"
+                )
             modules[name] = None
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                "(torch.Tensor or None expected)")
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                    "(torch.Tensor or None expected)"
+                )
             d["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)
@@ -151,8 +167,9 @@ class Module:
         object.__delattr__(self, name)
 
     def __dir__(self):
-        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
-                      | set(self._modules))
+        return sorted(
+            set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules)
+        )
 
     # -- traversal --------------------------------------------------------------------
     def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
@@ -184,8 +201,11 @@ class Module:
 
     def _named_members(self, table, prefix, recurse, remove_duplicate=True):
         seen = set()
-        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
-            if recurse else [(prefix, self)]
+        mods = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for mod_prefix, mod in mods:
             for name, value in getattr(mod, table).items():
                 if value is None or (remove_duplicate and id(value) in seen):
@@ -193,16 +213,16 @@ class Module:
                 seen.add(id(value))
                 yield (f"{mod_prefix}.{name}" if mod_prefix else name), value
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True):
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ):
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True):
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True,
-                      remove_duplicate: bool = True):
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True):
@@ -276,8 +296,10 @@ class Module:
             else:
                 device = a
         if dtype is not None and not dtype.is_floating_point:
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
-                            f"got desired dtype={dtype}")
+            raise TypeError(
+                f"nn.Module.to only accepts floating point or complex dtypes, but "
+                f"got desired dtype={dtype}"
+            )
 
         def convert(t):
             if dtype is not None and t.is_floating_point():
@@ -336,14 +358,25 @@ class Module:
         missing, unexpected, errors = load_into(self, state_dict, strict, assign)
         if strict:
             if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
+                errors.insert(
+                    0,
+                    "Unexpected key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in unexpected)
+                    ),
+                )
             if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))
+                errors.insert(
+                    0,
+                    "Missing key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in missing)
+                    ),
+                )
         if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    type(self).__name__, "\n\t".join(errors)
+                )
+            )
         return _IncompatibleKeys(missing, unexpected)
 
     # -- repr ----------------------------------------------------------------------------

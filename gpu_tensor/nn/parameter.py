@@ -10,6 +10,7 @@ from gpu_tensor._tensor import Tensor
 
 __all__ = ["Parameter", "adopt_payload", "zero_grads"]
 
+
 def _slots():
     names = []
     for klass in type.mro(Tensor):
@@ -49,8 +50,7 @@ class Parameter(Tensor):
         if data is None:
             data = empty(0)
         if not isinstance(data, Tensor):
-            raise TypeError(f"Parameter(): expected a Tensor as data, got "
-                            f"{type(data).__name__}")
+            raise TypeError(f"Parameter(): expected a Tensor as data, got {type(data).__name__}")
         self = object.__new__(cls)
         _copy_slots(self, data.detach(), values_only=False)
         self.grad = None

@@ -20,7 +20,8 @@ def load_into(root, state_dict, strict: bool, assign: bool):
     for prefix, mod in root.named_modules():
         pre = f"{prefix}." if prefix else ""
         entries = list(mod._parameters.items()) + [
-            (n, b) for n, b in mod._buffers.items() if n not in mod._non_persistent]
+            (n, b) for n, b in mod._buffers.items() if n not in mod._non_persistent
+        ]
         for name, own in entries:
             if own is None:
                 continue
@@ -31,14 +32,18 @@ def load_into(root, state_dict, strict: bool, assign: bool):
                 continue
             value = state_dict[key]
             if not isinstance(value, Tensor):
-                errors.append(f'While copying the parameter named "{key}", expected torch.Tensor '
-                              f"or Tensor-like object from checkpoint but received "
-                              f"{type(value)}")
+                errors.append(
+                    f'While copying the parameter named "{key}", expected torch.Tensor '
+                    f"or Tensor-like object from checkpoint but received "
+                    f"{type(value)}"
+                )
                 continue
             if tuple(value.shape) != tuple(own.shape):
-                errors.append(f"size mismatch for {key}: copying a param with shape "
-                              f"{value.shape} from checkpoint, the shape in current model is "
-                              f"{own.shape}.")
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape "
+                    f"{value.shape} from checkpoint, the shape in current model is "
+                    f"{own.shape}."
+                )
                 continue
             _load_one(mod, name, own, value, assign)
     unexpected = [k for k in state_dict.keys() if k not in expected]

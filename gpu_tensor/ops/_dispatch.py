@@ -30,8 +30,16 @@ from ..backends import get_backend
 from ..device import CPU
 from ..fusion.optable import OPS, not_implemented
 
-__all__ = ["SPECS", "apply", "binary", "unary", "make_binary", "make_unary", "mismatch",
-           "not_implemented"]
+__all__ = [
+    "SPECS",
+    "apply",
+    "binary",
+    "unary",
+    "make_binary",
+    "make_unary",
+    "mismatch",
+    "not_implemented",
+]
 
 MODES_ON = watch(globals())  # the modes word, read first by every op here (_modes.py)
 
@@ -94,14 +102,17 @@ SPECS = {k: _Spec(k, op) for k, op in OPS.items()}
 def _mismatch(a, b):
     return RuntimeError(
         f"Expected all tensors to be on the same device, but found at least two devices, "
-        f"{a.device} and {b.device}! Move one with .to(device) (or .cpu() / .cuda()).")
+        f"{a.device} and {b.device}! Move one with .to(device) (or .cpu() / .cuda())."
+    )
 
 
 def _broadcast_error(shapes, exc):
     return RuntimeError(
-        "shapes " + ", ".join(str(list(s)) for s in shapes)
+        "shapes "
+        + ", ".join(str(list(s)) for s in shapes)
         + " cannot be broadcast together (sizes must match or be 1 at each dimension, "
-        "aligned from the right)")
+        "aligned from the right)"
+    )
 
 
 def _quiet_context():
@@ -213,12 +224,22 @@ def make_binary(key, reflected=False):
                     return r
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented  # Python then tries the other side / raises TypeError
-        if other.__class__ is not Tensor and isinstance(other, Tensor) and \
-                other._requires_grad and state.enabled:
+        if (
+            other.__class__ is not Tensor
+            and isinstance(other, Tensor)
+            and other._requires_grad
+            and state.enabled
+        ):
             return record(f, None, (self, other), None)
-        if cv is not None and isinstance(other, Tensor) and other.device is dev and (
-                other.dtype is dt or (other.dtype is bool_dt and float_by_bool
-                                      and dt in wide_floats)):
+        if (
+            cv is not None
+            and isinstance(other, Tensor)
+            and other.device is dev
+            and (
+                other.dtype is dt
+                or (other.dtype is bool_dt and float_by_bool and dt in wide_floats)
+            )
+        ):
             # a subclass operand (nn.Parameter) recording nothing, or a float times a bool
             # mask (relu's backward: numpy's loop casts the bool to the float as apply()
             # would): apply()'s numpy call, as quiet, without its promotion work
@@ -226,8 +247,7 @@ def make_binary(key, reflected=False):
             if out is not None and dev is not CPU:
                 backend = dev._backend
                 if backend is not None and backend.host_arrays:
-                    x, y = (other._data, self._data) if reflected else (
-                        self._data, other._data)
+                    x, y = (other._data, self._data) if reflected else (self._data, other._data)
                     try:
                         return _host_fast(backend, key, fn, (x, y), dev, out)
                     except (ValueError, OverflowError):
@@ -343,8 +363,11 @@ def _kernel_out(key, a, other):
     through a half type first)."""
     spec = SPECS[key]
     op = spec.op
-    if op.no_bool and (type(other) is bool or a.dtype is _dt.bool or (
-            type(other) is Tensor and other.dtype is _dt.bool)):
+    if op.no_bool and (
+        type(other) is bool
+        or a.dtype is _dt.bool
+        or (type(other) is Tensor and other.dtype is _dt.bool)
+    ):
         return False
     if op.arity != (1 if other is None else 2) or (other is None and op.operand_check):
         return False
@@ -357,8 +380,13 @@ def _kernel_out(key, a, other):
         return False  # the codegen has no complex types
     if op.int_division and compute.category <= _dt.INT:
         return False  # apply() checks the divisor for zeros
-    if compute is not common and common in _HALF and (  # apply()'s `via`: an operand of
-            a.dtype is not common or (type(other) is Tensor and other.dtype is not common)):
+    if (
+        compute is not common
+        and common in _HALF
+        and (  # apply()'s `via`: an operand of
+            a.dtype is not common or (type(other) is Tensor and other.dtype is not common)
+        )
+    ):
         return False  # another dtype is rounded through the half type first
     return out, common
 
@@ -398,8 +426,10 @@ def binary(key, a, b):
     else:
         return apply(key, a, b)
     if r is NotImplemented:
-        raise TypeError(f"{key}(): unsupported operand types {type(a).__name__} and "
-                        f"{type(b).__name__}; expected Tensors or Python numbers")
+        raise TypeError(
+            f"{key}(): unsupported operand types {type(a).__name__} and "
+            f"{type(b).__name__}; expected Tensors or Python numbers"
+        )
     return r
 
 
@@ -501,8 +531,11 @@ def _device_of(operands):
                     continue
                 raise _mismatch(first, x)
     for x in operands:  # re-check against the final device
-        if isinstance(x, Tensor) and x.device is not dev and not (
-                x.device is CPU and x._data.ndim == 0):
+        if (
+            isinstance(x, Tensor)
+            and x.device is not dev
+            and not (x.device is CPU and x._data.ndim == 0)
+        ):
             raise _mismatch(first, x)
     return dev
 
@@ -535,7 +568,8 @@ def apply(key, *operands, **params):
         raise TypeError(f"{key}: expected at least one Tensor operand")
     op = spec.op
     if op.no_bool and any(
-            (isinstance(x, Tensor) and x.dtype is _dt.bool) or type(x) is bool for x in operands):
+        (isinstance(x, Tensor) and x.dtype is _dt.bool) or type(x) is bool for x in operands
+    ):
         raise RuntimeError(op.no_bool)
     typed = operands[1:] if spec.kind == "where" else operands
     common = _dt.result_type(*(x for x in typed if x is not None))
@@ -554,8 +588,13 @@ def apply(key, *operands, **params):
         target = cnp
         if spec.kind == "where" and i == 0:
             target = np.dtype(np.bool_)
-        if via is not None and i == 1 and op.opmath_scalar and isinstance(x, Tensor) \
-                and x._data.size == 1:
+        if (
+            via is not None
+            and i == 1
+            and op.opmath_scalar
+            and isinstance(x, Tensor)
+            and x._data.size == 1
+        ):
             via = None  # ... except a one-element divisor/factor, read at full precision
         if isinstance(x, Tensor):
             if x.device is not dev:  # a 0-dim cpu tensor: joins as a scalar of its dtype
@@ -595,8 +634,9 @@ def apply(key, *operands, **params):
             r = backend.elementwise(key, fn, args, out.np, kwargs)
     except ValueError as exc:
         if "broadcast" in str(exc):
-            raise _broadcast_error([x.shape for x in operands if isinstance(x, Tensor)],
-                                   exc) from None
+            raise _broadcast_error(
+                [x.shape for x in operands if isinstance(x, Tensor)], exc
+            ) from None
         raise
     except MemoryError as exc:  # numpy's, for an impossible result: torch's error
         raise backend.host_memory_error(exc, key) from None

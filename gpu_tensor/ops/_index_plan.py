@@ -41,7 +41,7 @@ def empty_basic(self, idx, r):
         if i is None:
             strides.append(st[k] * shp[k] if k < nd else 1)
         elif i is Ellipsis:
-            strides.extend(st[k:k + nd - used])
+            strides.extend(st[k : k + nd - used])
             k += nd - used
         elif type(i) is int:
             off += (i % shp[k]) * st[k]
@@ -88,8 +88,11 @@ def split_advanced(data, idx):
     if any(getattr(i, "ndim", 1) == 0 for i in idx if not _is_basic(i)):
         return data, idx  # a 0-d bool (x[True]): numpy's rule is torch's
     nd = data.ndim
-    used = sum(1 if _is_basic(i) else i.ndim if i.dtype == bool else 1
-               for i in idx if i is not None and i is not Ellipsis)
+    used = sum(
+        1 if _is_basic(i) else i.ndim if i.dtype == bool else 1
+        for i in idx
+        if i is not None and i is not Ellipsis
+    )
     basic, adv, pos = [], [], 0
     for i in idx:
         if i is Ellipsis:

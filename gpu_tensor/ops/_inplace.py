@@ -11,8 +11,15 @@ from .. import _args
 from .. import dtype as _dt
 from ..backends import get_backend
 
-__all__ = ["check_writable", "inplace", "fill_", "zero_", "INPLACE_GRAD", "INPLACE_NOGRAD",
-           "late_method"]
+__all__ = [
+    "check_writable",
+    "inplace",
+    "fill_",
+    "zero_",
+    "INPLACE_GRAD",
+    "INPLACE_NOGRAD",
+    "late_method",
+]
 
 # The in-place forms of the op-module functions that are not rows of the op table
 # (special, matrix, index_write, ...): `<name>_` = `<name>` computed out of place and
@@ -20,20 +27,100 @@ __all__ = ["check_writable", "inplace", "fill_", "zero_", "INPLACE_GRAD", "INPLA
 # group as "the out-of-place op on a copy". The second group has no gradient in torch
 # (integer or boolean results, or piecewise-constant values).
 INPLACE_GRAD = (
-    "asin", "acos", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "arcsin",
-    "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "erfinv", "log2",
-    "log10", "expm1", "exp2", "lgamma", "digamma", "sinc", "deg2rad", "rad2deg", "frac",
-    "logit", "sgn", "fix", "absolute", "atan2", "arctan2", "xlogy", "hypot", "copysign",
-    "float_power", "nan_to_num", "ldexp", "i0", "clamp_min", "clamp_max", "cumsum",
-    "cumprod", "divide", "multiply", "subtract", "negative", "true_divide", "tril", "triu",
-    "addmm", "addbmm", "baddbmm", "addmv", "addr", "addcmul", "addcdiv", "index_add",
-    "index_copy", "index_fill", "index_put", "masked_scatter", "put", "scatter_reduce",
-    "renorm", "fill_diagonal", "mvlgamma", "index_reduce", "polygamma", "nextafter",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "erf",
+    "erfc",
+    "erfinv",
+    "log2",
+    "log10",
+    "expm1",
+    "exp2",
+    "lgamma",
+    "digamma",
+    "sinc",
+    "deg2rad",
+    "rad2deg",
+    "frac",
+    "logit",
+    "sgn",
+    "fix",
+    "absolute",
+    "atan2",
+    "arctan2",
+    "xlogy",
+    "hypot",
+    "copysign",
+    "float_power",
+    "nan_to_num",
+    "ldexp",
+    "i0",
+    "clamp_min",
+    "clamp_max",
+    "cumsum",
+    "cumprod",
+    "divide",
+    "multiply",
+    "subtract",
+    "negative",
+    "true_divide",
+    "tril",
+    "triu",
+    "addmm",
+    "addbmm",
+    "baddbmm",
+    "addmv",
+    "addr",
+    "addcmul",
+    "addcdiv",
+    "index_add",
+    "index_copy",
+    "index_fill",
+    "index_put",
+    "masked_scatter",
+    "put",
+    "scatter_reduce",
+    "renorm",
+    "fill_diagonal",
+    "mvlgamma",
+    "index_reduce",
+    "polygamma",
+    "nextafter",
 )
 INPLACE_NOGRAD = (
-    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
-    "not_equal", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "heaviside",
-    "gcd", "lcm", "logical_and", "logical_or", "logical_xor",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "bitwise_not",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "heaviside",
+    "gcd",
+    "lcm",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
 )
 
 
@@ -58,23 +145,27 @@ def check_writable(t, name: str, *, overlap_ok: bool = False) -> None:
                 raise RuntimeError(
                     f"{name}: unsupported operation: more than one element of the "
                     "written-to tensor refers to a single memory location (an expanded "
-                    "view). Please clone() the tensor before performing the operation.")
+                    "view). Please clone() the tensor before performing the operation."
+                )
     flags = getattr(data, "flags", None)
     if flags is not None and hasattr(flags, "writeable") and not flags.writeable:
         raise RuntimeError(
             f"{name}: the tensor's memory is read-only (e.g. from_numpy of a non-writeable "
-            "array); clone() it first")
+            "array); clone() it first"
+        )
 
 
 def _write(t, result, name: str):
     if not _dt.can_cast(result.dtype, t.dtype):
         raise RuntimeError(
             f"{name}: result type {result.dtype.name} can't be cast to the desired output "
-            f"type {t.dtype.name}")
+            f"type {t.dtype.name}"
+        )
     if tuple(result.shape) != tuple(t.shape):
         raise RuntimeError(
             f"{name}: output with shape {list(t.shape)} doesn't match the broadcast shape "
-            f"{list(result.shape)}")
+            f"{list(result.shape)}"
+        )
     b = get_backend(t.device)
     arr = result._data
     if result.dtype is not t.dtype:
@@ -104,7 +195,8 @@ def fill_(self, value):
         if value.ndim != 0:
             raise RuntimeError(
                 f"fill_ only supports 0-dimension value tensor but got tensor with "
-                f"{value.ndim} dimensions.")
+                f"{value.ndim} dimensions."
+            )
         value = value.item()
     value = _args.check_fits(_args.number_arg(value, "fill_", "value"), self.dtype, "fill_")
     arr = self._data

@@ -13,10 +13,22 @@ from __future__ import annotations
 from .._grad import STATE
 from ._dispatch import make_unary
 
-__all__ = ["i0e", "i1", "i1e", "modified_bessel_i0", "modified_bessel_i1",
-           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
-           "scaled_modified_bessel_k1", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
-           "spherical_bessel_j0"]
+__all__ = [
+    "i0e",
+    "i1",
+    "i1e",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "spherical_bessel_j0",
+]
 
 
 # torch has derivatives for i0e, i1 and i1e only: the others' results never require grad
@@ -47,6 +59,19 @@ def _row(name):
 
 
 ROWS = {"special_" + name: _row(name) for name in __all__}
-(i0e, i1, i1e, modified_bessel_i0, modified_bessel_i1, modified_bessel_k0, modified_bessel_k1,
- scaled_modified_bessel_k0, scaled_modified_bessel_k1, bessel_j0, bessel_j1, bessel_y0,
- bessel_y1, spherical_bessel_j0) = (ROWS["special_" + name] for name in __all__)
+(
+    i0e,
+    i1,
+    i1e,
+    modified_bessel_i0,
+    modified_bessel_i1,
+    modified_bessel_k0,
+    modified_bessel_k1,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
+    bessel_j0,
+    bessel_j1,
+    bessel_y0,
+    bessel_y1,
+    spherical_bessel_j0,
+) = (ROWS["special_" + name] for name in __all__)

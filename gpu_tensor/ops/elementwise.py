@@ -14,13 +14,66 @@ from ..backends import get_backend
 from ._dispatch import _BINARY, _HALF, _RBINARY, apply, binary, make_unary, not_implemented
 
 __all__ = [
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide",
-    "true_divide", "floor_divide", "remainder", "fmod", "pow", "neg", "negative", "abs",
-    "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "gelu",
-    "silu", "floor", "ceil", "round", "trunc", "sign", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "bitwise_not", "maximum", "minimum", "where", "clamp", "clip", "square",
-    "reciprocal", "isnan", "isinf", "isfinite", "conj", "real", "imag", "lerp",
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "div",
+    "divide",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "pow",
+    "neg",
+    "negative",
+    "abs",
+    "exp",
+    "log",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "silu",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "maximum",
+    "minimum",
+    "where",
+    "clamp",
+    "clip",
+    "square",
+    "reciprocal",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "conj",
+    "real",
+    "imag",
+    "lerp",
 ]
 
 
@@ -43,14 +96,16 @@ def _b(key):
         if tensors_only and not (_tensor_like(input) and _tensor_like(other)):
             raise TypeError(
                 f"{key}(): expected both arguments to be Tensors, got {type(input).__name__} "
-                f"and {type(other).__name__}; wrap a number with gt.tensor(value)")
+                f"and {type(other).__name__}; wrap a number with gt.tensor(value)"
+            )
         if type(input) is Tensor:
             r = fwd(input, other)  # fwd and rev decide about autograd themselves
         elif type(other) is Tensor:
             r = rev(other, input)
         else:  # Tensor subclasses, traced values
-            if STATE.enabled and (getattr(input, "_requires_grad", False)
-                                  or getattr(other, "_requires_grad", False)):
+            if STATE.enabled and (
+                getattr(input, "_requires_grad", False) or getattr(other, "_requires_grad", False)
+            ):
                 return record(f, None, (input, other), None)
             return apply(key, input, other)
         return binary(key, input, other) if r is NotImplemented else r  # raises TypeError
@@ -71,15 +126,14 @@ remainder = _b("remainder")
 pow = _b("pow")  # noqa: A001
 maximum, minimum = _b("maximum"), _b("minimum")
 eq, ne, lt, le, gt, ge = (_b(k) for k in ("eq", "ne", "lt", "le", "gt", "ge"))
-logical_and, logical_or, logical_xor = (_b(k) for k in ("logical_and", "logical_or",
-                                                        "logical_xor"))
-bitwise_and, bitwise_or, bitwise_xor = (_b(k) for k in ("bitwise_and", "bitwise_or",
-                                                        "bitwise_xor"))
+logical_and, logical_or, logical_xor = (_b(k) for k in ("logical_and", "logical_or", "logical_xor"))
+bitwise_and, bitwise_or, bitwise_xor = (_b(k) for k in ("bitwise_and", "bitwise_or", "bitwise_xor"))
 neg = negative = _u("neg")
 abs = _u("abs")  # noqa: A001
 exp, log, log1p, sqrt, rsqrt = (_u(k) for k in ("exp", "log", "log1p", "sqrt", "rsqrt"))
-sin, cos, tanh, sigmoid, relu, silu = (_u(k) for k in ("sin", "cos", "tanh", "sigmoid",
-                                                       "relu", "silu"))
+sin, cos, tanh, sigmoid, relu, silu = (
+    _u(k) for k in ("sin", "cos", "tanh", "sigmoid", "relu", "silu")
+)
 floor, ceil, sign = _u("floor"), _u("ceil"), _u("sign")
 logical_not, bitwise_not = _u("logical_not"), _u("bitwise_not")
 
@@ -90,7 +144,7 @@ def round(input, decimals=0, *, out=None):  # noqa: A001
         return out_call("round", round, (input, decimals), {}, out, "same")
     if decimals == 0 or input.dtype is _dt.bool:
         return apply("round", input)
-    scale = 10.0 ** decimals
+    scale = 10.0**decimals
     return div(apply("round", mul(input, scale)), scale)
 
 
@@ -134,8 +188,10 @@ def div(input, other, *, rounding_mode=None, out=None):
         return binary("floor_divide", input, other)
     if rounding_mode == "trunc":
         return _div_trunc(input, other)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                     f"but found {rounding_mode!r}")
+    raise ValueError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+        f"but found {rounding_mode!r}"
+    )
 
 
 divide = true_divide = div
@@ -151,7 +207,9 @@ def _div_trunc(a, b):
         return _int_trunc_div(a, b, common)
     if common in _HALF:  # truncate the float32 quotient, then round once to the half type
         a = a.to(common).to(_dt.float32) if isinstance(a, Tensor) else a
-        if isinstance(b, Tensor):  # a one-element divisor keeps its precision (the opmath_scalar rule)
+        if isinstance(
+            b, Tensor
+        ):  # a one-element divisor keeps its precision (the opmath_scalar rule)
             b = (b if b.numel() == 1 and b.dtype is not common else b.to(common)).to(_dt.float32)
     return _trunc_values(binary("div", a, b)).to(common)
 
@@ -161,8 +219,13 @@ def _trunc_values(t):
     if t.dtype.category != _dt.FLOAT:
         return t
     trunc = b.xp.trunc  # (through elementwise: emulated cuda computes into its blocks)
-    arr = b.elementwise(None, trunc, (t._data,), None) if t.dtype not in _HALF else b.astype(
-        b.elementwise(None, trunc, (b.astype(t._data, np.float32),), None), t.dtype.np)
+    arr = (
+        b.elementwise(None, trunc, (t._data,), None)
+        if t.dtype not in _HALF
+        else b.astype(
+            b.elementwise(None, trunc, (b.astype(t._data, np.float32),), None), t.dtype.np
+        )
+    )
     arr, st = b.adopt(arr)
     return Tensor._make(arr, t.device, t.dtype, st)
 
@@ -180,8 +243,9 @@ def trunc(input, out=None):
 def _int_trunc_div(a, b, common):
     fl = floor_divide(a, b)
     rem = remainder(a, b)
-    neg = ne(lt(a, 0) if isinstance(a, Tensor) else a < 0, lt(b, 0) if isinstance(b, Tensor)
-             else b < 0)
+    neg = ne(
+        lt(a, 0) if isinstance(a, Tensor) else a < 0, lt(b, 0) if isinstance(b, Tensor) else b < 0
+    )
     fix = logical_and(ne(rem, 0), neg)
     return add(fl, fix.to(common))
 
@@ -268,8 +332,9 @@ def lerp(input, end, weight, *, out=None):
 from . import special as _special_rows  # noqa: E402
 
 globals().update(_special_rows.BINARY_ROWS)
-fmod, isnan, isinf, isfinite = (_special_rows.BINARY_ROWS[k] for k in ("fmod", "isnan", "isinf",
-                                                                        "isfinite"))
+fmod, isnan, isinf, isfinite = (
+    _special_rows.BINARY_ROWS[k] for k in ("fmod", "isnan", "isinf", "isfinite")
+)
 
 # -- the special-function rows of the op table (issue 23) --------------------------------------
 # Their functions live in special.py and bessel.py; every row of the table is also named here,

@@ -21,11 +21,31 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ..memory import graph_pool as _graph_pool  # bounds checks read the host: not in a capture
 
-__all__ = ["index_add", "index_copy", "index_fill", "masked_scatter", "put", "take_along_dim",
-           "scatter_reduce", "nonzero_static", "argwhere", "repeat_interleave", "diff",
-           "rot90", "fliplr", "flipud", "select_scatter", "slice_scatter", "bincount",
-           "histc", "histogram", "fill_diagonal", "diagonal_scatter", "index_reduce",
-           "as_strided_scatter"]
+__all__ = [
+    "index_add",
+    "index_copy",
+    "index_fill",
+    "masked_scatter",
+    "put",
+    "take_along_dim",
+    "scatter_reduce",
+    "nonzero_static",
+    "argwhere",
+    "repeat_interleave",
+    "diff",
+    "rot90",
+    "fliplr",
+    "flipud",
+    "select_scatter",
+    "slice_scatter",
+    "bincount",
+    "histc",
+    "histogram",
+    "fill_diagonal",
+    "diagonal_scatter",
+    "index_reduce",
+    "as_strided_scatter",
+]
 
 
 def _long(like, arr):
@@ -48,8 +68,10 @@ def _check_index(name, input, dim, index, source=None):
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     if source is not None and source.ndim and source.shape[dim] != index.numel():
-        raise IndexError(f"{name}(): the source's size at dim {dim} ({source.shape[dim]}) "
-                         f"must equal the number of indices ({index.numel()})")
+        raise IndexError(
+            f"{name}(): the source's size at dim {dim} ({source.shape[dim]}) "
+            f"must equal the number of indices ({index.numel()})"
+        )
 
 
 def index_add(input, dim, index, source, *, alpha=1):
@@ -69,15 +91,20 @@ def index_fill(input, dim, index, value):
     bk = get_backend(input.device)
     d = dim % max(input.ndim, 1)
     n = input.shape[d] if input.ndim else 1
-    if index.numel() and not _graph_pool.active_captures and (int(index.max()) >= n or int(index.min()) < -n):
+    if (
+        index.numel()
+        and not _graph_pool.active_captures
+        and (int(index.max()) >= n or int(index.min()) < -n)
+    ):
         raise IndexError(f"index_fill(): index out of range for dimension {dim} with size {n}")
     hit = bk.xp.zeros(n, bool)
     hit[index._data.reshape(-1)] = True
     shape = [1] * input.ndim
     if input.ndim:
         shape[d] = -1
-    mask = Tensor._make(hit.reshape(shape) if input.ndim else hit.reshape(()), input.device,
-                        _dt.bool)
+    mask = Tensor._make(
+        hit.reshape(shape) if input.ndim else hit.reshape(()), input.device, _dt.bool
+    )
     return input.masked_fill(mask, value)
 
 
@@ -86,17 +113,20 @@ def masked_scatter(input, mask, source):
     from .elementwise import where
 
     if mask.dtype is not _dt.bool:
-        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
-                           f"dtype {mask.dtype.name}")
+        raise RuntimeError(
+            "masked_scatter_ only supports boolean masks, but got mask with "
+            f"dtype {mask.dtype.name}"
+        )
     full = mask.expand(*input.shape) if mask.shape != input.shape else mask
     need = int(full.sum())
     if need > source.numel():
-        raise RuntimeError(f"masked_scatter: expected source to have at least {need} "
-                           f"elements (the number of True values in mask), got "
-                           f"{source.numel()}")
+        raise RuntimeError(
+            f"masked_scatter: expected source to have at least {need} "
+            f"elements (the number of True values in mask), got "
+            f"{source.numel()}"
+        )
     pos = (full.reshape(-1).long().cumsum(0) - 1).clamp(min=0)
-    picked = source.reshape(-1).take(pos).reshape(*input.shape) if source.numel() else \
-        input.clone()
+    picked = source.reshape(-1).take(pos).reshape(*input.shape) if source.numel() else input.clone()
     return where(full, picked, input)
 
 
@@ -109,25 +139,28 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         return input.reshape(-1).take(indices.reshape(-1))
     d = dim % input.ndim
-    shape = list(np.broadcast_shapes(
-        tuple(s for i, s in enumerate(input.shape) if i != d),
-        tuple(s for i, s in enumerate(indices.shape) if i != d)))
+    shape = list(
+        np.broadcast_shapes(
+            tuple(s for i, s in enumerate(input.shape) if i != d),
+            tuple(s for i, s in enumerate(indices.shape) if i != d),
+        )
+    )
     src_shape, idx_shape = list(shape), list(shape)
     src_shape.insert(d, input.shape[d])
     idx_shape.insert(d, indices.shape[d])
     return input.expand(*src_shape).gather(d, indices.expand(*idx_shape))
 
 
-_REDUCE = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum",
-           "mean": "add"}
+_REDUCE = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum", "mean": "add"}
 
 
 @differentiable  # formula: autograd/formulas_scatter.py (every reduction, as torch's)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """Reduce src's values into input at index along dim (sum/prod/mean/amax/amin)."""
     if reduce not in _REDUCE:
-        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
-                           f"got {reduce}")
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
     if reduce == "sum" and include_self:
         return input.scatter_add(dim, index, src)
     bk = get_backend(input.device)
@@ -142,9 +175,14 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     key = tuple(grid)
     vals = host(src._data)[tuple(slice(0, n) for n in index.shape)]
     n = input.shape[dim % input.ndim]
-    if index.numel() and not _graph_pool.active_captures and (int(index.max()) >= n or int(index.min()) < -n):
-        raise RuntimeError(f"scatter_reduce(): index out of bounds for dimension {dim} with "
-                           f"size {n}")
+    if (
+        index.numel()
+        and not _graph_pool.active_captures
+        and (int(index.max()) >= n or int(index.min()) < -n)
+    ):
+        raise RuntimeError(
+            f"scatter_reduce(): index out of bounds for dimension {dim} with size {n}"
+        )
     if not include_self:
         ident = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
         if ident is None:
@@ -155,8 +193,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce == "mean":
         count = xp.full(out.shape, 1 if include_self else 0, np.int64)
         xp.add.at(count, key, 1)
-        out = out / xp.maximum(count, 1) if out.dtype.kind == "f" else \
-            out // xp.maximum(count, 1)
+        out = out / xp.maximum(count, 1) if out.dtype.kind == "f" else out // xp.maximum(count, 1)
         if not include_self:
             out = xp.where(count == 0, host(input._data), out)
     out = out.astype(input.dtype.np, copy=False)
@@ -198,12 +235,16 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     bk = get_backend(x.device)
     reps = repeats._data if isinstance(repeats, Tensor) else int(repeats)
     if isinstance(repeats, Tensor) and repeats.numel() not in (1, n):
-        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
-                           f"repeats.size(0) = {repeats.numel()} and input.size({d}) = {n}")
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got "
+            f"repeats.size(0) = {repeats.numel()} and input.size({d}) = {n}"
+        )
     if isinstance(repeats, Tensor) and bool((repeats < 0).any()):
         raise RuntimeError("repeats can not be negative")
-    idx = bk.xp.repeat(bk.xp.arange(n), reps.reshape(-1) if hasattr(reps, "reshape") and
-                       reps.size > 1 else int(reps))
+    idx = bk.xp.repeat(
+        bk.xp.arange(n),
+        reps.reshape(-1) if hasattr(reps, "reshape") and reps.size > 1 else int(reps),
+    )
     return x.index_select(d, _long(x, idx))
 
 
@@ -224,8 +265,10 @@ def rot90(input, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     d0, d1 = (d % max(input.ndim, 1) for d in dims)
     if d0 == d1 or input.ndim < 2:
-        raise RuntimeError(f"expected rotation dims to be different (and a tensor of at least "
-                           f"2 dims), but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+        raise RuntimeError(
+            f"expected rotation dims to be different (and a tensor of at least "
+            f"2 dims), but got dim0 = {dims[0]} and dim1 = {dims[1]}"
+        )
     k %= 4
     if k == 1:
         return input.flip([d1]).transpose(d0, d1)
@@ -284,8 +327,11 @@ def bincount(input, weights=None, minlength=0):
     bk = get_backend(input.device)
     w = None if weights is None else weights._data
     r = bk.xp.bincount(input._data, w, minlength)
-    dt = _dt.int64 if weights is None else (
-        weights.dtype if weights.dtype.category >= _dt.FLOAT else _dt.float64)
+    dt = (
+        _dt.int64
+        if weights is None
+        else (weights.dtype if weights.dtype.category >= _dt.FLOAT else _dt.float64)
+    )
     arr, st = bk.adopt(r.astype(dt.np))
     return Tensor._make(arr, input.device, dt, st)
 
@@ -311,12 +357,12 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     bk = get_backend(input.device)
     b = bins._data if isinstance(bins, Tensor) else bins
     w = None if weight is None else weight._data
-    counts, edges = bk.xp.histogram(input._data, bins=b, range=range, weights=w,
-                                    density=density)
+    counts, edges = bk.xp.histogram(input._data, bins=b, range=range, weights=w, density=density)
     h, _ = bk.adopt(counts.astype(input.dtype.np))
     e, _ = bk.adopt(edges.astype(input.dtype.np))
-    return HistogramResult(Tensor._make(h, input.device, input.dtype),
-                           Tensor._make(e, input.device, input.dtype))
+    return HistogramResult(
+        Tensor._make(h, input.device, input.dtype), Tensor._make(e, input.device, input.dtype)
+    )
 
 
 HistogramResult = return_types.histogram
@@ -338,11 +384,14 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """scatter_reduce with a 1-D index along dim (prod/mean/amax/amin)."""
     if reduce not in ("prod", "mean", "amax", "amin"):
-        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
-                           f"amin but got {reduce}.")
+        raise RuntimeError(
+            f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+            f"amin but got {reduce}."
+        )
     _check_index("index_reduce", input, dim, index, source)
-    return scatter_reduce(input, dim, _along(index.long(), dim, source), source, reduce,
-                          include_self=include_self)
+    return scatter_reduce(
+        input, dim, _along(index.long(), dim, source), source, reduce, include_self=include_self
+    )
 
 
 def as_strided_scatter(input, src, size, stride, storage_offset=None):

@@ -23,8 +23,17 @@ from ..memory import graph_pool as _graph_pool  # bounds checks read the host: n
 from ._index_plan import empty_basic, empty_slice, none_strides, split_advanced
 from ._inplace import check_writable
 
-__all__ = ["gather", "scatter", "scatter_add", "index_select",
-           "masked_fill", "masked_select", "nonzero", "take", "index_put"]
+__all__ = [
+    "gather",
+    "scatter",
+    "scatter_add",
+    "index_select",
+    "masked_fill",
+    "masked_select",
+    "nonzero",
+    "take",
+    "index_put",
+]
 
 
 def _is_basic(i) -> bool:
@@ -38,7 +47,8 @@ def _device_array(t, idx, name="index"):
         if idx.dtype.category > _dt.INT:
             raise IndexError(
                 f"tensors used as indices must be long, int, byte or bool tensors (got "
-                f"{idx.dtype.name})")
+                f"{idx.dtype.name})"
+            )
         arr = idx._data if idx.device is t.device else b.from_host(idx._host())[0]
         if idx.dtype is _dt.uint8:
             arr = arr.astype(bool)  # torch treats uint8 indices as masks (deprecated)
@@ -59,8 +69,10 @@ def _sequence_as_tuple(index) -> bool:
     Ellipsis in it indexes several dims, as the tuple of its items (x[[rows, cols]])."""
     if not isinstance(index, list) or len(index) >= 32:
         return False
-    return any(isinstance(i, (Tensor, list, tuple, range, np.ndarray, slice)) or i is None
-               or i is Ellipsis for i in index)
+    return any(
+        isinstance(i, (Tensor, list, tuple, range, np.ndarray, slice)) or i is None or i is Ellipsis
+        for i in index
+    )
 
 
 def _python_index(index):
@@ -69,11 +81,15 @@ def _python_index(index):
     if type(index) is range:
         return list(index)
     if _sequence_as_tuple(index):
-        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
-                      "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of "
-                      "x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
-                      "x[torch.tensor(seq)], which will result either in an error or a "
-                      "different result", UserWarning, stacklevel=4)
+        warnings.warn(
+            "Using a non-tuple sequence for multidimensional indexing is deprecated "
+            "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of "
+            "x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+            "x[torch.tensor(seq)], which will result either in an error or a "
+            "different result",
+            UserWarning,
+            stacklevel=4,
+        )
         index = tuple(index)
     if type(index) is tuple and any(type(i) is range for i in index):
         index = tuple(list(i) if type(i) is range else i for i in index)
@@ -93,8 +109,10 @@ def _normalise(t, index):
                 continue  # torch: a second Ellipsis spans no dims (x[..., ...] is x)
             ellipsis = True
         if isinstance(i, str):
-            raise TypeError(f"a tensor can't be indexed with a string ({i!r}); use ints, "
-                            "slices, None, Ellipsis or integer/bool tensors")
+            raise TypeError(
+                f"a tensor can't be indexed with a string ({i!r}); use ints, "
+                "slices, None, Ellipsis or integer/bool tensors"
+            )
         if isinstance(i, Tensor) and i.ndim == 0 and i.dtype.category == _dt.INT:
             i = int(i.item())
         elif isinstance(i, (np.integer,)):
@@ -108,7 +126,8 @@ def _normalise(t, index):
             if i.step is not None and i.step <= 0:
                 raise ValueError(
                     "step must be greater than zero (negative-step slices are not supported; "
-                    "use t.flip(dim))")
+                    "use t.flip(dim))"
+                )
             i = slice(*(int(v) if isinstance(v, Tensor) else v for v in (i.start, i.stop, i.step)))
         elif not _is_basic(i):
             basic = False
@@ -132,8 +151,7 @@ def _check_ints(t, index):
                 raise IndexError(f"too many indices for tensor of dimension {t._data.ndim}")
             size = t._data.shape[dim]
             if not -size <= i < size:
-                raise IndexError(
-                    f"index {i} is out of bounds for dimension {dim} with size {size}")
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
         dim += 1
     if dim > t._data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {t._data.ndim}")
@@ -250,8 +268,11 @@ def _one_array_index(b, data, idx):
         if ax or arr.shape != data.shape[:k]:
             return None  # (numpy's own error, or its rule)
     if not data.flags.c_contiguous:
-        rest = [abs(st) for d, (n, st) in enumerate(zip(data.shape, data.strides, strict=True))
-                if n > 1 and not ax <= d < ax + k]
+        rest = [
+            abs(st)
+            for d, (n, st) in enumerate(zip(data.shape, data.strides, strict=True))
+            if n > 1 and not ax <= d < ax + k
+        ]
         if any(outer < inner for outer, inner in zip(rest, rest[1:], strict=False)):
             return None  # torch's result follows data's own order here, as numpy's does
     return _selected(b, data, arr) if mask else _take(b, data, arr, ax)
@@ -277,7 +298,7 @@ def _gathered(b, data, arrays):
     them, data's other dims in C order): the broadcast index dims, then data's other
     dims, in C order as numpy lays it out; emulated cuda fills the result over pieces of
     the index dims."""
-    k, rest = len(arrays), data.shape[len(arrays):]
+    k, rest = len(arrays), data.shape[len(arrays) :]
     if not data.flags.c_contiguous:
         strides = [abs(st) for n, st in zip(rest, data.strides[k:], strict=True) if n > 1]
         if any(outer < inner for outer, inner in zip(strides, strides[1:], strict=False)):
@@ -289,10 +310,15 @@ def _gathered(b, data, arrays):
     tail = (1,) * len(rest)  # the index arrays aligned with the result's dims
 
     def gather(*parts):
-        return data[tuple(p.reshape(p.shape[:p.ndim - len(rest)]) for p in parts)]
+        return data[tuple(p.reshape(p.shape[: p.ndim - len(rest)]) for p in parts)]
 
-    return b.by_pieces(gather, tuple(a.reshape(a.shape + tail) for a in arrays),
-                       head + rest, data.dtype, tuple(range(len(head), len(head) + len(rest))))
+    return b.by_pieces(
+        gather,
+        tuple(a.reshape(a.shape + tail) for a in arrays),
+        head + rest,
+        data.dtype,
+        tuple(range(len(head), len(head) + len(rest))),
+    )
 
 
 def _selected(b, data, mask):
@@ -306,34 +332,49 @@ def _selected(b, data, mask):
             return d[m]
         run, at = max(1, PIECE // (d[0].size or 1)), 0
         for lo in range(0, d.shape[0], run):
-            part = d[lo:lo + run][m[lo:lo + run]]
-            out[at:at + part.shape[0]] = part
+            part = d[lo : lo + run][m[lo : lo + run]]
+            out[at : at + part.shape[0]] = part
             at += part.shape[0]
         return out
 
-    return b.compute_into(select, (data, mask), lambda: None if data.size <= PIECE else (
-        (int(np.count_nonzero(mask)),) + data.shape[k:], data.dtype, True))
+    return b.compute_into(
+        select,
+        (data, mask),
+        lambda: (
+            None
+            if data.size <= PIECE
+            else ((int(np.count_nonzero(mask)),) + data.shape[k:], data.dtype, True)
+        ),
+    )
 
 
 def _nonzero(b, data):
     """The indices of data's nonzeros (data.ndim >= 1) as an (ndim, n) int64 array (C order;
     its transpose has torch's nonzero() layout), planned for the backend as `_selected`
     is."""
+
     def where(d, out=None):
         if out is None:
             return b.xp.stack(b.xp.nonzero(d)).astype(np.int64, copy=False)
         run, at = max(1, PIECE // (d[0].size or 1)), 0
         for lo in range(0, d.shape[0], run):
-            found = np.nonzero(d[lo:lo + run])
+            found = np.nonzero(d[lo : lo + run])
             n = found[0].shape[0]
-            np.add(found[0], lo, out=out[0, at:at + n])
+            np.add(found[0], lo, out=out[0, at : at + n])
             for j in range(1, d.ndim):
-                out[j, at:at + n] = found[j]
+                out[j, at : at + n] = found[j]
             at += n
         return out
 
-    return b.compute_into(where, (data,), lambda: None if data.size <= PIECE else (
-        (data.ndim, int(np.count_nonzero(data))), np.dtype(np.int64), True))
+    return b.compute_into(
+        where,
+        (data,),
+        lambda: (
+            None
+            if data.size <= PIECE
+            else ((data.ndim, int(np.count_nonzero(data))), np.dtype(np.int64), True)
+        ),
+    )
 
 
 def _is_mask(i) -> bool:
@@ -344,8 +385,9 @@ def check_bounds(shape, idx) -> None:
     """IndexError for an out-of-range integer-array index, as cpu raises (for backends whose
     array library wraps them instead: cupy). Costs a device sync per index array."""
     idx = idx if isinstance(idx, tuple) else (idx,)
-    explicit = sum(0 if i is None else i.ndim if _is_mask(i) else 1
-                   for i in idx if i is not Ellipsis)
+    explicit = sum(
+        0 if i is None else i.ndim if _is_mask(i) else 1 for i in idx if i is not Ellipsis
+    )
     dim = 0
     for i in idx:
         if i is Ellipsis:
@@ -356,11 +398,17 @@ def check_bounds(shape, idx) -> None:
         if _is_mask(i):
             dim += i.ndim
             continue
-        if getattr(getattr(i, "dtype", None), "kind", "") in "iu" and getattr(i, "size", 0) and dim < len(shape):
+        if (
+            getattr(getattr(i, "dtype", None), "kind", "") in "iu"
+            and getattr(i, "size", 0)
+            and dim < len(shape)
+        ):
             n, lo, hi = shape[dim], int(i.min()), int(i.max())
             if hi >= n or lo < -n:
-                raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for "
-                                 f"dimension {dim} with size {n}")
+                raise IndexError(
+                    f"index {hi if hi >= n else lo} is out of bounds for "
+                    f"dimension {dim} with size {n}"
+                )
         dim += 1
 
 
@@ -380,22 +428,32 @@ def _value_array(self, value):
     if self.dtype.category < _dt.COMPLEX and isinstance(value, complex):
         raise RuntimeError(f"can't assign a complex value to a {self.dtype.name} tensor")
     if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"can't assign a {type(value).__name__} to a {self.dtype.name} tensor; "
-                        "assign a number, a sequence of numbers or a Tensor")
-    return np.asarray(value).astype(self.dtype.np)[()] if self.dtype.category == _dt.INT and (
-        isinstance(value, float)) else value
+        raise TypeError(
+            f"can't assign a {type(value).__name__} to a {self.dtype.name} tensor; "
+            "assign a number, a sequence of numbers or a Tensor"
+        )
+    return (
+        np.asarray(value).astype(self.dtype.np)[()]
+        if self.dtype.category == _dt.INT and (isinstance(value, float))
+        else value
+    )
 
 
 def setitem(self, index, value):
     check_writable(self, "__setitem__")
     idx, basic = _normalise(self, index)
-    if not basic and isinstance(value, Tensor) and value.dtype is not self.dtype and (
-            value.numel() != 1):
+    if (
+        not basic
+        and isinstance(value, Tensor)
+        and value.dtype is not self.dtype
+        and (value.numel() != 1)
+    ):
         raise RuntimeError(
             f"Index put requires the source and destination dtypes match, got "
             f"{_dt.SCALAR_TYPE_NAMES[self.dtype.name]} for the destination and "
             f"{_dt.SCALAR_TYPE_NAMES[value.dtype.name]} for the source; convert the value "
-            "with .to(x.dtype)")
+            "with .to(x.dtype)"
+        )
     val = _value_array(self, value)
     if basic:
         _check_ints(self, idx)
@@ -434,8 +492,10 @@ def index_put(self, indices, values, accumulate=False):
 def _index_grid(b, index_arr, dim):
     """Advanced-index tuple addressing input[..., index[...] at dim, ...]."""
     nd = index_arr.ndim  # open grids (numpy's indices(sparse=True), which cupy lacks)
-    grid = [b.xp.arange(n).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))
-            for k, n in enumerate(index_arr.shape)]
+    grid = [
+        b.xp.arange(n).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))
+        for k, n in enumerate(index_arr.shape)
+    ]
     grid[dim] = index_arr
     return tuple(grid)
 
@@ -446,12 +506,14 @@ def _check_index_tensor(name, input, dim, index):
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
         raise RuntimeError(
             f"Index tensor must have the same number of dimensions as input tensor "
-            f"({index.ndim} vs {input.ndim})")
+            f"({index.ndim} vs {input.ndim})"
+        )
     for k in range(index.ndim):
         if k != dim and index.shape[k] > input.shape[k]:
             raise RuntimeError(
                 f"Size does not match at dimension {k} expected index {list(index.shape)} to "
-                f"be no larger than self {list(input.shape)} apart from dimension {dim}")
+                f"be no larger than self {list(input.shape)} apart from dimension {dim}"
+            )
 
 
 @differentiable(first=True)
@@ -465,8 +527,9 @@ def gather(input, dim, index):
         raise RuntimeError(f"gather(): index out of bounds for dimension {d} with size {n}")
     src = input._data if input.ndim else input._data.reshape(1)
     ia = ia if ia.ndim else ia.reshape(1)
-    r = b.by_pieces(lambda s, i: s[_index_grid(b, i, d)], (src, ia), ia.shape,
-                    input.dtype.np, whole=(d,))  # (advanced indexing: a new array)
+    r = b.by_pieces(
+        lambda s, i: s[_index_grid(b, i, d)], (src, ia), ia.shape, input.dtype.np, whole=(d,)
+    )  # (advanced indexing: a new array)
     arr, st = b.adopt(r.reshape(index.shape))
     return Tensor._make(arr, input.device, input.dtype, st)
 
@@ -524,7 +587,7 @@ def _take(b, src, index, axis):
     The result is planned for the backend, so emulated cuda takes straight into allocator
     memory: numpy's take with out= and mode="wrap" (the default mode, "raise", buffers
     the result in a host temporary)."""
-    shape = src.shape[:axis] + index.shape + src.shape[axis + 1:]
+    shape = src.shape[:axis] + index.shape + src.shape[axis + 1 :]
 
     def take(s, i, out=None):
         if out is None:  # (numpy's "raise" mode checks the bounds; cupy's callers do)
@@ -533,11 +596,11 @@ def _take(b, src, index, axis):
             return b.xp.take(s, i, axis=axis, out=out, mode="wrap")
         # np.take would first copy all of a strided src: index runs of it instead
         flat = i.reshape(-1)
-        o = out.reshape(src.shape[:axis] + flat.shape + src.shape[axis + 1:])
+        o = out.reshape(src.shape[:axis] + flat.shape + src.shape[axis + 1 :])
         head = (slice(None),) * axis
         run = max(1, PIECE * flat.size // (out.size or 1))
         for lo in range(0, flat.size, run):
-            o[head + (slice(lo, lo + run),)] = s[head + (flat[lo:lo + run],)]
+            o[head + (slice(lo, lo + run),)] = s[head + (flat[lo : lo + run],)]
         return out
 
     def plan():  # the bounds "wrap" does not check, before anything is allocated
@@ -545,8 +608,9 @@ def _take(b, src, index, axis):
             return None  # small: numpy's take allocates (and checks), adopt() copies it in
         n, lo, hi = src.shape[axis], int(index.min()), int(index.max())
         if hi >= n or lo < -n:
-            raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for dimension "
-                             f"{axis} with size {n}")
+            raise IndexError(
+                f"index {hi if hi >= n else lo} is out of bounds for dimension {axis} with size {n}"
+            )
         return shape, src.dtype, True
 
     return b.compute_into(take, (src, index), plan)
@@ -562,7 +626,9 @@ def index_select(input, dim, index):
     b = get_backend(input.device)
     ia = _device_array(input, index).reshape(-1)
     n = input.shape[d] if input.ndim else 1
-    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < 0):  # torch: no negative wrap
+    if (
+        ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < 0)
+    ):  # torch: no negative wrap
         raise IndexError(f"index_select(): index out of range in self (dimension {d}, size {n})")
     src = input._data if input.ndim else input._data.reshape(1)
     arr, st = b.adopt(_take(b, src, ia, d))
@@ -573,8 +639,10 @@ def index_select(input, dim, index):
 
 def _mask(self, mask, name):
     if not isinstance(mask, Tensor) or mask.dtype is not _dt.bool:
-        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
-                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+        raise RuntimeError(
+            f"{name} only supports boolean masks, but got mask with dtype "
+            f"{getattr(mask, 'dtype', type(mask).__name__)}"
+        )
     if mask.device is not self.device:
         from ._dispatch import mismatch as _mismatch
 
@@ -587,16 +655,20 @@ def masked_fill_(self, mask, value):
     m = _mask(self, mask, "masked_fill_")
     if isinstance(value, Tensor):
         if value.ndim != 0:
-            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but "
-                               f"got tensor with {value.ndim} dimension(s).")
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but "
+                f"got tensor with {value.ndim} dimension(s)."
+            )
         value = value.item()
     b = get_backend(self.device)
     val = _value_array(self, value)
     try:
         m = b.xp.broadcast_to(m, self._data.shape)
     except ValueError:
-        raise RuntimeError(f"masked_fill_: mask of shape {list(mask.shape)} is not "
-                           f"broadcastable to {list(self.shape)}") from None
+        raise RuntimeError(
+            f"masked_fill_: mask of shape {list(mask.shape)} is not "
+            f"broadcastable to {list(self.shape)}"
+        ) from None
     self._data[m] = val
     self._bump_version()
     return self
@@ -608,8 +680,10 @@ def masked_fill(input, mask, value):
     try:
         shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(mask.shape)))
     except ValueError:
-        raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} is not "
-                           f"broadcastable to {list(input.shape)}") from None
+        raise RuntimeError(
+            f"masked_fill: mask of shape {list(mask.shape)} is not "
+            f"broadcastable to {list(input.shape)}"
+        ) from None
     out = (input if tuple(input.shape) == shape else input.expand(shape)).clone()
     return masked_fill_(out, mask, value)
 
@@ -646,4 +720,3 @@ def take(input, index):
         raise IndexError(f"take(): index out of range for tensor of {n} elements")
     arr, st = b.adopt(_take(b, input._data.reshape(-1), ia, 0))
     return Tensor._make(arr, input.device, input.dtype, st)
-

@@ -15,23 +15,37 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ._dispatch import mismatch as _mismatch
 
-__all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk", "tensor_split",
-           "hstack", "vstack"]
+__all__ = [
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "split",
+    "chunk",
+    "tensor_split",
+    "hstack",
+    "vstack",
+]
 
 
 def _common(name, tensors):
     if isinstance(tensors, Tensor):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not Tensor; wrap it: {name}([t1, t2])")
+        raise TypeError(
+            f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+            f"not Tensor; wrap it: {name}([t1, t2])"
+        )
     tensors = list(tensors)
     if not tensors:
         # torch: cat([]) is a ValueError, stack([]) a RuntimeError
         raise (ValueError if name == "cat" else RuntimeError)(
-            f"{name}(): expected a non-empty list of Tensors")
+            f"{name}(): expected a non-empty list of Tensors"
+        )
     for t in tensors:
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): expected a sequence of Tensors, got an element of "
-                            f"type {type(t).__name__}")
+            raise TypeError(
+                f"{name}(): expected a sequence of Tensors, got an element of "
+                f"type {type(t).__name__}"
+            )
     dev = tensors[0].device
     for t in tensors[1:]:
         if t.device is not dev:
@@ -59,20 +73,23 @@ def cat(tensors, dim=0, *, out=None):
     for i, t in enumerate(kept):
         if t.ndim != ref.ndim:
             raise RuntimeError(
-                f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}")
+                f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}"
+            )
         for k in range(ref.ndim):
             if k != d and t.shape[k] != ref.shape[k]:
                 raise RuntimeError(
                     f"Sizes of tensors must match except in dimension {d}. Expected size "
-                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
+                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list."
+                )
     b, arrs = _arrays(kept, dev, dt)
 
     def plan():  # (only a backend that allocates results itself asks)
         n = sum(a.shape[d] for a in arrs)
-        return (*ref.shape[:d], n, *ref.shape[d + 1:]), dt.np, False
+        return (*ref.shape[:d], n, *ref.shape[d + 1 :]), dt.np, False
 
-    arr, st = b.adopt(b.compute_into(lambda *a, out=None: b.xp.concatenate(a, d, out=out),
-                                     arrs, plan))
+    arr, st = b.adopt(
+        b.compute_into(lambda *a, out=None: b.xp.concatenate(a, d, out=out), arrs, plan)
+    )
     return Tensor._make(arr, dev, dt, st)
 
 
@@ -89,11 +106,17 @@ def stack(tensors, dim=0, *, out=None):
         if t.shape != shp:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 "
-                f"and {list(t.shape)} at entry {i}")
+                f"and {list(t.shape)} at entry {i}"
+            )
     d = _wrap_dim(dim, len(shp) + 1)
     b, arrs = _arrays(tensors, dev, dt)
-    arr, st = b.adopt(b.compute_into(lambda *a, out=None: b.xp.stack(a, d, out=out), arrs,
-                                     lambda: ((*shp[:d], len(arrs), *shp[d:]), dt.np, False)))
+    arr, st = b.adopt(
+        b.compute_into(
+            lambda *a, out=None: b.xp.stack(a, d, out=out),
+            arrs,
+            lambda: ((*shp[:d], len(arrs), *shp[d:]), dt.np, False),
+        )
+    )
     return Tensor._make(arr, dev, dt, st)
 
 
@@ -123,7 +146,8 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
         if sum(sizes) != n:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
-                f"size at dimension {d}), but got split_sizes={sizes}")
+                f"size at dimension {d}), but got split_sizes={sizes}"
+            )
     out, start = [], 0
     for s in sizes:
         out.append(tensor.narrow(d, start, s))
@@ -150,12 +174,16 @@ def tensor_split(input, indices_or_sections, dim=0) -> tuple[Tensor, ...]:
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
         if k <= 0:
-            raise RuntimeError(f"tensor_split(): number of sections must be larger than 0, got "
-                               f"{k}")
+            raise RuntimeError(f"tensor_split(): number of sections must be larger than 0, got {k}")
         base, extra = divmod(n, k)
         sizes = [base + 1] * extra + [base] * (k - extra)
         return split(input, sizes, d)
     # negative indices count from the end (as in Python slicing), then clamp to [0, n]
-    bounds = [0] + [min(max(int(i) + n if int(i) < 0 else int(i), 0), n)
-                    for i in indices_or_sections] + [n]
-    return tuple(input.narrow(d, a, max(b - a, 0)) for a, b in zip(bounds, bounds[1:], strict=False))
+    bounds = (
+        [0]
+        + [min(max(int(i) + n if int(i) < 0 else int(i), 0), n) for i in indices_or_sections]
+        + [n]
+    )
+    return tuple(
+        input.narrow(d, a, max(b - a, 0)) for a, b in zip(bounds, bounds[1:], strict=False)
+    )

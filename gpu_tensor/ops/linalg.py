@@ -33,10 +33,12 @@ def _check(name, a, b):
     if a.dtype is not b.dtype:
         raise RuntimeError(
             f"{name}: expected both operands to have the same dtype, but got {a.dtype.name} "
-            f"and {b.dtype.name}; convert one with .to(dtype)")
+            f"and {b.dtype.name}; convert one with .to(dtype)"
+        )
     if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError(f"{name}: both arguments need at least 1 dimension, got "
-                           f"{a.ndim}D and {b.ndim}D")
+        raise RuntimeError(
+            f"{name}: both arguments need at least 1 dimension, got {a.ndim}D and {b.ndim}D"
+        )
 
 
 def _result(bk, r, like):
@@ -62,12 +64,13 @@ def _run(name, a, b, fn):
         x, y = bk.astype(x, comp), bk.astype(y, comp)
     routine = getattr(bk.xp, fn)
     try:
-        r = bk.compute_into(lambda x, y, out=None: routine(x, y, out=out), (x, y),
-                            lambda: _product_plan(fn, x, y))
+        r = bk.compute_into(
+            lambda x, y, out=None: routine(x, y, out=out), (x, y), lambda: _product_plan(fn, x, y)
+        )
     except ValueError as exc:
         raise RuntimeError(
-            f"{name}: shapes {list(a.shape)} and {list(b.shape)} cannot be multiplied "
-            f"({exc})") from None
+            f"{name}: shapes {list(a.shape)} and {list(b.shape)} cannot be multiplied ({exc})"
+        ) from None
     return _result(bk, r, a)
 
 
@@ -132,8 +135,9 @@ def mv(input, vec, out=None):
         return out_call("mv", mv, (input, vec), {}, out, "same")
     _check("mv", input, vec)
     if input.ndim != 2 or vec.ndim != 1:
-        raise RuntimeError(f"mv: expected a 2D matrix and a 1D vector, got {input.ndim}D "
-                           f"and {vec.ndim}D")
+        raise RuntimeError(
+            f"mv: expected a 2D matrix and a 1D vector, got {input.ndim}D and {vec.ndim}D"
+        )
     return _run("mv", input, vec, "matmul")
 
 
@@ -144,8 +148,7 @@ def dot(input, other, out=None):
         return out_call("dot", dot, (input, other), {}, out, "same")
     _check("dot", input, other)
     if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
-                           "tensors")
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     return _run("dot", input, other, "dot")
 
 
@@ -201,6 +204,7 @@ def einsum(equation, *operands):
         if len(arrs) < 2:  # (one operand: numpy may return a view, as torch does)
             r = bk.xp.einsum(equation, *arrs)
         else:  # a fresh result: where the backend computes (emulated cuda: allocator memory)
+
             def product(*a, out=None):  # (cupy's einsum takes no out=, not even None)
                 if out is None:
                     return bk.xp.einsum(equation, *a)
@@ -208,7 +212,8 @@ def einsum(equation, *operands):
 
             r = bk.compute_into(product, arrs, lambda: _einsum_plan(equation, arrs))
     except ValueError as exc:  # numpy's words for a bad equation or shapes: torch's class
-        raise RuntimeError(f"einsum(): {exc} (equation {equation!r} with operand shapes "
-                           f"{[tuple(o.shape) for o in operands]})") from None
+        raise RuntimeError(
+            f"einsum(): {exc} (equation {equation!r} with operand shapes "
+            f"{[tuple(o.shape) for o in operands]})"
+        ) from None
     return _result(bk, r, first)
-

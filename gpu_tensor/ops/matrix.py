@@ -21,11 +21,42 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ._result import array_result
 
-__all__ = ["det", "inverse", "solve", "qr", "svd", "cholesky", "slogdet", "logdet",
-           "pinverse", "eigh", "matrix_power", "trace", "tril", "triu", "diag", "diag_embed",
-           "diagflat", "addmm", "addbmm", "baddbmm", "addmv", "addr", "addcmul", "addcdiv",
-           "cross", "kron", "inner", "vdot", "ger", "dist", "cholesky_solve",
-           "cholesky_inverse", "matrix_exp", "triangular_solve"]
+__all__ = [
+    "det",
+    "inverse",
+    "solve",
+    "qr",
+    "svd",
+    "cholesky",
+    "slogdet",
+    "logdet",
+    "pinverse",
+    "eigh",
+    "matrix_power",
+    "trace",
+    "tril",
+    "triu",
+    "diag",
+    "diag_embed",
+    "diagflat",
+    "addmm",
+    "addbmm",
+    "baddbmm",
+    "addmv",
+    "addr",
+    "addcmul",
+    "addcdiv",
+    "cross",
+    "kron",
+    "inner",
+    "vdot",
+    "ger",
+    "dist",
+    "cholesky_solve",
+    "cholesky_inverse",
+    "matrix_exp",
+    "triangular_solve",
+]
 
 TriangularSolve = return_types.triangular_solve  # torch.return_types.*
 QR, SVD, Slogdet = return_types.qr, return_types.svd, return_types.slogdet
@@ -36,16 +67,20 @@ def _square(name, a):
     if not isinstance(a, Tensor):
         raise TypeError(f"{name}(): expected a Tensor, got {type(a).__name__}")
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they "
-                           f"are {a.shape[-2] if a.ndim > 1 else ''} by {a.shape[-1] if a.ndim else ''}"
-                           " matrices")
+        raise RuntimeError(
+            f"linalg.{name}: A must be batches of square matrices, but they "
+            f"are {a.shape[-2] if a.ndim > 1 else ''} by {a.shape[-1] if a.ndim else ''}"
+            " matrices"
+        )
     return _arr(name, a)
 
 
 def _arr(name, a):
     if a.dtype.category < _dt.FLOAT or a.dtype in (_dt.float16, _dt.bfloat16):
-        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as "
-                           f"input. Got {_dt.SCALAR_TYPE_NAMES[a.dtype.name]}")
+        raise RuntimeError(
+            f"linalg.{name}: Expected a floating point or complex tensor as "
+            f"input. Got {_dt.SCALAR_TYPE_NAMES[a.dtype.name]}"
+        )
     return a._data
 
 
@@ -65,8 +100,9 @@ def _linalg(name, fn, *arrays):
         return fn(*arrays)
     except Exception as exc:
         if type(exc).__name__ == "LinAlgError":  # numpy's/cupy's: torch raises its own
-            raise RuntimeError(f"linalg.{name}: {exc} (the input is singular or not "
-                               "positive-definite)") from None
+            raise RuntimeError(
+                f"linalg.{name}: {exc} (the input is singular or not positive-definite)"
+            ) from None
         if not isinstance(exc, ValueError):
             raise
         shapes = " and ".join(str(list(a.shape)) for a in arrays)  # numpy's gufunc errors
@@ -131,8 +167,10 @@ def linalg_qr(A, mode="reduced"):
     """torch.linalg.qr: `mode` 'reduced', 'complete' or 'r' (Q not computed: empty). Its
     own entry point so the gradient formula knows the mode (torch refuses some)."""
     if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
-                           "'reduced' (default), 'r', or 'complete'")
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of "
+            "'reduced' (default), 'r', or 'complete'"
+        )
     q, r = qr(A, some=mode != "complete")
     return QR(q.new_zeros(0) if mode == "r" else q, r)
 
@@ -200,8 +238,10 @@ def matrix_power(input, n):
     from ..creation import eye
 
     if input.ndim < 2 or input.shape[-1] != input.shape[-2]:
-        raise RuntimeError("matrix_power: expected a square matrix (or a batch of them), "
-                           f"got shape {list(input.shape)}")
+        raise RuntimeError(
+            "matrix_power: expected a square matrix (or a batch of them), "
+            f"got shape {list(input.shape)}"
+        )
     if n < 0:
         return matrix_power(inverse(input), -n)
     result = None
@@ -226,7 +266,7 @@ def matrix_exp(input):
     _square("matrix_exp", input)
     norm = float(input.abs().sum(-1).max()) if input.numel() else 0.0
     s = max(0, int(np.ceil(np.log2(norm))) + 1) if norm > 0.5 else 0
-    a = input / (2 ** s)
+    a = input / (2**s)
     ident = eye(input.shape[-1], dtype=input.dtype, device=input.device)
     term, total = ident, ident
     for k in range(1, 13):
@@ -246,8 +286,11 @@ def trace(input):
 def _tri_mask(t, diagonal, lower):
     xp = get_backend(t.device).xp
     rows, cols = t.shape[-2], t.shape[-1]
-    m = xp.tri(rows, cols, diagonal, dtype=bool) if lower else \
-        ~xp.tri(rows, cols, diagonal - 1, dtype=bool)
+    m = (
+        xp.tri(rows, cols, diagonal, dtype=bool)
+        if lower
+        else ~xp.tri(rows, cols, diagonal - 1, dtype=bool)
+    )
     return Tensor._make(m, t.device, _dt.bool)
 
 
@@ -335,8 +378,10 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
     if tensor1.dtype.category < _dt.FLOAT and tensor2.dtype.category < _dt.FLOAT:
-        raise RuntimeError("Integer division with addcdiv is no longer supported; cast "
-                           "tensor1 or tensor2 to a floating dtype")
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported; cast "
+            "tensor1 or tensor2 to a floating dtype"
+        )
     return input + _scaled(tensor1 / tensor2, value)
 
 
@@ -350,19 +395,23 @@ def cross(input, other, dim=None):
             raise RuntimeError("no dimension of size 3 in input")
         dim = sizes[0]
     if input.shape[dim] != 3 or other.shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{input.shape[dim]} and {other.shape[dim]}")
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{input.shape[dim]} and {other.shape[dim]}"
+        )
     i1 = tensor([1, 2, 0], device=input.device)
     i2 = tensor([2, 0, 1], device=input.device)
-    return (input.index_select(dim, i1) * other.index_select(dim, i2)
-            - input.index_select(dim, i2) * other.index_select(dim, i1))
+    return input.index_select(dim, i1) * other.index_select(dim, i2) - input.index_select(
+        dim, i2
+    ) * other.index_select(dim, i1)
 
 
 @host_memory
 def kron(input, other):
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-        raise TypeError(f"kron(): expected two Tensors, got {type(input).__name__} and "
-                        f"{type(other).__name__}")
+        raise TypeError(
+            f"kron(): expected two Tensors, got {type(input).__name__} and {type(other).__name__}"
+        )
     n = max(input.ndim, other.ndim)
     a = input.reshape(*([1] * (n - input.ndim)), *input.shape)
     b = other.reshape(*([1] * (n - other.ndim)), *other.shape)
@@ -381,8 +430,7 @@ def inner(input, other):
 
 def vdot(input, other):
     if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
-                           "tensors")
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     return input.conj().dot(other)
 
 
@@ -412,4 +460,5 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 # Composites torch dispatches as one op: autocast's policies and the profiler's rows see
 # them under their own names (gpu_tensor/_modes.py; the ops inside run with the bit masked)
 addmm, addbmm, baddbmm, addmv, addr = (
-    _modes.entry(f.__name__, f) for f in (addmm, addbmm, baddbmm, addmv, addr))
+    _modes.entry(f.__name__, f) for f in (addmm, addbmm, baddbmm, addmv, addr)
+)

@@ -14,8 +14,16 @@ from .._tensor import Tensor
 from ..storage import UntypedStorage
 from ..typed_storage import TypedStorage
 
-__all__ = ["is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero",
-           "numel", "is_same_size", "is_signed"]
+__all__ = [
+    "is_tensor",
+    "is_storage",
+    "is_floating_point",
+    "is_complex",
+    "is_nonzero",
+    "numel",
+    "is_same_size",
+    "is_signed",
+]
 
 
 def is_tensor(obj) -> bool:
@@ -55,9 +63,11 @@ def is_signed(self) -> bool:
 
 def is_nonzero(self) -> bool:
     if self.numel() != 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
-                           if self.numel() else "Boolean value of Tensor with no values is "
-                           "ambiguous")
+        raise RuntimeError(
+            "Boolean value of Tensor with more than one value is ambiguous"
+            if self.numel()
+            else "Boolean value of Tensor with no values is ambiguous"
+        )
     return bool(self.item())
 
 
@@ -66,9 +76,12 @@ def is_same_size(self, other) -> bool:
 
 
 def is_set_to(self, tensor) -> bool:
-    return (self.untyped_storage().data_ptr() == tensor.untyped_storage().data_ptr()
-            and self.storage_offset() == tensor.storage_offset()
-            and self.shape == tensor.shape and self.stride() == tensor.stride())
+    return (
+        self.untyped_storage().data_ptr() == tensor.untyped_storage().data_ptr()
+        and self.storage_offset() == tensor.storage_offset()
+        and self.shape == tensor.shape
+        and self.stride() == tensor.stride()
+    )
 
 
 def dim_order(self, *, ambiguity_check=False) -> tuple[int, ...]:
@@ -97,9 +110,11 @@ def _self(self):
 def _repoint(self, view, name):
     """Make self the tensor `view` (a view of self's memory), history included."""
     if self._requires_grad and self.grad_fn is None and _GRAD.enabled:
-        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
-                           "in-place operation; do it under `with gt.no_grad():` or use the "
-                           "out-of-place form")
+        raise RuntimeError(
+            f"{name}: a leaf Variable that requires grad is being used in an "
+            "in-place operation; do it under `with gt.no_grad():` or use the "
+            "out-of-place form"
+        )
     self._storage  # noqa: B018  (fix the storage before the array changes)
     self._data = view._data
     if view._requires_grad:
@@ -164,8 +179,13 @@ def new(self, *args, **kwargs):
 def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
     from .. import creation
 
-    return creation.empty_strided(size, stride, dtype=dtype or self.dtype,
-                                  device=device or self.device, requires_grad=requires_grad)
+    return creation.empty_strided(
+        size,
+        stride,
+        dtype=dtype or self.dtype,
+        device=device or self.device,
+        requires_grad=requires_grad,
+    )
 
 
 def apply_(self, callable):  # noqa: A002
@@ -181,8 +201,10 @@ def apply_(self, callable):  # noqa: A002
 
 def _no_python_writes(name, self):
     if self._requires_grad and _GRAD.enabled:  # torch's: no gradient through Python code
-        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
-                           f"var.detach().{name}() instead.")
+        raise RuntimeError(
+            f"Can't call {name}() on Variable that requires grad. Use "
+            f"var.detach().{name}() instead."
+        )
 
 
 def map_(self, tensor, callable):  # noqa: A002
@@ -190,8 +212,10 @@ def map_(self, tensor, callable):  # noqa: A002
     if self.device.type != "cpu":
         raise TypeError("map_ is only implemented on CPU tensors")
     other = tensor.expand(*self.shape)
-    vals = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(),
-                                           other.reshape(-1).tolist(), strict=True)]
+    vals = [
+        callable(a, b)
+        for a, b in zip(self.reshape(-1).tolist(), other.reshape(-1).tolist(), strict=True)
+    ]
     from .. import creation
 
     return self.copy_(creation.tensor(vals, dtype=self.dtype).reshape(*self.shape))
@@ -199,9 +223,11 @@ def map_(self, tensor, callable):  # noqa: A002
 
 def split_with_sizes(self, split_sizes, dim=0) -> tuple[Tensor, ...]:
     if sum(split_sizes) != self.shape[dim]:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
-                           f"{self.shape[dim]} (input tensor's size at dimension {dim}), "
-                           f"but got split_sizes={list(split_sizes)}")
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to "
+            f"{self.shape[dim]} (input tensor's size at dimension {dim}), "
+            f"but got split_sizes={list(split_sizes)}"
+        )
     return self.split(list(split_sizes), dim)
 
 
@@ -221,23 +247,24 @@ def sum_to_size(self, *size):
     dims = tuple(i for i, s in enumerate(shape) if s == 1 and out.shape[i] != 1)
     for i, s in enumerate(shape):
         if s not in (1, out.shape[i]):
-            raise RuntimeError(f"size {list(shape)} is not expandable to size "
-                               f"{list(self.shape)}")
+            raise RuntimeError(f"size {list(shape)} is not expandable to size {list(self.shape)}")
     return out.sum(dims, keepdim=True) if dims else out
 
 
 def chalf(self, memory_format=None):
-    raise TypeError("chalf(): complex32 is not a gpu_tensor dtype; use .cfloat() "
-                    "(complex64) instead")
-
+    raise TypeError(
+        "chalf(): complex32 is not a gpu_tensor dtype; use .cfloat() (complex64) instead"
+    )
 
 
 def dense_refuses(name):
     """A sparse-only method on a dense tensor: torch's error."""
 
     def method(self, *args, **kwargs):
-        raise RuntimeError(f"{name}(): expected a sparse tensor (layout gt.sparse_coo), got "
-                           "a strided one; convert it with .to_sparse() first")
+        raise RuntimeError(
+            f"{name}(): expected a sparse tensor (layout gt.sparse_coo), got "
+            "a strided one; convert it with .to_sparse() first"
+        )
 
     method.__name__ = name
     return method
@@ -246,8 +273,10 @@ def dense_refuses(name):
 def _split_at(name, dim, min_ndim):
     def method(self, indices_or_sections) -> tuple[Tensor, ...]:
         if self.ndim < min_ndim:
-            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} "
-                               f"dimension, but got a tensor with {self.ndim} dimensions!")
+            raise RuntimeError(
+                f"torch.{name} requires a tensor with at least {min_ndim} "
+                f"dimension, but got a tensor with {self.ndim} dimensions!"
+            )
         d = 0 if name == "hsplit" and self.ndim == 1 else dim
         return self.tensor_split(indices_or_sections, d)
 

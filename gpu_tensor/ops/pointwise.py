@@ -28,8 +28,10 @@ def prelu(input, weight):
     w = weight
     if weight.numel() > 1:
         if input.ndim < 2 or input.shape[1] != weight.numel():
-            raise RuntimeError(f"prelu: the weight has {weight.numel()} elements but the "
-                               f"input has {input.shape[1] if input.ndim > 1 else 1} channels")
+            raise RuntimeError(
+                f"prelu: the weight has {weight.numel()} elements but the "
+                f"input has {input.shape[1] if input.ndim > 1 else 1} channels"
+            )
         w = weight.reshape(-1, *([1] * (input.ndim - 2)))
     return where(input >= 0, input, w * input)
 
@@ -39,8 +41,9 @@ def _shift(name, ufunc):
         bk = get_backend(input.device)
         o = other._data if isinstance(other, Tensor) else other
         if input.dtype.category > _dt.INT:
-            raise NotImplementedError(f'"{name}_cpu" not implemented for '
-                                      f"'{_dt.SCALAR_TYPE_NAMES[input.dtype.name]}'")
+            raise NotImplementedError(
+                f"\"{name}_cpu\" not implemented for '{_dt.SCALAR_TYPE_NAMES[input.dtype.name]}'"
+            )
         r = bk.elementwise(None, getattr(bk.xp, ufunc), (input._data, o), None)
         arr, st = bk.adopt(r if r.dtype == input.dtype.np else bk.astype(r, input.dtype.np))
         return Tensor._make(arr, input.device, input.dtype, st)
@@ -58,9 +61,12 @@ def frexp(input):
     if input.dtype.category != _dt.FLOAT:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     bk = get_backend(input.device)
-    m, e = bk.xp.frexp(input._data.astype(np.float32) if input.dtype is _dt.bfloat16
-                       else input._data)
+    m, e = bk.xp.frexp(
+        input._data.astype(np.float32) if input.dtype is _dt.bfloat16 else input._data
+    )
     ma, st = bk.adopt(m.astype(input.dtype.np))
     ea, st2 = bk.adopt(e.astype(np.int32))
-    return FrexpResult(Tensor._make(ma, input.device, input.dtype, st),
-                       Tensor._make(ea, input.device, _dt.int32, st2))
+    return FrexpResult(
+        Tensor._make(ma, input.device, input.dtype, st),
+        Tensor._make(ea, input.device, _dt.int32, st2),
+    )

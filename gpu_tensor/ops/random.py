@@ -30,8 +30,20 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ..device import CPU, resolve
 
-__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state", "bernoulli", "multinomial", "normal", "poisson"]
+__all__ = [
+    "Generator",
+    "default_generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+    "bernoulli",
+    "multinomial",
+    "normal",
+    "poisson",
+]
+
 
 class Generator:
     """A seeded source of random numbers (torch.Generator). `device` is recorded for
@@ -67,8 +79,7 @@ class Generator:
         """Restore a get_state() (the numpy part restarts from the state's seed)."""
         if isinstance(new_state, Tensor):
             if new_state.dtype is not _dt.uint8:
-                raise TypeError(f"expected a torch.ByteTensor, but got "
-                                f"{new_state.type()}")
+                raise TypeError(f"expected a torch.ByteTensor, but got {new_state.type()}")
             raw = new_state._host().tobytes()
         else:
             raw = bytes(new_state)
@@ -198,8 +209,9 @@ def _draw(t, draw, name):
 
 def _need_float(t, name):
     if t.dtype.category != _dt.FLOAT:
-        raise NotImplementedError(f'"{name}" not implemented for '
-                                  f"'{_dt.SCALAR_TYPE_NAMES[t.dtype.name]}'")
+        raise NotImplementedError(
+            f"\"{name}\" not implemented for '{_dt.SCALAR_TYPE_NAMES[t.dtype.name]}'"
+        )
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -208,8 +220,9 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     st = _mt(generator)
     contiguous = self.is_contiguous()  # torch's strided tensors take the scalar path
-    return _sample(self, lambda flat: samplers.fill_normal(st, flat, mean, std, contiguous),
-                   "normal_")
+    return _sample(
+        self, lambda flat: samplers.fill_normal(st, flat, mean, std, contiguous), "normal_"
+    )
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
@@ -218,8 +231,9 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
         raise TypeError(f"uniform_() got unexpected keyword arguments {sorted(kw)}")
     _need_float(self, "uniform_kernel_cpu")
     if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={from_} > to={to}")
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}"
+        )
     st = _mt(generator)
     return _sample(self, lambda flat: samplers.fill_uniform(st, flat, from_, to), "uniform_")
 
@@ -244,7 +258,7 @@ def _int_range(t):
         return 0, int(info.max) + 1
     # floats: integers exactly representable (torch: 2**mantissa_digits + 1)
     digits = {_dt.float16: 11, _dt.bfloat16: 8, _dt.float32: 24}.get(t.dtype, 53)
-    return 0, 2 ** digits + 1
+    return 0, 2**digits + 1
 
 
 def random_(self, from_=0, to=None, *, generator=None, **kw):
@@ -257,8 +271,9 @@ def random_(self, from_=0, to=None, *, generator=None, **kw):
         from_, to = 0, from_
     lo, hi = (from_, to) if to is not None else _int_range(self)
     if hi <= lo:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
-                           f"from={lo} >= to={hi}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"
+        )
     st = _mt(generator)
     if to is not None:
         return _sample(self, lambda flat: samplers.fill_randint(st, flat, lo, hi), "random_")
@@ -271,8 +286,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     st = _mt(generator)
-    return _sample(self, lambda flat: samplers.fill_exponential(st, flat, lambd),
-                   "exponential_")
+    return _sample(self, lambda flat: samplers.fill_exponential(st, flat, lambd), "exponential_")
 
 
 def geometric_(self, p, *, generator=None):
@@ -293,8 +307,9 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     _need_float(self, "cauchy_cpu")
     rng = _rng(generator)
-    return _draw(self, lambda at, k: median + sigma * np.tan(math.pi * (rng.random(k) - 0.5)),
-                 "cauchy_")
+    return _draw(
+        self, lambda at, k: median + sigma * np.tan(math.pi * (rng.random(k) - 0.5)), "cauchy_"
+    )
 
 
 @differentiable  # no formula: autograd/formulas_none.py records a node that raises
@@ -330,8 +345,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         if total <= 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         if not replacement and num_samples > np.count_nonzero(row):
-            raise RuntimeError("invalid multinomial distribution (with replacement=False, "
-                               "not enough non-negative category to sample)")
+            raise RuntimeError(
+                "invalid multinomial distribution (with replacement=False, "
+                "not enough non-negative category to sample)"
+            )
         rows.append(rng.choice(row.size, num_samples, replace=replacement, p=row / total))
     host = np.stack(rows).astype(np.int64)
     if input.ndim == 1:
@@ -340,8 +357,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 
 @differentiable  # zero gradient, as torch: autograd/formulas_none.py
-def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
-           requires_grad=False):
+def normal(
+    mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False
+):
     """Samples with elementwise mean/std (tensors or numbers; `size` when both are numbers)."""
     rng = _rng(generator)
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):

@@ -17,9 +17,28 @@ from ..backends import PIECE, get_backend
 from ..device import CPU
 from ._result import array_result
 
-__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
-           "std", "var_mean", "std_mean", "all", "any", "norm", "cumsum", "cumprod",
-           "logsumexp", "count_nonzero"]
+__all__ = [
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "var",
+    "std",
+    "var_mean",
+    "std_mean",
+    "all",
+    "any",
+    "norm",
+    "cumsum",
+    "cumprod",
+    "logsumexp",
+    "count_nonzero",
+]
 
 _py_max, _py_min, _py_sum, _py_any, _py_all = max, min, sum, any, all
 _HALF = (_dt.float16, _dt.bfloat16)
@@ -61,8 +80,10 @@ def _reduce(t, fn, v, axes, keepdim):
     """`fn(v, axis=axes, keepdims=keepdim)` (numpy's or cupy's reduction), computed where
     t's backend puts results (emulated cuda: straight into allocator memory)."""
     return get_backend(t.device).compute_into(
-        lambda a, out=None: fn(a, axis=axes, keepdims=keepdim, out=out), (v,),
-        lambda: (_reduced_shape(v.shape, axes, keepdim), _result_dtype(fn, v.dtype), False))
+        lambda a, out=None: fn(a, axis=axes, keepdims=keepdim, out=out),
+        (v,),
+        lambda: (_reduced_shape(v.shape, axes, keepdim), _result_dtype(fn, v.dtype), False),
+    )
 
 
 def _reduced_shape(shape, axes, keepdim):
@@ -138,14 +159,20 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if out is not None:
         return out_call("mean", mean, (input, dim, keepdim), {"dtype": dtype}, out, "acc")
     d = input.dtype
-    if input.device is CPU and dim is None and dtype is None and not keepdim and (
-            d.category >= _dt.FLOAT and d not in _HALF and input._data.size):
+    if (
+        input.device is CPU
+        and dim is None
+        and dtype is None
+        and not keepdim
+        and (d.category >= _dt.FLOAT and d not in _HALF and input._data.size)
+    ):
         return _fast(input, input._data.mean(), d)
     dt = input.dtype if dtype is None else _dt.to_dtype(dtype)
     if dt.category < _dt.FLOAT:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {input.dtype.name}; use t.float().mean()")
+            f"or complex dtype. Got: {input.dtype.name}; use t.float().mean()"
+        )
     xp = get_backend(input.device).xp
     comp = np.float32 if dt in _HALF else dt.np
     with np.errstate(all="ignore"):
@@ -161,7 +188,9 @@ def _empty_check(t, axes, name, whole_cls=IndexError):
         if axes is None or _py_any(shp[a] == 0 for a in axes):
             raise (whole_cls if axes is None else IndexError)(
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0"
-                if axes is None else f"{name}(): cannot reduce over a zero-size dimension")
+                if axes is None
+                else f"{name}(): cannot reduce over a zero-size dimension"
+            )
 
 
 def _ordered(input, name):
@@ -169,7 +198,8 @@ def _ordered(input, name):
         raise NotImplementedError(
             f"{name}(): not implemented for "
             f"'{_dt.SCALAR_TYPE_NAMES[input.dtype.name]}': complex numbers are not ordered; "
-            "reduce .abs() or .real instead")
+            "reduce .abs() or .real instead"
+        )
 
 
 @differentiable(first=True)
@@ -221,7 +251,8 @@ def _arg(input, dim, keepdim, name):
 
     # numpy's arg-reductions give a C-contiguous intp (int64) result
     r = get_backend(input.device).compute_into(
-        run, (vals,), lambda: (_reduced_shape(vals.shape, (d,), keepdim), _INDEX, True))
+        run, (vals,), lambda: (_reduced_shape(vals.shape, (d,), keepdim), _INDEX, True)
+    )
     return _out(input, r, _dt.int64)
 
 
@@ -273,26 +304,38 @@ def min(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Variance over `dim`; `correction` (default 1, Bessel) or torch's legacy `unbiased`."""
     if out is not None:
-        return out_call("var", var, (input, dim, unbiased, keepdim), {"correction": correction}, out)
+        return out_call(
+            "var", var, (input, dim, unbiased, keepdim), {"correction": correction}, out
+        )
     return _var_or_std(input, dim, unbiased, keepdim, correction, False)
 
 
 def _var_or_std(input, dim, unbiased, keepdim, correction, root):
     if input.dtype.category < _dt.FLOAT:
-        raise RuntimeError(f"{'std' if root else 'var'}(): expected a floating point or "
-                           f"complex input, got {input.dtype.name}")
+        raise RuntimeError(
+            f"{'std' if root else 'var'}(): expected a floating point or "
+            f"complex input, got {input.dtype.name}"
+        )
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     xp = get_backend(input.device).xp
     scale = input.dtype in (_dt.float64, _dt.complex128)
     with np.errstate(all="ignore"):
-        r = _along(input, _values(input, _wide(input.dtype)), _axes(input, dim), keepdim,
-                   np.float64, lambda v, axes, keep: _scaled_var(xp, v, axes, correction, keep,
-                                                                root, scale))
+        r = _along(
+            input,
+            _values(input, _wide(input.dtype)),
+            _axes(input, dim),
+            keepdim,
+            np.float64,
+            lambda v, axes, keep: _scaled_var(xp, v, axes, correction, keep, root, scale),
+        )
     return _out(input, r, input.dtype.to_real())
 
 
-_REAL = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
+_REAL = {
+    np.dtype(np.complex64): np.dtype(np.float32),
+    np.dtype(np.complex128): np.dtype(np.float64),
+}
 
 
 def _along(input, v, axes, keepdim, np_dtype, fn):
@@ -303,8 +346,9 @@ def _along(input, v, axes, keepdim, np_dtype, fn):
     if axes is None or v.size <= PIECE:  # (small: whole on every backend)
         return fn(v, axes, keepdim)
     kept = tuple(1 if i in axes else n for i, n in enumerate(v.shape))
-    r = get_backend(input.device).by_pieces(lambda part: fn(part, axes, True), (v,), kept,
-                                            np.dtype(np_dtype), whole=axes)
+    r = get_backend(input.device).by_pieces(
+        lambda part: fn(part, axes, True), (v,), kept, np.dtype(np_dtype), whole=axes
+    )
     return r if keepdim else r.reshape([n for i, n in enumerate(v.shape) if i not in axes])
 
 
@@ -338,7 +382,9 @@ def _scaled_var(xp, v, axes, correction, keepdim, root=False, scale=True):
 @differentiable(first=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     if out is not None:
-        return out_call("std", std, (input, dim, unbiased, keepdim), {"correction": correction}, out)
+        return out_call(
+            "std", std, (input, dim, unbiased, keepdim), {"correction": correction}, out
+        )
     return _var_or_std(input, dim, unbiased, keepdim, correction, True)
 
 
@@ -382,8 +428,9 @@ def count_nonzero(input, dim=None):
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over `dim` (all elements by default); 'fro' is the 2-norm."""
     if input.dtype.category < _dt.FLOAT:
-        raise RuntimeError(f"norm(): input dtype should be floating point or complex, got "
-                           f"{input.dtype.name}")
+        raise RuntimeError(
+            f"norm(): input dtype should be floating point or complex, got {input.dtype.name}"
+        )
     if p == "nuc":
         raise RuntimeError("norm(p='nuc') is not supported; use a matrix norm library")
     dt = input.dtype.to_real() if dtype is None else _dt.to_dtype(dtype)
@@ -402,7 +449,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
             return xp.sum((a != 0).astype(a.dtype), axis=axes, keepdims=keep)
         if p == 1:
             return xp.sum(a, axis=axes, keepdims=keep)
-        return xp.sum(a ** p, axis=axes, keepdims=keep) ** (1.0 / p)
+        return xp.sum(a**p, axis=axes, keepdims=keep) ** (1.0 / p)
 
     with np.errstate(all="ignore"):
         r = _along(input, v, _axes(input, dim), keepdim, _REAL.get(v.dtype, v.dtype), p_norm)
@@ -418,8 +465,10 @@ def _cum(input, dim, dtype, fn):
     with np.errstate(all="ignore"):
         if vals.ndim:
             r = get_backend(input.device).compute_into(
-                lambda a, out=None: getattr(xp, fn)(a, axis=d, out=out), (vals,),
-                lambda: (vals.shape, _result_dtype(getattr(xp, fn), vals.dtype), False))
+                lambda a, out=None: getattr(xp, fn)(a, axis=d, out=out),
+                (vals,),
+                lambda: (vals.shape, _result_dtype(getattr(xp, fn), vals.dtype), False),
+            )
         else:
             r = vals.copy()
     return _out(input, r, dt)

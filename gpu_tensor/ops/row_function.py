@@ -24,8 +24,10 @@ def _tensor_like(x) -> bool:
 
 def _refuse(key, position, x):
     name = ("input", "other")[position - 1]
-    return TypeError(f"{key}(): argument '{name}' (position {position}) must be Tensor, not "
-                     f"{type(x).__name__}; wrap a number with gt.tensor(value)")
+    return TypeError(
+        f"{key}(): argument '{name}' (position {position}) must be Tensor, not "
+        f"{type(x).__name__}; wrap a number with gt.tensor(value)"
+    )
 
 
 def binary_function(key, *, tensors_only=False, tensor_first=False):
@@ -49,8 +51,9 @@ def binary_function(key, *, tensors_only=False, tensor_first=False):
                 raise _refuse(key, 1, input)
             if tensors_only and not _tensor_like(other):
                 raise _refuse(key, 2, other)
-            if STATE.enabled and (getattr(input, "_requires_grad", False)
-                                  or getattr(other, "_requires_grad", False)):
+            if STATE.enabled and (
+                getattr(input, "_requires_grad", False) or getattr(other, "_requires_grad", False)
+            ):
                 return record(f, None, (input, other), None)
             return apply(key, input, other)
         return binary(key, input, other) if r is NotImplemented else r  # raises TypeError

@@ -14,9 +14,32 @@ from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
 
-__all__ = ["flip", "roll", "repeat", "tile", "reshape", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis",
-           "narrow", "select", "squeeze", "unsqueeze", "flatten", "unflatten", "t",
-           "as_strided", "broadcast_to", "clone", "diagonal", "unbind", "detach"]
+__all__ = [
+    "flip",
+    "roll",
+    "repeat",
+    "tile",
+    "reshape",
+    "transpose",
+    "swapaxes",
+    "swapdims",
+    "permute",
+    "movedim",
+    "moveaxis",
+    "narrow",
+    "select",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "unflatten",
+    "t",
+    "as_strided",
+    "broadcast_to",
+    "clone",
+    "diagonal",
+    "unbind",
+    "detach",
+]
 
 reshape = _views.reshape
 transpose = swapaxes = swapdims = _views.transpose
@@ -52,8 +75,10 @@ def _dims(t, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     out = tuple(_wrap_dim(d, t.ndim) for d in dims)
     if len(set(out)) != len(out):
-        raise RuntimeError(f"dims {list(dims)}: dim {out[0]} appears multiple times in the list "
-                           "of dims; give each dim once")
+        raise RuntimeError(
+            f"dims {list(dims)}: dim {out[0]} appears multiple times in the list "
+            "of dims; give each dim once"
+        )
     return out
 
 
@@ -86,17 +111,23 @@ def roll(input, shifts, dims=None):
     flattened tensor when None), copied block by block into the result."""
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     if dims is not None and len(shifts) != len((dims,) if isinstance(dims, int) else dims):
-        raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: {list(shifts)}, "
-                           f"dims: {dims}; give one shift per dim")
+        raise RuntimeError(
+            f"roll(): shifts and dimensions must align. shifts: {list(shifts)}, "
+            f"dims: {dims}; give one shift per dim"
+        )
     data = input._data
     if not data.ndim and dims is not None:
-        raise IndexError(f"roll(): dimension specified as {dims} but tensor has no "
-                         "dimensions; roll a 0-d tensor without dims")
+        raise IndexError(
+            f"roll(): dimension specified as {dims} but tensor has no "
+            "dimensions; roll a 0-d tensor without dims"
+        )
     out, st, b = _fresh(input, data.shape)
     if dims is None:  # the flattened tensor: C order, so shift a contiguous copy's run
         if len(shifts) != 1:
-            raise RuntimeError(f"roll(): shifts {list(shifts)} need as many dims; give dims, "
-                               "or one shift for the flattened tensor")
+            raise RuntimeError(
+                f"roll(): shifts {list(shifts)} need as many dims; give dims, "
+                "or one shift for the flattened tensor"
+            )
         src = data if data.flags.c_contiguous else b.contiguous(data)
         _roll_into(b, out.reshape(-1), src.reshape(-1), {0: shifts[0]})
     else:
@@ -111,8 +142,11 @@ def _roll_into(b, out, src, shifts):
     parts = []
     for d, n in enumerate(src.shape):
         k = shifts.get(d, 0) % n if n else 0
-        parts.append(((slice(n - k, None), slice(None, k)),
-                      (slice(None, n - k), slice(k, None))) if k else whole)
+        parts.append(
+            ((slice(n - k, None), slice(None, k)), (slice(None, n - k), slice(k, None)))
+            if k
+            else whole
+        )
     for combo in itertools.product(*parts):
         b.copy_(out[tuple(o for _, o in combo)], src[tuple(s for s, _ in combo)])
 
@@ -124,12 +158,15 @@ def repeat(input, *sizes):
     as one broadcast copy into the C-contiguous result seen as (reps, size) pairs."""
     reps = shape_args(sizes)
     if any(r < 0 for r in reps):
-        raise RuntimeError(f"repeat(): trying to create tensor with negative dimension: repeats "
-                           f"{list(reps)} must be >= 0")
+        raise RuntimeError(
+            f"repeat(): trying to create tensor with negative dimension: repeats "
+            f"{list(reps)} must be >= 0"
+        )
     if len(reps) < input.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions "
-            f"of tensor ({len(reps)} < {input.ndim})")
+            f"of tensor ({len(reps)} < {input.ndim})"
+        )
     data = input._data
     sizes = (1,) * (len(reps) - data.ndim) + data.shape
     out, st, b = _fresh(input, tuple(r * n for r, n in zip(reps, sizes, strict=True)))

@@ -12,8 +12,12 @@ __all__ = ["softmax", "log_softmax"]
 
 def _softmax_dim(ndim: int, dim, name: str):
     if dim is None:  # torch's legacy implicit choice, with torch's warning
-        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
-                      "call to include dim=X as an argument.", UserWarning, stacklevel=4)
+        warnings.warn(
+            f"Implicit dimension choice for {name} has been deprecated. Change the "
+            "call to include dim=X as an argument.",
+            UserWarning,
+            stacklevel=4,
+        )
         return 0 if ndim in (0, 1, 3) else 1
     return dim
 
@@ -60,12 +64,24 @@ def _recorded(name, plain, grad_of, input, dim, dtype):
 def softmax(input, dim=None, dtype=None):
     """exp(x - max) / sum(exp(x - max)) over `dim`."""
     dim = _softmax_dim(input.ndim, dim, "softmax")
-    return _recorded("SoftmaxBackward0", _softmax,
-                     lambda g, y, d: y * (g - (g * y).sum(d, keepdim=True)), input, dim, dtype)
+    return _recorded(
+        "SoftmaxBackward0",
+        _softmax,
+        lambda g, y, d: y * (g - (g * y).sum(d, keepdim=True)),
+        input,
+        dim,
+        dtype,
+    )
 
 
 def log_softmax(input, dim=None, dtype=None):
     """(x - max) - log(sum(exp(x - max))): no exp overflows and no log of an underflow."""
     dim = _softmax_dim(input.ndim, dim, "log_softmax")
-    return _recorded("LogSoftmaxBackward0", _log_softmax,
-                     lambda g, y, d: g - y.exp() * g.sum(d, keepdim=True), input, dim, dtype)
+    return _recorded(
+        "LogSoftmaxBackward0",
+        _log_softmax,
+        lambda g, y, d: g - y.exp() * g.sum(d, keepdim=True),
+        input,
+        dim,
+        dtype,
+    )

@@ -18,9 +18,23 @@ from .._host_memory import host_memory
 from .._tensor import Tensor
 from ..backends import get_backend
 
-__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "quantile",
-           "nanquantile", "mode", "unique", "unique_consecutive", "cummax", "cummin",
-           "searchsorted"]
+__all__ = [
+    "sort",
+    "argsort",
+    "msort",
+    "topk",
+    "kthvalue",
+    "median",
+    "nanmedian",
+    "quantile",
+    "nanquantile",
+    "mode",
+    "unique",
+    "unique_consecutive",
+    "cummax",
+    "cummin",
+    "searchsorted",
+]
 
 SortResult, TopkResult = return_types.sort, return_types.topk  # torch.return_types.*
 KthvalueResult, MedianResult = return_types.kthvalue, return_types.median
@@ -30,8 +44,9 @@ ModeResult, CummaxResult, CumminResult = return_types.mode, return_types.cummax,
 def _dim(t, dim):
     n = max(t.ndim, 1)
     if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}]"
-                         f", but got {dim})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
     return dim % n
 
 
@@ -91,8 +106,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range: k={k} for a dimension of size {n}")
-    idx = _argsort(input, d, largest, "topk").narrow(d, 0, k) if input.ndim else \
-        _argsort(input, d, largest)
+    idx = (
+        _argsort(input, d, largest, "topk").narrow(d, 0, k)
+        if input.ndim
+        else _argsort(input, d, largest)
+    )
     return TopkResult(input.gather(d, idx) if input.ndim else input.clone(), idx)
 
 
@@ -102,8 +120,9 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     d = _dim(input, dim)
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
-        raise IndexError(f"kthvalue(): selected number k={k} out of range for a dimension "
-                         f"of size {n}")
+        raise IndexError(
+            f"kthvalue(): selected number k={k} out of range for a dimension of size {n}"
+        )
     idx = _argsort(input, d, False, "kthvalue")
     if input.ndim == 0:
         return KthvalueResult(input.clone(), idx)
@@ -124,16 +143,14 @@ def _median(input, dim, keepdim, ignore_nan, name):
         return r.values
     d = _dim(input, dim)
     if input.ndim == 0:
-        return result(input.clone(), _long(input, get_backend(input.device).xp.zeros(
-            (), np.int64)))
+        return result(input.clone(), _long(input, get_backend(input.device).xp.zeros((), np.int64)))
     idx = _argsort(input, d, False, name)
     n = input.shape[d]
     if ignore_nan and input.dtype.category >= _dt.FLOAT:
         valid = (~input.isnan()).sum(d, keepdim=True)
-        pos = ((valid - 1).clamp(min=0) // 2)
+        pos = (valid - 1).clamp(min=0) // 2
     else:
-        has_nan = input.isnan().any(d, keepdim=True) if input.dtype.category >= _dt.FLOAT \
-            else None
+        has_nan = input.isnan().any(d, keepdim=True) if input.dtype.category >= _dt.FLOAT else None
         pos = (n - 1) // 2
         if has_nan is not None:  # torch: the median of a slice with nan is nan (its index)
             from .elementwise import where
@@ -168,8 +185,10 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     from .elementwise import where
 
     if interpolation not in _INTERPOLATIONS:
-        raise ValueError(f"{name}() interpolation must be one of {', '.join(_INTERPOLATIONS)}"
-                         f". Got '{interpolation}'")
+        raise ValueError(
+            f"{name}() interpolation must be one of {', '.join(_INTERPOLATIONS)}"
+            f". Got '{interpolation}'"
+        )
     if input.dtype not in (_dt.float32, _dt.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     scalar_q = not isinstance(q, Tensor)
@@ -183,11 +202,15 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     srt = x.sort(d).values.movedim(d, -1)  # (..., n); nan last
     n = srt.shape[-1]
     nan = srt.isnan()
-    count = (~nan).sum(-1, keepdim=True) if ignore_nan else \
-        tensor([n], device=input.device).expand(*srt.shape[:-1], 1)
+    count = (
+        (~nan).sum(-1, keepdim=True)
+        if ignore_nan
+        else tensor([n], device=input.device).expand(*srt.shape[:-1], 1)
+    )
     qs = qt.reshape(-1)  # (Q,)
-    pos = (count.to(input.dtype) - 1).clamp(min=0).unsqueeze(0) * qs.reshape(-1, *(
-        [1] * srt.ndim))  # (Q, ..., 1)
+    pos = (count.to(input.dtype) - 1).clamp(min=0).unsqueeze(0) * qs.reshape(
+        -1, *([1] * srt.ndim)
+    )  # (Q, ..., 1)
     lo, hi = pos.floor(), pos.ceil()
     if interpolation == "nearest":
         lo = hi = pos.round()
@@ -204,8 +227,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     bad = nan.any(-1, keepdim=True) if not ignore_nan else (count == 0)
     r = where(bad.unsqueeze(0), float("nan"), r).squeeze(-1)  # (Q, ...)
     if keepdim:
-        r = r.unsqueeze(d + 1) if dim is not None else r.reshape(
-            qs.shape[0], *([1] * input.ndim))
+        r = r.unsqueeze(d + 1) if dim is not None else r.reshape(qs.shape[0], *([1] * input.ndim))
     if scalar_q or qt.ndim == 0:
         r = r.squeeze(0)
     return r
@@ -253,8 +275,13 @@ def mode(input, dim=-1, keepdim=False):
 
 @differentiable  # no formula: autograd/formulas_none.py records a node that raises
 @host_memory
-def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noqa: A002
-           dim=None) -> Tensor | tuple[Tensor, ...]:
+def unique(
+    input,
+    sorted=True,
+    return_inverse=False,
+    return_counts=False,  # noqa: A002
+    dim=None,
+) -> Tensor | tuple[Tensor, ...]:
     """The distinct values (sorted), optionally the inverse indices and the counts."""
     bk = get_backend(input.device)
     arr = _sortable(input, "unique")
@@ -278,8 +305,9 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noq
 
 
 @host_memory
-def unique_consecutive(input, return_inverse=False, return_counts=False,
-                       dim=None) -> Tensor | tuple[Tensor, ...]:
+def unique_consecutive(
+    input, return_inverse=False, return_counts=False, dim=None
+) -> Tensor | tuple[Tensor, ...]:
     """Collapse runs of equal consecutive values (of the flattened input, or along dim)."""
     bk = get_backend(input.device)
     xp = bk.xp
@@ -313,6 +341,7 @@ def _cumext(input, dim, name, acc, cls):
     arr = _sortable(input, name)
     if arr.ndim == 0:
         return cls(input.clone(), _long(input, xp.zeros((), np.int64)))
+
     def positions(host):  # where each running extreme was last reached, along d
         run = _nan_accumulate(np, acc, host, d)
         shape = [1] * host.ndim
@@ -349,30 +378,36 @@ def _nan_accumulate(xp, ufunc_name, arr, axis):
     return r
 
 
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
-                 sorter=None):
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """Indices where `input` would be inserted into the (last-dim) sorted sequence."""
     bk = get_backend(sorted_sequence.device)
     xp = bk.xp
     side = side or ("right" if right else "left")
     if not isinstance(input, (Tensor, int, float, bool)):
-        raise TypeError(f"searchsorted(): 'input' must be a Tensor or a number, not "
-                        f"{type(input).__name__}")
+        raise TypeError(
+            f"searchsorted(): 'input' must be a Tensor or a number, not {type(input).__name__}"
+        )
     seq = _sortable(sorted_sequence, "searchsorted")
     vals = input._data if isinstance(input, Tensor) else xp.asarray(input)
     if seq.ndim <= 1:
+
         def find(v):
             return xp.searchsorted(seq, v, side=side)
 
-        r = bk.by_pieces(find, (vals,), vals.shape, np.dtype(np.int64)) if vals.ndim else (
-            find(vals))
+        r = (
+            bk.by_pieces(find, (vals,), vals.shape, np.dtype(np.int64))
+            if vals.ndim
+            else (find(vals))
+        )
     else:  # row by row, each row of vals in its row of seq: pieces of the leading dims
+
         def find(s, v):
-            rows = [xp.searchsorted(a, b, side=side) for a, b in zip(
-                s.reshape(-1, s.shape[-1]), v.reshape(-1, v.shape[-1]), strict=True)]
+            rows = [
+                xp.searchsorted(a, b, side=side)
+                for a, b in zip(s.reshape(-1, s.shape[-1]), v.reshape(-1, v.shape[-1]), strict=True)
+            ]
             return xp.stack(rows).reshape(v.shape)
 
-        r = bk.by_pieces(find, (seq, vals), vals.shape, np.dtype(np.int64),
-                         whole=(vals.ndim - 1,))
+        r = bk.by_pieces(find, (seq, vals), vals.shape, np.dtype(np.int64), whole=(vals.ndim - 1,))
     t = _long(sorted_sequence, xp.asarray(r))
     return t.to(_dt.int32) if out_int32 else t

@@ -10,6 +10,7 @@ the array module's function (numpy on cpu and emulated cuda, cupy on cuda). Comp
 written with differentiable ops, so autograd comes with them; the primitives' formulas are
 in autograd/formulas_more.py.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,13 +28,66 @@ from ._dispatch import apply, make_unary
 from .row_function import binary_function
 
 __all__ = [
-    "asin", "acos", "atan", "sinh", "cosh", "tan", "asinh", "acosh", "atanh", "arcsin",
-    "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "erfinv", "log2",
-    "log10", "expm1", "exp2", "lgamma", "digamma", "sinc", "deg2rad", "rad2deg", "frac",
-    "logit", "sgn", "signbit", "fix", "absolute", "positive", "atan2", "arctan2", "xlogy",
-    "hypot", "logaddexp", "logaddexp2", "copysign", "float_power", "nan_to_num", "isposinf",
-    "isneginf", "isreal", "isclose", "allclose", "equal", "fmax", "fmin", "heaviside",
-    "gcd", "lcm", "ldexp", "nextafter", "i0", "angle", "polygamma", "mvlgamma",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "erf",
+    "erfc",
+    "erfinv",
+    "log2",
+    "log10",
+    "expm1",
+    "exp2",
+    "lgamma",
+    "digamma",
+    "sinc",
+    "deg2rad",
+    "rad2deg",
+    "frac",
+    "logit",
+    "sgn",
+    "signbit",
+    "fix",
+    "absolute",
+    "positive",
+    "atan2",
+    "arctan2",
+    "xlogy",
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "copysign",
+    "float_power",
+    "nan_to_num",
+    "isposinf",
+    "isneginf",
+    "isreal",
+    "isclose",
+    "allclose",
+    "equal",
+    "fmax",
+    "fmin",
+    "heaviside",
+    "gcd",
+    "lcm",
+    "ldexp",
+    "nextafter",
+    "i0",
+    "angle",
+    "polygamma",
+    "mvlgamma",
 ]
 
 _HALF = (_dt.float16, _dt.bfloat16)
@@ -92,11 +146,51 @@ def _unary(name, fn, complex_ok=True):
 
 
 # -- rows of the op table (fusion/optable.py): one generated kernel on cuda, fusable -------
-_ROW_KEYS = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1",
-             "exp2", "log2", "log10", "sinc", "erf", "erfc", "erfinv", "lgamma", "digamma", "i0")
+_ROW_KEYS = (
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "expm1",
+    "exp2",
+    "log2",
+    "log10",
+    "sinc",
+    "erf",
+    "erfc",
+    "erfinv",
+    "lgamma",
+    "digamma",
+    "i0",
+)
 ROWS = {key: make_unary(key) for key in _ROW_KEYS}  # formulas: autograd/formulas_more.py
-(tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, expm1, exp2, log2, log10, sinc, erf,
- erfc, erfinv, lgamma, digamma, i0) = (ROWS[k] for k in _ROW_KEYS)
+(
+    tan,
+    asin,
+    acos,
+    atan,
+    sinh,
+    cosh,
+    asinh,
+    acosh,
+    atanh,
+    expm1,
+    exp2,
+    log2,
+    log10,
+    sinc,
+    erf,
+    erfc,
+    erfinv,
+    lgamma,
+    digamma,
+    i0,
+) = (ROWS[k] for k in _ROW_KEYS)
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 # torch.special's own (no torch.<name>, no Tensor method): gpu_tensor/special.py names them
 _SPECIAL_ONLY = ("erfcx", "ndtr", "ndtri", "log_ndtr", "entr")
@@ -111,8 +205,9 @@ rad2deg = _unary("rad2deg", lambda xp, a: a * (180 / math.pi), complex_ok=False)
 def frac(input):
     """input - trunc(input), keeping the dtype (torch refuses integer inputs)."""
     if input.dtype.category < _dt.FLOAT:
-        raise NotImplementedError(f"\"frac_cpu\" not implemented for "
-                                  f"'{_dt.SCALAR_TYPE_NAMES[input.dtype.name]}'")
+        raise NotImplementedError(
+            f"\"frac_cpu\" not implemented for '{_dt.SCALAR_TYPE_NAMES[input.dtype.name]}'"
+        )
     return input - input.trunc()
 
 
@@ -223,22 +318,63 @@ def equal(input, other) -> bool:
 # --- binary special functions (issue 23) ----------------------------------------------------
 # Rows of the op table (fusion/optable.py): one generated kernel on cuda, fusable, the
 # derivative in the row; with the elementwise flags (isnan, ..., signbit) they are unary rows.
-_TENSORS_ONLY = ("hypot", "logaddexp", "logaddexp2", "atan2", "nextafter", "ldexp", "heaviside",
-                 "fmax", "fmin")  # torch has no overload taking a Python number
+_TENSORS_ONLY = (
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "atan2",
+    "nextafter",
+    "ldexp",
+    "heaviside",
+    "fmax",
+    "fmin",
+)  # torch has no overload taking a Python number
 _TENSOR_FIRST = ("copysign", "fmod")  # a number only as the second operand
 BINARY_ROWS = {
     **{k: binary_function(k, tensors_only=True) for k in _TENSORS_ONLY},
     **{k: binary_function(k, tensor_first=True) for k in _TENSOR_FIRST},
     **{k: binary_function(k) for k in ("xlogy", "xlog1py", "float_power")},
-    **{k: make_unary(k) for k in ("isnan", "isinf", "isfinite", "isposinf", "isneginf",
-                                  "signbit")},
+    **{k: make_unary(k) for k in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit")},
 }  # formulas: autograd/formulas_more.py; ops/elementwise.py names them too (method table)
-(hypot, logaddexp, logaddexp2, atan2, nextafter, ldexp, heaviside, fmax, fmin, copysign, fmod,
- xlogy, xlog1py, float_power) = (BINARY_ROWS[k] for k in (
-    "hypot", "logaddexp", "logaddexp2", "atan2", "nextafter", "ldexp", "heaviside", "fmax",
-    "fmin", "copysign", "fmod", "xlogy", "xlog1py", "float_power"))
-isposinf, isneginf, signbit = BINARY_ROWS["isposinf"], BINARY_ROWS["isneginf"], \
-    BINARY_ROWS["signbit"]
+(
+    hypot,
+    logaddexp,
+    logaddexp2,
+    atan2,
+    nextafter,
+    ldexp,
+    heaviside,
+    fmax,
+    fmin,
+    copysign,
+    fmod,
+    xlogy,
+    xlog1py,
+    float_power,
+) = (
+    BINARY_ROWS[k]
+    for k in (
+        "hypot",
+        "logaddexp",
+        "logaddexp2",
+        "atan2",
+        "nextafter",
+        "ldexp",
+        "heaviside",
+        "fmax",
+        "fmin",
+        "copysign",
+        "fmod",
+        "xlogy",
+        "xlog1py",
+        "float_power",
+    )
+)
+isposinf, isneginf, signbit = (
+    BINARY_ROWS["isposinf"],
+    BINARY_ROWS["isneginf"],
+    BINARY_ROWS["signbit"],
+)
 arctan2 = atan2
 
 
@@ -247,8 +383,9 @@ def _int_binary(name, fn):
         b = _as_tensor(other, input)
         dt = _dt.result_type(input, other)
         if dt.category >= _dt.FLOAT:
-            raise NotImplementedError(f'"{name}_cpu" not implemented for '
-                                      f"'{_dt.SCALAR_TYPE_NAMES[dt.name]}'")
+            raise NotImplementedError(
+                f"\"{name}_cpu\" not implemented for '{_dt.SCALAR_TYPE_NAMES[dt.name]}'"
+            )
         bk = get_backend(input.device)
         return _wrap(bk, _elementwise(bk, fn, (input._data, b._data)), input, dt)
 

@@ -24,8 +24,10 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if input.dtype.category < _dt.FLOAT:
-        raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
-                           f"dtype but got {_dt.SCALAR_TYPE_NAMES[input.dtype.name]}")
+        raise RuntimeError(
+            f"nanmean(): expected input to have floating point or complex "
+            f"dtype but got {_dt.SCALAR_TYPE_NAMES[input.dtype.name]}"
+        )
     count = (~input.isnan()).sum() if dim is None else (~input.isnan()).sum(dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
@@ -47,8 +49,10 @@ def logcumsumexp(input, dim):
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the rows (variables) over the columns (observations)."""
     if input.ndim > 2:
-        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
-                           f"input with {input.ndim} dimensions")
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got an "
+            f"input with {input.ndim} dimensions"
+        )
     x = input if input.ndim == 2 else input.reshape(1, -1)
     if x.dtype.category < _dt.FLOAT:
         x = x.to(_dt.get_default_dtype())
@@ -66,8 +70,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         wsum = w.sum()
         mean = (x * w).sum(1, keepdim=True) / wsum
         xc = x - mean
-        norm = wsum - correction * ((w * aweights.to(x.dtype)).sum() / wsum
-                                    if aweights is not None else 1)
+        norm = wsum - correction * (
+            (w * aweights.to(x.dtype)).sum() / wsum if aweights is not None else 1
+        )
         c = (xc * w).matmul(xc.conj().t()) / norm
     return c.squeeze() if input.ndim < 2 else c
 

@@ -17,28 +17,54 @@ __all__ = ["Adam", "AdamW"]
 class Adam(Optimizer):
     _decoupled = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False, fused=None, decoupled_weight_decay=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        amsgrad=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+        decoupled_weight_decay=False,
+    ):
         check_non_negative("learning rate", lr)
         check_non_negative("epsilon value", eps)
         check_beta(0, betas[0])
         check_beta(1, betas[1])
         check_non_negative("weight_decay value", weight_decay)
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize, foreach=foreach, capturable=capturable,
-                                      differentiable=differentiable, fused=fused,
-                                      decoupled_weight_decay=decoupled_weight_decay
-                                      or self._decoupled))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                betas=tuple(betas),
+                eps=eps,
+                weight_decay=weight_decay,
+                amsgrad=amsgrad,
+                maximize=maximize,
+                foreach=foreach,
+                capturable=capturable,
+                differentiable=differentiable,
+                fused=fused,
+                decoupled_weight_decay=decoupled_weight_decay or self._decoupled,
+            ),
+        )
 
     def _step_group(self, group) -> None:
         lr, (beta1, beta2) = value(group["lr"]), group["betas"]
         eps, wd, amsgrad = group["eps"], group["weight_decay"], group["amsgrad"]
         decoupled = group["decoupled_weight_decay"]
         first = next((p for p in group["params"] if p.grad is not None), None)
-        if first is not None and self._amp_args() is None \
-                and adam_host_step(self, group, self._use_fused(group, first)):
+        if (
+            first is not None
+            and self._amp_args() is None
+            and adam_host_step(self, group, self._use_fused(group, first))
+        ):
             return  # cpu / emulated cuda: vectorised passes, the same values (host_step.py);
             #         a GradScaler step takes the kernels below, which skip on the device
         for p in group["params"]:
@@ -62,21 +88,36 @@ class Adam(Optimizer):
                 state["step"].add_(1)
                 if capturable:
                     step_t = state["step"]
-                    step_size = lr / (1 - beta1 ** step_t)  # 0-d device tensors: kernel operands
-                    bc2_sqrt = (1 - beta2 ** step_t).sqrt()
+                    step_size = lr / (1 - beta1**step_t)  # 0-d device tensors: kernel operands
+                    bc2_sqrt = (1 - beta2**step_t).sqrt()
                 else:
                     step = float(state["step"].item())
-                    step_size = lr / (1 - beta1 ** step)
-                    bc2_sqrt = math.sqrt(1 - beta2 ** step)
+                    step_size = lr / (1 - beta1**step)
+                    bc2_sqrt = math.sqrt(1 - beta2**step)
             m, v = state["exp_avg"], state["exp_avg_sq"]
             vmax = state.get("max_exp_avg_sq")
             if self._use_fused(group, p):
-                kernel = adam_kernel(wd != 0, decoupled, amsgrad, group["maximize"],
-                                     1 - beta1 < 0.5, amp=amp is not None)
+                kernel = adam_kernel(
+                    wd != 0,
+                    decoupled,
+                    amsgrad,
+                    group["maximize"],
+                    1 - beta1 < 0.5,
+                    amp=amp is not None,
+                )
                 ins = (p, p.grad, m, v) + ((vmax,) if amsgrad else ())
-                kernel(*ins, 1.0 - lr * wd, float(wd), 1.0 - beta1, float(beta2), float(eps),
-                       step_size, bc2_sqrt, *(amp or ()),
-                       out=(p, m, v) + ((vmax,) if amsgrad else ()))
+                kernel(
+                    *ins,
+                    1.0 - lr * wd,
+                    float(wd),
+                    1.0 - beta1,
+                    float(beta2),
+                    float(eps),
+                    step_size,
+                    bc2_sqrt,
+                    *(amp or ()),
+                    out=(p, m, v) + ((vmax,) if amsgrad else ()),
+                )
                 continue
             g = -p.grad if group["maximize"] else p.grad
             if wd != 0:
@@ -103,9 +144,31 @@ class AdamW(Adam):
 
     _decoupled = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
-                 differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
-                         maximize=maximize, capturable=capturable,
-                         differentiable=differentiable, fused=fused)
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=1e-2,
+        amsgrad=False,
+        *,
+        maximize=False,
+        foreach=None,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+    ):
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+        )

@@ -43,7 +43,7 @@ def with_amp(step):
         *rest, inv_scale, found_inf = rest
         outs = step(p, g * inv_scale, *rest)
         outs = outs if isinstance(outs, tuple) else (outs,)
-        olds = (p, *rest[:len(outs) - 1])  # the state tensors follow the grad, in output order
+        olds = (p, *rest[: len(outs) - 1])  # the state tensors follow the grad, in output order
         skip = found_inf != 0
         return tuple(gt.where(skip, old, new) for old, new in zip(olds, outs, strict=True))
 
@@ -56,7 +56,7 @@ def _adam_amp_scalars(step, found_inf, lr, beta1, beta2):
     """Adam's step count and bias corrections on the device (GradScaler): the count grows
     only on steps that are not skipped, as torch's fused Adam keeps it."""
     step = step + 1 - found_inf
-    return step, lr / (1 - beta1 ** step), (1 - beta2 ** step).sqrt()
+    return step, lr / (1 - beta1**step), (1 - beta2**step).sqrt()
 
 
 def adam_amp_corrections(state, p, found_inf, lr, beta1, beta2):
@@ -64,18 +64,19 @@ def adam_amp_corrections(state, p, found_inf, lr, beta1, beta2):
     (moved there on the first GradScaler step)."""
     step = state["step"]
     if step.device != p.device:  # (a fill on the device: a host-to-device copy would sync)
-        step = state["step"] = gt.full((), float(step.item()), dtype=gt.float32,
-                                       device=p.device)
+        step = state["step"] = gt.full((), float(step.item()), dtype=gt.float32, device=p.device)
     step_size = gt.empty((), dtype=gt.float32, device=p.device)
     bc2_sqrt = gt.empty((), dtype=gt.float32, device=p.device)
-    _adam_amp_scalars(step, found_inf, float(lr), float(beta1), float(beta2),
-                      out=(step, step_size, bc2_sqrt))
+    _adam_amp_scalars(
+        step, found_inf, float(lr), float(beta1), float(beta2), out=(step, step_size, bc2_sqrt)
+    )
     return step_size, bc2_sqrt
 
 
 @_one_per_variant
-def sgd_kernel(weight_decay: bool, momentum: bool, nesterov: bool, maximize: bool,
-               amp: bool = False):
+def sgd_kernel(
+    weight_decay: bool, momentum: bool, nesterov: bool, maximize: bool, amp: bool = False
+):
     """(p, g[, buf], lr, wd, momentum, buf_keep, buf_take) -> (p[, buf]). The first step
     passes buf_keep=0, buf_take=1 (torch clones the gradient into the buffer)."""
 
@@ -97,8 +98,14 @@ def sgd_kernel(weight_decay: bool, momentum: bool, nesterov: bool, maximize: boo
 
 
 @_one_per_variant
-def adam_kernel(weight_decay: bool, decoupled: bool, amsgrad: bool, maximize: bool,
-                beta1_weight_lt_half: bool, amp: bool = False):
+def adam_kernel(
+    weight_decay: bool,
+    decoupled: bool,
+    amsgrad: bool,
+    maximize: bool,
+    beta1_weight_lt_half: bool,
+    amp: bool = False,
+):
     """(p, g, m, v[, vmax], decay, wd, beta1w, beta2, eps, step_size, bc2_sqrt) ->
     (p, m, v[, vmax]). decay = 1 - lr*wd for AdamW; beta1w = 1 - beta1, the lerp weight
     (which side of 0.5 it is on picks torch's lerp branch, so that is baked in)."""
@@ -129,8 +136,14 @@ def adam_kernel(weight_decay: bool, decoupled: bool, amsgrad: bool, maximize: bo
 
 
 @_one_per_variant
-def rmsprop_kernel(weight_decay: bool, centered: bool, momentum: bool, maximize: bool,
-                   alpha_weight_lt_half: bool, amp: bool = False):
+def rmsprop_kernel(
+    weight_decay: bool,
+    centered: bool,
+    momentum: bool,
+    maximize: bool,
+    alpha_weight_lt_half: bool,
+    amp: bool = False,
+):
     """(p, g, sq[, gavg][, buf], lr, wd, alpha, eps, mom) -> (p, sq[, gavg][, buf]).
     The lerp weight 1 - alpha picks torch's lerp branch, so its side of 0.5 is baked in."""
 
@@ -145,8 +158,9 @@ def rmsprop_kernel(weight_decay: bool, centered: bool, momentum: bool, maximize:
             g = g + p * wd
         sq = sq * alpha + g * g * (1 - alpha)
         if centered:
-            gavg = gavg + (g - gavg) * (1 - alpha) if alpha_weight_lt_half else \
-                g - (g - gavg) * alpha
+            gavg = (
+                gavg + (g - gavg) * (1 - alpha) if alpha_weight_lt_half else g - (g - gavg) * alpha
+            )
             avg = (sq - gavg * gavg).sqrt() + eps
         else:
             avg = sq.sqrt() + eps

@@ -50,9 +50,15 @@ def _eligible(params, group) -> bool:
         return False  # real cuda: one generated kernel per parameter
     for p in params:
         g = p.grad
-        if (p.device is not dev or p.dtype is not dt or g.dtype is not dt
-                or g.device is not dev or g.is_sparse or p._data.dtype not in _FLOATS
-                or not p._data.flags.c_contiguous):
+        if (
+            p.device is not dev
+            or p.dtype is not dt
+            or g.dtype is not dt
+            or g.device is not dev
+            or g.is_sparse
+            or p._data.dtype not in _FLOATS
+            or not p._data.flags.c_contiguous
+        ):
             return False
     return True
 
@@ -85,9 +91,15 @@ def _layout(opt, group, params, names):
     cache = opt.__dict__.setdefault("_host_layouts", {})
     key = tuple(map(id, params))
     lay = cache.get(id(group))
-    if lay is not None and lay.key == key and all(
-            opt.state[p].get(n) is t for p, ts in zip(params, lay.owned, strict=True)
-            for n, t in zip(names, ts, strict=True)):
+    if (
+        lay is not None
+        and lay.key == key
+        and all(
+            opt.state[p].get(n) is t
+            for p, ts in zip(params, lay.owned, strict=True)
+            for n, t in zip(names, ts, strict=True)
+        )
+    ):
         return lay
     runs, owned = [], []
     for run in _runs(params):
@@ -110,7 +122,7 @@ def _layout(opt, group, params, names):
             flat = gt.zeros(total, dtype=run[0].dtype, device=run[0].device)
             flats.append(flat._data)
             for p, off in zip(run, offsets, strict=True):
-                view = flat[off:off + p._data.size].view(p.shape)
+                view = flat[off : off + p._data.size].view(p.shape)
                 old = opt.state[p].get(n)
                 if old is not None:
                     view.copy_(old)
@@ -143,8 +155,9 @@ def adam_host_step(opt, group, fused: bool) -> bool:
     steps = set()
     for p in params:
         step = opt.state[p].get("step")
-        if step is not None and not (isinstance(step, Tensor) and step.device.type == "cpu"
-                                     and step._data.size == 1):
+        if step is not None and not (
+            isinstance(step, Tensor) and step.device.type == "cpu" and step._data.size == 1
+        ):
             return False  # a step count set by hand: the per-parameter path handles it
         steps.add(0.0 if step is None else float(step._data))
     if len(steps) != 1:
@@ -165,10 +178,18 @@ def adam_host_step(opt, group, fused: bool) -> bool:
         s._bump_version()
         step = float(s._data)
     lr, (beta1, beta2) = value(group["lr"]), group["betas"]
-    sc = dict(lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"], wd=group["weight_decay"],
-              decoupled=group["decoupled_weight_decay"], maximize=group["maximize"],
-              amsgrad=amsgrad, step_size=lr / (1 - beta1 ** step),
-              bc2_sqrt=(1 - beta2 ** step) ** 0.5)
+    sc = dict(
+        lr=lr,
+        beta1=beta1,
+        beta2=beta2,
+        eps=group["eps"],
+        wd=group["weight_decay"],
+        decoupled=group["decoupled_weight_decay"],
+        maximize=group["maximize"],
+        amsgrad=amsgrad,
+        step_size=lr / (1 - beta1**step),
+        bc2_sqrt=(1 - beta2**step) ** 0.5,
+    )
     formula = _fused if fused else _eager
     for run, offsets, total, flats in lay.runs:
         dt = run[0]._data.dtype
@@ -189,7 +210,7 @@ def adam_host_step(opt, group, fused: bool) -> bool:
                 formula(pf[lo:hi], gf[lo:hi], *[s[lo:hi] for s in sf], t=t, **sc)
         if offsets is not None:
             for p, off in zip(run, offsets, strict=True):
-                np.copyto(p._data.reshape(-1), pf[off:off + p._data.size])
+                np.copyto(p._data.reshape(-1), pf[off : off + p._data.size])
         for p, st in zip(run, state, strict=True):
             p._bump_version()
             for n in names:
@@ -197,8 +218,25 @@ def adam_host_step(opt, group, fused: bool) -> bool:
     return True
 
 
-def _eager(p, g, m, v, vmax=None, *, t, lr, beta1, beta2, eps, wd, decoupled, maximize,
-           amsgrad, step_size, bc2_sqrt):
+def _eager(
+    p,
+    g,
+    m,
+    v,
+    vmax=None,
+    *,
+    t,
+    lr,
+    beta1,
+    beta2,
+    eps,
+    wd,
+    decoupled,
+    maximize,
+    amsgrad,
+    step_size,
+    bc2_sqrt,
+):
     """Adam's eager composition (optim/adam.py, fused=False), in place on one slice."""
     t0, t1, t2 = t
     if maximize:
@@ -227,8 +265,25 @@ def _eager(p, g, m, v, vmax=None, *, t, lr, beta1, beta2, eps, wd, decoupled, ma
     np.add(p, t0, out=p)
 
 
-def _fused(p, g, m, v, vmax=None, *, t, lr, beta1, beta2, eps, wd, decoupled, maximize,
-           amsgrad, step_size, bc2_sqrt):
+def _fused(
+    p,
+    g,
+    m,
+    v,
+    vmax=None,
+    *,
+    t,
+    lr,
+    beta1,
+    beta2,
+    eps,
+    wd,
+    decoupled,
+    maximize,
+    amsgrad,
+    step_size,
+    bc2_sqrt,
+):
     """optim/fused.py's adam_step, as gt.fuse evaluates it with numpy, in place. Its
     `1 - scalar` terms are traced ops, so they round in the array's dtype."""
     t0, t1, t2 = t

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["LRScheduler", "StepLR", "CosineAnnealingLR", "LambdaLR", "LinearLR",
-           "SequentialLR"]
+__all__ = ["LRScheduler", "StepLR", "CosineAnnealingLR", "LambdaLR", "LinearLR", "SequentialLR"]
 
 
 class LRScheduler:
@@ -23,8 +22,10 @@ class LRScheduler:
         else:
             for i, g in enumerate(optimizer.param_groups):
                 if "initial_lr" not in g:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
-                                   "when resuming an optimizer")
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] "
+                        "when resuming an optimizer"
+                    )
         self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
         self.last_epoch = last_epoch
         self.step()
@@ -89,8 +90,10 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
-        return [base * f(self.last_epoch)
-                for base, f in zip(self.base_lrs, self.lr_lambdas, strict=True)]
+        return [
+            base * f(self.last_epoch)
+            for base, f in zip(self.base_lrs, self.lr_lambdas, strict=True)
+        ]
 
     def state_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
@@ -100,11 +103,19 @@ class LinearLR(LRScheduler):
     """A linear warmup: the factor goes from start_factor to end_factor over total_iters
     steps, then stays at end_factor."""
 
-    def __init__(self, optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
-                 total_iters: int = 5, last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ):
         if not 0 < start_factor <= 1:
-            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
-                             "less or equal to 1.")
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and "
+                "less or equal to 1."
+            )
         if not 0 <= end_factor <= 1:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
@@ -112,8 +123,9 @@ class LinearLR(LRScheduler):
 
     def _lr(self, base):
         t = min(self.last_epoch, self.total_iters)
-        return base * (self.start_factor +
-                       (self.end_factor - self.start_factor) * t / self.total_iters)
+        return base * (
+            self.start_factor + (self.end_factor - self.start_factor) * t / self.total_iters
+        )
 
 
 class SequentialLR(LRScheduler):
@@ -121,12 +133,17 @@ class SequentialLR(LRScheduler):
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch: int = -1):
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError(f"Sequential Schedulers expects number of schedulers provided to be "
-                             f"one more than the number of milestone points, but got number of "
-                             f"schedulers {len(schedulers)} and the number of milestones to be "
-                             f"equal to {len(milestones)}")
-        self.optimizer, self._schedulers, self._milestones = optimizer, list(schedulers), \
-            list(milestones)
+            raise ValueError(
+                f"Sequential Schedulers expects number of schedulers provided to be "
+                f"one more than the number of milestone points, but got number of "
+                f"schedulers {len(schedulers)} and the number of milestones to be "
+                f"equal to {len(milestones)}"
+            )
+        self.optimizer, self._schedulers, self._milestones = (
+            optimizer,
+            list(schedulers),
+            list(milestones),
+        )
         self.last_epoch = last_epoch + 1
         for g, lr in zip(optimizer.param_groups, schedulers[0].base_lrs, strict=True):
             g["lr"] = lr

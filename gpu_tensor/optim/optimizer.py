@@ -31,8 +31,10 @@ class Optimizer:
         self.state: dict = defaultdict(dict)
         self.param_groups: list = []
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
-                            f"Tensors or dicts, but got {type(params).__name__}")
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of "
+                f"Tensors or dicts, but got {type(params).__name__}"
+            )
         groups = list(params)
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
@@ -54,20 +56,26 @@ class Optimizer:
         params = param_group["params"]
         params = [params] if isinstance(params, Tensor) else list(params)
         if isinstance(param_group["params"], set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, "
-                            "but the ordering of tensors in sets will change between runs. "
-                            "Please use a list instead.")
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, "
+                "but the ordering of tensors in sets will change between runs. "
+                "Please use a list instead."
+            )
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, but one of the params "
-                                f"is {type(p).__name__}")
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params "
+                    f"is {type(p).__name__}"
+                )
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         group = {**param_group, "params": params}
         for name, default in self.defaults.items():
             if default is required and name not in group:
-                raise ValueError(f"parameter group didn't specify a value of required "
-                                 f"optimization parameter {name}")
+                raise ValueError(
+                    f"parameter group didn't specify a value of required "
+                    f"optimization parameter {name}"
+                )
             group.setdefault(name, default)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
@@ -110,8 +118,9 @@ class Optimizer:
         from gpu_tensor.backends import get_backend
 
         ps = [(g, p) for g in self.param_groups for p in g["params"] if p.grad is not None]
-        return bool(ps) and all(self._use_fused(g, p) and not get_backend(p.device).host_arrays
-                                for g, p in ps)
+        return bool(ps) and all(
+            self._use_fused(g, p) and not get_backend(p.device).host_arrays for g, p in ps
+        )
 
     def _amp_args(self):
         """(inv_scale, found_inf) for the fused kernels while GradScaler.step runs this
@@ -149,10 +158,15 @@ class Optimizer:
             raise ValueError("loaded state dict has a different number of parameter groups")
         for g, s in zip(self.param_groups, saved, strict=True):
             if len(g["params"]) != len(s["params"]):
-                raise ValueError("loaded state dict contains a parameter group that doesn't "
-                                 "match the size of optimizer's group")
-        by_index = {i: p for g, s in zip(self.param_groups, saved, strict=True)
-                    for i, p in zip(s["params"], g["params"], strict=True)}
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't "
+                    "match the size of optimizer's group"
+                )
+        by_index = {
+            i: p
+            for g, s in zip(self.param_groups, saved, strict=True)
+            for i, p in zip(s["params"], g["params"], strict=True)
+        }
         self.state = defaultdict(dict)
         for i, st in state_dict["state"].items():
             p = by_index.get(int(i))

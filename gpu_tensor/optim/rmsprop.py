@@ -12,18 +12,40 @@ __all__ = ["RMSprop"]
 
 
 class RMSprop(Optimizer):
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False, capturable=False, foreach=None, maximize=False,
-                 differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0,
+        momentum=0,
+        centered=False,
+        capturable=False,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+    ):
         check_non_negative("learning rate", lr)
         check_non_negative("epsilon value", eps)
         check_non_negative("momentum value", momentum)
         check_non_negative("weight_decay value", weight_decay)
         check_non_negative("alpha value", alpha)
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered,
-                                      capturable=capturable, foreach=foreach,
-                                      maximize=maximize, differentiable=differentiable))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                alpha=alpha,
+                eps=eps,
+                weight_decay=weight_decay,
+                momentum=momentum,
+                centered=centered,
+                capturable=capturable,
+                foreach=foreach,
+                maximize=maximize,
+                differentiable=differentiable,
+            ),
+        )
 
     def _step_group(self, group) -> None:
         lr, alpha, eps = value(group["lr"]), group["alpha"], group["eps"]
@@ -44,11 +66,28 @@ class RMSprop(Optimizer):
             buf = state.get("momentum_buffer")
             if self._use_fused(group, p):
                 amp = self._amp_args()  # GradScaler's (inv_scale, found_inf): skip on device
-                kernel = rmsprop_kernel(wd != 0, centered, mom > 0, group["maximize"],
-                                        1 - alpha < 0.5, amp=amp is not None)
+                kernel = rmsprop_kernel(
+                    wd != 0,
+                    centered,
+                    mom > 0,
+                    group["maximize"],
+                    1 - alpha < 0.5,
+                    amp=amp is not None,
+                )
                 extra = tuple(t for t in (gavg, buf) if t is not None)
-                kernel(p, p.grad, sq, *extra, lr, float(wd), float(alpha), float(eps),
-                       float(mom), *(amp or ()), out=(p, sq) + extra)
+                kernel(
+                    p,
+                    p.grad,
+                    sq,
+                    *extra,
+                    lr,
+                    float(wd),
+                    float(alpha),
+                    float(eps),
+                    float(mom),
+                    *(amp or ()),
+                    out=(p, sq) + extra,
+                )
                 continue
             g = -p.grad if group["maximize"] else p.grad
             if wd != 0:

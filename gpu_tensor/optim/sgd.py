@@ -12,18 +12,39 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
-                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
-                 fused=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0,
+        dampening=0,
+        weight_decay=0,
+        nesterov=False,
+        *,
+        maximize=False,
+        foreach=None,
+        differentiable=False,
+        fused=None,
+    ):
         check_non_negative("learning rate", lr)
         check_non_negative("momentum value", momentum)
         check_non_negative("weight_decay value", weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize, foreach=foreach,
-                                      differentiable=differentiable, fused=fused))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                momentum=momentum,
+                dampening=dampening,
+                weight_decay=weight_decay,
+                nesterov=nesterov,
+                maximize=maximize,
+                foreach=foreach,
+                differentiable=differentiable,
+                fused=fused,
+            ),
+        )
 
     def _step_group(self, group) -> None:
         lr, wd = value(group["lr"]), group["weight_decay"]

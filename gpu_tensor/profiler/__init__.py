@@ -16,9 +16,20 @@ from .profile import (
 )
 from .schedule import ProfilerAction, schedule
 
-__all__ = ["profile", "ProfilerActivity", "ProfilerAction", "schedule", "record_function",
-           "tensorboard_trace_handler", "supported_activities", "EventList", "FunctionEvent",
-           "FunctionEventAvg", "DeviceType", "kineto_available"]
+__all__ = [
+    "profile",
+    "ProfilerActivity",
+    "ProfilerAction",
+    "schedule",
+    "record_function",
+    "tensorboard_trace_handler",
+    "supported_activities",
+    "EventList",
+    "FunctionEvent",
+    "FunctionEventAvg",
+    "DeviceType",
+    "kineto_available",
+]
 
 
 def kineto_available() -> bool:

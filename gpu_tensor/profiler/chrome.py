@@ -33,14 +33,38 @@ def trace_dict(results):
     base = s.start_ns
     pid, tid = s.pid, s.tid
     out = [
-        {"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0,
-         "args": {"name": "python3"}},
-        {"name": "process_labels", "ph": "M", "ts": 0, "pid": pid, "tid": 0,
-         "args": {"labels": "CPU"}},
-        {"name": "process_sort_index", "ph": "M", "ts": 0, "pid": pid, "tid": 0,
-         "args": {"sort_index": 0}},
-        {"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid,
-         "args": {"name": f"thread {tid} (python)"}},
+        {
+            "name": "process_name",
+            "ph": "M",
+            "ts": 0,
+            "pid": pid,
+            "tid": 0,
+            "args": {"name": "python3"},
+        },
+        {
+            "name": "process_labels",
+            "ph": "M",
+            "ts": 0,
+            "pid": pid,
+            "tid": 0,
+            "args": {"labels": "CPU"},
+        },
+        {
+            "name": "process_sort_index",
+            "ph": "M",
+            "ts": 0,
+            "pid": pid,
+            "tid": 0,
+            "args": {"sort_index": 0},
+        },
+        {
+            "name": "thread_name",
+            "ph": "M",
+            "ts": 0,
+            "pid": pid,
+            "tid": tid,
+            "args": {"name": f"thread {tid} (python)"},
+        },
     ]
     events = results.events
     devices, streams = set(), set()
@@ -57,8 +81,18 @@ def trace_dict(results):
             args["Host syncs"] = op.waits
         cat = "user_annotation" if op.annotation else "cpu_op"
         name = op.name if op.annotation else e.name
-        out.append({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
-                    "ts": _us(op.t0 - base), "dur": _us(op.t1 - op.t0), "args": args})
+        out.append(
+            {
+                "ph": "X",
+                "cat": cat,
+                "name": name,
+                "pid": pid,
+                "tid": tid,
+                "ts": _us(op.t0 - base),
+                "dur": _us(op.t1 - op.t0),
+                "args": args,
+            }
+        )
         if op.ev0 is None or id(op) in has_timed_child or not results.use_device:
             continue
         dev, stream = op.stream
@@ -66,43 +100,146 @@ def trace_dict(results):
         streams.add((dev, stream))
         flow += 1
         start = round(op.ev0 - base / 1e3, 3)
-        out.append({"ph": "X", "cat": "kernel", "name": e.name.replace("aten::", "") + "_kernel",
-                    "pid": dev, "tid": stream, "ts": start, "dur": round(max(0.0, op.ev1 - op.ev0), 3),
-                    "args": {"External id": i + 1, "device": dev, "stream": stream,
-                             "correlation": flow}})
-        out.append({"ph": "s", "id": flow, "pid": pid, "tid": tid, "ts": _us(op.t0 - base),
-                    "cat": "ac2g", "name": "ac2g"})
-        out.append({"ph": "f", "id": flow, "pid": dev, "tid": stream, "ts": start,
-                    "cat": "ac2g", "name": "ac2g", "bp": "e"})
+        out.append(
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": e.name.replace("aten::", "") + "_kernel",
+                "pid": dev,
+                "tid": stream,
+                "ts": start,
+                "dur": round(max(0.0, op.ev1 - op.ev0), 3),
+                "args": {
+                    "External id": i + 1,
+                    "device": dev,
+                    "stream": stream,
+                    "correlation": flow,
+                },
+            }
+        )
+        out.append(
+            {
+                "ph": "s",
+                "id": flow,
+                "pid": pid,
+                "tid": tid,
+                "ts": _us(op.t0 - base),
+                "cat": "ac2g",
+                "name": "ac2g",
+            }
+        )
+        out.append(
+            {
+                "ph": "f",
+                "id": flow,
+                "pid": dev,
+                "tid": stream,
+                "ts": start,
+                "cat": "ac2g",
+                "name": "ac2g",
+                "bp": "e",
+            }
+        )
     for ns, addr, nbytes, total, reserved, dev, _ in s.memory:
         devices.add(dev)
         ts = _us(ns - base)
-        out.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
-                    "pid": pid, "tid": tid, "ts": ts,
-                    "args": {"Total Reserved": reserved, "Total Allocated": total,
-                             "Bytes": nbytes, "Addr": addr, "Device Type": 1,
-                             "Device Id": dev}})
-        out.append({"ph": "C", "name": f"Memory cuda:{dev}", "pid": pid, "tid": 0, "ts": ts,
-                    "args": {"Allocated": total, "Reserved": reserved}})
+        out.append(
+            {
+                "ph": "i",
+                "cat": "cpu_instant_event",
+                "s": "t",
+                "name": "[memory]",
+                "pid": pid,
+                "tid": tid,
+                "ts": ts,
+                "args": {
+                    "Total Reserved": reserved,
+                    "Total Allocated": total,
+                    "Bytes": nbytes,
+                    "Addr": addr,
+                    "Device Type": 1,
+                    "Device Id": dev,
+                },
+            }
+        )
+        out.append(
+            {
+                "ph": "C",
+                "name": f"Memory cuda:{dev}",
+                "pid": pid,
+                "tid": 0,
+                "ts": ts,
+                "args": {"Allocated": total, "Reserved": reserved},
+            }
+        )
     for dev in sorted(devices):
-        out += [{"name": "process_name", "ph": "M", "ts": 0, "pid": dev, "tid": 0,
-                 "args": {"name": "python3"}},
-                {"name": "process_labels", "ph": "M", "ts": 0, "pid": dev, "tid": 0,
-                 "args": {"labels": f"GPU {dev}"}},
-                {"name": "process_sort_index", "ph": "M", "ts": 0, "pid": dev, "tid": 0,
-                 "args": {"sort_index": 5000000 + dev}}]
+        out += [
+            {
+                "name": "process_name",
+                "ph": "M",
+                "ts": 0,
+                "pid": dev,
+                "tid": 0,
+                "args": {"name": "python3"},
+            },
+            {
+                "name": "process_labels",
+                "ph": "M",
+                "ts": 0,
+                "pid": dev,
+                "tid": 0,
+                "args": {"labels": f"GPU {dev}"},
+            },
+            {
+                "name": "process_sort_index",
+                "ph": "M",
+                "ts": 0,
+                "pid": dev,
+                "tid": 0,
+                "args": {"sort_index": 5000000 + dev},
+            },
+        ]
     for dev, stream in sorted(streams):
-        out.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": dev, "tid": stream,
-                    "args": {"name": f"stream {stream} "}})
+        out.append(
+            {
+                "name": "thread_name",
+                "ph": "M",
+                "ts": 0,
+                "pid": dev,
+                "tid": stream,
+                "args": {"name": f"stream {stream} "},
+            }
+        )
     end = _us(s.end_ns - base)
-    out += [{"ph": "X", "cat": "Trace", "ts": 0, "dur": end, "pid": "Spans",
-             "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}},
-            {"name": "process_sort_index", "ph": "M", "ts": 0, "pid": "Spans", "tid": 0,
-             "args": {"sort_index": 536870912}},
-            {"name": "Iteration Start: PyTorch Profiler", "ph": "i", "s": "g",
-             "pid": "Traces", "tid": "Trace PyTorch Profiler", "ts": 0},
-            {"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "",
-             "ts": end}]
+    out += [
+        {
+            "ph": "X",
+            "cat": "Trace",
+            "ts": 0,
+            "dur": end,
+            "pid": "Spans",
+            "tid": "PyTorch Profiler",
+            "name": "PyTorch Profiler (0)",
+            "args": {"Op count": 0},
+        },
+        {
+            "name": "process_sort_index",
+            "ph": "M",
+            "ts": 0,
+            "pid": "Spans",
+            "tid": 0,
+            "args": {"sort_index": 536870912},
+        },
+        {
+            "name": "Iteration Start: PyTorch Profiler",
+            "ph": "i",
+            "s": "g",
+            "pid": "Traces",
+            "tid": "Trace PyTorch Profiler",
+            "ts": 0,
+        },
+        {"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": end},
+    ]
     return {
         "schemaVersion": 1,
         "deviceProperties": [],

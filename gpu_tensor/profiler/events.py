@@ -45,9 +45,13 @@ class _Times:
 
     def _deprecated(new):
         def get(self):
-            warnings.warn(f"`{new.replace('device', 'cuda')}` is deprecated, please use "
-                          f"`{new}` instead.", FutureWarning, stacklevel=2)
+            warnings.warn(
+                f"`{new.replace('device', 'cuda')}` is deprecated, please use `{new}` instead.",
+                FutureWarning,
+                stacklevel=2,
+            )
             return getattr(self, new)
+
         return property(get)
 
     cuda_time = _deprecated("device_time")
@@ -62,8 +66,20 @@ class FunctionEvent(_Times):
     """One call of an op (or a record_function range): its interval, its tree links, the
     times and memory of it and its children."""
 
-    def __init__(self, id, name, thread, start_us, end_us, *, input_shapes=None, stack=None,
-                 use_device=None, is_user_annotation=False, device_index=-1):
+    def __init__(
+        self,
+        id,
+        name,
+        thread,
+        start_us,
+        end_us,
+        *,
+        input_shapes=None,
+        stack=None,
+        use_device=None,
+        is_user_annotation=False,
+        device_index=-1,
+    ):
         self.id = id
         self.name = name
         self.key = name
@@ -109,12 +125,14 @@ class FunctionEvent(_Times):
         return (self.start_us, self.end_us)
 
     def __repr__(self):
-        return (f"<FunctionEvent id={self.id} name={self.name} cpu_time={self.cpu_time_str} "
-                f"start_us={self.start_us:.3f} end_us={self.end_us:.3f} "
-                f"cpu_children={[c.id for c in self.cpu_children]} "
-                f"device_time={self.device_time_str} thread={self.thread} "
-                f"input_shapes={self.input_shapes} cpu_memory_usage={self.cpu_memory_usage} "
-                f"device_memory_usage={self.device_memory_usage}>")
+        return (
+            f"<FunctionEvent id={self.id} name={self.name} cpu_time={self.cpu_time_str} "
+            f"start_us={self.start_us:.3f} end_us={self.end_us:.3f} "
+            f"cpu_children={[c.id for c in self.cpu_children]} "
+            f"device_time={self.device_time_str} thread={self.thread} "
+            f"input_shapes={self.input_shapes} cpu_memory_usage={self.cpu_memory_usage} "
+            f"device_memory_usage={self.device_memory_usage}>"
+        )
 
 
 class FunctionEventAvg(_Times):
@@ -144,43 +162,67 @@ class FunctionEventAvg(_Times):
     def add(self, other):
         if self.key is None:
             self.key = other.key
-            for name in ("node_id", "is_async", "is_remote", "cpu_parent", "cpu_children",
-                         "input_shapes", "stack", "scope", "device_type", "is_legacy",
-                         "use_device", "is_user_annotation", "overload_name"):
+            for name in (
+                "node_id",
+                "is_async",
+                "is_remote",
+                "cpu_parent",
+                "cpu_children",
+                "input_shapes",
+                "stack",
+                "scope",
+                "device_type",
+                "is_legacy",
+                "use_device",
+                "is_user_annotation",
+                "overload_name",
+            ):
                 setattr(self, name, getattr(other, name))
         for name in _SUMMED:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.count += other.count
-        self.device_peak_memory_usage = max(self.device_peak_memory_usage,
-                                            other.device_peak_memory_usage)
+        self.device_peak_memory_usage = max(
+            self.device_peak_memory_usage, other.device_peak_memory_usage
+        )
         return self
 
     def __repr__(self):
-        return (f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total_str} "
-                f"cpu_time={self.cpu_time_str} self_device_time={self.self_device_time_total_str}"
-                f" device_time={self.device_time_str} input_shapes={self.input_shapes} "
-                f"cpu_memory_usage={self.cpu_memory_usage} "
-                f"device_memory_usage={self.device_memory_usage}>")
+        return (
+            f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total_str} "
+            f"cpu_time={self.cpu_time_str} self_device_time={self.self_device_time_total_str}"
+            f" device_time={self.device_time_str} input_shapes={self.input_shapes} "
+            f"cpu_memory_usage={self.cpu_memory_usage} "
+            f"device_memory_usage={self.device_memory_usage}>"
+        )
 
 
-_SUMMED = ("cpu_time_total", "device_time_total", "self_cpu_time_total",
-           "self_device_time_total", "cpu_memory_usage", "device_memory_usage",
-           "self_cpu_memory_usage", "self_device_memory_usage", "syncs", "self_syncs")
+_SUMMED = (
+    "cpu_time_total",
+    "device_time_total",
+    "self_cpu_time_total",
+    "self_device_time_total",
+    "cpu_memory_usage",
+    "device_memory_usage",
+    "self_cpu_memory_usage",
+    "self_device_memory_usage",
+    "syncs",
+    "self_syncs",
+)
 
 
 class EventList(list):
     """A list of events with torch's `key_averages`, `table` and totals."""
 
-    def __init__(self, events=(), *, use_device=None, profile_memory=False, notes=(),
-                 extra=None):
+    def __init__(self, events=(), *, use_device=None, profile_memory=False, notes=(), extra=None):
         super().__init__(events)
         self._use_device = use_device
         self._profile_memory = profile_memory
         self._notes = tuple(notes)  # lines the table prints under torch's footer
         self._extra = extra  # () -> the sections beyond torch's (fusion, sites)
 
-    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
-                     group_by_overload_name=False):
+    def key_averages(
+        self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
+    ):
         """One FunctionEventAvg per name (and input shapes / top stack frames when asked);
         (`ProfilerStep#N` ranges are `ProfilerStep*` events already, as in torch.)"""
         stats = defaultdict(FunctionEventAvg)
@@ -192,9 +234,13 @@ class EventList(list):
             if group_by_stack_n > 0:
                 key += list(evt.stack[:group_by_stack_n])
             stats[tuple(key)].add(evt).key = name
-        rows = EventList(stats.values(), use_device=self._use_device,
-                         profile_memory=self._profile_memory, notes=self._notes,
-                         extra=self._extra)
+        rows = EventList(
+            stats.values(),
+            use_device=self._use_device,
+            profile_memory=self._profile_memory,
+            notes=self._notes,
+            extra=self._extra,
+        )
         for avg in rows:
             avg.cpu_parent = avg.cpu_children = None
             if not group_by_input_shape:
@@ -203,16 +249,30 @@ class EventList(list):
                 avg.stack = ""
         return rows
 
-    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
-              max_name_column_width=55, max_shapes_column_width=80, header=None,
-              top_level_events_only=False, time_unit=None):
+    def table(
+        self,
+        sort_by=None,
+        row_limit=100,
+        max_src_column_width=75,
+        max_name_column_width=55,
+        max_shapes_column_width=80,
+        header=None,
+        top_level_events_only=False,
+        time_unit=None,
+    ):
         """torch's summary table (same columns, widths and formats), then our notes."""
-        text = build_table(self, sort_by=sort_by, row_limit=row_limit, header=header,
-                           max_src_column_width=max_src_column_width,
-                           max_name_column_width=max_name_column_width,
-                           max_shapes_column_width=max_shapes_column_width,
-                           profile_memory=self._profile_memory,
-                           top_level_events_only=top_level_events_only, time_unit=time_unit)
+        text = build_table(
+            self,
+            sort_by=sort_by,
+            row_limit=row_limit,
+            header=header,
+            max_src_column_width=max_src_column_width,
+            max_name_column_width=max_name_column_width,
+            max_shapes_column_width=max_shapes_column_width,
+            profile_memory=self._profile_memory,
+            top_level_events_only=top_level_events_only,
+            time_unit=time_unit,
+        )
         for note in self._notes:
             text += note + "\n"
         return text

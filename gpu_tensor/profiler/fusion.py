@@ -29,7 +29,7 @@ def _used_once(group, i):
     """Does group[i]'s output have exactly one reader, group[i + 1]?"""
     out = group[i].out
     readers = 0
-    for op in group[i + 1:i + 1 + _LOOKAHEAD]:
+    for op in group[i + 1 : i + 1 + _LOOKAHEAD]:
         if op.ins and out in op.ins:
             readers += op.ins.count(out)
         if op.out == out:  # the id now names a new tensor
@@ -60,9 +60,15 @@ def chains(session):
                 row = found.get(key)
                 if row is None:
                     site = chain[0].stack[0] if chain[0].stack else ""
-                    row = found[key] = {"ops": list(names), "count": 0, "shape": shape,
-                                        "dtype": dtype, "launches_saved": 0, "bytes_saved": 0,
-                                        "site": site}
+                    row = found[key] = {
+                        "ops": list(names),
+                        "count": 0,
+                        "shape": shape,
+                        "dtype": dtype,
+                        "launches_saved": 0,
+                        "bytes_saved": 0,
+                        "site": site,
+                    }
                 row["count"] += 1
                 row["launches_saved"] += len(chain) - 1
                 row["bytes_saved"] += 2 * sum(op.out_bytes for op in chain[:-1])
@@ -73,18 +79,24 @@ def chains(session):
 def fusion_table(rows, row_limit=10):
     if not rows:
         return ""
-    lines = ["Fusion candidates: elementwise chains whose intermediates are read once "
-             "(@gt.fuse would run each as one kernel)"]
-    head = f"{'Ops':<60}  {'Calls':>6}  {'Shape':>18}  {'Dtype':>9}  {'Launches saved':>14}  " \
-           f"{'Traffic saved':>13}"
+    lines = [
+        "Fusion candidates: elementwise chains whose intermediates are read once "
+        "(@gt.fuse would run each as one kernel)"
+    ]
+    head = (
+        f"{'Ops':<60}  {'Calls':>6}  {'Shape':>18}  {'Dtype':>9}  {'Launches saved':>14}  "
+        f"{'Traffic saved':>13}"
+    )
     lines += ["-" * len(head), head, "-" * len(head)]
     for r in rows[:row_limit]:
         ops = " -> ".join(n.replace("aten::", "") for n in r["ops"])
         if len(ops) > 60:
             ops = ops[:57] + "..."
-        lines.append(f"{ops:<60}  {r['count']:>6}  {str(list(r['shape'] or [])):>18}  "
-                     f"{str(r['dtype']):>9}  {r['launches_saved']:>14}  "
-                     f"{format_memory(r['bytes_saved']):>13}")
+        lines.append(
+            f"{ops:<60}  {r['count']:>6}  {str(list(r['shape'] or [])):>18}  "
+            f"{str(r['dtype']):>9}  {r['launches_saved']:>14}  "
+            f"{format_memory(r['bytes_saved']):>13}"
+        )
         if r["site"]:
             lines.append(f"    at {r['site']}")
     lines.append("-" * len(head))

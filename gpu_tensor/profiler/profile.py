@@ -29,8 +29,13 @@ from .recorder import Session, active_session
 from .results import Results
 from .schedule import ProfilerAction, record_every_step
 
-__all__ = ["ProfilerActivity", "profile", "record_function", "tensorboard_trace_handler",
-           "supported_activities"]
+__all__ = [
+    "ProfilerActivity",
+    "profile",
+    "record_function",
+    "tensorboard_trace_handler",
+    "supported_activities",
+]
 
 
 class ProfilerActivity(enum.Enum):
@@ -84,11 +89,11 @@ class record_function:
         def wrapped(*args, **kwargs):
             with record_function(name):
                 return fn(*args, **kwargs)
+
         return wrapped
 
 
-def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False,
-                              use_python_export=False):
+def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False, use_python_export=False):
     """An on_trace_ready that writes `{worker}.{time_ns}.pt.trace.json[.gz]` in dir_name."""
 
     def handler(prof):
@@ -110,22 +115,40 @@ class profile:
     profiler does not use (with_flops, with_modules, experimental_config, ...) are accepted
     and ignored."""
 
-    def __init__(self, *, activities=None, schedule=None, on_trace_ready=None,
-                 record_shapes=False, profile_memory=False, with_stack=False,
-                 with_flops=False, with_modules=False, experimental_config=None,
-                 execution_trace_observer=None, acc_events=False, use_cuda=None,
-                 custom_trace_id_callback=None, post_processing_timeout_s=None):
+    def __init__(
+        self,
+        *,
+        activities=None,
+        schedule=None,
+        on_trace_ready=None,
+        record_shapes=False,
+        profile_memory=False,
+        with_stack=False,
+        with_flops=False,
+        with_modules=False,
+        experimental_config=None,
+        execution_trace_observer=None,
+        acc_events=False,
+        use_cuda=None,
+        custom_trace_id_callback=None,
+        post_processing_timeout_s=None,
+    ):
         activities = set(activities) if activities else supported_activities()
         if use_cuda is not None:
-            warnings.warn("The attribute `use_cuda` will be deprecated soon, please use "
-                          "``use_device = 'cuda'`` instead.", FutureWarning, stacklevel=2)
+            warnings.warn(
+                "The attribute `use_cuda` will be deprecated soon, please use "
+                "``use_device = 'cuda'`` instead.",
+                FutureWarning,
+                stacklevel=2,
+            )
             if use_cuda:
                 activities.add(ProfilerActivity.CUDA)
         self.activities = activities
         from .. import cuda
 
-        self.use_device = "cuda" if (ProfilerActivity.CUDA in activities
-                                     and cuda.is_available()) else None
+        self.use_device = (
+            "cuda" if (ProfilerActivity.CUDA in activities and cuda.is_available()) else None
+        )
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
@@ -181,25 +204,31 @@ class profile:
 
     def _transition_table(self):
         A = ProfilerAction
-        prep, start, stop, ready = (self._prepare_trace, self._start_trace, self._stop_trace,
-                                    self._trace_ready)
+        prep, start, stop, ready = (
+            self._prepare_trace,
+            self._start_trace,
+            self._stop_trace,
+            self._trace_ready,
+        )
 
         def warn(text):
             return lambda: warnings.warn(text, stacklevel=3)
 
         return {
-            (A.NONE, A.WARMUP): [prep], (A.NONE, A.RECORD): [prep, start],
+            (A.NONE, A.WARMUP): [prep],
+            (A.NONE, A.RECORD): [prep, start],
             (A.NONE, A.RECORD_AND_SAVE): [prep, start],
-            (A.WARMUP, A.NONE): [warn("Incorrect schedule: WARMUP followed by NONE"), start,
-                                 stop],
-            (A.WARMUP, A.RECORD): [start], (A.WARMUP, A.RECORD_AND_SAVE): [start],
+            (A.WARMUP, A.NONE): [warn("Incorrect schedule: WARMUP followed by NONE"), start, stop],
+            (A.WARMUP, A.RECORD): [start],
+            (A.WARMUP, A.RECORD_AND_SAVE): [start],
             (A.RECORD, A.NONE): [warn("Incorrect schedule: RECORD followed by NONE"), stop],
             (A.RECORD, A.WARMUP): [warn("Incorrect schedule: RECORD followed by WARMUP"), stop],
             (A.RECORD_AND_SAVE, A.NONE): [stop, ready],
             (A.RECORD_AND_SAVE, A.WARMUP): [stop, ready, prep],
             (A.RECORD_AND_SAVE, A.RECORD): [stop, ready, prep, start],
             (A.RECORD_AND_SAVE, A.RECORD_AND_SAVE): [stop, ready, prep, start],
-            (A.WARMUP, None): [start, stop], (A.RECORD, None): [stop, ready],
+            (A.WARMUP, None): [start, stop],
+            (A.RECORD, None): [stop, ready],
             (A.RECORD_AND_SAVE, None): [stop, ready],
         }
 
@@ -208,17 +237,22 @@ class profile:
             action()
 
     def _prepare_trace(self):
-        self._session = Session(record_shapes=self.record_shapes,
-                                profile_memory=self.profile_memory, with_stack=self.with_stack,
-                                device_timing=self.use_device is not None)
+        self._session = Session(
+            record_shapes=self.record_shapes,
+            profile_memory=self.profile_memory,
+            with_stack=self.with_stack,
+            device_timing=self.use_device is not None,
+        )
 
     def _start_trace(self):
         if self._session is None:
             self._prepare_trace()
         if active_session() is not None:
-            raise RuntimeError("Can't start a profiler while another one records on this "
-                               "thread; stop the first one (or nest record_function ranges "
-                               "inside it instead)")
+            raise RuntimeError(
+                "Can't start a profiler while another one records on this "
+                "thread; stop the first one (or nest record_function ranges "
+                "inside it instead)"
+            )
         self._session.begin()
 
     def _stop_trace(self):
@@ -238,9 +272,11 @@ class profile:
     # ------------------------------------------------------------------ results
     def _finished(self):
         if self._results is None:
-            raise RuntimeError("Profiler didn't finish running: nothing was recorded yet "
-                               "(leave the `with` block, call stop(), or with a schedule "
-                               "call prof.step() each step)")
+            raise RuntimeError(
+                "Profiler didn't finish running: nothing was recorded yet "
+                "(leave the `with` block, call stop(), or with a schedule "
+                "call prof.step() each step)"
+            )
         return self._results
 
     def events(self):
@@ -249,16 +285,25 @@ class profile:
         for r in self._kept + [self._finished()]:
             events += r.events
         r = self._results
-        return EventList(events, use_device=r.use_device, profile_memory=r.session.profile_memory,
-                         notes=r.events._notes)
+        return EventList(
+            events,
+            use_device=r.use_device,
+            profile_memory=r.session.profile_memory,
+            notes=r.events._notes,
+        )
 
-    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
-                     group_by_overload_name=False):
+    def key_averages(
+        self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
+    ):
         if group_by_input_shape and not self.record_shapes:
-            warnings.warn("group_by_input_shape needs record_shapes=True: the rows have no "
-                          "shapes to group by", stacklevel=2)
-        return self.events().key_averages(group_by_input_shape, group_by_stack_n,
-                                          group_by_overload_name)
+            warnings.warn(
+                "group_by_input_shape needs record_shapes=True: the rows have no "
+                "shapes to group by",
+                stacklevel=2,
+            )
+        return self.events().key_averages(
+            group_by_input_shape, group_by_stack_n, group_by_overload_name
+        )
 
     def export_chrome_trace(self, path, use_python_export=False):
         """Write the last window as Chrome trace JSON (`.gz`: gzipped). Unlike torch, a
@@ -287,8 +332,7 @@ class profile:
 
     def summary(self, sort_by="self_cpu_time_total", row_limit=20):
         """torch's table, then the sections torch lacks (`sections()`)."""
-        return self.key_averages().table(sort_by=sort_by, row_limit=row_limit) + \
-            self.sections()
+        return self.key_averages().table(sort_by=sort_by, row_limit=row_limit) + self.sections()
 
     def sections(self):
         """Host syncs by op (when the program waited on the device), device memory by

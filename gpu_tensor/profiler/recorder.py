@@ -35,9 +35,14 @@ _now = time.perf_counter_ns
 _tls = threading.local()
 
 # our op name -> torch's, where they differ (the rest are "aten::" + name)
-_ATEN = {"__getitem__": "aten::slice", "__setitem__": "aten::copy_", "fused": "gt::fused",
-         "tensor": "aten::lift_fresh", "cross_entropy": "aten::cross_entropy_loss",
-         "adaptive_avg_pool2d": "aten::adaptive_avg_pool2d"}
+_ATEN = {
+    "__getitem__": "aten::slice",
+    "__setitem__": "aten::copy_",
+    "fused": "gt::fused",
+    "tensor": "aten::lift_fresh",
+    "cross_entropy": "aten::cross_entropy_loss",
+    "adaptive_avg_pool2d": "aten::adaptive_avg_pool2d",
+}
 _ELEMENTWISE = frozenset(OPS) | {"rsub"}
 
 
@@ -106,8 +111,9 @@ def _frames(limit=16):
 class Session:
     """One recording window (a profile's active steps)."""
 
-    def __init__(self, *, record_shapes=False, profile_memory=False, with_stack=False,
-                 device_timing=True):
+    def __init__(
+        self, *, record_shapes=False, profile_memory=False, with_stack=False, device_timing=True
+    ):
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
@@ -222,8 +228,12 @@ class Session:
             if fresh:
                 data = out._data
                 nbytes = data.nbytes
-                if dev is not None and dev.type == "cpu" and getattr(data, "base", 0) is None \
-                        and (parent is None or parent.out != op.out):
+                if (
+                    dev is not None
+                    and dev.type == "cpu"
+                    and getattr(data, "base", 0) is None
+                    and (parent is None or parent.out != op.out)
+                ):
                     op.cpu_mem = nbytes
                 op.out_bytes = nbytes
                 if name in _ELEMENTWISE:
@@ -284,8 +294,9 @@ class Session:
             top.dev_mem += nbytes
             if self.cur_mem > top.peak:
                 top.peak = self.cur_mem
-        self.memory.append((_now(), addr, nbytes, total, allocator._reserved,
-                            allocator.device_index, top))
+        self.memory.append(
+            (_now(), addr, nbytes, total, allocator._reserved, allocator.device_index, top)
+        )
         key = (id(allocator), addr)
         if nbytes > 0:
             site = live.capture_site(1)

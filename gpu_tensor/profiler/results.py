@@ -10,8 +10,10 @@ from .table import format_memory
 
 __all__ = ["Results"]
 
-EMULATED_NOTE = ("Note: cuda is the emulated device here (no GPU): its streams run each op "
-                 "before returning, so the CUDA times are host time.")
+EMULATED_NOTE = (
+    "Note: cuda is the emulated device here (no GPU): its streams run each op "
+    "before returning, so the CUDA times are host time."
+)
 
 
 class Results:
@@ -32,10 +34,18 @@ class Results:
             name = op.name if op.annotation else aten_name(op.name)
             if op.annotation and name.startswith("ProfilerStep#"):
                 name = "ProfilerStep*"  # as torch's events (the trace keeps the number)
-            e = FunctionEvent(i + 1, name, s.tid, (op.t0 - base) / 1e3, (op.t1 - base) / 1e3,
-                              input_shapes=op.shapes, stack=op.stack,
-                              use_device=self.use_device, is_user_annotation=op.annotation,
-                              device_index=(op.stream[0] if op.stream else -1))
+            e = FunctionEvent(
+                i + 1,
+                name,
+                s.tid,
+                (op.t0 - base) / 1e3,
+                (op.t1 - base) / 1e3,
+                input_shapes=op.shapes,
+                stack=op.stack,
+                use_device=self.use_device,
+                is_user_annotation=op.annotation,
+                device_index=(op.stream[0] if op.stream else -1),
+            )
             e._child_device = 0.0
             of[id(op)] = e
             if op.parent is not None:
@@ -67,8 +77,9 @@ class Results:
             e.self_syncs = op.waits - sum(c.syncs for c in e.cpu_children)
         loose = [m for m in s.memory if m[6] is None]
         if loose:  # malloc/free outside every op: torch's top-level [memory] row
-            e = FunctionEvent(len(events) + 1, "[memory]", s.tid, 0.0, 0.0,
-                              use_device=self.use_device)
+            e = FunctionEvent(
+                len(events) + 1, "[memory]", s.tid, 0.0, 0.0, use_device=self.use_device
+            )
             e.count = len(loose)
             e.self_device_memory_usage = e.device_memory_usage = sum(m[2] for m in loose)
             events.append(e)
@@ -78,16 +89,18 @@ class Results:
         for e in events:
             if e.device_index >= 0:
                 e.device_type = DeviceType.CPU  # ops are host events; kernels are in the trace
-        return EventList(events, use_device=self.use_device,
-                         profile_memory=s.profile_memory, notes=notes)
+        return EventList(
+            events, use_device=self.use_device, profile_memory=s.profile_memory, notes=notes
+        )
 
     # ---------------------------------------------------------------- memory by site
     def memory_sites(self):
         """[(site, allocations, bytes allocated, bytes live at the profile's peak, bytes
         live at its end)], most bytes at the peak first."""
         s = self.session
-        rows = [(site, v[0], v[1], s.sites_at_peak.get(site, 0), v[2])
-                for site, v in s.sites.items()]
+        rows = [
+            (site, v[0], v[1], s.sites_at_peak.get(site, 0), v[2]) for site, v in s.sites.items()
+        ]
         rows.sort(key=lambda r: (r[3], r[2]), reverse=True)
         return rows
 
@@ -96,15 +109,23 @@ class Results:
         if not rows:
             return ""
         width = min(max(len(r[0]) for r in rows) + 2, 100)
-        head = (f"{'Allocation site':<{width}}  {'Allocs':>8}  {'Allocated':>12}  "
-                f"{'At peak':>12}  {'Live at end':>12}")
-        lines = [f"Device memory by allocation site (peak {format_memory(self.session.peak_mem)}"
-                 " held by the caching allocators during the profile)", "-" * len(head), head,
-                 "-" * len(head)]
+        head = (
+            f"{'Allocation site':<{width}}  {'Allocs':>8}  {'Allocated':>12}  "
+            f"{'At peak':>12}  {'Live at end':>12}"
+        )
+        lines = [
+            f"Device memory by allocation site (peak {format_memory(self.session.peak_mem)}"
+            " held by the caching allocators during the profile)",
+            "-" * len(head),
+            head,
+            "-" * len(head),
+        ]
         for site, n, nbytes, at_peak, alive in rows[:row_limit]:
             if len(site) > width:
-                site = "..." + site[len(site) - width + 3:]
-            lines.append(f"{site:<{width}}  {n:>8}  {format_memory(nbytes):>12}  "
-                         f"{format_memory(at_peak):>12}  {format_memory(alive):>12}")
+                site = "..." + site[len(site) - width + 3 :]
+            lines.append(
+                f"{site:<{width}}  {n:>8}  {format_memory(nbytes):>12}  "
+                f"{format_memory(at_peak):>12}  {format_memory(alive):>12}"
+            )
         lines.append("-" * len(head))
         return "\n".join(lines) + "\n"

@@ -22,17 +22,26 @@ class ProfilerAction(enum.Enum):
     DEVICE_STOPPED = 4  # torch's: device collection stopped early (never happens here)
 
 
-def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,
-             skip_first_wait: int = 0):
+def schedule(
+    *,
+    wait: int,
+    warmup: int,
+    active: int,
+    repeat: int = 0,
+    skip_first: int = 0,
+    skip_first_wait: int = 0,
+):
     """The action for each step number; `skip_first_wait`: the first cycle skips `wait`."""
     if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
         raise AssertionError(
             f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), warmup={warmup} "
             f"(need >= 0), active={active} (need > 0), repeat={repeat} (need >= 0), "
-            f"skip_first={skip_first} (need >= 0).")
+            f"skip_first={skip_first} (need >= 0)."
+        )
     if warmup == 0:
-        warnings.warn("Profiler won't be using warmup, this can skew profiler results",
-                      stacklevel=2)
+        warnings.warn(
+            "Profiler won't be using warmup, this can skew profiler results", stacklevel=2
+        )
     cycle = wait + warmup + active
 
     def action(step: int) -> ProfilerAction:

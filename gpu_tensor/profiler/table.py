@@ -52,15 +52,25 @@ def _sort_key(name):
 
 def _trim(path, width):
     if len(path) > width:
-        path = path[len(path) - width:]
+        path = path[len(path) - width :]
         if len(path) > 3:
             path = "..." + path[3:]
     return path
 
 
-def build_table(events, *, sort_by=None, row_limit=100, max_src_column_width=75,
-                max_name_column_width=55, max_shapes_column_width=80, header=None,
-                profile_memory=False, top_level_events_only=False, time_unit=None):
+def build_table(
+    events,
+    *,
+    sort_by=None,
+    row_limit=100,
+    max_src_column_width=75,
+    max_name_column_width=55,
+    max_shapes_column_width=80,
+    header=None,
+    profile_memory=False,
+    top_level_events_only=False,
+    time_unit=None,
+):
     if not events:
         return ""
     use_device = events[0].use_device
@@ -104,8 +114,7 @@ def build_table(events, *, sort_by=None, row_limit=100, max_src_column_width=75,
     line_length = sum(w + _GAP for w, _ in widths) - _GAP
 
     self_cpu_sum = sum(e.self_cpu_time_total for e in events)
-    self_device_sum = sum(e.self_device_time_total for e in events
-                          if not e.is_user_annotation)
+    self_device_sum = sum(e.self_device_time_total for e in events if not e.is_user_annotation)
     out = []
     if header is not None:
         out += ["=" * line_length, header]
@@ -121,20 +130,29 @@ def build_table(events, *, sort_by=None, row_limit=100, max_src_column_width=75,
         shown += 1
         name = e.key
         if max_name_column_width is not None and len(name) >= max_name_column_width - 3:
-            name = name[:max_name_column_width - 3] + "..."
-        row = [name, format_share(e.self_cpu_time_total, self_cpu_sum),
-               _time(e.self_cpu_time_total, time_unit),
-               format_share(e.cpu_time_total, self_cpu_sum) if not e.is_async else 0,
-               _time(e.cpu_time_total, time_unit), _time(e.cpu_time, time_unit)]
+            name = name[: max_name_column_width - 3] + "..."
+        row = [
+            name,
+            format_share(e.self_cpu_time_total, self_cpu_sum),
+            _time(e.self_cpu_time_total, time_unit),
+            format_share(e.cpu_time_total, self_cpu_sum) if not e.is_async else 0,
+            _time(e.cpu_time_total, time_unit),
+            _time(e.cpu_time, time_unit),
+        ]
         if has_device_time:
-            row += [_time(e.self_device_time_total, time_unit),
-                    format_share(e.self_device_time_total, self_device_sum),
-                    _time(e.device_time_total, time_unit), _time(e.device_time, time_unit)]
+            row += [
+                _time(e.self_device_time_total, time_unit),
+                format_share(e.self_device_time_total, self_device_sum),
+                _time(e.device_time_total, time_unit),
+                _time(e.device_time, time_unit),
+            ]
         if profile_memory:
             row += [format_memory(e.cpu_memory_usage), format_memory(e.self_cpu_memory_usage)]
             if use_device and has_device_mem:
-                row += [format_memory(e.device_memory_usage),
-                        format_memory(e.self_device_memory_usage)]
+                row += [
+                    format_memory(e.device_memory_usage),
+                    format_memory(e.self_device_memory_usage),
+                ]
         row.append(e.count)
         if has_shapes:
             row.append(str(e.input_shapes)[:shapes_width])

@@ -28,8 +28,20 @@ from .refuse import install as _install
 
 _install()  # the QUANTIZED handler of the modes word: what ops do with quantized tensors
 
-__all__ = ["QTensor", "QScheme", "quantize_per_tensor", "quantize_per_channel",
-           "quantize_per_tensor_dynamic", "dequantize", "_make_per_tensor_quantized_tensor",
-           "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine", "_int_mm",
-           "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
-           "per_channel_symmetric", "per_channel_affine_float_qparams"]
+__all__ = [
+    "QTensor",
+    "QScheme",
+    "quantize_per_tensor",
+    "quantize_per_channel",
+    "quantize_per_tensor_dynamic",
+    "dequantize",
+    "_make_per_tensor_quantized_tensor",
+    "fake_quantize_per_tensor_affine",
+    "fake_quantize_per_channel_affine",
+    "_int_mm",
+    "per_tensor_affine",
+    "per_channel_affine",
+    "per_tensor_symmetric",
+    "per_channel_symmetric",
+    "per_channel_affine_float_qparams",
+]

@@ -29,14 +29,20 @@ from .. import dtype as _dt
 from ..fusion.fuse import fuse
 from .quantizer import QRANGE
 
-__all__ = ["quantize", "quantize_activation", "dequantize_per_tensor",
-           "dequantize_per_channel", "NAN_VALUE", "reciprocal"]
+__all__ = [
+    "quantize",
+    "quantize_activation",
+    "dequantize_per_tensor",
+    "dequantize_per_channel",
+    "NAN_VALUE",
+    "reciprocal",
+]
 
 _EXACT = ("--fmad=false",)  # separate roundings for the product and the sum, as on the CPU
 
 # What torch CPU stores for NaN (its float->int conversion's "indefinite" value, clamped);
 # recorded from torch 2.13 (quantize_per_tensor(nan) -> 127 / 255 / -2**31).
-NAN_VALUE = {_dt.qint8: 127, _dt.quint8: 255, _dt.qint32: -(2 ** 31), _dt.quint4x2: 15}
+NAN_VALUE = {_dt.qint8: 127, _dt.quint8: 255, _dt.qint32: -(2**31), _dt.quint4x2: 15}
 
 
 def reciprocal(scale) -> float:
@@ -46,23 +52,29 @@ def reciprocal(scale) -> float:
 
 def _quantizer_for(storage, fused: bool):
     if fused:
+
         def quantize_affine(x, inv, zp, lo, hi, nan):
             # one rounding of x * inv + zp (exact product in double); the clamp in double
             # since qint32's bounds are not float32 values
             y = (x.double() * inv + zp).float().round().double().clamp(lo, hi)
             return y.where(y == y, nan).to(storage)
     else:
+
         def quantize_affine(x, inv, zp, lo, hi, nan):
             y = (x * inv + zp).round().double().clamp(lo, hi)
             return y.where(y == y, nan).to(storage)
 
     kind = "fma" if fused else "mul_add"
-    return fuse(quantize_affine, kernel_name=f"gt_quantize_{kind}_{storage.name}",
-                compile_options=_EXACT)
+    return fuse(
+        quantize_affine, kernel_name=f"gt_quantize_{kind}_{storage.name}", compile_options=_EXACT
+    )
 
 
-_QUANTIZE = {(storage, fused): _quantizer_for(storage, fused)
-             for storage in (_dt.int8, _dt.uint8, _dt.int32) for fused in (False, True)}
+_QUANTIZE = {
+    (storage, fused): _quantizer_for(storage, fused)
+    for storage in (_dt.int8, _dt.uint8, _dt.int32)
+    for fused in (False, True)
+}
 
 
 def quantize(x, dtype, inv, zp, per_channel: bool = False):

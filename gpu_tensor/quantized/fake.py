@@ -36,8 +36,9 @@ def _forward(x, inv, zp, scale, quant_min, quant_max):
 class FakeQuantizePerTensorAffineCachemask(Function):
     @staticmethod
     def forward(ctx, x, scale, zero_point, quant_min, quant_max):
-        out, mask = _forward(x, reciprocal(scale), zero_point, float(np.float32(scale)),
-                             quant_min, quant_max)
+        out, mask = _forward(
+            x, reciprocal(scale), zero_point, float(np.float32(scale)), quant_min, quant_max
+        )
         ctx.save_for_backward(mask)
         return out
 
@@ -53,8 +54,7 @@ class FakeQuantizePerChannelAffineCachemask(Function):
         shape = [1] * x.ndim
         shape[axis] = -1
         s = scale.detach().to(_dt.float32).view(shape)
-        out, mask = _forward(x, 1.0 / s, zero_point.detach().view(shape), s, quant_min,
-                             quant_max)
+        out, mask = _forward(x, 1.0 / s, zero_point.detach().view(shape), s, quant_min, quant_max)
         ctx.save_for_backward(mask)
         return out
 
@@ -72,18 +72,29 @@ def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_m
     """dequantize(quantize(input)) in input's dtype, with a straight-through gradient."""
     scale, zero_point = _number(scale, float), _number(zero_point, int)
     _check_range([zero_point], quant_min, quant_max)
-    return FakeQuantizePerTensorAffineCachemask.apply(input, scale, zero_point, quant_min,
-                                                      quant_max)
+    return FakeQuantizePerTensorAffineCachemask.apply(
+        input, scale, zero_point, quant_min, quant_max
+    )
 
 
-def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min,  # noqa: A002
-                                     quant_max):
+def fake_quantize_per_channel_affine(
+    input,
+    scale,
+    zero_point,
+    axis,
+    quant_min,  # noqa: A002
+    quant_max,
+):
     """Per-channel fake quantization along `axis`; `zero_point` int32, float or half (torch
     refuses int64)."""
     if zero_point.dtype not in (_dt.int32, _dt.float32, _dt.float16):
-        raise RuntimeError(f"Zero-point must be Int32, Float or Half, found "
-                           f"{_dt.SCALAR_TYPE_NAMES[zero_point.dtype.name]}")
-    _check_range(zero_point.tolist() if not zero_point.is_floating_point() else [],
-                 quant_min, quant_max)
-    return FakeQuantizePerChannelAffineCachemask.apply(input, scale, zero_point, axis,
-                                                       quant_min, quant_max)
+        raise RuntimeError(
+            f"Zero-point must be Int32, Float or Half, found "
+            f"{_dt.SCALAR_TYPE_NAMES[zero_point.dtype.name]}"
+        )
+    _check_range(
+        zero_point.tolist() if not zero_point.is_floating_point() else [], quant_min, quant_max
+    )
+    return FakeQuantizePerChannelAffineCachemask.apply(
+        input, scale, zero_point, axis, quant_min, quant_max
+    )

@@ -36,7 +36,7 @@ def int8_mm_nt(a, w, w_float=None) -> Tensor:
     k = af.shape[1]
     out = None
     for start in range(0, max(k, 1), _CHUNK):
-        part = xp.matmul(af[:, start:start + _CHUNK], wf[:, start:start + _CHUNK].T).astype(i32)
+        part = xp.matmul(af[:, start : start + _CHUNK], wf[:, start : start + _CHUNK].T).astype(i32)
         out = part if out is None else xp.add(out, part, out=out)
     arr, st = backend.adopt(out)
     return Tensor._wrap(arr, device=a.device, storage=st)
@@ -51,10 +51,14 @@ def _int_mm(input, mat2):  # noqa: A002  (torch's names)
         if t.ndim != 2:
             raise RuntimeError(f"Expected {name} to be 2-D, but got {t.ndim}-D")
     if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({input.shape[0]}x{input.shape[1]} and "
-                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied "
+            f"({input.shape[0]}x{input.shape[1]} and "
+            f"{mat2.shape[0]}x{mat2.shape[1]})"
+        )
     if input.device != mat2.device:
-        raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
-                           f"least two devices, {input.device} and {mat2.device}!")
+        raise RuntimeError(
+            f"Expected all tensors to be on the same device, but found at "
+            f"least two devices, {input.device} and {mat2.device}!"
+        )
     return int8_mm_nt(input.contiguous(), mat2.t().contiguous())

@@ -49,15 +49,18 @@ class PackedLinearWeight:
 
     def __init__(self, weight: QTensor, bias: Tensor | None):
         if weight.dtype is not _dt.qint8:
-            raise RuntimeError(f"quantized::linear_dynamic: expected the weight to be qint8, "
-                               f"got {weight.dtype}")
+            raise RuntimeError(
+                f"quantized::linear_dynamic: expected the weight to be qint8, got {weight.dtype}"
+            )
         self.weight, self.bias = weight, bias
         ints = weight._ints()
         qz = weight._qz
         if qz.per_channel_scheme:
             if qz.axis != 0:
-                raise RuntimeError("quantized::linear_dynamic: per-channel weights must be "
-                                   "quantized along axis 0 (the output features)")
+                raise RuntimeError(
+                    "quantized::linear_dynamic: per-channel weights must be "
+                    "quantized along axis 0 (the output features)"
+                )
             zps = qz.zero_points
             scales = qz.scales.astype(np.float32)
         else:
@@ -66,8 +69,10 @@ class PackedLinearWeight:
         if np.any(zps != 0):
             # fbgemm would subtract the weight zero point too; the symmetric observers that
             # quantize_dynamic uses always give 0
-            raise RuntimeError("gpu_tensor's dynamic quantized Linear takes weights with zero "
-                               "point 0 (symmetric, as default_dynamic_qconfig makes them)")
+            raise RuntimeError(
+                "gpu_tensor's dynamic quantized Linear takes weights with zero "
+                "point 0 (symmetric, as default_dynamic_qconfig makes them)"
+            )
         self.ints = ints.contiguous()  # (out, in): the product's right operand, as stored
         # host devices multiply through float32 BLAS (int_mm.py): the weight converted once
         # (4 bytes a weight, as the float layer's; cuda keeps only the int8 copy)
@@ -89,12 +94,13 @@ class PackedLinearWeight:
 def linear_dynamic(x: Tensor, packed: PackedLinearWeight, reduce_range: bool = True):
     """y = x @ W^T + b with x quantized per call and W int8 (see the module docstring)."""
     if x.dtype is not _dt.float32:
-        raise RuntimeError(f"quantized::linear_dynamic: expected a float32 input, got "
-                           f"{x.dtype}")
+        raise RuntimeError(f"quantized::linear_dynamic: expected a float32 input, got {x.dtype}")
     n, k = packed.ints.shape
     if x.shape[-1] != k:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({x.numel() // max(x.shape[-1], 1)}x{x.shape[-1]} and {k}x{n})")
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied "
+            f"({x.numel() // max(x.shape[-1], 1)}x{x.shape[-1]} and {k}x{n})"
+        )
     lead = tuple(x.shape[:-1])
     x2 = x.detach().reshape(-1, k)
     if x2.numel():

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 __all__ = ["rows"]
 
-_GETTERS = ("int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
-            "q_per_channel_zero_points", "q_per_channel_axis", "qscheme")
+_GETTERS = (
+    "int_repr",
+    "q_scale",
+    "q_zero_point",
+    "q_per_channel_scales",
+    "q_per_channel_zero_points",
+    "q_per_channel_axis",
+    "qscheme",
+)
 
 
 def backend_key(t) -> str:
@@ -18,13 +25,19 @@ def backend_key(t) -> str:
 def not_implemented(op: str, key: str) -> NotImplementedError:
     """torch's error for an op with no kernel for this kind of tensor (a quantized one:
     with the way out)."""
-    hint = (" Quantized tensors support views, indexing and comparisons; dequantize() "
-            "first, compute in float, and quantize the result again.") if (
-        key.startswith("Quantized")) else ""
+    hint = (
+        (
+            " Quantized tensors support views, indexing and comparisons; dequantize() "
+            "first, compute in float, and quantize the result again."
+        )
+        if (key.startswith("Quantized"))
+        else ""
+    )
     return NotImplementedError(
         f"Could not run 'aten::{op}' with arguments from the '{key}' backend. This could be "
         f"because the operator doesn't exist for this backend, or was omitted during the "
-        f"selective/custom build process (if using custom build).{hint}")
+        f"selective/custom build process (if using custom build).{hint}"
+    )
 
 
 def _getter(name):

@@ -15,8 +15,9 @@ SMALL_SCALE_THRESHOLD = float(np.float32(6.1e-5))  # torch's constexpr float
 _f32 = np.float32
 
 
-def choose_qparams(lo: float, hi: float, qmin: int, qmax: int,
-                   reduce_range: bool = False) -> tuple[float, int]:
+def choose_qparams(
+    lo: float, hi: float, qmin: int, qmax: int, reduce_range: bool = False
+) -> tuple[float, int]:
     """(scale, zero_point) mapping [lo, hi] (widened to hold 0) onto [qmin, qmax]; with
     `reduce_range` the integer range is halved (quint8: 0..127), as for fbgemm's
     activations. `lo`, `hi` are float32 values (the tensor's min and max)."""

@@ -58,13 +58,17 @@ def sync_bit() -> None:
             _modes.set_global(_modes.QUANTIZED, True)
 
 
-_PER_TENSOR = ("Expected quantizer->qscheme() == kPerTensorAffine to be true, but got false.  "
-               "(Could this error message be improved?  If so, please report an enhancement "
-               "request to PyTorch.)")
-_PER_CHANNEL = ("Expected quantizer->qscheme() == kPerChannelAffine || quantizer->qscheme() == "
-                "kPerChannelAffineFloatQParams to be true, but got false.  (Could this error "
-                "message be improved?  If so, please report an enhancement request to "
-                "PyTorch.)")
+_PER_TENSOR = (
+    "Expected quantizer->qscheme() == kPerTensorAffine to be true, but got false.  "
+    "(Could this error message be improved?  If so, please report an enhancement "
+    "request to PyTorch.)"
+)
+_PER_CHANNEL = (
+    "Expected quantizer->qscheme() == kPerChannelAffine || quantizer->qscheme() == "
+    "kPerChannelAffineFloatQParams to be true, but got false.  (Could this error "
+    "message be improved?  If so, please report an enhancement request to "
+    "PyTorch.)"
+)
 _NEEDS_QDTYPE = "Creation of quantized tensor requires quantized dtype like torch.quint8"
 
 
@@ -110,8 +114,9 @@ class QTensor(Tensor):
 
     def _view_of(self, data) -> QTensor:
         base = self._base
-        return QTensor._of(data, self.device, _view_quantizer(self, data), self._st,
-                           self if base is None else base)
+        return QTensor._of(
+            data, self.device, _view_quantizer(self, data), self._st, self if base is None else base
+        )
 
     # -- torch's quantized-tensor API -------------------------------------------------
     @property
@@ -174,8 +179,9 @@ class QTensor(Tensor):
             return self
         return QTensor._from_ints(self._ints().contiguous(), self._qz)
 
-    def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False,
-           memory_format=None) -> QTensor:
+    def to(
+        self, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None
+    ) -> QTensor:
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
@@ -189,7 +195,8 @@ class QTensor(Tensor):
             raise RuntimeError(
                 "Expected self.scalar_type() == src.scalar_type() to be true, but got false.  "
                 "(Could this error message be improved?  If so, please report an "
-                "enhancement request to PyTorch.)")
+                "enhancement request to PyTorch.)"
+            )
         dev = self.device if device is None else resolve(device)
         if dev is self.device and not copy:
             return self
@@ -205,10 +212,12 @@ class QTensor(Tensor):
     def __reduce__(self):
         """Pickling: the storage integers, device and quantization parameters."""
         qz = self._qz
-        params = (qz.scale, qz.zero_point) if not qz.per_channel_scheme else (
-            qz.scales, qz.zero_points, qz.axis)
-        return (_rebuild, (np.array(self._ints()._host()), str(self.device), qz.dtype.name,
-                           params))
+        params = (
+            (qz.scale, qz.zero_point)
+            if not qz.per_channel_scheme
+            else (qz.scales, qz.zero_points, qz.axis)
+        )
+        return (_rebuild, (np.array(self._ints()._host()), str(self.device), qz.dtype.name, params))
 
     def __repr__(self) -> str:
         from .repr import format_qtensor  # kept apart: the class reads without it
@@ -224,12 +233,15 @@ class QTensor(Tensor):
     float = double = half = bfloat16 = _no_float
 
     def numpy(self, *, force: bool = False):
-        raise TypeError(f"Got unsupported ScalarType {_dt.SCALAR_TYPE_NAMES[self.dtype.name]}; "
-                        "use int_repr().numpy() or dequantize().numpy()")
+        raise TypeError(
+            f"Got unsupported ScalarType {_dt.SCALAR_TYPE_NAMES[self.dtype.name]}; "
+            "use int_repr().numpy() or dequantize().numpy()"
+        )
 
     def tolist(self):
-        raise RuntimeError("load_scalar: invalid type; use dequantize().tolist() or "
-                           "int_repr().tolist()")
+        raise RuntimeError(
+            "load_scalar: invalid type; use dequantize().tolist() or int_repr().tolist()"
+        )
 
     def item(self):
         return self.dequantize().item()
@@ -237,8 +249,11 @@ class QTensor(Tensor):
 
 def _rebuild(ints, device, dtype_name, params):
     dtype = _dt.to_dtype(dtype_name)
-    qz = Quantizer.per_tensor(dtype, *params) if len(params) == 2 else (
-        Quantizer.per_channel(dtype, *params))
+    qz = (
+        Quantizer.per_tensor(dtype, *params)
+        if len(params) == 2
+        else (Quantizer.per_channel(dtype, *params))
+    )
     return QTensor._from_ints(creation.tensor(ints, device=device), qz)
 
 
@@ -249,14 +264,17 @@ def _view_quantizer(parent: QTensor, data) -> Quantizer:
         return qz
     old = parent._data
     a = qz.axis
-    if data.ndim == old.ndim and data.shape[a] == old.shape[a] and (
-            data.strides[a] == old.strides[a] or data.shape[a] == 1):
+    if (
+        data.ndim == old.ndim
+        and data.shape[a] == old.shape[a]
+        and (data.strides[a] == old.strides[a] or data.shape[a] == 1)
+    ):
         return qz  # the channels stay where they are (other dims sliced, expanded, ...)
     dims = list(zip(old.shape, old.strides, strict=True))
     if data.ndim == old.ndim - 1:
         now = list(zip(data.shape, data.strides, strict=True))
         for d in range(old.ndim):
-            if dims[:d] + dims[d + 1:] == now:
+            if dims[:d] + dims[d + 1 :] == now:
                 if d == a:
                     return qz.channel(_channel_at(parent, data))  # select along the axis
                 return qz.with_axis(a - (d < a))  # select along another dim: axis shifts
@@ -266,8 +284,9 @@ def _view_quantizer(parent: QTensor, data) -> Quantizer:
     if data.ndim == old.ndim and sorted(data.shape) == sorted(old.shape):
         raise RuntimeError("Setting strides is possible only on uniformly quantized tensor")
     got = data.shape[a] if a < data.ndim else data.size
-    raise RuntimeError(f"length of scales must equal to channel, expected {got} got, "
-                       f"{len(qz.scales)}")
+    raise RuntimeError(
+        f"length of scales must equal to channel, expected {got} got, {len(qz.scales)}"
+    )
 
 
 def _channel_at(parent: QTensor, data) -> int:

@@ -13,9 +13,16 @@ import numpy as np
 
 from .. import dtype as _dt
 
-__all__ = ["QScheme", "Quantizer", "per_tensor_affine", "per_channel_affine",
-           "per_tensor_symmetric", "per_channel_symmetric", "per_channel_affine_float_qparams",
-           "QRANGE"]
+__all__ = [
+    "QScheme",
+    "Quantizer",
+    "per_tensor_affine",
+    "per_channel_affine",
+    "per_tensor_symmetric",
+    "per_channel_symmetric",
+    "per_channel_affine_float_qparams",
+    "QRANGE",
+]
 
 
 class QScheme:
@@ -38,8 +45,16 @@ per_channel_affine = QScheme("per_channel_affine")
 per_tensor_symmetric = QScheme("per_tensor_symmetric")
 per_channel_symmetric = QScheme("per_channel_symmetric")
 per_channel_affine_float_qparams = QScheme("per_channel_affine_float_qparams")
-_SCHEMES = {s.name: s for s in (per_tensor_affine, per_channel_affine, per_tensor_symmetric,
-                                per_channel_symmetric, per_channel_affine_float_qparams)}
+_SCHEMES = {
+    s.name: s
+    for s in (
+        per_tensor_affine,
+        per_channel_affine,
+        per_tensor_symmetric,
+        per_channel_symmetric,
+        per_channel_affine_float_qparams,
+    )
+}
 
 
 def _scheme(name: str) -> QScheme:
@@ -47,19 +62,32 @@ def _scheme(name: str) -> QScheme:
 
 
 # The integer range of each quantized dtype (torch's quant_min/quant_max for its storage)
-QRANGE = {_dt.qint8: (-128, 127), _dt.quint8: (0, 255), _dt.qint32: (-(2 ** 31), 2 ** 31 - 1),
-          _dt.quint4x2: (0, 15)}
+QRANGE = {
+    _dt.qint8: (-128, 127),
+    _dt.quint8: (0, 255),
+    _dt.qint32: (-(2**31), 2**31 - 1),
+    _dt.quint4x2: (0, 15),
+}
 
 
 class Quantizer:
     """Per-tensor (`scale`, `zero_point`) or per-channel (`scales`, `zero_points`, `axis`)
     affine parameters of a quantized tensor of dtype `dtype`."""
 
-    __slots__ = ("dtype", "scheme", "scale", "zero_point", "scales", "zero_points", "axis",
-                 "_tensors")
+    __slots__ = (
+        "dtype",
+        "scheme",
+        "scale",
+        "zero_point",
+        "scales",
+        "zero_points",
+        "axis",
+        "_tensors",
+    )
 
-    def __init__(self, dtype, scheme, scale=None, zero_point=None, scales=None,
-                 zero_points=None, axis=None):
+    def __init__(
+        self, dtype, scheme, scale=None, zero_point=None, scales=None, zero_points=None, axis=None
+    ):
         self.dtype = dtype
         self.scheme = scheme
         self.scale = scale
@@ -89,12 +117,14 @@ class Quantizer:
     def channel(self, c: int) -> Quantizer:
         """The per-tensor quantizer of channel `c` (what torch gives a view that selects
         one channel: the scale rounded to float32, as torch stores it there)."""
-        return Quantizer.per_tensor(self.dtype, float(np.float32(self.scales[c])),
-                                    int(self.zero_points[c]))
+        return Quantizer.per_tensor(
+            self.dtype, float(np.float32(self.scales[c])), int(self.zero_points[c])
+        )
 
     def with_axis(self, axis: int) -> Quantizer:
-        q = Quantizer(self.dtype, self.scheme, scales=self.scales,
-                      zero_points=self.zero_points, axis=axis)
+        q = Quantizer(
+            self.dtype, self.scheme, scales=self.scales, zero_points=self.zero_points, axis=axis
+        )
         q._tensors = self._tensors
         return q
 
@@ -103,8 +133,10 @@ class Quantizer:
         and the device formulas read them)."""
         got = self._tensors.get(device)
         if got is None:
-            got = (creation.tensor(self.scales, device=device),
-                   creation.tensor(self.zero_points, device=device))
+            got = (
+                creation.tensor(self.scales, device=device),
+                creation.tensor(self.zero_points, device=device),
+            )
             self._tensors[device] = got
         return got
 
@@ -113,5 +145,8 @@ class Quantizer:
             return False
         if self.axis is None:
             return self.scale == other.scale and self.zero_point == other.zero_point
-        return self.axis == other.axis and np.array_equal(self.scales, other.scales) and (
-            np.array_equal(self.zero_points, other.zero_points))
+        return (
+            self.axis == other.axis
+            and np.array_equal(self.scales, other.scales)
+            and (np.array_equal(self.zero_points, other.zero_points))
+        )

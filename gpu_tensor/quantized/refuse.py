@@ -23,17 +23,75 @@ from .qtensor import QTensor, sync_bit
 __all__ = ["handler", "VIEWS", "ON_INTS", "install"]
 
 # views, moves and copies: QTensor keeps the quantization itself
-VIEWS = frozenset({
-    "view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "transpose", "t",
-    "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "narrow", "select", "unbind",
-    "expand", "expand_as", "broadcast_to", "unsqueeze", "squeeze", "as_strided", "contiguous",
-    "clone", "detach", "to", "cpu", "cuda", "split", "chunk", "tensor_split", "T", "mT",
-    "dequantize", "int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
-    "q_per_channel_zero_points", "q_per_channel_axis", "qscheme"})
+VIEWS = frozenset(
+    {
+        "view",
+        "view_as",
+        "reshape",
+        "reshape_as",
+        "flatten",
+        "unflatten",
+        "transpose",
+        "t",
+        "permute",
+        "movedim",
+        "moveaxis",
+        "swapaxes",
+        "swapdims",
+        "narrow",
+        "select",
+        "unbind",
+        "expand",
+        "expand_as",
+        "broadcast_to",
+        "unsqueeze",
+        "squeeze",
+        "as_strided",
+        "contiguous",
+        "clone",
+        "detach",
+        "to",
+        "cpu",
+        "cuda",
+        "split",
+        "chunk",
+        "tensor_split",
+        "T",
+        "mT",
+        "dequantize",
+        "int_repr",
+        "q_scale",
+        "q_zero_point",
+        "q_per_channel_scales",
+        "q_per_channel_zero_points",
+        "q_per_channel_axis",
+        "qscheme",
+    }
+)
 # ops whose result on the integers is the result's integers, same quantizer
-ON_INTS = frozenset({"index_select", "flip", "roll", "cat", "concat", "concatenate",
-                     "stack", "max", "min", "amax", "amin", "sort", "topk", "take",
-                     "masked_select", "repeat", "tile", "empty_like", "gather"})
+ON_INTS = frozenset(
+    {
+        "index_select",
+        "flip",
+        "roll",
+        "cat",
+        "concat",
+        "concatenate",
+        "stack",
+        "max",
+        "min",
+        "amax",
+        "amin",
+        "sort",
+        "topk",
+        "take",
+        "masked_select",
+        "repeat",
+        "tile",
+        "empty_like",
+        "gather",
+    }
+)
 
 
 def _key(q: QTensor) -> str:
@@ -74,8 +132,10 @@ def _on_ints(name, fn, args, kwargs, qs):
     if qz.per_channel_scheme:  # the channels' parameters would not follow the values
         raise not_implemented(name, _key(qs[0]))
     if any(not q._qz.same_as(qz) for q in qs[1:]):
-        raise RuntimeError(f"{name}: the quantized tensors have different quantization "
-                           "parameters; dequantize() them and quantize the result again")
+        raise RuntimeError(
+            f"{name}: the quantized tensors have different quantization "
+            "parameters; dequantize() them and quantize the result again"
+        )
     r = fn(*_ints(args), **{k: _ints(v) for k, v in kwargs.items()})
     return _wrap(r, qz, _dt.QUANTIZED[qz.dtype])
 
@@ -114,16 +174,27 @@ def _fill(name, fn, args, kwargs, qs):
         raise not_implemented(name, _key(q))
     from .functions import quantize_per_tensor
 
-    one = quantize_per_tensor(Tensor._wrap(q._backend.xp.full((), float(value), "float32"),
-                                           device=q.device), q._qz.scale, q._qz.zero_point,
-                              q.dtype)
+    one = quantize_per_tensor(
+        Tensor._wrap(q._backend.xp.full((), float(value), "float32"), device=q.device),
+        q._qz.scale,
+        q._qz.zero_point,
+        q.dtype,
+    )
     q._ints().fill_(one._ints().item())
     return q
 
 
-_RULES = {"eq": _compare, "ne": _compare, "__eq__": _compare, "__ne__": _compare,
-          "relu": _relu, "relu_": _relu, "fill_": _fill, "__getitem__": _getitem,
-          "getitem": _getitem}
+_RULES = {
+    "eq": _compare,
+    "ne": _compare,
+    "__eq__": _compare,
+    "__ne__": _compare,
+    "relu": _relu,
+    "relu_": _relu,
+    "fill_": _fill,
+    "__getitem__": _getitem,
+    "getitem": _getitem,
+}
 
 
 def handler(name, fn, args, kwargs):

@@ -47,14 +47,23 @@ def format_qtensor(t, package: str = "gpu_tensor") -> str:
     suffixes = []
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
-    suffixes += [f"size={tuple(t.shape)}", f"dtype={package}.{t.dtype.name}",
-                 f"quantization_scheme={package}.{qz.scheme.name}"]
+    suffixes += [
+        f"size={tuple(t.shape)}",
+        f"dtype={package}.{t.dtype.name}",
+        f"quantization_scheme={package}.{qz.scheme.name}",
+    ]
     if not qz.per_channel_scheme:
         suffixes += [f"scale={qz.scale!r}", f"zero_point={qz.zero_point}"]
     else:
         scales, zps = t.q_per_channel_scales(), t.q_per_channel_zero_points()
-        rename = (lambda s: s.replace("gpu_tensor.", package + ".")) if (
-            package != "gpu_tensor") else (lambda s: s)
-        suffixes += [f"scale={rename(repr(scales))}", f"zero_point={rename(repr(zps))}",
-                     f"axis={qz.axis}"]
+        rename = (
+            (lambda s: s.replace("gpu_tensor.", package + "."))
+            if (package != "gpu_tensor")
+            else (lambda s: s)
+        )
+        suffixes += [
+            f"scale={rename(repr(scales))}",
+            f"zero_point={rename(repr(zps))}",
+            f"axis={qz.axis}",
+        ]
     return _add_suffixes(_values(t), suffixes)

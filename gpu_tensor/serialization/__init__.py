@@ -42,27 +42,46 @@ from ._unpickler import (
 )
 from ._zip import ZipReader, ZipWriter, archive_name
 
-__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
-           "safe_globals", "register_reducer", "register_global", "StorageRef", "TorchName"]
+__all__ = [
+    "save",
+    "load",
+    "add_safe_globals",
+    "get_safe_globals",
+    "clear_safe_globals",
+    "safe_globals",
+    "register_reducer",
+    "register_global",
+    "StorageRef",
+    "TorchName",
+]
 
 _VERSION = b"3\n"  # torch's serialization version record
 _STAGE_BYTES = 64 << 20  # device -> host staging piece: bounds the pinned memory a save holds
 _HUGE_FROM = 2 << 20  # bytes: storages from one huge page on are read into mmap'd memory
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
-         _disable_byteorder_record=False) -> None:
+def save(
+    obj,
+    f,
+    pickle_module=None,
+    pickle_protocol=2,
+    _use_new_zipfile_serialization=True,
+    _disable_byteorder_record=False,
+) -> None:
     """Write `obj` (a tensor, a state_dict, any picklable structure of them) to `f`, a path
     or a writable binary file, in torch's zip format."""
     if not _use_new_zipfile_serialization:
-        raise NotImplementedError("gt.save writes torch's zip format only; "
-                                  "_use_new_zipfile_serialization=False is not supported")
+        raise NotImplementedError(
+            "gt.save writes torch's zip format only; "
+            "_use_new_zipfile_serialization=False is not supported"
+        )
     if pickle_protocol != 2:
         raise NotImplementedError("gt.save writes pickle protocol 2, as torch does")
     opened = isinstance(f, (str, os.PathLike))
     if not opened and not hasattr(f, "write"):  # torch's check, before anything is written
         raise AttributeError(
-            "expected 'f' to be string, path, or a file-like object with a 'write' attribute")
+            "expected 'f' to be string, path, or a file-like object with a 'write' attribute"
+        )
     data = io.BytesIO()
     storages = dumps(obj, data)
     fh = open(f, "wb") if opened else f
@@ -101,15 +120,19 @@ def _storage_bytes(st: UntypedStorage):
         if ahead is None:
             ahead = transfer.to_host(whole[lo:hi], non_blocking=True)
         current = ahead
-        ahead = (transfer.to_host(whole[pieces[i + 1][0]:pieces[i + 1][1]], non_blocking=True)
-                 if i + 1 < len(pieces) else None)
+        ahead = (
+            transfer.to_host(whole[pieces[i + 1][0] : pieces[i + 1][1]], non_blocking=True)
+            if i + 1 < len(pieces)
+            else None
+        )
         transfer.wait_ready(current)
         yield memoryview(current.numpy())
         del current
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
-         **pickle_load_args):
+def load(
+    f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args
+):
     """Read a checkpoint written by gt.save or torch.save.
 
     `map_location`: None (each storage where it was saved), a device or its name, a dict
@@ -120,8 +143,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if weights_only is None:
         weights_only = True
     if weights_only and pickle_module is not None:
-        raise RuntimeError("Can not safely load weights when explicit pickle_module is "
-                           "specified")
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     opened = isinstance(f, (str, os.PathLike))
     if mmap and not opened:
         raise ValueError("f must be a file path in order to use the mmap argument")
@@ -130,15 +152,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         reader = ZipReader(fh)
         order = reader.read("byteorder") if reader.has("byteorder") else b"little"
         if order != b"little":
-            raise NotImplementedError(f"the checkpoint's byte order is {order.decode()!r}; "
-                                      "gpu_tensor reads little-endian checkpoints only")
+            raise NotImplementedError(
+                f"the checkpoint's byte order is {order.decode()!r}; "
+                "gpu_tensor reads little-endian checkpoints only"
+            )
         mapped = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY) if mmap else None
 
         def load_storage(key, location):
             return _read_storage(reader, key, location, map_location, mapped)
 
-        unpickler = Unpickler(io.BytesIO(reader.read("data.pkl")), load_storage,
-                              weights_only)
+        unpickler = Unpickler(io.BytesIO(reader.read("data.pkl")), load_storage, weights_only)
         return unpickler.load()
     finally:
         if opened:
@@ -174,7 +197,8 @@ def _target(where) -> Device:
         raise RuntimeError(
             "Attempting to deserialize object on a CUDA device but gt.cuda.is_available() "
             "is False. If you are running on a CPU-only machine, please use gt.load with "
-            "map_location=gt.device('cpu') to map your storages to the CPU.")
+            "map_location=gt.device('cpu') to map your storages to the CPU."
+        )
     return resolve(where)
 
 

@@ -30,10 +30,17 @@ __all__ = ["TorchName", "StorageRef", "register_reducer", "dumps", "LEGACY_STORA
 # torch's legacy per-dtype storage classes (torch.storage._dtype_to_storage_type_map);
 # dtypes missing here are written as an UntypedStorage plus the dtype (_rebuild_tensor_v3)
 LEGACY_STORAGE = {
-    "float64": "DoubleStorage", "float32": "FloatStorage", "float16": "HalfStorage",
-    "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage",
-    "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
-    "bfloat16": "BFloat16Storage", "complex128": "ComplexDoubleStorage",
+    "float64": "DoubleStorage",
+    "float32": "FloatStorage",
+    "float16": "HalfStorage",
+    "int64": "LongStorage",
+    "int32": "IntStorage",
+    "int16": "ShortStorage",
+    "int8": "CharStorage",
+    "uint8": "ByteStorage",
+    "bool": "BoolStorage",
+    "bfloat16": "BFloat16Storage",
+    "complex128": "ComplexDoubleStorage",
     "complex64": "ComplexFloatStorage",
 }
 
@@ -124,15 +131,27 @@ class _Pickler(pickle._Pickler):
         if entry is None:
             entry = self._storages[id(st)] = (str(len(self._storages)), obj)
         elif entry[1].dtype is not obj.dtype:
-            raise RuntimeError("Cannot save multiple tensors or storages that view the same "
-                               "data as different types")
+            raise RuntimeError(
+                "Cannot save multiple tensors or storages that view the same "
+                "data as different types"
+            )
         key = entry[0]
         name = LEGACY_STORAGE.get(obj.dtype.name)
         if name is None:
-            return ("storage", TorchName("torch.storage", "UntypedStorage"), key,
-                    str(st.device), st.nbytes())
-        return ("storage", TorchName("torch", name), key, str(st.device),
-                st.nbytes() // obj.dtype.itemsize)
+            return (
+                "storage",
+                TorchName("torch.storage", "UntypedStorage"),
+                key,
+                str(st.device),
+                st.nbytes(),
+            )
+        return (
+            "storage",
+            TorchName("torch", name),
+            key,
+            str(st.device),
+            st.nbytes() // obj.dtype.itemsize,
+        )
 
     def save(self, obj, save_persistent_id=True):
         kind = type(obj)
@@ -140,8 +159,11 @@ class _Pickler(pickle._Pickler):
             self._save_torch_global(obj)
             return
         if kind is Device:
-            self._save_once(obj, TorchName("torch", "device"),
-                            (obj.type,) if obj.index is None else (obj.type, obj.index))
+            self._save_once(
+                obj,
+                TorchName("torch", "device"),
+                (obj.type,) if obj.index is None else (obj.type, obj.index),
+            )
             return
         if kind is Size:
             self._save_once(obj, TorchName("torch", "Size"), (tuple(obj),))

@@ -26,8 +26,15 @@ from ..device import device as _device
 from ..nn.parameter import Parameter
 from ._pickler import LEGACY_STORAGE
 
-__all__ = ["Unpickler", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
-           "safe_globals", "register_global", "LoadedStorage"]
+__all__ = [
+    "Unpickler",
+    "add_safe_globals",
+    "get_safe_globals",
+    "clear_safe_globals",
+    "safe_globals",
+    "register_global",
+    "LoadedStorage",
+]
 
 
 class LoadedStorage:
@@ -52,13 +59,15 @@ class _StorageType:
         return f"torch.{self.name}"
 
 
-def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
-                       backward_hooks=None, metadata=None):
+def _rebuild_tensor_v2(
+    storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None
+):
     return _rebuild(storage, storage_offset, size, stride, requires_grad, storage.dtype)
 
 
-def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
-                       dtype, metadata=None):
+def _rebuild_tensor_v3(
+    storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None
+):
     return _rebuild(storage, storage_offset, size, stride, requires_grad, dtype)
 
 
@@ -68,8 +77,10 @@ def _rebuild_tensor(storage, storage_offset, size, stride):
 
 def _rebuild(loaded, offset, size, stride, requires_grad, dtype):
     if not isinstance(loaded, LoadedStorage):
-        raise pickle.UnpicklingError("a tensor's storage is not a storage record of this "
-                                     "checkpoint (a damaged or hand-made file)")
+        raise pickle.UnpicklingError(
+            "a tensor's storage is not a storage record of this "
+            "checkpoint (a damaged or hand-made file)"
+        )
     dt = _dt.to_dtype(dtype)
     st = loaded.storage
     size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
@@ -80,7 +91,8 @@ def _rebuild(loaded, offset, size, stride, requires_grad, dtype):
         if offset < 0 or min(stride, default=0) < 0 or (last + 1) * dt.itemsize > st.nbytes():
             raise pickle.UnpicklingError(
                 f"tensor of size {list(size)}, stride {list(stride)} at offset {offset} lies "
-                f"outside its {st.nbytes()}-byte storage (a damaged file)")
+                f"outside its {st.nbytes()}-byte storage (a damaged file)"
+            )
         arr = get_backend(st.device).from_storage(st, size, stride, int(offset), dt.np)
     else:
         arr = get_backend(st.device).empty(size, dt.np)[0]
@@ -97,7 +109,7 @@ def _rebuild_parameter(data, requires_grad, backward_hooks=None):
 def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     p = Parameter(data, requires_grad)
     if state:
-        for k, v in (state.items() if isinstance(state, dict) else ()):
+        for k, v in state.items() if isinstance(state, dict) else ():
             setattr(p, k, v)
     return p
 
@@ -112,8 +124,9 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 def _rebuild_meta(dtype, size, stride, requires_grad):
     from ..creation import empty_strided
 
-    return empty_strided(tuple(size), tuple(stride), dtype=dtype, device="meta",
-                         requires_grad=requires_grad)
+    return empty_strided(
+        tuple(size), tuple(stride), dtype=dtype, device="meta", requires_grad=requires_grad
+    )
 
 
 def _get_layout(name):
@@ -122,15 +135,15 @@ def _get_layout(name):
 
 def _bytearray(data=b""):
     if not isinstance(data, (bytes, bytearray)):
-        raise pickle.UnpicklingError("bytearray in a weights-only checkpoint must be built "
-                                     "from bytes")
+        raise pickle.UnpicklingError(
+            "bytearray in a weights-only checkpoint must be built from bytes"
+        )
     return bytearray(data)
 
 
 def _encode(text, encoding="latin1"):  # protocol 2 writes bytes as _codecs.encode(str)
     if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
-        raise pickle.UnpicklingError("_codecs.encode in a checkpoint must encode text as "
-                                     "latin1")
+        raise pickle.UnpicklingError("_codecs.encode in a checkpoint must encode text as latin1")
     return codecs.encode(text, encoding)
 
 
@@ -138,8 +151,11 @@ def _torch_names() -> dict:
     names = {
         "collections.OrderedDict": collections.OrderedDict,
         "collections.Counter": collections.Counter,
-        "builtins.set": set, "builtins.frozenset": frozenset, "builtins.complex": complex,
-        "builtins.bytearray": _bytearray, "_codecs.encode": _encode,
+        "builtins.set": set,
+        "builtins.frozenset": frozenset,
+        "builtins.complex": complex,
+        "builtins.bytearray": _bytearray,
+        "_codecs.encode": _encode,
         "torch._utils._rebuild_tensor": _rebuild_tensor,
         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
         "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
@@ -149,7 +165,9 @@ def _torch_names() -> dict:
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
         "torch.serialization._get_layout": _get_layout,
         "torch.nn.parameter.Parameter": Parameter,
-        "torch.Tensor": Tensor, "torch.Size": Size, "torch.device": _device,
+        "torch.Tensor": Tensor,
+        "torch.Size": Size,
+        "torch.device": _device,
         "torch.storage.UntypedStorage": _StorageType("UntypedStorage", None),
     }
     for d in _dt.ALL:
@@ -220,7 +238,8 @@ def _refusal(full: str) -> pickle.UnpicklingError:
         f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please use "
         f"`gt.serialization.add_safe_globals([{full.rpartition('.')[2]}])` or the "
         f"`gt.serialization.safe_globals([{full.rpartition('.')[2]}])` context manager to "
-        "allowlist this global if you trust this class/function.")
+        "allowlist this global if you trust this class/function."
+    )
 
 
 class Unpickler(pickle.Unpickler):
@@ -252,10 +271,17 @@ class Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
     def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
-                and isinstance(pid[1], _StorageType) and isinstance(pid[2], str)):
-            raise pickle.UnpicklingError(f"unknown persistent id {pid!r:.80} in a checkpoint "
-                                         "(only ('storage', type, key, location, numel))")
+        if not (
+            isinstance(pid, tuple)
+            and len(pid) == 5
+            and pid[0] == "storage"
+            and isinstance(pid[1], _StorageType)
+            and isinstance(pid[2], str)
+        ):
+            raise pickle.UnpicklingError(
+                f"unknown persistent id {pid!r:.80} in a checkpoint "
+                "(only ('storage', type, key, location, numel))"
+            )
         _, storage_type, key, location, _numel = pid
         loaded = self._loaded.get(key)
         if loaded is None:

@@ -34,8 +34,7 @@ class ZipWriter:
 
     def __init__(self, fileobj, archive: str):
         self.archive = archive
-        self._zip = zipfile.ZipFile(fileobj, "w", compression=zipfile.ZIP_STORED,
-                                    allowZip64=True)
+        self._zip = zipfile.ZipFile(fileobj, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
 
     def write(self, name: str, chunks, nbytes: int) -> None:
         """One record of `nbytes` bytes, written from the buffers `chunks` yields (so a
@@ -74,12 +73,15 @@ class ZipReader:
             raise RuntimeError(
                 "not a checkpoint in torch's zip format (torch.save since 1.6 writes one); "
                 "files written with _use_new_zipfile_serialization=False are not supported: "
-                "re-save them with torch.save's defaults") from None
+                "re-save them with torch.save's defaults"
+            ) from None
         names = self._zip.namelist()
         pkl = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
         if not pkl:
-            raise RuntimeError("the zip file holds no <archive>/data.pkl record: it is not "
-                               "a checkpoint written by torch.save or gt.save")
+            raise RuntimeError(
+                "the zip file holds no <archive>/data.pkl record: it is not "
+                "a checkpoint written by torch.save or gt.save"
+            )
         self.archive = pkl[0].rpartition("/")[0]
         self._infos = {n: self._zip.getinfo(n) for n in names}
 
@@ -94,11 +96,14 @@ class ZipReader:
         full = f"{self.archive}/{name}"
         info = self._infos.get(full)
         if info is None:
-            raise RuntimeError(f"the checkpoint has no record {full}: the file is truncated "
-                               "or was not written by torch.save / gt.save")
+            raise RuntimeError(
+                f"the checkpoint has no record {full}: the file is truncated "
+                "or was not written by torch.save / gt.save"
+            )
         if info.compress_type != zipfile.ZIP_STORED:
-            raise RuntimeError(f"record {full} is compressed; torch's format stores "
-                               "storages uncompressed")
+            raise RuntimeError(
+                f"record {full} is compressed; torch's format stores storages uncompressed"
+            )
         self._fp.seek(info.header_offset)
         header = self._fp.read(_LOCAL_HEADER)
         if len(header) != _LOCAL_HEADER or header[:4] != b"PK\x03\x04":
@@ -111,8 +116,9 @@ class ZipReader:
         offset, size = self.record(name)
         view = memoryview(buf).cast("B")
         if view.nbytes != size:
-            raise RuntimeError(f"record {name}: {size} bytes in the file, {view.nbytes} "
-                               "expected from the pickle")
+            raise RuntimeError(
+                f"record {name}: {size} bytes in the file, {view.nbytes} expected from the pickle"
+            )
         fd = self._fd()
         if fd is None:
             self._fp.seek(offset)
@@ -120,11 +126,15 @@ class ZipReader:
         while got < size:
             # a file: pread straight into the buffer (the buffered reader's readinto was
             # 4x slower on a 256 MiB record here); a file object: its own readinto
-            n = os.preadv(fd, [view[got:]], offset + got) if fd is not None else \
-                self._fp.readinto(view[got:])
+            n = (
+                os.preadv(fd, [view[got:]], offset + got)
+                if fd is not None
+                else self._fp.readinto(view[got:])
+            )
             if not n:
-                raise RuntimeError(f"record {name}: the file ends after {got} of {size} "
-                                   "bytes (truncated?)")
+                raise RuntimeError(
+                    f"record {name}: the file ends after {got} of {size} bytes (truncated?)"
+                )
             got += n
 
     def _fd(self):

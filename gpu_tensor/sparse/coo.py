@@ -108,8 +108,9 @@ class SparseTensor(Tensor):
 
     def _need_coalesced(self, name):
         if not self._coalesced:
-            raise RuntimeError(f"Cannot get {name} on an uncoalesced tensor, please call "
-                               ".coalesce() first")
+            raise RuntimeError(
+                f"Cannot get {name} on an uncoalesced tensor, please call .coalesce() first"
+            )
 
     # -- conversions ---------------------------------------------------------------------
     def _linear(self) -> Tensor:
@@ -132,17 +133,20 @@ class SparseTensor(Tensor):
         uniq, inverse = unique(lin, return_inverse=True)
         from ..creation import zeros
 
-        values = zeros(uniq.shape[0], *self._v.shape[1:], dtype=self.dtype,
-                       device=self.device).index_add(0, inverse, self._v)
-        return SparseTensor(_unravel(uniq, self._size[:self.sparse_dim()]), values,
-                            self._size, True)
+        values = zeros(
+            uniq.shape[0], *self._v.shape[1:], dtype=self.dtype, device=self.device
+        ).index_add(0, inverse, self._v)
+        return SparseTensor(
+            _unravel(uniq, self._size[: self.sparse_dim()]), values, self._size, True
+        )
 
     def to_dense(self) -> Tensor:
         from ..creation import zeros
 
-        sparse_shape = Size(self._size[:self.sparse_dim()])
-        dense = zeros(sparse_shape.numel(), *self._v.shape[1:], dtype=self.dtype,
-                      device=self.device)
+        sparse_shape = Size(self._size[: self.sparse_dim()])
+        dense = zeros(
+            sparse_shape.numel(), *self._v.shape[1:], dtype=self.dtype, device=self.device
+        )
         if self._nnz():
             dense = dense.index_add(0, self._linear(), self._v)
         return dense.reshape(*self._size)
@@ -153,10 +157,14 @@ class SparseTensor(Tensor):
     to_sparse_coo = to_sparse
 
     def to(self, *args, **kwargs):
-        return SparseTensor(self._i.to(*args, **{k: v for k, v in kwargs.items()
-                                                 if k != "dtype"})
-                            if not _is_dtype_only(args, kwargs) else self._i,
-                            self._v.to(*args, **kwargs), self._size, self._coalesced)
+        return SparseTensor(
+            self._i.to(*args, **{k: v for k, v in kwargs.items() if k != "dtype"})
+            if not _is_dtype_only(args, kwargs)
+            else self._i,
+            self._v.to(*args, **kwargs),
+            self._size,
+            self._coalesced,
+        )
 
     def cuda(self, device=None):
         return self.to("cuda" if device is None else device)
@@ -181,12 +189,14 @@ class SparseTensor(Tensor):
             _same_size("add", self, other)
             from ..ops.join import cat
 
-            return SparseTensor(cat([self._i, other._i], 1), cat([self._v, other._v], 0),
-                                self._size).coalesce()
+            return SparseTensor(
+                cat([self._i, other._i], 1), cat([self._v, other._v], 0), self._size
+            ).coalesce()
         if isinstance(other, Tensor):
             return self.to_dense() + other
-        raise TypeError(f"add(sparse, {type(other).__name__}) is not supported; add a "
-                        "sparse or a dense tensor")
+        raise TypeError(
+            f"add(sparse, {type(other).__name__}) is not supported; add a sparse or a dense tensor"
+        )
 
     def __radd__(self, other):
         return self.__add__(other)
@@ -201,11 +211,12 @@ class SparseTensor(Tensor):
         return SparseTensor(self._i, -self._v, self._size, self._coalesced)
 
     def __mul__(self, other):
-        if isinstance(other, (int, float, bool)) or (isinstance(other, Tensor)
-                                                     and other.ndim == 0):
+        if isinstance(other, (int, float, bool)) or (isinstance(other, Tensor) and other.ndim == 0):
             return SparseTensor(self._i, self._v * other, self._size, self._coalesced)
-        raise TypeError("sparse * tensor: only multiplication by a scalar is supported; "
-                        "use .to_dense() for elementwise products")
+        raise TypeError(
+            "sparse * tensor: only multiplication by a scalar is supported; "
+            "use .to_dense() for elementwise products"
+        )
 
     __rmul__ = mul = __mul__
 
@@ -239,8 +250,10 @@ class SparseTensor(Tensor):
             tail = f",\n{pad}grad_fn=<{type(self._v.grad_fn).__name__}>"
         elif self.requires_grad:
             tail = f",\n{pad}requires_grad=True"
-        return (f"tensor(indices={_bare(self._i, inner)},\n{pad}values="
-                f"{_bare(self._v, vinner)},\n{pad}" + ", ".join(extras) + tail + ")")
+        return (
+            f"tensor(indices={_bare(self._i, inner)},\n{pad}values="
+            f"{_bare(self._v, vinner)},\n{pad}" + ", ".join(extras) + tail + ")"
+        )
 
     __str__ = __repr__
 
@@ -260,8 +273,9 @@ def _is_dtype_only(args, kwargs):
 
 def _same_size(name, a, b):
     if a.shape != b.shape:
-        raise RuntimeError(f"{name}: expected sizes to match, got {list(a.shape)} and "
-                           f"{list(b.shape)}")
+        raise RuntimeError(
+            f"{name}: expected sizes to match, got {list(a.shape)} and {list(b.shape)}"
+        )
 
 
 def _unravel(linear, shape):
@@ -276,8 +290,17 @@ def _unravel(linear, shape):
     return stack(rows[::-1], 0)
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
-                      requires_grad=False, check_invariants=None, is_coalesced=None):
+def sparse_coo_tensor(
+    indices,
+    values,
+    size=None,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    check_invariants=None,
+    is_coalesced=None,
+):
     """A COO tensor with nonzeros `values` at `indices` (sparse_dim x nnz); `size` defaults
     to the smallest that holds every index."""
     from ..creation import tensor
@@ -295,11 +318,14 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     if i.ndim != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(i.shape)}")
     if v.ndim < 1 or v.shape[0] != i.shape[1]:
-        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices:"
-                           f" {i.shape[1]}, nnz from values: {v.shape[0] if v.ndim else 0}")
+        raise RuntimeError(
+            f"indices and values must have same nnz, but got nnz from indices:"
+            f" {i.shape[1]}, nnz from values: {v.shape[0] if v.ndim else 0}"
+        )
     if i.device != v.device:
-        raise RuntimeError(f"indices and values must be on the same device, got "
-                           f"{i.device} and {v.device}")
+        raise RuntimeError(
+            f"indices and values must be on the same device, got {i.device} and {v.device}"
+        )
     if i.shape[1] and int(i.min()) < 0:
         raise RuntimeError("found negative index in indices; COO indices must be >= 0")
     if size is None:
@@ -307,14 +333,18 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
         size = (*[t + 1 for t in top], *v.shape[1:])
     size = tuple(size)
     if len(size) != i.shape[0] + v.ndim - 1:
-        raise RuntimeError(f"number of dimensions must be sparse_dim ({i.shape[0]}) + "
-                           f"dense_dim ({v.ndim - 1}), but got {len(size)}")
+        raise RuntimeError(
+            f"number of dimensions must be sparse_dim ({i.shape[0]}) + "
+            f"dense_dim ({v.ndim - 1}), but got {len(size)}"
+        )
     if i.shape[1]:
         top = i.amax(1).tolist()
         for d, (t, n) in enumerate(zip(top, size, strict=False)):
             if t >= n:
-                raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size "
-                                   f"is {n} but found index {t}")
+                raise RuntimeError(
+                    f"size is inconsistent with indices: for dim {d}, size "
+                    f"is {n} but found index {t}"
+                )
     if requires_grad:
         v = v.detach().requires_grad_(True)  # a new leaf over the same memory, as torch
     return SparseTensor(i, v, size, bool(is_coalesced) or i.shape[1] <= 1)

@@ -31,11 +31,14 @@ def _sparse_dense(s, d):
     vector = d.ndim == 1
     dense = d.unsqueeze(1) if vector else d
     if dense.ndim != 2 or s.shape[1] != dense.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s.shape[0]}x"
-                           f"{s.shape[1]} and {'x'.join(map(str, d.shape))})")
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({s.shape[0]}x"
+            f"{s.shape[1]} and {'x'.join(map(str, d.shape))})"
+        )
     if s.dtype is not dense.dtype:
-        raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: "
-                           f"{s.dtype} != {dense.dtype}")
+        raise RuntimeError(
+            f"expected mat1 and mat2 to have the same dtype, but got: {s.dtype} != {dense.dtype}"
+        )
     from ..creation import zeros
 
     rows, cols = s._i[0], s._i[1]
@@ -65,8 +68,9 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     from .coo import sparse_coo_tensor
 
     if layout is not None and layout is not SparseTensor.layout:
-        raise NotImplementedError(f"to_sparse: only layout=gt.sparse_coo is supported, got "
-                                  f"{layout}")
+        raise NotImplementedError(
+            f"to_sparse: only layout=gt.sparse_coo is supported, got {layout}"
+        )
     k = self.ndim if sparse_dim is None else sparse_dim
     lead = self.reshape(*self.shape[:k], -1) if k < self.ndim else self.unsqueeze(-1)
     nz = (lead != 0).any(-1) if lead.dtype is not _dt.bool else lead.any(-1)

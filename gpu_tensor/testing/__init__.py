@@ -9,8 +9,16 @@ import numpy as np
 from .. import dtype as _dt
 from ..device import cuda_available, cuda_is_emulated, real_cuda_available
 
-__all__ = ["devices", "requires_real_cuda", "requires_gpu_hardware", "TOLERANCES", "assert_close",
-           "to_numpy", "cupy_module", "host_peak"]
+__all__ = [
+    "devices",
+    "requires_real_cuda",
+    "requires_gpu_hardware",
+    "TOLERANCES",
+    "assert_close",
+    "to_numpy",
+    "cupy_module",
+    "host_peak",
+]
 
 # (rtol, atol) per dtype: roughly a few ulps of the type, loose enough for float32
 # transcendental functions computed by different libraries (numpy vs CUDA's libm).
@@ -49,7 +57,8 @@ def _marker():
     return pytest.mark.skipif(
         not real_cuda_available(),
         reason="needs a real CUDA GPU (none found"
-        + ("; cuda is emulated here)" if cuda_is_emulated() else ")"))
+        + ("; cuda is emulated here)" if cuda_is_emulated() else ")"),
+    )
 
 
 class _LazyMarker:
@@ -88,8 +97,9 @@ def to_numpy(x) -> np.ndarray:
     return np.asarray(x)
 
 
-def assert_close(actual, expected, *, rtol=None, atol=None, check_dtype=True,
-                 equal_nan=True) -> None:
+def assert_close(
+    actual, expected, *, rtol=None, atol=None, check_dtype=True, equal_nan=True
+) -> None:
     """Values (and shape, and dtype when `expected` is a Tensor or ndarray) agree within
     the dtype's tolerance from TOLERANCES (exact for bool and integers)."""
     from .._tensor import Tensor

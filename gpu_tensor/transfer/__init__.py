@@ -71,8 +71,12 @@ class _PinnedBytes:
     __slots__ = ("__array_interface__", "__weakref__")
 
     def __init__(self, ptr: int, nbytes: int):
-        self.__array_interface__ = {"data": (ptr, False), "shape": (nbytes,),
-                                    "typestr": "|u1", "version": 3}
+        self.__array_interface__ = {
+            "data": (ptr, False),
+            "shape": (nbytes,),
+            "typestr": "|u1",
+            "version": 3,
+        }
 
 
 def _record_event(stream):
@@ -209,9 +213,11 @@ def record_stream(t, stream) -> None:
     if t.device.type == "cpu":
         block = _pinned_block(t)
         if block is None:  # torch: record_stream is for device (and pinned) memory only
-            raise RuntimeError("record_stream: expected a cuda tensor or a pinned cpu tensor, "
-                               "got a pageable cpu tensor (its memory is not stream-ordered); "
-                               "move it with .cuda() or .pin_memory() first")
+            raise RuntimeError(
+                "record_stream: expected a cuda tensor or a pinned cpu tensor, "
+                "got a pageable cpu tensor (its memory is not stream-ordered); "
+                "move it with .cuda() or .pin_memory() first"
+            )
         _pool().record_stream(block, stream)
         return
     from gpu_tensor.memory import registry
@@ -270,8 +276,11 @@ def _h2d(src_arr: np.ndarray, dst, non_blocking: bool) -> None:
     if block is not None:
         memcpy(dst_ptr, host_ptr(src_arr), src_arr.nbytes)
         _pool().record_stream(block, _pinned_use(stream))
-    elif (src_arr.flags.c_contiguous and src_arr.nbytes >= _DRIVER_PIN_CHECK_FROM
-          and _driver_pinned(src_arr)):
+    elif (
+        src_arr.flags.c_contiguous
+        and src_arr.nbytes >= _DRIVER_PIN_CHECK_FROM
+        and _driver_pinned(src_arr)
+    ):
         # Pinned by someone else: no pool to gate reuse; like torch, the caller owns it.
         memcpy(dst_ptr, host_ptr(src_arr), src_arr.nbytes)
     else:
@@ -308,8 +317,13 @@ def _peer_copy(dst, src, non_blocking: bool) -> None:
     src_stream = _streams.current_stream(src.device)
     stream.wait_stream(src_stream)
     _streams._backend().memcpy_peer_async(
-        get_backend(dst.device).ptr(dst._data), dst.device.index,
-        get_backend(src.device).ptr(src_arr), src.device.index, src_arr.nbytes, stream._handle)
+        get_backend(dst.device).ptr(dst._data),
+        dst.device.index,
+        get_backend(src.device).ptr(src_arr),
+        src.device.index,
+        src_arr.nbytes,
+        stream._handle,
+    )
     # Both ways, as torch does: the source stream must not reuse src_arr (a temporary when
     # the source was not contiguous) or the source's memory before the copy has read it.
     src_stream.wait_stream(stream)

@@ -28,8 +28,11 @@ def _transfer():
 
 
 def _is_dtype(x) -> bool:
-    return type(x) is DType or isinstance(x, (np.dtype, type)) or (
-        type(x).__name__ == "dtype" and type(x).__module__.startswith("torch"))
+    return (
+        type(x) is DType
+        or isinstance(x, (np.dtype, type))
+        or (type(x).__name__ == "dtype" and type(x).__module__.startswith("torch"))
+    )
 
 
 def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None):
@@ -84,9 +87,11 @@ def move(t, device, non_blocking: bool = False):
     if dev is t.device:
         return t
     if t.device.type == "meta":
-        raise NotImplementedError("Cannot copy out of meta tensor; no data! Please use "
-                                  "torch.nn.Module.to_empty() instead of torch.nn.Module.to() "
-                                  "when moving module from meta to a different device.")
+        raise NotImplementedError(
+            "Cannot copy out of meta tensor; no data! Please use "
+            "torch.nn.Module.to_empty() instead of torch.nn.Module.to() "
+            "when moving module from meta to a different device."
+        )
     if dev.type == "meta":  # shape, dtype and (dense) strides; the values stay behind
         return type(t)._make(_meta_like(t), dev, t.dtype, None)
     if dev.type == "cpu":
@@ -98,8 +103,10 @@ def copy_(dst, src, non_blocking: bool = False):
     """dst[...] = src: broadcasts src, converts its dtype, copies across devices."""
     check_writable(dst, "copy_")
     if not hasattr(src, "_data"):  # not a Tensor: torch's parser refuses it
-        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
-                        f"{type(src).__name__}; convert it with gpu_tensor.tensor(...) first")
+        raise TypeError(
+            f"copy_(): argument 'src' (position 1) must be Tensor, not "
+            f"{type(src).__name__}; convert it with gpu_tensor.tensor(...) first"
+        )
     if "meta" in (src.device.type, dst.device.type) and src.device is not dst.device:
         if dst.device.type != "meta":
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
@@ -177,5 +184,6 @@ def _meta_like(t):
             return meta_empty(tuple(t.shape), t.dtype.np)
         step *= n
     isz = t.dtype.itemsize
-    return MetaArray(phantom(FAKE_BASE, tuple(t.shape), tuple(s * isz for s in t.stride()),
-                             t.dtype.np))
+    return MetaArray(
+        phantom(FAKE_BASE, tuple(t.shape), tuple(s * isz for s in t.stride()), t.dtype.np)
+    )

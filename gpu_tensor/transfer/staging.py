@@ -87,7 +87,9 @@ def plan_pieces(a: np.ndarray, chunk: int) -> list[tuple[int, int, np.ndarray]]:
         return []
     if a.flags.c_contiguous:
         flat = a.reshape(-1).view(np.uint8)
-        return [(lo, min(chunk, total - lo), flat[lo:lo + chunk]) for lo in range(0, total, chunk)]
+        return [
+            (lo, min(chunk, total - lo), flat[lo : lo + chunk]) for lo in range(0, total, chunk)
+        ]
     shape = a.shape
     # d: the first axis whose trailing block a[i0..i_{d-1}] fits in one chunk.
     inner = total
@@ -99,7 +101,7 @@ def plan_pieces(a: np.ndarray, chunk: int) -> list[tuple[int, int, np.ndarray]]:
         return [(0, total, a)]
     rows = max(1, chunk // inner)  # how many consecutive indices of axis d-1 per piece
     pieces = []
-    for prefix in np.ndindex(*shape[:d - 1]):
+    for prefix in np.ndindex(*shape[: d - 1]):
         base = 0
         for axis, i in enumerate(prefix):
             base = base * shape[axis] + i
@@ -246,7 +248,9 @@ def parallel_copy(dst: np.ndarray, src: np.ndarray) -> None:
     d, s = dst.reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8)
     step = -(-d.nbytes // config.workers // 4096) * 4096
     workers = _pool_of_workers()
-    futures = [workers.submit(np.copyto, d[lo:lo + step], s[lo:lo + step])
-               for lo in range(0, d.nbytes, step)]
+    futures = [
+        workers.submit(np.copyto, d[lo : lo + step], s[lo : lo + step])
+        for lo in range(0, d.nbytes, step)
+    ]
     for f in futures:
         f.result()

@@ -34,11 +34,13 @@ def test_cpu_lower_precision_ops():
         assert gt.baddbmm(_x(1, 4, 3), a[None], b[None]).dtype is BF
         assert F.conv2d(_x(1, 1, 5, 5), _x(2, 1, 3, 3)).dtype is BF
         assert gt.dot(_x(3), _x(3)).dtype is F32  # not on cpu's list (torch: f32)
-    np.testing.assert_allclose(F.linear(a, w, bias).numpy(), _ref_linear(a, w, bias),
-                               rtol=1.6e-2, atol=1e-2)
+    np.testing.assert_allclose(
+        F.linear(a, w, bias).numpy(), _ref_linear(a, w, bias), rtol=1.6e-2, atol=1e-2
+    )
     with gt.autocast("cpu"):
-        np.testing.assert_allclose(F.linear(a, w, bias).float().numpy(),
-                                   _ref_linear(a, w, bias), rtol=3e-2, atol=3e-2)
+        np.testing.assert_allclose(
+            F.linear(a, w, bias).float().numpy(), _ref_linear(a, w, bias), rtol=3e-2, atol=3e-2
+        )
 
 
 def _ref_linear(a, w, bias):
@@ -108,8 +110,9 @@ def test_autograd_through_casts_and_misuse_outside():
     assert y.dtype is BF
     y.float().sum().backward()
     assert w.grad.dtype is F32
-    np.testing.assert_allclose(w.grad.numpy(), np.repeat(x.numpy().sum(0)[:, None], 2, 1),
-                               rtol=1.6e-2)
+    np.testing.assert_allclose(
+        w.grad.numpy(), np.repeat(x.numpy().sum(0)[:, None], 2, 1), rtol=1.6e-2
+    )
     with pytest.raises(RuntimeError):
         y.detach() @ _x(2, 2)  # bf16 @ f32 outside the region: torch raises too
 
@@ -121,19 +124,35 @@ def test_cuda_policies(device):
     h = f.half()
     with gt.autocast("cuda"):
         assert gt.mm(f, f).dtype is H and F.linear(f, f).dtype is H
-        for r in (gt.exp(h), gt.log(h.abs() + 1), F.softmax(h, 0), F.log_softmax(h, 0),
-                  h.sum(), gt.cumsum(h, 0), F.mse_loss(h, h), F.l1_loss(h, h),
-                  F.smooth_l1_loss(h, h), F.layer_norm(h, (4,))):
+        for r in (
+            gt.exp(h),
+            gt.log(h.abs() + 1),
+            F.softmax(h, 0),
+            F.log_softmax(h, 0),
+            h.sum(),
+            gt.cumsum(h, 0),
+            F.mse_loss(h, h),
+            F.l1_loss(h, h),
+            F.smooth_l1_loss(h, h),
+            F.layer_norm(h, (4,)),
+        ):
             assert r.dtype is F32
         assert gt.addcmul(h, h, f).dtype is F32 and gt.addcmul(h, h, h).dtype is H
         assert (h + f).dtype is F32 and gt.relu(h).dtype is H  # not listed: natural
-        with pytest.raises(RuntimeError, match="^torch.nn.functional.binary_cross_entropy "
-                           "and torch.nn.BCELoss are unsafe to autocast."):
+        with pytest.raises(
+            RuntimeError,
+            match="^torch.nn.functional.binary_cross_entropy "
+            "and torch.nn.BCELoss are unsafe to autocast.",
+        ):
             F.binary_cross_entropy(gt.sigmoid(h), gt.ones(4, 4, device="cuda"))
     with gt.autocast("cuda", dtype=BF):
         assert gt.mm(f, f).dtype is BF
-        np.testing.assert_allclose(gt.mm(f, f).float().cpu().numpy(),
-                                   f.cpu().numpy() @ f.cpu().numpy(), rtol=3e-2, atol=3e-2)
+        np.testing.assert_allclose(
+            gt.mm(f, f).float().cpu().numpy(),
+            f.cpu().numpy() @ f.cpu().numpy(),
+            rtol=3e-2,
+            atol=3e-2,
+        )
 
 
 @gt.fuse
@@ -148,8 +167,7 @@ def test_fused_chain_stores_the_regions_dtype(device):
         got = _bias_gelu(x, b)
     assert got.dtype is BF and want.dtype is F32
     # one rounding, on store: within one bf16 ulp of the fp32 result
-    np.testing.assert_allclose(got.float().cpu().numpy(), want.cpu().numpy(), rtol=2 ** -8,
-                               atol=1e-6)
+    np.testing.assert_allclose(got.float().cpu().numpy(), want.cpu().numpy(), rtol=2**-8, atol=1e-6)
 
 
 def test_torch_parity_dtypes_and_values():
@@ -171,5 +189,6 @@ def test_torch_parity_dtypes_and_values():
                 out["cat"] = lib.cat([mm, lib.ones(1, 4)])
         for k in want:
             assert str(got[k].dtype).split(".")[-1] == str(want[k].dtype).split(".")[-1], k
-            np.testing.assert_allclose(got[k].float().numpy(), want[k].float().numpy(),
-                                       rtol=1.6e-2, atol=1e-2, err_msg=k)
+            np.testing.assert_allclose(
+                got[k].float().numpy(), want[k].float().numpy(), rtol=1.6e-2, atol=1e-2, err_msg=k
+            )

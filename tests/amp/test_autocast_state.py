@@ -55,8 +55,11 @@ def test_decorator_and_threads():
     assert f() == 3 and f.__name__ == "f"
     assert seen == {"inside": (True, gt.float16), "thread": False}  # thread-local, as torch
     assert not gt.is_autocast_enabled("cpu")
-    with pytest.raises(TypeError, match=r"autocast\(\)\(func\) requires a callable, but got "
-                       "int. Did you mean to use autocast as a context manager?"):
+    with pytest.raises(
+        TypeError,
+        match=r"autocast\(\)\(func\) requires a callable, but got "
+        "int. Did you mean to use autocast as a context manager?",
+    ):
         gt.autocast("cpu")(3)
 
 
@@ -65,9 +68,12 @@ def test_bad_arguments_raise_or_warn_like_torch():
         gt.autocast(gt.device("cpu"))
     with pytest.raises(RuntimeError, match="unsupported autocast device_type 'xla'"):
         gt.autocast("xla")
-    with pytest.warns(UserWarning, match=r"^In CPU autocast, but the target dtype is not "
-                      r"supported. Disabling autocast.\nCPU Autocast only supports dtypes of "
-                      r"torch.bfloat16, torch.float16 currently.$"):
+    with pytest.warns(
+        UserWarning,
+        match=r"^In CPU autocast, but the target dtype is not "
+        r"supported. Disabling autocast.\nCPU Autocast only supports dtypes of "
+        r"torch.bfloat16, torch.float16 currently.$",
+    ):
         ctx = gt.autocast("cpu", dtype=gt.float32)
     with ctx:
         assert not gt.is_autocast_enabled("cpu")
@@ -87,8 +93,11 @@ def test_setters_cache_switch_and_legacy_names():
     with gt.autocast("cpu", cache_enabled=False):
         assert not gt.is_autocast_cache_enabled()
     assert gt.is_autocast_cache_enabled()
-    with pytest.warns(DeprecationWarning, match=r"^torch.get_autocast_gpu_dtype\(\) is "
-                      r"deprecated. Please use torch.get_autocast_dtype\('cuda'\) instead.$"):
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"^torch.get_autocast_gpu_dtype\(\) is "
+        r"deprecated. Please use torch.get_autocast_dtype\('cuda'\) instead.$",
+    ):
         assert gt.get_autocast_gpu_dtype() is gt.float16
     with pytest.warns(DeprecationWarning, match=r"set_autocast_cpu_enabled\(enabled\) is "):
         gt.set_autocast_cpu_enabled(False)
@@ -96,21 +105,30 @@ def test_setters_cache_switch_and_legacy_names():
 
 
 def test_deprecated_autocast_aliases():
-    with pytest.warns(FutureWarning, match=r"^`torch.cpu.amp.autocast\(args...\)` is "
-                      r"deprecated. Please use `torch.amp.autocast\('cpu', args...\)` "
-                      r"instead.$"):
+    with pytest.warns(
+        FutureWarning,
+        match=r"^`torch.cpu.amp.autocast\(args...\)` is "
+        r"deprecated. Please use `torch.amp.autocast\('cpu', args...\)` "
+        r"instead.$",
+    ):
         ctx = gt.cpu.amp.autocast()
     with ctx:
         assert gt.is_autocast_enabled("cpu") and gt.get_autocast_dtype("cpu") is gt.bfloat16
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # (no cuda here: disabled)
-        with pytest.warns(FutureWarning, match=r"^`torch.cuda.amp.autocast\(args...\)` is "
-                          r"deprecated. Please use `torch.amp.autocast\('cuda', args...\)` "):
+        with pytest.warns(
+            FutureWarning,
+            match=r"^`torch.cuda.amp.autocast\(args...\)` is "
+            r"deprecated. Please use `torch.amp.autocast\('cuda', args...\)` ",
+        ):
             ctx = gt.cuda.amp.autocast()
     assert isinstance(ctx, gt.amp.autocast) and ctx.fast_dtype is gt.float16
-    with pytest.warns(FutureWarning, match=r"^`torch.cuda.amp.custom_fwd\(args...\)` is "
-                      r"deprecated. Please use `torch.amp.custom_fwd\(args..., "
-                      r"device_type='cuda'\)` instead.$"):
+    with pytest.warns(
+        FutureWarning,
+        match=r"^`torch.cuda.amp.custom_fwd\(args...\)` is "
+        r"deprecated. Please use `torch.amp.custom_fwd\(args..., "
+        r"device_type='cuda'\)` instead.$",
+    ):
         gt.cuda.amp.custom_fwd(lambda ctx: ctx)
 
 

@@ -13,12 +13,20 @@ import gpu_tensor as gt
 
 # (scale, growth tracker, stepped) after each update; init_scale=2**16, growth_interval=3,
 # loss * inf at iteration 1. Recorded from torch 2.13 CPU.
-TORCH_TRAJECTORY = [(65536.0, 1, True), (32768.0, 0, False), (32768.0, 1, True),
-                    (32768.0, 2, True), (65536.0, 0, True), (65536.0, 1, True),
-                    (65536.0, 2, True)]
+TORCH_TRAJECTORY = [
+    (65536.0, 1, True),
+    (32768.0, 0, False),
+    (32768.0, 1, True),
+    (32768.0, 2, True),
+    (65536.0, 0, True),
+    (65536.0, 1, True),
+    (65536.0, 2, True),
+]
 # the weight after each step (SGD lr=0.1) of the same run, recorded from torch 2.13 CPU
-TORCH_WEIGHTS = {0: [0.0, -0.4, 0.0, 0.0, 0.4, 0.4, -1.0, 0.4],
-                 6: [-0.5, -1.4, -1.5, -2.0, -0.1, -0.6, -2.5, -1.6]}
+TORCH_WEIGHTS = {
+    0: [0.0, -0.4, 0.0, 0.0, 0.4, 0.4, -1.0, 0.4],
+    6: [-0.5, -1.4, -1.5, -2.0, -0.1, -0.6, -2.5, -1.6],
+}
 
 
 def _model(device, optimizer="SGD", **kw):
@@ -32,7 +40,7 @@ def _model(device, optimizer="SGD", **kw):
 
 def _run(device, iterations=7, bad=1, bad_value=float("inf")):
     m, opt = _model(device)
-    sc = gt.amp.GradScaler(device, init_scale=2.0 ** 16, growth_interval=3)
+    sc = gt.amp.GradScaler(device, init_scale=2.0**16, growth_interval=3)
     x = gt.tensor([[1.0, 2.0, 3.0, 4.0]], device=device)
     rows, weights = [], {}
     for i in range(iterations):
@@ -65,7 +73,7 @@ def test_nan_backs_off_and_scale_never_grows_to_inf(device):
     sc.update()
     assert sc.get_scale() == 2.0 and sc._get_growth_tracker() == 0
     # growth_interval=1 at the largest power of two below float32's max: stays (torch)
-    sc = gt.amp.GradScaler(device, init_scale=2.0 ** 127, growth_interval=1)
+    sc = gt.amp.GradScaler(device, init_scale=2.0**127, growth_interval=1)
     m, opt = _model(device)
     sc.scale(m(gt.ones(1, 4, device=device)).sum() * 0.0).backward()
     sc.step(opt)
@@ -92,15 +100,22 @@ def test_contract_errors(device):
         sc.update()
     sc.scale(m(gt.ones(1, 4, device=device)).sum()).backward()
     sc.unscale_(opt)
-    with pytest.raises(RuntimeError, match=r"^unscale_\(\) has already been called on this "
-                       r"optimizer since the last update\(\)\.$"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^unscale_\(\) has already been called on this "
+        r"optimizer since the last update\(\)\.$",
+    ):
         sc.unscale_(opt)
-    with pytest.raises(RuntimeError, match="^Closure use is not currently supported if "
-                       "GradScaler is enabled.$"):
+    with pytest.raises(
+        RuntimeError, match="^Closure use is not currently supported if GradScaler is enabled.$"
+    ):
         sc.step(opt, closure=lambda: None)
     sc.step(opt)
-    with pytest.raises(RuntimeError, match=r"^step\(\) has already been called since the "
-                       r"last update\(\)\.$"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^step\(\) has already been called since the "
+        r"last update\(\)\.$",
+    ):
         sc.step(opt)
     with pytest.raises(RuntimeError, match=r"^unscale_\(\) is being called after step\(\)\.$"):
         sc.unscale_(opt)
@@ -142,8 +157,13 @@ def test_scale_forms_and_dtypes(device):
 def test_state_dict_round_trip(device):
     rows, _, sc = _run(device, iterations=2)
     sd = sc.state_dict()
-    assert sd == {"scale": 32768.0, "growth_factor": 2.0, "backoff_factor": 0.5,
-                  "growth_interval": 3, "_growth_tracker": 0}
+    assert sd == {
+        "scale": 32768.0,
+        "growth_factor": 2.0,
+        "backoff_factor": 0.5,
+        "growth_interval": 3,
+        "_growth_tracker": 0,
+    }
     fresh = gt.amp.GradScaler(device)
     fresh.load_state_dict({**sd, "_growth_tracker": 2})
     assert fresh.get_scale() == 32768.0 and fresh._get_growth_tracker() == 2
@@ -162,8 +182,11 @@ def test_factor_checks_and_setters():
     sc.set_growth_factor(3.0)
     sc.set_backoff_factor(0.25)
     sc.set_growth_interval(7)
-    assert (sc.get_growth_factor(), sc.get_backoff_factor(), sc.get_growth_interval()) == \
-        (3.0, 0.25, 7)
+    assert (sc.get_growth_factor(), sc.get_backoff_factor(), sc.get_growth_interval()) == (
+        3.0,
+        0.25,
+        7,
+    )
 
 
 def test_overflow_report_names_the_parameter(device):
@@ -179,9 +202,12 @@ def test_overflow_report_names_the_parameter(device):
 
 
 def test_deprecated_aliases_warn_with_torchs_text():
-    with pytest.warns(FutureWarning, match=r"^`torch.cuda.amp.GradScaler\(args...\)` is "
-                      r"deprecated. Please use `torch.amp.GradScaler\('cuda', args...\)` "
-                      r"instead.$"):
+    with pytest.warns(
+        FutureWarning,
+        match=r"^`torch.cuda.amp.GradScaler\(args...\)` is "
+        r"deprecated. Please use `torch.amp.GradScaler\('cuda', args...\)` "
+        r"instead.$",
+    ):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # (no cuda: disabled, as torch)
             gt.cuda.amp.GradScaler()

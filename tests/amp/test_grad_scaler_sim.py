@@ -12,8 +12,10 @@ import pytest
 import gpu_tensor as gt
 from gpu_tensor import device as dv
 
-pytestmark = [pytest.mark.sim,  # (the cpu reference run multiplies by inf: numpy warns)
-              pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+pytestmark = [
+    pytest.mark.sim,  # (the cpu reference run multiplies by inf: numpy warns)
+    pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+]
 
 
 def _train(device, optimizer, steps=4, bad=1):
@@ -21,7 +23,7 @@ def _train(device, optimizer, steps=4, bad=1):
     m = gt.nn.Sequential(gt.nn.Linear(8, 8), gt.nn.ReLU(), gt.nn.Linear(8, 2))
     m = m.to(device)
     opt = optimizer(m.parameters())
-    sc = gt.amp.GradScaler(device, init_scale=2.0 ** 10, growth_interval=2)
+    sc = gt.amp.GradScaler(device, init_scale=2.0**10, growth_interval=2)
     x = gt.tensor(np.linspace(-1, 1, 32, dtype=np.float32).reshape(4, 8), device=device)
     syncs = []
     for i in range(steps):
@@ -54,7 +56,7 @@ def test_amp_step_makes_no_host_sync_and_matches_cpu():
     ref, ref_sc, _ = _train("cpu", adam)  # cpu: GradScaler reads found_inf (torch's path)
     for a, b in zip(params, ref, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-    assert sc.get_scale() == ref_sc.get_scale() == 2.0 ** 10  # backed off once, grew once
+    assert sc.get_scale() == ref_sc.get_scale() == 2.0**10  # backed off once, grew once
 
 
 def test_unfused_optimizer_syncs_once_per_step():

@@ -23,27 +23,43 @@ def test_table_sizes_match_torchs_registrations():
 @pytest.mark.parametrize("device_type,key", [("cuda", "AutocastCUDA"), ("cpu", "AutocastCPU")])
 def test_tables_are_torchs_registrations(device_type, key):
     torch = pytest.importorskip("torch")
-    names = {n.split("::")[1].split(".")[0]
-             for n in torch._C._dispatch_get_registrations_for_dispatch_key(key)}
-    ours = set(policy.POLICIES[device_type]) - ({"cross_entropy_loss"}
-                                                if device_type == "cuda" else set())
+    names = {
+        n.split("::")[1].split(".")[0]
+        for n in torch._C._dispatch_get_registrations_for_dispatch_key(key)
+    }
+    ours = set(policy.POLICIES[device_type]) - (
+        {"cross_entropy_loss"} if device_type == "cuda" else set()
+    )
     assert ours == names
 
 
-@pytest.mark.parametrize("name,cuda,cpu", [
-    ("mm", policy.LOWER, policy.LOWER), ("linear", policy.LOWER, policy.LOWER),
-    ("conv2d", policy.LOWER, policy.LOWER), ("addmv", policy.LOWER, None),
-    ("exp", policy.FP32, None), ("layer_norm", policy.FP32, None),
-    ("rms_norm", policy.FP32, None), ("logsumexp", policy.FP32, None),
-    ("softmax", policy.FP32_OPT_DTYPE, None), ("sum", policy.FP32_OPT_DTYPE, None),
-    ("norm", policy.FP32_APPEND_DTYPE, None), ("vdot", policy.PROMOTE, None),
-    ("cat", None, policy.PROMOTE), ("stack", None, policy.PROMOTE),
-    ("binary_cross_entropy", policy.BANNED, policy.FP32),
-    ("cross_entropy", policy.FP32, policy.FP32), ("mse_loss", policy.FP32, policy.FP32),
-    ("add", None, None), ("relu", None, None), ("gelu", None, None),
-    ("linalg.vector_norm", policy.FP32_OPT_DTYPE, None), ("__matmul__", policy.LOWER,
-                                                           policy.LOWER),
-])
+@pytest.mark.parametrize(
+    "name,cuda,cpu",
+    [
+        ("mm", policy.LOWER, policy.LOWER),
+        ("linear", policy.LOWER, policy.LOWER),
+        ("conv2d", policy.LOWER, policy.LOWER),
+        ("addmv", policy.LOWER, None),
+        ("exp", policy.FP32, None),
+        ("layer_norm", policy.FP32, None),
+        ("rms_norm", policy.FP32, None),
+        ("logsumexp", policy.FP32, None),
+        ("softmax", policy.FP32_OPT_DTYPE, None),
+        ("sum", policy.FP32_OPT_DTYPE, None),
+        ("norm", policy.FP32_APPEND_DTYPE, None),
+        ("vdot", policy.PROMOTE, None),
+        ("cat", None, policy.PROMOTE),
+        ("stack", None, policy.PROMOTE),
+        ("binary_cross_entropy", policy.BANNED, policy.FP32),
+        ("cross_entropy", policy.FP32, policy.FP32),
+        ("mse_loss", policy.FP32, policy.FP32),
+        ("add", None, None),
+        ("relu", None, None),
+        ("gelu", None, None),
+        ("linalg.vector_norm", policy.FP32_OPT_DTYPE, None),
+        ("__matmul__", policy.LOWER, policy.LOWER),
+    ],
+)
 def test_policy_of_op(name, cuda, cpu):
     assert policy.policy("cuda", name) == cuda
     assert policy.policy("cpu", name) == cpu
@@ -67,8 +83,9 @@ def test_handler_casts_per_policy():
         bf = gt.ones(2, dtype=gt.bfloat16)
         assert _run("cat", gt.cat, [bf, gt.ones(2)]).dtype is gt.float32
         assert _run("cat", gt.cat, [bf, bf]).dtype is gt.bfloat16
-        with pytest.raises(RuntimeError, match="Unexpected floating ScalarType in "
-                           "at::autocast::prioritize"):
+        with pytest.raises(
+            RuntimeError, match="Unexpected floating ScalarType in at::autocast::prioritize"
+        ):
             _run("cat", gt.cat, [gt.ones(2, dtype=gt.float16), bf])
         assert _run("mse_loss", gt.nn.functional.mse_loss, bf, bf).dtype is gt.float32
 
@@ -87,8 +104,11 @@ def test_handler_cuda_policies(device):
         assert _run("addcmul", gt.addcmul, h, h, f).dtype is gt.float32
         assert _run("addcmul", gt.addcmul, h, h, h).dtype is gt.float16
         assert _run("add", gt.add, h, f).dtype is gt.float32  # natural promotion
-        with pytest.raises(RuntimeError, match=r"^torch.nn.functional.binary_cross_entropy "
-                           r"and torch.nn.BCELoss are unsafe to autocast.\nMany models"):
+        with pytest.raises(
+            RuntimeError,
+            match=r"^torch.nn.functional.binary_cross_entropy "
+            r"and torch.nn.BCELoss are unsafe to autocast.\nMany models",
+        ):
             _run("binary_cross_entropy", gt.nn.functional.binary_cross_entropy, h, h)
         with gt.autocast("cuda", enabled=False):
             assert _run("mm", gt.mm, f, f).dtype is gt.float32

@@ -50,11 +50,16 @@ def _params(device, values):
 
 def _mixed(n, seed=0):
     rng = np.random.default_rng(seed)
-    return [(gt.float32 if i % 2 else gt.bfloat16,
-             (rng.standard_normal((3 + i, 5)) * 1000).astype(np.float32)) for i in range(n)]
+    return [
+        (
+            gt.float32 if i % 2 else gt.bfloat16,
+            (rng.standard_normal((3 + i, 5)) * 1000).astype(np.float32),
+        )
+        for i in range(n)
+    ]
 
 
-def _scaler(device, ps, scale=2.0 ** 12):
+def _scaler(device, ps, scale=2.0**12):
     sc = gt.amp.GradScaler(device, init_scale=scale)
     sc.scale(gt.ones((), device=device))
     return sc, gt.optim.SGD(ps, lr=0.1)
@@ -70,8 +75,10 @@ def test_one_launch_per_group_and_no_host_sync(sim, launches, n):
         launches.clear()
         sc.unscale_(opt)
         c = sim.counters()
-        assert sorted(launches) == [("bfloat16", n // 2, "reciprocal"),
-                                    ("float32", n // 2, "reciprocal")]
+        assert sorted(launches) == [
+            ("bfloat16", n // 2, "reciprocal"),
+            ("float32", n // 2, "reciprocal"),
+        ]
         assert c["kernel_launches"] == 2  # found_inf's zeros is a memset, not a launch
         assert c["host_waits"] + c["device_syncs"] == 0
         # the first call uploads one table per group; later calls reuse them
@@ -113,11 +120,17 @@ def test_values_and_found_inf_equal_the_host_path(sim, launches, case):
         ps = _params(device, values)
         sc, opt = _scaler(device, ps, scale=3.0)  # 1/3: the inverse's rounding shows
         sc.unscale_(opt)
-        found = sum(float(f.item()) for f in
-                    sc._per_optimizer_states[id(opt)]["found_inf_per_device"].values())
+        found = sum(
+            float(f.item())
+            for f in sc._per_optimizer_states[id(opt)]["found_inf_per_device"].values()
+        )
         sc.update()
-        out[device] = ([p.grad.float().cpu().numpy() for p in ps], found,
-                       sc.found_inf_report(), sc.get_scale())
+        out[device] = (
+            [p.grad.float().cpu().numpy() for p in ps],
+            found,
+            sc.found_inf_report(),
+            sc.get_scale(),
+        )
     assert len(launches) == 3  # float32, bfloat16 and float64: one each, cuda only
     (gc, fc, rc, sc_c), (gh, fh, rh, sc_h) = out["cuda"], out["cpu"]
     for a, b in zip(gc, gh, strict=True):

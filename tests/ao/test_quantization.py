@@ -10,8 +10,10 @@ import pytest
 import gpu_tensor as gt
 from gpu_tensor.ao import quantization as tq
 
-pytestmark = [pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning"),
-              pytest.mark.filterwarnings("ignore:torch.ao.quantization:DeprecationWarning")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning"),
+    pytest.mark.filterwarnings("ignore:torch.ao.quantization:DeprecationWarning"),
+]
 
 
 def test_minmax_observer_affine():
@@ -59,7 +61,8 @@ def test_quantize_dynamic_swaps_linears():
         q = tq.quantize_dynamic(model, {gt.nn.Linear}, dtype=gt.qint8)
     dep = [w for w in got if w.category is DeprecationWarning]
     assert dep and str(dep[0].message).startswith(
-        "torch.ao.quantization is deprecated and will be removed in 2.10.")
+        "torch.ao.quantization is deprecated and will be removed in 2.10."
+    )
     assert type(model[0]) is gt.nn.Linear  # a copy was quantized
     assert repr(q) == (
         "Sequential(\n"
@@ -67,14 +70,22 @@ def test_quantize_dynamic_swaps_linears():
         " qscheme=gpu_tensor.per_tensor_affine)\n"
         "  (1): ReLU()\n"
         "  (2): DynamicQuantizedLinear(in_features=32, out_features=8, dtype=gpu_tensor.qint8,"
-        " qscheme=gpu_tensor.per_tensor_affine)\n)")
+        " qscheme=gpu_tensor.per_tensor_affine)\n)"
+    )
     w = q[0].weight()
     amax = model[0].weight.detach().abs().max().item()
     assert w.q_scale() == pytest.approx(amax / 127.5, rel=1e-7) and w.q_zero_point() == 0
     sd = q.state_dict()
-    assert list(sd) == ["0.scale", "0.zero_point", "0._packed_params.dtype",
-                        "0._packed_params._packed_params", "2.scale", "2.zero_point",
-                        "2._packed_params.dtype", "2._packed_params._packed_params"]
+    assert list(sd) == [
+        "0.scale",
+        "0.zero_point",
+        "0._packed_params.dtype",
+        "0._packed_params._packed_params",
+        "2.scale",
+        "2.zero_point",
+        "2._packed_params.dtype",
+        "2._packed_params._packed_params",
+    ]
     assert sd["0._packed_params.dtype"] is gt.qint8
     qw, b = sd["0._packed_params._packed_params"]
     assert qw.is_quantized and b.shape == (32,)

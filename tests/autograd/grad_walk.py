@@ -78,7 +78,8 @@ RECIPES = {
     "broadcast_to": lambda f, t: f(t.x(), (2, 3, 3)),
     "expand": lambda f, t: f(t.x(), 2, 3, 3),
     "diagonal_scatter": lambda f, t: f(t.x(), t.v()),
-    "dot": lambda f, t: f(t.v(), t.v()), "vdot": lambda f, t: f(t.v(), t.v()),
+    "dot": lambda f, t: f(t.v(), t.v()),
+    "vdot": lambda f, t: f(t.v(), t.v()),
     "inner": lambda f, t: f(t.v(), t.v()),
     "mv": lambda f, t: f(t.x(), t.v()),
     "gather": lambda f, t: f(t.x(), 1, t.m.tensor([[0, 1], [2, 0], [1, 1]])),
@@ -94,60 +95,79 @@ RECIPES = {
     "masked_select": lambda f, t: f(t.x(), t.mask()),
     "scatter": lambda f, t: f(t.x(), 1, t.m.tensor([[0, 1], [2, 0], [1, 2]]), t.y()[:, :2]),
     "scatter_add": lambda f, t: f(t.x(), 1, t.m.tensor([[0, 1], [2, 0], [1, 2]]), t.y()[:, :2]),
-    "scatter_reduce": lambda f, t: f(t.x(), 1, t.m.tensor([[0, 1], [2, 0], [1, 2]]),
-                                     t.y()[:, :2], "amax"),
-    "apply_": lambda f, t: f(t.x(), lambda v: v), "map_": lambda f, t: f(t.x(), t.y(),
-                                                                      lambda a, b: a),
-    "transpose_": lambda f, t: f(t.x(), 0, 1), "swapaxes_": lambda f, t: f(t.x(), 0, 1),
-    "swapdims_": lambda f, t: f(t.x(), 0, 1), "resize_": lambda f, t: f(t.x(), 9),
+    "scatter_reduce": lambda f, t: f(
+        t.x(), 1, t.m.tensor([[0, 1], [2, 0], [1, 2]]), t.y()[:, :2], "amax"
+    ),
+    "apply_": lambda f, t: f(t.x(), lambda v: v),
+    "map_": lambda f, t: f(t.x(), t.y(), lambda a, b: a),
+    "transpose_": lambda f, t: f(t.x(), 0, 1),
+    "swapaxes_": lambda f, t: f(t.x(), 0, 1),
+    "swapdims_": lambda f, t: f(t.x(), 0, 1),
+    "resize_": lambda f, t: f(t.x(), 9),
     "resize_as_": lambda f, t: f(t.x(), t.v()),
     "as_strided_": lambda f, t: f(t.x(), (2, 2), (1, 3)),
     "set_": lambda f, t: f(t.x(), t.y().detach()),
     "put": lambda f, t: f(t.x(), t.idx(), t.v()[:2]),
     "take": lambda f, t: f(t.x(), t.idx()),
-    "narrow": lambda f, t: f(t.x(), 0, 1, 2), "narrow_copy": lambda f, t: f(t.x(), 0, 1, 2),
+    "narrow": lambda f, t: f(t.x(), 0, 1, 2),
+    "narrow_copy": lambda f, t: f(t.x(), 0, 1, 2),
     "select": lambda f, t: f(t.x(), 0, 1),
     "select_scatter": lambda f, t: f(t.x(), t.v(), 0, 1),
     "slice_scatter": lambda f, t: f(t.x(), t.y()[:1], 0, 0, 1),
-    "movedim": lambda f, t: f(t.x(), 0, 1), "moveaxis": lambda f, t: f(t.x(), 0, 1),
-    "swapaxes": lambda f, t: f(t.x(), 0, 1), "swapdims": lambda f, t: f(t.x(), 0, 1),
+    "movedim": lambda f, t: f(t.x(), 0, 1),
+    "moveaxis": lambda f, t: f(t.x(), 0, 1),
+    "swapaxes": lambda f, t: f(t.x(), 0, 1),
+    "swapdims": lambda f, t: f(t.x(), 0, 1),
     "transpose": lambda f, t: f(t.x(), 0, 1),
-    "permute": lambda f, t: f(t.x(), (1, 0)), "reshape": lambda f, t: f(t.x(), (9,)),
-    "view": lambda f, t: f(t.x(), 9), "unflatten": lambda f, t: f(t.x(), 1, (3, 1)),
-    "repeat": lambda f, t: f(t.x(), 2, 1), "tile": lambda f, t: f(t.x(), (2, 1)),
-    "flip": lambda f, t: f(t.x(), (0,)), "roll": lambda f, t: f(t.x(), 1, 0),
+    "permute": lambda f, t: f(t.x(), (1, 0)),
+    "reshape": lambda f, t: f(t.x(), (9,)),
+    "view": lambda f, t: f(t.x(), 9),
+    "unflatten": lambda f, t: f(t.x(), 1, (3, 1)),
+    "repeat": lambda f, t: f(t.x(), 2, 1),
+    "tile": lambda f, t: f(t.x(), (2, 1)),
+    "flip": lambda f, t: f(t.x(), (0,)),
+    "roll": lambda f, t: f(t.x(), 1, 0),
     "renorm": lambda f, t: f(t.x(), 2, 0, 1.0),
-    "prelu": lambda f, t: f(t.x(), t.m.tensor([0.25], dtype=t.m.float64,
-                                              requires_grad=True)),
+    "prelu": lambda f, t: f(t.x(), t.m.tensor([0.25], dtype=t.m.float64, requires_grad=True)),
     "lerp": lambda f, t: f(t.x(), t.y(), 0.3),
-    "where": lambda f, t: f(t.mask(), t.x(), t.y()) if f is t.m.where
-    else f(t.x(), t.mask(), t.y()),
+    "where": lambda f, t: (
+        f(t.mask(), t.x(), t.y()) if f is t.m.where else f(t.x(), t.mask(), t.y())
+    ),
     "polygamma": lambda f, t: f(2, t.x()) if f is t.m.polygamma else f(t.x(), 2),
     "polygamma_": lambda f, t: f(t.x(), 2),
-    "mvlgamma": lambda f, t: f(t.x() + 1, 2), "mvlgamma_": lambda f, t: f(t.x(), 1),
-    "outer": lambda f, t: f(t.v(), t.v()), "ger": lambda f, t: f(t.v(), t.v()),
+    "mvlgamma": lambda f, t: f(t.x() + 1, 2),
+    "mvlgamma_": lambda f, t: f(t.x(), 1),
+    "outer": lambda f, t: f(t.v(), t.v()),
+    "ger": lambda f, t: f(t.v(), t.v()),
     "matrix_power": lambda f, t: f(t.x(), 3),
     "einsum": lambda f, t: f("ij,jk->ik", t.x(), t.y()),
     "cross": lambda f, t: f(t.x(), t.y()),
     "cholesky_solve": lambda f, t: f(t.y(), t.m.linalg.cholesky(t.x())),
     "cholesky_inverse": lambda f, t: f(t.m.linalg.cholesky(t.x())),
     "triangular_solve": lambda f, t: f(t.y(), t.x().triu()),
-    "split": lambda f, t: f(t.x(), 2), "chunk": lambda f, t: f(t.x(), 2),
-    "tensor_split": lambda f, t: f(t.x(), 2), "unbind": lambda f, t: f(t.x()),
+    "split": lambda f, t: f(t.x(), 2),
+    "chunk": lambda f, t: f(t.x(), 2),
+    "tensor_split": lambda f, t: f(t.x(), 2),
+    "unbind": lambda f, t: f(t.x()),
     "split_with_sizes": lambda f, t: f(t.x(), [1, 2]),
     "unsafe_split_with_sizes": lambda f, t: f(t.x(), [1, 2]),
-    "hsplit": lambda f, t: f(t.x(), 3), "vsplit": lambda f, t: f(t.x(), 3),
-    "kthvalue": lambda f, t: f(t.x(), 2), "topk": lambda f, t: f(t.x(), 2),
-    "quantile": lambda f, t: f(t.x(), 0.3), "nanquantile": lambda f, t: f(t.x(), 0.3),
+    "hsplit": lambda f, t: f(t.x(), 3),
+    "vsplit": lambda f, t: f(t.x(), 3),
+    "kthvalue": lambda f, t: f(t.x(), 2),
+    "topk": lambda f, t: f(t.x(), 2),
+    "quantile": lambda f, t: f(t.x(), 0.3),
+    "nanquantile": lambda f, t: f(t.x(), 0.3),
     "sum_to_size": lambda f, t: f(t.x(), (1, 3)),
     "expand_as": lambda f, t: f(t.x()[:1], t.y()),
-    "view_as": lambda f, t: f(t.x(), t.y()), "reshape_as": lambda f, t: f(t.x(), t.y()),
+    "view_as": lambda f, t: f(t.x(), t.y()),
+    "reshape_as": lambda f, t: f(t.x(), t.y()),
     "type_as": lambda f, t: f(t.x(), t.y()),
     "new_tensor": lambda f, t: f(t.x(), [1.0]),
     "new_full": lambda f, t: f(t.x(), (2,), 1.0),
     "unfold": lambda f, t: f(t.x(), 0, 2, 1),
     "diff": lambda f, t: f(t.x()),
-    "histc": lambda f, t: f(t.x()), "histogram": lambda f, t: f(t.x(), 4),
+    "histc": lambda f, t: f(t.x()),
+    "histogram": lambda f, t: f(t.x(), 4),
     "bincount": lambda f, t: f(t.m.tensor([0, 1, 1]), t.v()),
     "searchsorted": lambda f, t: f(t.v(), t.v()),
     "bernoulli": lambda f, t: f(t.x() / 5),  # probabilities
@@ -168,8 +188,11 @@ def _tensors(r, m):
 
 
 def not_implemented(exc) -> bool:
-    return isinstance(exc, RuntimeError) and "is not implemented" in str(exc) and (
-        "derivative" in str(exc))
+    return (
+        isinstance(exc, RuntimeError)
+        and "is not implemented" in str(exc)
+        and ("derivative" in str(exc))
+    )
 
 
 def verdict(m, name, f, inplace):
@@ -191,7 +214,8 @@ def verdict(m, name, f, inplace):
         except Exception as exc:  # noqa: BLE001 - the next call is tried
             last = exc
             if isinstance(exc, (RuntimeError, BufferError)) and re.search(
-                    r"requires? grad", str(exc)):  # a refusal in torch's words
+                r"requires? grad", str(exc)
+            ):  # a refusal in torch's words
                 return "refused", str(exc)[:80]
             continue
         if inplace:
@@ -248,10 +272,17 @@ def resolve(m, path):
 # calls that switch thread- or process-wide state (autocast on, its nesting): called with
 # the walk's tensors they would leave every later test under autocast, so they are not
 # called at all (a "skip" like any other op without a float tensor argument)
-STATEFUL = {"set_autocast_enabled", "set_autocast_dtype", "set_autocast_cpu_enabled",
-            "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "set_autocast_cache_enabled",
-            "autocast_increment_nesting", "autocast_decrement_nesting",
-            "clear_autocast_cache"}
+STATEFUL = {
+    "set_autocast_enabled",
+    "set_autocast_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_gpu_dtype",
+    "set_autocast_cache_enabled",
+    "autocast_increment_nesting",
+    "autocast_decrement_nesting",
+    "clear_autocast_cache",
+}
 
 
 def walk(m, ops):

@@ -33,10 +33,14 @@ def _cases():
         (F.nll_loss(a, t), ("NllLossBackward0", [ACC])),
         (F.cross_entropy(a, t), ("NllLossBackward0", ["LogSoftmaxBackward0"])),
         (F.cross_entropy(a, p), ("DivBackward1", ["NegBackward0"])),
-        (F.binary_cross_entropy(a.sigmoid(), p),
-         ("BinaryCrossEntropyBackward0", ["SigmoidBackward0", None])),
-        (F.binary_cross_entropy_with_logits(a, p),
-         ("BinaryCrossEntropyWithLogitsBackward0", [ACC, None])),
+        (
+            F.binary_cross_entropy(a.sigmoid(), p),
+            ("BinaryCrossEntropyBackward0", ["SigmoidBackward0", None]),
+        ),
+        (
+            F.binary_cross_entropy_with_logits(a, p),
+            ("BinaryCrossEntropyWithLogitsBackward0", [ACC, None]),
+        ),
         (F.linear(a, w, bias), ("AddmmBackward0", [ACC, ACC, "TBackward0"])),
         (F.linear(a, w), ("MmBackward0", [ACC, "TBackward0"])),
         (F.linear(a.unsqueeze(0), w, bias), ("ViewBackward0", ["AddmmBackward0"])),
@@ -49,10 +53,14 @@ def _cases():
         (F.elu(a), ("EluBackward0", [ACC])),
         (F.softplus(a), ("SoftplusBackward0", [ACC])),
         (F.hardtanh(a), ("HardtanhBackward0", [ACC])),
-        (F.group_norm(a.reshape(2, 6, 1), 2), ("NativeGroupNormBackward0",
-                                               ["ViewBackward0", None, None])),
-        (F.margin_ranking_loss(a[:, 0], b[:, 0], b[:, 1]), ("MeanBackward0",
-                                                            ["ClampMinBackward0"])),
+        (
+            F.group_norm(a.reshape(2, 6, 1), 2),
+            ("NativeGroupNormBackward0", ["ViewBackward0", None, None]),
+        ),
+        (
+            F.margin_ranking_loss(a[:, 0], b[:, 0], b[:, 1]),
+            ("MeanBackward0", ["ClampMinBackward0"]),
+        ),
         (F.pad(a, (1, 1)), ("ConstantPadNdBackward0", [ACC])),
     ]
 
@@ -65,11 +73,15 @@ def test_node_names_and_edges_recorded_from_torch():
 def test_linear_module_and_conv_nodes():
     out = gt.nn.Linear(3, 2)(gt.randn(4, 3))
     assert _names(out) == ("AddmmBackward0", [ACC, None, "TBackward0"])
-    y = F.conv1d(gt.randn(1, 2, 5, requires_grad=True), gt.randn(3, 2, 2, requires_grad=True),
-                 gt.randn(3, requires_grad=True))
+    y = F.conv1d(
+        gt.randn(1, 2, 5, requires_grad=True),
+        gt.randn(3, 2, 2, requires_grad=True),
+        gt.randn(3, requires_grad=True),
+    )
     assert _names(y) == ("ConvolutionBackward0", [ACC, ACC, ACC])
-    y = F.conv_transpose2d(gt.randn(1, 2, 5, 5, requires_grad=True),
-                           gt.randn(2, 3, 2, 2, requires_grad=True))
+    y = F.conv_transpose2d(
+        gt.randn(1, 2, 5, 5, requires_grad=True), gt.randn(2, 3, 2, 2, requires_grad=True)
+    )
     assert _names(y) == ("ConvolutionBackward0", [ACC, ACC, None])
 
 
@@ -87,8 +99,7 @@ def test_double_backward_through_a_composite_node():
     x = gt.tensor([0.5, -1.0, 2.0], requires_grad=True)
     y = F.softplus(x).sum()
     (g,) = gt.autograd.grad(y, x, create_graph=True)
-    np.testing.assert_allclose(g.detach().numpy(), 1 / (1 + np.exp(-x.detach().numpy())),
-                               rtol=1e-6)
+    np.testing.assert_allclose(g.detach().numpy(), 1 / (1 + np.exp(-x.detach().numpy())), rtol=1e-6)
     (h,) = gt.autograd.grad(g.sum(), x)
     s = 1 / (1 + np.exp(-x.detach().numpy()))
     np.testing.assert_allclose(h.numpy(), s * (1 - s), rtol=1e-6)
@@ -114,9 +125,12 @@ def test_no_node_without_grad():
 
 def test_softmax_nodes_on_every_spelling():
     x = gt.randn(3, 4, requires_grad=True)
-    for y, name in ((x.softmax(1), "SoftmaxBackward0"), (gt.softmax(x, 0), "SoftmaxBackward0"),
-                    (gt.log_softmax(x, 1), "LogSoftmaxBackward0"),
-                    (x.log_softmax(-1), "LogSoftmaxBackward0")):
+    for y, name in (
+        (x.softmax(1), "SoftmaxBackward0"),
+        (gt.softmax(x, 0), "SoftmaxBackward0"),
+        (gt.log_softmax(x, 1), "LogSoftmaxBackward0"),
+        (x.log_softmax(-1), "LogSoftmaxBackward0"),
+    ):
         assert _names(y) == (name, [ACC])
     assert _names(gt.softmax(x, 1, dtype=gt.float64)) == ("SoftmaxBackward0", ["ToCopyBackward0"])
     xd = gt.tensor(np.random.default_rng(5).standard_normal((3, 4)), requires_grad=True)

@@ -28,13 +28,18 @@ def _operands(key, dtype, device):
     op = OPS[key]
     if key == "where":
         a, b = _VALUES[2]
-        return [gt.tensor([True, False, False, True], device=device),
-                gt.tensor(a, dtype=dtype, device=device), gt.tensor(b, dtype=dtype, device=device)]
+        return [
+            gt.tensor([True, False, False, True], device=device),
+            gt.tensor(a, dtype=dtype, device=device),
+            gt.tensor(b, dtype=dtype, device=device),
+        ]
     if key == "clamp":
         x, lo = _VALUES[2]
-        return [gt.tensor(x, dtype=dtype, device=device),
-                gt.tensor([v - 1 for v in lo], dtype=dtype, device=device),
-                gt.tensor([v + 0.2 for v in lo], dtype=dtype, device=device)]
+        return [
+            gt.tensor(x, dtype=dtype, device=device),
+            gt.tensor([v - 1 for v in lo], dtype=dtype, device=device),
+            gt.tensor([v + 0.2 for v in lo], dtype=dtype, device=device),
+        ]
     vals = _VALUES[op.arity]
     if key in _POSITIVE:
         vals = tuple([abs(v) + 0.1 for v in vs] for vs in vals)
@@ -115,8 +120,9 @@ def test_the_gelu_sigmoid_and_rsqrt_rules_are_written_once():
     none of it (the tanh-gelu constant appears there and in the forward's numpy and CUDA
     forms)."""
     root = pathlib.Path(gt.__file__).parent
-    hits = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
-                  if "0.044715" in p.read_text())
+    hits = sorted(
+        str(p.relative_to(root)) for p in root.rglob("*.py") if "0.044715" in p.read_text()
+    )
     assert hits == ["fusion/derivatives.py", "fusion/npmath.py", "fusion/preamble.py"]
     for name in ("formulas_elementwise.py", "fused.py"):
         text = (root / "autograd" / name).read_text()

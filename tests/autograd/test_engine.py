@@ -27,7 +27,7 @@ def test_leaf_and_result_flags(device):
     assert x.is_leaf and x.grad_fn is None and x.requires_grad
     assert not y.is_leaf and y.requires_grad
     assert type(y.grad_fn).__name__ == "MulBackward0" and y.grad_fn.name() == "MulBackward0"
-    (node, nr), = y.grad_fn.next_functions[:1]
+    ((node, nr),) = y.grad_fn.next_functions[:1]
     assert type(node).__name__ == "AccumulateGrad" and node.variable is x and nr == 0
     z = y + x
     assert type(z.grad_fn).__name__ == "AddBackward0"
@@ -80,8 +80,9 @@ def test_broadcast_grad_has_input_shape_and_dtype(device):
 
 def test_error_no_grad_fn(device):
     t = gt.ones(2, device=device)
-    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and "
-                                           "does not have a grad_fn"):
+    with pytest.raises(
+        RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"
+    ):
         t.sum().backward()
 
 
@@ -91,8 +92,7 @@ def test_error_backward_twice(device):
     y.backward(retain_graph=True)
     y.backward()  # retained once: a second pass is fine
     np.testing.assert_allclose(_np(x.grad), 2 * (np.exp([1.0, 2.0]) * (1 + np.array([1, 2]))))
-    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second "
-                                           "time"):
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         y.backward()
 
 
@@ -102,9 +102,12 @@ def test_error_inplace_change_of_saved_tensor(device):
     y = h.exp()  # saves its output
     with no_grad():
         y.add_(1.0)
-    with pytest.raises(RuntimeError, match="one of the variables needed for gradient "
-                                           "computation has been modified by an inplace "
-                                           "operation"):
+    with pytest.raises(
+        RuntimeError,
+        match="one of the variables needed for gradient "
+        "computation has been modified by an inplace "
+        "operation",
+    ):
         y.sum().backward()
     # a view shares the version counter of its storage
     a = x * 1.0
@@ -117,15 +120,18 @@ def test_error_inplace_change_of_saved_tensor(device):
 
 def test_error_implicit_grad_non_scalar(device):
     x = _leaf(device, 1.0, 2.0)
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar "
-                                           "outputs"):
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
         (x * 2).backward()
 
 
 def test_error_leaf_inplace_and_int_requires_grad(device):
     x = _leaf(device, 1.0, 2.0)
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used "
-                                           "in an in-place operation"):
+    with pytest.raises(
+        RuntimeError,
+        match="a leaf Variable that requires grad is being used in an in-place operation",
+    ):
         x.add_(1.0)
     with no_grad():
         x.add_(1.0)  # parameter updates: fine under no_grad
@@ -211,8 +217,7 @@ def test_autograd_grad(device):
     assert autograd.grad(y, [unused], allow_unused=True, retain_graph=True) == (None,)
     with pytest.raises(RuntimeError, match="does not require grad"):
         autograd.grad(y, [gt.ones(1, device=device)])
-    (gv,) = autograd.grad([x * 2], [x], grad_outputs=[gt.ones(2, dtype=gt.float64,
-                                                                device=device)])
+    (gv,) = autograd.grad([x * 2], [x], grad_outputs=[gt.ones(2, dtype=gt.float64, device=device)])
     np.testing.assert_allclose(_np(gv), [2.0, 2.0])
 
 

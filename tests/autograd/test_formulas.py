@@ -51,9 +51,9 @@ CASES = {
     "mul": lambda d: (lambda a, b: a * b, (_r(d, 2, 3), _r(d, 3, seed=1))),
     "div": lambda d: (lambda a, b: a / b, (_r(d, 2, 3), _pos(d, 3, seed=1))),
     "rdiv": lambda d: (lambda a: 2.0 / a, (_pos(d, 3),)),
-    "pow_scalar": lambda d: (lambda a: a ** 3, (_r(d, 2, 3),)),
-    "pow_tensor": lambda d: (lambda a, b: a ** b, (_pos(d, 2, 3), _r(d, 3, seed=1))),
-    "rpow": lambda d: (lambda a: 2.0 ** a, (_r(d, 3),)),
+    "pow_scalar": lambda d: (lambda a: a**3, (_r(d, 2, 3),)),
+    "pow_tensor": lambda d: (lambda a, b: a**b, (_pos(d, 2, 3), _r(d, 3, seed=1))),
+    "rpow": lambda d: (lambda a: 2.0**a, (_r(d, 3),)),
     "neg": lambda d: (lambda a: -a, (_r(d, 3),)),
     "abs": lambda d: (gt.abs, (_r(d, 5, away=0.1),)),
     "exp": lambda d: (gt.exp, (_r(d, 2, 3),)),
@@ -74,13 +74,19 @@ CASES = {
     "maximum": lambda d: (gt.maximum, (_r(d, 2, 3), _r(d, 3, seed=5))),
     "minimum": lambda d: (gt.minimum, (_r(d, 2, 3), _r(d, 3, seed=5))),
     "remainder": lambda d: (lambda a: gt.remainder(a, 0.7), (_r(d, 4, lo=0.05, hi=0.6),)),
-    "floor_ceil_round": lambda d: (lambda a: gt.floor(a) + gt.ceil(a) + gt.round(a) + a,
-                                   (_r(d, 4, lo=0.1, hi=0.4),)),
-    "where": lambda d: (lambda a, b: gt.where(a > 0, a, b), (_r(d, 2, 3, away=0.1),
-                                                            _r(d, 3, seed=2))),
+    "floor_ceil_round": lambda d: (
+        lambda a: gt.floor(a) + gt.ceil(a) + gt.round(a) + a,
+        (_r(d, 4, lo=0.1, hi=0.4),),
+    ),
+    "where": lambda d: (
+        lambda a, b: gt.where(a > 0, a, b),
+        (_r(d, 2, 3, away=0.1), _r(d, 3, seed=2)),
+    ),
     "clamp": lambda d: (lambda a: gt.clamp(a, -0.5, 0.5), (_r(d, 8, away=0.05),)),
-    "clamp_tensor_bounds": lambda d: (lambda a, lo: gt.clamp(a, min=lo),
-                                      (_r(d, 6, seed=3), _r(d, 6, seed=4))),
+    "clamp_tensor_bounds": lambda d: (
+        lambda a, lo: gt.clamp(a, min=lo),
+        (_r(d, 6, seed=3), _r(d, 6, seed=4)),
+    ),
     "lerp (composite)": lambda d: (lambda a, b: gt.lerp(a, b, 0.3), (_r(d, 3), _r(d, 3, seed=1))),
     # reductions
     "sum": lambda d: (lambda a: a.sum(), (_r(d, 2, 3),)),
@@ -89,8 +95,10 @@ CASES = {
     "mean": lambda d: (lambda a: a.mean(), (_r(d, 2, 3),)),
     "mean_dim": lambda d: (lambda a: a.mean(-1, keepdim=True), (_r(d, 2, 3),)),
     "prod": lambda d: (lambda a: a.prod(dim=1), (_pos(d, 2, 3),)),
-    "prod_with_zeros": lambda d: (lambda a: a.prod(dim=1), (_fixed(d, [[2.0, 0.0, 3.0],
-                                                                      [0.0, 0.0, 1.5]]),)),
+    "prod_with_zeros": lambda d: (
+        lambda a: a.prod(dim=1),
+        (_fixed(d, [[2.0, 0.0, 3.0], [0.0, 0.0, 1.5]]),),
+    ),
     "prod_full_with_zero": lambda d: (lambda a: a.prod(), (_fixed(d, [[2.0, 0.0], [3.0, 0.5]]),)),
     "amax": lambda d: (lambda a: a.amax(dim=1), (_r(d, 2, 4),)),
     "amin": lambda d: (lambda a: a.amin(), (_r(d, 2, 4),)),
@@ -124,9 +132,10 @@ CASES = {
     "mT": lambda d: (lambda a: a.mT, (_r(d, 2, 3, 2),)),
     "permute": lambda d: (lambda a: a.permute(2, 0, 1), (_r(d, 2, 3, 2),)),
     "movedim": lambda d: (lambda a: a.movedim(0, -1), (_r(d, 2, 3),)),
-    "expand": lambda d: (lambda a: a.expand(4, 2, 3), (_r(d, 2, 1, seed=2).expand(2, 3)
-                                                       .contiguous().detach()
-                                                       .requires_grad_(),)),
+    "expand": lambda d: (
+        lambda a: a.expand(4, 2, 3),
+        (_r(d, 2, 1, seed=2).expand(2, 3).contiguous().detach().requires_grad_(),),
+    ),
     "expand_singleton": lambda d: (lambda a: a.expand(3, 4), (_r(d, 3, 1),)),
     "narrow": lambda d: (lambda a: a.narrow(1, 1, 2), (_r(d, 2, 4),)),
     "select": lambda d: (lambda a: a.select(0, 1), (_r(d, 3, 2),)),
@@ -146,10 +155,14 @@ CASES = {
     "take": lambda d: (lambda a: gt.take(a, _idx(d, [0, 5, 5])), (_r(d, 2, 3),)),
     "masked_fill": lambda d: (lambda a: a.masked_fill(a > 0, 0.0), (_r(d, 2, 3, away=0.1),)),
     "masked_select": lambda d: (lambda a: a.masked_select(a > 0), (_r(d, 2, 3, away=0.1),)),
-    "scatter": lambda d: (lambda a, s: a.scatter(1, _idx(d, [[0], [2]]), s),
-                          (_r(d, 2, 3), _r(d, 2, 1, seed=1))),
-    "scatter_add": lambda d: (lambda a, s: a.scatter_add(0, _idx(d, [[1, 0, 1]]), s),
-                              (_r(d, 2, 3), _r(d, 1, 3, seed=1))),
+    "scatter": lambda d: (
+        lambda a, s: a.scatter(1, _idx(d, [[0], [2]]), s),
+        (_r(d, 2, 3), _r(d, 2, 1, seed=1)),
+    ),
+    "scatter_add": lambda d: (
+        lambda a, s: a.scatter_add(0, _idx(d, [[1, 0, 1]]), s),
+        (_r(d, 2, 3), _r(d, 1, 3, seed=1)),
+    ),
     # joins and splits
     "cat": lambda d: (lambda a, b: gt.cat([a, b], 1), (_r(d, 2, 3), _r(d, 2, 2, seed=1))),
     "stack": lambda d: (lambda a, b: gt.stack([a, b], -1), (_r(d, 2, 3), _r(d, 2, 3, seed=1))),
@@ -239,23 +252,36 @@ def test_fused_function_backward(device):
     assert gradcheck(lambda x, b: bias_gelu(x, 2.0, b), (x, b))
     with gt.autograd.no_grad():  # without grad it stays the fused kernel and agrees
         plain = bias_gelu(x, 2.0, b)
-    np.testing.assert_allclose(plain.cpu().numpy(force=True),
-                               (2.0 * x + b).gelu().detach().cpu().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        plain.cpu().numpy(force=True), (2.0 * x + b).gelu().detach().cpu().numpy(), rtol=1e-12
+    )
 
 
 FUSED = {
-    "bias_gelu": (lambda x, a, b: (a * x + b).gelu(), lambda d: (_r(d, 2, 3), 2.0,
-                                                                 _r(d, 3, seed=1))),
-    "gelu_tanh_sigmoid": (lambda x, y: x.gelu(approximate="tanh") * y.sigmoid() - y.exp(),
-                          lambda d: (_r(d, 4), _r(d, 4, seed=2))),
-    "where_clamp_max": (lambda x, y: gt.where(x > 0, gt.maximum(x, y), gt.clamp(y, -0.3, 0.3)),
-                        lambda d: (_r(d, 5, away=0.1), _r(d, 5, seed=3))),
-    "div_pow_sqrt_log": (lambda x, y: (x / y) ** 2 + gt.sqrt(y) * gt.log(y) - gt.rsqrt(y),
-                         lambda d: (_r(d, 3), _pos(d, 3, seed=4))),
-    "silu_tanh_cast": (lambda x: (x.to(gt.float32).to(gt.float64).silu() + x.tanh()).abs(),
-                       lambda d: (_r(d, 4, away=0.2),)),
-    "reused_input": (lambda x: x * x * x - x.sin() * x.cos() + x.relu(),
-                     lambda d: (_r(d, 6, away=0.1),)),
+    "bias_gelu": (
+        lambda x, a, b: (a * x + b).gelu(),
+        lambda d: (_r(d, 2, 3), 2.0, _r(d, 3, seed=1)),
+    ),
+    "gelu_tanh_sigmoid": (
+        lambda x, y: x.gelu(approximate="tanh") * y.sigmoid() - y.exp(),
+        lambda d: (_r(d, 4), _r(d, 4, seed=2)),
+    ),
+    "where_clamp_max": (
+        lambda x, y: gt.where(x > 0, gt.maximum(x, y), gt.clamp(y, -0.3, 0.3)),
+        lambda d: (_r(d, 5, away=0.1), _r(d, 5, seed=3)),
+    ),
+    "div_pow_sqrt_log": (
+        lambda x, y: (x / y) ** 2 + gt.sqrt(y) * gt.log(y) - gt.rsqrt(y),
+        lambda d: (_r(d, 3), _pos(d, 3, seed=4)),
+    ),
+    "silu_tanh_cast": (
+        lambda x: (x.to(gt.float32).to(gt.float64).silu() + x.tanh()).abs(),
+        lambda d: (_r(d, 4, away=0.2),),
+    ),
+    "reused_input": (
+        lambda x: x * x * x - x.sin() * x.cos() + x.relu(),
+        lambda d: (_r(d, 6, away=0.1),),
+    ),
 }
 
 
@@ -269,14 +295,17 @@ def test_fused_backward_is_fused_and_correct(name, device):
     assert gradcheck(fused, args, **kw)
     out = fused(*args)
     assert type(out.grad_fn).__name__ == "FusedBackward"  # not an op-by-op graph
-    assert all(type(f).__name__ == "AccumulateGrad" for f, _ in out.grad_fn.next_functions
-               if f is not None)
+    assert all(
+        type(f).__name__ == "AccumulateGrad" for f, _ in out.grad_fn.next_functions if f is not None
+    )
     backward = fused._autograd_backward  # the gradient itself is one fused function
     assert backward and all(isinstance(b, gt.fusion.Fused) for b in backward.values())
 
 
-@pytest.mark.parametrize("shapes", [((3, 2), (2,)), ((2,), (2, 3)), ((4, 2, 3), (3, 2)),
-                                    ((2,), (2,)), ((2, 1, 2, 3), (2, 3, 4))])
+@pytest.mark.parametrize(
+    "shapes",
+    [((3, 2), (2,)), ((2,), (2, 3)), ((4, 2, 3), (3, 2)), ((2,), (2,)), ((2, 1, 2, 3), (2, 3, 4))],
+)
 def test_matmul_one_side_requires_grad(shapes, device):
     """Only one operand requires grad: the other is not saved (its shape stands in)."""
     a_shape, b_shape = shapes

@@ -39,8 +39,10 @@ _CASES = {
     "qr_wide": (lambda a: gt.linalg.qr(a), (3, 5)),
     "qr_complete_square": (lambda a: gt.linalg.qr(a, mode="complete"), (3, 3)),
     "qr_batched": (lambda a: gt.qr(a), (2, 4, 2)),
-    "eigh": (lambda a: (lambda w, v: (w, v * v[..., :1, :].sign()))(*gt.linalg.eigh(a + a.mT)),
-             (3, 3)),
+    "eigh": (
+        lambda a: (lambda w, v: (w, v * v[..., :1, :].sign()))(*gt.linalg.eigh(a + a.mT)),
+        (3, 3),
+    ),
     "eigvalsh_batched": (lambda a: gt.linalg.eigvalsh(a + a.mT), (2, 3, 3)),
 }
 
@@ -64,12 +66,15 @@ def test_repeated_singular_values_give_torchs_non_finite_gradient():
     assert not np.isfinite(b.grad.numpy()).all()
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda a: gt.linalg.qr(a, mode="r").R, "not computed when mode='r'"),
-    (lambda a: gt.linalg.qr(a, mode="complete").Q, "mode='complete' and nrows > ncols"),
-    (lambda a: gt.qr(a, some=False).R, "mode='complete' and nrows > ncols"),
-    (lambda a: gt.svd(a, compute_uv=False).S, "compute_uv to false"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda a: gt.linalg.qr(a, mode="r").R, "not computed when mode='r'"),
+        (lambda a: gt.linalg.qr(a, mode="complete").Q, "mode='complete' and nrows > ncols"),
+        (lambda a: gt.qr(a, some=False).R, "mode='complete' and nrows > ncols"),
+        (lambda a: gt.svd(a, compute_uv=False).S, "compute_uv to false"),
+    ],
+)
 def test_undefined_gradients_raise_torchs_errors(call, match):
     a = _t(4, 3)
     out = call(a)
@@ -79,8 +84,11 @@ def test_undefined_gradients_raise_torchs_errors(call, match):
 
 
 def test_complex_phase_dependence_is_an_error():
-    a = gt.tensor(_RNG.standard_normal((3, 3)) + 1j * _RNG.standard_normal((3, 3)),
-                  dtype=gt.complex128, requires_grad=True)
+    a = gt.tensor(
+        _RNG.standard_normal((3, 3)) + 1j * _RNG.standard_normal((3, 3)),
+        dtype=gt.complex128,
+        requires_grad=True,
+    )
     u, s, vh = gt.linalg.svd(a)
     with pytest.raises(RuntimeError, match="up to multiplication by e\\^\\{i phi\\}"):
         u[0, 0].imag.backward()  # the phase of one column: not a function of A
@@ -98,11 +106,15 @@ def test_gradients_match_torch():
     cases = [
         (s, lambda m, a: (m.linalg.cholesky(a) ** 2).sum()),
         (x, lambda m, a: (m.linalg.pinv(a) ** 2).sum()),
-        (x, lambda m, a: (lambda u, sv, vh: sv.sum() + ((u @ vh) ** 2).sum())(
-            *m.linalg.svd(a, full_matrices=False))),
-        (w, lambda m, a: (lambda q, r: (q ** 3).sum() + (r ** 2).sum())(*m.linalg.qr(a))),
-        (x, lambda m, a: (lambda q, r: (q ** 3).sum() + (r ** 2).sum())(*m.linalg.qr(a))),
-        (s, lambda m, a: (lambda e, v: (e ** 2).sum() + (v ** 4).sum())(*m.linalg.eigh(a))),
+        (
+            x,
+            lambda m, a: (lambda u, sv, vh: sv.sum() + ((u @ vh) ** 2).sum())(
+                *m.linalg.svd(a, full_matrices=False)
+            ),
+        ),
+        (w, lambda m, a: (lambda q, r: (q**3).sum() + (r**2).sum())(*m.linalg.qr(a))),
+        (x, lambda m, a: (lambda q, r: (q**3).sum() + (r**2).sum())(*m.linalg.qr(a))),
+        (s, lambda m, a: (lambda e, v: (e**2).sum() + (v**4).sum())(*m.linalg.eigh(a))),
     ]
     for data, loss in cases:
         grads = []

@@ -18,11 +18,17 @@ def _t(*shape):
     return gt.tensor(_RNG.standard_normal(shape), dtype=gt.float64, requires_grad=True)
 
 
-@pytest.mark.parametrize("eq, shapes", [
-    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]),
-    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]), ("ij->", [(2, 3)]),
-    ("ij,kl->il", [(2, 3), (4, 5)]), ("ij,j,jk->ik", [(2, 3), (3,), (3, 2)]),
-])
+@pytest.mark.parametrize(
+    "eq, shapes",
+    [
+        ("ij,jk->ik", [(2, 3), (3, 4)]),
+        ("ij,jk", [(2, 3), (3, 4)]),
+        ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
+        ("ij->", [(2, 3)]),
+        ("ij,kl->il", [(2, 3), (4, 5)]),
+        ("ij,j,jk->ik", [(2, 3), (3,), (3, 2)]),
+    ],
+)
 def test_einsum_gradients(eq, shapes):
     assert gradcheck(lambda *a: gt.einsum(eq, *a), [_t(*s) for s in shapes])
     assert gradcheck(lambda *a: gt.einsum(eq, list(a)), [_t(*s) for s in shapes])
@@ -40,15 +46,15 @@ def test_scatter_reduce_gradients(reduce, include_self):
     index = gt.tensor([[0, 1], [2, 0], [0, 3]])
     x = gt.tensor(_RNG.uniform(1, 2, (3, 4)), dtype=gt.float64, requires_grad=True)
     src = gt.tensor(_RNG.uniform(3, 4, (3, 2)), dtype=gt.float64, requires_grad=True)
-    assert gradcheck(lambda a, s: gt.scatter_reduce(a, 1, index, s, reduce,
-                                                    include_self=include_self), [x, src])
+    assert gradcheck(
+        lambda a, s: gt.scatter_reduce(a, 1, index, s, reduce, include_self=include_self), [x, src]
+    )
 
 
 def test_index_reduce_differentiates_through_scatter_reduce():
     x = gt.tensor(_RNG.uniform(1, 2, (3, 2)), dtype=gt.float64, requires_grad=True)
     src = gt.tensor(_RNG.uniform(1, 2, (2, 2)), dtype=gt.float64, requires_grad=True)
-    assert gradcheck(lambda a, s: gt.index_reduce(a, 0, gt.tensor([0, 2]), s, "prod"),
-                     [x, src])
+    assert gradcheck(lambda a, s: gt.index_reduce(a, 0, gt.tensor([0, 2]), s, "prod"), [x, src])
 
 
 def test_scatter_reduce_ties_and_zeros_match_torch():
@@ -69,14 +75,19 @@ def test_scatter_reduce_ties_and_zeros_match_torch():
     assert tx.grad.tolist() == x.grad.tolist() and ts.grad.tolist() == src.grad.tolist()
 
 
-@pytest.mark.parametrize("call, node", [
-    (lambda y: y.eq_(1.0), "EqBackward0"), (lambda y: y.lt_(1.5), "LtBackward0"),
-    (lambda y: y.normal_(), "NormalBackward0"), (lambda y: y.uniform_(), "UniformBackward0"),
-    (lambda y: y.bernoulli_(0.5), "BernoulliBackward0"),
-    (lambda y: y.random_(0, 5), "RandomBackward0"),
-    (lambda y: y.exponential_(), "ExponentialBackward0"),
-    (lambda y: y.cauchy_(), "CauchyBackward0"),
-])
+@pytest.mark.parametrize(
+    "call, node",
+    [
+        (lambda y: y.eq_(1.0), "EqBackward0"),
+        (lambda y: y.lt_(1.5), "LtBackward0"),
+        (lambda y: y.normal_(), "NormalBackward0"),
+        (lambda y: y.uniform_(), "UniformBackward0"),
+        (lambda y: y.bernoulli_(0.5), "BernoulliBackward0"),
+        (lambda y: y.random_(0, 5), "RandomBackward0"),
+        (lambda y: y.exponential_(), "ExponentialBackward0"),
+        (lambda y: y.cauchy_(), "CauchyBackward0"),
+    ],
+)
 def test_in_place_draws_and_comparisons_record_zero_gradients(call, node):
     x = gt.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1
@@ -100,9 +111,12 @@ def test_out_of_place_draws_record_zero_gradients():
 
 def test_ops_without_formula_raise_on_backward():
     x = gt.tensor([0.5, -1.0, 2.0], requires_grad=True)
-    for out, op in ((gt.unique(x), "unique"), (gt.histogram(x, 3).hist, "histogram"),
-                    (gt.bernoulli(x.sigmoid()), "bernoulli"),
-                    (gt.bincount(gt.tensor([0, 1, 1]), x), "bincount")):
+    for out, op in (
+        (gt.unique(x), "unique"),
+        (gt.histogram(x, 3).hist, "histogram"),
+        (gt.bernoulli(x.sigmoid()), "bernoulli"),
+        (gt.bincount(gt.tensor([0, 1, 1]), x), "bincount"),
+    ):
         assert out.grad_fn is not None, op
         with pytest.raises(RuntimeError, match=f"the derivative for '{op}' is not impl"):
             out.sum().backward()

@@ -16,8 +16,9 @@ def _x(values=_X):
     return gt.tensor(values, dtype=gt.float64, requires_grad=True)
 
 
-@pytest.mark.parametrize("fn", [gt.i0, gt.special.i0e, gt.special.i1, gt.special.i1e],
-                         ids=["i0", "i0e", "i1", "i1e"])
+@pytest.mark.parametrize(
+    "fn", [gt.i0, gt.special.i0e, gt.special.i1, gt.special.i1e], ids=["i0", "i0e", "i1", "i1e"]
+)
 def test_bessel_gradients(fn):
     assert gradcheck(fn, [_x()])
 
@@ -33,8 +34,9 @@ def test_bessel_values_without_torch():
     assert np.allclose(gt.special.i0e(t).numpy(), np.i0(x) * np.exp(-np.abs(x)), rtol=1e-13)
     assert np.allclose(gt.special.i1e(t).numpy(), i1_ref * np.exp(-np.abs(x)), rtol=1e-8)
     big = gt.special.i1e(gt.tensor([1e4, -1e6], dtype=gt.float64)).numpy()
-    assert np.allclose(big, np.sign([1e4, -1e6]) / np.sqrt(2 * np.pi * np.array([1e4, 1e6])),
-                       rtol=1e-4)  # e^-x I1(x) ~ 1/sqrt(2 pi x), where I1 overflows
+    assert np.allclose(
+        big, np.sign([1e4, -1e6]) / np.sqrt(2 * np.pi * np.array([1e4, 1e6])), rtol=1e-4
+    )  # e^-x I1(x) ~ 1/sqrt(2 pi x), where I1 overflows
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 5])
@@ -42,8 +44,9 @@ def test_polygamma_gradient_of_any_order(n):
     assert gradcheck(lambda t: gt.polygamma(n, t), [_x([0.3, 1.0, 2.5, 7.0])])
     x = _x([1.0, 2.0])
     x.polygamma(n).sum().backward()  # Tensor.polygamma(n): the same node
-    assert x.grad_fn is None and np.allclose(x.grad.numpy(),
-                                             gt.polygamma(n + 1, x.detach()).numpy())
+    assert x.grad_fn is None and np.allclose(
+        x.grad.numpy(), gt.polygamma(n + 1, x.detach()).numpy()
+    )
 
 
 def test_in_place_polygamma_carries_its_gradient():

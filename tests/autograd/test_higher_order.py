@@ -12,7 +12,7 @@ from gpu_tensor import autograd
 
 def test_second_derivative_of_a_cube():
     x = gt.tensor([1.0, 2.0, -3.0], dtype=gt.float64, requires_grad=True)
-    (g,) = autograd.grad((x ** 3).sum(), [x], create_graph=True)
+    (g,) = autograd.grad((x**3).sum(), [x], create_graph=True)
     assert g.requires_grad and g.grad_fn is not None
     np.testing.assert_allclose(g.detach().numpy(), 3 * x.detach().numpy() ** 2)
     (h,) = autograd.grad(g.sum(), [x])
@@ -57,7 +57,7 @@ def test_gradient_penalty_trains_through_the_gradient_norm():
     def penalty_of(wn):  # the same penalty in numpy, for a central difference
         z = np.array([[1.0, 2.0]]) @ wn
         gi = (1 - np.tanh(z) ** 2) @ wn.T
-        return (np.sqrt((gi ** 2).sum()) - 1) ** 2
+        return (np.sqrt((gi**2).sum()) - 1) ** 2
 
     wn = w.detach().numpy()
     num = np.zeros_like(wn)
@@ -70,7 +70,7 @@ def test_gradient_penalty_trains_through_the_gradient_norm():
 
 def test_backward_with_create_graph_keeps_the_graph_in_grad():
     x = gt.tensor([2.0], dtype=gt.float64, requires_grad=True)
-    (x ** 3).sum().backward(create_graph=True)
+    (x**3).sum().backward(create_graph=True)
     assert x.grad.requires_grad and x.grad.tolist() == [12.0]
     g = x.grad
     x.grad = None
@@ -91,15 +91,15 @@ def test_functional_hessian_and_hessian_vector_products_have_torchs_shapes():
 
     x = gt.tensor([1.0, 2.0], dtype=gt.float64)
     b = gt.tensor([3.0], dtype=gt.float64)
-    h = F.hessian(lambda v: (v ** 3).sum(), x)  # one input: the matrix itself
+    h = F.hessian(lambda v: (v**3).sum(), x)  # one input: the matrix itself
     assert isinstance(h, gt.Tensor)
     np.testing.assert_allclose(h.numpy(), np.diag(6 * x.numpy()))
-    out, hv = F.hvp(lambda v: (v ** 3).sum(), x, gt.ones(2, dtype=gt.float64))
+    out, hv = F.hvp(lambda v: (v**3).sum(), x, gt.ones(2, dtype=gt.float64))
     assert out.item() == 9.0 and isinstance(hv, gt.Tensor)
     np.testing.assert_allclose(hv.numpy(), 6 * x.numpy())
-    _, vh = F.vhp(lambda v: (v ** 3).sum(), x, gt.tensor([1.0, 0.0], dtype=gt.float64))
+    _, vh = F.vhp(lambda v: (v**3).sum(), x, gt.tensor([1.0, 0.0], dtype=gt.float64))
     np.testing.assert_allclose(vh.numpy(), [6.0, 0.0])
-    (haa, hab), (hba, hbb) = F.hessian(lambda a, c: (a ** 2).sum() * c.sum(), (x, b))
+    (haa, hab), (hba, hbb) = F.hessian(lambda a, c: (a**2).sum() * c.sum(), (x, b))
     np.testing.assert_allclose(haa.numpy(), 2 * b.item() * np.eye(2))
     np.testing.assert_allclose(hab.numpy(), (2 * x.numpy())[:, None])
     np.testing.assert_allclose(hba.numpy(), (2 * x.numpy())[None, :])

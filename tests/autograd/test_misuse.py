@@ -53,7 +53,7 @@ def _inplace_on_views(m):
     x = m.ones(2, 3, requires_grad=True)
     y = x * 2
     y.t()[0].add_(x[:, 1])  # a view of a transpose, written with a gradient-carrying value
-    (y ** 2).sum().backward()
+    (y**2).sum().backward()
     out.append(x.grad.tolist())
     x = m.ones(4, requires_grad=True)
     y = x * 1

@@ -25,13 +25,16 @@ def _np(t):
     return t.detach().cpu().numpy()
 
 
-@pytest.mark.parametrize("op, name, n", [
-    (lambda a: a.split(2), "SplitBackward0", 2),
-    (lambda a: gt.split(a, [1, 3]), "SplitWithSizesBackward0", 2),
-    (lambda a: a.chunk(3), "SplitBackward0", 2),  # 4 rows in pieces of 2
-    (lambda a: a.unbind(1), "UnbindBackward0", 3),
-    (lambda a: gt.unbind(a), "UnbindBackward0", 4),
-])
+@pytest.mark.parametrize(
+    "op, name, n",
+    [
+        (lambda a: a.split(2), "SplitBackward0", 2),
+        (lambda a: gt.split(a, [1, 3]), "SplitWithSizesBackward0", 2),
+        (lambda a: a.chunk(3), "SplitBackward0", 2),  # 4 rows in pieces of 2
+        (lambda a: a.unbind(1), "UnbindBackward0", 3),
+        (lambda a: gt.unbind(a), "UnbindBackward0", 4),
+    ],
+)
 def test_one_node_for_all_outputs(op, name, n, device):
     a = _leaf(device, (4, 3))
     pieces = op(a)
@@ -79,8 +82,7 @@ def test_per_output_hooks_retain_grad_and_autograd_grad(device):
     (p0 * 2 + p1).sum().backward(retain_graph=True)
     np.testing.assert_array_equal(_np(p0.grad), np.full((2, 2), 2.0))
     assert p1.grad is None
-    np.testing.assert_array_equal(_np(a.grad), np.r_[np.full((2, 2), 2.0),
-                                                      np.full((2, 2), 10.0)])
+    np.testing.assert_array_equal(_np(a.grad), np.r_[np.full((2, 2), 2.0), np.full((2, 2), 10.0)])
     g1, ga = autograd.grad((p1 * 5).sum(), [p1, a])
     np.testing.assert_array_equal(_np(g1), np.full((2, 2), 50.0))  # after p1's hook
     np.testing.assert_array_equal(_np(ga), np.r_[np.zeros((2, 2)), np.full((2, 2), 50.0)])
@@ -120,8 +122,9 @@ def test_custom_function_with_several_outputs(device):
     (s * 2 + c * 3).sum().backward()
     v = _np(x)
     np.testing.assert_allclose(_np(x.grad), 2 * np.cos(v) - 3 * np.sin(v))
-    assert autograd.gradcheck(lambda t: _SinCos.apply(t)[0] * _SinCos.apply(t)[1],
-                              (_leaf(device, (3,), seed=1),))
+    assert autograd.gradcheck(
+        lambda t: _SinCos.apply(t)[0] * _SinCos.apply(t)[1], (_leaf(device, (3,), seed=1),)
+    )
 
 
 def test_custom_function_unused_output_is_zeros_or_none(device):
@@ -192,15 +195,20 @@ def _chain(fn):
     return names
 
 
-@pytest.mark.parametrize("index, names", [
-    ((slice(1, None), 0), ["SelectBackward0", "SliceBackward0"]),
-    ((-1, None, slice(None, None, 2)),
-     ["SliceBackward0", "UnsqueezeBackward0", "SelectBackward0"]),
-    ((Ellipsis, None, 1), ["SelectBackward0", "UnsqueezeBackward0"]),
-    ((slice(0, None), 1), ["SelectBackward0"]),  # a slice keeping the whole dim: no node
-    ((slice(0, None), slice(None)), ["AliasBackward0"]),
-    ((1, 2), ["SelectBackward0", "SelectBackward0"]),
-])
+@pytest.mark.parametrize(
+    "index, names",
+    [
+        ((slice(1, None), 0), ["SelectBackward0", "SliceBackward0"]),
+        (
+            (-1, None, slice(None, None, 2)),
+            ["SliceBackward0", "UnsqueezeBackward0", "SelectBackward0"],
+        ),
+        ((Ellipsis, None, 1), ["SelectBackward0", "UnsqueezeBackward0"]),
+        ((slice(0, None), 1), ["SelectBackward0"]),  # a slice keeping the whole dim: no node
+        ((slice(0, None), slice(None)), ["AliasBackward0"]),
+        ((1, 2), ["SelectBackward0", "SelectBackward0"]),
+    ],
+)
 def test_basic_index_is_one_node_per_component(index, names, device):
     a = _leaf(device, (3, 4))
     y = a[index]

@@ -11,9 +11,16 @@ from gpu_tensor.autograd.engine import sum_to
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("gshape,shape", [((8, 32), (32,)), ((8, 32), (1, 32)),
-                                          ((4, 5, 6), (5, 1)), ((3, 7), ()),
-                                          ((2, 3, 4), (1, 3, 1))])
+@pytest.mark.parametrize(
+    "gshape,shape",
+    [
+        ((8, 32), (32,)),
+        ((8, 32), (1, 32)),
+        ((4, 5, 6), (5, 1)),
+        ((3, 7), ()),
+        ((2, 3, 4), (1, 3, 1)),
+    ],
+)
 def test_fast_sum_to_is_the_dispatched_sum(gshape, shape, dtype):
     a = np.random.default_rng(1).standard_normal((gshape[-1], *gshape[:-1])).astype(dtype)
     g = gt.from_numpy(np.moveaxis(a, 0, -1))  # strided, as gradients often are
@@ -23,8 +30,9 @@ def test_fast_sum_to_is_the_dispatched_sum(gshape, shape, dtype):
         ref = sum_to(g, shape)  # (grad mode on: the dispatched sum, which could record)
     assert fast.shape == ref.shape == shape and fast.dtype == ref.dtype
     assert fast.stride() == ref.stride()
-    np.testing.assert_array_equal(fast.numpy().reshape(-1).view(np.uint8),
-                                  ref.numpy().reshape(-1).view(np.uint8))
+    np.testing.assert_array_equal(
+        fast.numpy().reshape(-1).view(np.uint8), ref.numpy().reshape(-1).view(np.uint8)
+    )
 
 
 def test_a_bias_gradient_is_the_batch_sum():

@@ -24,8 +24,12 @@ class _Bytes:
     """numpy's view of an address range; keeps `owner` alive as long as an array over it."""
 
     def __init__(self, ptr: int, size: int, owner):
-        self.__array_interface__ = {"data": (ptr, False), "shape": (size,), "typestr": "|u1",
-                                    "version": 3}
+        self.__array_interface__ = {
+            "data": (ptr, False),
+            "shape": (size,),
+            "typestr": "|u1",
+            "version": 3,
+        }
         self.owner = owner
 
 
@@ -56,8 +60,9 @@ class ndarray(np.ndarray):  # noqa: N801  (cupy's name)
                 memptr = _allocator(n)
             else:
                 memptr = MemoryPointer(Memory(np.empty(max(n, 1), np.uint8)), 0)
-        arr = np.ndarray(shape, dtype, buffer=memptr.mem.buf, offset=memptr.offset,
-                         strides=strides).view(cls)
+        arr = np.ndarray(
+            shape, dtype, buffer=memptr.mem.buf, offset=memptr.offset, strides=strides
+        ).view(cls)
         arr._mem = memptr.mem
         return arr
 
@@ -83,9 +88,15 @@ class ndarray(np.ndarray):  # noqa: N801  (cupy's name)
     @property
     def __cuda_array_interface__(self) -> dict:
         """cupy's v3 export; `stream` is cupy's current stream (the null one here: 1)."""
-        return {"shape": self.shape, "typestr": self.dtype.str, "descr": [("", self.dtype.str)],
-                "data": (self.data.ptr, False), "version": 3, "stream": 1,
-                "strides": None if self.flags.c_contiguous else self.strides}
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "descr": [("", self.dtype.str)],
+            "data": (self.data.ptr, False),
+            "version": 3,
+            "stream": 1,
+            "strides": None if self.flags.c_contiguous else self.strides,
+        }
 
 
 def _wrap(x):
@@ -126,15 +137,21 @@ def make():
     mod.ndarray = ndarray
     null = types.SimpleNamespace(ptr=0)
     mod.cuda = types.SimpleNamespace(
-        Device=_Device, MemoryPointer=MemoryPointer, UnownedMemory=UnownedMemory,
-        set_allocator=_set_allocator, get_current_stream=lambda device=None: null,
-        runtime=types.SimpleNamespace(getDeviceCount=lambda: 1, getDevice=lambda: 0))
+        Device=_Device,
+        MemoryPointer=MemoryPointer,
+        UnownedMemory=UnownedMemory,
+        set_allocator=_set_allocator,
+        get_current_stream=lambda device=None: null,
+        runtime=types.SimpleNamespace(getDeviceCount=lambda: 1, getDevice=lambda: 0),
+    )
     mod.asnumpy = lambda a: np.array(np.asarray(a), copy=True)
     mod.empty = lambda shape, dtype=float: ndarray(shape, dtype)
-    mod.array = lambda a, copy=True, order="K", dtype=None: _wrap(np.array(a, copy=True,
-                                                                           dtype=dtype))
+    mod.array = lambda a, copy=True, order="K", dtype=None: _wrap(
+        np.array(a, copy=True, dtype=dtype)
+    )
     mod.asarray = lambda a, dtype=None: _wrap(np.asarray(a, dtype=dtype))
     mod.ascontiguousarray = lambda a, dtype=None: _wrap(np.ascontiguousarray(a, dtype=dtype))
+
     def empty_like(a, dtype=None, order="K"):
         like = np.empty_like(a, dtype=dtype, order=order)  # numpy's layout rules for `order`
         return ndarray(like.shape, like.dtype, strides=like.strides)

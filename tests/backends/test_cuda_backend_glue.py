@@ -23,8 +23,9 @@ from gpu_tensor.memory.raw import HostRawSource
 
 from .fake_cupy import make
 
-pytestmark = pytest.mark.skipif(dv.real_cuda_available(),
-                                reason="a real GPU is present: the real tests cover this")
+pytestmark = pytest.mark.skipif(
+    dv.real_cuda_available(), reason="a real GPU is present: the real tests cover this"
+)
 
 _BITS, _BF16 = np.dtype(np.uint16), np.dtype(ml_dtypes.bfloat16)
 
@@ -44,8 +45,10 @@ def fake_strided_copy(dst, src, dst_dtype=None, src_dtype=None):
 def fake_eager_run(key, inputs, out_dtype, alloc=None, plans=None, **params):
     """eager.run's contract in numpy: a new array from `alloc` (the backend) of `out_dtype`;
     operands in their own dtypes (uint16: bfloat16 bits), cast as a kernel casts them."""
-    inputs = [x.view(_BF16).astype(np.float32) if getattr(x, "dtype", None) == _BITS else x
-              for x in inputs]
+    inputs = [
+        x.view(_BF16).astype(np.float32) if getattr(x, "dtype", None) == _BITS else x
+        for x in inputs
+    ]
     r = np.asarray(OPS[key].np_fn(*inputs, **params))
     out = (alloc or eager.empty_like_result)(r.shape, out_dtype)
     bf16 = np.dtype(out_dtype) == _BF16
@@ -68,13 +71,19 @@ def fake_cuda(monkeypatch):
     eager kernels replaced by their numpy contracts."""
     monkeypatch.setattr(sys.modules[make.__module__], "_allocator", None)  # reset after
     monkeypatch.setattr(_cupy, "_module", make())
-    allocator = CachingAllocator(HostRawSource(64 << 20), 0, event_factory=lambda s: _Event(),
-                                 config=parse_alloc_conf(""), kind="cuda")
+    allocator = CachingAllocator(
+        HostRawSource(64 << 20),
+        0,
+        event_factory=lambda s: _Event(),
+        config=parse_alloc_conf(""),
+        kind="cuda",
+    )
     monkeypatch.setitem(registry._allocators, ("cuda", 0), allocator)
     monkeypatch.setattr(cuda_memory, "_installed", False)
     monkeypatch.setattr(kcopy, "strided_copy", fake_strided_copy)
-    monkeypatch.setattr(kcopy, "copy_to_fresh", lambda dst, src, dd, sd, plans:
-                        fake_strided_copy(dst, src, dd, sd))
+    monkeypatch.setattr(
+        kcopy, "copy_to_fresh", lambda dst, src, dd, sd, plans: fake_strided_copy(dst, src, dd, sd)
+    )
     monkeypatch.setattr(eager, "run", fake_eager_run)
     dev = dv._make("cuda", 0)
     backend = cuda_backend.CudaBackend(0)
@@ -146,8 +155,7 @@ def test_arrays_come_from_our_allocator_tagged_with_shape_and_dtype(fake_cuda):
     h = x.to(dt.float16)
     assert alloc.lookup(h.data_ptr()).tag == {"shape": (3, 4), "dtype": "float16"}
     assert alloc.lookup(x[1:].data_ptr()) is None  # a view: no block of its own
-    assert {"shape": (3, 4), "dtype": "float32"} in [
-        blk.tag for blk in alloc.allocated_blocks()]
+    assert {"shape": (3, 4), "dtype": "float32"} in [blk.tag for blk in alloc.allocated_blocks()]
     nbytes = alloc.stats()["allocated_bytes.all.current"]
     del y
     assert alloc.stats()["allocated_bytes.all.current"] < nbytes  # freed with its tensor
@@ -226,10 +234,12 @@ def test_moves_keep_dense_strides_on_cuda(fake_cuda):
     assert g.is_contiguous() and g.tolist() == x[:, :, ::2].tolist()
 
 
-@pytest.mark.parametrize("module,attr", [("gpu_tensor.kernel.copy", "copy"),
-                                         ("gpu_tensor.fusion.eager", "eager")])
-def test_missing_kernel_modules_are_errors_not_silent_fallbacks(fake_cuda, monkeypatch,
-                                                                module, attr):
+@pytest.mark.parametrize(
+    "module,attr", [("gpu_tensor.kernel.copy", "copy"), ("gpu_tensor.fusion.eager", "eager")]
+)
+def test_missing_kernel_modules_are_errors_not_silent_fallbacks(
+    fake_cuda, monkeypatch, module, attr
+):
     import importlib
 
     x = cr.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda")
@@ -260,14 +270,17 @@ def test_empty_tensors_get_torch_contiguous_strides(fake_cuda, monkeypatch, shap
 
     def zero_strided_empty(shape, dtype=float):
         a = plain_empty(shape, dtype)
-        return a if a.size else xp.ndarray(a.shape, a.dtype, memptr=a.data,
-                                           strides=(0,) * a.ndim)
+        return a if a.size else xp.ndarray(a.shape, a.dtype, memptr=a.data, strides=(0,) * a.ndim)
 
     monkeypatch.setattr(xp, "empty", zero_strided_empty)
     want = cr.empty(*shape, device="cpu").stride()
-    assert want == tuple(int(np.prod([max(n, 1) for n in shape[i + 1:]]))
-                         for i in range(len(shape)))
-    for t in (cr.empty(*shape, device="cuda"), cr.zeros(*shape, device="cuda"),
-              cr.empty(shape, dtype=dt.bfloat16, device="cuda")):
+    assert want == tuple(
+        int(np.prod([max(n, 1) for n in shape[i + 1 :]])) for i in range(len(shape))
+    )
+    for t in (
+        cr.empty(*shape, device="cuda"),
+        cr.zeros(*shape, device="cuda"),
+        cr.empty(shape, dtype=dt.bfloat16, device="cuda"),
+    ):
         assert isinstance(t._data, xp.ndarray)
         assert t.shape == shape and t.stride() == want and t.is_contiguous()

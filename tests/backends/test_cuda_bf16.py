@@ -9,9 +9,12 @@ from gpu_tensor.backends.cuda import bf16_to_f32, f32_to_bf16
 
 def test_bits_round_trip_matches_ml_dtypes():
     rng = np.random.default_rng(0)
-    vals = np.concatenate([rng.standard_normal(2000).astype(np.float32) * 1e3,
-                           np.array([0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, 3.0e38, 1e-40],
-                                    np.float32)])
+    vals = np.concatenate(
+        [
+            rng.standard_normal(2000).astype(np.float32) * 1e3,
+            np.array([0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, 3.0e38, 1e-40], np.float32),
+        ]
+    )
     bits = f32_to_bf16(vals, np)
     assert bits.dtype == np.uint16
     want = vals.astype(ml_dtypes.bfloat16).view(np.uint16)  # round-to-nearest-even

@@ -92,10 +92,13 @@ def test_cupy_hook_keys_the_per_thread_default_stream_per_thread(monkeypatch):
     monkeypatch.setattr(sys.modules[make.__module__], "_allocator", None)  # reset after
     monkeypatch.setattr(_cupy, "_module", fake)
     events: list[int] = []
-    allocator = CachingAllocator(HostRawSource(64 * MiB), 0,
-                                 event_factory=lambda h: _Event(h, events),
-                                 config=parse_alloc_conf("peak_guard:False"),  # keep A's cache
-                                 kind="cuda")
+    allocator = CachingAllocator(
+        HostRawSource(64 * MiB),
+        0,
+        event_factory=lambda h: _Event(h, events),
+        config=parse_alloc_conf("peak_guard:False"),  # keep A's cache
+        kind="cuda",
+    )
     monkeypatch.setitem(registry._allocators, ("cuda", 0), allocator)
     monkeypatch.setattr(cuda_memory, "_installed", False)
     assert cuda_memory.install(0) is allocator

@@ -70,9 +70,11 @@ class FakeCuda:
 
             def __enter__(self):
                 if self.device_id not in (-1, fake.current):
-                    raise RuntimeError(f"The device that the stream is created on "
-                                       f"({self.device_id}) does not match with the current "
-                                       f"device ({fake.current})")
+                    raise RuntimeError(
+                        f"The device that the stream is created on "
+                        f"({self.device_id}) does not match with the current "
+                        f"device ({fake.current})"
+                    )
                 Stream._stack.append(self)
                 return self
 
@@ -109,24 +111,35 @@ class FakeCuda:
 
         class ExternalStream:
             def __init__(self, ptr, device_id=-1):
-                warnings.warn("ExternalStream is deprecated. Use Stream.from_external() "
-                              "instead", DeprecationWarning, stacklevel=2)
+                warnings.warn(
+                    "ExternalStream is deprecated. Use Stream.from_external() instead",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
                 self.ptr = ptr
 
         self.priorities: dict[int, int] = {}
         self.pool_frees = 0
         self.runtime = types.SimpleNamespace(
-            streamNonBlocking=1, streamCreateWithPriority=stream_create_with_priority,
+            streamNonBlocking=1,
+            streamCreateWithPriority=stream_create_with_priority,
             streamGetPriority=lambda ptr: self.priorities[ptr],
-            streamDestroy=lambda ptr: self.priorities.pop(ptr), eventRecord=event_record,
-            malloc=malloc, CUDARuntimeError=CUDARuntimeError, getDevice=lambda: self.current,
+            streamDestroy=lambda ptr: self.priorities.pop(ptr),
+            eventRecord=event_record,
+            malloc=malloc,
+            CUDARuntimeError=CUDARuntimeError,
+            getDevice=lambda: self.current,
         )
         self.module = types.SimpleNamespace(
-            cuda=types.SimpleNamespace(Device=Device, Event=Event, Stream=Stream,
-                                       ExternalStream=ExternalStream, runtime=self.runtime,
-                                       get_elapsed_time=lambda a, b: 1.5),
-            get_default_memory_pool=lambda: types.SimpleNamespace(
-                free_all_blocks=self._pool_free),
+            cuda=types.SimpleNamespace(
+                Device=Device,
+                Event=Event,
+                Stream=Stream,
+                ExternalStream=ExternalStream,
+                runtime=self.runtime,
+                get_elapsed_time=lambda a, b: 1.5,
+            ),
+            get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=self._pool_free),
         )
 
     def _pool_free(self):

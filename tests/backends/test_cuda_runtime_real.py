@@ -86,8 +86,10 @@ def test_real_raw_source_and_allocator_event():
 def test_real_page_locking_sources():
     from gpu_tensor.backends import cuda_pinned as cpin
 
-    for source in (cpin.HostAllocSource(), cpin.RegisterSource(cpin.cuda_register,
-                                                               cpin.cuda_unregister)):
+    for source in (
+        cpin.HostAllocSource(),
+        cpin.RegisterSource(cpin.cuda_register, cpin.cuda_unregister),
+    ):
         ptr = source.alloc(3 << 20)
         try:
             assert cpin.is_host_pinned(ptr)
@@ -138,10 +140,20 @@ def test_real_nvrtc_headers_match_and_fp16_kernel_runs():
 
     inc = nvrtc.cuda_include_dir()
     assert inc is not None, "no CUDA headers for NVRTC (cuda_fp16.h)"
-    print("NVRTC", nvrtc.nvrtc_version(), "headers", inc, "major", nvrtc._header_major(inc),
-          "arch", kcompile.device_arch())
-    src = ('#include <cuda_fp16.h>\n'
-           'extern "C" __global__ void h(__half* x) { x[threadIdx.x] = __float2half(1.5f); }')
+    print(
+        "NVRTC",
+        nvrtc.nvrtc_version(),
+        "headers",
+        inc,
+        "major",
+        nvrtc._header_major(inc),
+        "arch",
+        kcompile.device_arch(),
+    )
+    src = (
+        "#include <cuda_fp16.h>\n"
+        'extern "C" __global__ void h(__half* x) { x[threadIdx.x] = __float2half(1.5f); }'
+    )
     x = cp.zeros(8, cp.float16)
     kcompile.get_function(src, "h")((1,), (8,), (x,))
     assert x.get().tolist() == [1.5] * 8

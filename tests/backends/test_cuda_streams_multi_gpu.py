@@ -12,8 +12,10 @@ import pytest
 
 from gpu_tensor.kernel import emulate
 
-pytestmark = [pytest.mark.sim,
-              pytest.mark.skipif(emulate.compiler() is None, reason="the simulator needs g++")]
+pytestmark = [
+    pytest.mark.sim,
+    pytest.mark.skipif(emulate.compiler() is None, reason="the simulator needs g++"),
+]
 
 SCRIPT = textwrap.dedent("""
     import gpu_tensor as gt
@@ -40,8 +42,9 @@ SCRIPT = textwrap.dedent("""
 def test_cuda_1_uses_its_own_default_stream():
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TENSOR")}
     env.update(GPU_TENSOR_FALLBACK="sim", GPU_TENSOR_SIM_DEVICES="2")
-    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
-                       timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600
+    )
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
 
 
@@ -87,6 +90,7 @@ FOREIGN = textwrap.dedent("""
 def test_streams_of_another_device_keep_their_device():
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TENSOR")}
     env.update(GPU_TENSOR_FALLBACK="sim", GPU_TENSOR_SIM_DEVICES="2")
-    r = subprocess.run([sys.executable, "-c", FOREIGN], capture_output=True, text=True, env=env,
-                       timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-c", FOREIGN], capture_output=True, text=True, env=env, timeout=600
+    )
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]

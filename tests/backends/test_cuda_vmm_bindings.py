@@ -103,13 +103,27 @@ def call_log(tmp_path_factory):
     if shutil.which("gcc") is None or include is None:
         pytest.skip("the stub driver needs gcc and CUDA's cuda.h (a CUDA runtime wheel)")
     out = tmp_path_factory.mktemp("stub")
-    subprocess.run(["gcc", "-shared", "-fPIC", f"-I{include}", "-o", str(out / "libcuda.so.1"),
-                    str(STUB), "-ldl"], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            "gcc",
+            "-shared",
+            "-fPIC",
+            f"-I{include}",
+            "-o",
+            str(out / "libcuda.so.1"),
+            str(STUB),
+            "-ldl",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     log = out / "calls.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TENSOR")}
     env.update(LD_LIBRARY_PATH=str(out), GT_STUB_LOG=str(log), GT_STUB_RDMA="10")
-    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
-                       timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=300
+    )
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
     sections, name = {}, "start"
     for line in log.read_text().splitlines():
@@ -121,23 +135,31 @@ def call_log(tmp_path_factory):
 
 def _calls(lines, name):
     """The key=value fields of each logged call `name`."""
-    return [dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
-            for line in lines if line.startswith(name + " ")]
+    return [
+        dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+        for line in lines
+        if line.startswith(name + " ")
+    ]
 
 
 def test_the_driver_saw_no_misuse(call_log):
     every = [line for lines in call_log.values() for line in lines]
     assert not [line for line in every if line.startswith(("VIOLATION", "FAULT"))]
-    creates, releases = (sum(line.startswith(c + " ") for line in every)
-                         for c in ("cuMemCreate", "cuMemRelease"))
-    maps, unmaps = (sum(line.startswith(c + " ") for line in every)
-                    for c in ("cuMemMap", "cuMemUnmap"))
+    creates, releases = (
+        sum(line.startswith(c + " ") for line in every) for c in ("cuMemCreate", "cuMemRelease")
+    )
+    maps, unmaps = (
+        sum(line.startswith(c + " ") for line in every) for c in ("cuMemMap", "cuMemUnmap")
+    )
     assert creates == releases > 0 and maps == unmaps > creates  # aliases map twice
 
 
 def test_large_pool_pages_are_20_mib_handles(call_log):
-    sizes = [int(c["size"]) for name in ("policy", "peer", "after peer")
-             for c in _calls(call_log.get(name, []), "cuMemCreate")]
+    sizes = [
+        int(c["size"])
+        for name in ("policy", "peer", "after peer")
+        for c in _calls(call_log.get(name, []), "cuMemCreate")
+    ]
     # 3 x 40 MiB, then 60 MiB of which the hole gives 40: 7 large handles; 1 MiB: one small
     # page; 20 MiB: one more
     assert sorted(sizes) == [2 * MiB] + [20 * MiB] * 8
@@ -147,15 +169,17 @@ def test_memory_is_exportable_and_rdma_capable_where_the_device_says_so(call_log
     posix = "1" if sys.platform.startswith("linux") else "0"
     for section, rdma in (("policy", "1"), ("device 1", "0")):  # GT_STUB_RDMA="10"
         creates = _calls(call_log[section], "cuMemCreate")
-        assert creates and all(c["handle_types"] == posix and c["rdma"] == rdma
-                               and c["type"] == "1" for c in creates)
+        assert creates and all(
+            c["handle_types"] == posix and c["rdma"] == rdma and c["type"] == "1" for c in creates
+        )
     granularity = _calls(call_log["start"], "cuMemGetAllocationGranularity")
     assert granularity[0]["handle_types"] == posix  # the granularity of that very prop
 
 
 def test_peers_get_access_only_when_added(call_log):
-    before = [c for name in ("self-test", "policy") for c in
-              _calls(call_log[name], "cuMemSetAccess")]
+    before = [
+        c for name in ("self-test", "policy") for c in _calls(call_log[name], "cuMemSetAccess")
+    ]
     assert before and all(c["count"] == "1" and c["devices"] == "0" for c in before)
     granted = _calls(call_log["peer"], "cuMemSetAccess")
     assert granted and all(c["count"] == "1" and c["devices"] == "1" for c in granted)

@@ -20,9 +20,9 @@ def test_impossible_contiguous_is_the_allocators_oom_and_leaves_it_consistent():
     x = gt.ones(1, 3, device="cuda")
     before = cmem.memory_allocated(0)
     with pytest.raises(gt.OutOfMemoryError, match="Tried to allocate 24.00 GiB"):
-        x.expand(2 ** 31, 3).contiguous()
+        x.expand(2**31, 3).contiguous()
     with pytest.raises(gt.OutOfMemoryError):
-        x.expand(2 ** 31, 3).to(gt.float64)
+        x.expand(2**31, 3).to(gt.float64)
     assert cmem.memory_allocated(0) == before
     assert (x.expand(4, 3).contiguous() + 1).sum().item() == 24.0  # still usable
 
@@ -43,7 +43,7 @@ def test_copies_and_casts_use_no_host_temporary():
 
 def test_float_to_int_cast_saturates_into_allocator_memory():
     x = gt.tensor([1e10, -1e10, float("nan"), 2.7], device="cuda")
-    assert x.to(gt.int32).tolist() == [2 ** 31 - 1, -2 ** 31, 0, 2]
+    assert x.to(gt.int32).tolist() == [2**31 - 1, -(2**31), 0, 2]
 
 
 def test_a_block_goes_back_when_the_last_array_over_it_dies():

@@ -52,9 +52,11 @@ def _refused_under_a_cap(fn, headroom=48 * MIB):
     before = cmem.memory_allocated(0)
     cmem.set_per_process_memory_fraction((cmem.memory_reserved(0) + headroom) / capacity, 0)
     try:
+
         def refused():
             with pytest.raises(gt.OutOfMemoryError):
                 fn()
+
         _, peak = host_peak(refused)
     finally:
         cmem.set_per_process_memory_fraction(old, 0)
@@ -82,11 +84,12 @@ def _result_in_allocator(op, *args):
 
 
 def test_impossible_elementwise_is_the_allocators_oom_and_leaves_it_consistent():
-    x = gt.ones(2 ** 20, device="cuda")
+    x = gt.ones(2**20, device="cuda")
     # 2**51 float32 elements: numpy would try, too
-    _refused_by_the_allocator(lambda: x.expand(2 ** 31, 2 ** 20) + 1,
-                              match="Tried to allocate 8192.00 TiB")
-    _refused_by_the_allocator(lambda: gt.exp(x.expand(2 ** 31, 2 ** 20)))
+    _refused_by_the_allocator(
+        lambda: x.expand(2**31, 2**20) + 1, match="Tried to allocate 8192.00 TiB"
+    )
+    _refused_by_the_allocator(lambda: gt.exp(x.expand(2**31, 2**20)))
     assert (x[:4] + 1).sum().item() == 8.0  # still usable
 
 
@@ -176,15 +179,22 @@ def test_every_layout_matches_numpys_own_allocation():
 
     bk = get_backend(gt.device("cuda"))
     rng = np.random.default_rng(18)
-    ufuncs = [np.add, np.multiply, np.greater, np.exp, np.maximum, np.logical_and,
-              np.negative, np.true_divide]
+    ufuncs = [
+        np.add,
+        np.multiply,
+        np.greater,
+        np.exp,
+        np.maximum,
+        np.logical_and,
+        np.negative,
+        np.true_divide,
+    ]
     dtypes = [np.float32, np.float64, np.int32, np.int64, np.bool_, np.float16]
     checked = 0
     for _ in range(600):
         shape = [int(rng.choice([1, 1, 2, 3, 4])) for _ in range(int(rng.integers(0, 5)))]
         fn = ufuncs[rng.integers(len(ufuncs))]
-        args = [_strided(rng, shape, dtypes) if rng.random() > 0.15 else 1.5
-                for _ in range(fn.nin)]
+        args = [_strided(rng, shape, dtypes) if rng.random() > 0.15 else 1.5 for _ in range(fn.nin)]
         if not any(isinstance(a, np.ndarray) for a in args):
             continue
         with np.errstate(all="ignore"):
@@ -215,8 +225,9 @@ def _strided(rng, shape, dtypes):
     a = a[tuple(slice(0, n) for n in inner)].transpose(np.argsort(perm))
     if nd and rng.random() < 0.25:
         i = int(rng.integers(nd))
-        a = np.broadcast_to(a[tuple(slice(0, 1) if j == i else slice(None)
-                                    for j in range(nd))], shape)
+        a = np.broadcast_to(
+            a[tuple(slice(0, 1) if j == i else slice(None) for j in range(nd))], shape
+        )
     if nd and rng.random() < 0.25:
         a = a[(0,) * int(rng.integers(nd + 1))]  # fewer dims: broadcast from the left
     return a
@@ -224,22 +235,23 @@ def _strided(rng, shape, dtypes):
 
 # reductions, matrix products and joins: numpy routines with `out=` (backend.compute_into)
 
+
 def _huge(*shape):
     """A float32 view of `shape` over one element: the size of its result is the point."""
     return gt.ones((1,) * len(shape), device="cuda").expand(*shape)
 
 
 _IMPOSSIBLE = {  # each result is at least 4 TiB; the operands are a few bytes
-    "sum": lambda: _huge(2 ** 40, 2).sum(1),
-    "mean keepdim": lambda: _huge(2 ** 40, 2).mean(1, keepdim=True),
-    "amax": lambda: _huge(2, 2 ** 40).amax(0),
-    "max": lambda: _huge(2 ** 40, 2).max(1),  # the values, then the indices
-    "argmax": lambda: _huge(2 ** 40, 2).argmax(1),
-    "cumsum": lambda: gt.ones(1, dtype=gt.int64, device="cuda").expand(2 ** 40).cumsum(0),
-    "matmul": lambda: _huge(2 ** 21, 1) @ _huge(1, 2 ** 21),
-    "outer": lambda: gt.outer(_huge(2 ** 21), _huge(2 ** 21)),
-    "cat": lambda: gt.cat([_huge(2 ** 40, 2), _huge(2 ** 40, 2)], 1),
-    "stack": lambda: gt.stack([_huge(2 ** 40), _huge(2 ** 40)]),
+    "sum": lambda: _huge(2**40, 2).sum(1),
+    "mean keepdim": lambda: _huge(2**40, 2).mean(1, keepdim=True),
+    "amax": lambda: _huge(2, 2**40).amax(0),
+    "max": lambda: _huge(2**40, 2).max(1),  # the values, then the indices
+    "argmax": lambda: _huge(2**40, 2).argmax(1),
+    "cumsum": lambda: gt.ones(1, dtype=gt.int64, device="cuda").expand(2**40).cumsum(0),
+    "matmul": lambda: _huge(2**21, 1) @ _huge(1, 2**21),
+    "outer": lambda: gt.outer(_huge(2**21), _huge(2**21)),
+    "cat": lambda: gt.cat([_huge(2**40, 2), _huge(2**40, 2)], 1),
+    "stack": lambda: gt.stack([_huge(2**40), _huge(2**40)]),
 }
 
 
@@ -290,7 +302,7 @@ _RESULTS = {  # operand a: (1024, 256, 4) float32 (4 MiB); each result is 1 MiB 
 
 @pytest.mark.parametrize("case", list(_RESULTS))
 def test_reduction_product_and_join_bytes_are_the_allocators(case):
-    a = gt.arange(2 ** 20, dtype=gt.float32, device="cuda").reshape(1024, 256, 4) % 7 - 3
+    a = gt.arange(2**20, dtype=gt.float32, device="cuda").reshape(1024, 256, 4) % 7 - 3
     y, want, nbytes, peak = _result_in_allocator(_RESULTS[case], a)
     assert nbytes >= MIB
     assert peak < nbytes // 4, f"host buffer of {peak} bytes for a {nbytes}-byte result"
@@ -308,8 +320,10 @@ def _reduction_layout_cases():
         "sum 0-d": (lambda t: t.sum(), np.float32(2.5)),
         "sum empty": (lambda t: t[:, :0].sum(1), m),
         "sum of empty dim": (lambda t: t[:0].t().sum(1), m),
-        "sum int keepdim": (lambda t: t.permute(2, 0, 1).sum((0, 2), keepdim=True),
-                            x.astype(np.int32)),
+        "sum int keepdim": (
+            lambda t: t.permute(2, 0, 1).sum((0, 2), keepdim=True),
+            x.astype(np.int32),
+        ),
         "mean permuted": (lambda t: t.permute(2, 0, 1).mean(1), x),
         "prod half": (lambda t: t.half().t().prod(0), m / 8),
         "amax keepdim": (lambda t: t.permute(1, 2, 0).amax(2, keepdim=True), x),
@@ -320,8 +334,10 @@ def _reduction_layout_cases():
         "cumprod int": (lambda t: t.permute(2, 1, 0).cumprod(0), x.astype(np.int64) % 3),
         "matmul": (lambda t: t @ t.t(), m),
         "matmul transposed": (lambda t: t.t() @ t, m),
-        "matmul batched permuted": (lambda t: t.transpose(0, 1) @ t.transpose(0, 1)
-                                    .transpose(1, 2), x),
+        "matmul batched permuted": (
+            lambda t: t.transpose(0, 1) @ t.transpose(0, 1).transpose(1, 2),
+            x,
+        ),
         "matmul broadcast": (lambda t: t @ t[0].t(), x),
         "mv": (lambda t: t.t() @ t[:, 0], m),
         "dot": (lambda t: gt.dot(t[0], t[1]), m),
@@ -356,8 +372,7 @@ def test_every_reduction_product_and_join_layout_matches_the_old_path():
     for _ in range(120):
         for got, want in _old_and_new(rng, bk):
             want = bk.adopt(want)[0]
-            assert (got.dtype, got.shape, got.strides) == (want.dtype, want.shape,
-                                                           want.strides)
+            assert (got.dtype, got.shape, got.strides) == (want.dtype, want.shape, want.strides)
             np.testing.assert_array_equal(got, want)
             checked += 1
     assert checked > 700
@@ -392,8 +407,10 @@ def _strided_tensor(rng, shape):
     perm = rng.permutation(nd)
     steps = [int(rng.choice([1, 2, 3])) for _ in range(nd)]
     inner = [shape[i] for i in perm]
-    base = gt.tensor(rng.integers(-4, 5, [n * s for n, s in zip(inner, steps, strict=True)])
-                     .astype(np.float64), device="cuda")
+    base = gt.tensor(
+        rng.integers(-4, 5, [n * s for n, s in zip(inner, steps, strict=True)]).astype(np.float64),
+        device="cuda",
+    )
     t = base[tuple(slice(0, n * s, s) for n, s in zip(inner, steps, strict=True))]
     t = t.permute(*np.argsort(perm).tolist())
     if rng.random() < 0.25:
@@ -404,6 +421,7 @@ def _strided_tensor(rng, shape):
 
 # composite elementwise functions, float -> int casts, sorts and gathers: numpy routines
 # that make temporaries or take no `out=`, filled piece by piece (backend.by_pieces)
+
 
 @gt.fuse
 def _fused(x, y):
@@ -432,7 +450,8 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
     "gcd": lambda a, i: gt.gcd(i, i[:, :1] + 6),
     "isnan": lambda a, i: gt.isnan(a.transpose(0, 1)),
     "isposinf transposed": lambda a, i: gt.isposinf(
-        gt.where(a > 2, float("inf"), a).transpose(0, 1)),
+        gt.where(a > 2, float("inf"), a).transpose(0, 1)
+    ),
     "signbit": lambda a, i: gt.signbit(a),
     "nan_to_num": lambda a, i: gt.nan_to_num(gt.log(a)),
     "trunc division": lambda a, i: gt.div(a, 3, rounding_mode="trunc"),
@@ -448,7 +467,7 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
     "topk": lambda a, i: gt.topk(a, 128, 1).values,
     "gather": lambda a, i: a.gather(1, i),
     "index_select": lambda a, i: a.index_select(0, i[:, 0, 0]),
-    "take": lambda a, i: gt.take(a, i - 2 ** 20),
+    "take": lambda a, i: gt.take(a, i - 2**20),
     # selections: a take into a planned result, or a count then a fill over runs of rows
     "x[idx]": lambda a, i: a[i[:, 0, 0]],
     "x[:, idx]": lambda a, i: a[:, i[:256, 0, 0]],
@@ -472,14 +491,15 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
     "einsum": lambda a, i: gt.einsum("ijk,ijk->ij", a, a),
     "einsum outer": lambda a, i: gt.einsum("i,j->ij", a[:, 0, 0], a[:1024, 1, 1]),
     "searchsorted": lambda a, i: gt.searchsorted(a[0, :, 0].sort().values, a),
-    "searchsorted rows": lambda a, i: gt.searchsorted(a.view(2048, 1024).sort(-1).values,
-                                                      a.view(2048, 1024)[:, ::4]),
+    "searchsorted rows": lambda a, i: gt.searchsorted(
+        a.view(2048, 1024).sort(-1).values, a.view(2048, 1024)[:, ::4]
+    ),
     "scatter_reduce amax": lambda a, i: a.scatter_reduce(1, i, a, "amax"),
     "scatter_reduce prod": lambda a, i: a.scatter_reduce(1, i, a, "prod", include_self=False),
     # reductions over inner dims: by pieces of the others, numpy's order within each line
     "var": lambda a, i: a.var(-1),
     "std keepdim": lambda a, i: a.std(-1, keepdim=True),
-    "var two dims": lambda a, i: a.view(2 ** 19, 2, 2).var((1, 2)),
+    "var two dims": lambda a, i: a.view(2**19, 2, 2).var((1, 2)),
     "norm": lambda a, i: a.norm(dim=-1),
     "norm 1": lambda a, i: a.norm(1, dim=-1),
     "logsumexp": lambda a, i: a.logsumexp(-1),
@@ -488,8 +508,8 @@ _PIECED = {  # operand a: (2048, 256, 4) float32 (8 MiB); i: int64 indices of it
 
 @pytest.mark.parametrize("case", list(_PIECED))
 def test_pieced_results_are_the_allocators_and_numpys_temporaries_stay_small(case):
-    a = gt.arange(2 ** 21, dtype=gt.float32, device="cuda").reshape(2048, 256, 4) % 7 - 3.5
-    i = (gt.arange(2 ** 21, device="cuda").reshape(2048, 256, 4) * 7919) % 256
+    a = gt.arange(2**21, dtype=gt.float32, device="cuda").reshape(2048, 256, 4) % 7 - 3.5
+    i = (gt.arange(2**21, device="cuda").reshape(2048, 256, 4) * 7919) % 256
     y, want, nbytes, peak = _result_in_allocator(_PIECED[case], a, i)
     assert nbytes >= 2 * MIB
     assert peak < 2 * MIB, f"host buffers of {peak} bytes for a {nbytes}-byte result"
@@ -497,17 +517,17 @@ def test_pieced_results_are_the_allocators_and_numpys_temporaries_stay_small(cas
 
 
 _IMPOSSIBLE_PIECED = {  # each result is at least 4 TiB; the operands are a few bytes
-    "sigmoid": lambda: gt.sigmoid(_huge(2 ** 40, 2)),
-    "where": lambda: gt.where(gt.ones(1, dtype=gt.bool, device="cuda"), _huge(2 ** 40, 2), 0.0),
-    "clamp": lambda: gt.clamp(_huge(2, 2 ** 40), 0, 1),
-    "to int32": lambda: _huge(2 ** 40, 2).to(gt.int32),
-    "argsort": lambda: gt.argsort(_huge(2 ** 40, 2), 1),
-    "repeat": lambda: _huge(2).repeat(2 ** 41),
-    "rand": lambda: gt.rand(2 ** 40, device="cuda"),
-    "randint": lambda: gt.randint(0, 5, (2 ** 40,), device="cuda"),
-    "arange": lambda: gt.arange(2 ** 40, device="cuda"),
-    "linspace": lambda: gt.linspace(0, 1, 2 ** 40, device="cuda"),
-    "eye": lambda: gt.eye(2 ** 20, device="cuda"),
+    "sigmoid": lambda: gt.sigmoid(_huge(2**40, 2)),
+    "where": lambda: gt.where(gt.ones(1, dtype=gt.bool, device="cuda"), _huge(2**40, 2), 0.0),
+    "clamp": lambda: gt.clamp(_huge(2, 2**40), 0, 1),
+    "to int32": lambda: _huge(2**40, 2).to(gt.int32),
+    "argsort": lambda: gt.argsort(_huge(2**40, 2), 1),
+    "repeat": lambda: _huge(2).repeat(2**41),
+    "rand": lambda: gt.rand(2**40, device="cuda"),
+    "randint": lambda: gt.randint(0, 5, (2**40,), device="cuda"),
+    "arange": lambda: gt.arange(2**40, device="cuda"),
+    "linspace": lambda: gt.linspace(0, 1, 2**40, device="cuda"),
+    "eye": lambda: gt.eye(2**20, device="cuda"),
 }
 
 
@@ -537,15 +557,15 @@ def test_pieces_cover_the_result_once_and_stay_under_the_limit(strides, whole):
 
 _GENERATED = {  # each result is 4 MiB or more
     "rand": lambda d: gt.rand(1024, 1024, device=d),
-    "randn float64": lambda d: gt.randn(2 ** 19, dtype=gt.float64, device=d),
-    "randn half": lambda d: gt.randn(2 ** 21, dtype=gt.float16, device=d),
+    "randn float64": lambda d: gt.randn(2**19, dtype=gt.float64, device=d),
+    "randn half": lambda d: gt.randn(2**21, dtype=gt.float16, device=d),
     "randint": lambda d: gt.randint(-3, 1000, (1024, 512), device=d),
-    "randperm": lambda d: gt.randperm(2 ** 19, device=d),
-    "randperm float32": lambda d: gt.randperm(2 ** 20, dtype=gt.float32, device=d),
-    "arange": lambda d: gt.arange(5, 2 ** 20 * 3 + 5, 3, dtype=gt.float32, device=d),
-    "arange int64": lambda d: gt.arange(2 ** 19, device=d),
-    "linspace": lambda d: gt.linspace(-2.5, 7, 2 ** 20, device=d),
-    "linspace int32": lambda d: gt.linspace(-9, 9, 2 ** 20, dtype=gt.int32, device=d),
+    "randperm": lambda d: gt.randperm(2**19, device=d),
+    "randperm float32": lambda d: gt.randperm(2**20, dtype=gt.float32, device=d),
+    "arange": lambda d: gt.arange(5, 2**20 * 3 + 5, 3, dtype=gt.float32, device=d),
+    "arange int64": lambda d: gt.arange(2**19, device=d),
+    "linspace": lambda d: gt.linspace(-2.5, 7, 2**20, device=d),
+    "linspace int32": lambda d: gt.linspace(-9, 9, 2**20, dtype=gt.int32, device=d),
     "eye": lambda d: gt.eye(1024, device=d),
     "eye wide": lambda d: gt.eye(700, 1500, device=d),
     # the in-place samplers (parameters' initialisation): drawn into the tensor itself
@@ -556,7 +576,8 @@ _GENERATED = {  # each result is 4 MiB or more
     "exponential_": lambda d: gt.empty(2048, 1024, device=d).exponential_(3.0),
     "cauchy_": lambda d: gt.empty(2048, 1024, device=d).cauchy_(),
     "bernoulli of probabilities": lambda d: gt.bernoulli(
-        gt.linspace(0, 1, 2 ** 21, device=d).view(1024, 2048).t()),
+        gt.linspace(0, 1, 2**21, device=d).view(1024, 2048).t()
+    ),
 }
 
 
@@ -589,20 +610,22 @@ def _whole_randperm(st, n):
 
 def _whole_randn64(st, n):
     u = samplers.uniform01(st, n, True)
-    out = samplers._box_muller16(u[:n // 16 * 16].reshape(-1, 16), 0.0, 1.0).ravel()
+    out = samplers._box_muller16(u[: n // 16 * 16].reshape(-1, 16), 0.0, 1.0).ravel()
     tail = samplers._box_muller16(samplers.uniform01(st, 16, True).reshape(1, 16), 0.0, 1.0)
-    return np.concatenate([out[:n - 16], tail.ravel()])
+    return np.concatenate([out[: n - 16], tail.ravel()])
 
 
 def test_generated_values_do_not_depend_on_the_piece_boundaries():
     """Values drawn piece by piece are the values of one whole draw of torch's stream
     (_torch_samplers), numpy's linspace and arange."""
-    n = 3 * 2 ** 16 + 5  # three whole pieces and a part
+    n = 3 * 2**16 + 5  # three whole pieces and a part
     checks = [
         (lambda: gt.rand(n, dtype=gt.float64), lambda st: samplers.uniform01(st, n, True)),
         (lambda: gt.randn(n, dtype=gt.float64), lambda st: _whole_randn64(st, n)),
-        (lambda: gt.randint(0, 2 ** 40, (n,)),
-         lambda st: (st.words64(n) % np.uint64(2 ** 40)).astype(np.int64)),
+        (
+            lambda: gt.randint(0, 2**40, (n,)),
+            lambda st: (st.words64(n) % np.uint64(2**40)).astype(np.int64),
+        ),
         (lambda: gt.randperm(n), lambda st: _whole_randperm(st, n)),
     ]
     for dev in ("cpu", "cuda"):
@@ -611,11 +634,12 @@ def test_generated_values_do_not_depend_on_the_piece_boundaries():
             got = ours().to(dev).cpu().numpy()
             np.testing.assert_array_equal(got, numpys(MTStream(3)))
         np.testing.assert_array_equal(
-            gt.linspace(-1, 5, n, dtype=gt.float64, device=dev).cpu().numpy(),
-            np.linspace(-1, 5, n))
+            gt.linspace(-1, 5, n, dtype=gt.float64, device=dev).cpu().numpy(), np.linspace(-1, 5, n)
+        )
         np.testing.assert_array_equal(
             gt.arange(0.5, n * 0.25, 0.25, dtype=gt.float64, device=dev).cpu().numpy(),
-            0.5 + np.arange(n - 2) * 0.25)
+            0.5 + np.arange(n - 2) * 0.25,
+        )
 
 
 def test_in_place_samplers_draw_the_same_numbers_on_every_device_in_each_layout():
@@ -628,14 +652,14 @@ def test_in_place_samplers_draw_the_same_numbers_on_every_device_in_each_layout(
             got[dev] = layout(gt.zeros(600, 300, device=dev)).normal_(1, 3).cpu().numpy()
         np.testing.assert_array_equal(got["cuda"], got["cpu"])
     want = samplers._scalar_normals(MTStream(5), 600 * 300, 1, 3).astype(np.float32)
-    np.testing.assert_array_equal(got["cpu"].ravel(), want[:got["cpu"].size])  # (t[:, ::2])
+    np.testing.assert_array_equal(got["cpu"].ravel(), want[: got["cpu"].size])  # (t[:, ::2])
     gt.manual_seed(5)
     transposed = gt.zeros(600, 300, device="cuda").t().normal_(1, 3)
     np.testing.assert_array_equal(transposed.t().cpu().numpy().ravel(), want)
 
 
 def test_fused_outputs_of_two_shapes_each_keep_their_own():
-    a = gt.arange(2 ** 20, dtype=gt.float32, device="cuda").reshape(1024, 256, 4) % 5
+    a = gt.arange(2**20, dtype=gt.float32, device="cuda").reshape(1024, 256, 4) % 5
     big, small = _fused_two(a[0], a)
     want_big, want_small = _fused_two(a[0].cpu(), a.cpu())
     assert big.shape == a.shape and small.shape == a[0].shape
@@ -643,14 +667,18 @@ def test_fused_outputs_of_two_shapes_each_keep_their_own():
     np.testing.assert_array_equal(small.cpu().numpy(), want_small.numpy())
 
 
-_IN_PLACE = {"mode": lambda a: a.mode(-1), "var": lambda a: a.var(-1),
-             "norm": lambda a: a.norm(dim=-1), "logsumexp": lambda a: a.logsumexp(-1),
-             "nan_to_num": lambda a: gt.nan_to_num(a)}
+_IN_PLACE = {
+    "mode": lambda a: a.mode(-1),
+    "var": lambda a: a.var(-1),
+    "norm": lambda a: a.norm(dim=-1),
+    "logsumexp": lambda a: a.logsumexp(-1),
+    "nan_to_num": lambda a: gt.nan_to_num(a),
+}
 
 
 @pytest.mark.parametrize("case", list(_IN_PLACE))
 def test_reductions_read_their_input_in_place_with_piece_sized_temporaries(case):
-    a = gt.arange(2 ** 22, dtype=gt.float32, device="cuda").reshape(4096, 1024) % 5  # 16 MiB
+    a = gt.arange(2**22, dtype=gt.float32, device="cuda").reshape(4096, 1024) % 5  # 16 MiB
     op = _IN_PLACE[case]
     op(a)
     _, peak = host_peak(lambda: op(a))

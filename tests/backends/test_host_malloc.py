@@ -58,8 +58,9 @@ def test_a_freed_temporary_stays_in_the_heap(keep):
     if libc is None or not hasattr(libc, "mallinfo2"):
         pytest.skip("needs glibc >= 2.33 (mallinfo2)")
     env = dict(os.environ, GPU_TENSOR_HOST_MALLOC_KEEP_MB=keep)
-    out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True,
-                         text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
     # kept: heap memory, still free for the next temporary; glibc's defaults: an mmap,
     # handed back to the kernel when freed
     assert out == (["False", "True"] if keep != "0" else ["True", "False"])

@@ -34,10 +34,12 @@ def test_creation_gives_metadata_and_no_storage():
 def test_repr_is_torchs():
     assert repr(gt.ones(2, 3, device="meta")) == "tensor(..., device='meta', size=(2, 3))"
     assert repr(gt.ones(2, device="meta", dtype=gt.int64)) == (
-        "tensor(..., device='meta', size=(2,), dtype=gpu_tensor.int64)")
+        "tensor(..., device='meta', size=(2,), dtype=gpu_tensor.int64)"
+    )
     assert repr(gt.tensor(1.0, device="meta")) == "tensor(..., device='meta', size=())"
     assert repr(gt.ones(2, device="meta").requires_grad_()) == (
-        "tensor(..., device='meta', size=(2,), requires_grad=True)")
+        "tensor(..., device='meta', size=(2,), requires_grad=True)"
+    )
 
 
 def test_views_keep_numpys_exact_strides_and_offsets():
@@ -83,9 +85,15 @@ def test_layers_propagate_shapes():
     assert lin.weight.is_meta and lin.weight.shape == (5, 3) and lin.weight.requires_grad
     assert lin(gt.empty(2, 3, device="meta")).shape == (2, 5)
     with gt.device("meta"):
-        net = nn.Sequential(nn.Conv2d(3, 6, 5), nn.ReLU(), nn.MaxPool2d(2, 2),
-                            nn.Conv2d(6, 16, 5), nn.MaxPool2d(2, 2), nn.Flatten(),
-                            nn.Linear(16 * 5 * 5, 10))
+        net = nn.Sequential(
+            nn.Conv2d(3, 6, 5),
+            nn.ReLU(),
+            nn.MaxPool2d(2, 2),
+            nn.Conv2d(6, 16, 5),
+            nn.MaxPool2d(2, 2),
+            nn.Flatten(),
+            nn.Linear(16 * 5 * 5, 10),
+        )
         inp = gt.randn(1024, 3, 32, 32)
     shapes = []
     for m in net:
@@ -97,7 +105,7 @@ def test_layers_propagate_shapes():
 def test_a_huge_forward_costs_no_memory():
     """The shapes recipe: a conv over 2**10 x 3 x 2**16 x 2**16 (13e12 elements)."""
     conv = nn.Conv2d(3, 5, 2, device="meta")
-    big = gt.rand(2 ** 10, 3, 2 ** 16, 2 ** 16, device="meta")
+    big = gt.rand(2**10, 3, 2**16, 2**16, device="meta")
     tracemalloc.start()
     t0 = time.perf_counter()
     out = conv(big)
@@ -142,8 +150,7 @@ def test_moving_onto_meta_and_copying_into_it():
 
 def test_meta_tensors_save_and_load_as_shapes():
     buf = io.BytesIO()
-    gt.save({"m": gt.ones(2, 3, device="meta").t(), "c": gt.arange(6.0).reshape(2, 3)[:, 1:]},
-            buf)
+    gt.save({"m": gt.ones(2, 3, device="meta").t(), "c": gt.arange(6.0).reshape(2, 3)[:, 1:]}, buf)
     buf.seek(0)
     back = gt.load(buf)
     assert back["m"].is_meta and back["m"].stride() == (1, 3)

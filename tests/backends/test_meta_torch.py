@@ -10,8 +10,7 @@ import pytest
 
 import gpu_tensor as gt
 
-torch = pytest.importorskip("torch", reason="torch is not installed: the meta parity tests "
-                            "need it")
+torch = pytest.importorskip("torch", reason="torch is not installed: the meta parity tests need it")
 
 CASES = [
     lambda m: m.ones(2, 3, device="meta"),
@@ -27,8 +26,9 @@ CASES = [
     lambda m: m.ones(2, 3).t().to("meta"),
     lambda m: m.arange(5, device="meta"),
     lambda m: m.nn.Linear(3, 5, device="meta").weight,
-    lambda m: m.nn.functional.conv2d(m.ones(2, 3, 10, 10, device="meta"),
-                                     m.ones(5, 3, 2, 2, device="meta")),
+    lambda m: m.nn.functional.conv2d(
+        m.ones(2, 3, 10, 10, device="meta"), m.ones(5, 3, 2, 2, device="meta")
+    ),
 ]
 
 
@@ -46,8 +46,13 @@ def test_metadata_and_repr_match_torch(case):
 def test_errors_match_torch(read):
     def run(m):
         t = m.ones(1, device="meta")
-        return {"cpu": t.cpu, "tolist": t.tolist, "item": t.item,
-                "float": lambda: float(t), "bool": lambda: bool(t)}[read]()
+        return {
+            "cpu": t.cpu,
+            "tolist": t.tolist,
+            "item": t.item,
+            "float": lambda: float(t),
+            "bool": lambda: bool(t),
+        }[read]()
 
     with pytest.raises(Exception) as theirs:
         run(torch)

@@ -29,38 +29,76 @@ def synthetic(events: int, seed: int = 0) -> dict:
     for i in range(events):
         if live and (len(live) > 400 or rng.random() < 0.5):
             a, size = live.pop(rng.randrange(len(live)))
-            trace.append({"action": "free_requested", "addr": a, "size": size, "stream": 0,
-                          "time_us": i, "frames": []})
+            trace.append(
+                {
+                    "action": "free_requested",
+                    "addr": a,
+                    "size": size,
+                    "stream": 0,
+                    "time_us": i,
+                    "frames": [],
+                }
+            )
             continue
         size = rng.choice([512, 4096, 65536, MiB, 8 * MiB, 64 * MiB])
         site = rng.randrange(15)
-        trace.append({"action": "alloc", "addr": addr, "size": size, "stream": 0,
-                      "time_us": i, "frames": _frames(site), "shape": [size // 4],
-                      "dtype": "torch.float32"})
+        trace.append(
+            {
+                "action": "alloc",
+                "addr": addr,
+                "size": size,
+                "stream": 0,
+                "time_us": i,
+                "frames": _frames(site),
+                "shape": [size // 4],
+                "dtype": "torch.float32",
+            }
+        )
         live.append((addr, size))
         addr += size
-    blocks = [{"address": a, "size": s, "requested_size": s, "state": "active_allocated",
-               "frames": []} for a, s in live]
+    blocks = [
+        {"address": a, "size": s, "requested_size": s, "state": "active_allocated", "frames": []}
+        for a, s in live
+    ]
     total = sum(s for _, s in live) or 512
     if not blocks:
-        blocks = [{"address": 1 << 32, "size": 512, "requested_size": 0, "state": "inactive",
-                   "frames": []}]
-    segment = {"device": 0, "address": blocks[0]["address"], "total_size": total,
-               "allocated_size": total, "active_size": total, "requested_size": total,
-               "stream": 0, "segment_type": "large", "segment_pool_id": (0, 0),
-               "is_expandable": True, "frames": [], "blocks": blocks}
+        blocks = [
+            {
+                "address": 1 << 32,
+                "size": 512,
+                "requested_size": 0,
+                "state": "inactive",
+                "frames": [],
+            }
+        ]
+    segment = {
+        "device": 0,
+        "address": blocks[0]["address"],
+        "total_size": total,
+        "allocated_size": total,
+        "active_size": total,
+        "requested_size": total,
+        "stream": 0,
+        "segment_type": "large",
+        "segment_pool_id": (0, 0),
+        "is_expandable": True,
+        "frames": [],
+        "blocks": blocks,
+    }
     return {"segments": [segment], "device_traces": [trace], "allocator_settings": {}}
 
 
 def test_bands_stack_in_allocation_order_and_drop_when_one_below_is_freed():
     snap = synthetic(0)
-    snap["device_traces"] = [[
-        {"action": "alloc", "addr": 1, "size": 100, "frames": _frames(1)},
-        {"action": "alloc", "addr": 2, "size": 50, "frames": _frames(2)},
-        {"action": "alloc", "addr": 3, "size": 25, "frames": _frames(2)},
-        {"action": "free_requested", "addr": 1, "size": 100},
-        {"action": "free_requested", "addr": 3, "size": 25},
-    ]]
+    snap["device_traces"] = [
+        [
+            {"action": "alloc", "addr": 1, "size": 100, "frames": _frames(1)},
+            {"action": "alloc", "addr": 2, "size": 50, "frames": _frames(2)},
+            {"action": "alloc", "addr": 3, "size": 25, "frames": _frames(2)},
+            {"action": "free_requested", "addr": 1, "size": 100},
+            {"action": "free_requested", "addr": 3, "size": 25},
+        ]
+    ]
     layout = allocation_bands(snap)
     steps = {b["addr"]: b["steps"] for b in layout["bands"]}
     assert steps == {1: [(0, 0)], 2: [(1, 100), (3, 0)], 3: [(2, 150), (3, 50)]}
@@ -106,8 +144,9 @@ def test_compare_from_the_command_line(run_cli, tmp_path, data_dir):
 
 # ---------------------------------------------------------------- a real browser
 def _chromium():
-    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))
-                 if p), None)
+    return next(
+        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
+    )
 
 
 def _png_pixels(data: bytes):
@@ -116,8 +155,8 @@ def _png_pixels(data: bytes):
     pos, chunks = 8, {}
     idat = b""
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"IDAT":
             idat += body
         else:
@@ -129,7 +168,10 @@ def _png_pixels(data: bytes):
     raw = zlib.decompress(idat)
     rows, prev, stride = [], bytearray(width * bpp), width * bpp
     for y in range(height):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        f, line = (
+            raw[y * (stride + 1)],
+            bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)]),
+        )
         for i in range(stride):
             a = line[i - bpp] if i >= bpp else 0
             b, c = prev[i], prev[i - bpp] if i >= bpp else 0
@@ -143,7 +185,7 @@ def _png_pixels(data: bytes):
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(width)])
+        rows.append([tuple(line[x * bpp : x * bpp + 3]) for x in range(width)])
         prev = line
     return width, height, rows
 
@@ -155,12 +197,23 @@ def test_page_renders_the_timeline_in_headless_chromium(tmp_path):
     html = render_html(synthetic(3000), "browser check")
     start = html.index("<h2>Active memory timeline</h2>")
     end = html.index("<h2>Memory over time</h2>")
-    page.write_text(html[:html.index("<h1>")] + html[start:end] + "</body></html>")
+    page.write_text(html[: html.index("<h1>")] + html[start:end] + "</body></html>")
     shot = tmp_path / "shot.png"
     proc = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-         f"--screenshot={shot}", "--window-size=1300,700", page.as_uri()],
-        capture_output=True, text=True, timeout=120)
+        [
+            _chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--screenshot={shot}",
+            "--window-size=1300,700",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.exists(), proc.stderr[-2000:]
     width, height, rows = _png_pixels(shot.read_bytes())
     # The SVG sits below the heading and legend; count coloured (not white or grey) pixels.

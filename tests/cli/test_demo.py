@@ -21,7 +21,9 @@ def test_demo_runs_end_to_end_on_the_emulated_device(run_cli):
     out = proc.stdout
     assert "emulated on the CPU" in out
     assert "8 batches of 8 images 16x16x3 uint8" in out
-    trained = re.search(r"trained: mean loss (\S+) over the first 4 steps, (\S+) over the last 4", out)
+    trained = re.search(
+        r"trained: mean loss (\S+) over the first 4 steps, (\S+) over the last 4", out
+    )
     assert trained and float(trained.group(2)) < float(trained.group(1)), out
     check = re.search(r"normalise max abs error (\S+), logits max rel error (\S+) \(ok\)", out)
     assert check, out

@@ -138,8 +138,14 @@ def test_write_html_streams_the_same_page_in_pieces(tmp_path, data_dir):
     snap = load_snapshot(data_dir / "small_snapshot.json")
     seg = snap["segments"][0]
     # one segment of many blocks: the map must come in pieces, not as one string
-    snap["segments"].append(dict(seg, address=1 << 44, total_size=4096 * 5000, blocks=[
-        {"size": 4096, "state": "inactive", "frames": []} for _ in range(5000)]))
+    snap["segments"].append(
+        dict(
+            seg,
+            address=1 << 44,
+            total_size=4096 * 5000,
+            blocks=[{"size": 4096, "state": "inactive", "frames": []} for _ in range(5000)],
+        )
+    )
     parts = list(html_parts(snap, "t"))
     assert max(len(p) for p in parts) < 400 * PIECE_PARTS
     assert len(parts) > 5000 // PIECE_PARTS
@@ -179,13 +185,17 @@ def test_live_bands_make_one_step_each_where_the_history_ends():
 
 def test_segment_map_marks_cuda_graph_pools():
     def seg(address, pool):
-        return {"address": address, "total_size": 1024, "device": 0, "segment_type": "small",
-                "stream": 7, "segment_pool_id": pool,
-                "blocks": [{"address": address, "size": 1024, "state": "inactive",
-                            "frames": []}]}
+        return {
+            "address": address,
+            "total_size": 1024,
+            "device": 0,
+            "segment_type": "small",
+            "stream": 7,
+            "segment_pool_id": pool,
+            "blocks": [{"address": address, "size": 1024, "state": "inactive", "frames": []}],
+        }
 
-    text = render_html({"segments": [seg(4096, [0, 0]), seg(8192, [3, 0])],
-                        "device_traces": []})
+    text = render_html({"segments": [seg(4096, [0, 0]), seg(8192, [3, 0])], "device_traces": []})
     page = _parse(text)
     marked = [a for tag, a in page.tags if tag == "text" and a.get("class") == "graph-pool"]
     assert len(marked) == 1

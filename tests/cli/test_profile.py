@@ -29,8 +29,7 @@ def script(tmp_path):
 
 def test_profile_prints_the_table_and_writes_the_trace(script, tmp_path, capsys):
     trace = tmp_path / "out.json"
-    code = cli_main(["profile", "--row-limit", "3", "--trace", str(trace), str(script),
-                          "2", "7"])
+    code = cli_main(["profile", "--row-limit", "3", "--trace", str(trace), str(script), "2", "7"])
     out = capsys.readouterr().out
     assert code == 7  # the script's own exit code
     assert "ran ['2', '7']" in out
@@ -46,8 +45,7 @@ def test_profile_prints_the_table_and_writes_the_trace(script, tmp_path, capsys)
 def test_options_after_the_script_need_a_double_dash(script, tmp_path, capsys):
     assert cli_main(["profile", str(script), "1", "--row-limit", "2"]) == 2
     assert "ambiguous" in capsys.readouterr().err
-    code = cli_main(["profile", str(script), "--row-limit", "2", "--trace", "none", "--",
-                          "1"])
+    code = cli_main(["profile", str(script), "--row-limit", "2", "--trace", "none", "--", "1"])
     out = capsys.readouterr().out
     assert code == 0 and "ran ['1']" in out and "wrote" not in out
 
@@ -55,6 +53,5 @@ def test_options_after_the_script_need_a_double_dash(script, tmp_path, capsys):
 def test_bad_input_is_one_line(tmp_path, script, capsys):
     assert cli_main(["profile", str(tmp_path / "missing.py")]) == 2
     assert "no such script" in capsys.readouterr().err
-    assert cli_main(["profile", "--sort-by", "bogus", "--trace", "none", str(script),
-                          "1"]) == 2
+    assert cli_main(["profile", "--sort-by", "bogus", "--trace", "none", str(script), "1"]) == 2
     assert "not a column key" in capsys.readouterr().err

@@ -215,8 +215,19 @@ def test_our_options_after_the_script_are_refused_without_a_separator(run_cli, t
 def test_options_before_a_separator_apply_and_the_rest_go_to_the_script(run_cli, tmp_path):
     script = _script(tmp_path, ALLOCATES)
     out = tmp_path / "m.html"
-    proc = run_cli("memory-summary", "--run", str(script), "--html", str(out), "--top", "3",
-                   "--", "x", "--json", env=ENV)
+    proc = run_cli(
+        "memory-summary",
+        "--run",
+        str(script),
+        "--html",
+        str(out),
+        "--top",
+        "3",
+        "--",
+        "x",
+        "--json",
+        env=ENV,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "script args ['x', '--json']" in proc.stdout  # its own --json, not ours
     assert out.exists() and f"wrote {out}" in proc.stdout

@@ -51,7 +51,7 @@ def test_file_size_limit_and_its_flag(tmp_path, capsys, good):
     path.write_text(json.dumps(good))
     code, _, err = _cli(capsys, str(path), "--max-snapshot-bytes", "100")
     assert code == 2 and "--max-snapshot-bytes" in err
-    assert _cli(capsys, str(path), "--max-snapshot-bytes", str(10 ** 7))[0] == 0
+    assert _cli(capsys, str(path), "--max-snapshot-bytes", str(10**7))[0] == 0
 
 
 def test_node_limit_and_its_flag(tmp_path, good):
@@ -59,7 +59,7 @@ def test_node_limit_and_its_flag(tmp_path, good):
     path.write_text(json.dumps(good))
     with pytest.raises(SnapshotError, match="--max-snapshot-nodes"):
         load_snapshot(path, Limits(max_nodes=10))
-    assert load_snapshot(path, Limits(max_nodes=10 ** 6))["segments"]
+    assert load_snapshot(path, Limits(max_nodes=10**6))["segments"]
 
 
 def test_shared_references_are_bounded(tmp_path):
@@ -77,8 +77,15 @@ def test_shared_references_are_bounded(tmp_path):
 def test_cycle_is_refused(tmp_path):
     frames = []
     frames.append(frames)
-    snap = {"segments": [{"address": 0, "total_size": 512, "blocks": [
-        {"size": 512, "state": "active_allocated", "frames": frames}]}]}
+    snap = {
+        "segments": [
+            {
+                "address": 0,
+                "total_size": 512,
+                "blocks": [{"size": 512, "state": "active_allocated", "frames": frames}],
+            }
+        ]
+    }
     path = tmp_path / "cycle.pickle"
     path.write_bytes(pickle.dumps(snap))
     with pytest.raises(SnapshotError, match="cycle"):
@@ -91,14 +98,17 @@ def _with_block_field(good, key, value):
     return snap
 
 
-@pytest.mark.parametrize("key,value,match", [
-    ("requested_size", "abc", "requested_size"),
-    ("requested_size", 10 ** 400, "64 bits"),
-    ("frames", b"bytes", "bytes"),
-    ("frames", [{("tuple", "key"): 1}], "key is tuple"),
-    ("frames", [{"filename": 3}], "filename"),
-    ("requested_size", float("nan"), "non-finite"),
-])
+@pytest.mark.parametrize(
+    "key,value,match",
+    [
+        ("requested_size", "abc", "requested_size"),
+        ("requested_size", 10**400, "64 bits"),
+        ("frames", b"bytes", "bytes"),
+        ("frames", [{("tuple", "key"): 1}], "key is tuple"),
+        ("frames", [{"filename": 3}], "filename"),
+        ("requested_size", float("nan"), "non-finite"),
+    ],
+)
 def test_odd_fields_are_one_line(tmp_path, capsys, good, key, value, match):
     path = tmp_path / "odd.pickle"
     path.write_bytes(pickle.dumps(_with_block_field(good, key, value)))
@@ -109,7 +119,7 @@ def test_odd_fields_are_one_line(tmp_path, capsys, good, key, value, match):
 
 def test_huge_total_size_and_digits(tmp_path, capsys, good):
     snap = copy.deepcopy(good)
-    snap["segments"][0]["total_size"] = 10 ** 400
+    snap["segments"][0]["total_size"] = 10**400
     path = tmp_path / "big.pickle"
     path.write_bytes(pickle.dumps(snap))
     assert _cli(capsys, str(path))[0] == 2
@@ -122,20 +132,32 @@ def test_huge_total_size_and_digits(tmp_path, capsys, good):
 
 # -- fuzz: structurally valid snapshots with odd values, through every output mode -----
 _odd = st.one_of(
-    st.integers(-2 ** 70, 2 ** 70), st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=4), st.none(), st.booleans(), st.binary(max_size=3),
-    st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(),
-                                                          max_size=2))
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=4),
+    st.none(),
+    st.booleans(),
+    st.binary(max_size=3),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+)
 _BLOCK_KEYS = ["size", "state", "address", "requested_size", "frames"]
 _SEG_KEYS = ["address", "total_size", "segment_type", "stream", "device", "blocks"]
 
 
-@settings(max_examples=int(__import__("os").environ.get("FUZZ_N", 60)), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(where=st.sampled_from(["block", "segment", "trace", "ext"]),
-       key=st.sampled_from(_BLOCK_KEYS + _SEG_KEYS + ["action", "device", "memory_stats",
-                                                      "live_tensors"]),
-       value=_odd, mode=st.sampled_from(["text", "json", "html"]))
+@settings(
+    max_examples=int(__import__("os").environ.get("FUZZ_N", 60)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    where=st.sampled_from(["block", "segment", "trace", "ext"]),
+    key=st.sampled_from(
+        _BLOCK_KEYS + _SEG_KEYS + ["action", "device", "memory_stats", "live_tensors"]
+    ),
+    value=_odd,
+    mode=st.sampled_from(["text", "json", "html"]),
+)
 def test_fuzz_odd_snapshots(tmp_path, capsys, good, where, key, value, mode):
     snap = copy.deepcopy(good)
     if where == "block":
@@ -161,8 +183,12 @@ def test_null_live_tensors_render_in_every_mode(tmp_path, capsys, good, mode):
     snap.setdefault("gpu_tensor", {})["live_tensors"] = None
     path = tmp_path / "null.pickle"
     path.write_bytes(pickle.dumps(snap))
-    argv = {"text": [], "json": ["--json"], "html": ["--html", str(tmp_path / "n.html")],
-            "compare": ["--compare", str(path)]}
+    argv = {
+        "text": [],
+        "json": ["--json"],
+        "html": ["--html", str(tmp_path / "n.html")],
+        "compare": ["--compare", str(path)],
+    }
     assert _cli(capsys, str(path), *argv[mode])[0] == 0
 
 
@@ -205,7 +231,9 @@ def test_json_integers_beyond_64_bits_are_one_line(tmp_path, capsys, good, field
     if field == "total_size":
         text = text.replace('"total_size": 2097152', f'"total_size": {huge}', 1)
     elif field == "stats":
-        text = text.replace('"reserved_bytes.all.current": ', f'"reserved_bytes.all.current": {huge}, "x": ', 1)
+        text = text.replace(
+            '"reserved_bytes.all.current": ', f'"reserved_bytes.all.current": {huge}, "x": ', 1
+        )
     else:
         text = text.replace('"size": 524288', f'"size": {huge}', 1)
     assert huge in text
@@ -222,8 +250,9 @@ def test_json_float_beyond_range_is_one_line(tmp_path, capsys, good):
 
 
 @pytest.mark.parametrize("suffix", ["json", "pickle"])
-@pytest.mark.parametrize("key", ["num_ooms", "num_alloc_retries", "allocated_bytes.all.current",
-                                 "segment.all.peak"])
+@pytest.mark.parametrize(
+    "key", ["num_ooms", "num_alloc_retries", "allocated_bytes.all.current", "segment.all.peak"]
+)
 def test_float_where_a_count_is_expected_is_one_line(tmp_path, capsys, good, key, suffix):
     """memory_stats() values are integers; a float one reached `format(v, 'd')`."""
     snap = copy.deepcopy(good)
@@ -234,9 +263,16 @@ def test_float_where_a_count_is_expected_is_one_line(tmp_path, capsys, good, key
 
 
 def test_none_inside_100k_segments_with_html(tmp_path, capsys):
-    segs = [{"address": i << 21, "total_size": 2 << 20, "stream": 0, "segment_type": "small",
-             "blocks": [{"address": i << 21, "size": 2 << 20, "state": "active_allocated"}]}
-            for i in range(100_000)]
+    segs = [
+        {
+            "address": i << 21,
+            "total_size": 2 << 20,
+            "stream": 0,
+            "segment_type": "small",
+            "blocks": [{"address": i << 21, "size": 2 << 20, "state": "active_allocated"}],
+        }
+        for i in range(100_000)
+    ]
     segs[77_777] = None
     path = tmp_path / "none.pickle"
     path.write_bytes(pickle.dumps({"segments": segs}))
@@ -245,11 +281,24 @@ def test_none_inside_100k_segments_with_html(tmp_path, capsys):
     assert not (tmp_path / "o.html").exists()
 
 
-@settings(max_examples=int(__import__("os").environ.get("FUZZ_N", 40)), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(key=st.sampled_from(["num_ooms", "num_alloc_retries", "active.all.current",
-                            "reserved_bytes.all.peak", "oversize_segments.current"]),
-       value=_odd, mode=st.sampled_from(["text", "json", "html"]))
+@settings(
+    max_examples=int(__import__("os").environ.get("FUZZ_N", 40)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    key=st.sampled_from(
+        [
+            "num_ooms",
+            "num_alloc_retries",
+            "active.all.current",
+            "reserved_bytes.all.peak",
+            "oversize_segments.current",
+        ]
+    ),
+    value=_odd,
+    mode=st.sampled_from(["text", "json", "html"]),
+)
 def test_fuzz_odd_memory_stats(tmp_path, capsys, good, key, value, mode):
     """Each memory_stats() value, odd, through every output mode: a table or one line."""
     snap = copy.deepcopy(good)

@@ -18,16 +18,26 @@ from gpu_tensor import nn
 pytestmark = pytest.mark.sim  # both tiers: emulated cuda here, simulated cuda under -m sim
 
 SIM = _device.cuda_is_simulated()
-needs_sim = pytest.mark.skipif(not SIM, reason="stream capture exists on real and simulated "
-                               "CUDA (the sim tier runs this); emulated cuda records Python")
+needs_sim = pytest.mark.skipif(
+    not SIM,
+    reason="stream capture exists on real and simulated "
+    "CUDA (the sim tier runs this); emulated cuda records Python",
+)
 PKG = os.path.dirname(gt.__file__)
 SIM_PKG = (os.path.join(PKG, "testing"), os.path.join(PKG, "kernel", "emulate.py"))
 
 
 def _mlp():
     gt.manual_seed(0)
-    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
-                          nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10)).to("cuda")
+    model = nn.Sequential(
+        nn.Linear(32, 64),
+        nn.ReLU(),
+        nn.Linear(64, 64),
+        nn.ReLU(),
+        nn.Linear(64, 64),
+        nn.ReLU(),
+        nn.Linear(64, 10),
+    ).to("cuda")
     return model, gt.optim.Adam(model.parameters(), lr=1e-2, capturable=True)
 
 
@@ -172,23 +182,23 @@ def test_make_graphed_callables_module_and_function_with_autograd():
 
     graphed, ref = net(), net()
     graphed = gt.cuda.make_graphed_callables(
-        graphed, (gt.randn(5, 8, device="cuda", requires_grad=True),))
+        graphed, (gt.randn(5, 8, device="cuda", requires_grad=True),)
+    )
     square_sum = gt.cuda.make_graphed_callables(
-        lambda a: (a * a).sum(1), (gt.randn(5, 8, device="cuda", requires_grad=True),))
+        lambda a: (a * a).sum(1), (gt.randn(5, 8, device="cuda", requires_grad=True),)
+    )
     for _ in range(3):
         x = gt.randn(5, 8, device="cuda", requires_grad=True)
         x_ref = x.detach().clone().requires_grad_(True)
         out, out_ref = graphed(x), ref(x_ref)
         (out.square().sum() + square_sum(x).sum()).backward()  # both backward graphs
         (out_ref.square().sum() + (x_ref * x_ref).sum(1).sum()).backward()
-        np.testing.assert_array_equal(out.detach().cpu().numpy(),
-                                      out_ref.detach().cpu().numpy())
+        np.testing.assert_array_equal(out.detach().cpu().numpy(), out_ref.detach().cpu().numpy())
         np.testing.assert_array_equal(x.grad.cpu().numpy(), x_ref.grad.cpu().numpy())
         for p, q in zip(graphed.parameters(), ref.parameters(), strict=True):
             np.testing.assert_array_equal(p.grad.cpu().numpy(), q.grad.cpu().numpy())
     graphed.eval()  # eval mode runs the eager forward, as torch's does
     x = gt.randn(5, 8, device="cuda")
-    np.testing.assert_array_equal(graphed(x).detach().cpu().numpy(),
-                                  ref(x).detach().cpu().numpy())
+    np.testing.assert_array_equal(graphed(x).detach().cpu().numpy(), ref(x).detach().cpu().numpy())
     with pytest.raises(TypeError, match="Tensors"):
         gt.cuda.make_graphed_callables(lambda a: a, (3.0,))

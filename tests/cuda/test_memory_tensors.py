@@ -31,8 +31,9 @@ def test_tensor_lifetime_drives_memory_allocated():
     t = creation.empty((512, 1024), dtype=gdt.float32, device="cuda")
     line = inspect.currentframe().f_lineno - 1
     assert m.memory_allocated() - before == 512 * 1024 * 4
-    row = next(r for r in m.live_tensors() if r["size"] == 512 * 1024 * 4
-               and r["shape"] == (512, 1024))
+    row = next(
+        r for r in m.live_tensors() if r["size"] == 512 * 1024 * 4 and r["shape"] == (512, 1024)
+    )
     assert row["dtype"] == "float32"
     assert row["site"] == f"{__file__}:{line} in test_tensor_lifetime_drives_memory_allocated"
     view = t[1:3]

@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def mpiexec() -> str:
     """The venv's mpiexec (the mpich wheel puts it next to python), else PATH's."""
-    pytest.importorskip("mpi4py", reason="multi-rank tests need mpi4py: pip install "
-                        "'gpu-tensor[distributed]'")
+    pytest.importorskip(
+        "mpi4py", reason="multi-rank tests need mpi4py: pip install 'gpu-tensor[distributed]'"
+    )
     here = Path(sys.executable).parent / "mpiexec"
     found = str(here) if here.exists() else shutil.which("mpiexec")
     if found is None:
@@ -28,17 +29,23 @@ def mpiexec() -> str:
     return found
 
 
-def run_ranks(n: int, worker: str, *args, timeout: float = 90, env=None, check=True,
-              module=True):
+def run_ranks(n: int, worker: str, *args, timeout: float = 90, env=None, check=True, module=True):
     """(returncode, output, seconds) of `worker` on n ranks; cuda is the emulated device.
     `module`: run it as `python -m mpi4py worker` (else plain `python worker`)."""
-    full_env = {**os.environ, "GPU_TENSOR_FALLBACK": "1", "PYTHONPATH": str(ROOT),
-                **(env or {})}
-    cmd = [mpiexec(), "-n", str(n), sys.executable, *(["-m", "mpi4py"] if module else []),
-           str(WORKERS / worker), *map(str, args)]
+    full_env = {**os.environ, "GPU_TENSOR_FALLBACK": "1", "PYTHONPATH": str(ROOT), **(env or {})}
+    cmd = [
+        mpiexec(),
+        "-n",
+        str(n),
+        sys.executable,
+        *(["-m", "mpi4py"] if module else []),
+        str(WORKERS / worker),
+        *map(str, args),
+    ]
     start = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
-                          cwd=ROOT)
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=ROOT
+    )
     took = time.monotonic() - start
     out = proc.stdout + proc.stderr
     if check:

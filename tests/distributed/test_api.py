@@ -38,8 +38,10 @@ def test_setup_errors_and_per_rank_snapshots_on_three_ranks(tmp_path, capsys):
 def test_backend_strings_route_devices_like_torch():
     assert group._parse("mpi") == ("mpi", {"cpu": "mpi", "cuda": "mpi"})
     assert group._parse("NCCL") == ("nccl", {"cuda": "nccl"})
-    assert group._parse("cpu:mpi, cuda:nccl") == ("cpu:mpi,cuda:nccl",
-                                                   {"cpu": "mpi", "cuda": "nccl"})
+    assert group._parse("cpu:mpi, cuda:nccl") == (
+        "cpu:mpi,cuda:nccl",
+        {"cpu": "mpi", "cuda": "nccl"},
+    )
     name, table = group._parse(None)
     assert table["cpu"] == "mpi"
     assert table["cuda"] == ("nccl" if nccl_engine.usable() else "mpi")
@@ -107,8 +109,11 @@ def test_nccl_refuses_bitwise_ops_with_torchs_error_before_enqueueing():
     buf = np.zeros(4, np.int32)
     for name in ("BAND", "BOR", "BXOR"):
         # torch: ValueError "Cannot use ReduceOp.BAND with NCCL"
-        with pytest.raises(ValueError, match=rf"Cannot use ReduceOp\.{name} with NCCL.*SUM, "
-                           "PRODUCT, MIN, MAX and AVG"):
+        with pytest.raises(
+            ValueError,
+            match=rf"Cannot use ReduceOp\.{name} with NCCL.*SUM, "
+            "PRODUCT, MIN, MAX and AVG",
+        ):
             eng.allreduce(buf, name)
     with pytest.raises(ValueError, match="BAND with NCCL"):
         eng.reduce(buf, "BAND", 0)
@@ -116,8 +121,11 @@ def test_nccl_refuses_bitwise_ops_with_torchs_error_before_enqueueing():
         eng.reduce_scatter(buf, buf, "BXOR")
 
 
-@pytest.mark.skipif(not nccl_engine.usable(), reason="the nccl backend needs a CUDA GPU and "
-                    "the NCCL library (pip install 'gpu-tensor[nccl-cu12]')")
+@pytest.mark.skipif(
+    not nccl_engine.usable(),
+    reason="the nccl backend needs a CUDA GPU and "
+    "the NCCL library (pip install 'gpu-tensor[nccl-cu12]')",
+)
 def test_every_collective_on_nccl_world_of_one():
     _, out, _ = run_ranks(1, "collectives.py", "cuda", "nccl", env={"GPU_TENSOR_FALLBACK": "0"})
     assert min(ok_counts(out, 1)) > 200, out

@@ -22,8 +22,9 @@ def _has_sim() -> bool:
         return False
 
 
-@pytest.mark.skipif(not _has_sim(), reason="the simulated CuPy (gpu_tensor.testing.sim) is not "
-                    "in this tree")
+@pytest.mark.skipif(
+    not _has_sim(), reason="the simulated CuPy (gpu_tensor.testing.sim) is not in this tree"
+)
 def test_every_collective_on_simulated_cuda():
     """cuda tensors through the real CUDA backend over the simulated CuPy: the pinned
     staging path with real streams and events."""

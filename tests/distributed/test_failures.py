@@ -7,8 +7,9 @@ from ._launch import run_ranks
 
 @pytest.mark.parametrize("launcher", ["python -m mpi4py", "plain python"])
 def test_a_failing_rank_ends_the_job(launcher):
-    rc, out, took = run_ranks(2, "failures.py", "raise", timeout=60, check=False,
-                              module=launcher != "plain python")
+    rc, out, took = run_ranks(
+        2, "failures.py", "raise", timeout=60, check=False, module=launcher != "plain python"
+    )
     assert rc != 0, out
     assert "rank 1 fails on purpose" in out
     assert "passed the barrier" not in out

@@ -18,7 +18,8 @@ def _args(*argv):
 def test_launch_runs_the_script_on_n_ranks(tmp_path):
     mpiexec()  # skips without MPI
     script = tmp_path / "job.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import sys
         import gpu_tensor as gt
         import gpu_tensor.distributed as dist
@@ -27,10 +28,25 @@ def test_launch_runs_the_script_on_n_ranks(tmp_path):
         dist.all_reduce(t)
         with open(f"{sys.argv[2]}/rank{dist.get_rank()}.txt", "w") as f:  # (stdout interleaves)
             f.write(f"sum {t.item():g} arg {sys.argv[1]}")
-    """))
-    out = subprocess.run([sys.executable, "-m", "gpu_tensor", "launch", "-n", "3", str(script),
-                          "hello", str(tmp_path)], capture_output=True, text=True, timeout=60,
-                         cwd=ROOT)
+    """)
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpu_tensor",
+            "launch",
+            "-n",
+            "3",
+            str(script),
+            "hello",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert out.returncode == 0, out.stderr
     for r in range(3):
         assert (tmp_path / f"rank{r}.txt").read_text() == "sum 6 arg hello"
@@ -47,11 +63,14 @@ def test_launch_command_uses_this_python_and_mpi4py(tmp_path):
     assert cmd[5:] == [sys.executable, "-m", "mpi4py", str(script), "-x"]
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["-n", "0", "s.py"], "-n must be >= 1"),
-    (["-n", "2", "no_such_script.py"], "no such script"),
-    (["-n", "2", "--mpiexec", "no-such-launcher", __file__], "no such program"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["-n", "0", "s.py"], "-n must be >= 1"),
+        (["-n", "2", "no_such_script.py"], "no such script"),
+        (["-n", "2", "--mpiexec", "no-such-launcher", __file__], "no such program"),
+    ],
+)
 def test_launch_errors_are_one_line(argv, message, capsys):
     from gpu_tensor.cli.main import main
 

@@ -19,8 +19,10 @@ def _outcome(fn, *args):
     try:
         return ("ok", fn(*args).dtype)
     except Exception as exc:  # noqa: BLE001  (the class is what is compared)
-        return ("raises", type(exc) if not isinstance(exc, gt.FusionError) else
-                type(exc.__cause__ or exc))
+        return (
+            "raises",
+            type(exc) if not isinstance(exc, gt.FusionError) else type(exc.__cause__ or exc),
+        )
 
 
 @pytest.mark.parametrize("key,dtype", _CASES, ids=[f"{k}-{d}" for k, d in _CASES])
@@ -84,8 +86,10 @@ def _special_outcome(fn, x):
     try:
         r = fn(x)
     except Exception as exc:  # noqa: BLE001  (the class is what is compared)
-        return ("raises", type(exc) if not isinstance(exc, gt.FusionError) else
-                type(exc.__cause__ or exc)), None
+        return (
+            "raises",
+            type(exc) if not isinstance(exc, gt.FusionError) else type(exc.__cause__ or exc),
+        ), None
     return ("ok", r.dtype), r
 
 
@@ -99,7 +103,8 @@ def test_special_rows_agree_eager_and_fused(key, dtype, device):
     from gpu_tensor.fusion.dtypes import as_np_dtype
 
     values = {"bool": [True, False], "int64": [3, 0, -2]}.get(
-        dtype, [0.25, -0.75, 1.5, 0.0, 2.5, 0.9])
+        dtype, [0.25, -0.75, 1.5, 0.0, 2.5, 0.9]
+    )
     x = gt.tensor(values, dtype=getattr(gt, dtype), device="cpu")
     fn = _special_call(key)
     eager, expected = _special_outcome(fn, x)

@@ -151,9 +151,13 @@ def test_module_functions_trace_like_methods(device):
     import gpu_tensor as gt
 
     def chain(a, b):
-        return (gt.gelu(a * b + 1.0) + gt.exp(gt.neg(a))
-                + gt.where(a > 0.5, gt.sigmoid(b), gt.clamp(b, min=-0.25))
-                + gt.maximum(a, b) - gt.minimum(a, b))
+        return (
+            gt.gelu(a * b + 1.0)
+            + gt.exp(gt.neg(a))
+            + gt.where(a > 0.5, gt.sigmoid(b), gt.clamp(b, min=-0.25))
+            + gt.maximum(a, b)
+            - gt.minimum(a, b)
+        )
 
     a = _t(RNG.standard_normal((5, 7)).astype(np.float32), device)
     b = _t(RNG.standard_normal((5, 7)).astype(np.float32), device)

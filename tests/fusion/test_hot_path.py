@@ -122,8 +122,9 @@ def test_launch_plans_follow_layout_and_alignment():
         got = (a[view] * 2 + a[view]).cpu().numpy()
         np.testing.assert_array_equal(got, base[view] * 3)
     m = a[:36].reshape(6, 6)
-    np.testing.assert_array_equal((m.t() + m).cpu().numpy(),
-                                  base[:36].reshape(6, 6).T + base[:36].reshape(6, 6))
+    np.testing.assert_array_equal(
+        (m.t() + m).cpu().numpy(), base[:36].reshape(6, 6).T + base[:36].reshape(6, 6)
+    )
 
 
 @requires_real_cuda
@@ -134,14 +135,19 @@ def test_mixed_dtypes_match_the_cpu_rules():
     rng = np.random.default_rng(1)
     f = gt.from_numpy(rng.standard_normal(12).astype(np.float32))
     cases = [
-        (f, gt.tensor(3, dtype=gt.int64, device="cpu")),  # a 0-dim int tensor: the float tensor wins
+        (
+            f,
+            gt.tensor(3, dtype=gt.int64, device="cpu"),
+        ),  # a 0-dim int tensor: the float tensor wins
         # a 0-dim float tensor with a uint8 one: float32
         (gt.tensor([1, 2, 3], dtype=gt.uint8, device="cpu"), gt.tensor(2.5, device="cpu")),
         (gt.tensor([True, False, True], device="cpu"), 7),
         (f.to(gt.bfloat16), f),
         (f.to(gt.bfloat16), 1.5),
-        (gt.tensor([250, 7, 3], dtype=gt.uint8, device="cpu"),
-         gt.tensor([10, -128, 4], dtype=gt.int8, device="cpu")),
+        (
+            gt.tensor([250, 7, 3], dtype=gt.uint8, device="cpu"),
+            gt.tensor([10, -128, 4], dtype=gt.int8, device="cpu"),
+        ),
     ]
     for a, b in cases:
         want = a + b

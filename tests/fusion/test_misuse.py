@@ -38,16 +38,29 @@ def test_matmul_names_the_op_and_the_fix():
 
 # Python's protocols on a traced tensor (each raises; none may name the tracer class)
 _PROTOCOLS = {
-    "@": lambda a: a @ a, "@=": lambda a: operator.imatmul(a, a),
-    "rmatmul": lambda a: np.ones((2, 2), np.float32) @ a, "getitem": lambda a: a[0],
-    "setitem": lambda a: a.__setitem__(0, 1.0), "len": lambda a: len(a),
-    "iter": lambda a: list(a), "in": lambda a: 1.0 in a, "reversed": lambda a: reversed(a),
-    "float": lambda a: float(a), "int": lambda a: int(a), "index": lambda a: [1, 2][a],
-    "complex": lambda a: complex(a), "round": lambda a: round(a),
-    "trunc": lambda a: math.trunc(a), "floor": lambda a: math.floor(a),
-    "divmod": lambda a: divmod(a, a), "<<": lambda a: a << 1, "call": lambda a: a(),
-    "format": lambda a: f"{a:.3f}", "bool": lambda a: a if a else a,
-    "sum": lambda a: a.sum(), "hash": lambda a: {a: 1},
+    "@": lambda a: a @ a,
+    "@=": lambda a: operator.imatmul(a, a),
+    "rmatmul": lambda a: np.ones((2, 2), np.float32) @ a,
+    "getitem": lambda a: a[0],
+    "setitem": lambda a: a.__setitem__(0, 1.0),
+    "len": lambda a: len(a),
+    "iter": lambda a: list(a),
+    "in": lambda a: 1.0 in a,
+    "reversed": lambda a: reversed(a),
+    "float": lambda a: float(a),
+    "int": lambda a: int(a),
+    "index": lambda a: [1, 2][a],
+    "complex": lambda a: complex(a),
+    "round": lambda a: round(a),
+    "trunc": lambda a: math.trunc(a),
+    "floor": lambda a: math.floor(a),
+    "divmod": lambda a: divmod(a, a),
+    "<<": lambda a: a << 1,
+    "call": lambda a: a(),
+    "format": lambda a: f"{a:.3f}",
+    "bool": lambda a: a if a else a,
+    "sum": lambda a: a.sum(),
+    "hash": lambda a: {a: 1},
 }
 
 
@@ -61,8 +74,12 @@ def test_python_protocols_never_name_the_tracer_class(name):
 def _public_ops():
     for n in sorted(set(gt.__all__)):
         f = getattr(gt, n)
-        if callable(f) and not inspect.isclass(f) and n not in ("fuse", "manual_seed", "seed") \
-                and n not in grad_walk.STATEFUL:  # they would leave autocast on for later tests
+        if (
+            callable(f)
+            and not inspect.isclass(f)
+            and n not in ("fuse", "manual_seed", "seed")
+            and n not in grad_walk.STATEFUL
+        ):  # they would leave autocast on for later tests
             yield n, f
     for n in sorted(k for k in dir(gt.linalg) if not k.startswith("_")):
         f = getattr(gt.linalg, n)
@@ -76,8 +93,12 @@ def test_no_public_op_names_the_tracer_class():
     x = gt.ones(2, 2)
     leaks = {}
     for name, f in _public_ops():
-        for call in (lambda a, f=f: f(a), lambda a, f=f: f(a, a), lambda a, f=f: f(a, 1),
-                     lambda a, f=f: f([a, a])):
+        for call in (
+            lambda a, f=f: f(a),
+            lambda a, f=f: f(a, a),
+            lambda a, f=f: f(a, 1),
+            lambda a, f=f: f([a, a]),
+        ):
             exc = _fused_error(call, x)
             if exc is not None and "Proxy" in f"{type(exc).__name__}: {exc}":
                 leaks[name] = str(exc)[:120]

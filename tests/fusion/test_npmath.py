@@ -73,7 +73,8 @@ def test_erf_edge_values(n):
 def test_erf_float32_within_one_ulp_of_rounded_float64(n):
     rng = np.random.default_rng(7)
     x = np.concatenate([rng.standard_normal(n) * 3, np.geomspace(1e-45, 10.0, n)]).astype(
-        np.float32)
+        np.float32
+    )
     got = npmath.erf(x)
     assert got.dtype == np.float32
     ref = _ref(x).astype(np.float32)
@@ -87,8 +88,7 @@ def test_erf_keeps_shape_and_dtype():
         got = npmath.erf(arr)
         assert got.shape == arr.shape and got.dtype == arr.dtype
         expect = _ref(np.asarray(arr)).reshape(arr.shape).astype(arr.dtype)
-        assert np.allclose(got.astype(np.float64), expect.astype(np.float64), rtol=1e-3,
-                           atol=1e-15)
+        assert np.allclose(got.astype(np.float64), expect.astype(np.float64), rtol=1e-3, atol=1e-15)
     ints = np.arange(-3000, 3000, dtype=np.int64)  # erf cast back, as numpy would
     assert np.array_equal(npmath.erf(ints), _ref(ints).astype(np.int64))
 

@@ -14,14 +14,30 @@ import gpu_tensor as gt
 from gpu_tensor.fusion.optable import OPS
 from gpu_tensor.ops import special as sp
 
-BINARY = ["hypot", "logaddexp", "logaddexp2", "xlogy", "xlog1py", "atan2", "copysign",
-          "nextafter", "fmod", "ldexp", "heaviside", "fmax", "fmin", "float_power"]
+BINARY = [
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "xlogy",
+    "xlog1py",
+    "atan2",
+    "copysign",
+    "nextafter",
+    "fmod",
+    "ldexp",
+    "heaviside",
+    "fmax",
+    "fmin",
+    "float_power",
+]
 FLAGS = ["isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"]
 _DTYPES = ["bool", "int64", "float16", "float32", "float64"]
 _F = [0.0, -0.0, 1.5, -2.25, 3.0, math.inf, -math.inf, math.nan, 1e-3, -7.5, 0.5, -1.0]
 _G = [0.5, 2.0, -0.0, 0.0, -3.0, math.inf, 2.5, 1.0, -math.inf, math.nan, -1.0, -1.0]
-_VALUES = {"bool": ([True, False] * 6, [False, True, True] * 4),
-           "int64": ([0, 1, -2, 5, 7, -3, 2, 0, 4, -6, 3, -1], [1, 2, 3, -2, 2, 2, -1, 5, 3, 4, 1, -1])}
+_VALUES = {
+    "bool": ([True, False] * 6, [False, True, True] * 4),
+    "int64": ([0, 1, -2, 5, 7, -3, 2, 0, 4, -6, 3, -1], [1, 2, 3, -2, 2, 2, -1, 5, 3, 4, 1, -1]),
+}
 
 
 def _fn(key):
@@ -31,15 +47,17 @@ def _fn(key):
 def _operands(key, dtype):
     a, b = _VALUES.get(dtype, (_F, _G))
     t = [gt.tensor(a, dtype=getattr(gt, dtype)), gt.tensor(b, dtype=getattr(gt, dtype))]
-    return t[:OPS[key].arity]
+    return t[: OPS[key].arity]
 
 
 def _outcome(fn, *args):
     try:
         r = fn(*args)
     except Exception as exc:  # noqa: BLE001  (the class is what is compared)
-        return ("raises", type(exc.__cause__ or exc) if isinstance(exc, gt.FusionError)
-                else type(exc))
+        return (
+            "raises",
+            type(exc.__cause__ or exc) if isinstance(exc, gt.FusionError) else type(exc),
+        )
     return ("ok", r.dtype, r.double().numpy() if r.dtype is not gt.bool else r.numpy())
 
 
@@ -102,8 +120,10 @@ def test_values_recorded_from_torch(case, device):
     assert (np.signbit(r.cpu().numpy()) == np.signbit(want)).all()
 
 
-@pytest.mark.parametrize("key,dtype", [("hypot", "int64"), ("logaddexp", "bool"),
-                                       ("nextafter", "int64"), ("fmod", "bool")])
+@pytest.mark.parametrize(
+    "key,dtype",
+    [("hypot", "int64"), ("logaddexp", "bool"), ("nextafter", "int64"), ("fmod", "bool")],
+)
 def test_no_integer_kernel_raises_as_torch(key, dtype):
     a, b = _operands(key, dtype)
     with pytest.raises(NotImplementedError, match="not implemented for"):

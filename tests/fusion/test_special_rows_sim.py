@@ -13,13 +13,36 @@ from gpu_tensor.ops import special as sp
 
 pytestmark = pytest.mark.sim
 
-_ROWS = ["hypot", "logaddexp", "logaddexp2", "xlogy", "xlog1py", "atan2", "copysign",
-         "nextafter", "fmod", "ldexp", "heaviside", "fmax", "fmin", "float_power", "isnan",
-         "isinf", "isfinite", "isposinf", "isneginf", "signbit"]
-_A = np.array([[0.0, -0.0, 1.5, -2.25], [3.0, np.inf, -np.inf, np.nan], [1e-3, -7.5, 0.5, -1.0]],
-              dtype=np.float32)
-_B = np.array([[0.5, 2.0, -0.0, 0.0], [-3.0, np.inf, 2.5, 1.0], [-np.inf, np.nan, -1.0, -1.0]],
-              dtype=np.float32)
+_ROWS = [
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "xlogy",
+    "xlog1py",
+    "atan2",
+    "copysign",
+    "nextafter",
+    "fmod",
+    "ldexp",
+    "heaviside",
+    "fmax",
+    "fmin",
+    "float_power",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "isposinf",
+    "isneginf",
+    "signbit",
+]
+_A = np.array(
+    [[0.0, -0.0, 1.5, -2.25], [3.0, np.inf, -np.inf, np.nan], [1e-3, -7.5, 0.5, -1.0]],
+    dtype=np.float32,
+)
+_B = np.array(
+    [[0.5, 2.0, -0.0, 0.0], [-3.0, np.inf, 2.5, 1.0], [-np.inf, np.nan, -1.0, -1.0]],
+    dtype=np.float32,
+)
 
 
 def _fn(key):
@@ -41,8 +64,9 @@ def test_one_launch_no_copy_no_sync(key):
     # float_power computes in float64: float32 operands would be cast first (a launch each,
     # until operands are cast inside the kernel: issue 23 item 2)
     dt = gt.float64 if key == "float_power" else gt.float32
-    cpu = [gt.tensor(_A, dtype=dt, device="cpu"),
-           gt.tensor(_B, dtype=dt, device="cpu")][:1 if unary else 2]
+    cpu = [gt.tensor(_A, dtype=dt, device="cpu"), gt.tensor(_B, dtype=dt, device="cpu")][
+        : 1 if unary else 2
+    ]
     args = [t.to("cuda") for t in cpu]
     _fn(key)(*args)  # warm: the kernel is compiled and cached
     sim.reset_counters()

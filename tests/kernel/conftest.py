@@ -82,13 +82,15 @@ def random_case(rng, dst_dtype, src_dtype, max_dim=40):
         n = shape[d]
         extra = int(rng.integers(0, 3)) * (4 if rng.random() < 0.5 else 1)
         full.append(n + extra)
-    src_buf = values(src_dtype, [full[p] for p in perm], rng,
-                     nonneg=np.dtype(dst_dtype).kind in UNSIGNED)
+    src_buf = values(
+        src_dtype, [full[p] for p in perm], rng, nonneg=np.dtype(dst_dtype).kind in UNSIGNED
+    )
     src = src_buf.transpose(np.argsort(perm))
     index = []
     for d in range(ndim):
-        index.append(slice(0, shape[d]) if rng.random() < 0.6 else
-                     slice(full[d] - shape[d], full[d]))
+        index.append(
+            slice(0, shape[d]) if rng.random() < 0.6 else slice(full[d] - shape[d], full[d])
+        )
     src = src[tuple(index)]
     if rng.random() < 0.3:
         sl, _ = _slicer(rng, shape[-1])
@@ -104,20 +106,27 @@ def random_case(rng, dst_dtype, src_dtype, max_dim=40):
     else:
         big = [n + int(rng.integers(0, 3)) for n in shape]
         dst_base = values(dst_dtype, big, rng)
-        dst_index = tuple(slice(b - n, b) if rng.random() < 0.5 else slice(0, n)
-                          for b, n in zip(big, shape, strict=True))
+        dst_index = tuple(
+            slice(b - n, b) if rng.random() < 0.5 else slice(0, n)
+            for b, n in zip(big, shape, strict=True)
+        )
     return dst_base, dst_index, src
 
 
 @pytest.fixture
 def copy_cases():
     """The helpers above, for test modules (no sibling imports under importlib mode)."""
+
     class Cases:
         pass
 
     c = Cases()
     c.values, c.expected_after, c.same_bits, c.random_case = (
-        values, expected_after, same_bits, random_case)
+        values,
+        expected_after,
+        same_bits,
+        random_case,
+    )
     c.BF16, c.UNSIGNED = BF16, UNSIGNED
     return c
 
@@ -133,7 +142,7 @@ def _misaligned(dtype, shape, offset):
     """A C-contiguous array whose data starts `offset` bytes past an aligned address."""
     dtype = np.dtype(dtype)
     raw = np.zeros(int(np.prod(shape)) * dtype.itemsize + 16, np.uint8)
-    out = raw[offset: offset + int(np.prod(shape)) * dtype.itemsize].view(dtype).reshape(shape)
+    out = raw[offset : offset + int(np.prod(shape)) * dtype.itemsize].view(dtype).reshape(shape)
     out[...] = _contig(dtype, shape)
     return out
 
@@ -147,17 +156,33 @@ PATH_CASES = [
     ("transpose + cast", "transpose", F16, lambda: _contig(F32, (50, 40)).T),
     ("vector transpose fp32", "transpose", F32, lambda: _contig(F32, (96, 200)).T),
     ("vector transpose fp16", "transpose", F16, lambda: _contig(F16, (136, 64)).T),
-    ("vector transpose uint8", "transpose", np.dtype(np.uint8),
-     lambda: _contig(np.uint8, (132, 260)).T),
-    ("vector batched (0,2,1) int16", "transpose", np.dtype(np.int16),
-     lambda: _contig(np.int16, (3, 40, 36)).transpose(0, 2, 1)),
-    ("vector NCHW->NHWC", "transpose", F32,
-     lambda: _contig(F32, (2, 32, 6, 6)).transpose(0, 2, 3, 1)),
+    (
+        "vector transpose uint8",
+        "transpose",
+        np.dtype(np.uint8),
+        lambda: _contig(np.uint8, (132, 260)).T,
+    ),
+    (
+        "vector batched (0,2,1) int16",
+        "transpose",
+        np.dtype(np.int16),
+        lambda: _contig(np.int16, (3, 40, 36)).transpose(0, 2, 1),
+    ),
+    (
+        "vector NCHW->NHWC",
+        "transpose",
+        F32,
+        lambda: _contig(F32, (2, 32, 6, 6)).transpose(0, 2, 3, 1),
+    ),
     ("batched (0,2,1)", "transpose", F32, lambda: _contig(F32, (3, 40, 33)).transpose(0, 2, 1)),
     ("NCHW->NHWC", "transpose", F32, lambda: _contig(F32, (2, 24, 9, 7)).transpose(0, 2, 3, 1)),
     ("NHWC->NCHW", "transpose", F32, lambda: _contig(F32, (2, 9, 7, 24)).transpose(0, 3, 1, 2)),
-    ("general 4d perm", "transpose", F32,
-     lambda: _contig(F32, (6, 24, 20, 18)).transpose(1, 3, 0, 2)),
+    (
+        "general 4d perm",
+        "transpose",
+        F32,
+        lambda: _contig(F32, (6, 24, 20, 18)).transpose(1, 3, 0, 2),
+    ),
     ("step slice", "nd", F32, lambda: _contig(F32, (40, 50))[:, ::2]),
     ("narrowed inner", "vectorized", F32, lambda: _contig(F32, (30, 64))[:, :32]),
     ("narrowed inner cast", "vectorized", F16, lambda: _contig(F32, (30, 64))[:, 8:40]),
@@ -165,14 +190,30 @@ PATH_CASES = [
     ("expanded column", "nd", F32, lambda: np.broadcast_to(_contig(F32, (40, 1)), (40, 64))),
     ("reversed", "nd", F32, lambda: _contig(F32, (30, 20))[::-1, ::-1]),
     ("skinny transpose", "nd", F32, lambda: _contig(F32, (500, 4)).T),
-    ("bytes of complex128", "nd", np.dtype(np.complex128),
-     lambda: _contig(np.complex128, (20, 30)).T[::2]),
-    ("misaligned float32 transpose (2-byte units)", "nd", F32,
-     lambda: _misaligned(F32, (40, 36), 2).T),
-    ("uint32 -> int64 (no kernel cast)", "fallback", np.dtype(np.int64),
-     lambda: _contig(np.uint32, (10, 12)).T),
-    ("10-d (host loops)", "nd", F32,
-     lambda: _contig(F32, (2,) * 10).transpose(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)[..., ::-1]),
+    (
+        "bytes of complex128",
+        "nd",
+        np.dtype(np.complex128),
+        lambda: _contig(np.complex128, (20, 30)).T[::2],
+    ),
+    (
+        "misaligned float32 transpose (2-byte units)",
+        "nd",
+        F32,
+        lambda: _misaligned(F32, (40, 36), 2).T,
+    ),
+    (
+        "uint32 -> int64 (no kernel cast)",
+        "fallback",
+        np.dtype(np.int64),
+        lambda: _contig(np.uint32, (10, 12)).T,
+    ),
+    (
+        "10-d (host loops)",
+        "nd",
+        F32,
+        lambda: _contig(F32, (2,) * 10).transpose(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)[..., ::-1],
+    ),
 ]
 
 

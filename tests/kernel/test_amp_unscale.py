@@ -15,8 +15,12 @@ from gpu_tensor.backends import cuda_amp
 from gpu_tensor.kernel import emulate, nvrtc, sources
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-DTYPES = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
-          "float16": np.dtype(np.float16), "bfloat16": BF16}
+DTYPES = {
+    "float32": np.dtype(np.float32),
+    "float64": np.dtype(np.float64),
+    "float16": np.dtype(np.float16),
+    "bfloat16": BF16,
+}
 NAMES = [f"gt_amp_unscale<{t}>" for t in cuda_amp.KERNEL_TYPES.values()] + ["gt_amp_write_table"]
 needs_gxx = pytest.mark.skipif(emulate.compiler() is None, reason="host emulation needs g++")
 
@@ -38,14 +42,26 @@ def _run(lib, dtype_name, grads, factor, mode, stamp=5, grid=3, flags_in=None):
     table = cuda_amp.table([g.ctypes.data for g in grads], [g.size for g in grads])
     bank = cuda_amp.flags_offset(n, stamp)
     if flags_in is not None:
-        table[bank:bank + n] = flags_in
+        table[bank : bank + n] = flags_in
     found = np.zeros((), np.float32)
     name = f"gt_amp_unscale<{cuda_amp.KERNEL_TYPES[dtype_name]}>"
-    emulate.launch(lib, name, grid, cuda_amp.BLOCK,
-                   [table, np.uint64(table.ctypes.data + 8 * bank), np.int32(n), found,
-                    np.array(factor, np.float32), np.int32(cuda_amp.MODES[mode]),
-                    np.int64(stamp)], serial=True)
-    return float(found), table[bank:bank + n].copy()
+    emulate.launch(
+        lib,
+        name,
+        grid,
+        cuda_amp.BLOCK,
+        [
+            table,
+            np.uint64(table.ctypes.data + 8 * bank),
+            np.int32(n),
+            found,
+            np.array(factor, np.float32),
+            np.int32(cuda_amp.MODES[mode]),
+            np.int64(stamp),
+        ],
+        serial=True,
+    )
+    return float(found), table[bank : bank + n].copy()
 
 
 def _expected(g, inv):
@@ -66,13 +82,14 @@ def test_unscales_every_tensor_and_flags_the_bad_ones(lib, dtype_name):
     scale = np.float32(3.0)  # 1/3 is inexact: the rounding of the inverse shows
     inv = np.float32(1.0 / np.float64(scale))
     want = [_expected(g, inv) for g in grads]
-    found, flags = _run(lib, dtype_name, grads, scale, "reciprocal", stamp=9,
-                        flags_in=[4, 4, 4, 4])
+    found, flags = _run(lib, dtype_name, grads, scale, "reciprocal", stamp=9, flags_in=[4, 4, 4, 4])
     assert found == 1.0
     assert flags.tolist() == [4, 9, 4, 9]  # stamped where bad, left alone elsewhere
     for got, exp in zip(grads, want, strict=True):
-        np.testing.assert_array_equal(got.view(np.uint8) if dt != np.float64 else got,
-                                      exp.view(np.uint8) if dt != np.float64 else exp)
+        np.testing.assert_array_equal(
+            got.view(np.uint8) if dt != np.float64 else got,
+            exp.view(np.uint8) if dt != np.float64 else exp,
+        )
 
 
 @needs_gxx
@@ -93,7 +110,7 @@ def test_check_mode_and_a_factor_of_one_write_nothing(lib, dtype_name):
     grads = _grads(dt, [100, 2000])
     grads[0][7] = -np.inf
     before = [g.copy() for g in grads]
-    found, flags = _run(lib, dtype_name, grads, 2.0 ** 20, "check", stamp=2)
+    found, flags = _run(lib, dtype_name, grads, 2.0**20, "check", stamp=2)
     assert found == 1.0 and flags.tolist() == [2, 0]
     # torch: inv_scale == 1 leaves the grad as it is (a NaN keeps its payload bits)
     grads[1][3] = np.nan
@@ -111,28 +128,42 @@ def test_16_bit_rounding_subnormals_and_overflow(lib):
     ties, subnormals, values that round to inf, and NaN."""
     for dtype_name, dt in (("float16", np.float16), ("bfloat16", BF16)):
         info = ml_dtypes.finfo(dt)
-        g = np.array([1.0, 3.0, float(info.tiny), float(info.smallest_subnormal),
-                      float(info.max), -float(info.max), 5.0e-5, 0.0, -0.0, 1.5], dt)
-        for factor in (3.0, 0.5, 2.0 ** -10, 1.999):
+        g = np.array(
+            [
+                1.0,
+                3.0,
+                float(info.tiny),
+                float(info.smallest_subnormal),
+                float(info.max),
+                -float(info.max),
+                5.0e-5,
+                0.0,
+                -0.0,
+                1.5,
+            ],
+            dt,
+        )
+        for factor in (3.0, 0.5, 2.0**-10, 1.999):
             x = g.copy()
             _run(lib, dtype_name, [x], factor, "multiply")
-            np.testing.assert_array_equal(x.view(np.uint16),
-                                          _expected(g, np.float32(factor)).view(np.uint16))
+            np.testing.assert_array_equal(
+                x.view(np.uint16), _expected(g, np.float32(factor)).view(np.uint16)
+            )
 
 
 @needs_gxx
 def test_write_table_copies_its_arguments_into_the_table(lib):
     """The graph-capture upload: TABLE_WORDS int64s per launch, carried by the argument."""
-    want = np.random.default_rng(1).integers(-2**62, 2**62, 2 * cuda_amp.TABLE_WORDS + 17)
+    want = np.random.default_rng(1).integers(-(2**62), 2**62, 2 * cuda_amp.TABLE_WORDS + 17)
     out = np.full(want.size + 3, -1, np.int64)
     for start in range(0, want.size, cuda_amp.TABLE_WORDS):
-        part = want[start:start + cuda_amp.TABLE_WORDS]
+        part = want[start : start + cuda_amp.TABLE_WORDS]
         rec = np.zeros((), cuda_amp._WORDS)
         rec["count"], rec["offset"] = part.size, start
-        rec["words"][:part.size] = part
+        rec["words"][: part.size] = part
         emulate.launch(lib, "gt_amp_write_table", 1, cuda_amp.BLOCK, [out, rec[()]], serial=True)
-    np.testing.assert_array_equal(out[:want.size], want)
-    assert (out[want.size:] == -1).all()  # nothing past the table
+    np.testing.assert_array_equal(out[: want.size], want)
+    assert (out[want.size :] == -1).all()  # nothing past the table
 
 
 def test_table_layout():

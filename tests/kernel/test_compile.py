@@ -44,8 +44,11 @@ class FakeModule:
 def fake_cupy(monkeypatch, tmp_path):
     monkeypatch.setenv("GPU_TENSOR_CACHE_DIR", str(tmp_path))
     device = types.SimpleNamespace(id=0, compute_capability="90")
-    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
-        Device=lambda *a: device, function=types.SimpleNamespace(Module=FakeModule)))
+    fake = types.SimpleNamespace(
+        cuda=types.SimpleNamespace(
+            Device=lambda *a: device, function=types.SimpleNamespace(Module=FakeModule)
+        )
+    )
     monkeypatch.setattr(kcompile, "_cupy", lambda: fake)
     kcompile.clear_cache()
     FakeModule.loads = []
@@ -97,7 +100,7 @@ def test_launch_packs_struct_by_value_for_cupy(fake_cupy):
     assert spec.grid == (-(-64 // side) * -(-48 // side), 1, 1)
     kcompile.launch(spec)
     fn = kcompile.get_function(kcompile.sources.read_kernel(spec.file), spec.name)
-    (grid, block, args, _), = fn.calls
+    ((grid, block, args, _),) = fn.calls
     assert isinstance(args[2], np.ndarray) and args[2].size == 1  # CuPy: by value
     assert args[2].dtype == copy_plan.PARAMS_DTYPE
     assert int(args[0]) == 1024 and int(args[1]) == 8192

@@ -22,8 +22,15 @@ def plan_of(dst, src, dst_addr=BASE, src_addr=BASE * 64):
     """Plan dst[...] = src for numpy arrays (only their shapes/strides/dtypes are used)."""
     from gpu_tensor.kernel.copy import broadcast_strides
 
-    return P.plan_copy(dst.shape, dst.strides, broadcast_strides(src.shape, src.strides, dst.shape),
-                       dst.dtype, src.dtype, dst_addr, src_addr)
+    return P.plan_copy(
+        dst.shape,
+        dst.strides,
+        broadcast_strides(src.shape, src.strides, dst.shape),
+        dst.dtype,
+        src.dtype,
+        dst_addr,
+        src_addr,
+    )
 
 
 class Layout:
@@ -51,7 +58,10 @@ class Layout:
         return Layout(shape, strides, self.dtype)
 
     def broadcast_to(self, shape):
-        strides = [0 if n == 1 and m != 1 else s for n, m, s in zip(self.shape, shape, self.strides, strict=True)]
+        strides = [
+            0 if n == 1 and m != 1 else s
+            for n, m, s in zip(self.shape, shape, self.strides, strict=True)
+        ]
         return Layout(shape, strides, self.dtype)
 
 
@@ -86,14 +96,17 @@ def test_dims_are_ordered_by_destination_stride():
     assert p.path == "transpose" and p.dst_strides[-1] == 1
 
 
-@pytest.mark.parametrize("make,tile_shape", [
-    (lambda: view((64, 96)).T, (96, 64)),
-    (lambda: view((5, 64, 96)).transpose(0, 2, 1), (96, 64)),
-    (lambda: view((8, 64, 28, 28)).transpose(0, 2, 3, 1), (784, 64)),  # NCHW -> NHWC
-    (lambda: view((8, 28, 28, 64)).transpose(0, 3, 1, 2), (64, 784)),  # NHWC -> NCHW
-    (lambda: view((30, 40, 3, 50)).transpose(2, 3, 0, 1), (150, 1200)),  # coalesces to 2-d
-    (lambda: view((20, 30, 40, 50)).transpose(1, 3, 0, 2), (50, 40)),  # general 4-d
-])
+@pytest.mark.parametrize(
+    "make,tile_shape",
+    [
+        (lambda: view((64, 96)).T, (96, 64)),
+        (lambda: view((5, 64, 96)).transpose(0, 2, 1), (96, 64)),
+        (lambda: view((8, 64, 28, 28)).transpose(0, 2, 3, 1), (784, 64)),  # NCHW -> NHWC
+        (lambda: view((8, 28, 28, 64)).transpose(0, 3, 1, 2), (64, 784)),  # NHWC -> NCHW
+        (lambda: view((30, 40, 3, 50)).transpose(2, 3, 0, 1), (150, 1200)),  # coalesces to 2-d
+        (lambda: view((20, 30, 40, 50)).transpose(1, 3, 0, 2), (50, 40)),  # general 4-d
+    ],
+)
 def test_transpose_path_tiles_the_two_swapped_dims(make, tile_shape):
     """tile_shape = (source-contiguous dim, destination-contiguous dim) after coalescing."""
     src = make()
@@ -104,11 +117,15 @@ def test_transpose_path_tiles_the_two_swapped_dims(make, tile_shape):
     assert abs(p.src_strides[i]) < abs(p.src_strides[j]) and p.dst_strides[j] == 1
 
 
-@pytest.mark.parametrize("src", [
-    view((4096, 4)).T,  # skinny: one side shorter than a tile
-    view((64, 1)).broadcast_to((64, 64)),  # expanded column: reads one value per row
-    view((64, 64))[:, ::2],  # step slice: inner dim strided on the source only
-], ids=["skinny", "expanded-column", "step"])
+@pytest.mark.parametrize(
+    "src",
+    [
+        view((4096, 4)).T,  # skinny: one side shorter than a tile
+        view((64, 1)).broadcast_to((64, 64)),  # expanded column: reads one value per row
+        view((64, 64))[:, ::2],  # step slice: inner dim strided on the source only
+    ],
+    ids=["skinny", "expanded-column", "step"],
+)
 def test_generic_path(src):
     assert plan_of(view(src.shape), src).path == "nd"
 
@@ -216,7 +233,7 @@ def test_magic_division_matches_integer_division(d, ns):
 
 def test_params_record_matches_the_cuda_struct():
     text = sources.read_kernel("common.cuh")
-    body = text[text.index("struct GtCopyParams {"):text.index("};", text.index("GtCopyParams"))]
+    body = text[text.index("struct GtCopyParams {") : text.index("};", text.index("GtCopyParams"))]
     fields = 0
     for decl in re.findall(r"long long ([^;]+);", body):
         for name in decl.split(","):
@@ -226,9 +243,19 @@ def test_params_record_matches_the_cuda_struct():
     assert f"#define GT_MAX_DIMS {P.MAX_DIMS}" in text
 
 
-_DTYPES = [np.dtype(t) for t in (np.bool_, np.uint8, np.int16, np.float16, np.float32,
-                                  np.int64, np.complex128, np.uint32)] + [
-    np.dtype(ml_dtypes.bfloat16)]
+_DTYPES = [
+    np.dtype(t)
+    for t in (
+        np.bool_,
+        np.uint8,
+        np.int16,
+        np.float16,
+        np.float32,
+        np.int64,
+        np.complex128,
+        np.uint32,
+    )
+] + [np.dtype(ml_dtypes.bfloat16)]
 
 
 @given(st.data())

@@ -15,13 +15,16 @@ pytestmark = pytest.mark.skipif(emulate.compiler() is None, reason="host emulati
 
 UNIT = {1: "unsigned char", 2: "gt_bytes2", 4: "gt_bytes4"}
 # the kernel file's text (not an #include): the build cache is keyed by the source it is given
-SOURCE = sources.read_kernel("copy_transpose.cu") + "".join(f"""
+SOURCE = sources.read_kernel("copy_transpose.cu") + "".join(
+    f"""
 __global__ void tile_map_{t}(int* out) {{
     const int n = GT_TILE * {v};
     for (int r = 0; r < n; ++r)
         for (int c = 0; c < n; ++c) out[r * n + c] = gt_vec_tile_at<{UNIT[t]}, {v}>(r, c);
 }}
-""" for t, v in V.TRANSPOSE_VEC.items())
+"""
+    for t, v in V.TRANSPOSE_VEC.items()
+)
 
 
 def _wavefronts(element_offsets, size: int) -> int:

@@ -37,8 +37,7 @@ def to_device_view(a: np.ndarray):
     raw = np.frombuffer(owner.tobytes(), np.uint8)  # (a bfloat16 buffer has no .data)
     dev = cp.asarray(raw)
     offset = a.ctypes.data - owner.ctypes.data
-    return cp.ndarray(a.shape, _storage(a.dtype), memptr=dev.data + offset,
-                      strides=a.strides), dev
+    return cp.ndarray(a.shape, _storage(a.dtype), memptr=dev.data + offset, strides=a.strides), dev
 
 
 def _storage(dtype):
@@ -56,8 +55,9 @@ def run_case(dst_base, dst_index, src, copy_cases):
     expected = copy_cases.expected_after(dst_base, dst_index, src)
     d_src, _keep = to_device_view(src)
     d_base = _cupy().asarray(dst_base.view(_storage(dst_base.dtype)))
-    strided_copy(d_base[dst_index], d_src, dst_dtype=_logical(dst_base.dtype),
-                 src_dtype=_logical(src.dtype))
+    strided_copy(
+        d_base[dst_index], d_src, dst_dtype=_logical(dst_base.dtype), src_dtype=_logical(src.dtype)
+    )
     got = d_base.get().view(dst_base.dtype)
     assert copy_cases.same_bits(got, expected)
 
@@ -71,8 +71,11 @@ def test_each_path_on_gpu(path_case, copy_cases):
 
 
 @requires_real_cuda
-@pytest.mark.parametrize("dtype", [np.dtype(t) for t in (np.bool_, np.uint8, np.float16,
-                                                          np.float32, np.complex128)], ids=str)
+@pytest.mark.parametrize(
+    "dtype",
+    [np.dtype(t) for t in (np.bool_, np.uint8, np.float16, np.float32, np.complex128)],
+    ids=str,
+)
 def test_random_same_dtype_on_gpu(dtype, copy_cases):
     rng = np.random.default_rng(zlib.crc32(str(dtype).encode()))
     for _ in range(20):
@@ -80,8 +83,11 @@ def test_random_same_dtype_on_gpu(dtype, copy_cases):
 
 
 @requires_real_cuda
-@pytest.mark.parametrize("pair", [(d, F32) for d in V.CAST_DTYPES if d != F32]
-                         + [(F32, s) for s in V.CAST_DTYPES if s != F32], ids=str)
+@pytest.mark.parametrize(
+    "pair",
+    [(d, F32) for d in V.CAST_DTYPES if d != F32] + [(F32, s) for s in V.CAST_DTYPES if s != F32],
+    ids=str,
+)
 def test_random_casts_on_gpu(pair, copy_cases):
     rng = np.random.default_rng(zlib.crc32(repr(pair).encode()))
     for _ in range(6):

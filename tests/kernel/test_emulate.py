@@ -58,8 +58,9 @@ def test_shared_memory_and_syncthreads_per_block(lib):
     assert np.array_equal(out, x.reshape(4, 64)[:, ::-1].ravel())
 
 
-@pytest.mark.parametrize("dtype,name", [(np.float32, "reverse_dynamic<float>"),
-                                        (np.float64, "reverse_dynamic<double>")])
+@pytest.mark.parametrize(
+    "dtype,name", [(np.float32, "reverse_dynamic<float>"), (np.float64, "reverse_dynamic<double>")]
+)
 def test_extern_shared_with_2d_grid_and_block(lib, dtype, name):
     x = np.arange(6 * 32, dtype=dtype)
     out = np.zeros_like(x)
@@ -88,8 +89,14 @@ def test_errors(lib):
     with pytest.raises(ValueError, match="1024"):
         emulate.launch(lib, "affine", 1, (64, 32), [])
     with pytest.raises(emulate.EmulationError, match="__syncthreads"):
-        emulate.launch(lib, "reverse_blocks", 1, 32, [np.zeros(32, np.float32),
-                                                     np.zeros(32, np.float32)], serial=True)
+        emulate.launch(
+            lib,
+            "reverse_blocks",
+            1,
+            32,
+            [np.zeros(32, np.float32), np.zeros(32, np.float32)],
+            serial=True,
+        )
     with pytest.raises(emulate.EmulationError, match="g\\+\\+ could not compile"):
         emulate.build("__global__ void broken( { }", ["broken"])
 
@@ -123,9 +130,11 @@ def test_without_cuda_headers_fp16_variants_are_left_out(monkeypatch, tmp_path):
     monkeypatch.setattr(sources, "host_cuda_include_dir", lambda: None)
     monkeypatch.setenv("GPU_TENSOR_CACHE_DIR", str(tmp_path))
     assert not emulate.have_fp16()
-    wanted = [V.variant("transpose", "gt_bytes4", "gt_bytes4"),
-              V.variant("transpose_vec", "gt_bytes4", "gt_bytes4", 2),
-              V.variant("nd", "__half", "float")]
+    wanted = [
+        V.variant("transpose", "gt_bytes4", "gt_bytes4"),
+        V.variant("transpose_vec", "gt_bytes4", "gt_bytes4", 2),
+        V.variant("nd", "__half", "float"),
+    ]
     kernels = EmulatedCopyKernels(wanted)
     assert wanted[2].name not in kernels.names and len(kernels.names) == 2
     src = np.arange(64 * 96, dtype=np.float32).reshape(64, 96).T

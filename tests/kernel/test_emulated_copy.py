@@ -24,22 +24,42 @@ pytestmark = pytest.mark.skipif(emulate.compiler() is None, reason="host emulati
 F32 = np.dtype(np.float32)
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)
-FP16_REASON = ("no complete CUDA include tree (crt/host_defines.h) for g++ to compile "
-               "cuda_fp16.h; fp16/bf16 kernels are checked by NVRTC only here")
+FP16_REASON = (
+    "no complete CUDA include tree (crt/host_defines.h) for g++ to compile "
+    "cuda_fp16.h; fp16/bf16 kernels are checked by NVRTC only here"
+)
 
 # Every dtype to and from float32, plus the pairs whose conversions take other routes.
 CAST_PAIRS = sorted(
     {(d, F32) for d in V.CAST_DTYPES if d != F32}
     | {(F32, s) for s in V.CAST_DTYPES if s != F32}
-    | {(F16, BF16), (BF16, F16), (np.dtype(np.complex128), np.dtype(np.complex64)),
-       (F16, np.dtype(np.int64)), (np.dtype(np.bool_), np.dtype(np.float64)),
-       (np.dtype(np.int8), np.dtype(np.complex128)), (BF16, np.dtype(np.float64)),
-       (np.dtype(np.uint8), np.dtype(np.int8))},
+    | {
+        (F16, BF16),
+        (BF16, F16),
+        (np.dtype(np.complex128), np.dtype(np.complex64)),
+        (F16, np.dtype(np.int64)),
+        (np.dtype(np.bool_), np.dtype(np.float64)),
+        (np.dtype(np.int8), np.dtype(np.complex128)),
+        (BF16, np.dtype(np.float64)),
+        (np.dtype(np.uint8), np.dtype(np.int8)),
+    },
     key=str,
 )
 ALL_PAIRS = [(d, s) for d in V.CAST_DTYPES for s in V.CAST_DTYPES if d != s]
-SAME_DTYPES = [np.dtype(t) for t in (np.bool_, np.uint8, np.int16, np.float16, np.float32,
-                                      np.int64, np.complex64, np.complex128, np.uint32)] + [BF16]
+SAME_DTYPES = [
+    np.dtype(t)
+    for t in (
+        np.bool_,
+        np.uint8,
+        np.int16,
+        np.float16,
+        np.float32,
+        np.int64,
+        np.complex64,
+        np.complex128,
+        np.uint32,
+    )
+] + [BF16]
 
 
 def _needs_fp16(*dtypes) -> bool:
@@ -63,7 +83,8 @@ def _check(host, dst_base, dst_index, src, copy_cases):
     plan = strided_copy(dst_base[dst_index], src, launcher=host)
     assert copy_cases.same_bits(dst_base, expected), (
         f"{plan.path} {plan.variant} shape={src.shape} src_strides={src.strides} "
-        f"dst_strides={dst_base[dst_index].strides}")
+        f"dst_strides={dst_base[dst_index].strides}"
+    )
     return plan
 
 
@@ -149,21 +170,27 @@ def test_overlapping_source_is_copied_first(host, copy_cases):
     assert np.array_equal(a, expected)
 
 
-@pytest.mark.parametrize("shape,dtype,view", [
-    ((70, 45), F32, lambda a: a.T),
-    ((3, 40, 50), F32, lambda a: a[:, ::2].transpose(0, 2, 1)),
-    ((40, 50), np.int16, lambda a: a[::3, ::2]),
-], ids=["transpose", "batched-transpose", "nd"])
+@pytest.mark.parametrize(
+    "shape,dtype,view",
+    [
+        ((70, 45), F32, lambda a: a.T),
+        ((3, 40, 50), F32, lambda a: a[:, ::2].transpose(0, 2, 1)),
+        ((40, 50), np.int16, lambda a: a[::3, ::2]),
+    ],
+    ids=["transpose", "batched-transpose", "nd"],
+)
 def test_64bit_index_variants(host, copy_cases, shape, dtype, view):
     """The 64-bit variants (only planned past 2^31 items) run the same cases here."""
     src = view(copy_cases.values(dtype, shape, np.random.default_rng(2)))
     dst = np.zeros(src.shape, src.dtype)
-    plan = copy_plan.plan_copy(dst.shape, dst.strides, src.strides, dst.dtype, src.dtype,
-                               dst.ctypes.data, src.ctypes.data)
+    plan = copy_plan.plan_copy(
+        dst.shape, dst.strides, src.strides, dst.dtype, src.dtype, dst.ctypes.data, src.ctypes.data
+    )
     assert plan.path in ("transpose", "nd") and not plan.index64
     unit = V.unit_type(plan.unit)
-    plan64 = dataclasses.replace(plan, index64=True, vec=1,
-                                 variant=V.variant(plan.path, unit, unit, 1, True))
+    plan64 = dataclasses.replace(
+        plan, index64=True, vec=1, variant=V.variant(plan.path, unit, unit, 1, True)
+    )
     assert plan64.variant in host.kernels  # the batched translation unit, not a rebuild
     execute(plan64, dst, src, host)
     assert np.array_equal(dst, src)
@@ -182,13 +209,13 @@ def test_syncthreads_in_serial_launch_is_reported(host, copy_cases):
     """The emulator's own guard (below the executor, which never asks for this)."""
     src = copy_cases.values(F32, (40, 40), np.random.default_rng(6)).T
     dst = np.zeros(src.shape, F32)
-    plan = copy_plan.plan_copy(dst.shape, dst.strides, src.strides, F32, F32,
-                               dst.ctypes.data, src.ctypes.data)
+    plan = copy_plan.plan_copy(
+        dst.shape, dst.strides, src.strides, F32, F32, dst.ctypes.data, src.ctypes.data
+    )
     spec = kcompile.launch_spec(plan, dst.ctypes.data, src.ctypes.data)
     assert not spec.serial_ok
     with pytest.raises(emulate.EmulationError, match="__syncthreads"):
-        emulate.launch(host.kernels.lib, spec.name, spec.grid, spec.block, spec.args,
-                       serial=True)
+        emulate.launch(host.kernels.lib, spec.name, spec.grid, spec.block, spec.args, serial=True)
 
 
 def test_launchers_refuse_the_other_kind_of_array(host):

@@ -34,8 +34,9 @@ for _v in V.all_variants():
 @pytest.mark.parametrize("filename", sorted(BY_FILE))
 def test_every_variant_compiles(filename, arch):
     names = BY_FILE[filename]
-    result = nvrtc.compile_program(sources.read_kernel(filename), arch,
-                                   kcompile.options_for(names), names)
+    result = nvrtc.compile_program(
+        sources.read_kernel(filename), arch, kcompile.options_for(names), names
+    )
     ptx = result.code.decode()
     assert set(result.lowered_names) == set(names)
     entries = set(re.findall(r"\.entry\s+(\w+)", ptx))
@@ -124,8 +125,9 @@ def fake_header_layouts(monkeypatch, tmp_path):
     """nvrtc.cuda_include_dir over a made-up site-packages/nvidia and toolkit root."""
     site = tmp_path / "site" / "nvidia"
     monkeypatch.setattr(sources, "_nvidia_wheel_dirs", lambda: [site])
-    monkeypatch.setattr(sources, "_toolkit_roots",
-                        lambda extra_roots=(): iter([tmp_path / "toolkit"]))
+    monkeypatch.setattr(
+        sources, "_toolkit_roots", lambda extra_roots=(): iter([tmp_path / "toolkit"])
+    )
     monkeypatch.setattr(nvrtc, "_pathfinder_include", lambda: None)
     nvrtc.cuda_include_dir.cache_clear()
     yield site, tmp_path / "toolkit"
@@ -143,8 +145,9 @@ def test_cuda13_wheel_layout_wins_over_a_stray_cuda12_wheel(fake_header_layouts,
     assert nvrtc.cuda_include_dir() == cu12
 
 
-def test_toolkit_headers_when_no_wheel_and_fallback_to_another_major(fake_header_layouts,
-                                                                     monkeypatch):
+def test_toolkit_headers_when_no_wheel_and_fallback_to_another_major(
+    fake_header_layouts, monkeypatch
+):
     site, toolkit = fake_header_layouts
     monkeypatch.setattr(nvrtc, "nvrtc_version", lambda: (13, 0))
     assert nvrtc.cuda_include_dir() is None  # nothing anywhere: NVRTC gets only kernels/

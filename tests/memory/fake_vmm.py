@@ -95,8 +95,9 @@ class FakeDriver:
     CUmemAllocationProp = CUmemAllocationProp
     CUmemAccessDesc = CUmemAccessDesc
 
-    def __init__(self, capacity=1 << 30, devices=1, peer_pairs=(), vmm=True, rdma=False,
-                 exportable=True):
+    def __init__(
+        self, capacity=1 << 30, devices=1, peer_pairs=(), vmm=True, rdma=False, exportable=True
+    ):
         self.capacity, self.devices, self.peer_pairs = capacity, devices, set(peer_pairs)
         self.vmm = vmm  # CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
         self.rdma = rdma  # CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
@@ -140,10 +141,10 @@ class FakeDriver:
         return (CUresult.CUDA_SUCCESS, self.devices)
 
     def cuDeviceGetAttribute(self, attrib, dev):  # noqa: N802
-        value = {CUdevice_attribute.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
-                 self.vmm,
-                 CUdevice_attribute.CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
-                 self.rdma}[attrib]
+        value = {
+            CUdevice_attribute.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: self.vmm,
+            CUdevice_attribute.CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: self.rdma,
+        }[attrib]
         return (CUresult.CUDA_SUCCESS, int(value))
 
     def cuDeviceCanAccessPeer(self, dev, peer_dev):  # noqa: N802
@@ -181,8 +182,9 @@ class FakeDriver:
             return self._bad(f"create of {size}: not a multiple of the granularity") + (None,)
         if prop.requestedHandleTypes and not self.exportable:
             return (CUresult.CUDA_ERROR_NOT_SUPPORTED, None)
-        self.created.append((size, int(prop.requestedHandleTypes),
-                             prop.allocFlags.gpuDirectRDMACapable))
+        self.created.append(
+            (size, int(prop.requestedHandleTypes), prop.allocFlags.gpuDirectRDMACapable)
+        )
         handle = next(self._ids)
         self.handles[handle] = [size, prop.location.id, set()]
         self.used += size
@@ -254,8 +256,7 @@ class FakeDriver:
 
     def read(self, ptr: int, nbytes: int, device: int = 0) -> bytes:
         """cudaMemcpy to the host, on `device`, of whole mappings from `ptr`."""
-        return b"".join(bytes(memory[lo:hi]) for memory, lo, hi in
-                        self._touch(ptr, nbytes, device))
+        return b"".join(bytes(memory[lo:hi]) for memory, lo, hi in self._touch(ptr, nbytes, device))
 
     def _touch(self, ptr, nbytes, device):
         parts, at = [], ptr

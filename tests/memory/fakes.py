@@ -22,6 +22,7 @@ def source_books(a) -> dict:
     restitched pages (memory/expandable.py), which stay mapped until a shrink."""
     books = {s.ptr: s.size for s in a._segments.values() if not s.expandable}
     for res in a._ranges:
-        books[res.base] = sum(s.size for s in a._segments.values()
-                              if s.reservation is res) + sum(res.aliases.values())
+        books[res.base] = sum(s.size for s in a._segments.values() if s.reservation is res) + sum(
+            res.aliases.values()
+        )
     return books

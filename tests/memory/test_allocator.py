@@ -195,7 +195,9 @@ def test_oom_path_frees_oversize_cache_before_a_full_flush():
     big = a.malloc(100 * MiB)  # needs room: frees oversize blocks only, no retry round
     s = a.stats()
     assert s["num_alloc_retries"] == 0 and s["num_device_free"] >= 1
-    assert s["reserved_bytes.small_pool.current"] + s["reserved_bytes.large_pool.current"] <= 200 * MiB
+    assert (
+        s["reserved_bytes.small_pool.current"] + s["reserved_bytes.large_pool.current"] <= 200 * MiB
+    )
     assert any(seg.size == 20 * MiB for seg in a.segments())  # the non-oversize cache stayed
     a.free(big)
     check(a)
@@ -327,8 +329,9 @@ def test_fault_injection_at_every_raw_alloc_position():
     assert total_calls > 5
     for i in range(total_calls):
         for run in (1, 3):
-            a = make(raw=FaultInjectingRawSource(HostRawSource(128 * MiB),
-                                                 fail_at=range(i, i + run)))
+            a = make(
+                raw=FaultInjectingRawSource(HostRawSource(128 * MiB), fail_at=range(i, i + run))
+            )
             live = workload(a)
             assert a.raw.failures >= 1
             for b in live:
@@ -379,8 +382,9 @@ def test_release_on_miss_bounds_growth_of_stale_segments():
         check(a)
         return a.stats()["reserved_bytes.all.peak"]
 
-    assert (peak_reserved("release_on_miss:True,peak_guard:False")
-            < peak_reserved("release_on_miss:False,peak_guard:False"))
+    assert peak_reserved("release_on_miss:True,peak_guard:False") < peak_reserved(
+        "release_on_miss:False,peak_guard:False"
+    )
 
 
 @pytest.mark.parametrize("conf", ["", "expandable_segments:True"])

@@ -33,8 +33,15 @@ RUNS = 60  # runs end early at random, so ~12,000 steps; the test asserts >= 10,
 COUNTS = {"steps": 0, "ooms": 0, "events": 0}
 
 ACCUMULATED = ("allocation", "allocated_bytes", "requested_bytes")
-MONOTONE_IN_MALLOC = ("allocation", "allocated_bytes", "requested_bytes", "active",
-                      "active_bytes", "segment", "reserved_bytes")
+MONOTONE_IN_MALLOC = (
+    "allocation",
+    "allocated_bytes",
+    "requested_bytes",
+    "active",
+    "active_bytes",
+    "segment",
+    "reserved_bytes",
+)
 
 sizes = st.one_of(
     st.integers(0, 4096),  # tiny: 512 B rounding
@@ -164,8 +171,7 @@ class ExpandableMachine(AllocatorMachine):
         if len(self.live) - start == 3:
             self._free(self.live.pop(start + 1))
             self.consistent()
-        self.malloc(min(self.a.stats()["largest_free_block_bytes"] + 2 * MiB, 64 * MiB),
-                    stream)
+        self.malloc(min(self.a.stats()["largest_free_block_bytes"] + 2 * MiB, 64 * MiB), stream)
 
 
 def test_allocator_state_machine_10k_steps():

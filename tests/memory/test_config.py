@@ -17,9 +17,11 @@ def test_defaults():
 
 
 def test_options():
-    c = parse_alloc_conf("max_split_size_mb:128, garbage_collection_threshold:0.6,"
-                         "expandable_segments:True,release_on_miss:False,adaptive_segments:0,"
-                         "max_non_split_rounding_mb:64,release_lock_on_cudamalloc:True")
+    c = parse_alloc_conf(
+        "max_split_size_mb:128, garbage_collection_threshold:0.6,"
+        "expandable_segments:True,release_on_miss:False,adaptive_segments:0,"
+        "max_non_split_rounding_mb:64,release_lock_on_cudamalloc:True"
+    )
     assert c.max_split_size == 128 * MiB and c.garbage_collection_threshold == 0.6
     assert c.expandable_segments and not c.release_on_miss and not c.adaptive_segments
     assert c.max_non_split_rounding == 64 * MiB
@@ -34,14 +36,17 @@ def test_divisions_list_form():
     assert c.divisions_for(1 << 40) == 8
 
 
-@pytest.mark.parametrize("text, match", [
-    ("max_split_size_mb:10", ">= 20"),
-    ("garbage_collection_threshold:1.5", r"\(0, 1\)"),
-    ("roundup_power2_divisions:3", "powers of two"),
-    ("expandable_segments:maybe", "True or False"),
-    ("colour:blue", "unknown option 'colour'"),
-    ("max_split_size_mb", "option:value"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("max_split_size_mb:10", ">= 20"),
+        ("garbage_collection_threshold:1.5", r"\(0, 1\)"),
+        ("roundup_power2_divisions:3", "powers of two"),
+        ("expandable_segments:maybe", "True or False"),
+        ("colour:blue", "unknown option 'colour'"),
+        ("max_split_size_mb", "option:value"),
+    ],
+)
 def test_bad_options_name_the_problem(text, match):
     with pytest.raises(ValueError, match=match):
         parse_alloc_conf(text)

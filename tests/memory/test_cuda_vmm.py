@@ -32,6 +32,7 @@ from .fake_vmm import GRANULARITY, FakeDriver
 
 MiB = 1 << 20
 
+
 class NoPlainSegments:
     """The cudaMalloc side; expandable segments must not use it."""
 
@@ -91,8 +92,10 @@ def test_add_peer_grants_access_to_what_is_mapped_and_what_will_be():
     driver.log.clear()
     assert source.add_peer(1) and source.peers == [1]
     # one descriptor, one call per run of adjacent mappings
-    assert driver.log == [("cuMemSetAccess", base, 4 * MiB, (1,)),
-                          ("cuMemSetAccess", base + 8 * MiB, 2 * MiB, (1,))]
+    assert driver.log == [
+        ("cuMemSetAccess", base, 4 * MiB, (1,)),
+        ("cuMemSetAccess", base + 8 * MiB, 2 * MiB, (1,)),
+    ]
     assert all(devices == {0, 1} for devices in driver.access.values())
     assert source.add_peer(1) and source.add_peer(0) and len(driver.log) == 2  # nothing new
     assert not source.add_peer(2) and source.peers == [1]  # the driver says it cannot
@@ -145,9 +148,14 @@ def test_alias_maps_the_same_handles_at_a_second_address_with_access_for_peers()
     assert driver.reserved == {} and driver.violations == []
 
 
-@pytest.mark.parametrize("failing, call, error", [("cuMemMap", 3, RawOutOfMemory),
-                                                  ("cuMemMap", 4, RawOutOfMemory),
-                                                  ("cuMemSetAccess", 2, RuntimeError)])
+@pytest.mark.parametrize(
+    "failing, call, error",
+    [
+        ("cuMemMap", 3, RawOutOfMemory),
+        ("cuMemMap", 4, RawOutOfMemory),
+        ("cuMemSetAccess", 2, RuntimeError),
+    ],
+)
 def test_a_failed_alias_leaves_only_the_source_mapped(failing, call, error):
     driver, source, _ = make_source()
     base = source.reserve(64 * MiB)
@@ -184,8 +192,11 @@ def test_self_test_proves_the_alias_shares_memory_and_leaves_nothing_behind():
     # A device where the second address got memory of its own would read the pattern wrong.
     own: dict[int, int] = {}
     with pytest.raises(RuntimeError, match="alias of a mapped chunk read back"):
-        self_test(source, lambda ptr, byte, n: own.__setitem__(ptr, byte),
-                  lambda ptr, n: bytes([own.get(ptr, 0)]) * n)
+        self_test(
+            source,
+            lambda ptr, byte, n: own.__setitem__(ptr, byte),
+            lambda ptr, n: bytes([own.get(ptr, 0)]) * n,
+        )
     assert driver.mappings == {} and driver.handles == {} and driver.reserved == {}
     assert driver.violations == []
 
@@ -203,8 +214,9 @@ class FakeRuntime:
 
     def memcpy(self, dst, src, nbytes, kind):
         assert kind == self.memcpyDeviceToHost
-        data = self.driver.read(src, nbytes) if self.shares or src % (4 * MiB) == 0 else \
-            bytes(nbytes)  # shares=False: the second address reads fresh memory
+        data = (
+            self.driver.read(src, nbytes) if self.shares or src % (4 * MiB) == 0 else bytes(nbytes)
+        )  # shares=False: the second address reads fresh memory
         ctypes.memmove(dst, data, nbytes)
 
     def deviceSynchronize(self):  # noqa: N802 - cupy's name
@@ -230,8 +242,11 @@ def cuda_on_fake(monkeypatch):
     monkeypatch.setattr(cuda_memory, "_self_test_passed", {})
 
     def install(driver, shares=True):
-        fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
-            runtime=FakeRuntime(driver, shares), Device=lambda _: contextlib.nullcontext()))
+        fake = types.SimpleNamespace(
+            cuda=types.SimpleNamespace(
+                runtime=FakeRuntime(driver, shares), Device=lambda _: contextlib.nullcontext()
+            )
+        )
         monkeypatch.setattr(cuda_memory, "cupy", lambda: fake)
         monkeypatch.setattr(cuda_vmm, "load_driver", lambda: driver)
         return cuda_memory
@@ -287,8 +302,11 @@ def test_memory_is_exportable_and_rdma_capable_where_the_device_says_so(cuda_on_
 def test_auto_mode_warns_once_and_uses_cudamalloc_when_the_self_test_fails(cuda_on_fake):
     driver = FakeDriver()
     cuda_memory = cuda_on_fake(driver, shares=False)
-    with pytest.warns(RuntimeWarning, match="expandable_segments.*self-test on cuda:0.*"
-                      "expandable_segments:False.*expandable_segments:True"):
+    with pytest.warns(
+        RuntimeWarning,
+        match="expandable_segments.*self-test on cuda:0.*"
+        "expandable_segments:False.*expandable_segments:True",
+    ):
         a = cuda_memory.create_allocator(0, AllocatorConfig(expandable_segments=None))
     assert type(a.raw) is cuda_memory.CudaRawSource
     with warnings.catch_warnings():
@@ -318,8 +336,11 @@ def _check_step(a, driver):
     assert driver.violations == []
     runs = _chunks((s.ptr, s.size) for s in a._segments.values() if s.expandable)
     old = _chunks(span for res in a._ranges for span in res.aliases.items())
-    handle_at = {at: h for ptr, (size, h) in driver.mappings.items()
-                 for at in range(ptr, ptr + size, GRANULARITY)}  # every chunk's handle
+    handle_at = {
+        at: h
+        for ptr, (size, h) in driver.mappings.items()
+        for at in range(ptr, ptr + size, GRANULARITY)
+    }  # every chunk's handle
     assert sorted(runs + old) == sorted(handle_at)
     assert {handle_at[at] for at in old} <= {handle_at[at] for at in runs}
     assert driver.used == a.stats()["reserved_bytes.all.current"] == a.raw.physical_bytes()
@@ -406,8 +427,9 @@ def test_a_hole_serves_a_bigger_request_without_new_memory_for_its_pages():
     big = a.malloc(60 * MiB)  # only one page of it is new memory
     assert driver.calls["cuMemCreate"] == 7
     assert driver.used == 140 * MiB and syncs == []  # no device sync to restitch
-    assert {driver.handle_at(at) for at in (hole.ptr, hole.ptr + 20 * MiB)} \
-        <= {driver.handle_at(at) for at in range(big.ptr, big.ptr + 60 * MiB, 20 * MiB)}
+    assert {driver.handle_at(at) for at in (hole.ptr, hole.ptr + 20 * MiB)} <= {
+        driver.handle_at(at) for at in range(big.ptr, big.ptr + 60 * MiB, 20 * MiB)
+    }
     _check_step(a, driver)
     _freed_everything(a, driver, [first, last, big])
     # the hole's old address and three runs of free pages went back in one unmap_many
@@ -428,8 +450,11 @@ def test_pages_of_both_pools_restitch_whole_handles():
     created = driver.calls["cuMemCreate"]
     other = a.malloc(100 * MiB)  # 40 MiB large, [20, 40) MiB of the small range, 40 new
     assert driver.calls["cuMemCreate"] - created == 2
-    inside = [size for at, (size, _) in driver.mappings.items()
-              if other.ptr <= at < other.ptr + other.size]
+    inside = [
+        size
+        for at, (size, _) in driver.mappings.items()
+        if other.ptr <= at < other.ptr + other.size
+    ]
     assert sorted(inside) == [2 * MiB] * 10 + [20 * MiB] * 4
     _check_step(a, driver)
     _freed_everything(a, driver, [again, other])
@@ -454,8 +479,7 @@ def test_cuda_backend_maps_expandable_segments_through_the_driver(monkeypatch):
     from gpu_tensor.backends import cuda_memory, cuda_vmm
 
     monkeypatch.delenv("GPU_TENSOR_FALLBACK", raising=False)  # real CUDA's kind, not emulated
-    monkeypatch.setattr(cuda_vmm, "load_driver", lambda: FakeDriver(devices=2,
-                                                                     peer_pairs={(1, 0)}))
+    monkeypatch.setattr(cuda_vmm, "load_driver", lambda: FakeDriver(devices=2, peer_pairs={(1, 0)}))
     monkeypatch.setattr(cuda_memory, "_make_context_current", lambda index: None)  # no GPU
     source = cuda_memory._vmm_source(cuda_memory.CudaRawSource(0), 0)
     assert isinstance(source, VmmSource) and source.peers == []  # peers only when asked

@@ -99,11 +99,17 @@ def test_a_hole_between_live_blocks_is_restitched_not_stranded():
     (res,) = a._ranges
     assert res.aliases == {first.ptr + 20 * MiB: 20 * MiB}  # the hole's old address
     assert [(x.ptr, x.size) for x in a.segments()] == [
-        (first.ptr, 20 * MiB), (last.ptr, 50 * MiB)]  # torch's snapshot splits runs so too
+        (first.ptr, 20 * MiB),
+        (last.ptr, 50 * MiB),
+    ]  # torch's snapshot splits runs so too
     host_array(big.ptr, 30 * MiB)[:] = 7  # the restitched memory is real
     trace = [(e["action"], e["size"]) for e in a.snapshot()["device_traces"][0]]
-    assert trace[-4:] == [("segment_map", 10 * MiB), ("segment_unmap", 20 * MiB),
-                          ("segment_map", 20 * MiB), ("alloc", 30 * MiB)]
+    assert trace[-4:] == [
+        ("segment_map", 10 * MiB),
+        ("segment_unmap", 20 * MiB),
+        ("segment_map", 20 * MiB),
+        ("alloc", 30 * MiB),
+    ]
     for b in (first, last, big):
         a.free(b)
     a.empty_cache()
@@ -114,6 +120,7 @@ def test_a_hole_between_live_blocks_is_restitched_not_stranded():
 def test_torch_policy_would_grow_where_restitching_does_not():
     """At the device limit a restitched request succeeds without the OOM retry (and the
     device sync of its unmaps); without `alias` the source maps new pages and must retry."""
+
     class NoAlias(HostRawSource):
         alias = None
 
@@ -192,8 +199,7 @@ def test_snapshot_and_history_show_maps_and_unmaps():
     a.free(b)
     a.empty_cache()
     actions = [e["action"] for e in a.snapshot()["device_traces"][0]]
-    assert actions == ["segment_map", "alloc", "free_requested", "free_completed",
-                       "segment_unmap"]
+    assert actions == ["segment_map", "alloc", "free_requested", "free_completed", "segment_unmap"]
 
 
 def test_fault_injection_at_every_raw_call():
@@ -210,6 +216,7 @@ def test_fault_injection_at_every_raw_call():
             if i % 5 == 4:
                 a.empty_cache()
             check(a)
+
         def attempt(size):
             try:
                 return a.malloc(size)

@@ -30,8 +30,9 @@ class FakeEvent:
 
 def make(conf="", events=None):
     conf = ",".join(filter(None, ["expandable_segments:False", conf]))
-    return CachingAllocator(HostRawSource(512 * MiB), 0, event_factory=events,
-                            config=parse_alloc_conf(conf))
+    return CachingAllocator(
+        HostRawSource(512 * MiB), 0, event_factory=events, config=parse_alloc_conf(conf)
+    )
 
 
 def check(a):
@@ -156,8 +157,9 @@ def test_under_capture_no_event_is_queried_and_stream_frees_wait_for_the_end():
 
 
 def test_capture_never_frees_cached_memory_to_make_room():
-    a = CachingAllocator(HostRawSource(24 * MiB), 0, config=parse_alloc_conf(
-        "expandable_segments:False"))
+    a = CachingAllocator(
+        HostRawSource(24 * MiB), 0, config=parse_alloc_conf("expandable_segments:False")
+    )
     a.free(a.malloc(20 * MiB, OTHER))  # cached, would be freed by an eager OOM retry
     a.begin_allocate_to_pool(POOL, CAPTURE)
     with pytest.raises(Exception, match="out of memory|Out of memory|OutOfMemory"):

@@ -33,7 +33,10 @@ def test_site_is_the_user_line_and_blocks_are_listed_largest_first():
     assert [r["size"] for r in rows] == [big.size, small.size]
     assert rows[0]["shape"] == (5, 1024, 256) and rows[0]["dtype"] == "float32"
     assert rows[0]["device"] == 2 and rows[0]["kind"] == "tensor"
-    assert rows[1]["site"] == f"{__file__}:{small_line} in {test_site_is_the_user_line_and_blocks_are_listed_largest_first.__name__}"
+    assert (
+        rows[1]["site"]
+        == f"{__file__}:{small_line} in {test_site_is_the_user_line_and_blocks_are_listed_largest_first.__name__}"
+    )
     assert rows[1]["shape"] is None and "untagged" in rows[1]["kind"]
     assert line == small_line
     assert live.live_blocks(a, limit=1) == rows[:1]

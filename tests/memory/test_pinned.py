@@ -436,8 +436,9 @@ def test_register_failure_releases_pages_and_pool_reports():
 
 def test_register_source_unregisters_on_free_and_honours_capacity():
     registered, unregistered = [], []
-    src = RegisterSource(lambda p, n: registered.append(p), unregistered.append,
-                         capacity_bytes=2 * PAGE)
+    src = RegisterSource(
+        lambda p, n: registered.append(p), unregistered.append, capacity_bytes=2 * PAGE
+    )
     p = src.alloc(PAGE)
     with pytest.raises(RawOutOfMemory, match="capacity"):
         src.alloc(2 * PAGE)

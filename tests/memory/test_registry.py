@@ -60,8 +60,10 @@ def test_history_applies_to_present_and_future_allocators():
 
 
 def test_reading_memory_never_imports_cupy():
-    code = ("import sys, gpu_tensor.cuda.memory as m, gpu_tensor.memory as mm; "
-            "assert m.memory_allocated() == 0 and m.memory_stats()['num_ooms'] == 0; "
-            "m.memory_summary(); m.memory_snapshot(); m.empty_cache(); "
-            "assert 'cupy' not in sys.modules, 'cupy imported'")
+    code = (
+        "import sys, gpu_tensor.cuda.memory as m, gpu_tensor.memory as mm; "
+        "assert m.memory_allocated() == 0 and m.memory_stats()['num_ooms'] == 0; "
+        "m.memory_summary(); m.memory_snapshot(); m.empty_cache(); "
+        "assert 'cupy' not in sys.modules, 'cupy imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -54,8 +54,16 @@ class Addresses:
 def _layout(a):
     out = []
     for segment in a.segments():
-        blocks = [(b.ptr - segment.ptr, b.size, b.allocated, b.event_count,
-                   None if b.allocated else b.gc_count_base) for b in segment.blocks()]
+        blocks = [
+            (
+                b.ptr - segment.ptr,
+                b.size,
+                b.allocated,
+                b.event_count,
+                None if b.allocated else b.gc_count_base,
+            )
+            for b in segment.blocks()
+        ]
         out.append((segment.ptr, segment.size, segment.stream, blocks))
     return out
 
@@ -64,14 +72,21 @@ def _program(seed, steps=1500):
     """Ops in the shapes real programs have: a few sizes that recur, loops that free and
     reallocate, some record_stream, events completing, now and then an empty_cache."""
     rng = random.Random(seed)
-    sizes = [rng.choice([0, 100, 512, 4096, 70_000, MiB, 3 * MiB + 5, 12 * MiB, 25 * MiB])
-             for _ in range(6)]
+    sizes = [
+        rng.choice([0, 100, 512, 4096, 70_000, MiB, 3 * MiB + 5, 12 * MiB, 25 * MiB])
+        for _ in range(6)
+    ]
     ops = []
     for _ in range(steps):
         r = rng.random()
         if r < 0.45:
-            ops.append(("malloc", rng.choice(sizes) + rng.choice([0, 0, 0, 1, 700]),
-                        rng.choice([0, 0, 0, 1])))
+            ops.append(
+                (
+                    "malloc",
+                    rng.choice(sizes) + rng.choice([0, 0, 0, 1, 700]),
+                    rng.choice([0, 0, 0, 1]),
+                )
+            )
         elif r < 0.7:
             ops.append(("free", rng.random()))
         elif r < 0.88:  # a loop iteration: free one, ask for about the same again
@@ -130,8 +145,15 @@ def _run(ops, conf, eager):
     return a, hits[0]
 
 
-@pytest.mark.parametrize("conf", ["", "max_split_size_mb:20", "expandable_segments:True",
-                                  "roundup_power2_divisions:4,release_on_miss:False"])
+@pytest.mark.parametrize(
+    "conf",
+    [
+        "",
+        "max_split_size_mb:20",
+        "expandable_segments:True",
+        "roundup_power2_divisions:4,release_on_miss:False",
+    ],
+)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_parked_frees_change_nothing_observable(conf, seed):
     ops = _program(seed)

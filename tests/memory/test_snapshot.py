@@ -18,16 +18,32 @@ from gpu_tensor.memory.snapshot import HistoryRecorder, build_snapshot
 from .fakes import FakeEvent
 
 MiB = 1 << 20
-SEGMENT_KEYS = {"device", "address", "total_size", "allocated_size", "active_size",
-                "requested_size", "stream", "segment_type", "segment_pool_id", "is_expandable",
-                "frames", "blocks"}
+SEGMENT_KEYS = {
+    "device",
+    "address",
+    "total_size",
+    "allocated_size",
+    "active_size",
+    "requested_size",
+    "stream",
+    "segment_type",
+    "segment_pool_id",
+    "is_expandable",
+    "frames",
+    "blocks",
+}
 BLOCK_KEYS = {"address", "size", "requested_size", "state", "frames"}
 TRACE_KEYS = {"action", "addr", "size", "stream", "time_us", "frames"}
 
 
 def scenario(history=None):
-    a = CachingAllocator(HostRawSource(64 * MiB), 0, event_factory=FakeEvent,
-                         config=parse_alloc_conf("expandable_segments:False"), kind="emulated")
+    a = CachingAllocator(
+        HostRawSource(64 * MiB),
+        0,
+        event_factory=FakeEvent,
+        config=parse_alloc_conf("expandable_segments:False"),
+        kind="emulated",
+    )
     a.history = history
     x = a.malloc(300 * 1024)
     x.tag = {"shape": (75, 1024), "dtype": "float32"}
@@ -73,8 +89,14 @@ def test_history_records_every_action_with_stacks():
     a, _ = scenario(rec)
     trace = a.snapshot()["device_traces"][0]
     actions = [e["action"] for e in trace]
-    for action in ("segment_alloc", "alloc", "free_requested", "free_completed", "oom",
-                   "segment_free"):
+    for action in (
+        "segment_alloc",
+        "alloc",
+        "free_requested",
+        "free_completed",
+        "oom",
+        "segment_free",
+    ):
         assert action in actions, action
     assert all(TRACE_KEYS <= set(e) for e in trace)
     oom = next(e for e in trace if e["action"] == "oom")
@@ -87,8 +109,13 @@ def test_history_records_every_action_with_stacks():
 
 
 def test_oom_trace_records_the_request_not_the_segment():
-    a = CachingAllocator(HostRawSource(2 * MiB), 0, event_factory=FakeEvent,
-                         config=parse_alloc_conf("expandable_segments:False"), kind="emulated")
+    a = CachingAllocator(
+        HostRawSource(2 * MiB),
+        0,
+        event_factory=FakeEvent,
+        config=parse_alloc_conf("expandable_segments:False"),
+        kind="emulated",
+    )
     a.history = HistoryRecorder("all")
     with pytest.raises(OutOfMemoryError):
         a.malloc(3 * MiB // 2 + 1)  # would need a segment of several MiB
@@ -118,12 +145,19 @@ def test_json_and_pickle_round_trip(tmp_path):
     pkl = tmp_path / "snap.pickle"
     pkl.write_bytes(pickle.dumps(snap))
     # A plain interpreter (no gpu_tensor import) loads it, as torch's memory_viz does.
-    code = ("import pickle, sys; s = pickle.load(open(sys.argv[1], 'rb')); "
-            "assert 'gpu_tensor' not in sys.modules; "
-            "print(len(s['segments']), len(s['device_traces'][0]), "
-            "s['segments'][0]['segment_pool_id'])")
-    out = subprocess.run([sys.executable, "-c", code, str(pkl)], capture_output=True,
-                         text=True, check=True, cwd=tmp_path).stdout.split()
+    code = (
+        "import pickle, sys; s = pickle.load(open(sys.argv[1], 'rb')); "
+        "assert 'gpu_tensor' not in sys.modules; "
+        "print(len(s['segments']), len(s['device_traces'][0]), "
+        "s['segments'][0]['segment_pool_id'])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(pkl)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    ).stdout.split()
     assert out[0] == str(len(snap["segments"]))
     assert out[1] == str(len(snap["device_traces"][0]))
     assert pickle.loads(pkl.read_bytes()) == snap

@@ -60,13 +60,21 @@ def _step(rng: random.Random, real: DeviceStats, model: NaiveStats) -> None:
     kind = rng.randrange(9)
     if kind == 0:
         real.block_allocated(small, size, req)
-        for name, amount in (("allocation", 1), ("active", 1), ("allocated_bytes", size),
-                             ("active_bytes", size), ("requested_bytes", req)):
+        for name, amount in (
+            ("allocation", 1),
+            ("active", 1),
+            ("allocated_bytes", size),
+            ("active_bytes", size),
+            ("requested_bytes", req),
+        ):
             model.change(name, small, amount)
     elif kind == 1:
         real.block_released(small, size, req)
-        for name, amount in (("allocation", -1), ("allocated_bytes", -size),
-                             ("requested_bytes", -req)):
+        for name, amount in (
+            ("allocation", -1),
+            ("allocated_bytes", -size),
+            ("requested_bytes", -req),
+        ):
             model.change(name, small, amount)
     elif kind == 2:
         real.block_deactivated(small, size)
@@ -78,8 +86,10 @@ def _step(rng: random.Random, real: DeviceStats, model: NaiveStats) -> None:
         model.change("inactive_split", small, blocks)
         model.change("inactive_split_bytes", small, nbytes)
     elif kind in (4, 5):
-        changes = [(rng.choice(ARRAY_STATS), rng.choice([-size, -1, 0, 1, size]))
-                   for _ in range(rng.randint(1, 4))]
+        changes = [
+            (rng.choice(ARRAY_STATS), rng.choice([-size, -1, 0, 1, size]))
+            for _ in range(rng.randint(1, 4))
+        ]
         if kind == 4:
             real.apply(small, *((SLOT[name], amount) for name, amount in changes))
         else:
@@ -122,7 +132,7 @@ def test_flat_views_follow_the_slot_layout():
     stats.block_allocated(False, 2 << 20, 2 << 20)
     stats.block_released(True, 4096, 100)
     slot = SLOT["allocated_bytes"]
-    assert stats.cur[slot: slot + 3] == [2 << 20, 2 << 20, 0]
-    assert stats.peak[slot: slot + 3] == [(2 << 20) + 4096, 2 << 20, 4096]
-    assert stats.allocated[slot: slot + 3] == [(2 << 20) + 4096, 2 << 20, 4096]
-    assert stats.freed[slot: slot + 3] == [4096, 0, 4096]
+    assert stats.cur[slot : slot + 3] == [2 << 20, 2 << 20, 0]
+    assert stats.peak[slot : slot + 3] == [(2 << 20) + 4096, 2 << 20, 4096]
+    assert stats.allocated[slot : slot + 3] == [(2 << 20) + 4096, 2 << 20, 4096]
+    assert stats.freed[slot : slot + 3] == [4096, 0, 4096]

@@ -30,8 +30,12 @@ class FakeEvent:
 def make(log=None):
     factory = None if log is None else (lambda handle: FakeEvent(handle, log))
     # peak_guard off: freed segments stay cached, so a test can see who may reuse them
-    return CachingAllocator(HostRawSource(256 * MiB), 0, event_factory=factory,
-                            config=parse_alloc_conf("peak_guard:False"))
+    return CachingAllocator(
+        HostRawSource(256 * MiB),
+        0,
+        event_factory=factory,
+        config=parse_alloc_conf("peak_guard:False"),
+    )
 
 
 def run_in(thread: ThreadPoolExecutor, fn, *args):
@@ -58,6 +62,7 @@ def test_keys_are_per_thread_for_handle_2_only():
 def test_threads_on_per_thread_streams_do_not_reuse_each_others_blocks():
     a = make()
     with ThreadPoolExecutor(1) as ta, ThreadPoolExecutor(1) as tb:
+
         def alloc_free():
             block = a.malloc(3 * MiB, PTDS)
             ptr, key = block.ptr, block.stream

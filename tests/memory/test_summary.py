@@ -82,13 +82,15 @@ def test_every_line_is_75_columns_inside_the_frame():
 
 def test_units_follow_the_all_row_and_counts_switch_at_750k():
     stats = empty_stats()
-    stats.update({
-        "allocated_bytes.all.current": 3 << 30,  # 3 GiB stays "3072 MiB" (< 768 GiB steps)
-        "allocated_bytes.large_pool.current": (3 << 30) - 100,
-        "allocated_bytes.small_pool.current": 100,
-        "allocation.all.current": 2_000_000,
-        "allocation.small_pool.current": 1_999_999,
-    })
+    stats.update(
+        {
+            "allocated_bytes.all.current": 3 << 30,  # 3 GiB stays "3072 MiB" (< 768 GiB steps)
+            "allocated_bytes.large_pool.current": (3 << 30) - 100,
+            "allocated_bytes.small_pool.current": 100,
+            "allocation.all.current": 2_000_000,
+            "allocation.small_pool.current": 1_999_999,
+        }
+    )
     lines = format_summary(stats).splitlines()
     alloc = lines.index(next(x for x in lines if x.startswith("| Allocated memory")))
     assert lines[alloc].split("|")[2] == "   3072 MiB "

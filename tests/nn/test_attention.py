@@ -49,12 +49,16 @@ def test_sdpa_matches_numpy(device, case):
 
 
 def test_sdpa_gradcheck():
-    q, k, v = (gt.tensor(RNG.standard_normal(s), requires_grad=True)
-               for s in ((1, 3, 2), (1, 4, 2), (1, 4, 2)))
+    q, k, v = (
+        gt.tensor(RNG.standard_normal(s), requires_grad=True)
+        for s in ((1, 3, 2), (1, 4, 2), (1, 4, 2))
+    )
     mask = gt.tensor(RNG.standard_normal((3, 4)))
-    assert gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, attn_mask=mask,
-                                                                    is_causal=True),
-                     (q, k, v), atol=1e-6)
+    assert gradcheck(
+        lambda a, b, c: F.scaled_dot_product_attention(a, b, c, attn_mask=mask, is_causal=True),
+        (q, k, v),
+        atol=1e-6,
+    )
 
 
 def test_sdpa_dropout_and_errors():
@@ -73,7 +77,11 @@ def test_multihead_attention_shapes_and_init():
     gt.manual_seed(0)
     m = gt.nn.MultiheadAttention(8, 2, batch_first=True)
     assert [n for n, _ in m.named_parameters()] == [
-        "in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"]
+        "in_proj_weight",
+        "in_proj_bias",
+        "out_proj.weight",
+        "out_proj.bias",
+    ]
     assert float(m.in_proj_bias.abs().sum()) == 0.0 == float(m.out_proj.bias.abs().sum())
     bound = np.sqrt(6 / (8 + 24))  # xavier_uniform_ on (24, 8)
     assert float(m.in_proj_weight.abs().max()) <= bound

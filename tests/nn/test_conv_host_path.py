@@ -29,37 +29,58 @@ def _run(fn, arrays, device, channels_last=False):
     out = out[0] if isinstance(out, tuple) else out
     seed = np.random.default_rng(9).standard_normal(tuple(out.shape)).astype(np.float32)
     out.backward(gt.from_numpy(seed).to(device))
-    return [out.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in ts
-                                           if t.requires_grad]
+    return [out.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in ts if t.requires_grad]
 
 
 CASES = [
     ("conv 3x3 pad 1", lambda x, w, b: F.conv2d(x, w, b, padding=1), (2, 3, 9, 8), (5, 3, 3, 3)),
-    ("conv stride 2 dilation 2", lambda x, w, b: F.conv2d(x, w, b, stride=2, dilation=2,
-                                                          padding=(2, 1)),
-     (2, 4, 11, 10), (6, 4, 3, 2)),
-    ("conv groups 2 same", lambda x, w, b: F.conv2d(x, w, b, padding="same", groups=2),
-     (1, 4, 7, 7), (6, 2, 3, 3)),
+    (
+        "conv stride 2 dilation 2",
+        lambda x, w, b: F.conv2d(x, w, b, stride=2, dilation=2, padding=(2, 1)),
+        (2, 4, 11, 10),
+        (6, 4, 3, 2),
+    ),
+    (
+        "conv groups 2 same",
+        lambda x, w, b: F.conv2d(x, w, b, padding="same", groups=2),
+        (1, 4, 7, 7),
+        (6, 2, 3, 3),
+    ),
     ("conv 1x1", lambda x, w, b: F.conv2d(x, w, b), (2, 3, 5, 4), (4, 3, 1, 1)),
-    ("max_pool 2", lambda x, w, b: F.max_pool2d(x * w.sum() + b.sum(), 2), (2, 3, 8, 8),
-     (1, 1, 1, 1)),
-    ("max_pool 3 s2 p1 ceil, indices",
-     lambda x, w, b: F.max_pool2d(x + w.sum() * b.sum(), 3, 2, 1, ceil_mode=True,
-                                  return_indices=True), (2, 3, 10, 9), (1, 1, 1, 1)),
-    ("avg_pool 3 s2 p1 no pad count",
-     lambda x, w, b: F.avg_pool2d(x * w.sum() + b.sum(), 3, 2, 1, count_include_pad=False),
-     (2, 3, 9, 10), (1, 1, 1, 1)),
+    (
+        "max_pool 2",
+        lambda x, w, b: F.max_pool2d(x * w.sum() + b.sum(), 2),
+        (2, 3, 8, 8),
+        (1, 1, 1, 1),
+    ),
+    (
+        "max_pool 3 s2 p1 ceil, indices",
+        lambda x, w, b: F.max_pool2d(
+            x + w.sum() * b.sum(), 3, 2, 1, ceil_mode=True, return_indices=True
+        ),
+        (2, 3, 10, 9),
+        (1, 1, 1, 1),
+    ),
+    (
+        "avg_pool 3 s2 p1 no pad count",
+        lambda x, w, b: F.avg_pool2d(x * w.sum() + b.sum(), 3, 2, 1, count_include_pad=False),
+        (2, 3, 9, 10),
+        (1, 1, 1, 1),
+    ),
 ]
 
 
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("name,fn,xs,ws", CASES, ids=[c[0] for c in CASES])
-def test_host_columns_match_the_composite_bit_for_bit(device, monkeypatch, name, fn, xs, ws,
-                                                      channels_last):
+def test_host_columns_match_the_composite_bit_for_bit(
+    device, monkeypatch, name, fn, xs, ws, channels_last
+):
     rng = np.random.default_rng(4)
-    arrays = [rng.standard_normal(xs).astype(np.float32),
-              rng.standard_normal(ws).astype(np.float32),
-              rng.standard_normal(ws[0]).astype(np.float32)]
+    arrays = [
+        rng.standard_normal(xs).astype(np.float32),
+        rng.standard_normal(ws).astype(np.float32),
+        rng.standard_normal(ws[0]).astype(np.float32),
+    ]
     new = _run(fn, arrays, device, channels_last)
     monkeypatch.setattr(conv, "_columns", _composite)
     old = _run(fn, arrays, device, channels_last)

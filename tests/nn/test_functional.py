@@ -39,9 +39,8 @@ def test_activations_match_numpy(device):
     }
     for fn, ref in refs.items():
         assert_close(fn(t), ref.astype(np.float32), atol=1e-5, rtol=1e-5)
-    tanh_ref = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-    assert_close(F.gelu(t, approximate="tanh"), tanh_ref.astype(np.float32), atol=1e-5,
-                 rtol=1e-5)
+    tanh_ref = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    assert_close(F.gelu(t, approximate="tanh"), tanh_ref.astype(np.float32), atol=1e-5, rtol=1e-5)
     with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
         F.gelu(t, approximate="erf")
 
@@ -71,8 +70,10 @@ def test_gradcheck_composed_functions():
         (lambda a: F.softmax(a, 1), (x,)),
         (lambda a, w_, b_: F.layer_norm(a, (5,), w_, b_), (x, w, b)),
         (lambda a: F.cross_entropy(a, target, cw, label_smoothing=0.1), (x,)),
-        (lambda a: F.binary_cross_entropy_with_logits(a, (other > 0).double(),
-                                                      pos_weight=cw), (x,)),
+        (
+            lambda a: F.binary_cross_entropy_with_logits(a, (other > 0).double(), pos_weight=cw),
+            (x,),
+        ),
         (lambda a: F.smooth_l1_loss(a, other, beta=0.7), (x,)),
         (lambda a: F.normalize(a, dim=1), (x,)),
         (lambda a: F.elu(a) + F.softplus(a, beta=2) + F.gelu(a, approximate="tanh"), (x,)),
@@ -86,8 +87,9 @@ def test_gradcheck_conv_and_pool():
     w = _t(RNG.standard_normal((2, 2, 3, 2)), grad=True)
     b = _t(RNG.standard_normal(2), grad=True)
     assert gt.autograd.gradcheck(
-        lambda a, w_, b_: F.conv2d(a, w_, b_, stride=(2, 1), padding=1, dilation=(1, 2),
-                                   groups=2), (x, w, b))
+        lambda a, w_, b_: F.conv2d(a, w_, b_, stride=(2, 1), padding=1, dilation=(1, 2), groups=2),
+        (x, w, b),
+    )
     assert gt.autograd.gradcheck(lambda a: F.max_pool2d(a, 2, 1, padding=1), (x,))
     assert gt.autograd.gradcheck(lambda a: F.avg_pool2d(a, 3, 2, 1, ceil_mode=True), (x,))
     assert gt.autograd.gradcheck(lambda a: F.adaptive_avg_pool2d(a, (2, 4)), (x,))
@@ -105,8 +107,12 @@ def _conv_ref(x, w, b, stride, pad, dil, groups):
         g = oc // og
         for i in range(oh):
             for j in range(ow):
-                patch = xp[:, g * cg:(g + 1) * cg, i * stride:i * stride + dil * (kh - 1) + 1:dil,
-                           j * stride:j * stride + dil * (kw - 1) + 1:dil]
+                patch = xp[
+                    :,
+                    g * cg : (g + 1) * cg,
+                    i * stride : i * stride + dil * (kh - 1) + 1 : dil,
+                    j * stride : j * stride + dil * (kw - 1) + 1 : dil,
+                ]
                 out[:, oc, i, j] = (patch * w[oc]).sum(axis=(1, 2, 3)) + b[oc]
     return out
 
@@ -118,8 +124,9 @@ def test_conv2d_matches_a_direct_loop(device, stride, pad, dil, groups):
     b = RNG.standard_normal(6).astype(np.float32)
     out = F.conv2d(_t(x, device), _t(w, device), _t(b, device), stride, pad, dil, groups)
     assert out.is_contiguous()
-    assert_close(out, _conv_ref(x, w, b, stride, pad, dil, groups).astype(np.float32),
-                 atol=1e-4, rtol=1e-4)
+    assert_close(
+        out, _conv_ref(x, w, b, stride, pad, dil, groups).astype(np.float32), atol=1e-4, rtol=1e-4
+    )
 
 
 def test_conv2d_keeps_channels_last(device):
@@ -139,8 +146,12 @@ def test_pooling_matches_numpy(device):
     blocks = x.reshape(2, 3, 3, 2, 4, 2)
     assert_close(F.max_pool2d(_t(x, device), 2), blocks.max(axis=(3, 5)))
     assert_close(F.avg_pool2d(_t(x, device), 2), blocks.mean(axis=(3, 5)), atol=1e-6, rtol=1e-6)
-    assert_close(F.adaptive_avg_pool2d(_t(x, device), 1), x.mean(axis=(2, 3), keepdims=True),
-                 atol=1e-6, rtol=1e-6)
+    assert_close(
+        F.adaptive_avg_pool2d(_t(x, device), 1),
+        x.mean(axis=(2, 3), keepdims=True),
+        atol=1e-6,
+        rtol=1e-6,
+    )
     out, idx = F.max_pool2d(_t(x, device), 2, return_indices=True)
     flat = x.reshape(2, 3, -1)
     assert_close(out, np.take_along_axis(flat, _np(idx).reshape(2, 3, -1), 2).reshape(out.shape))
@@ -180,16 +191,31 @@ def test_losses_match_numpy(device):
     t = RNG.random((6, 4)).astype(np.float32)
     p = 1 / (1 + np.exp(-x))
     bce = -(t * np.log(p) + (1 - t) * np.log(1 - p))
-    assert_close(F.binary_cross_entropy(_t(p, device), _t(t, device)), np.float32(bce.mean()),
-                 atol=1e-6, rtol=1e-5)
-    assert_close(F.binary_cross_entropy_with_logits(_t(x, device), _t(t, device),
-                                                    reduction="sum"),
-                 np.float32(bce.sum()), atol=1e-5, rtol=1e-5)
-    assert_close(F.mse_loss(_t(x, device), _t(t, device), reduction="sum"),
-                 np.float32(((x - t) ** 2).sum()), atol=1e-5, rtol=1e-5)
+    assert_close(
+        F.binary_cross_entropy(_t(p, device), _t(t, device)),
+        np.float32(bce.mean()),
+        atol=1e-6,
+        rtol=1e-5,
+    )
+    assert_close(
+        F.binary_cross_entropy_with_logits(_t(x, device), _t(t, device), reduction="sum"),
+        np.float32(bce.sum()),
+        atol=1e-5,
+        rtol=1e-5,
+    )
+    assert_close(
+        F.mse_loss(_t(x, device), _t(t, device), reduction="sum"),
+        np.float32(((x - t) ** 2).sum()),
+        atol=1e-5,
+        rtol=1e-5,
+    )
     d = np.abs(x - t)
-    assert_close(F.smooth_l1_loss(_t(x, device), _t(t, device)),
-                 np.float32(np.where(d < 1, 0.5 * d * d, d - 0.5).mean()), atol=1e-6, rtol=1e-5)
+    assert_close(
+        F.smooth_l1_loss(_t(x, device), _t(t, device)),
+        np.float32(np.where(d < 1, 0.5 * d * d, d - 0.5).mean()),
+        atol=1e-6,
+        rtol=1e-5,
+    )
 
 
 def test_loss_errors_name_the_problem():
@@ -223,8 +249,12 @@ def test_dropout_linear_embedding_one_hot(device):
         F.dropout(x, 1.5)
     a = RNG.standard_normal((3, 4)).astype(np.float32)
     w = RNG.standard_normal((5, 4)).astype(np.float32)
-    assert_close(F.linear(_t(a, device), _t(w, device), _t(np.ones(5, np.float32), device)),
-                 a @ w.T + 1, atol=1e-5, rtol=1e-5)
+    assert_close(
+        F.linear(_t(a, device), _t(w, device), _t(np.ones(5, np.float32), device)),
+        a @ w.T + 1,
+        atol=1e-5,
+        rtol=1e-5,
+    )
     idx = np.array([[0, 2], [4, 2]])
     assert_close(F.embedding(_t(idx, device), _t(w, device)), w[idx])
     with pytest.raises(IndexError, match="index out of range"):

@@ -41,7 +41,7 @@ def test_kaiming_and_xavier_bounds(device):
     v = x.cpu().numpy()
     assert np.abs(v).max() <= a and np.abs(v).max() > 0.95 * a
     n = nn.init.kaiming_normal_(gt.empty(300, 100, device=device), mode="fan_out")
-    assert abs(n.cpu().numpy().std() - math.sqrt(2.0 / (1 + 0.01 ** 2)) / math.sqrt(300)) < 0.01
+    assert abs(n.cpu().numpy().std() - math.sqrt(2.0 / (1 + 0.01**2)) / math.sqrt(300)) < 0.01
     assert nn.init.zeros_(gt.ones(3, device=device)).cpu().numpy().tolist() == [0, 0, 0]
 
 

@@ -25,7 +25,7 @@ def _conv1d_ref(x, w, stride=1, pad=0, dil=1):
     n_out = (x.shape[2] - dil * (k - 1) - 1) // stride + 1
     out = np.zeros((x.shape[0], w.shape[0], n_out))
     for i in range(n_out):
-        win = x[:, :, i * stride: i * stride + dil * (k - 1) + 1: dil]
+        win = x[:, :, i * stride : i * stride + dil * (k - 1) + 1 : dil]
         out[:, :, i] = np.einsum("nck,ock->no", win, w)
     return out
 
@@ -37,9 +37,10 @@ def _conv_transpose2d_ref(x, w, stride, pad):
     full = np.zeros((n, o, (h - 1) * stride + kh, (wd - 1) * stride + kw))
     for i in range(h):
         for j in range(wd):
-            full[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw] += np.einsum(
-                "nc,cokl->nokl", x[:, :, i, j], w)
-    return full[:, :, pad:full.shape[2] - pad, pad:full.shape[3] - pad]
+            full[:, :, i * stride : i * stride + kh, j * stride : j * stride + kw] += np.einsum(
+                "nc,cokl->nokl", x[:, :, i, j], w
+            )
+    return full[:, :, pad : full.shape[2] - pad, pad : full.shape[3] - pad]
 
 
 def test_conv1d_matches_numpy(device):
@@ -54,36 +55,41 @@ def test_conv_transpose2d_matches_numpy_and_gradcheck(device):
     np.testing.assert_allclose(got.cpu().numpy(), _conv_transpose2d_ref(x, w, 2, 1), rtol=1e-10)
     xs = _t(RNG.standard_normal((1, 2, 2, 2)), requires_grad=True)
     ws = _t(RNG.standard_normal((2, 2, 2, 2)), requires_grad=True)
-    assert gradcheck(lambda a, b: F.conv_transpose2d(a, b, stride=2, groups=2,
-                                                     output_padding=1), (xs, ws))
+    assert gradcheck(
+        lambda a, b: F.conv_transpose2d(a, b, stride=2, groups=2, output_padding=1), (xs, ws)
+    )
 
 
 def test_conv_modules_shapes_init_and_reprs():
     gt.manual_seed(0)
     m = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
-    assert repr(m) == ("ConvTranspose2d(4, 6, kernel_size=(3, 3), stride=(2, 2), "
-                       "padding=(1, 1), output_padding=(1, 1), groups=2)")
+    assert repr(m) == (
+        "ConvTranspose2d(4, 6, kernel_size=(3, 3), stride=(2, 2), "
+        "padding=(1, 1), output_padding=(1, 1), groups=2)"
+    )
     assert tuple(m.weight.shape) == (4, 3, 3, 3)
     assert float(m.weight.abs().max()) <= 1 / np.sqrt(27)  # fan_in = 3 * 3 * 3
     assert tuple(m(gt.randn(1, 4, 5, 5)).shape) == (1, 6, 10, 10)
     assert tuple(m(gt.randn(1, 4, 5, 5), output_size=(9, 10)).shape) == (1, 6, 9, 10)
     c = nn.Conv1d(4, 6, 3, padding="same", padding_mode="reflect")
-    assert repr(c) == ("Conv1d(4, 6, kernel_size=(3,), stride=(1,), padding=same, "
-                       "padding_mode=reflect)")
+    assert repr(c) == (
+        "Conv1d(4, 6, kernel_size=(3,), stride=(1,), padding=same, padding_mode=reflect)"
+    )
     assert tuple(c(gt.randn(2, 4, 9)).shape) == (2, 6, 9)
     with pytest.raises(ValueError, match='Only "zeros" padding mode is supported'):
         nn.ConvTranspose2d(4, 6, 3, padding_mode="reflect")
     with pytest.raises(RuntimeError, match="output padding must be smaller than either stride"):
         F.conv_transpose2d(gt.randn(1, 4, 3, 3), gt.randn(4, 2, 3, 3), output_padding=1)
-    with pytest.raises(RuntimeError, match="Expected 2D \\(unbatched\\) or 3D \\(batched\\) "
-                                           "input to conv1d"):
+    with pytest.raises(
+        RuntimeError, match="Expected 2D \\(unbatched\\) or 3D \\(batched\\) input to conv1d"
+    ):
         F.conv1d(gt.randn(1, 4, 3, 3), gt.randn(4, 2, 3))
 
 
 def test_per_sample_norms_match_numpy(device):
     x = RNG.standard_normal((3, 6, 4, 2))
     g = x.reshape(3, 2, -1)
-    want = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5))
+    want = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)
     got = F.group_norm(_t(x, device=device), 2)
     np.testing.assert_allclose(got.cpu().numpy(), want.reshape(x.shape), rtol=1e-8, atol=1e-10)
     inst = (x - x.mean((2, 3), keepdims=True)) / np.sqrt(x.var((2, 3), keepdims=True) + 1e-5)
@@ -98,11 +104,16 @@ def test_per_sample_norms_match_numpy(device):
 
 def test_norm_reprs_recorded_from_torch():
     assert repr(nn.GroupNorm(2, 6)) == "GroupNorm(2, 6, eps=1e-05, affine=True, bias=True)"
-    assert repr(nn.InstanceNorm2d(3)) == ("InstanceNorm2d(3, eps=1e-05, momentum=0.1, "
-                                          "affine=False, bias=False, track_running_stats=False)")
-    assert repr(nn.RMSNorm([2, 3], eps=1e-6)) == "RMSNorm((2, 3), eps=1e-06, elementwise_affine=True)"
-    assert repr(nn.BatchNorm2d(3)) == ("BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, "
-                                       "bias=True, track_running_stats=True)")
+    assert repr(nn.InstanceNorm2d(3)) == (
+        "InstanceNorm2d(3, eps=1e-05, momentum=0.1, "
+        "affine=False, bias=False, track_running_stats=False)"
+    )
+    assert (
+        repr(nn.RMSNorm([2, 3], eps=1e-6)) == "RMSNorm((2, 3), eps=1e-06, elementwise_affine=True)"
+    )
+    assert repr(nn.BatchNorm2d(3)) == (
+        "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    )
     assert repr(nn.LayerNorm(8)) == "LayerNorm((8,), eps=1e-05, elementwise_affine=True, bias=True)"
     with pytest.raises(ValueError, match="num_channels \\(6\\) must be divisible by num_groups"):
         nn.GroupNorm(4, 6)
@@ -113,15 +124,21 @@ def test_interpolate_nearest_and_bilinear(device):
     near = F.interpolate(_t(x, device=device), scale_factor=2).cpu().numpy()
     np.testing.assert_array_equal(near, x.repeat(2, 2).repeat(2, 3))
     # align_corners=True on a linear ramp stays a linear ramp between the corners
-    bil = F.interpolate(_t(x, device=device), size=(5, 7), mode="bilinear",
-                        align_corners=True).cpu().numpy()[0, 0]
+    bil = (
+        F.interpolate(_t(x, device=device), size=(5, 7), mode="bilinear", align_corners=True)
+        .cpu()
+        .numpy()[0, 0]
+    )
     want = np.linspace(0, 8, 5)[:, None] + np.linspace(0, 3, 7)[None, :]
     np.testing.assert_allclose(bil, want, rtol=1e-6, atol=1e-6)
     # recorded from torch 2.13: F.interpolate(torch.arange(4.).reshape(1, 1, 4), size=6,
     #   mode="linear")
     lin = F.interpolate(gt.arange(4.0).reshape(1, 1, 4), size=6, mode="linear")
-    np.testing.assert_allclose(lin.cpu().numpy()[0, 0], [0.0, 0.5, 1.1666667461395264,
-                                                   1.8333333730697632, 2.5, 3.0], rtol=1e-6)
+    np.testing.assert_allclose(
+        lin.cpu().numpy()[0, 0],
+        [0.0, 0.5, 1.1666667461395264, 1.8333333730697632, 2.5, 3.0],
+        rtol=1e-6,
+    )
     xs = _t(RNG.standard_normal((1, 1, 3, 2)), requires_grad=True)
     assert gradcheck(lambda a: F.interpolate(a, scale_factor=1.5, mode="bilinear"), (xs,))
     with pytest.raises(ValueError, match="align_corners option can only be set"):
@@ -143,16 +160,18 @@ def test_pixel_shuffle_round_trip():
         F.pixel_shuffle(gt.randn(1, 3, 2, 2), 2)
 
 
-@pytest.mark.parametrize("module,mode,pad", [
-    (nn.ReflectionPad2d, "reflect", (1, 2, 2, 0)),
-    (nn.ReplicationPad1d, "edge", (2, 1)),
-    (nn.CircularPad2d, "wrap", (1, 1, 2, 1)),
-    (nn.ZeroPad2d, "constant", (1, 2, 0, 3)),
-])
+@pytest.mark.parametrize(
+    "module,mode,pad",
+    [
+        (nn.ReflectionPad2d, "reflect", (1, 2, 2, 0)),
+        (nn.ReplicationPad1d, "edge", (2, 1)),
+        (nn.CircularPad2d, "wrap", (1, 1, 2, 1)),
+        (nn.ZeroPad2d, "constant", (1, 2, 0, 3)),
+    ],
+)
 def test_pad_modules_match_numpy(device, module, mode, pad):
     x = RNG.standard_normal((2, 3, 4, 5)[: 2 + len(pad) // 2])
-    widths = [(0, 0)] * 2 + [(pad[2 * k], pad[2 * k + 1])
-                                               for k in reversed(range(len(pad) // 2))]
+    widths = [(0, 0)] * 2 + [(pad[2 * k], pad[2 * k + 1]) for k in reversed(range(len(pad) // 2))]
     got = module(pad)(_t(x, device=device)).cpu().numpy()
     np.testing.assert_array_equal(got, np.pad(x, widths, mode=mode))
 
@@ -188,8 +207,9 @@ def test_losses_match_numpy():
     s = np.where(RNG.random(4) > 0.5, 1.0, -1.0)
     cos = (x * y).sum(1) / np.sqrt(((x * x).sum(1) + 1e-12) * ((y * y).sum(1) + 1e-12))
     want = np.where(s == 1, 1 - cos, np.maximum(cos - 0.1, 0)).mean()
-    np.testing.assert_allclose(float(F.cosine_embedding_loss(_t(x), _t(y), _t(s), 0.1)), want,
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        float(F.cosine_embedding_loss(_t(x), _t(y), _t(s), 0.1)), want, rtol=1e-10
+    )
     a, b = RNG.standard_normal(4), RNG.standard_normal(4)
     want = np.maximum(-s * (a - b) + 0.2, 0).sum()
     got = nn.MarginRankingLoss(0.2, reduction="sum")(_t(a), _t(b), _t(s))
@@ -209,17 +229,20 @@ def test_parameter_list_and_dict():
     pl = nn.ParameterList([nn.Parameter(gt.zeros(2, 3)), gt.zeros(4)])
     assert isinstance(pl[1], nn.Parameter) and len(pl) == 2
     # recorded from torch 2.13 (torch. spelled gpu_tensor.)
-    assert repr(pl) == ("ParameterList(\n    (0): Parameter containing: [gpu_tensor.float32 of "
-                        "size 2x3]\n    (1): Parameter containing: [gpu_tensor.float32 of size "
-                        "4]\n)")
+    assert repr(pl) == (
+        "ParameterList(\n    (0): Parameter containing: [gpu_tensor.float32 of "
+        "size 2x3]\n    (1): Parameter containing: [gpu_tensor.float32 of size "
+        "4]\n)"
+    )
     holder = nn.Module()
     holder.ps = pl
     assert [n for n, _ in holder.named_parameters()] == ["ps.0", "ps.1"]
     pd = nn.ParameterDict({"a": gt.zeros(2)})
     pd["b"] = gt.ones(3)
     assert list(pd.keys()) == ["a", "b"] and "b" in pd and list(pd.state_dict()) == ["a", "b"]
-    assert repr(pd).splitlines()[1] == ("    (a): Parameter containing: "
-                                        "[gpu_tensor.FloatTensor of size 2]")
+    assert repr(pd).splitlines()[1] == (
+        "    (a): Parameter containing: [gpu_tensor.FloatTensor of size 2]"
+    )
 
 
 def test_lazy_linear_materialises_on_first_call():
@@ -255,8 +278,7 @@ def test_ctc_loss_matches_brute_force_alignments():
     np.testing.assert_allclose(float(loss), -np.log(total), rtol=1e-10)
     assert loss.grad_fn.name() == "SumBackward0"
     xs = gt.tensor(logits[:, None, :], requires_grad=True)
-    assert gradcheck(lambda z: F.ctc_loss(z.log_softmax(-1), gt.tensor([target]), [4], [2]),
-                     (xs,))
+    assert gradcheck(lambda z: F.ctc_loss(z.log_softmax(-1), gt.tensor([target]), [4], [2]), (xs,))
     impossible = F.ctc_loss(x, gt.tensor([[1, 1, 1]]), [4], [3], reduction="none")
     assert float(impossible) == float("inf")
     assert float(F.ctc_loss(x, gt.tensor([[1, 1, 1]]), [4], [3], zero_infinity=True)) == 0.0
@@ -276,12 +298,15 @@ def test_more_activations_match_numpy():
         "selu": 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * (np.exp(x) - 1)),
     }
     for name, want in cases.items():
-        np.testing.assert_allclose(getattr(F, name)(t).numpy(), want, rtol=1e-10, atol=1e-12,
-                                   err_msg=name)
-    np.testing.assert_allclose(F.softshrink(t, 1.0).numpy(),
-                               np.where(np.abs(x) > 1, x - np.sign(x), 0), atol=1e-12)
-    np.testing.assert_allclose(F.glu(_t(np.arange(4.0))).numpy(),
-                               np.arange(2.0) / (1 + np.exp(-np.arange(2.0, 4.0))))
+        np.testing.assert_allclose(
+            getattr(F, name)(t).numpy(), want, rtol=1e-10, atol=1e-12, err_msg=name
+        )
+    np.testing.assert_allclose(
+        F.softshrink(t, 1.0).numpy(), np.where(np.abs(x) > 1, x - np.sign(x), 0), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        F.glu(_t(np.arange(4.0))).numpy(), np.arange(2.0) / (1 + np.exp(-np.arange(2.0, 4.0)))
+    )
     xs = _t(RNG.standard_normal(5), requires_grad=True)
     assert gradcheck(lambda a: F.mish(a) + F.logsigmoid(a) + F.hardswish(a * 3), (xs,))
 
@@ -291,8 +316,9 @@ def test_more_layer_reprs_recorded_from_torch():
     assert repr(nn.RReLU()) == "RReLU(lower=0.125, upper=0.3333333333333333)"
     assert repr(nn.Hardshrink()) == "Hardshrink(0.5)"
     assert repr(nn.Threshold(0.1, 20)) == "Threshold(threshold=0.1, value=20)"
-    assert repr(nn.MaxPool1d(2)) == ("MaxPool1d(kernel_size=2, stride=2, padding=0, "
-                                     "dilation=1, ceil_mode=False)")
+    assert repr(nn.MaxPool1d(2)) == (
+        "MaxPool1d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    )
     assert repr(nn.AvgPool1d(3)) == "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"
     assert repr(nn.AdaptiveMaxPool2d(3)) == "AdaptiveMaxPool2d(output_size=3)"
     assert float(nn.PReLU().weight) == 0.25
@@ -300,10 +326,9 @@ def test_more_layer_reprs_recorded_from_torch():
 
 def test_pool1d_matches_numpy():
     x = RNG.standard_normal((2, 3, 8))
-    np.testing.assert_array_equal(F.max_pool1d(_t(x), 2).numpy(),
-                                  x.reshape(2, 3, 4, 2).max(-1))
+    np.testing.assert_array_equal(F.max_pool1d(_t(x), 2).numpy(), x.reshape(2, 3, 4, 2).max(-1))
     np.testing.assert_allclose(F.avg_pool1d(_t(x), 4).numpy(), x.reshape(2, 3, 2, 4).mean(-1))
-    np.testing.assert_allclose(F.adaptive_avg_pool1d(_t(x), 1).numpy(), x.mean(-1,
-                                                                                keepdims=True))
-    np.testing.assert_array_equal(F.adaptive_max_pool1d(_t(x), 2).numpy(),
-                                  x.reshape(2, 3, 2, 4).max(-1))
+    np.testing.assert_allclose(F.adaptive_avg_pool1d(_t(x), 1).numpy(), x.mean(-1, keepdims=True))
+    np.testing.assert_array_equal(
+        F.adaptive_max_pool1d(_t(x), 2).numpy(), x.reshape(2, 3, 2, 4).max(-1)
+    )

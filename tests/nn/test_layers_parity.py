@@ -37,8 +37,9 @@ def _flat(out):
     return [] if out is None else [out]
 
 
-def compare(make_g, make_t, *inputs, kwargs=None, atol=1e-5, grad_atol=1e-4, train=True,
-            constant=()):
+def compare(
+    make_g, make_t, *inputs, kwargs=None, atol=1e-5, grad_atol=1e-4, train=True, constant=()
+):
     """Build, copy parameters, run forward and backward of sum(out**2) in both. Float32
     inputs require grad unless their position is in `constant`."""
     kwargs = kwargs or {}
@@ -61,27 +62,35 @@ def compare(make_g, make_t, *inputs, kwargs=None, atol=1e-5, grad_atol=1e-4, tra
     sum(((o * o).sum() for o in touts), torch.tensor(0.0)).backward()
     for a, b in zip(gx, tx, strict=True):
         if b.grad is not None:
-            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=grad_atol,
-                                       rtol=grad_atol)
+            np.testing.assert_allclose(
+                a.grad.numpy(), b.grad.numpy(), atol=grad_atol, rtol=grad_atol
+            )
     for (name, p), q in zip(g.named_parameters(), t.parameters(), strict=True):
         if q.grad is not None:
-            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), atol=grad_atol,
-                                       rtol=grad_atol, err_msg=name)
+            np.testing.assert_allclose(
+                p.grad.numpy(), q.grad.numpy(), atol=grad_atol, rtol=grad_atol, err_msg=name
+            )
     return g, t
 
 
 # -- recurrent ---------------------------------------------------------------------------
-@pytest.mark.parametrize("cls,kw", [
-    ("LSTM", dict(num_layers=2, bidirectional=True, batch_first=True)),
-    ("LSTM", dict(proj_size=3)),
-    ("GRU", dict(num_layers=2, bidirectional=True)),
-    ("GRU", dict(bias=False, batch_first=True)),
-    ("RNN", dict(nonlinearity="relu", num_layers=2)),
-    ("RNN", dict(bidirectional=True)),
-])
+@pytest.mark.parametrize(
+    "cls,kw",
+    [
+        ("LSTM", dict(num_layers=2, bidirectional=True, batch_first=True)),
+        ("LSTM", dict(proj_size=3)),
+        ("GRU", dict(num_layers=2, bidirectional=True)),
+        ("GRU", dict(bias=False, batch_first=True)),
+        ("RNN", dict(nonlinearity="relu", num_layers=2)),
+        ("RNN", dict(bidirectional=True)),
+    ],
+)
 def test_recurrent_layers(cls, kw):
-    compare(lambda: getattr(gt.nn, cls)(5, 7, **kw), lambda: getattr(torch.nn, cls)(5, 7, **kw),
-            _arr(4, 6, 5))
+    compare(
+        lambda: getattr(gt.nn, cls)(5, 7, **kw),
+        lambda: getattr(torch.nn, cls)(5, 7, **kw),
+        _arr(4, 6, 5),
+    )
 
 
 def test_recurrent_with_initial_state_and_unbatched():
@@ -101,20 +110,30 @@ def test_recurrent_with_initial_state_and_unbatched():
 
 @pytest.mark.parametrize("cls", ["LSTMCell", "GRUCell", "RNNCell"])
 def test_cells(cls):
-    compare(lambda: getattr(gt.nn, cls)(5, 7), lambda: getattr(torch.nn, cls)(5, 7),
-            _arr(3, 5))
-    compare(lambda: getattr(gt.nn, cls)(5, 7, bias=False),
-            lambda: getattr(torch.nn, cls)(5, 7, bias=False), _arr(5))
+    compare(lambda: getattr(gt.nn, cls)(5, 7), lambda: getattr(torch.nn, cls)(5, 7), _arr(3, 5))
+    compare(
+        lambda: getattr(gt.nn, cls)(5, 7, bias=False),
+        lambda: getattr(torch.nn, cls)(5, 7, bias=False),
+        _arr(5),
+    )
 
 
 # -- attention ---------------------------------------------------------------------------
-@pytest.mark.parametrize("kw", [
-    {}, {"is_causal": True}, {"scale": 0.3},
-    {"attn_mask": RNG.random((4, 5)) > 0.3},
-    {"attn_mask": _arr(4, 5)},
-    {"attn_mask": np.array([[True] * 5, [False] * 5, [True] * 5, [False, True, True, True,
-                                                                  True]])},
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"is_causal": True},
+        {"scale": 0.3},
+        {"attn_mask": RNG.random((4, 5)) > 0.3},
+        {"attn_mask": _arr(4, 5)},
+        {
+            "attn_mask": np.array(
+                [[True] * 5, [False] * 5, [True] * 5, [False, True, True, True, True]]
+            )
+        },
+    ],
+)
 def test_scaled_dot_product_attention(kw):
     q, k, v = _arr(2, 3, 4, 8), _arr(2, 3, 5, 8), _arr(2, 3, 5, 6)
     gi = [gt.tensor(a, requires_grad=True) for a in (q, k, v)]
@@ -130,8 +149,15 @@ def test_scaled_dot_product_attention(kw):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-4)
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(batch_first=True), dict(kdim=6, vdim=5),
-                                dict(add_bias_kv=True, add_zero_attn=True)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(batch_first=True),
+        dict(kdim=6, vdim=5),
+        dict(add_bias_kv=True, add_zero_attn=True),
+    ],
+)
 @pytest.mark.parametrize("extra", ["plain", "masks", "no_weights", "per_head"])
 def test_multihead_attention(kw, extra):
     x, kx, vx = _arr(4, 3, 8), _arr(5, 3, kw.get("kdim", 8)), _arr(5, 3, kw.get("vdim", 8))
@@ -140,83 +166,128 @@ def test_multihead_attention(kw, extra):
     kpm = np.zeros((3, 5), bool)
     kpm[0, 4] = True
     am = RNG.random((4, 5)) > 0.8
-    extra = {"plain": {}, "masks": dict(key_padding_mask=kpm, attn_mask=am),
-             "no_weights": dict(need_weights=False, attn_mask=am),
-             "per_head": dict(average_attn_weights=False)}[extra]
-    compare(lambda: gt.nn.MultiheadAttention(8, 2, **kw),
-            lambda: torch.nn.MultiheadAttention(8, 2, **kw), x, kx, vx, kwargs=extra)
+    extra = {
+        "plain": {},
+        "masks": dict(key_padding_mask=kpm, attn_mask=am),
+        "no_weights": dict(need_weights=False, attn_mask=am),
+        "per_head": dict(average_attn_weights=False),
+    }[extra]
+    compare(
+        lambda: gt.nn.MultiheadAttention(8, 2, **kw),
+        lambda: torch.nn.MultiheadAttention(8, 2, **kw),
+        x,
+        kx,
+        vx,
+        kwargs=extra,
+    )
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("train", [False, True])
 def test_transformer_layers(norm_first, train):
     kw = dict(dim_feedforward=16, dropout=0.0, norm_first=norm_first)
-    compare(lambda: gt.nn.TransformerEncoderLayer(8, 2, **kw),
-            lambda: torch.nn.TransformerEncoderLayer(8, 2, **kw), _arr(4, 3, 8), train=train,
-            atol=1e-4, grad_atol=1e-3)
-    compare(lambda: gt.nn.TransformerDecoderLayer(8, 2, **kw),
-            lambda: torch.nn.TransformerDecoderLayer(8, 2, **kw), _arr(4, 3, 8),
-            _arr(5, 3, 8), train=train, atol=1e-4, grad_atol=1e-3)
+    compare(
+        lambda: gt.nn.TransformerEncoderLayer(8, 2, **kw),
+        lambda: torch.nn.TransformerEncoderLayer(8, 2, **kw),
+        _arr(4, 3, 8),
+        train=train,
+        atol=1e-4,
+        grad_atol=1e-3,
+    )
+    compare(
+        lambda: gt.nn.TransformerDecoderLayer(8, 2, **kw),
+        lambda: torch.nn.TransformerDecoderLayer(8, 2, **kw),
+        _arr(4, 3, 8),
+        _arr(5, 3, 8),
+        train=train,
+        atol=1e-4,
+        grad_atol=1e-3,
+    )
 
 
 def test_transformer_stacks():
     mask = np.triu(np.full((4, 4), -np.inf, np.float32), 1)
-    compare(lambda: gt.nn.TransformerEncoder(gt.nn.TransformerEncoderLayer(8, 2, 16, 0.0), 2,
-                                             gt.nn.LayerNorm(8)),
-            lambda: torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, 16, 0.0),
-                                                2, torch.nn.LayerNorm(8),
-                                                enable_nested_tensor=False),
-            _arr(4, 3, 8), kwargs=dict(mask=mask), atol=1e-4, grad_atol=1e-3)
-    compare(lambda: gt.nn.Transformer(8, 2, 1, 1, 16, 0.0, batch_first=True),
-            lambda: torch.nn.Transformer(8, 2, 1, 1, 16, 0.0, batch_first=True),
-            _arr(3, 5, 8), _arr(3, 4, 8), kwargs=dict(tgt_mask=mask), atol=1e-4,
-            grad_atol=1e-3)
+    compare(
+        lambda: gt.nn.TransformerEncoder(
+            gt.nn.TransformerEncoderLayer(8, 2, 16, 0.0), 2, gt.nn.LayerNorm(8)
+        ),
+        lambda: torch.nn.TransformerEncoder(
+            torch.nn.TransformerEncoderLayer(8, 2, 16, 0.0),
+            2,
+            torch.nn.LayerNorm(8),
+            enable_nested_tensor=False,
+        ),
+        _arr(4, 3, 8),
+        kwargs=dict(mask=mask),
+        atol=1e-4,
+        grad_atol=1e-3,
+    )
+    compare(
+        lambda: gt.nn.Transformer(8, 2, 1, 1, 16, 0.0, batch_first=True),
+        lambda: torch.nn.Transformer(8, 2, 1, 1, 16, 0.0, batch_first=True),
+        _arr(3, 5, 8),
+        _arr(3, 4, 8),
+        kwargs=dict(tgt_mask=mask),
+        atol=1e-4,
+        grad_atol=1e-3,
+    )
     np.testing.assert_array_equal(
         gt.nn.Transformer.generate_square_subsequent_mask(3).numpy(),
-        torch.nn.Transformer.generate_square_subsequent_mask(3).numpy())
+        torch.nn.Transformer.generate_square_subsequent_mask(3).numpy(),
+    )
 
 
 # -- convolution, normalisation, resampling, padding ---------------------------------------
-@pytest.mark.parametrize("make,shape", [
-    ("Conv1d(4, 6, 3)", (2, 4, 9)),
-    ("Conv1d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2, bias=False)", (2, 4, 9)),
-    ("Conv1d(4, 6, 3, padding='same', padding_mode='reflect')", (4, 9)),
-    ("Conv1d(4, 6, 4, padding=1, padding_mode='circular')", (2, 4, 9)),
-    ("ConvTranspose2d(4, 6, 3)", (2, 4, 5, 5)),
-    ("ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)", (2, 4, 5, 4)),
-    ("ConvTranspose2d(4, 2, (3, 2), stride=(2, 1), padding=(2, 0), dilation=2, bias=False)",
-     (4, 6, 5)),
-    ("ConvTranspose1d(4, 6, 3, stride=3, padding=1)", (2, 4, 5)),
-    ("GroupNorm(2, 6)", (3, 6, 4, 2)),
-    ("GroupNorm(3, 6, affine=False)", (3, 6, 5)),
-    ("InstanceNorm2d(3)", (2, 3, 4, 5)),
-    ("InstanceNorm2d(3, affine=True, track_running_stats=True)", (2, 3, 4, 5)),
-    ("InstanceNorm1d(3, affine=True)", (3, 5)),
-    ("RMSNorm(5)", (2, 3, 5)),
-    ("RMSNorm([3, 5], eps=1e-3, elementwise_affine=False)", (2, 3, 5)),
-    ("BatchNorm2d(3, bias=False)", (4, 3, 2, 2)),
-    ("Upsample(scale_factor=2)", (2, 3, 4, 5)),
-    ("Upsample(size=(7, 3), mode='nearest-exact')", (2, 3, 4, 5)),
-    ("Upsample(scale_factor=1.7, mode='bilinear')", (2, 3, 4, 5)),
-    ("Upsample(size=(7, 9), mode='bilinear', align_corners=True)", (2, 3, 4, 5)),
-    ("Upsample(scale_factor=2.5, mode='linear')", (2, 3, 5)),
-    ("UpsamplingBilinear2d(scale_factor=2)", (1, 2, 3, 3)),
-    ("PixelShuffle(2)", (2, 8, 3, 4)),
-    ("PixelUnshuffle(2)", (2, 2, 4, 6)),
-    ("Unflatten(1, (2, 3))", (4, 6, 5)),
-    ("ZeroPad2d((1, 2, 0, 3))", (2, 3, 4, 4)),
-    ("ConstantPad1d(2, 3.5)", (2, 3, 4)),
-    ("ConstantPad3d((1, 0, 2, 1, 0, 1), -1.0)", (1, 2, 3, 3, 3)),
-    ("ReflectionPad1d((2, 1))", (2, 3, 4)),
-    ("ReflectionPad2d(1)", (2, 3, 4, 4)),
-    ("ReplicationPad2d((1, 2, 3, 0))", (3, 4, 4)),
-    ("ReplicationPad3d(1)", (1, 2, 3, 3, 3)),
-    ("CircularPad2d(1)", (2, 3, 4, 4)),
-    ("Dropout2d(0.0)", (2, 3, 4, 4)),
-])
+@pytest.mark.parametrize(
+    "make,shape",
+    [
+        ("Conv1d(4, 6, 3)", (2, 4, 9)),
+        ("Conv1d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2, bias=False)", (2, 4, 9)),
+        ("Conv1d(4, 6, 3, padding='same', padding_mode='reflect')", (4, 9)),
+        ("Conv1d(4, 6, 4, padding=1, padding_mode='circular')", (2, 4, 9)),
+        ("ConvTranspose2d(4, 6, 3)", (2, 4, 5, 5)),
+        ("ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)", (2, 4, 5, 4)),
+        (
+            "ConvTranspose2d(4, 2, (3, 2), stride=(2, 1), padding=(2, 0), dilation=2, bias=False)",
+            (4, 6, 5),
+        ),
+        ("ConvTranspose1d(4, 6, 3, stride=3, padding=1)", (2, 4, 5)),
+        ("GroupNorm(2, 6)", (3, 6, 4, 2)),
+        ("GroupNorm(3, 6, affine=False)", (3, 6, 5)),
+        ("InstanceNorm2d(3)", (2, 3, 4, 5)),
+        ("InstanceNorm2d(3, affine=True, track_running_stats=True)", (2, 3, 4, 5)),
+        ("InstanceNorm1d(3, affine=True)", (3, 5)),
+        ("RMSNorm(5)", (2, 3, 5)),
+        ("RMSNorm([3, 5], eps=1e-3, elementwise_affine=False)", (2, 3, 5)),
+        ("BatchNorm2d(3, bias=False)", (4, 3, 2, 2)),
+        ("Upsample(scale_factor=2)", (2, 3, 4, 5)),
+        ("Upsample(size=(7, 3), mode='nearest-exact')", (2, 3, 4, 5)),
+        ("Upsample(scale_factor=1.7, mode='bilinear')", (2, 3, 4, 5)),
+        ("Upsample(size=(7, 9), mode='bilinear', align_corners=True)", (2, 3, 4, 5)),
+        ("Upsample(scale_factor=2.5, mode='linear')", (2, 3, 5)),
+        ("UpsamplingBilinear2d(scale_factor=2)", (1, 2, 3, 3)),
+        ("PixelShuffle(2)", (2, 8, 3, 4)),
+        ("PixelUnshuffle(2)", (2, 2, 4, 6)),
+        ("Unflatten(1, (2, 3))", (4, 6, 5)),
+        ("ZeroPad2d((1, 2, 0, 3))", (2, 3, 4, 4)),
+        ("ConstantPad1d(2, 3.5)", (2, 3, 4)),
+        ("ConstantPad3d((1, 0, 2, 1, 0, 1), -1.0)", (1, 2, 3, 3, 3)),
+        ("ReflectionPad1d((2, 1))", (2, 3, 4)),
+        ("ReflectionPad2d(1)", (2, 3, 4, 4)),
+        ("ReplicationPad2d((1, 2, 3, 0))", (3, 4, 4)),
+        ("ReplicationPad3d(1)", (1, 2, 3, 3, 3)),
+        ("CircularPad2d(1)", (2, 3, 4, 4)),
+        ("Dropout2d(0.0)", (2, 3, 4, 4)),
+    ],
+)
 def test_layer(make, shape):
-    compare(lambda: eval("gt.nn." + make), lambda: eval("torch.nn." + make), _arr(*shape),
-            atol=1e-5, grad_atol=2e-4)
+    compare(
+        lambda: eval("gt.nn." + make),
+        lambda: eval("torch.nn." + make),
+        _arr(*shape),
+        atol=1e-5,
+        grad_atol=2e-4,
+    )
 
 
 def test_conv_transpose_output_size():
@@ -246,37 +317,62 @@ def _sign(*shape):
     return np.where(RNG.random(shape) > 0.5, 1.0, -1.0).astype(np.float32)
 
 
-@pytest.mark.parametrize("make,inputs", [
-    ("KLDivLoss(reduction='batchmean')",
-     lambda: (np.log(RNG.dirichlet(np.ones(5), 4)).astype(np.float32),
-              RNG.dirichlet(np.ones(5), 4).astype(np.float32))),
-    ("KLDivLoss(reduction='sum', log_target=True)", lambda: (_arr(4, 5), _arr(4, 5))),
-    ("KLDivLoss(reduction='none')",
-     lambda: (_arr(4, 5), np.where(RNG.random((4, 5)) > 0.3, RNG.random((4, 5)), 0)
-              .astype(np.float32))),
-    ("HuberLoss(delta=0.7)", lambda: (_arr(4, 5), _arr(4, 5))),
-    ("HuberLoss(reduction='sum')", lambda: (_arr(4, 5), 3 * _arr(4, 5))),
-    ("SmoothL1Loss(beta=0.5)", lambda: (_arr(4, 5), _arr(4, 5))),
-    ("CosineEmbeddingLoss(margin=0.2)", lambda: (_arr(6, 5), _arr(6, 5), _sign(6))),
-    ("MarginRankingLoss(margin=0.3, reduction='sum')", lambda: (_arr(6), _arr(6), _sign(6))),
-    ("TripletMarginLoss()", lambda: (_arr(4, 5), _arr(4, 5), _arr(4, 5))),
-    ("TripletMarginLoss(margin=0.5, p=1, swap=True, reduction='none')",
-     lambda: (_arr(4, 5), _arr(4, 5), _arr(4, 5))),
-    ("HingeEmbeddingLoss(margin=0.5)", lambda: (_arr(4, 5), _sign(4, 5))),
-    ("SoftMarginLoss()", lambda: (_arr(4, 5), _sign(4, 5))),
-    ("PoissonNLLLoss()", lambda: (_arr(4, 5), 3 * RNG.random((4, 5)).astype(np.float32))),
-    ("PoissonNLLLoss(log_input=False, full=True)",
-     lambda: (RNG.random((4, 5)).astype(np.float32) + 0.1,
-              3 * RNG.random((4, 5)).astype(np.float32))),
-    ("GaussianNLLLoss(full=True)",
-     lambda: (_arr(4, 5), _arr(4, 5), RNG.random((4, 5)).astype(np.float32) + 0.1)),
-    ("CosineSimilarity(dim=1)", lambda: (_arr(4, 5), _arr(4, 5))),
-    ("PairwiseDistance(p=3)", lambda: (_arr(4, 5), _arr(4, 5))),
-])
+@pytest.mark.parametrize(
+    "make,inputs",
+    [
+        (
+            "KLDivLoss(reduction='batchmean')",
+            lambda: (
+                np.log(RNG.dirichlet(np.ones(5), 4)).astype(np.float32),
+                RNG.dirichlet(np.ones(5), 4).astype(np.float32),
+            ),
+        ),
+        ("KLDivLoss(reduction='sum', log_target=True)", lambda: (_arr(4, 5), _arr(4, 5))),
+        (
+            "KLDivLoss(reduction='none')",
+            lambda: (
+                _arr(4, 5),
+                np.where(RNG.random((4, 5)) > 0.3, RNG.random((4, 5)), 0).astype(np.float32),
+            ),
+        ),
+        ("HuberLoss(delta=0.7)", lambda: (_arr(4, 5), _arr(4, 5))),
+        ("HuberLoss(reduction='sum')", lambda: (_arr(4, 5), 3 * _arr(4, 5))),
+        ("SmoothL1Loss(beta=0.5)", lambda: (_arr(4, 5), _arr(4, 5))),
+        ("CosineEmbeddingLoss(margin=0.2)", lambda: (_arr(6, 5), _arr(6, 5), _sign(6))),
+        ("MarginRankingLoss(margin=0.3, reduction='sum')", lambda: (_arr(6), _arr(6), _sign(6))),
+        ("TripletMarginLoss()", lambda: (_arr(4, 5), _arr(4, 5), _arr(4, 5))),
+        (
+            "TripletMarginLoss(margin=0.5, p=1, swap=True, reduction='none')",
+            lambda: (_arr(4, 5), _arr(4, 5), _arr(4, 5)),
+        ),
+        ("HingeEmbeddingLoss(margin=0.5)", lambda: (_arr(4, 5), _sign(4, 5))),
+        ("SoftMarginLoss()", lambda: (_arr(4, 5), _sign(4, 5))),
+        ("PoissonNLLLoss()", lambda: (_arr(4, 5), 3 * RNG.random((4, 5)).astype(np.float32))),
+        (
+            "PoissonNLLLoss(log_input=False, full=True)",
+            lambda: (
+                RNG.random((4, 5)).astype(np.float32) + 0.1,
+                3 * RNG.random((4, 5)).astype(np.float32),
+            ),
+        ),
+        (
+            "GaussianNLLLoss(full=True)",
+            lambda: (_arr(4, 5), _arr(4, 5), RNG.random((4, 5)).astype(np.float32) + 0.1),
+        ),
+        ("CosineSimilarity(dim=1)", lambda: (_arr(4, 5), _arr(4, 5))),
+        ("PairwiseDistance(p=3)", lambda: (_arr(4, 5), _arr(4, 5))),
+    ],
+)
 def test_loss(make, inputs):
     constant = (1,) if make.startswith("SoftMargin") else ()  # torch: target takes no grad
-    compare(lambda: eval("gt.nn." + make), lambda: eval("torch.nn." + make), *inputs(),
-            atol=1e-5, grad_atol=1e-4, constant=constant)
+    compare(
+        lambda: eval("gt.nn." + make),
+        lambda: eval("torch.nn." + make),
+        *inputs(),
+        atol=1e-5,
+        grad_atol=1e-4,
+        constant=constant,
+    )
 
 
 # -- containers and lazy modules -----------------------------------------------------------
@@ -304,31 +400,49 @@ def _graph(fn):
     return (fn.name(), [_graph(f) for f, _ in fn.next_functions])
 
 
-@pytest.mark.parametrize("expr", [
-    "F.mse_loss(a, b)", "F.cross_entropy(a, t)", "F.cross_entropy(a, p)",
-    "F.binary_cross_entropy_with_logits(a, p)", "F.linear(a, w, bias)",
-    "F.linear(a.unsqueeze(0), w, bias)", "F.nll_loss(F.log_softmax(a, 1), t)",
-    "F.layer_norm(a, (3,), w[0], bias[:3])", "F.huber_loss(a, b)", "F.smooth_l1_loss(a, b)",
-    "F.embedding(t, w)", "F.pad(a, (1, 2))", "F.leaky_relu(a) + F.elu(a) + F.softplus(a)",
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "F.mse_loss(a, b)",
+        "F.cross_entropy(a, t)",
+        "F.cross_entropy(a, p)",
+        "F.binary_cross_entropy_with_logits(a, p)",
+        "F.linear(a, w, bias)",
+        "F.linear(a.unsqueeze(0), w, bias)",
+        "F.nll_loss(F.log_softmax(a, 1), t)",
+        "F.layer_norm(a, (3,), w[0], bias[:3])",
+        "F.huber_loss(a, b)",
+        "F.smooth_l1_loss(a, b)",
+        "F.embedding(t, w)",
+        "F.pad(a, (1, 2))",
+        "F.leaky_relu(a) + F.elu(a) + F.softplus(a)",
+    ],
+)
 def test_node_graphs_match_torch(expr):
     graphs = []
     for lib in (gt, torch):
-        names = dict(F=lib.nn.functional, a=lib.tensor(_arr(4, 3), requires_grad=True),
-                     b=lib.tensor(_arr(4, 3)), t=lib.tensor([0, 1, 2, 0]),
-                     p=lib.tensor(RNG.random((4, 3)).astype(np.float32)),
-                     w=lib.tensor(_arr(5, 3), requires_grad=True),
-                     bias=lib.tensor(_arr(5), requires_grad=True))
+        names = dict(
+            F=lib.nn.functional,
+            a=lib.tensor(_arr(4, 3), requires_grad=True),
+            b=lib.tensor(_arr(4, 3)),
+            t=lib.tensor([0, 1, 2, 0]),
+            p=lib.tensor(RNG.random((4, 3)).astype(np.float32)),
+            w=lib.tensor(_arr(5, 3), requires_grad=True),
+            bias=lib.tensor(_arr(5), requires_grad=True),
+        )
         graphs.append(_graph(eval(expr, names).grad_fn))
     assert graphs[0] == graphs[1]
 
 
 # -- packed sequences ----------------------------------------------------------------------
-@pytest.mark.parametrize("cls,kw,enforce_sorted", [
-    ("LSTM", dict(num_layers=2, bidirectional=True), False),
-    ("GRU", dict(batch_first=True), True),
-    ("RNN", dict(bidirectional=True), False),
-])
+@pytest.mark.parametrize(
+    "cls,kw,enforce_sorted",
+    [
+        ("LSTM", dict(num_layers=2, bidirectional=True), False),
+        ("GRU", dict(batch_first=True), True),
+        ("RNN", dict(bidirectional=True), False),
+    ],
+)
 def test_packed_sequences(cls, kw, enforce_sorted):
     lengths = [5, 3, 2] if enforce_sorted else [2, 5, 3]
     x = _arr(5, 3, 4)
@@ -337,10 +451,12 @@ def test_packed_sequences(cls, kw, enforce_sorted):
     g, t = getattr(gt.nn, cls)(4, 6, **kw), getattr(torch.nn, cls)(4, 6, **kw)
     _copy_params(g, t)
     gx, tx = gt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    gp = gt.nn.utils.rnn.pack_padded_sequence(gx, lengths, kw.get("batch_first", False),
-                                              enforce_sorted)
-    tp = torch.nn.utils.rnn.pack_padded_sequence(tx, lengths, kw.get("batch_first", False),
-                                                 enforce_sorted)
+    gp = gt.nn.utils.rnn.pack_padded_sequence(
+        gx, lengths, kw.get("batch_first", False), enforce_sorted
+    )
+    tp = torch.nn.utils.rnn.pack_padded_sequence(
+        tx, lengths, kw.get("batch_first", False), enforce_sorted
+    )
     np.testing.assert_array_equal(_np(gp.data), _np(tp.data))
     assert gp.batch_sizes.tolist() == tp.batch_sizes.tolist()
     go, gh = g(gp)
@@ -389,9 +505,11 @@ def test_ctc_loss(reduction, zero_infinity):
     il, tl = [9, 7, 2, 9], [4, 3, 2, 0]  # sample 2 cannot align (inf / zero_infinity)
     a, b = gt.tensor(lp, requires_grad=True), torch.tensor(lp, requires_grad=True)
     got = gt.nn.CTCLoss(reduction=reduction, zero_infinity=zero_infinity)(
-        a, gt.tensor(targets), il, tl)
+        a, gt.tensor(targets), il, tl
+    )
     want = torch.nn.CTCLoss(reduction=reduction, zero_infinity=zero_infinity)(
-        b, torch.tensor(targets), il, tl)
+        b, torch.tensor(targets), il, tl
+    )
     np.testing.assert_allclose(_np(got), _np(want), rtol=1e-5)
     if zero_infinity:
         got.sum().backward()
@@ -399,22 +517,47 @@ def test_ctc_loss(reduction, zero_infinity):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-5)
 
 
-@pytest.mark.parametrize("make,shape", [
-    ("CELU(0.7)", (3, 5)), ("SELU()", (3, 5)), ("GLU()", (3, 6)), ("GLU(dim=0)", (4, 3)),
-    ("Hardshrink(0.3)", (3, 5)), ("Softshrink()", (3, 5)), ("Hardsigmoid()", (3, 5)),
-    ("Hardswish()", (3, 5)), ("LogSigmoid()", (3, 5)), ("Mish()", (3, 5)), ("PReLU()", (3, 5)),
-    ("PReLU(4)", (2, 4, 3)), ("RReLU()", (3, 5)), ("Softmin(dim=1)", (3, 5)),
-    ("Softsign()", (3, 5)), ("Tanhshrink()", (3, 5)), ("Threshold(0.1, 20.0)", (3, 5)),
-    ("Softmax2d()", (2, 3, 2, 2)), ("MaxPool1d(2)", (2, 3, 7)),
-    ("MaxPool1d(3, stride=2, padding=1, ceil_mode=True)", (2, 3, 8)),
-    ("AvgPool1d(3)", (2, 3, 7)), ("AvgPool1d(3, stride=2, padding=1)", (3, 8)),
-    ("AdaptiveAvgPool1d(3)", (2, 3, 7)), ("AdaptiveMaxPool1d(4)", (2, 3, 7)),
-    ("AdaptiveMaxPool2d((2, 3))", (2, 3, 5, 7)), ("BatchNorm3d(3)", (2, 3, 2, 2, 2)),
-])
+@pytest.mark.parametrize(
+    "make,shape",
+    [
+        ("CELU(0.7)", (3, 5)),
+        ("SELU()", (3, 5)),
+        ("GLU()", (3, 6)),
+        ("GLU(dim=0)", (4, 3)),
+        ("Hardshrink(0.3)", (3, 5)),
+        ("Softshrink()", (3, 5)),
+        ("Hardsigmoid()", (3, 5)),
+        ("Hardswish()", (3, 5)),
+        ("LogSigmoid()", (3, 5)),
+        ("Mish()", (3, 5)),
+        ("PReLU()", (3, 5)),
+        ("PReLU(4)", (2, 4, 3)),
+        ("RReLU()", (3, 5)),
+        ("Softmin(dim=1)", (3, 5)),
+        ("Softsign()", (3, 5)),
+        ("Tanhshrink()", (3, 5)),
+        ("Threshold(0.1, 20.0)", (3, 5)),
+        ("Softmax2d()", (2, 3, 2, 2)),
+        ("MaxPool1d(2)", (2, 3, 7)),
+        ("MaxPool1d(3, stride=2, padding=1, ceil_mode=True)", (2, 3, 8)),
+        ("AvgPool1d(3)", (2, 3, 7)),
+        ("AvgPool1d(3, stride=2, padding=1)", (3, 8)),
+        ("AdaptiveAvgPool1d(3)", (2, 3, 7)),
+        ("AdaptiveMaxPool1d(4)", (2, 3, 7)),
+        ("AdaptiveMaxPool2d((2, 3))", (2, 3, 5, 7)),
+        ("BatchNorm3d(3)", (2, 3, 2, 2, 2)),
+    ],
+)
 def test_more_layers(make, shape):
     # RReLU in eval uses the mean slope (training draws random slopes)
-    compare(lambda: eval("gt.nn." + make), lambda: eval("torch.nn." + make), _arr(*shape),
-            atol=1e-5, grad_atol=1e-4, train=not make.startswith("RReLU"))
+    compare(
+        lambda: eval("gt.nn." + make),
+        lambda: eval("torch.nn." + make),
+        _arr(*shape),
+        atol=1e-5,
+        grad_atol=1e-4,
+        train=not make.startswith("RReLU"),
+    )
 
 
 def test_max_pool1d_indices_and_adaptive_max_indices():

@@ -21,8 +21,14 @@ F = gt.nn.functional
 def _old(x, **kw):
     """The composite path max_pool2d took before (and still takes off host devices)."""
     xx, unbatched, k, s, d, pads, out_hw = conv._pool_setup(
-        x, kw["kernel_size"], kw.get("stride"), kw.get("padding", 0), kw.get("dilation", 1),
-        kw.get("ceil_mode", False), "max_pool2d")
+        x,
+        kw["kernel_size"],
+        kw.get("stride"),
+        kw.get("padding", 0),
+        kw.get("dilation", 1),
+        kw.get("ceil_mode", False),
+        "max_pool2d",
+    )
     xp = conv._pad(xx, pads, value=-np.inf) if any(pads) else xx
     return conv._max_pool_composite(xp, k, s, d, out_hw, conv._is_channels_last(xx))
 
@@ -42,9 +48,12 @@ def _bits(t):
     return a.view(np.uint8 if a.dtype.itemsize == 1 else f"u{a.dtype.itemsize}")
 
 
-POOLS = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
-         dict(kernel_size=3, stride=1, dilation=2, ceil_mode=True),
-         dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1), ceil_mode=True)]
+POOLS = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=1, dilation=2, ceil_mode=True),
+    dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1), ceil_mode=True),
+]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

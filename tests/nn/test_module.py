@@ -31,13 +31,22 @@ class Net(nn.Module):
 def test_registration_and_traversal():
     net = Net()
     assert [n for n, _ in net.named_parameters()] == [
-        "fc1.weight", "fc1.bias", "norm.weight", "norm.bias", "fc2.weight"]
+        "fc1.weight",
+        "fc1.bias",
+        "norm.weight",
+        "norm.bias",
+        "fc2.weight",
+    ]
     assert [n for n, _ in net.named_buffers()] == [
-        "scale", "cache", "norm.running_mean", "norm.running_var", "norm.num_batches_tracked"]
+        "scale",
+        "cache",
+        "norm.running_mean",
+        "norm.running_var",
+        "norm.num_batches_tracked",
+    ]
     assert [n for n, _ in net.named_children()] == ["fc1", "norm", "fc2"]
     assert len(list(net.modules())) == 4
-    assert all(isinstance(p, nn.Parameter) and isinstance(p, gt.Tensor)
-               for p in net.parameters())
+    assert all(isinstance(p, nn.Parameter) and isinstance(p, gt.Tensor) for p in net.parameters())
     assert net.get_submodule("fc1") is net.fc1
     shared = nn.Sequential(net.fc1, net.fc1)
     assert len(list(shared.parameters())) == 2  # the shared layer counted once
@@ -46,18 +55,28 @@ def test_registration_and_traversal():
     with pytest.raises(TypeError, match="cannot assign 'Tensor' as parameter 'fc1'|child module"):
         net.fc1 = gt.zeros(1)
     with pytest.raises(AttributeError, match="before Module.__init__"):
+
         class Early(nn.Module):
             def __init__(self):
                 self.w = nn.Parameter(gt.zeros(1))
+
         Early()
 
 
 def test_state_dict_round_trip_and_key_errors():
     net, other = Net(), Net()
     sd = net.state_dict()
-    assert list(sd) == ["scale", "fc1.weight", "fc1.bias", "norm.weight", "norm.bias",
-                        "norm.running_mean", "norm.running_var", "norm.num_batches_tracked",
-                        "fc2.weight"]  # torch's order; the non-persistent `cache` left out
+    assert list(sd) == [
+        "scale",
+        "fc1.weight",
+        "fc1.bias",
+        "norm.weight",
+        "norm.bias",
+        "norm.running_mean",
+        "norm.running_var",
+        "norm.num_batches_tracked",
+        "fc2.weight",
+    ]  # torch's order; the non-persistent `cache` left out
     assert not sd["fc1.weight"].requires_grad
     result = other.load_state_dict(sd)
     assert result.missing_keys == [] and result.unexpected_keys == []
@@ -74,8 +93,11 @@ def test_state_dict_round_trip_and_key_errors():
     keys = other.load_state_dict(bad, strict=False)
     assert keys.missing_keys == ["fc2.weight"] and keys.unexpected_keys == ["extra"]
     bad = OrderedDict(sd, **{"fc1.bias": gt.zeros(5)})
-    with pytest.raises(RuntimeError, match="size mismatch for fc1.bias: copying a param with "
-                       "shape .*5.* from checkpoint, the shape in current model is .*8"):
+    with pytest.raises(
+        RuntimeError,
+        match="size mismatch for fc1.bias: copying a param with "
+        "shape .*5.* from checkpoint, the shape in current model is .*8",
+    ):
         other.load_state_dict(bad, strict=False)
 
 
@@ -114,15 +136,15 @@ def test_forward_hooks_and_repr():
     lin(gt.ones(1, 8))
     assert seen == [(2, 16)]
     assert repr(lin) == "Linear(in_features=8, out_features=16, bias=True)"
-    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Flatten(),
-                          nn.Linear(4, 2))
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(4, 2))
     assert repr(model) == (
         "Sequential(\n"
         "  (0): Conv2d(3, 4, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))\n"
         "  (1): ReLU()\n"
         "  (2): Flatten(start_dim=1, end_dim=-1)\n"
         "  (3): Linear(in_features=4, out_features=2, bias=True)\n"
-        ")")
+        ")"
+    )
     assert repr(nn.Parameter(gt.zeros(1))).startswith("Parameter containing:\ntensor([0.]")
 
 

@@ -18,8 +18,9 @@ def _sig(x):
 
 
 def _weights(gates, i, h):
-    return [RNG.standard_normal(s) for s in ((gates * h, i), (gates * h, h), (gates * h,),
-                                              (gates * h,))]
+    return [
+        RNG.standard_normal(s) for s in ((gates * h, i), (gates * h, h), (gates * h,), (gates * h,))
+    ]
 
 
 def test_lstm_cell_matches_numpy(device):
@@ -81,8 +82,10 @@ def test_shapes_names_and_init():
 
 
 def test_reprs_recorded_from_torch():
-    assert repr(gt.nn.LSTM(10, 20, 2, batch_first=True, dropout=0.1, bidirectional=True)) == \
-        "LSTM(10, 20, num_layers=2, batch_first=True, dropout=0.1, bidirectional=True)"
+    assert (
+        repr(gt.nn.LSTM(10, 20, 2, batch_first=True, dropout=0.1, bidirectional=True))
+        == "LSTM(10, 20, num_layers=2, batch_first=True, dropout=0.1, bidirectional=True)"
+    )
     assert repr(gt.nn.GRU(3, 4, bias=False)) == "GRU(3, 4, bias=False)"
     assert repr(gt.nn.RNN(3, 4, nonlinearity="relu")) == "RNN(3, 4)"
     assert repr(gt.nn.LSTM(3, 4, proj_size=2)) == "LSTM(3, 4, proj_size=2)"
@@ -100,8 +103,9 @@ def test_argument_checks():
     with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
         gt.nn.GRU(3, 4, dropout=0.5)
     m = gt.nn.LSTM(3, 4)
-    with pytest.raises(RuntimeError, match="input.size\\(-1\\) must be equal to input_size. "
-                                           "Expected 3, got 5"):
+    with pytest.raises(
+        RuntimeError, match="input.size\\(-1\\) must be equal to input_size. Expected 3, got 5"
+    ):
         m(gt.randn(2, 2, 5))
     with pytest.raises(RuntimeError, match="Expected hidden size \\(1, 2, 4\\), got \\[1, 3, 4\\]"):
         m(gt.randn(2, 2, 3), (gt.randn(1, 3, 4), gt.randn(1, 2, 4)))
@@ -136,11 +140,13 @@ def test_packed_sequence_matches_running_each_sequence_alone():
     assert lens.tolist() == lengths
     for b, s in enumerate(seqs):
         alone, (hb, cb) = m(s)  # unbatched, the sequence by itself
-        np.testing.assert_allclose(padded[:lengths[b], b].detach().numpy(),
-                                   alone.detach().numpy(), rtol=1e-5, atol=1e-6)
-        assert float(padded[lengths[b]:, b].abs().sum()) == 0.0
-        np.testing.assert_allclose(h[:, b].detach().numpy(), hb.detach().numpy(), rtol=1e-5,
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            padded[: lengths[b], b].detach().numpy(), alone.detach().numpy(), rtol=1e-5, atol=1e-6
+        )
+        assert float(padded[lengths[b] :, b].abs().sum()) == 0.0
+        np.testing.assert_allclose(
+            h[:, b].detach().numpy(), hb.detach().numpy(), rtol=1e-5, atol=1e-6
+        )
 
 
 def test_pad_pack_round_trip_and_pad_sequence():
@@ -148,7 +154,7 @@ def test_pad_pack_round_trip_and_pad_sequence():
     padded = gt.nn.utils.rnn.pad_sequence(seqs, batch_first=True, padding_value=-9.0)
     want = np.full((3, 3, 2), -9.0)
     for b, s in enumerate(seqs):
-        want[b, :s.shape[0]] = s.numpy()
+        want[b, : s.shape[0]] = s.numpy()
     np.testing.assert_array_equal(padded.numpy(), want)
     back = gt.nn.utils.rnn.unpack_sequence(gt.nn.utils.rnn.pack_sequence(seqs, False))
     for a, b in zip(back, seqs, strict=True):

@@ -34,15 +34,23 @@ def _reference_step(params, state, group, fused):
                 st["max_exp_avg_sq"] = gt.zeros_like(p)
         st["step"].add_(1)
         step = float(st["step"].item())
-        step_size = lr / (1 - beta1 ** step)
-        bc2_sqrt = math.sqrt(1 - beta2 ** step)
+        step_size = lr / (1 - beta1**step)
+        bc2_sqrt = math.sqrt(1 - beta2**step)
         m, v, vmax = st["exp_avg"], st["exp_avg_sq"], st.get("max_exp_avg_sq")
         if fused:
-            kernel = adam_kernel(wd != 0, decoupled, amsgrad, group["maximize"],
-                                 1 - beta1 < 0.5)
+            kernel = adam_kernel(wd != 0, decoupled, amsgrad, group["maximize"], 1 - beta1 < 0.5)
             ins = (p, p.grad, m, v) + ((vmax,) if amsgrad else ())
-            kernel(*ins, 1.0 - lr * wd, float(wd), 1.0 - beta1, float(beta2), float(eps),
-                   step_size, bc2_sqrt, out=(p, m, v) + ((vmax,) if amsgrad else ()))
+            kernel(
+                *ins,
+                1.0 - lr * wd,
+                float(wd),
+                1.0 - beta1,
+                float(beta2),
+                float(eps),
+                step_size,
+                bc2_sqrt,
+                out=(p, m, v) + ((vmax,) if amsgrad else ()),
+            )
             continue
         g = -p.grad if group["maximize"] else p.grad
         if wd != 0:
@@ -104,8 +112,7 @@ def test_host_step_matches_the_per_parameter_paths_bit_for_bit(device, fused, co
         np.testing.assert_array_equal(_bits(a), _bits(b))
         for name in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
             if name in state[id(b)]:
-                np.testing.assert_array_equal(_bits(opt.state[a][name]),
-                                              _bits(state[id(b)][name]))
+                np.testing.assert_array_equal(_bits(opt.state[a][name]), _bits(state[id(b)][name]))
         assert float(opt.state[a]["step"]) == STEPS
 
 
@@ -122,8 +129,9 @@ def test_state_of_small_parameters_is_one_flat_buffer_and_survives_a_reload(devi
     opt.step()
     again.step()
     for p in params:
-        np.testing.assert_array_equal(_bits(opt.state[p]["exp_avg_sq"]),
-                                      _bits(again.state[p]["exp_avg_sq"]))
+        np.testing.assert_array_equal(
+            _bits(opt.state[p]["exp_avg_sq"]), _bits(again.state[p]["exp_avg_sq"])
+        )
 
 
 def test_unequal_step_counts_take_the_per_parameter_path(device):

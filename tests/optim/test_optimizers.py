@@ -64,16 +64,25 @@ def _np_rmsprop(p, lr, alpha, eps, wd, momentum, centered):
 
 CASES = [
     ("SGD", dict(lr=0.1), lambda p: _np_sgd(p, 0.1, 0, 0, 0, False)),
-    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.2, weight_decay=0.01),
-     lambda p: _np_sgd(p, 0.1, 0.9, 0.2, 0.01, False)),
+    (
+        "SGD",
+        dict(lr=0.1, momentum=0.9, dampening=0.2, weight_decay=0.01),
+        lambda p: _np_sgd(p, 0.1, 0.9, 0.2, 0.01, False),
+    ),
     ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True), lambda p: _np_sgd(p, 0.1, 0.9, 0, 0, True)),
     ("Adam", dict(lr=0.01), lambda p: _np_adam(p, 0.01, (0.9, 0.999), 1e-8, 0, False, False)),
-    ("Adam", dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.1, amsgrad=True),
-     lambda p: _np_adam(p, 0.01, (0.8, 0.99), 1e-8, 0.1, True, False)),
+    (
+        "Adam",
+        dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.1, amsgrad=True),
+        lambda p: _np_adam(p, 0.01, (0.8, 0.99), 1e-8, 0.1, True, False),
+    ),
     ("AdamW", dict(lr=0.01), lambda p: _np_adam(p, 0.01, (0.9, 0.999), 1e-8, 0.01, False, True)),
     ("RMSprop", dict(lr=0.01), lambda p: _np_rmsprop(p, 0.01, 0.99, 1e-8, 0, 0, False)),
-    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5, weight_decay=0.01),
-     lambda p: _np_rmsprop(p, 0.01, 0.99, 1e-8, 0.01, 0.5, True)),
+    (
+        "RMSprop",
+        dict(lr=0.01, centered=True, momentum=0.5, weight_decay=0.01),
+        lambda p: _np_rmsprop(p, 0.01, 0.99, 1e-8, 0.01, 0.5, True),
+    ),
 ]
 
 
@@ -89,8 +98,7 @@ def _run(device, name, kwargs, fused):
     return p, opt
 
 
-@pytest.mark.parametrize("name,kwargs,ref", CASES, ids=[f"{c[0]}-{i}" for i, c in
-                                                        enumerate(CASES)])
+@pytest.mark.parametrize("name,kwargs,ref", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_step_matches_torchs_formula_eager_and_fused(device, name, kwargs, ref):
     expected = ref(P0.astype(np.float64)).astype(np.float32)
     for fused in (False, True):

@@ -13,18 +13,27 @@ import warnings
 import pytest
 
 torch = pytest.importorskip(
-    "torch", reason="torch is not installed: the profiler parity tests need it as the reference")
+    "torch", reason="torch is not installed: the profiler parity tests need it as the reference"
+)
 
 import gpu_tensor as gt  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
-@pytest.mark.parametrize("skip_first,skip_first_wait,wait,warmup,active,repeat", [
-    c for c in itertools.product((0, 2), (0, 1), (0, 1, 3), (0, 2), (1, 3), (0, 2))])
+@pytest.mark.parametrize(
+    "skip_first,skip_first_wait,wait,warmup,active,repeat",
+    [c for c in itertools.product((0, 2), (0, 1), (0, 1, 3), (0, 2), (1, 3), (0, 2))],
+)
 def test_schedule_steps_match(skip_first, skip_first_wait, wait, warmup, active, repeat):
-    kw = dict(skip_first=skip_first, skip_first_wait=skip_first_wait, wait=wait,
-              warmup=warmup, active=active, repeat=repeat)
+    kw = dict(
+        skip_first=skip_first,
+        skip_first_wait=skip_first_wait,
+        wait=wait,
+        warmup=warmup,
+        active=active,
+        repeat=repeat,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ours, theirs = gt.profiler.schedule(**kw), torch.profiler.schedule(**kw)
@@ -40,17 +49,25 @@ def _run(lib, n=12, **kw):
         rows = {r.key: r.count for r in prof.key_averages()}
         fired.append((prof.step_num, steps, rows.get("ProfilerStep*"), rows.get("aten::exp")))
 
-    with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU],
-                              schedule=lib.profiler.schedule(**kw), on_trace_ready=ready) as p:
+    with lib.profiler.profile(
+        activities=[lib.profiler.ProfilerActivity.CPU],
+        schedule=lib.profiler.schedule(**kw),
+        on_trace_ready=ready,
+    ) as p:
         for _ in range(n):
             x.exp()
             p.step()
     return fired
 
 
-@pytest.mark.parametrize("kw", [dict(skip_first=1, wait=1, warmup=1, active=2, repeat=2),
-                                dict(wait=0, warmup=1, active=1, repeat=3),
-                                dict(wait=2, warmup=1, active=3)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(skip_first=1, wait=1, warmup=1, active=2, repeat=2),
+        dict(wait=0, warmup=1, active=1, repeat=3),
+        dict(wait=2, warmup=1, active=3),
+    ],
+)
 def test_steps_and_on_trace_ready_match(kw):
     assert _run(gt, **kw) == _run(torch, **kw)
 
@@ -58,8 +75,9 @@ def test_steps_and_on_trace_ready_match(kw):
 def _program(lib):
     x, w = lib.ones(16, 8), lib.ones(8, 4)
     lin = lib.nn.Linear(8, 4)
-    prof = lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU],
-                                record_shapes=True, profile_memory=True)
+    prof = lib.profiler.profile(
+        activities=[lib.profiler.ProfilerActivity.CPU], record_shapes=True, profile_memory=True
+    )
     with prof:
         with lib.profiler.record_function("model_inference"):
             y = x @ w
@@ -69,8 +87,9 @@ def _program(lib):
 
 
 def _norm(table):
-    return re.sub(r"-?\d+\.\d{3}(us|ms|s)|-?\d+\.\d{2}%|-?\d+(\.\d{2})? (B|KB|MB|GB)|NaN",
-                  "N", table)
+    return re.sub(
+        r"-?\d+\.\d{3}(us|ms|s)|-?\d+\.\d{2}%|-?\d+(\.\d{2})? (B|KB|MB|GB)|NaN", "N", table
+    )
 
 
 def test_table_columns_widths_and_footer_match():
@@ -108,8 +127,17 @@ def test_trace_schema_matches_torchs(tmp_path):
     theirs.export_chrome_trace(str(tmp_path / "b.json"))
     a = json.loads((tmp_path / "a.json").read_text())
     b = json.loads((tmp_path / "b.json").read_text())
-    core = {"schemaVersion", "deviceProperties", "displayTimeUnit", "baseTimeNanoseconds",
-            "traceEvents", "traceName", "record_shapes", "profile_memory", "trace_id"}
+    core = {
+        "schemaVersion",
+        "deviceProperties",
+        "displayTimeUnit",
+        "baseTimeNanoseconds",
+        "traceEvents",
+        "traceName",
+        "record_shapes",
+        "profile_memory",
+        "trace_id",
+    }
     assert core <= set(a) and core <= set(b)
     assert a["schemaVersion"] == b["schemaVersion"] and a["displayTimeUnit"] == b["displayTimeUnit"]
 

@@ -19,12 +19,11 @@ def test_no_host_waits_per_op_and_one_at_stop():
 
     x = gt.ones(256, device="cuda")
     (x + 1).exp()  # warm: kernels compiled, allocator made
-    prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                   profile_memory=True)
+    prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], profile_memory=True)
     prof.start()
     sim.reset_counters()
     for _ in range(50):
-        x = (x * 0.5 + 1.0)
+        x = x * 0.5 + 1.0
     during = sim.counters()
     prof.stop()
     after = sim.counters()

@@ -15,8 +15,20 @@ def test_schedule_matches_torchs_probe():
     # torch 2.13: schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=2), steps 0-11
     s = schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=2)
     names = [s(i).name for i in range(12)]
-    assert names == ["NONE", "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE", "NONE", "WARMUP",
-                     "RECORD", "RECORD_AND_SAVE", "NONE", "NONE", "NONE"]
+    assert names == [
+        "NONE",
+        "NONE",
+        "WARMUP",
+        "RECORD",
+        "RECORD_AND_SAVE",
+        "NONE",
+        "WARMUP",
+        "RECORD",
+        "RECORD_AND_SAVE",
+        "NONE",
+        "NONE",
+        "NONE",
+    ]
 
 
 def test_schedule_without_repeat_cycles_forever_and_skip_first_wait():
@@ -43,9 +55,13 @@ def _steps(n, **kw):
         from gpu_tensor.profiler import chrome
 
         trace = chrome.trace_dict(prof._finished())["traceEvents"]
-        fired.append((prof.step_num, sorted({e["name"] for e in trace
-                                             if e["name"].startswith("ProfilerStep")}),
-                      prof.key_averages()))
+        fired.append(
+            (
+                prof.step_num,
+                sorted({e["name"] for e in trace if e["name"].startswith("ProfilerStep")}),
+                prof.key_averages(),
+            )
+        )
 
     with profile(schedule=schedule(**kw), on_trace_ready=ready) as prof:
         for _ in range(n):
@@ -65,8 +81,9 @@ def test_on_trace_ready_fires_at_the_save_steps_with_their_step_ranges():
 
 def test_without_step_a_schedule_records_nothing():
     fired = []
-    with profile(schedule=schedule(wait=1, warmup=1, active=1),
-                 on_trace_ready=fired.append) as prof:
+    with profile(
+        schedule=schedule(wait=1, warmup=1, active=1), on_trace_ready=fired.append
+    ) as prof:
         for _ in range(5):
             gt.ones(2).exp()
     assert fired == []

@@ -38,8 +38,15 @@ def _program(x=X, w=W):
 
 
 # torch 2.13's header for a CPU profile (recorded from torch.profiler on this program)
-TORCH_HEADER = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
-                "# of Calls"]
+TORCH_HEADER = [
+    "Name",
+    "Self CPU %",
+    "Self CPU",
+    "CPU total %",
+    "CPU total",
+    "CPU time avg",
+    "# of Calls",
+]
 TORCH_MEMORY = ["CPU Mem", "Self CPU Mem"]
 
 
@@ -111,7 +118,7 @@ def test_emulated_cuda_adds_device_columns_and_says_host_time():
     assert "Self CUDA time total:" in table
     rows = prof.key_averages()
     device = [r.device_time_total for r in sorted(rows, key=lambda r: -r.device_time_total)]
-    shown = [line.split()[0] for line in table.splitlines()[3:3 + len(rows)]]
+    shown = [line.split()[0] for line in table.splitlines()[3 : 3 + len(rows)]]
     assert [next(r for r in rows if r.key == k).device_time_total for k in shown] == device
     assert all(r.device_time_total > 0 for r in rows)
     if gt.device.cuda_is_emulated():

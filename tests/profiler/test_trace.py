@@ -16,8 +16,13 @@ ARGS = {"Addr", "Bytes", "Total Allocated", "Total Reserved", "Device Type", "De
 
 
 def _check_schema(data):
-    assert {"schemaVersion", "traceEvents", "displayTimeUnit", "baseTimeNanoseconds",
-            "deviceProperties"} <= set(data)
+    assert {
+        "schemaVersion",
+        "traceEvents",
+        "displayTimeUnit",
+        "baseTimeNanoseconds",
+        "deviceProperties",
+    } <= set(data)
     tracks = {}
     for e in data["traceEvents"]:
         assert e["ph"] in {"X", "i", "M", "s", "f", "C"}
@@ -54,8 +59,9 @@ def test_trace_schema_nesting_kernels_flows_and_memory(tmp_path):
     if not cuda:
         return
     kernels = [e for e in events if e.get("cat") == "kernel"]
-    assert kernels and all(isinstance(k["pid"], int) and k["tid"] == k["args"]["stream"]
-                           for k in kernels)
+    assert kernels and all(
+        isinstance(k["pid"], int) and k["tid"] == k["args"]["stream"] for k in kernels
+    )
     starts = {e["id"] for e in events if e["ph"] == "s" and e["cat"] == "ac2g"}
     ends = {e["id"] for e in events if e["ph"] == "f" and e["cat"] == "ac2g"}
     assert starts == ends == {k["args"]["correlation"] for k in kernels}
@@ -69,14 +75,17 @@ def test_trace_schema_nesting_kernels_flows_and_memory(tmp_path):
 
 
 def test_tensorboard_handler_writes_one_file_per_cycle(tmp_path):
-    with profile(schedule=gt.profiler.schedule(wait=0, warmup=1, active=1, repeat=2),
-                 on_trace_ready=tensorboard_trace_handler(str(tmp_path), "w")) as prof:
+    with profile(
+        schedule=gt.profiler.schedule(wait=0, warmup=1, active=1, repeat=2),
+        on_trace_ready=tensorboard_trace_handler(str(tmp_path), "w"),
+    ) as prof:
         for _ in range(5):
             gt.ones(2).exp()
             prof.step()
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert len(files) == 2 and all(f.startswith("w.") and f.endswith(".pt.trace.json")
-                                   for f in files)
+    assert len(files) == 2 and all(
+        f.startswith("w.") and f.endswith(".pt.trace.json") for f in files
+    )
 
 
 def test_record_function_as_decorator_and_nested_and_free_outside():
@@ -143,8 +152,7 @@ def test_legacy_autograd_profiler_recipe_runs():
     x = gt.ones(2, 8)
     with gt.autograd.profiler.profile(with_stack=True, profile_memory=True) as prof:
         model(x)
-    text = prof.key_averages(group_by_stack_n=5).table(sort_by="self_cpu_time_total",
-                                                       row_limit=5)
+    text = prof.key_averages(group_by_stack_n=5).table(sort_by="self_cpu_time_total", row_limit=5)
     assert "Source Location" in text and "aten::linear" in text
     assert prof.function_events and "aten::linear" in str(prof)
     with gt.autograd.profiler.profile(enabled=False) as off:

@@ -9,8 +9,19 @@ from profiling import bench_host_cost
 
 
 def test_quick_run_counts_calls_and_launches_beside_numpy(tmp_path, capsys):
-    bench_host_cost.main(["--quick", "--device", "cpu", "--cases", "x + y,x + int tensor",
-                          "--calls", "20", "--out", str(tmp_path)])
+    bench_host_cost.main(
+        [
+            "--quick",
+            "--device",
+            "cpu",
+            "--cases",
+            "x + y,x + int tensor",
+            "--calls",
+            "20",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert "| op (32×32, warm) |" in out and "| x + int tensor |" in out
     (path,) = tmp_path.glob("host_cost-*.json")

@@ -8,8 +8,9 @@ from profiling import bench_train
 
 
 def test_quick_round_times_each_device_and_prints_the_pivot(tmp_path, capsys):
-    bench_train.main(["--quick", "--rounds", "1", "--cases", "deep_mlp,sum", "--out",
-                      str(tmp_path)])
+    bench_train.main(
+        ["--quick", "--rounds", "1", "--cases", "deep_mlp,sum", "--out", str(tmp_path)]
+    )
     out = capsys.readouterr().out
     assert "| case | " in out and "17-layer MLP w32 b8" in out
     (path,) = tmp_path.glob("train-*.json")

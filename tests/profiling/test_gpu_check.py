@@ -25,8 +25,12 @@ pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash
 def run(*args, env_python=sys.executable):
     start = time.perf_counter()
     proc = subprocess.run(
-        ["bash", str(SCRIPT), *args], cwd=REPO_ROOT, capture_output=True, text=True,
-        timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHON": env_python},
+        ["bash", str(SCRIPT), *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHON": env_python},
     )
     return proc, time.perf_counter() - start
 
@@ -83,14 +87,31 @@ def test_rest_of_the_chain_runs_on_cpu_when_allowed(tmp_path):
     )
     (benches / "bench_boom.py").write_text("def main(argv=None):\n    raise SystemExit(7)\n")
     out = tmp_path / "results"
-    proc, _ = run(str(out), "--allow-no-gpu", "--quick", "--bench-budget", "40",
-                  "--tests", "tests/profiling/test_report.py", "--bench-dir", str(benches))
+    proc, _ = run(
+        str(out),
+        "--allow-no-gpu",
+        "--quick",
+        "--bench-budget",
+        "40",
+        "--tests",
+        "tests/profiling/test_report.py",
+        "--bench-dir",
+        str(benches),
+    )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 1, log  # bench_boom failed, so the check says so
     assert "pytest: passed" in proc.stdout and "| tests | passed |" in proc.stdout
     assert "| good | ok |" in proc.stdout and "failed (exit 7" in proc.stdout
     assert "## Gaps to goals" in proc.stdout.split("== benchmarks")[1]
-    for name in ("summary.md", "summary.json", "pytest.log", "pytest.xml", "tests.md",
-                 "run_all.log", "good.log", "boom.log"):
+    for name in (
+        "summary.md",
+        "summary.json",
+        "pytest.log",
+        "pytest.xml",
+        "tests.md",
+        "run_all.log",
+        "good.log",
+        "boom.log",
+    ):
         assert (out / name).exists(), name
     assert list(out.glob("good-*-cpu.json"))

@@ -109,8 +109,16 @@ def test_over_budget_shrinks_repeats_and_warns(tmp_path):
 def test_record_computes_bandwidth_and_ceiling_share(tmp_path):
     s = make_suite(tmp_path, "--device", "cpu")
     t = Timing.from_samples([0.5, 0.5, 0.5])
-    row = s.record("copy", "gpu_tensor", seconds=t, nbytes=2_000_000_000, ceiling=8.0,
-                   dtype=np.dtype("float32"), shape=(2, 3), k=np.int64(4))
+    row = s.record(
+        "copy",
+        "gpu_tensor",
+        seconds=t,
+        nbytes=2_000_000_000,
+        ceiling=8.0,
+        dtype=np.dtype("float32"),
+        shape=(2, 3),
+        k=np.int64(4),
+    )
     assert row["gbps"] == pytest.approx(4.0) and row["pct_of_ceiling"] == pytest.approx(0.5)
     assert (row["dtype"], row["shape"], row["k"]) == ("float32", [2, 3], 4)
     assert row["seconds"] == 0.5 and row["n"] == 3 and row["noisy"] is False
@@ -185,11 +193,18 @@ class FakeCupy:
         rt.free = rt.freeHost = lambda p: fake.live.remove(p)
         rt.memset = lambda p, v, n: None
         rt.deviceSynchronize = lambda: None
-        rt.memcpyAsync = lambda d, s, n, kind, stream: (fake.calls.append(("memcpy", kind, n)),
-                                                        time.sleep(fake.copy_seconds))
+        rt.memcpyAsync = lambda d, s, n, kind, stream: (
+            fake.calls.append(("memcpy", kind, n)),
+            time.sleep(fake.copy_seconds),
+        )
         rt.getDeviceCount = lambda: 1
-        rt.getDeviceProperties = lambda i: {"name": b"Fake GPU X", "totalGlobalMem": 1 << 30,
-                                            "multiProcessorCount": 2, "major": 9, "minor": 0}
+        rt.getDeviceProperties = lambda i: {
+            "name": b"Fake GPU X",
+            "totalGlobalMem": 1 << 30,
+            "multiProcessorCount": 2,
+            "major": 9,
+            "minor": 0,
+        }
         rt.runtimeGetVersion = lambda: 13000
         rt.driverGetVersion = lambda: 13010
 
@@ -205,7 +220,9 @@ class FakeCupy:
                 fake.synced += 1
 
         self.cuda = types.SimpleNamespace(
-            runtime=rt, Event=Event, Device=Device,
+            runtime=rt,
+            Event=Event,
+            Device=Device,
             get_current_stream=lambda: types.SimpleNamespace(ptr=0),
             get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3,
         )
@@ -214,8 +231,11 @@ class FakeCupy:
 @pytest.fixture
 def fake_gpu(monkeypatch):
     cp = FakeCupy()
-    monkeypatch.setattr(harness, "probe_cupy_gpu",
-                        lambda: (Peer("cupy", True, "1 CUDA device(s)", cp.__version__), cp))
+    monkeypatch.setattr(
+        harness,
+        "probe_cupy_gpu",
+        lambda: (Peer("cupy", True, "1 CUDA device(s)", cp.__version__), cp),
+    )
     return cp
 
 

@@ -23,8 +23,9 @@ def test_slug():
 
 def test_nvidia_smi_fields(tmp_path, monkeypatch):
     values = ", ".join(f"v{i}" for i in range(len(machine.NVIDIA_SMI_FIELDS)))
-    monkeypatch.setenv("PATH", str(fake_smi(tmp_path, f'echo "{values}"\n')) + os.pathsep
-                       + os.environ["PATH"])
+    monkeypatch.setenv(
+        "PATH", str(fake_smi(tmp_path, f'echo "{values}"\n')) + os.pathsep + os.environ["PATH"]
+    )
     info = machine._nvidia_smi()
     assert info["name"] == "v0" and info["driver_version"] == "v1"
     assert len(info) == len(machine.NVIDIA_SMI_FIELDS)
@@ -32,8 +33,10 @@ def test_nvidia_smi_fields(tmp_path, monkeypatch):
 
 def test_nvidia_smi_falls_back_to_name_and_driver(tmp_path, monkeypatch):
     # A driver that rejects one of the fields fails the whole query.
-    body = ('case "$1" in *power*) echo "Field power.limit is not valid" >&2; exit 2;; esac\n'
-            'echo "NVIDIA H200, 580.1"\n')
+    body = (
+        'case "$1" in *power*) echo "Field power.limit is not valid" >&2; exit 2;; esac\n'
+        'echo "NVIDIA H200, 580.1"\n'
+    )
     monkeypatch.setenv("PATH", str(fake_smi(tmp_path, body)) + os.pathsep + os.environ["PATH"])
     assert machine._nvidia_smi() == {"name": "NVIDIA H200", "driver_version": "580.1"}
 

@@ -68,7 +68,9 @@ def test_discover_orders_and_filters(bench_dir):
     names = [p.stem for p in run_all.discover(bench_dir)]
     assert names == ["bench_boom", "bench_good", "bench_nomain", "bench_slow", "bench_sysargv"]
     assert [p.stem for p in run_all.discover(bench_dir, ["good", "bench_slow"])] == [
-        "bench_good", "bench_slow"]
+        "bench_good",
+        "bench_slow",
+    ]
     with pytest.raises(SystemExit, match="missing"):
         run_all.discover(bench_dir, ["missing"])
 
@@ -78,10 +80,26 @@ def test_one_failure_does_not_stop_the_rest(bench_dir, tmp_path):
     slot = 8  # bench_slow sleeps 120 s: it must be killed at its slot
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "profiling.run_all", "--quick", "--device", "cpu",
-         "--bench-dir", str(bench_dir), "--out", str(out), "--max-slot", str(slot),
-         "--total-budget", "60"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "profiling.run_all",
+            "--quick",
+            "--device",
+            "cpu",
+            "--bench-dir",
+            str(bench_dir),
+            "--out",
+            str(out),
+            "--max-slot",
+            str(slot),
+            "--total-budget",
+            "60",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     elapsed = time.perf_counter() - start
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -108,8 +126,19 @@ def test_one_failure_does_not_stop_the_rest(bench_dir, tmp_path):
 
 def test_budget_spent_means_not_run(bench_dir, tmp_path):
     out = tmp_path / "out"
-    rc = run_all.main(["--quick", "--bench-dir", str(bench_dir), "--out", str(out),
-                       "--only", "good", "--total-budget", "1"])
+    rc = run_all.main(
+        [
+            "--quick",
+            "--bench-dir",
+            str(bench_dir),
+            "--out",
+            str(out),
+            "--only",
+            "good",
+            "--total-budget",
+            "1",
+        ]
+    )
     assert rc == 1
     status = json.loads((out / "summary.json").read_text())["benchmarks"][0]
     assert status["status"].startswith("not run") and not status["ok"]
@@ -118,7 +147,12 @@ def test_budget_spent_means_not_run(bench_dir, tmp_path):
 def test_list(bench_dir, capsys):
     assert run_all.main(["--list", "--bench-dir", str(bench_dir)]) == 0
     assert capsys.readouterr().out.split() == [
-        "bench_boom", "bench_good", "bench_nomain", "bench_slow", "bench_sysargv"]
+        "bench_boom",
+        "bench_good",
+        "bench_nomain",
+        "bench_slow",
+        "bench_sysargv",
+    ]
 
 
 def test_quick_budget_fits_make_bench():

@@ -18,19 +18,45 @@ def fake_result(bench, device, started_at, rows, ceilings=None):
     """A results file in the harness's schema; numbers are fixtures, not measurements."""
     gpu = {"name": "Test GPU 9000", "driver": "999.1", "cuda_runtime": "13.0"}
     return {
-        "schema": 1, "benchmark": bench, "device": device, "quick": False, "complete": True,
+        "schema": 1,
+        "benchmark": bench,
+        "device": device,
+        "quick": False,
+        "complete": True,
         "started_at": started_at,
-        "machine": {"date": started_at, "cpu": "cpu", "numpy": "2.0", "cupy": "14.0",
-                    "torch": None, "gpu": gpu if device == "cuda" else None},
-        "peers": {}, "ceilings": ceilings or {}, "rows": rows, "warnings": [],
+        "machine": {
+            "date": started_at,
+            "cpu": "cpu",
+            "numpy": "2.0",
+            "cupy": "14.0",
+            "torch": None,
+            "gpu": gpu if device == "cuda" else None,
+        },
+        "peers": {},
+        "ceilings": ceilings or {},
+        "rows": rows,
+        "warnings": [],
     }
 
 
 COPY_ROWS = [
-    {"case": "transpose 2D fp32", "impl": "gpu_tensor", "seconds": 0.002, "nbytes": 8 << 30,
-     "gbps": 4295.0, "ceiling_gbps": 4500.0, "ceiling_kind": "d2d", "pct_of_ceiling": 0.954},
-    {"case": "transpose 2D fp32", "impl": "cupy", "seconds": 0.005, "nbytes": 8 << 30,
-     "gbps": 1718.0},
+    {
+        "case": "transpose 2D fp32",
+        "impl": "gpu_tensor",
+        "seconds": 0.002,
+        "nbytes": 8 << 30,
+        "gbps": 4295.0,
+        "ceiling_gbps": 4500.0,
+        "ceiling_kind": "d2d",
+        "pct_of_ceiling": 0.954,
+    },
+    {
+        "case": "transpose 2D fp32",
+        "impl": "cupy",
+        "seconds": 0.005,
+        "nbytes": 8 << 30,
+        "gbps": 1718.0,
+    },
     {"case": "transpose 2D fp32", "impl": "torch", "skipped": "torch is not installed"},
 ]
 
@@ -54,10 +80,14 @@ def run(readme, results, *extra):
 
 def test_no_gpu_run_says_so(readme, tmp_path):
     results = tmp_path / "results"
-    write(results / "copy-cpu.json", fake_result("copy", "cpu", "2026-01-01T00:00:00+00:00",
-                                                 COPY_ROWS[:2]))
-    write(results / "tmp" / "copy-gpu.json",  # quick runs under tmp/ never reach the README
-          fake_result("copy", "cuda", "2026-01-02T00:00:00+00:00", COPY_ROWS))
+    write(
+        results / "copy-cpu.json",
+        fake_result("copy", "cpu", "2026-01-01T00:00:00+00:00", COPY_ROWS[:2]),
+    )
+    write(
+        results / "tmp" / "copy-gpu.json",  # quick runs under tmp/ never reach the README
+        fake_result("copy", "cuda", "2026-01-02T00:00:00+00:00", COPY_ROWS),
+    )
     assert run(readme, results) == 0
     text = readme.read_text()
     assert text == f"{BEFORE}{ur.START}\n{ur.NO_GPU_TEXT}\n{ur.END}{AFTER}"
@@ -66,16 +96,22 @@ def test_no_gpu_run_says_so(readme, tmp_path):
 
 def test_gpu_run_fills_only_the_marked_section(readme, tmp_path):
     results = tmp_path / "results"
-    ceilings = {"d2d": {"gbps": 4500.0, "convention": "read+write"},
-                "h2d": {"gbps": 55.0, "convention": "bytes moved once"}}
-    write(results / "old-run" / "copy.json",
-          fake_result("copy", "cuda", "2026-01-01T00:00:00+00:00", COPY_ROWS[:1]))
-    write(results / "new-run" / "copy.json",
-          fake_result("copy", "cuda", "2026-03-04T05:06:07+00:00", COPY_ROWS, ceilings))
+    ceilings = {
+        "d2d": {"gbps": 4500.0, "convention": "read+write"},
+        "h2d": {"gbps": 55.0, "convention": "bytes moved once"},
+    }
+    write(
+        results / "old-run" / "copy.json",
+        fake_result("copy", "cuda", "2026-01-01T00:00:00+00:00", COPY_ROWS[:1]),
+    )
+    write(
+        results / "new-run" / "copy.json",
+        fake_result("copy", "cuda", "2026-03-04T05:06:07+00:00", COPY_ROWS, ceilings),
+    )
     assert run(readme, results) == 0
     text = readme.read_text()
     assert text.startswith(BEFORE + ur.START + "\n") and text.endswith(ur.END + AFTER)
-    section = text[len(BEFORE + ur.START):-len(ur.END + AFTER)]
+    section = text[len(BEFORE + ur.START) : -len(ur.END + AFTER)]
     assert "2026-03-04" in section and "2026-01-01" not in section  # the newest run only
     assert "Test GPU 9000" in section and "driver 999.1" in section and "cupy 14.0" in section
     assert "device-to-device copy 4,500.0 GB/s (read+write)" in section
@@ -91,8 +127,10 @@ def test_gpu_run_fills_only_the_marked_section(readme, tmp_path):
 
 def test_check_reports_stale_section(readme, tmp_path):
     results = tmp_path / "results"
-    write(results / "r" / "copy.json",
-          fake_result("copy", "cuda", "2026-03-04T05:06:07+00:00", COPY_ROWS))
+    write(
+        results / "r" / "copy.json",
+        fake_result("copy", "cuda", "2026-03-04T05:06:07+00:00", COPY_ROWS),
+    )
     before = readme.read_text()
     assert run(readme, results, "--check") == 1
     assert readme.read_text() == before  # --check never writes
@@ -125,8 +163,9 @@ def test_rows_measured_on_both_devices_pair_with_their_own_peers():
         {"case": "x + y [16]", "impl": "cupy", "seconds": 5e-6},
         {"case": "x + y [16]", "impl": "torch (cuda)", "seconds": 12e-6},
     ]
-    section = ur.render_section([fake_result("dispatch", "cuda", "2026-03-04T00:00:00+00:00",
-                                             rows)])
+    section = ur.render_section(
+        [fake_result("dispatch", "cuda", "2026-03-04T00:00:00+00:00", rows)]
+    )
     lines = [line for line in section.splitlines() if line.startswith("| dispatch | x + y")]
     assert len(lines) == 2
     cpu, cuda = lines

@@ -34,8 +34,9 @@ def test_errors():
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("m,k", [(1, 64), (17, 4093), pytest.param(
-    4096, 4096, marks=pytest.mark.hardware)])  # the simulator's product is numpy's int64 one
+@pytest.mark.parametrize(
+    "m,k", [(1, 64), (17, 4093), pytest.param(4096, 4096, marks=pytest.mark.hardware)]
+)  # the simulator's product is numpy's int64 one
 def test_cublas_gemmex_exact(m, k):
     """Real cuda (and the simulator): the cuBLAS int8 path, K padded where it is not a
     multiple of 4, against an exact float64 product."""

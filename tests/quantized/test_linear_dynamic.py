@@ -9,31 +9,49 @@ import pytest
 import gpu_tensor as gt
 from gpu_tensor.quantized.qparams import choose_qparams
 
-pytestmark = [pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning"),
-              pytest.mark.filterwarnings("ignore:torch.ao.quantization:DeprecationWarning")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning"),
+    pytest.mark.filterwarnings("ignore:torch.ao.quantization:DeprecationWarning"),
+]
 
 # torch.ao.quantization.quantize_dynamic(Sequential(Linear(8, 4)), {Linear}, qint8) with
 # these weights, bias and input, on torch 2.13.0+cpu (x86/fbgemm): the weight's integers,
 # its scale, and the output (float32, as hex), recorded.
-W_INT = [[118, 127, 120, 96, 59, 14, -33, -75], [-107, -125, -126, -109, -78, -36, 10, 55],
-         [93, 118, 127, 119, 95, 58, 13, -34], [-76, -108, -125, -126, -109, -77, -36, 11]]
+W_INT = [
+    [118, 127, 120, 96, 59, 14, -33, -75],
+    [-107, -125, -126, -109, -78, -36, 10, 55],
+    [93, 118, 127, 119, 95, 58, 13, -34],
+    [-76, -108, -125, -126, -109, -77, -36, 11],
+]
 W_SCALE = 0.0023528041783720255
-Y = [["0x1.38600a0000000p-1", "-0x1.acacde0000000p-2", "-0x1.4dd2c60000000p-5",
-      "0x1.90439c0000000p-2"],
-     ["0x1.944c5e0000000p+0", "-0x1.5e47ee0000000p+0", "0x1.b823ec0000000p-1",
-      "-0x1.bca5340000000p-2"],
-     ["0x1.03546a0000000p+1", "-0x1.e6da080000000p+0", "0x1.7793280000000p+0",
-      "-0x1.187ce20000000p+0"]]
+Y = [
+    [
+        "0x1.38600a0000000p-1",
+        "-0x1.acacde0000000p-2",
+        "-0x1.4dd2c60000000p-5",
+        "0x1.90439c0000000p-2",
+    ],
+    [
+        "0x1.944c5e0000000p+0",
+        "-0x1.5e47ee0000000p+0",
+        "0x1.b823ec0000000p-1",
+        "-0x1.bca5340000000p-2",
+    ],
+    [
+        "0x1.03546a0000000p+1",
+        "-0x1.e6da080000000p+0",
+        "0x1.7793280000000p+0",
+        "-0x1.187ce20000000p+0",
+    ],
+]
 
 
 def _layer(device="cpu"):
     lin = gt.nn.Linear(8, 4)
     with gt.no_grad():
-        lin.weight.copy_((gt.arange(32, dtype=gt.float32).reshape(4, 8) * 0.37 - 5.1).sin()
-                         * 0.3)
+        lin.weight.copy_((gt.arange(32, dtype=gt.float32).reshape(4, 8) * 0.37 - 5.1).sin() * 0.3)
         lin.bias.copy_(gt.tensor([0.1, -0.2, 0.05, 0.0]))
-    q = gt.ao.quantization.quantize_dynamic(gt.nn.Sequential(lin), {gt.nn.Linear},
-                                            dtype=gt.qint8)
+    q = gt.ao.quantization.quantize_dynamic(gt.nn.Sequential(lin), {gt.nn.Linear}, dtype=gt.qint8)
     return q.to(device)
 
 
@@ -53,8 +71,9 @@ def test_bit_identical_to_recorded_torch(device):
 def test_reference_formula_random(device):
     rng = np.random.default_rng(0)
     lin = gt.nn.Linear(48, 20)
-    q = gt.ao.quantization.quantize_dynamic(gt.nn.Sequential(lin), {gt.nn.Linear},
-                                            dtype=gt.qint8).to(device)
+    q = gt.ao.quantization.quantize_dynamic(
+        gt.nn.Sequential(lin), {gt.nn.Linear}, dtype=gt.qint8
+    ).to(device)
     x = (rng.standard_normal((2, 5, 48)) * 1.7).astype(np.float32)
     y = q(gt.tensor(x, device=device))
     assert y.shape == (2, 5, 20) and y.dtype is gt.float32
@@ -65,8 +84,10 @@ def test_reference_formula_random(device):
     w = q[0].weight()
     acc = (xq.astype(np.int64) - z) @ w.int_repr().cpu().numpy().astype(np.int64).T
     scale = np.float32(s * np.float32(w.q_scale()))
-    want = (acc.astype(np.float32).astype(np.float64) * np.float64(scale)
-            + lin.bias.detach().cpu().numpy().astype(np.float64)).astype(np.float32)
+    want = (
+        acc.astype(np.float32).astype(np.float64) * np.float64(scale)
+        + lin.bias.detach().cpu().numpy().astype(np.float64)
+    ).astype(np.float32)
     np.testing.assert_array_equal(y.cpu().numpy(), want)
     # and close to the float layer it came from
     ref = lin(gt.tensor(x, device=lin.weight.device)).detach().cpu().numpy()
@@ -87,25 +108,31 @@ def test_full_quint8_range_fits_the_int8_product(device):
     xn = x.cpu().numpy()
     sc, z = choose_qparams(float(xn.min()), float(xn.max()), 0, 255, reduce_range=False)
     sc = np.float32(sc)
-    xq = np.clip(np.rint((xn.astype(np.float64) * np.float64(np.float32(1) / sc) + z)
-                         .astype(np.float32)), 0, 255)
+    xq = np.clip(
+        np.rint((xn.astype(np.float64) * np.float64(np.float32(1) / sc) + z).astype(np.float32)),
+        0,
+        255,
+    )
     assert xq.max() > 200  # the upper half of quint8 is in use
     acc = (xq.astype(np.int64) - z) @ np.array(W_INT, np.int64).T
-    want = (acc.astype(np.float32).astype(np.float64) * np.float64(np.float32(sc * np.float32(
-        W_SCALE))) + np.array([0.1, -0.2, 0.05, 0.0], np.float32).astype(np.float64))
+    want = acc.astype(np.float32).astype(np.float64) * np.float64(
+        np.float32(sc * np.float32(W_SCALE))
+    ) + np.array([0.1, -0.2, 0.05, 0.0], np.float32).astype(np.float64)
     np.testing.assert_array_equal(y, want.astype(np.float32))
 
 
 def test_per_channel_weights(device):
     lin = gt.nn.Linear(16, 6)
     qc = gt.ao.quantization.per_channel_dynamic_qconfig
-    q = gt.ao.quantization.quantize_dynamic(gt.nn.Sequential(lin), {gt.nn.Linear: qc},
-                                            dtype=gt.qint8).to(device)
+    q = gt.ao.quantization.quantize_dynamic(
+        gt.nn.Sequential(lin), {gt.nn.Linear: qc}, dtype=gt.qint8
+    ).to(device)
     w = q[0].weight()
     assert w.qscheme() is gt.per_channel_affine and w.q_per_channel_axis() == 0
     amax = lin.weight.detach().abs().amax(1).cpu().numpy()
-    np.testing.assert_array_equal(w.q_per_channel_scales().cpu().numpy(),
-                                  (amax / np.float32(127.5)).astype(np.float64))
+    np.testing.assert_array_equal(
+        w.q_per_channel_scales().cpu().numpy(), (amax / np.float32(127.5)).astype(np.float64)
+    )
     x = gt.randn(3, 16, device=lin.weight.device)
     err = (q(x.to(device)).cpu() - lin(x).detach().cpu()).abs().max().item()
     assert err < 0.05

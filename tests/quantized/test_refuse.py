@@ -18,16 +18,28 @@ def _q(device="cpu"):
     return gt.quantize_per_tensor(x, 1.0, 3, gt.qint8)
 
 
-@pytest.mark.parametrize("op,name", [
-    (lambda q: q + q, "add"), (lambda q: q * 2, "mul"), (lambda q: q.sum(), "sum"),
-    (lambda q: q.abs(), "abs"), (lambda q: q @ q, "matmul"), (lambda q: q.exp(), "exp"),
-    (lambda q: q.add_(1), "add_"), (lambda q: gt.zeros_like(q), "zeros_like"),
-    (lambda q: q.mean(), "mean")])
+@pytest.mark.parametrize(
+    "op,name",
+    [
+        (lambda q: q + q, "add"),
+        (lambda q: q * 2, "mul"),
+        (lambda q: q.sum(), "sum"),
+        (lambda q: q.abs(), "abs"),
+        (lambda q: q @ q, "matmul"),
+        (lambda q: q.exp(), "exp"),
+        (lambda q: q.add_(1), "add_"),
+        (lambda q: gt.zeros_like(q), "zeros_like"),
+        (lambda q: q.mean(), "mean"),
+    ],
+)
 def test_torch_refusals_name_the_op(device, op, name):
     q = _q(device)
     key = "QuantizedCPU" if device == "cpu" else "QuantizedCUDA"
-    with pytest.raises(NotImplementedError, match=f"Could not run 'aten::{name}' with arguments "
-                       f"from the '{key}' backend.*dequantize\\(\\) first"):
+    with pytest.raises(
+        NotImplementedError,
+        match=f"Could not run 'aten::{name}' with arguments "
+        f"from the '{key}' backend.*dequantize\\(\\) first",
+    ):
         op(q)
 
 
@@ -57,8 +69,9 @@ def test_ops_torch_has(device):
 
 
 def test_per_channel_refuses_value_ops():
-    qc = gt.quantize_per_channel(gt.ones(2, 3), gt.tensor([0.1, 0.2]), gt.tensor([0, 1]), 0,
-                                 gt.qint8)
+    qc = gt.quantize_per_channel(
+        gt.ones(2, 3), gt.tensor([0.1, 0.2]), gt.tensor([0, 1]), 0, gt.qint8
+    )
     with pytest.raises(NotImplementedError, match="aten::cat"):
         gt.cat([qc, qc])
     assert qc[:, 1:].is_quantized  # views still work

@@ -33,21 +33,32 @@ def test_archive_has_torchs_records_aligned(tmp_path):
     z = zipfile.ZipFile(path)
     names = z.namelist()
     assert names[0] == "model/data.pkl"  # torch's prefix: the file's stem
-    assert set(names) == {"model/data.pkl", "model/.format_version", "model/.storage_alignment",
-                          "model/byteorder", "model/data/0", "model/data/1", "model/version",
-                          "model/.data/serialization_id"}
+    assert set(names) == {
+        "model/data.pkl",
+        "model/.format_version",
+        "model/.storage_alignment",
+        "model/byteorder",
+        "model/data/0",
+        "model/data/1",
+        "model/version",
+        "model/.data/serialization_id",
+    }
     assert z.read("model/byteorder") == b"little" and z.read("model/version") == b"3\n"
     assert z.read("model/.storage_alignment") == b"64"
     assert all(i.compress_type == zipfile.ZIP_STORED for i in z.infolist())
     raw = path.read_bytes()
     for info in z.infolist():
-        n, e = np.frombuffer(raw[info.header_offset + 26:info.header_offset + 30], "<u2")
+        n, e = np.frombuffer(raw[info.header_offset + 26 : info.header_offset + 30], "<u2")
         assert (info.header_offset + 30 + int(n) + int(e)) % 64 == 0, info.filename
     assert z.read("model/data/0") == np.arange(12, dtype=np.float32).tobytes()  # one storage
     pkl = z.read("model/data.pkl")
     assert pkl[:2] == b"\x80\x02"  # protocol 2, as torch writes
-    assert _globals(pkl) == {"collections OrderedDict", "torch._utils _rebuild_tensor_v2",
-                             "torch FloatStorage", "torch BFloat16Storage"}
+    assert _globals(pkl) == {
+        "collections OrderedDict",
+        "torch._utils _rebuild_tensor_v2",
+        "torch FloatStorage",
+        "torch BFloat16Storage",
+    }
     pids = [arg for op, arg, _ in pickletools.genops(pkl) if op.name == "BINUNICODE"]
     assert "storage" in pids and "cpu" in pids
     buf = io.BytesIO()
@@ -55,15 +66,33 @@ def test_archive_has_torchs_records_aligned(tmp_path):
     assert zipfile.ZipFile(buf).namelist()[0] == "archive/data.pkl"
 
 
-DTYPES = [gt.float32, gt.float64, gt.float16, gt.bfloat16, gt.int8, gt.int16, gt.int32,
-          gt.int64, gt.uint8, gt.uint16, gt.uint32, gt.uint64, gt.bool, gt.complex64,
-          gt.complex128]
+DTYPES = [
+    gt.float32,
+    gt.float64,
+    gt.float16,
+    gt.bfloat16,
+    gt.int8,
+    gt.int16,
+    gt.int32,
+    gt.int64,
+    gt.uint8,
+    gt.uint16,
+    gt.uint32,
+    gt.uint64,
+    gt.bool,
+    gt.complex64,
+    gt.complex128,
+]
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=str)
 def test_every_dtype_round_trips(dt, device):
-    if dt is gt.uint16 and device == "cuda" and gt.cuda.is_available() and \
-            not gt.cuda.is_emulated():
+    if (
+        dt is gt.uint16
+        and device == "cuda"
+        and gt.cuda.is_available()
+        and not gt.cuda.is_emulated()
+    ):
         pytest.skip("the CUDA backend stores bfloat16 as uint16 bits: no uint16 tensors there")
     values = np.array([0, 1, 3, 5, 7, 2], dtype=np.int64)
     t = gt.tensor(values, device=device).to(dt).reshape(2, 3)
@@ -101,9 +130,17 @@ def test_state_dict_parameters_and_plain_values_round_trip():
     p = gt.nn.Parameter(gt.ones(2))
     state = model.state_dict()
     state._metadata = {"": {"version": 1}}  # torch's state_dict carries one; kept by BUILD
-    obj = {"model": state, "opt": opt.state_dict(), "p": p, "epoch": 3,
-           "dt": gt.float16, "dev": gt.device("cpu"), "size": gt.Size([2, 3]),
-           "rg": gt.ones(2).requires_grad_(), "misc": [1.5, "s", None, (1, 2), {3}]}
+    obj = {
+        "model": state,
+        "opt": opt.state_dict(),
+        "p": p,
+        "epoch": 3,
+        "dt": gt.float16,
+        "dev": gt.device("cpu"),
+        "size": gt.Size([2, 3]),
+        "rg": gt.ones(2).requires_grad_(),
+        "misc": [1.5, "s", None, (1, 2), {3}],
+    }
     buf = io.BytesIO()
     gt.save(obj, buf)
     buf.seek(0)
@@ -197,8 +234,9 @@ def test_loading_into_cuda_goes_through_the_pinned_pool():
     before = pinned.host_memory_stats()["allocation.all.allocated"]
     sd = gt.load(buf, map_location="cuda")
     assert pinned.host_memory_stats()["allocation.all.allocated"] > before
-    assert sd["w"].device.type == "cuda" and sd["row"].untyped_storage() is \
-        sd["w"].untyped_storage()
+    assert (
+        sd["w"].device.type == "cuda" and sd["row"].untyped_storage() is sd["w"].untyped_storage()
+    )
     assert sd["row"].tolist() == [3.0, 4.0, 5.0] and sd["h"].tolist() == [1.0, 1.0]
 
 

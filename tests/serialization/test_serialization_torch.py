@@ -15,10 +15,26 @@ import pytest
 import gpu_tensor as gt
 
 torch = pytest.importorskip(
-    "torch", reason="torch is not installed: the save/load parity tests need it")
+    "torch", reason="torch is not installed: the save/load parity tests need it"
+)
 
-NAMES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
-         "uint8", "uint16", "uint32", "uint64", "bool", "complex64", "complex128"]
+NAMES = [
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+    "complex64",
+    "complex128",
+]
 VALUES = [0, 1, 3, 5, 7, 2, 4, 6, 9, 8, 1, 0]
 
 
@@ -59,8 +75,10 @@ def test_torch_reads_what_gt_saves():
     for name, g in _gt_tensors().items():
         _same(g, back[name])
     for name in NAMES:
-        assert back[name + "_view"].untyped_storage().data_ptr() == \
-            back[name].untyped_storage().data_ptr()
+        assert (
+            back[name + "_view"].untyped_storage().data_ptr()
+            == back[name].untyped_storage().data_ptr()
+        )
 
 
 def test_gt_reads_what_torch_saves():
@@ -76,22 +94,32 @@ def test_gt_reads_what_torch_saves():
 
 def test_a_model_state_dict_moves_both_ways(tmp_path):
     torch.manual_seed(0)
-    tm = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4),
-                             torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 2))
+    tm = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3),
+        torch.nn.BatchNorm2d(4),
+        torch.nn.Flatten(),
+        torch.nn.Linear(4 * 6 * 6, 2),
+    )
     torch.save(tm.state_dict(), tmp_path / "torch.pt")
-    gm = gt.nn.Sequential(gt.nn.Conv2d(3, 4, 3), gt.nn.BatchNorm2d(4), gt.nn.Flatten(),
-                          gt.nn.Linear(4 * 6 * 6, 2))
+    gm = gt.nn.Sequential(
+        gt.nn.Conv2d(3, 4, 3), gt.nn.BatchNorm2d(4), gt.nn.Flatten(), gt.nn.Linear(4 * 6 * 6, 2)
+    )
     gm.load_state_dict(gt.load(tmp_path / "torch.pt"))
     x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
     tm.eval()
     gm.eval()
     with torch.no_grad():
         expected = tm(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(gm(gt.from_numpy(x)).detach().numpy(), expected, rtol=1e-5,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        gm(gt.from_numpy(x)).detach().numpy(), expected, rtol=1e-5, atol=1e-5
+    )
     gt.save(gm.state_dict(), tmp_path / "gt.pt")
-    again = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4),
-                                torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 2))
+    again = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3),
+        torch.nn.BatchNorm2d(4),
+        torch.nn.Flatten(),
+        torch.nn.Linear(4 * 6 * 6, 2),
+    )
     again.load_state_dict(torch.load(tmp_path / "gt.pt"))
     again.eval()
     with torch.no_grad():
@@ -100,8 +128,16 @@ def test_a_model_state_dict_moves_both_ways(tmp_path):
 
 def test_parameters_dtypes_and_sizes_cross_over():
     buf = io.BytesIO()
-    gt.save({"p": gt.nn.Parameter(gt.ones(2)), "dt": gt.bfloat16, "size": gt.Size([2, 3]),
-             "dev": gt.device("cpu"), "rg": gt.ones(1).requires_grad_()}, buf)
+    gt.save(
+        {
+            "p": gt.nn.Parameter(gt.ones(2)),
+            "dt": gt.bfloat16,
+            "size": gt.Size([2, 3]),
+            "dev": gt.device("cpu"),
+            "rg": gt.ones(1).requires_grad_(),
+        },
+        buf,
+    )
     buf.seek(0)
     back = torch.load(buf)
     assert isinstance(back["p"], torch.nn.Parameter) and back["p"].requires_grad

@@ -80,8 +80,9 @@ def test_work_runs_only_when_ordered(cp):
     s = cp.cuda.Stream(non_blocking=True)
     host = np.full(4, 5.0, np.float32)
     pinned = cp.cuda.runtime.hostAlloc(16, 1)
-    view = np.frombuffer((np.ctypeslib.as_ctypes_type(np.uint8) * 16).from_address(pinned),
-                         np.float32)
+    view = np.frombuffer(
+        (np.ctypeslib.as_ctypes_type(np.uint8) * 16).from_address(pinned), np.float32
+    )
     view[:] = host
     d = cp.empty(4, cp.float32)
     rt = cp.cuda.runtime
@@ -153,10 +154,10 @@ def test_legacy_stream_of_each_device_is_its_own(cp):
 
 @pytest.mark.skipif(emulate.compiler() is None, reason="kernels run under g++ emulation")
 def test_raw_kernels_run_their_source(cp):
-    src = r'''extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
+    src = r"""extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) y[i] = a * x[i] + y[i];
-    }'''
+    }"""
     k = cp.RawModule(code=src).get_function("axpy")
     x, y = cp.arange(100, dtype=cp.float32), cp.ones(100, cp.float32)
     sim.reset_counters()
@@ -188,8 +189,9 @@ def test_a_device_sync_from_a_finaliser_mid_drive_runs_each_task_once(cp, at):
     rt = cp.cuda.runtime
     s = cp.cuda.Stream(non_blocking=True)
     pinned = rt.hostAlloc(16, 1)
-    view = np.frombuffer((np.ctypeslib.as_ctypes_type(np.uint8) * 16).from_address(pinned),
-                         np.float32)
+    view = np.frombuffer(
+        (np.ctypeslib.as_ctypes_type(np.uint8) * 16).from_address(pinned), np.float32
+    )
     d = cp.empty(4, cp.float32)
     for value in (1.0, 2.0, 3.0):  # three copies queued on `s`, none run yet
         view[:] = value

@@ -38,9 +38,27 @@ def _gemm(cp, a, w, lda=None, transa=1):
     one, zero = np.ones((), np.int32), np.zeros((), np.int32)
     h = cp.cuda.device.get_cublas_handle()
     cp.cuda.cublas.setStream(h, cp.cuda.get_current_stream().ptr)
-    cp.cuda.cublas.gemmEx(h, transa, 0, n, m, k, one.ctypes.data, dw.data.ptr, 3,
-                          k if lda is None else lda, da.data.ptr, 3, k, zero.ctypes.data,
-                          c.data.ptr, 10, n, 72, -1)
+    cp.cuda.cublas.gemmEx(
+        h,
+        transa,
+        0,
+        n,
+        m,
+        k,
+        one.ctypes.data,
+        dw.data.ptr,
+        3,
+        k if lda is None else lda,
+        da.data.ptr,
+        3,
+        k,
+        zero.ctypes.data,
+        c.data.ptr,
+        10,
+        n,
+        72,
+        -1,
+    )
     return c
 
 
@@ -63,8 +81,9 @@ def test_refuses_what_cublas_refuses(cp):
     h = cp.cuda.device.get_cublas_handle()
     one = np.ones((), np.float32)
     with pytest.raises(NotImplementedError, match="int8"):
-        cp.cuda.cublas.gemmEx(h, 0, 0, 4, 4, 4, one.ctypes.data, 0, 0, 4, 0, 0, 4,
-                              one.ctypes.data, 0, 0, 4, 68, -1)  # float32: not modelled
+        cp.cuda.cublas.gemmEx(
+            h, 0, 0, 4, 4, 4, one.ctypes.data, 0, 0, 4, 0, 0, 4, one.ctypes.data, 0, 0, 4, 68, -1
+        )  # float32: not modelled
 
 
 def test_runs_on_the_handles_stream(cp):

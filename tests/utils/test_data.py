@@ -41,8 +41,9 @@ def test_batches_in_order_with_and_without_drop_last():
 
 def test_shuffle_is_a_permutation_reproducible_from_the_generator():
     def epoch(seed):
-        loader = DataLoader(_dataset(), batch_size=3, shuffle=True,
-                            generator=np.random.default_rng(seed))
+        loader = DataLoader(
+            _dataset(), batch_size=3, shuffle=True, generator=np.random.default_rng(seed)
+        )
         return [i for _, y in loader for i in y.tolist()]
 
     a, b, c = epoch(5), epoch(5), epoch(6)
@@ -60,8 +61,7 @@ def test_pin_memory_and_prefetch_to_a_device(device):
     assert all(x.is_pinned() and y.is_pinned() for x, y in loader)
     resident = list(DataLoader(_dataset(device=device), batch_size=4, pin_memory=True))
     assert all(x.device.type == device for x, _ in resident)
-    moved = list(DataLoader(_dataset(device="cpu"), batch_size=4, pin_memory=True,
-                            device=device))
+    moved = list(DataLoader(_dataset(device="cpu"), batch_size=4, pin_memory=True, device=device))
     assert all(x.device.type == device for x, _ in moved)
     assert [y.cpu().tolist() for _, y in moved] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
 

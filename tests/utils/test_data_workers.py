@@ -42,9 +42,14 @@ class Squares(Dataset):
         if self.sleep:
             time.sleep(self.sleep)
         info = get_worker_info()
-        return {"x": gt.full((2,), float(i * i)), "i": i,
-                "worker": -1 if info is None else info.id, "pid": os.getpid(),
-                "draw": random.random(), "seed": -1 if info is None else info.seed}
+        return {
+            "x": gt.full((2,), float(i * i)),
+            "i": i,
+            "worker": -1 if info is None else info.id,
+            "pid": os.getpid(),
+            "draw": random.random(),
+            "seed": -1 if info is None else info.seed,
+        }
 
 
 def test_batches_come_in_sampler_order_from_two_workers():
@@ -60,11 +65,10 @@ def test_batches_come_in_sampler_order_from_two_workers():
 
 def test_seeds_init_fn_and_worker_info():
 
-
     def init(worker_id):
         info = get_worker_info()
         assert info.id == worker_id and info.num_workers == 2
-        np.random.seed(info.seed % 2 ** 32)  # torch's advice for numpy in workers
+        np.random.seed(info.seed % 2**32)  # torch's advice for numpy in workers
 
     gt.manual_seed(7)
     loader = DataLoader(Squares(4), batch_size=1, num_workers=2, worker_init_fn=init)
@@ -84,8 +88,10 @@ def test_worker_errors_reraise_with_the_workers_traceback():
     with pytest.raises(ValueError) as info:
         next(it)
     msg = str(info.value)
-    assert msg.startswith("Caught ValueError in DataLoader worker process 0.\n"
-                          "Original Traceback (most recent call last):\n")
+    assert msg.startswith(
+        "Caught ValueError in DataLoader worker process 0.\n"
+        "Original Traceback (most recent call last):\n"
+    )
     assert "in __getitem__" in msg and msg.rstrip().endswith("ValueError: bad item 4")
 
 
@@ -107,8 +113,9 @@ def test_timeout_and_argument_checks():
 
 
 def test_persistent_workers_serve_every_epoch_and_an_early_break():
-    loader = DataLoader(Squares(6), batch_size=2, num_workers=2, persistent_workers=True,
-                        prefetch_factor=1)
+    loader = DataLoader(
+        Squares(6), batch_size=2, num_workers=2, persistent_workers=True, prefetch_factor=1
+    )
     for _ in loader:  # break early: the next epoch must not see this epoch's answers
         break
     pids = None
@@ -145,13 +152,11 @@ class Stream(IterableDataset):
 
 
 def test_iterable_datasets_split_by_worker_info():
-    assert [b.tolist() for b in DataLoader(Stream(7), batch_size=3)] == [[0, 1, 2], [3, 4, 5],
-                                                                         [6]]
+    assert [b.tolist() for b in DataLoader(Stream(7), batch_size=3)] == [[0, 1, 2], [3, 4, 5], [6]]
     got = [b.tolist() for b in DataLoader(Stream(7), batch_size=2, num_workers=2)]
     assert got == [[0, 2], [1, 3], [4, 6], [5]]  # torch's interleaving of the two streams
     assert sorted(i for b in got for i in b) == list(range(7))
-    got = [b.tolist() for b in DataLoader(Stream(5), batch_size=2, num_workers=2,
-                                          drop_last=True)]
+    got = [b.tolist() for b in DataLoader(Stream(5), batch_size=2, num_workers=2, drop_last=True)]
     assert got == [[0, 2], [1, 3]]
 
 
@@ -169,8 +174,9 @@ def test_workers_refuse_device_tensors():
 
 
 def test_in_order_false_still_yields_every_batch():
-    got = [b["i"].tolist() for b in DataLoader(Squares(8), batch_size=2, num_workers=2,
-                                                in_order=False)]
+    got = [
+        b["i"].tolist() for b in DataLoader(Squares(8), batch_size=2, num_workers=2, in_order=False)
+    ]
     assert sorted(got) == [[0, 1], [2, 3], [4, 5], [6, 7]]
 
 
@@ -221,8 +227,11 @@ def test_a_worker_that_dies_is_reported(monkeypatch):
     monkeypatch.setattr(loader_mod, "_POLL_S", 0.1)  # check on the workers often
     it = iter(DataLoader(Squares(8, sleep=0.5), batch_size=2, num_workers=1))
     it._workers[0].kill()
-    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited "
-                       "unexpectedly"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"DataLoader worker \(pid\(s\) \d+\) exited "
+        "unexpectedly",
+    ):
         next(it)
 
 

@@ -28,7 +28,11 @@ def _batches(n, log=None):
         if log is not None:
             log.append(("produce", i))
         x = from_numpy(np.full((64, 33), i, np.float32))
-        yield {"x": x, "meta": f"batch{i}", "pair": Batch(x[:, ::2], [from_numpy(np.arange(i + 1))])}
+        yield {
+            "x": x,
+            "meta": f"batch{i}",
+            "pair": Batch(x[:, ::2], [from_numpy(np.arange(i + 1))]),
+        }
 
 
 def test_items_arrive_on_device_in_order_with_structure_kept():
@@ -58,8 +62,9 @@ def test_uploads_run_depth_batches_ahead(depth):
 def test_consumer_stream_waits_on_upload_event(monkeypatch):
     waited = []
     real = streams.Stream.wait_event
-    monkeypatch.setattr(streams.Stream, "wait_event",
-                        lambda self, ev: (waited.append(self), real(self, ev)))
+    monkeypatch.setattr(
+        streams.Stream, "wait_event", lambda self, ev: (waited.append(self), real(self, ev))
+    )
     consumer = streams.Stream()
     with streams.stream(consumer):
         for _ in prefetch(_batches(3), "cuda"):
@@ -80,7 +85,6 @@ def test_real_prefetch_overlaps_upload_with_compute():
     import time
 
     from gpu_tensor.testing import cupy_module
-
 
     cupy = cupy_module()
 

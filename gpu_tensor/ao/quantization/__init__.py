@@ -19,8 +19,20 @@ from .observer import (
 from .qconfig import QConfig, default_dynamic_qconfig, default_qconfig, per_channel_dynamic_qconfig
 from .quantize import quantize_dynamic
 
-__all__ = ["MinMaxObserver", "PerChannelMinMaxObserver", "PlaceholderObserver", "ObserverBase",
-           "default_observer", "default_weight_observer", "default_per_channel_weight_observer",
-           "default_dynamic_quant_observer", "QConfig", "default_dynamic_qconfig",
-           "default_qconfig", "per_channel_dynamic_qconfig", "quantize_dynamic",
-           "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"]
+__all__ = [
+    "MinMaxObserver",
+    "PerChannelMinMaxObserver",
+    "PlaceholderObserver",
+    "ObserverBase",
+    "default_observer",
+    "default_weight_observer",
+    "default_per_channel_weight_observer",
+    "default_dynamic_quant_observer",
+    "QConfig",
+    "default_dynamic_qconfig",
+    "default_qconfig",
+    "per_channel_dynamic_qconfig",
+    "quantize_dynamic",
+    "fake_quantize_per_tensor_affine",
+    "fake_quantize_per_channel_affine",
+]

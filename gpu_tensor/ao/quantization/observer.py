@@ -15,9 +15,16 @@ from gpu_tensor.quantized import (
     per_tensor_symmetric,
 )
 
-__all__ = ["ObserverBase", "MinMaxObserver", "PerChannelMinMaxObserver",
-           "PlaceholderObserver", "default_observer", "default_weight_observer",
-           "default_per_channel_weight_observer", "default_dynamic_quant_observer"]
+__all__ = [
+    "ObserverBase",
+    "MinMaxObserver",
+    "PerChannelMinMaxObserver",
+    "PlaceholderObserver",
+    "default_observer",
+    "default_weight_observer",
+    "default_per_channel_weight_observer",
+    "default_dynamic_quant_observer",
+]
 
 _EPS = float(np.finfo(np.float32).eps)  # torch.finfo(torch.float32).eps, the scale floor
 _AFFINE = (per_tensor_affine, per_channel_affine)
@@ -44,9 +51,17 @@ class ObserverBase(Module):
 class PlaceholderObserver(ObserverBase):
     """Observes nothing; carries the dtype (the activation of a dynamic qconfig)."""
 
-    def __init__(self, dtype=gt.float32, custom_op_name="", compute_dtype=None,
-                 quant_min=None, quant_max=None, qscheme=None, eps=None,
-                 is_dynamic=False):
+    def __init__(
+        self,
+        dtype=gt.float32,
+        custom_op_name="",
+        compute_dtype=None,
+        quant_min=None,
+        quant_max=None,
+        qscheme=None,
+        eps=None,
+        is_dynamic=False,
+    ):
         super().__init__(dtype, is_dynamic)
         self.quant_min, self.quant_max, self.qscheme = quant_min, quant_max, qscheme
 
@@ -66,13 +81,16 @@ class _Uniform(ObserverBase):
     def __init__(self, dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic):
         super().__init__(dtype, is_dynamic)
         if dtype not in (gt.qint8, gt.quint8, gt.qint32, gt.int8, gt.uint8, gt.int32):
-            raise AssertionError("Default Observer only works for qint8, quint8 and quint4x2 "
-                                 "data type")
+            raise AssertionError(
+                "Default Observer only works for qint8, quint8 and quint4x2 data type"
+            )
         if qscheme not in _AFFINE + _SYMMETRIC + (per_channel_affine_float_qparams,):
-            raise NotImplementedError(f"Default Observer only works for per_tensor_affine, "
-                                      f"per_tensor_symmetric, per_channel_affine, "
-                                      f"per_channel_symmetric and per_channel_float_qparams "
-                                      f"quantization scheme, not {qscheme}")
+            raise NotImplementedError(
+                f"Default Observer only works for per_tensor_affine, "
+                f"per_tensor_symmetric, per_channel_affine, "
+                f"per_channel_symmetric and per_channel_float_qparams "
+                f"quantization scheme, not {qscheme}"
+            )
         self.qscheme = qscheme
         self.reduce_range = reduce_range
         self.has_customized_qrange = quant_min is not None and quant_max is not None
@@ -80,8 +98,9 @@ class _Uniform(ObserverBase):
             if not quant_min <= 0 <= quant_max:
                 raise AssertionError("Used-specified quantization range must include 0.")
             if quant_min >= quant_max:
-                raise AssertionError("qmin must be strictly less than qmax for user-specified "
-                                     "quantization range.")
+                raise AssertionError(
+                    "qmin must be strictly less than qmax for user-specified quantization range."
+                )
         else:
             quant_min, quant_max = self._default_range(dtype, reduce_range)
         self.quant_min, self.quant_max = quant_min, quant_max
@@ -93,7 +112,7 @@ class _Uniform(ObserverBase):
             return (-64, 63) if reduce_range else (-128, 127)
         if dtype in (gt.quint8, gt.uint8):
             return (0, 127) if reduce_range else (0, 255)
-        return (-(2 ** 31), 2 ** 31 - 1)
+        return (-(2**31), 2**31 - 1)
 
     def _calculate_qparams(self, min_val, max_val):
         """(scale float32, zero_point int32 (int64 for symmetric)) tensors of shape
@@ -128,13 +147,26 @@ class _Uniform(ObserverBase):
 class MinMaxObserver(_Uniform):
     """Tracks the running min and max of what it sees."""
 
-    def __init__(self, dtype=gt.quint8, qscheme=per_tensor_affine, reduce_range=False,
-                 quant_min=None, quant_max=None, factory_kwargs=None, eps=_EPS,
-                 is_dynamic=False, **kwargs):
-        if qscheme in (per_channel_affine, per_channel_symmetric,
-                       per_channel_affine_float_qparams) and type(self) is MinMaxObserver:
-            raise NotImplementedError("MinMaxObserver's qscheme only support "
-                                      "torch.per_tensor_symmetric and torch.per_tensor_affine.")
+    def __init__(
+        self,
+        dtype=gt.quint8,
+        qscheme=per_tensor_affine,
+        reduce_range=False,
+        quant_min=None,
+        quant_max=None,
+        factory_kwargs=None,
+        eps=_EPS,
+        is_dynamic=False,
+        **kwargs,
+    ):
+        if (
+            qscheme in (per_channel_affine, per_channel_symmetric, per_channel_affine_float_qparams)
+            and type(self) is MinMaxObserver
+        ):
+            raise NotImplementedError(
+                "MinMaxObserver's qscheme only support "
+                "torch.per_tensor_symmetric and torch.per_tensor_affine."
+            )
         super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic)
         self.register_buffer("min_val", gt.tensor(float("inf")))
         self.register_buffer("max_val", gt.tensor(float("-inf")))
@@ -162,14 +194,29 @@ class MinMaxObserver(_Uniform):
 class PerChannelMinMaxObserver(_Uniform):
     """Tracks the min and max of each slice along `ch_axis`."""
 
-    def __init__(self, ch_axis=0, dtype=gt.quint8, qscheme=per_channel_affine,
-                 reduce_range=False, quant_min=None, quant_max=None, factory_kwargs=None,
-                 eps=_EPS, is_dynamic=False, **kwargs):
-        if qscheme not in (per_channel_affine, per_channel_symmetric,
-                           per_channel_affine_float_qparams):
-            raise NotImplementedError("PerChannelMinMaxObserver's qscheme only support "
-                                      "torch.per_channel_symmetric, torch.per_channel_affine "
-                                      "and torch.per_channel_affine_float_qparams.")
+    def __init__(
+        self,
+        ch_axis=0,
+        dtype=gt.quint8,
+        qscheme=per_channel_affine,
+        reduce_range=False,
+        quant_min=None,
+        quant_max=None,
+        factory_kwargs=None,
+        eps=_EPS,
+        is_dynamic=False,
+        **kwargs,
+    ):
+        if qscheme not in (
+            per_channel_affine,
+            per_channel_symmetric,
+            per_channel_affine_float_qparams,
+        ):
+            raise NotImplementedError(
+                "PerChannelMinMaxObserver's qscheme only support "
+                "torch.per_channel_symmetric, torch.per_channel_affine "
+                "and torch.per_channel_affine_float_qparams."
+            )
         super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic)
         self.ch_axis = ch_axis
         self.register_buffer("min_val", gt.tensor([]))
@@ -196,9 +243,10 @@ class PerChannelMinMaxObserver(_Uniform):
 
 
 default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
-default_weight_observer = MinMaxObserver.with_args(dtype=gt.qint8,
-                                                   qscheme=per_tensor_symmetric)
+default_weight_observer = MinMaxObserver.with_args(dtype=gt.qint8, qscheme=per_tensor_symmetric)
 default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(
-    dtype=gt.qint8, qscheme=per_channel_symmetric)
+    dtype=gt.qint8, qscheme=per_channel_symmetric
+)
 default_dynamic_quant_observer = PlaceholderObserver.with_args(
-    dtype=gt.quint8, quant_min=0, quant_max=255, is_dynamic=True)
+    dtype=gt.quint8, quant_min=0, quant_max=255, is_dynamic=True
+)

@@ -26,7 +26,8 @@ DEPRECATION_WARNING = (
     "quantization API instead (prepare_pt2e, convert_pt2e) \n"
     "3. pt2e quantization has been migrated to torchao "
     "(https://github.com/pytorch/ao/tree/main/torchao/quantization/pt2e) \n"
-    "see https://github.com/pytorch/ao/issues/2259 for more details")
+    "see https://github.com/pytorch/ao/issues/2259 for more details"
+)
 
 
 def _qconfig_for(spec, dtype):
@@ -36,8 +37,10 @@ def _qconfig_for(spec, dtype):
     if dtype is gt.qint8:
         default = default_dynamic_qconfig
     else:
-        raise ValueError(f"Don't know how to get default qconfig for dynamic quantization "
-                         f"with dtype {dtype} (gpu_tensor quantizes dynamically to qint8)")
+        raise ValueError(
+            f"Don't know how to get default qconfig for dynamic quantization "
+            f"with dtype {dtype} (gpu_tensor quantizes dynamically to qint8)"
+        )
     return dict.fromkeys(spec, default)
 
 
@@ -60,8 +63,7 @@ def _swap(module, config, prefix, dtype):
         qc = _lookup(config, full, child)
         if qc is not None and type(child) is nn.Linear:
             if not isinstance(qc, QConfig):
-                raise TypeError(f"qconfig for {full!r} must be a QConfig, got "
-                                f"{type(qc).__name__}")
+                raise TypeError(f"qconfig for {full!r} must be a QConfig, got {type(qc).__name__}")
             module._modules[name] = DynamicLinear.from_float(child, qc, dtype)
         else:
             _swap(child, config, full + ".", dtype)
@@ -85,4 +87,3 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=gt.qint8, mapping=None, inp
         return DynamicLinear.from_float(model, top, dtype)
     _swap(model, config, "", dtype)
     return model
-

@@ -11,8 +11,21 @@ import gpu_tensor as gt
 from gpu_tensor.autograd.composite import composite
 from gpu_tensor.ops import softmax as _softmax
 
-__all__ = ["relu", "relu6", "leaky_relu", "elu", "celu", "gelu", "silu", "sigmoid", "tanh",
-           "softplus", "hardtanh", "softmax", "log_softmax"]
+__all__ = [
+    "relu",
+    "relu6",
+    "leaky_relu",
+    "elu",
+    "celu",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "tanh",
+    "softplus",
+    "hardtanh",
+    "softmax",
+    "log_softmax",
+]
 
 
 def _inplace(input, result, inplace):
@@ -40,8 +53,9 @@ def relu6(input, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _named("LeakyReluBackward0", lambda x: gt.where(x > 0, x, x * negative_slope), input,
-                  inplace)
+    return _named(
+        "LeakyReluBackward0", lambda x: gt.where(x > 0, x, x * negative_slope), input, inplace
+    )
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -78,6 +92,7 @@ def tanh(input):
 
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta*x)) / beta, linear above `threshold` (torch's rule)."""
+
     def run(x):
         bx = x * beta
         return gt.where(bx > threshold, x, bx.clamp(max=threshold).exp().log1p() / beta)

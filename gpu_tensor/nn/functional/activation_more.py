@@ -9,8 +9,22 @@ from gpu_tensor.autograd.composite import composite
 
 from .activation import _inplace, softmax
 
-__all__ = ["selu", "hardsigmoid", "hardswish", "mish", "logsigmoid", "softsign", "tanhshrink",
-           "softshrink", "hardshrink", "threshold", "glu", "prelu", "rrelu", "softmin"]
+__all__ = [
+    "selu",
+    "hardsigmoid",
+    "hardswish",
+    "mish",
+    "logsigmoid",
+    "softsign",
+    "tanhshrink",
+    "softshrink",
+    "hardshrink",
+    "threshold",
+    "glu",
+    "prelu",
+    "rrelu",
+    "softmin",
+]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717  # SELU's fixed point constants
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -46,8 +60,9 @@ def mish(input, inplace=False):
 
 def logsigmoid(input):
     """-softplus(-x), stable for large |x|."""
-    return composite("LogSigmoidBackward0",
-                     lambda x: x.clamp(max=0) - (-x.abs()).exp().log1p(), input)
+    return composite(
+        "LogSigmoidBackward0", lambda x: x.clamp(max=0) - (-x.abs()).exp().log1p(), input
+    )
 
 
 def softsign(input):
@@ -69,47 +84,57 @@ def softshrink(input, lambd=0.5):
 
 
 def hardshrink(input, lambd=0.5):
-    return composite("HardshrinkBackward0",
-                     lambda x: gt.where(x.abs() > lambd, x, x * 0), input)
+    return composite("HardshrinkBackward0", lambda x: gt.where(x.abs() > lambd, x, x * 0), input)
 
 
 def threshold(input, threshold, value, inplace=False):  # noqa: A002  (torch's name)
-    return _named("ThresholdBackward0",
-                  lambda x: gt.where(x > threshold, x, gt.full_like(x, value)), input, inplace)
+    return _named(
+        "ThresholdBackward0",
+        lambda x: gt.where(x > threshold, x, gt.full_like(x, value)),
+        input,
+        inplace,
+    )
 
 
 def glu(input, dim=-1):
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     if input.shape[dim] % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} "
-                           f"is size {input.shape[dim]}")
-    return composite("GluBackward0", lambda x: (lambda a, b: a * b.sigmoid())(
-        *x.chunk(2, dim)), input)
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim % input.ndim} "
+            f"is size {input.shape[dim]}"
+        )
+    return composite(
+        "GluBackward0", lambda x: (lambda a, b: a * b.sigmoid())(*x.chunk(2, dim)), input
+    )
 
 
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), weight per channel (dim 1) or one for all."""
     if weight.numel() != 1:
         if input.ndim < 2 or input.shape[1] != weight.numel():
-            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
-                               f"parameter numbers = {weight.numel()} and channel size = "
-                               f"{input.shape[1] if input.ndim > 1 else 1}.")
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found "
+                f"parameter numbers = {weight.numel()} and channel size = "
+                f"{input.shape[1] if input.ndim > 1 else 1}."
+            )
         weight = weight.reshape((1, -1) + (1,) * (input.ndim - 2))
-    return composite("PreluKernelBackward0",
-                     lambda x, w: gt.where(x > 0, x, x * w), input, weight)
+    return composite("PreluKernelBackward0", lambda x, w: gt.where(x > 0, x, x * w), input, weight)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Leaky relu with a slope drawn U(lower, upper) per element in training, the mean
     slope in eval."""
     if training:
-        slope = gt.rand(tuple(input.shape), dtype=input.dtype, device=input.device) * (
-            upper - lower) + lower
+        slope = (
+            gt.rand(tuple(input.shape), dtype=input.dtype, device=input.device) * (upper - lower)
+            + lower
+        )
     else:
         slope = (lower + upper) / 2
-    return _named("RreluWithNoiseBackward0", lambda x: gt.where(x >= 0, x, x * slope), input,
-                  inplace)
+    return _named(
+        "RreluWithNoiseBackward0", lambda x: gt.where(x >= 0, x, x * slope), input, inplace
+    )
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):

@@ -53,7 +53,8 @@ def mask_to_bias(mask, dtype, allowed_when_true=True):
     if mask.dtype is gt.bool:
         allowed = mask if allowed_when_true else mask.logical_not()
         return gt.zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(
-            allowed.logical_not(), -math.inf)
+            allowed.logical_not(), -math.inf
+        )
     return mask.to(dtype)
 
 
@@ -72,29 +73,36 @@ def _causal_bias(L, S, dtype, device):
     return mask_to_bias(keep, dtype)
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
+def scaled_dot_product_attention(
+    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
+):
     """softmax(Q K^T * scale + mask) V over (..., L, E) queries and (..., S, E) keys.
     attn_mask: bool (True = may attend) or float (added), broadcast to (..., L, S);
     is_causal: query i attends keys 0..i (top-left aligned when L != S); scale defaults to
     1/sqrt(E); dropout_p drops attention weights (always applied, as torch's function)."""
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
-        raise RuntimeError("scaled_dot_product_attention: query, key and value must be at "
-                           "least 2-D")
+        raise RuntimeError(
+            "scaled_dot_product_attention: query, key and value must be at least 2-D"
+        )
     if query.shape[-1] != key.shape[-1]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"{[*query.shape[:-2]][-1:] + [query.shape[-1]]} but got: "
-            f"{[*key.shape[:-2]][-1:] + [key.shape[-1]]}.")
+            f"{[*key.shape[:-2]][-1:] + [key.shape[-1]]}."
+        )
     if key.shape[-2] != value.shape[-2]:
-        raise RuntimeError(f"scaled_dot_product_attention: key and value must have the same "
-                           f"sequence length, got {key.shape[-2]} and {value.shape[-2]}")
+        raise RuntimeError(
+            f"scaled_dot_product_attention: key and value must have the same "
+            f"sequence length, got {key.shape[-2]} and {value.shape[-2]}"
+        )
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         if query.shape[-3] % key.shape[-3]:
-            raise RuntimeError("scaled_dot_product_attention: number of heads in key and value "
-                               "must divide the number of heads in query")
+            raise RuntimeError(
+                "scaled_dot_product_attention: number of heads in key and value "
+                "must divide the number of heads in query"
+            )
         rep = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(rep, -3)
         value = value.repeat_interleave(rep, -3)

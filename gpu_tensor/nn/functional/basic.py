@@ -13,8 +13,11 @@ def _addmm(bias, x, wt):
 
 
 def _addmm_backward(g, need, bias, x, wt):
-    return (g if need[0] else None, g.matmul(wt.t()) if need[1] else None,
-            x.t().matmul(g) if need[2] else None)
+    return (
+        g if need[0] else None,
+        g.matmul(wt.t()) if need[1] else None,
+        x.t().matmul(g) if need[2] else None,
+    )
 
 
 def linear(input, weight, bias=None):
@@ -24,8 +27,7 @@ def linear(input, weight, bias=None):
     if bias is None:
         return input.matmul(weight.t())
     if input.ndim == 2:
-        return with_formula("AddmmBackward0", _addmm, _addmm_backward, bias, input,
-                            weight.t())
+        return with_formula("AddmmBackward0", _addmm, _addmm_backward, bias, input, weight.t())
     if input.ndim == 0:
         return input.matmul(weight.t()) + bias
     rows = input.reshape(-1, input.shape[-1])
@@ -54,11 +56,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing `normalized_shape` dims with the biased variance."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
-    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+    if k == 0 or tuple(input.shape[input.ndim - k :]) != shape or input.ndim < k:
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
-            f"{list(input.shape)}")
+            f"{list(input.shape)}"
+        )
     dims = tuple(range(input.ndim - k, input.ndim))
 
     def run(x, w, b):
@@ -73,19 +76,28 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return composite("NativeLayerNormBackward0", run, input, weight, bias)
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-              scale_grad_by_freq=False, sparse=False):
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
     """Rows of `weight` picked by the integer `input`. The padding_idx row gets no
     gradient (its forward value is kept, as in torch)."""
     if input.dtype not in (gt.int64, gt.int32):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
             f"types: Long, Int; but got {input.dtype.name} instead (while checking arguments "
-            "for embedding)")
+            "for embedding)"
+        )
     if sparse or scale_grad_by_freq or max_norm is not None:
         raise NotImplementedError(
             "embedding: max_norm, scale_grad_by_freq and sparse are not supported in "
-            "gpu_tensor yet; renormalise the weight yourself under gt.no_grad()")
+            "gpu_tensor yet; renormalise the weight yourself under gt.no_grad()"
+        )
     n = weight.shape[0]
     if padding_idx is not None:
         if not -n <= padding_idx < n:
@@ -131,7 +143,8 @@ def _pad_index(n, lo, hi, mode):
     if lo >= n or hi >= n:
         raise RuntimeError(
             f"Argument #4: Padding size should be less than the corresponding input dimension, "
-            f"but got: padding ({lo}, {hi}) at dimension of input size {n}")
+            f"but got: padding ({lo}, {hi}) at dimension of input size {n}"
+        )
     period = 2 * (n - 1) if n > 1 else 1
     r = pos.abs().remainder(period)
     return gt.where(r < n, r, period - r)
@@ -143,15 +156,15 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002  (torch's name)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.ndim:
-        raise RuntimeError("Padding length should be less than or equal to two times the "
-                           "input dimension")
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension"
+        )
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode != "constant" and value is not None:
-        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     if mode == "constant":
-        return composite("ConstantPadNdBackward0", lambda x: _pad_dims(x, pad, mode, value),
-                         input)
+        return composite("ConstantPadNdBackward0", lambda x: _pad_dims(x, pad, mode, value), input)
     return _pad_dims(input, pad, mode, value)
 
 

@@ -38,15 +38,19 @@ def _pair(v, name):
     if len(v) == 1:
         return (v[0], v[0])
     if len(v) != 2:
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 "
-                           f"values to match the convolution dimensions, but got {name}={list(v)}")
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of 2 "
+            f"values to match the convolution dimensions, but got {name}={list(v)}"
+        )
     return v
 
 
 def _batched(input, name):
     if input.ndim not in (3, 4):
-        raise RuntimeError(f"{name}: Expected 3D (unbatched) or 4D (batched) input, but got "
-                           f"input of size: {list(input.shape)}")
+        raise RuntimeError(
+            f"{name}: Expected 3D (unbatched) or 4D (batched) input, but got "
+            f"input of size: {list(input.shape)}"
+        )
     return (input.unsqueeze(0), True) if input.ndim == 3 else (input, False)
 
 
@@ -62,11 +66,14 @@ def _taps(xh, k, stride, dilation, out_hw):
 
 def _tap_slices(k, stride, dilation, out_hw):
     """Per tap (row-major over the kernel window), the (rows, cols) slices it reads."""
-    return [(slice(i * dilation[0], i * dilation[0] + stride[0] * (out_hw[0] - 1) + 1,
-                   stride[0]),
-             slice(j * dilation[1], j * dilation[1] + stride[1] * (out_hw[1] - 1) + 1,
-                   stride[1]))
-            for i in range(k[0]) for j in range(k[1])]
+    return [
+        (
+            slice(i * dilation[0], i * dilation[0] + stride[0] * (out_hw[0] - 1) + 1, stride[0]),
+            slice(j * dilation[1], j * dilation[1] + stride[1] * (out_hw[1] - 1) + 1, stride[1]),
+        )
+        for i in range(k[0])
+        for j in range(k[1])
+    ]
 
 
 class _Im2col(Function):
@@ -140,7 +147,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
             f"{list(input.shape)} to have {in_cg * groups} channels, but got {c} channels "
-            "instead")
+            "instead"
+        )
     if out_c % groups:
         raise RuntimeError("Given groups, expected weight to be divisible by groups")
     if isinstance(padding, str):
@@ -152,8 +160,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             total = [d * (k - 1) for d, k in zip(dilation, (kh, kw), strict=True)]
             pads = tuple((t // 2, t - t // 2) for t in total)
         else:
-            raise ValueError(f"Invalid padding string '{padding}', should be one of "
-                             "{'valid', 'same'}")
+            raise ValueError(
+                f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}"
+            )
     else:
         pads = tuple((p, p) for p in _pair(padding, "padding"))
     cl = _is_channels_last(x)
@@ -162,8 +171,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     oh = _out_size(h, kh, stride[0], *pads[0], dilation[0])
     ow = _out_size(w, kw, stride[1], *pads[1], dilation[1])
     if oh <= 0 or ow <= 0:
-        raise RuntimeError(f"Calculated output size: ({out_c}x{oh}x{ow}). Output size is too "
-                           "small")
+        raise RuntimeError(f"Calculated output size: ({out_c}x{oh}x{ow}). Output size is too small")
     xh = x.permute(0, 2, 3, 1)
     cols = _columns(xh, (kh, kw), stride, dilation, (oh, ow))  # N,oH,oW,C,K
     k = kh * kw
@@ -183,26 +191,35 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, name):
     x, unbatched = _batched(input, name)
     k = _pair(kernel_size, "kernel_size")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
-        _pair(stride, "stride")
+    s = (
+        k
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else _pair(stride, "stride")
+    )
     p, d = _pair(padding, "padding"), _pair(dilation, "dilation")
     if p[0] > k[0] // 2 or p[1] > k[1] // 2:
-        raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, "
-                           f"but got pad={p[0]}, kernel_size={k[0]}")
+        raise RuntimeError(
+            f"{name}: pad should be at most half of effective kernel size, "
+            f"but got pad={p[0]}, kernel_size={k[0]}"
+        )
     _, _, h, w = x.shape
     oh = _out_size(h, k[0], s[0], p[0], p[0], d[0], ceil_mode)
     ow = _out_size(w, k[1], s[1], p[1], p[1], d[1], ceil_mode)
     # ceil_mode windows may run past the bottom/right pad: extend that side to cover them
-    extra = ((oh - 1) * s[0] + d[0] * (k[0] - 1) + 1 - (h + 2 * p[0]),
-             (ow - 1) * s[1] + d[1] * (k[1] - 1) + 1 - (w + 2 * p[1]))
+    extra = (
+        (oh - 1) * s[0] + d[0] * (k[0] - 1) + 1 - (h + 2 * p[0]),
+        (ow - 1) * s[1] + d[1] * (k[1] - 1) + 1 - (w + 2 * p[1]),
+    )
     pads = (p[1], p[1] + max(extra[1], 0), p[0], p[0] + max(extra[0], 0))
     return x, unbatched, k, s, d, pads, (oh, ow)
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
     x, unbatched, k, s, d, pads, out_hw = _pool_setup(
-        input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
+        input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d"
+    )
     cl = _is_channels_last(x)
     xp = _pad(x, pads, value=-math.inf) if any(pads) else x
     if not return_indices and x.dtype.is_floating_point and get_backend(x.device).xp is np:
@@ -275,8 +292,14 @@ class _MaxPool(Function):
         if gt.is_grad_enabled():  # create_graph: the composite's differentiable backward
             x2 = xp.detach().requires_grad_(True)
             out = _max_pool_composite(x2, k, stride, dilation, out_hw, cl)
-            return (gt.autograd.grad(out, x2, g, create_graph=True)[0],
-                    None, None, None, None, None)
+            return (
+                gt.autograd.grad(out, x2, g, create_graph=True)[0],
+                None,
+                None,
+                None,
+                None,
+                None,
+            )
         x, best, gd = xp._data, ctx.best, g._data
         n, c, h, w = x.shape
         grad = gt.zeros((n, h, w, c), dtype=g.dtype, device=g.device)
@@ -317,10 +340,18 @@ class _MaxPool(Function):
 _MaxPool._ctx_cls = type("MaxPool2DWithIndicesBackward0", (FunctionCtx,), {"_fn_cls": _MaxPool})
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
     x, unbatched, k, s, _, pads, out_hw = _pool_setup(
-        input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+        input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d"
+    )
     cl = _is_channels_last(x)
     one = (1, 1)
     xp = _pad(x, pads) if any(pads) else x
@@ -356,8 +387,10 @@ def adaptive_avg_pool2d(input, output_size):
         rows = []
         for i in range(oh):
             r0, r1 = (i * h) // oh, -(-((i + 1) * h) // oh)
-            cells = [x[:, :, r0:r1, (j * w) // ow:-(-((j + 1) * w) // ow)].mean((2, 3))
-                     for j in range(ow)]
+            cells = [
+                x[:, :, r0:r1, (j * w) // ow : -(-((j + 1) * w) // ow)].mean((2, 3))
+                for j in range(ow)
+            ]
             rows.append(gt.stack(cells, -1))
         out = gt.stack(rows, -2)
     return out.squeeze(0) if unbatched else out

@@ -24,9 +24,11 @@ def _single(v, name):
         return v
     v = tuple(v)
     if len(v) != 1:
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of 1 "
-                           f"values to match the convolution dimensions, but got "
-                           f"{name}={list(v)}")
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of 1 "
+            f"values to match the convolution dimensions, but got "
+            f"{name}={list(v)}"
+        )
     return v[0]
 
 
@@ -37,27 +39,40 @@ def _pair(v, name):
     if len(v) == 1:
         return (v[0], v[0])
     if len(v) != 2:
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 "
-                           f"values to match the convolution dimensions, but got "
-                           f"{name}={list(v)}")
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of 2 "
+            f"values to match the convolution dimensions, but got "
+            f"{name}={list(v)}"
+        )
     return v
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """(N, C, L) or (C, L) input, (O, C/groups, K) weight."""
     if input.ndim not in (2, 3):
-        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
-                           f"input of size: {list(input.shape)}")
+        raise RuntimeError(
+            f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
+            f"input of size: {list(input.shape)}"
+        )
     if weight.ndim != 3:
-        raise RuntimeError(f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, "
-                           f"kernel), got size {list(weight.shape)}")
+        raise RuntimeError(
+            f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, "
+            f"kernel), got size {list(weight.shape)}"
+        )
     pad = padding if isinstance(padding, str) else (0, _single(padding, "padding"))
     unbatched = input.ndim == 2
     x = input.unsqueeze(0) if unbatched else input
 
     def run(inp, w, b):
-        return conv2d(inp.unsqueeze(-2), w.unsqueeze(-2), b, (1, _single(stride, "stride")),
-                      pad, (1, _single(dilation, "dilation")), groups).squeeze(-2)
+        return conv2d(
+            inp.unsqueeze(-2),
+            w.unsqueeze(-2),
+            b,
+            (1, _single(stride, "stride")),
+            pad,
+            (1, _single(dilation, "dilation")),
+            groups,
+        ).squeeze(-2)
 
     out = composite("ConvolutionBackward0", run, x, weight, bias)
     return out.squeeze(0) if unbatched else out
@@ -72,7 +87,7 @@ def _spread(x, dim, s):
     shape.insert(dim + 1, s - 1)
     zeros = gt.zeros(shape, dtype=x.dtype, device=x.device)
     both = gt.cat([x.unsqueeze(dim + 1), zeros], dim + 1)  # ..., n, s, ...
-    merged = both.reshape(*x.shape[:dim], n * s, *x.shape[dim + 1:])
+    merged = both.reshape(*x.shape[:dim], n * s, *x.shape[dim + 1 :])
     return merged.narrow(dim, 0, (n - 1) * s + 1)
 
 
@@ -84,13 +99,16 @@ def _flipped_weight(weight, groups):
     return w.reshape(groups * c_out_g, c_in // groups, kh, kw).flip((-2, -1))
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+def conv_transpose2d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
     """(N, C_in, H, W) or unbatched input, (C_in, C_out/groups, kH, kW) weight; output size
     (H - 1) * stride - 2 * padding + dilation * (kH - 1) + output_padding + 1."""
     if input.ndim not in (3, 4):
-        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to "
-                           f"conv_transpose2d, but got input of size: {list(input.shape)}")
+        raise RuntimeError(
+            f"Expected 3D (unbatched) or 4D (batched) input to "
+            f"conv_transpose2d, but got input of size: {list(input.shape)}"
+        )
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     s, p = _pair(stride, "stride"), _pair(padding, "padding")
@@ -99,34 +117,46 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         raise RuntimeError(
             f"output padding must be smaller than either stride or dilation, but got "
             f"output_padding_height: {op[0]} output_padding_width: {op[1]} stride_height: "
-            f"{s[0]} stride_width: {s[1]} dilation_height: {d[0]} dilation_width: {d[1]}")
+            f"{s[0]} stride_width: {s[1]} dilation_height: {d[0]} dilation_width: {d[1]}"
+        )
     if weight.ndim != 4 or x.shape[1] != weight.shape[0]:
         raise RuntimeError(
             f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
             f"{list(x.shape)} to have {weight.shape[0]} channels, but got {x.shape[1]} "
-            "channels instead")
+            "channels instead"
+        )
     if weight.shape[0] % groups:
         raise RuntimeError("Given groups, expected weight to be divisible by groups")
     kh, kw = weight.shape[2], weight.shape[3]
     lo = (d[0] * (kh - 1) - p[0], d[1] * (kw - 1) - p[1])
 
     def run(inp, w, b):
-        spread = _pad(_spread(_spread(inp, 2, s[0]), 3, s[1]),
-                      (lo[1], lo[1] + op[1], lo[0], lo[0] + op[0]))
+        spread = _pad(
+            _spread(_spread(inp, 2, s[0]), 3, s[1]), (lo[1], lo[1] + op[1], lo[0], lo[0] + op[0])
+        )
         return conv2d(spread, _flipped_weight(w, groups), b, 1, 0, d, groups)
 
     out = composite("ConvolutionBackward0", run, x, weight, bias)
     return out.squeeze(0) if unbatched else out
 
 
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+def conv_transpose1d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
     """(N, C_in, L) or (C_in, L) input, (C_in, C_out/groups, K) weight."""
     if input.ndim not in (2, 3):
-        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to "
-                           f"conv_transpose1d, but got input of size: {list(input.shape)}")
-    out = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias,
-                           (1, _single(stride, "stride")), (0, _single(padding, "padding")),
-                           (0, _single(output_padding, "output_padding")), groups,
-                           (1, _single(dilation, "dilation")))
+        raise RuntimeError(
+            f"Expected 2D (unbatched) or 3D (batched) input to "
+            f"conv_transpose1d, but got input of size: {list(input.shape)}"
+        )
+    out = conv_transpose2d(
+        input.unsqueeze(-2),
+        weight.unsqueeze(-2),
+        bias,
+        (1, _single(stride, "stride")),
+        (0, _single(padding, "padding")),
+        (0, _single(output_padding, "output_padding")),
+        groups,
+        (1, _single(dilation, "dilation")),
+    )
     return out.squeeze(-2)

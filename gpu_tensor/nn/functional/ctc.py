@@ -42,7 +42,7 @@ def _extended(targets, target_lengths, blank):
     if host.ndim == 1:  # concatenated targets
         rows, k = [], 0
         for n in lens:
-            rows.append(host[k:k + n])
+            rows.append(host[k : k + n])
             k += n
     else:
         rows = [host[b, :n] for b, n in enumerate(lens)]
@@ -50,14 +50,21 @@ def _extended(targets, target_lengths, blank):
     ext = np.full((len(rows), width), blank, dtype=np.int64)
     skip = np.zeros((len(rows), width), dtype=bool)
     for b, row in enumerate(rows):
-        ext[b, 1:2 * len(row):2] = row
+        ext[b, 1 : 2 * len(row) : 2] = row
         for s in range(3, 2 * len(row), 2):
             skip[b, s] = ext[b, s] != ext[b, s - 2]
     return ext, skip, lens
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
-             zero_infinity=False):
+def ctc_loss(
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    blank=0,
+    reduction="mean",
+    zero_infinity=False,
+):
     """log_probs: (T, N, C) (or (T, C) unbatched) log-softmax outputs; targets: (N, S)
     padded or 1-D concatenated; 'mean' divides each loss by its target length, then
     averages over the batch."""
@@ -67,31 +74,42 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if unbatched:
         log_probs = log_probs.unsqueeze(1)
         targets = targets.unsqueeze(0) if isinstance(targets, gt.Tensor) else [targets]
-        input_lengths = [int(input_lengths)] if not isinstance(input_lengths, (list, tuple)) \
-            and not (isinstance(input_lengths, gt.Tensor) and input_lengths.ndim) \
+        input_lengths = (
+            [int(input_lengths)]
+            if not isinstance(input_lengths, (list, tuple))
+            and not (isinstance(input_lengths, gt.Tensor) and input_lengths.ndim)
             else input_lengths
-        target_lengths = [int(target_lengths)] if not isinstance(target_lengths,
-                                                                 (list, tuple)) and not (
-            isinstance(target_lengths, gt.Tensor) and target_lengths.ndim) else target_lengths
+        )
+        target_lengths = (
+            [int(target_lengths)]
+            if not isinstance(target_lengths, (list, tuple))
+            and not (isinstance(target_lengths, gt.Tensor) and target_lengths.ndim)
+            else target_lengths
+        )
     steps, batch, classes = log_probs.shape
     if not 0 <= blank < classes:
         raise RuntimeError("blank must be in label range")
     ext_np, skip_np, t_lens = _extended(targets, target_lengths, blank)
     in_lens = _host_ints(input_lengths)
     if len(in_lens) != batch or len(t_lens) != batch:
-        raise RuntimeError(f"input_lengths and target_lengths must have {batch} entries, got "
-                           f"{len(in_lens)} and {len(t_lens)}")
+        raise RuntimeError(
+            f"input_lengths and target_lengths must have {batch} entries, got "
+            f"{len(in_lens)} and {len(t_lens)}"
+        )
     if any(n > steps for n in in_lens):
-        raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got "
-                           f"value {max(in_lens)}")
+        raise RuntimeError(
+            f"Expected input_lengths to have value at most {steps}, but got value {max(in_lens)}"
+        )
     dev, width = log_probs.device, ext_np.shape[1]
     ext = gt.tensor(ext_np, device=dev)
     floor = gt.full((batch, width), _FLOOR, dtype=log_probs.dtype, device=dev)
     skip = gt.tensor(skip_np, device=dev)
-    first = gt.tensor(np.arange(width) < np.minimum(2, 2 * np.array(t_lens)[:, None] + 1),
-                      device=dev)
-    alive = gt.tensor(np.array(in_lens)[None, :, None] > np.arange(steps)[:, None, None],
-                      device=dev)  # (T, N, 1): frame t is inside sample n's input
+    first = gt.tensor(
+        np.arange(width) < np.minimum(2, 2 * np.array(t_lens)[:, None] + 1), device=dev
+    )
+    alive = gt.tensor(
+        np.array(in_lens)[None, :, None] > np.arange(steps)[:, None, None], device=dev
+    )  # (T, N, 1): frame t is inside sample n's input
     both = gt.tensor([[True, n > 0] for n in t_lens], device=dev)
     last = gt.tensor([[2 * n, max(2 * n - 1, 0)] for n in t_lens], device=dev)
 

@@ -32,11 +32,13 @@ def feature_dropout(input, p, training, inplace, batched):
 
 def _feature(input, p, training, inplace, n):
     if input.ndim not in (n + 1, n + 2):
-        raise RuntimeError(f"dropout{n}d: Expected {n + 1}D or {n + 2}D input, but received a "
-                           f"{input.ndim}D input. Note that dropout{n}d exists to provide "
-                           f"channel-wise dropout on inputs with {n} spatial dimensions, a "
-                           "channel dimension, and an optional batch dimension (i.e. "
-                           f"{n + 1}D or {n + 2}D inputs).")
+        raise RuntimeError(
+            f"dropout{n}d: Expected {n + 1}D or {n + 2}D input, but received a "
+            f"{input.ndim}D input. Note that dropout{n}d exists to provide "
+            f"channel-wise dropout on inputs with {n} spatial dimensions, a "
+            "channel dimension, and an optional batch dimension (i.e. "
+            f"{n + 1}D or {n + 2}D inputs)."
+        )
     return feature_dropout(input, p, training, inplace, input.ndim == n + 2)
 
 
@@ -46,12 +48,16 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
     if input.ndim == 3:
-        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
-                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
-                      "where C is the channel dim. This behavior will change in a future release "
-                      "to interpret the input as one without a batch dimension, i.e. shape (C, H, "
-                      "W). To maintain the 1D channel-wise dropout behavior, please switch to "
-                      "using dropout1d instead.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+            "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+            "where C is the channel dim. This behavior will change in a future release "
+            "to interpret the input as one without a batch dimension, i.e. shape (C, H, "
+            "W). To maintain the 1D channel-wise dropout behavior, please switch to "
+            "using dropout1d instead.",
+            UserWarning,
+            stacklevel=2,
+        )
         return feature_dropout(input, p, training, inplace, True)
     return _feature(input, p, training, inplace, 2)
 

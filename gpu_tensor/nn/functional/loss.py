@@ -14,8 +14,15 @@ from gpu_tensor.memory import graph_pool as _graph_pool
 
 from .activation import log_softmax
 
-__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "nll_loss", "cross_entropy",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+__all__ = [
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "nll_loss",
+    "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -24,8 +31,12 @@ def legacy_reduction(size_average, reduce, reduction):
     """torch's mapping of the deprecated size_average/reduce to a reduction string."""
     if size_average is None and reduce is None:
         return reduction
-    warnings.warn("size_average and reduce args will be deprecated, please use "
-                  "reduction='mean' (or 'sum', 'none') instead.", UserWarning, stacklevel=3)
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use "
+        "reduction='mean' (or 'sum', 'none') instead.",
+        UserWarning,
+        stacklevel=3,
+    )
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if not reduce:
@@ -53,7 +64,10 @@ def _pointwise(input, target, size_average, reduce, reduction):
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to "
-            "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=3)
+            "broadcasting. Please ensure they have the same size.",
+            UserWarning,
+            stacklevel=3,
+        )
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     return reduction
@@ -96,17 +110,20 @@ def _class_layout(input, target, name):
     if target.dtype not in (gt.int64, gt.uint8, gt.int32):
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
     cdim = 0 if input.ndim == 1 else 1
-    want = tuple(input.shape[:cdim]) + tuple(input.shape[cdim + 1:])
+    want = tuple(input.shape[:cdim]) + tuple(input.shape[cdim + 1 :])
     if tuple(target.shape) != want:
         if input.ndim <= 2:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                             f"batch_size ({target.shape[0] if target.ndim else 1}).")
+            raise ValueError(
+                f"Expected input batch_size ({input.shape[0]}) to match target "
+                f"batch_size ({target.shape[0] if target.ndim else 1})."
+            )
         raise RuntimeError(f"Expected target size {list(want)}, got {list(target.shape)}")
     return cdim
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
+def nll_loss(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+):
     """-input[n, target[n]] * weight[target[n]]; 'mean' divides by the summed weights of
     the targets that are not ignore_index."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -118,8 +135,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     safe = gt.where(keep, target, 0)
     # the bounds check reads the targets on the host, which a CUDA graph capture cannot do
     # (torch checks on the device there); a captured step is checked by its warm-up run
-    if safe.numel() and not _graph_pool.active_captures and (
-            int(safe.max()) >= n_classes or int(safe.min()) < 0):
+    if (
+        safe.numel()
+        and not _graph_pool.active_captures
+        and (int(safe.max()) >= n_classes or int(safe.min()) < 0)
+    ):
         bad = int(target.masked_select(keep & ((target >= n_classes) | (target < 0)))[0])
         raise IndexError(f"Target {bad} is out of bounds.")
     if weight is not None:
@@ -146,8 +166,16 @@ def _class_weight(weight, ndim, cdim):
     return weight.reshape(shape)
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
-                  reduce=None, reduction="mean", label_smoothing=0.0):
+def cross_entropy(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
+):
     """log_softmax over the class dim, then nll_loss (class-index target) or the soft-label
     sum (a float target of the input's shape: class probabilities)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -178,8 +206,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 def _soft_cross_entropy(logp, target, weight, reduction, label_smoothing, cdim):
     if tuple(target.shape) != tuple(logp.shape):
-        raise RuntimeError(f"Expected target size {list(logp.shape)}, got "
-                           f"{list(target.shape)}")
+        raise RuntimeError(f"Expected target size {list(logp.shape)}, got {list(target.shape)}")
     n_classes = logp.shape[cdim]
     if label_smoothing > 0:
         target = target * (1 - label_smoothing) + label_smoothing / n_classes
@@ -198,14 +225,19 @@ def _same_size(input, target, message):
         raise ValueError(message)
 
 
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
-                         reduction="mean"):
+def binary_cross_entropy(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch does."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    _same_size(input, target, f"Using a target size ({target.shape}) that is different to "
-               f"the input size ({input.shape}) is deprecated. Please ensure they have the "
-               "same size.")
+    _same_size(
+        input,
+        target,
+        f"Using a target size ({target.shape}) that is different to "
+        f"the input size ({input.shape}) is deprecated. Please ensure they have the "
+        "same size.",
+    )
     if input.numel() and (bool((input < 0).any()) or bool((input > 1).any())):
         raise RuntimeError("all elements of input should be between 0 and 1")
 
@@ -218,14 +250,18 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return composite("BinaryCrossEntropyBackward0", run, input, target)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
-                                     reduce=None, reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+):
     """torch's stable form: (1 - t) x + lw (log1p(exp(-|x|)) + relu(-x)), with
     lw = 1 + (pos_weight - 1) t."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    _same_size(input, target, f"Target size ({target.shape}) must be the same as input size "
-               f"({input.shape})")
+    _same_size(
+        input,
+        target,
+        f"Target size ({target.shape}) must be the same as input size ({input.shape})",
+    )
 
     def run(x, t):
         softplus_neg = (-x.abs()).exp().log1p() + (-x).relu()

@@ -12,9 +12,19 @@ from gpu_tensor.autograd.composite import composite
 
 from .loss import _check_reduction, _reduce, legacy_reduction
 
-__all__ = ["kl_div", "huber_loss", "cosine_similarity", "pairwise_distance",
-           "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
-           "hinge_embedding_loss", "soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss"]
+__all__ = [
+    "kl_div",
+    "huber_loss",
+    "cosine_similarity",
+    "pairwise_distance",
+    "cosine_embedding_loss",
+    "margin_ranking_loss",
+    "triplet_margin_loss",
+    "hinge_embedding_loss",
+    "soft_margin_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+]
 
 
 def _reduction(size_average, reduce, reduction):
@@ -28,10 +38,14 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     by the batch size, 'mean' by every element (with torch's warning)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     if reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
-                      "support size.'batchmean' divides only by the batch size, and aligns with "
-                      "the KL div math definition.'mean' will be changed to behave the same as "
-                      "'batchmean' in the next major release.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the "
+            "support size.'batchmean' divides only by the batch size, and aligns with "
+            "the KL div math definition.'mean' will be changed to behave the same as "
+            "'batchmean' in the next major release.",
+            UserWarning,
+            stacklevel=2,
+        )
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -79,13 +93,16 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
-                          reduction="mean"):
+def cosine_embedding_loss(
+    input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"
+):
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1."""
     reduction = _reduction(size_average, reduce, reduction)
     if input1.ndim != input2.ndim:
-        raise RuntimeError(f"cosine_embedding_loss : Inputs must have same dimension, got "
-                           f"{input1.ndim} and {input2.ndim}")
+        raise RuntimeError(
+            f"cosine_embedding_loss : Inputs must have same dimension, got "
+            f"{input1.ndim} and {input2.ndim}"
+        )
     eps = 1e-12  # torch's EPSILON for this loss
     dim = input1.ndim - 1
     prod = (input1 * input2).sum(dim)
@@ -97,29 +114,45 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(pos + neg, reduction)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
-                        reduction="mean"):
+def margin_ranking_loss(
+    input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"
+):
     """max(0, -y (x1 - x2) + margin)."""
     reduction = _reduction(size_average, reduce, reduction)
     if not input1.ndim == input2.ndim == target.ndim:
-        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
-                           f"dimension but got sizes: input1: {input1.shape}, input2: "
-                           f"{input2.shape}, target: {target.shape} ")
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same "
+            f"dimension but got sizes: input1: {input1.shape}, input2: "
+            f"{input2.shape}, target: {target.shape} "
+        )
     return _reduce(_relu(-target * (input1 - input2) + margin), reduction)
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
-                        size_average=None, reduce=None, reduction="mean"):
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin=1.0,
+    p=2,
+    eps=1e-6,
+    swap=False,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
     """max(d(a, p) - d(a, n) + margin, 0), d = pairwise_distance; swap: d(a, n) replaced by
     min(d(a, n), d(p, n))."""
     reduction = _reduction(size_average, reduce, reduction)
     if margin <= 0:
-        raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
-                         f"{margin} instead")
+        raise ValueError(
+            f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+        )
     if not anchor.ndim == positive.ndim == negative.ndim:
-        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
-                           f"the same number of dimensions, but got: anchor {anchor.ndim}D, "
-                           f"positive {positive.ndim}D, and negative {negative.ndim}D inputs")
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have "
+            f"the same number of dimensions, but got: anchor {anchor.ndim}D, "
+            f"positive {positive.ndim}D, and negative {negative.ndim}D inputs"
+        )
     d_ap = pairwise_distance(anchor, positive, p, eps)
     d_an = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -127,8 +160,9 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _reduce(_relu(d_ap - d_an + margin), reduction)
 
 
-def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
-                         reduction="mean"):
+def hinge_embedding_loss(
+    input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
+):
     """x where y = 1, max(0, margin - x) where y = -1."""
     reduction = _reduction(size_average, reduce, reduction)
     zeros = gt.zeros_like(input)
@@ -144,8 +178,16 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return _reduce(z.clamp(min=0) + (-z.abs()).exp().log1p(), reduction)
 
 
-def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
-                     reduce=None, reduction="mean"):
+def poisson_nll_loss(
+    input,
+    target,
+    log_input=True,
+    full=False,
+    size_average=None,
+    eps=1e-8,
+    reduce=None,
+    reduction="mean",
+):
     """exp(input) - target input (log_input) or input - target log(input + eps); full adds
     Stirling's term for target > 1."""
     reduction = _reduction(size_average, reduce, reduction)

@@ -11,7 +11,7 @@ from gpu_tensor.autograd.composite import composite
 
 __all__ = ["batch_norm", "instance_norm", "group_norm", "rms_norm"]
 
-_EPS = {"bfloat16": 2.0 ** -7}  # machine epsilon numpy cannot report (no native bfloat16)
+_EPS = {"bfloat16": 2.0**-7}  # machine epsilon numpy cannot report (no native bfloat16)
 
 
 def _channel_shape(ndim):
@@ -34,8 +34,9 @@ def _update_running(running_mean, running_var, mean, var, n, momentum):
             running_var.mul_(1 - momentum).add_(var.detach() * (momentum * n / max(n - 1, 1)))
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5):
+def batch_norm(
+    input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5
+):
     """Per channel (dim 1) over the batch and spatial dims; training updates the running
     statistics in place (momentum: the new batch's weight)."""
     dims = (0,) + tuple(range(2, input.ndim))
@@ -43,8 +44,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if training:
         n = input.numel() // input.shape[1]
         if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got "
-                             f"input size {list(input.shape)}")
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got "
+                f"input size {list(input.shape)}"
+            )
     stats = []
 
     def run(x, w, b):
@@ -53,8 +56,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             stats.append((mean, var))
         else:
             mean, var = running_mean, running_var
-        return _affine((x - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt(), w, b,
-                       shape)
+        return _affine((x - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt(), w, b, shape)
 
     out = composite("NativeBatchNormBackward0", run, input, weight, bias)
     if training:
@@ -62,13 +64,22 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out
 
 
-def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
-                  use_input_stats=True, momentum=0.1, eps=1e-5):
+def instance_norm(
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats=True,
+    momentum=0.1,
+    eps=1e-5,
+):
     """Per sample and channel over the spatial dims. With running statistics, each is
     updated with the batch average of the per-instance statistics."""
     if input.ndim < 3:
-        raise ValueError(f"instance_norm: expected an input with at least 3 dims (N, C, ...), "
-                         f"got {input.ndim}")
+        raise ValueError(
+            f"instance_norm: expected an input with at least 3 dims (N, C, ...), got {input.ndim}"
+        )
     shape = _channel_shape(input.ndim)
     if not use_input_stats:
         out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
@@ -76,14 +87,22 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     dims = tuple(range(2, input.ndim))
     n = input.numel() // (input.shape[0] * input.shape[1])
     if n <= 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
-                         f"{list(input.shape)}")
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size "
+            f"{list(input.shape)}"
+        )
     mean = input.mean(dims, keepdim=True)
     var = input.var(dims, unbiased=False, keepdim=True)
     if running_mean is not None or running_var is not None:
         flat = (input.shape[0], input.shape[1])
-        _update_running(running_mean, running_var, mean.reshape(flat).mean(0),
-                        var.reshape(flat).mean(0), n, momentum)
+        _update_running(
+            running_mean,
+            running_var,
+            mean.reshape(flat).mean(0),
+            var.reshape(flat).mean(0),
+            n,
+            momentum,
+        )
     out = (input - mean) * (var + eps).rsqrt()
     return _affine(out, weight, bias, shape)
 
@@ -91,13 +110,16 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Channels split into num_groups groups, each normalised per sample."""
     if input.ndim < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
-                           f"{input.ndim}")
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
+        )
     n, c = input.shape[0], input.shape[1]
     if c % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by "
-                           f"num_groups, but got input of shape {list(input.shape)} and "
-                           f"num_groups={num_groups}")
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by "
+            f"num_groups, but got input of shape {list(input.shape)} and "
+            f"num_groups={num_groups}"
+        )
 
     def run(inp, w, b):
         x = inp.reshape(n, num_groups, -1)
@@ -114,11 +136,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     dtype's machine epsilon (torch.finfo(dtype).eps)."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
-    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+    if input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
-            f"{list(input.shape)}")
+            f"{list(input.shape)}"
+        )
     if eps is None:
         eps = _EPS.get(input.dtype.name) or float(np.finfo(input.dtype.np).eps)
     dims = tuple(range(input.ndim - k, input.ndim))

@@ -12,8 +12,17 @@ from __future__ import annotations
 
 from gpu_tensor.fusion import fuse
 
-__all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "lstm_step", "gru_step",
-           "lstm_cell_state", "lstm_hidden", "gru_hidden"]
+__all__ = [
+    "rnn_tanh_cell",
+    "rnn_relu_cell",
+    "lstm_cell",
+    "gru_cell",
+    "lstm_step",
+    "gru_step",
+    "lstm_cell_state",
+    "lstm_hidden",
+    "gru_hidden",
+]
 
 
 @fuse

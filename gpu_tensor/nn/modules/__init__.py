@@ -39,6 +39,24 @@ from .sampling import __all__ as _sampling
 from .transformer import *  # noqa: F403
 from .transformer import __all__ as _transformer
 
-__all__ = [*_activation, *_activation_more, *_attention, *_container, *_conv, *_conv_transpose,
-           *_dropout, *_lazy, *_linear, *_loss, *_loss_extra, *_normalization, *_padding, *_params,
-           *_pool1d, *_rnn, *_sample_norm, *_sampling, *_transformer]
+__all__ = [
+    *_activation,
+    *_activation_more,
+    *_attention,
+    *_container,
+    *_conv,
+    *_conv_transpose,
+    *_dropout,
+    *_lazy,
+    *_linear,
+    *_loss,
+    *_loss_extra,
+    *_normalization,
+    *_padding,
+    *_params,
+    *_pool1d,
+    *_rnn,
+    *_sample_norm,
+    *_sampling,
+    *_transformer,
+]

@@ -5,8 +5,20 @@ from __future__ import annotations
 from .. import functional as F
 from ..module import Module
 
-__all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softplus",
-           "Hardtanh", "Softmax", "LogSoftmax"]
+__all__ = [
+    "ReLU",
+    "ReLU6",
+    "LeakyReLU",
+    "ELU",
+    "GELU",
+    "SiLU",
+    "Sigmoid",
+    "Tanh",
+    "Softplus",
+    "Hardtanh",
+    "Softmax",
+    "LogSoftmax",
+]
 
 
 class _Inplace(Module):
@@ -103,7 +115,8 @@ class Hardtanh(Module):
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}" + (
-            ", inplace=True" if self.inplace else "")
+            ", inplace=True" if self.inplace else ""
+        )
 
 
 class Softmax(Module):

@@ -10,9 +10,24 @@ from ..functional import activation_more as A
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["CELU", "SELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid",
-           "Mish", "PReLU", "RReLU", "Softmin", "Softshrink", "Softsign", "Tanhshrink",
-           "Threshold", "Softmax2d"]
+__all__ = [
+    "CELU",
+    "SELU",
+    "GLU",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "LogSigmoid",
+    "Mish",
+    "PReLU",
+    "RReLU",
+    "Softmin",
+    "Softshrink",
+    "Softsign",
+    "Tanhshrink",
+    "Threshold",
+    "Softmax2d",
+]
 
 
 class _Inplace(Module):
@@ -131,8 +146,9 @@ class RReLU(Module):
         return A.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
-                                                            else "")
+        return f"lower={self.lower}, upper={self.upper}" + (
+            ", inplace=True" if self.inplace else ""
+        )
 
 
 class Softmin(Module):
@@ -157,7 +173,8 @@ class Threshold(Module):
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}" + (
-            ", inplace=True" if self.inplace else "")
+            ", inplace=True" if self.inplace else ""
+        )
 
 
 class Softmax2d(Module):
@@ -165,6 +182,5 @@ class Softmax2d(Module):
 
     def forward(self, input):
         if input.ndim not in (3, 4):
-            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
-                             "instead")
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
         return F.softmax(input, -3)

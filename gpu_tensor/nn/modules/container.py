@@ -73,7 +73,6 @@ class ModuleList(_ModuleSequence):
         key = list(self._modules)[_index(idx, len(self), "ModuleList")]
         self.add_module(key, module)
 
-
     def extend(self, modules):
         for m in modules:
             self.append(m)
@@ -97,8 +96,10 @@ class ModuleList(_ModuleSequence):
                 runs.append([i, i, r])
         if not runs:
             return f"{self._get_name()}()"
-        lines = [(f"({a}): " if a == b else f"({a}-{b}): {b - a + 1} x ")
-                 + r.replace("\n", "\n  ") for a, b, r in runs]
+        lines = [
+            (f"({a}): " if a == b else f"({a}-{b}): {b - a + 1} x ") + r.replace("\n", "\n  ")
+            for a, b, r in runs
+        ]
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 

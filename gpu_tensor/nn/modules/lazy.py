@@ -25,8 +25,10 @@ class UninitializedParameter(Parameter):
         pass
 
     def materialize(self, shape, device=None, dtype=None) -> Parameter:
-        return Parameter(gt.empty(tuple(shape), device=device or self.device,
-                                  dtype=dtype or self.dtype), self.requires_grad)
+        return Parameter(
+            gt.empty(tuple(shape), device=device or self.device, dtype=dtype or self.dtype),
+            self.requires_grad,
+        )
 
     def __repr__(self) -> str:
         return "<UninitializedParameter>"

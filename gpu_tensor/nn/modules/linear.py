@@ -34,8 +34,9 @@ class Identity(Module):
 class Linear(Module):
     """y = x W^T + b, W: (out_features, in_features)."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
-                 dtype=None):
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
+    ):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(gt.empty((out_features, in_features), device=device, dtype=dtype))
@@ -49,8 +50,10 @@ class Linear(Module):
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Flatten(Module):
@@ -71,12 +74,16 @@ class Unflatten(Module):
     def __init__(self, dim, unflattened_size):
         super().__init__()
         if isinstance(dim, str):
-            raise NotImplementedError("Unflatten: named dimensions are not supported in "
-                                      "gpu_tensor; pass an int dim")
+            raise NotImplementedError(
+                "Unflatten: named dimensions are not supported in gpu_tensor; pass an int dim"
+            )
         if not isinstance(unflattened_size, (tuple, list)) or not all(
-                isinstance(s, int) for s in unflattened_size):
-            raise TypeError("unflattened_size must be tuple of ints, but found type "
-                            f"{type(unflattened_size).__name__}")
+            isinstance(s, int) for s in unflattened_size
+        ):
+            raise TypeError(
+                "unflattened_size must be tuple of ints, but found type "
+                f"{type(unflattened_size).__name__}"
+            )
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
     def forward(self, input):
@@ -90,9 +97,20 @@ class Embedding(Module):
     """A lookup table of num_embeddings rows, initialised N(0, 1); padding_idx's row is
     zero and gets no gradient."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None,
-                 max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False,
-                 _weight=None, _freeze=False, device=None, dtype=None):
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        sparse=False,
+        _weight=None,
+        _freeze=False,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:
@@ -103,13 +121,16 @@ class Embedding(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(gt.empty((num_embeddings, embedding_dim), device=device,
-                                             dtype=dtype), requires_grad=not _freeze)
+            self.weight = Parameter(
+                gt.empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
+                requires_grad=not _freeze,
+            )
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and "
-                                     "embedding_dim")
+                raise AssertionError(
+                    "Shape of weight does not match num_embeddings and embedding_dim"
+                )
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
@@ -119,8 +140,15 @@ class Embedding(Module):
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm,
-                           self.norm_type, self.scale_grad_by_freq, self.sparse)
+        return F.embedding(
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -133,5 +161,6 @@ class Embedding(Module):
         if embeddings.ndim != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
-        return cls(rows, cols, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze,
-                   **kwargs)
+        return cls(
+            rows, cols, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze, **kwargs
+        )

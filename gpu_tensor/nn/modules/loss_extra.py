@@ -8,9 +8,20 @@ from ..functional.ctc import ctc_loss
 from ..functional.loss import legacy_reduction
 from ..module import Module
 
-__all__ = ["KLDivLoss", "HuberLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
-           "TripletMarginLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "PoissonNLLLoss",
-           "GaussianNLLLoss", "CosineSimilarity", "PairwiseDistance", "CTCLoss"]
+__all__ = [
+    "KLDivLoss",
+    "HuberLoss",
+    "CosineEmbeddingLoss",
+    "MarginRankingLoss",
+    "TripletMarginLoss",
+    "HingeEmbeddingLoss",
+    "SoftMarginLoss",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
+    "CosineSimilarity",
+    "PairwiseDistance",
+    "CTCLoss",
+]
 
 
 class _Loss(Module):
@@ -20,8 +31,9 @@ class _Loss(Module):
 
 
 class KLDivLoss(_Loss):
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
-                 log_target: bool = False):
+    def __init__(
+        self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False
+    ):
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
@@ -35,8 +47,9 @@ class HuberLoss(_Loss):
         self.delta = delta
 
     def forward(self, input, target, weight=None):
-        return L.huber_loss(input, target, reduction=self.reduction, delta=self.delta,
-                            weight=weight)
+        return L.huber_loss(
+            input, target, reduction=self.reduction, delta=self.delta, weight=weight
+        )
 
 
 class _MarginLoss(_Loss):
@@ -49,14 +62,14 @@ class _MarginLoss(_Loss):
 
 class CosineEmbeddingLoss(_MarginLoss):
     def forward(self, input1, input2, target):
-        return L.cosine_embedding_loss(input1, input2, target, self.margin,
-                                       reduction=self.reduction)
+        return L.cosine_embedding_loss(
+            input1, input2, target, self.margin, reduction=self.reduction
+        )
 
 
 class MarginRankingLoss(_MarginLoss):
     def forward(self, input1, input2, target):
-        return L.margin_ranking_loss(input1, input2, target, self.margin,
-                                     reduction=self.reduction)
+        return L.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
 class HingeEmbeddingLoss(_MarginLoss):
@@ -67,17 +80,34 @@ class HingeEmbeddingLoss(_MarginLoss):
 
 
 class TripletMarginLoss(_Loss):
-    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
-                 swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        size_average=None,
+        reduce=None,
+        reduction: str = "mean",
+    ):
         super().__init__(size_average, reduce, reduction)
         if margin <= 0:
-            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
-                             f"{margin} instead")
+            raise ValueError(
+                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+            )
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
     def forward(self, anchor, positive, negative):
-        return L.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps,
-                                     self.swap, reduction=self.reduction)
+        return L.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            self.margin,
+            self.p,
+            self.eps,
+            self.swap,
+            reduction=self.reduction,
+        )
 
 
 class SoftMarginLoss(_Loss):
@@ -86,14 +116,22 @@ class SoftMarginLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
-    def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
-                 eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average=None,
+        eps: float = 1e-8,
+        reduce=None,
+        reduction: str = "mean",
+    ):
         super().__init__(size_average, reduce, reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input, target):
-        return L.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
-                                  reduction=self.reduction)
+        return L.poisson_nll_loss(
+            log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction
+        )
 
 
 class GaussianNLLLoss(_Loss):
@@ -129,5 +167,12 @@ class CTCLoss(_Loss):
         self.blank, self.zero_infinity = blank, zero_infinity
 
     def forward(self, log_probs, targets, input_lengths, target_lengths):
-        return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
-                        self.reduction, self.zero_infinity)
+        return ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
+        )

@@ -6,10 +6,23 @@ from __future__ import annotations
 from .. import functional as F
 from ..module import Module
 
-__all__ = ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
-           "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
-           "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
-           "CircularPad2d", "CircularPad3d"]
+__all__ = [
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+]
 
 
 class _PadNd(Module):
@@ -20,13 +33,17 @@ class _PadNd(Module):
         super().__init__()
         self.padding = (padding,) * (2 * self._n) if isinstance(padding, int) else tuple(padding)
         if len(self.padding) != 2 * self._n:
-            raise ValueError(f"{type(self).__name__}: padding must be an int or a "
-                             f"{2 * self._n}-tuple, got {padding!r}")
+            raise ValueError(
+                f"{type(self).__name__}: padding must be an int or a "
+                f"{2 * self._n}-tuple, got {padding!r}"
+            )
 
     def forward(self, input):
         if input.ndim not in (self._n + 1, self._n + 2):
-            raise ValueError(f"{type(self).__name__}: expected {self._n + 1}D or "
-                             f"{self._n + 2}D input, got {input.ndim}D input")
+            raise ValueError(
+                f"{type(self).__name__}: expected {self._n + 1}D or "
+                f"{self._n + 2}D input, got {input.ndim}D input"
+            )
         return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self) -> str:

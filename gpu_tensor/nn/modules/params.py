@@ -34,8 +34,9 @@ class ParameterList(Module):
 
     def _key(self, idx: int) -> str:
         if not isinstance(idx, int):
-            raise TypeError(f"ParameterList indices must be integers or slices, not "
-                            f"{type(idx).__name__}")
+            raise TypeError(
+                f"ParameterList indices must be integers or slices, not {type(idx).__name__}"
+            )
         if not -self._size <= idx < self._size:
             raise IndexError(f"index {idx} is out of range")
         return str(idx % self._size)
@@ -70,8 +71,11 @@ class ParameterList(Module):
     def extra_repr(self) -> str:
         lines = []
         for k, p in enumerate(self):
-            body = _describe(p, lambda t: str(t.dtype)) if isinstance(p, gt.Tensor) \
+            body = (
+                _describe(p, lambda t: str(t.dtype))
+                if isinstance(p, gt.Tensor)
                 else type(p).__name__
+            )
             lines.append(f"  ({k}): {body}")
         return "\n".join(lines)
 
@@ -130,7 +134,8 @@ class ParameterDict(Module):
     def extra_repr(self) -> str:
         lines = []
         for k, p in self.items():
-            body = _describe(p, lambda t: t.type()) if isinstance(p, gt.Tensor) \
-                else type(p).__name__
+            body = (
+                _describe(p, lambda t: t.type()) if isinstance(p, gt.Tensor) else type(p).__name__
+            )
             lines.append(f"  ({k}): {body}")
         return "\n".join(lines)

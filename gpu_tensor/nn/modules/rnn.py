@@ -44,29 +44,50 @@ def _check_sizes(input_size, hidden_size, bias):
 
 
 class RNNBase(Module):
-    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0, device=None, dtype=None):
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         if mode not in _GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
-        if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
-                or not 0 <= dropout <= 1):
-            raise ValueError("dropout should be a number in range [0, 1] representing the "
-                             "probability of an element being zeroed")
+        if (
+            not isinstance(dropout, numbers.Number)
+            or isinstance(dropout, bool)
+            or not 0 <= dropout <= 1
+        ):
+            raise ValueError(
+                "dropout should be a number in range [0, 1] representing the "
+                "probability of an element being zeroed"
+            )
         if dropout > 0 and num_layers == 1:
-            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
-                          "non-zero dropout expects num_layers greater than 1, but got "
-                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)
+            warnings.warn(
+                "dropout option adds dropout after all but last recurrent layer, so "
+                "non-zero dropout expects num_layers greater than 1, but got "
+                f"dropout={dropout} and num_layers={num_layers}",
+                stacklevel=2,
+            )
         if not isinstance(batch_first, bool):
-            raise TypeError(f"batch_first should be of type bool, got: "
-                            f"{type(batch_first).__name__}")
+            raise TypeError(
+                f"batch_first should be of type bool, got: {type(batch_first).__name__}"
+            )
         _check_sizes(input_size, hidden_size, bias)
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:
-            raise ValueError("proj_size should be a positive integer or zero to disable "
-                             "projections")
+            raise ValueError(
+                "proj_size should be a positive integer or zero to disable projections"
+            )
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
@@ -99,7 +120,7 @@ class RNNBase(Module):
     def all_weights(self):
         per = len(self._flat_weights_names) // (self.num_layers * self.num_directions)
         ws = [getattr(self, n) for n in self._flat_weights_names]
-        return [ws[k:k + per] for k in range(0, len(ws), per)]
+        return [ws[k : k + per] for k in range(0, len(ws), per)]
 
     def reset_parameters(self) -> None:
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
@@ -125,31 +146,41 @@ class RNNBase(Module):
     # -- forward ---------------------------------------------------------------------------
     def _check_input(self, input):
         if not isinstance(input, gt.Tensor):
-            raise TypeError(f"{type(self).__name__}: expected a Tensor or a PackedSequence "
-                            f"input, got {type(input).__name__}")
+            raise TypeError(
+                f"{type(self).__name__}: expected a Tensor or a PackedSequence "
+                f"input, got {type(input).__name__}"
+            )
         if input.ndim not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
-                             f"{input.ndim}D tensor instead")
+            raise ValueError(
+                f"{type(self).__name__}: Expected input to be 2D or 3D, got "
+                f"{input.ndim}D tensor instead"
+            )
         w = getattr(self, self._flat_weights_names[0])
         if input.dtype != w.dtype:
-            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
-                             f"({w.dtype}). Convert input: input.to({w.dtype}), or convert "
-                             f"model: model.to({input.dtype})")
+            raise ValueError(
+                f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                f"({w.dtype}). Convert input: input.to({w.dtype}), or convert "
+                f"model: model.to({input.dtype})"
+            )
         if input.shape[-1] != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {input.shape[-1]}")
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected "
+                f"{self.input_size}, got {input.shape[-1]}"
+            )
 
     def _batch_hidden(self, hx, batched, batch):
         """hx made 3-D, checked against (layers * directions, batch, hidden)."""
         if hx is None:
             return None
         if batched and hx.ndim != 3:
-            raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got "
-                               f"{hx.ndim}-D tensor")
+            raise RuntimeError(
+                f"For batched 3-D input, hx should also be 3-D but got {hx.ndim}-D tensor"
+            )
         if not batched:
             if hx.ndim != 2:
-                raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got "
-                                   f"{hx.ndim}-D tensor")
+                raise RuntimeError(
+                    f"For unbatched 2-D input, hx should also be 2-D but got {hx.ndim}-D tensor"
+                )
             hx = hx.unsqueeze(1)
         return hx
 
@@ -168,8 +199,11 @@ class RNNBase(Module):
             mask = steps < gt.tensor(lengths, device=x.device).reshape(1, -1, 1)
             if hx is not None and packed.sorted_indices is not None:
                 idx = packed.sorted_indices
-                hx = (hx[0].index_select(1, idx), hx[1].index_select(1, idx)) \
-                    if isinstance(hx, tuple) else hx.index_select(1, idx)
+                hx = (
+                    (hx[0].index_select(1, idx), hx[1].index_select(1, idx))
+                    if isinstance(hx, tuple)
+                    else hx.index_select(1, idx)
+                )
             batched = True
         else:
             self._check_input(input)
@@ -184,14 +218,16 @@ class RNNBase(Module):
         if lstm:
             if hx is None:
                 h0 = gt.zeros((self.num_layers * self.num_directions, batch, h_width), **kw)
-                c0 = gt.zeros((self.num_layers * self.num_directions, batch, self.hidden_size),
-                              **kw)
+                c0 = gt.zeros(
+                    (self.num_layers * self.num_directions, batch, self.hidden_size), **kw
+                )
             else:
                 h0 = self._batch_hidden(hx[0], batched, batch)
                 c0 = self._batch_hidden(hx[1], batched, batch)
                 self._check_hidden(h0, h_width, batch)
-                self._check_hidden(c0, self.hidden_size, batch,
-                                   "Expected hidden[1] size {}, got {}")
+                self._check_hidden(
+                    c0, self.hidden_size, batch, "Expected hidden[1] size {}, got {}"
+                )
         else:
             if hx is None:
                 h0 = gt.zeros((self.num_layers * self.num_directions, batch, h_width), **kw)
@@ -226,8 +262,9 @@ class RNNBase(Module):
                 rest = weights[k][2:]
                 w["b_ih"], w["b_hh"] = (rest[0], rest[1]) if self.bias else (None, None)
                 w["w_hr"] = rest[-1] if self.proj_size else None
-                seq, h, c = self._direction(x, h0[k], None if c0 is None else c0[k], w,
-                                            reverse=d == 1, mask=mask)
+                seq, h, c = self._direction(
+                    x, h0[k], None if c0 is None else c0[k], w, reverse=d == 1, mask=mask
+                )
                 outs.append(seq)
                 hs.append(h)
                 cs.append(c)
@@ -254,8 +291,7 @@ class RNNBase(Module):
                 h = R.gru_step(xw[t], h, w["w_hh"], w["b_hh"])
             else:
                 hw = R._affine(h, w["w_hh"], w["b_hh"])
-                h = R._tanh_sum(xw[t], hw) if self.mode == "RNN_TANH" else \
-                    R._relu_sum(xw[t], hw)
+                h = R._tanh_sum(xw[t], hw) if self.mode == "RNN_TANH" else R._relu_sum(xw[t], hw)
             if mask is not None:
                 h = gt.where(mask[t], h, h_prev)
                 c = gt.where(mask[t], c, c_prev) if c is not None else None
@@ -280,8 +316,9 @@ class RNN(RNNBase):
             self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
         modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
         if self.nonlinearity not in modes:
-            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' "
-                             "or 'relu'.")
+            raise ValueError(
+                f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'."
+            )
         super().__init__(modes[self.nonlinearity], *args, **kwargs)
 
 
@@ -303,8 +340,15 @@ class GRU(RNNBase):
 
 # -- cells -------------------------------------------------------------------------------
 class RNNCellBase(Module):
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
-                 device=None, dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        num_chunks: int,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         kw = {"device": device, "dtype": dtype}
@@ -334,13 +378,13 @@ class RNNCellBase(Module):
         """(batched input, hx list or None, was-batched)."""
         name = type(self).__name__
         if input.ndim not in (1, 2):
-            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D "
-                             "instead")
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
         batched = input.ndim == 2
         x = input if batched else input.unsqueeze(0)
         if x.shape[1] != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {x.shape[1]} "
-                               f"expected {self.input_size}")
+            raise RuntimeError(
+                f"input has inconsistent input_size: got {x.shape[1]} expected {self.input_size}"
+            )
         if hx is None:
             zeros = gt.zeros((x.shape[0], self.hidden_size), dtype=x.dtype, device=x.device)
             return x, [zeros] * n_hidden, batched
@@ -348,16 +392,18 @@ class RNNCellBase(Module):
         for k, h in enumerate(parts):
             if h.ndim not in (1, 2):
                 what = f"hx[{k}]" if n_hidden > 1 else "hidden"
-                raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {h.ndim}D "
-                                 "instead")
+                raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {h.ndim}D instead")
         parts = [h if batched else h.unsqueeze(0) for h in parts]
         for h in parts:
             if h.shape[0] != x.shape[0]:
-                raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden0 "
-                                   f"batch size {h.shape[0]}")
+                raise RuntimeError(
+                    f"Input batch size {x.shape[0]} doesn't match hidden0 batch size {h.shape[0]}"
+                )
             if h.shape[1] != self.hidden_size:
-                raise RuntimeError(f"hidden0 has inconsistent hidden_size: got {h.shape[1]}, "
-                                   f"expected {self.hidden_size}")
+                raise RuntimeError(
+                    f"hidden0 has inconsistent hidden_size: got {h.shape[1]}, "
+                    f"expected {self.hidden_size}"
+                )
         return x, parts, batched
 
     def _weights(self):
@@ -365,8 +411,15 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 nonlinearity: str = "tanh", device=None, dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device=None,
+        dtype=None,
+    ):
         super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
@@ -382,8 +435,9 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None):
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
+    ):
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input, hx=None):
@@ -393,8 +447,9 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None):
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
+    ):
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input, hx=None):

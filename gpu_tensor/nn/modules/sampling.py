@@ -6,8 +6,13 @@ from __future__ import annotations
 from ..functional.sampling import interpolate, pixel_shuffle, pixel_unshuffle
 from ..module import Module
 
-__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
-           "PixelUnshuffle"]
+__all__ = [
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+]
 
 
 def _as_float(v):
@@ -17,8 +22,14 @@ def _as_float(v):
 
 
 class Upsample(Module):
-    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
-                 recompute_scale_factor=None):
+    def __init__(
+        self,
+        size=None,
+        scale_factor=None,
+        mode: str = "nearest",
+        align_corners=None,
+        recompute_scale_factor=None,
+    ):
         super().__init__()
         self.name = type(self).__name__
         self.size, self.scale_factor = size, _as_float(scale_factor)
@@ -26,12 +37,21 @@ class Upsample(Module):
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input):
-        return interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
-                           recompute_scale_factor=self.recompute_scale_factor)
+        return interpolate(
+            input,
+            self.size,
+            self.scale_factor,
+            self.mode,
+            self.align_corners,
+            recompute_scale_factor=self.recompute_scale_factor,
+        )
 
     def extra_repr(self) -> str:
-        info = (f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None
-                else f"size={self.size!r}")
+        info = (
+            f"scale_factor={self.scale_factor!r}"
+            if self.scale_factor is not None
+            else f"size={self.size!r}"
+        )
         return info + f", mode={self.mode!r}"
 
 

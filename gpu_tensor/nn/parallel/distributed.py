@@ -28,15 +28,27 @@ class DistributedDataParallel(_Base):
     """torch.nn.parallel.DistributedDataParallel's arguments; device_ids, output_device and
     dim are accepted for compatibility (one device per rank: the module's)."""
 
-    def __init__(self, module, device_ids=None, output_device=None, dim=0,
-                 broadcast_buffers=True, process_group=None, bucket_cap_mb=25,
-                 find_unused_parameters=False, check_reduction=False,
-                 gradient_as_bucket_view=False, static_graph=False):
+    def __init__(
+        self,
+        module,
+        device_ids=None,
+        output_device=None,
+        dim=0,
+        broadcast_buffers=True,
+        process_group=None,
+        bucket_cap_mb=25,
+        find_unused_parameters=False,
+        check_reduction=False,
+        gradient_as_bucket_view=False,
+        static_graph=False,
+    ):
         if _Base is not object:
             super().__init__()
         if not callable(module) or not hasattr(module, "parameters"):
-            raise TypeError("DistributedDataParallel needs a module: an object with "
-                            f"parameters() and __call__, not {type(module).__name__}")
+            raise TypeError(
+                "DistributedDataParallel needs a module: an object with "
+                f"parameters() and __call__, not {type(module).__name__}"
+            )
         self.module = module
         self.process_group = process_group
         self.broadcast_buffers = broadcast_buffers
@@ -47,8 +59,10 @@ class DistributedDataParallel(_Base):
         self._src = get_global_rank(process_group, 0)
         params = [p for p in module.parameters() if p.requires_grad]
         if not params:
-            raise RuntimeError("DistributedDataParallel is not needed when a module has no "
-                               "parameter that requires a gradient")
+            raise RuntimeError(
+                "DistributedDataParallel is not needed when a module has no "
+                "parameter that requires a gradient"
+            )
         for t in [*module.parameters(), *self._buffers_of(module)]:
             broadcast(t.detach(), src=self._src, group=process_group)
         self.reducer = Reducer(params, process_group, bucket_cap_mb)
@@ -66,7 +80,8 @@ class DistributedDataParallel(_Base):
                 "Expected to have finished reduction in the prior iteration before starting a "
                 "new one: some parameters received no gradient in the last backward. Pass "
                 "find_unused_parameters=True to DistributedDataParallel, or make every "
-                "parameter take part in the loss")
+                "parameter take part in the loss"
+            )
         if self.broadcast_buffers:
             for b in self._buffers_of(self.module):
                 broadcast(b.detach(), src=self._src, group=self.process_group)

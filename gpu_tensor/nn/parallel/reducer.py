@@ -25,8 +25,10 @@ class Reducer:
         self.params = list(params)
         self.group = group
         self.buckets = buckets_of(reversed(self.params), bucket_cap_mb)
-        self.flats = [empty((sum(p.numel() for p in b),), dtype=b[0].dtype, device=b[0].device)
-                      for b in self.buckets]
+        self.flats = [
+            empty((sum(p.numel() for p in b),), dtype=b[0].dtype, device=b[0].device)
+            for b in self.buckets
+        ]
         self.where = {}
         for i, bucket in enumerate(self.buckets):
             at = 0
@@ -63,7 +65,7 @@ class Reducer:
                 return None
             b, at = self.where[id(p)]
             total = grad if p.grad is None else p.grad + grad
-            self.flats[b][at:at + p.numel()].copy_(total.reshape(-1))
+            self.flats[b][at : at + p.numel()].copy_(total.reshape(-1))
             self._expected.discard(id(p))
             self._mark_ready(b)
             if not self._expected:
@@ -75,10 +77,12 @@ class Reducer:
 
     def _mark_ready(self, b: int) -> None:
         self._ready[b] += 1
-        while self._next < len(self.buckets) and \
-                self._ready[self._next] == len(self.buckets[self._next]):
-            self._works[self._next] = all_reduce(self.flats[self._next], ReduceOp.AVG,
-                                                 group=self.group, async_op=True)
+        while self._next < len(self.buckets) and self._ready[self._next] == len(
+            self.buckets[self._next]
+        ):
+            self._works[self._next] = all_reduce(
+                self.flats[self._next], ReduceOp.AVG, group=self.group, async_op=True
+            )
             self._next += 1
 
     def _finish(self, last):
@@ -90,7 +94,7 @@ class Reducer:
         for bucket, flat in zip(self.buckets, self.flats, strict=True):
             at = 0
             for p in bucket:
-                avg = flat[at:at + p.numel()].reshape(p.shape).clone()
+                avg = flat[at : at + p.numel()].reshape(p.shape).clone()
                 at += p.numel()
                 if p is last:
                     p.grad = None  # the engine stores the returned average as .grad

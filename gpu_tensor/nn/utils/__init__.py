@@ -9,5 +9,10 @@ from .clip_grad import (
     vector_to_parameters,
 )
 
-__all__ = ["rnn", "clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters"]
+__all__ = [
+    "rnn",
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "parameters_to_vector",
+    "vector_to_parameters",
+]

@@ -34,9 +34,21 @@ from __future__ import annotations
 from .machine import COUNTERS, machine, reset
 from .scheduler import SimRaceError, SimRaceWarning
 
-__all__ = ["module", "set_null_device", "counters", "reset_counters", "reset", "machine", "set_race_mode",
-           "races", "SimRaceError", "SimRaceWarning", "COUNTERS", "check_nvrtc",
-           "synchronize"]
+__all__ = [
+    "module",
+    "set_null_device",
+    "counters",
+    "reset_counters",
+    "reset",
+    "machine",
+    "set_race_mode",
+    "races",
+    "SimRaceError",
+    "SimRaceWarning",
+    "COUNTERS",
+    "check_nvrtc",
+    "synchronize",
+]
 
 
 def module():

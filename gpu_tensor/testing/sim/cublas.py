@@ -37,13 +37,13 @@ __all__ = ["cublas", "get_cublas_handle", "CUBLASError", "SIGNATURES"]
 # cupy 14.2: cupy_backends/cuda/libs/cublas.pyx, the first line of each docstring
 SIGNATURES = {
     "gemmEx": "gemmEx(intptr_t handle, int transa, int transb, int m, int n, int k, "
-              "size_t alpha, size_t A, int Atype, int lda, size_t B, int Btype, int ldb, "
-              "size_t beta, size_t C, int Ctype, int ldc, int computeType, int algo)",
+    "size_t alpha, size_t A, int Atype, int lda, size_t B, int Btype, int ldb, "
+    "size_t beta, size_t C, int Ctype, int ldc, int computeType, int algo)",
     "gemmStridedBatchedEx": "gemmStridedBatchedEx(intptr_t handle, int transa, int transb, "
-                            "int m, int n, int k, size_t alpha, size_t A, int Atype, int lda, "
-                            "long long strideA, size_t B, int Btype, int ldb, "
-                            "long long strideB, size_t beta, size_t C, int Ctype, int ldc, "
-                            "long long strideC, int batchCount, int computeType, int algo)",
+    "int m, int n, int k, size_t alpha, size_t A, int Atype, int lda, "
+    "long long strideA, size_t B, int Btype, int ldb, "
+    "long long strideB, size_t beta, size_t C, int Ctype, int ldc, "
+    "long long strideC, int batchCount, int computeType, int algo)",
     "setStream": "setStream(intptr_t handle, size_t stream)",
     "getStream": "getStream(intptr_t handle) -> size_t",
     "setPointerMode": "setPointerMode(intptr_t handle, int mode)",
@@ -56,15 +56,26 @@ CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
 CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32I = 68, 72
 CUBLAS_GEMM_DEFAULT, CUBLAS_GEMM_DEFAULT_TENSOR_OP = -1, 99
 CUDA_R_8I, CUDA_R_32I, CUDA_R_16BF = 3, 10, 14
-_STATUS = {7: "CUBLAS_STATUS_INVALID_VALUE", 13: "CUBLAS_STATUS_EXECUTION_FAILED",
-           15: "CUBLAS_STATUS_NOT_SUPPORTED"}
+_STATUS = {
+    7: "CUBLAS_STATUS_INVALID_VALUE",
+    13: "CUBLAS_STATUS_EXECUTION_FAILED",
+    15: "CUBLAS_STATUS_NOT_SUPPORTED",
+}
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 # (A, B, C types, compute) -> (operand dtype, result dtype, accumulator, scalar ctype)
 _MODELLED = {
-    (CUDA_R_8I, CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I):
-        (np.dtype(np.int8), np.dtype(np.int32), np.int64, ctypes.c_int32),
-    (CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F):
-        (_BF16, _BF16, np.float32, ctypes.c_float),
+    (CUDA_R_8I, CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I): (
+        np.dtype(np.int8),
+        np.dtype(np.int32),
+        np.int64,
+        ctypes.c_int32,
+    ),
+    (CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F): (
+        _BF16,
+        _BF16,
+        np.float32,
+        ctypes.c_float,
+    ),
 }
 
 
@@ -73,8 +84,11 @@ class CUBLASError(RuntimeError):
 
     def __init__(self, status: int, detail: str = ""):
         self.status = status
-        super().__init__(f"{_STATUS.get(status, status)} ({detail})" if detail else
-                         _STATUS.get(status, str(status)))
+        super().__init__(
+            f"{_STATUS.get(status, status)} ({detail})"
+            if detail
+            else _STATUS.get(status, str(status))
+        )
 
 
 def _bind(name, args):
@@ -134,59 +148,232 @@ class _Cublas:
         _bind("getStream", (handle,))
         return self._state(handle)["stream"]
 
-    def gemmEx(self, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype,  # noqa: N802, N803
-               ldb, beta, C, Ctype, ldc, computeType, algo):  # noqa: N803
-        _bind("gemmEx", (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype,
-                         ldb, beta, C, Ctype, ldc, computeType, algo))
-        self._gemm(handle, transa, transb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0,
-                   beta, C, Ctype, ldc, 0, 1, computeType, algo, "gemmEx")
+    def gemmEx(
+        self,
+        handle,
+        transa,
+        transb,
+        m,
+        n,
+        k,
+        alpha,
+        A,
+        Atype,
+        lda,
+        B,
+        Btype,  # noqa: N802, N803
+        ldb,
+        beta,
+        C,
+        Ctype,
+        ldc,
+        computeType,
+        algo,
+    ):  # noqa: N803
+        _bind(
+            "gemmEx",
+            (
+                handle,
+                transa,
+                transb,
+                m,
+                n,
+                k,
+                alpha,
+                A,
+                Atype,
+                lda,
+                B,
+                Btype,
+                ldb,
+                beta,
+                C,
+                Ctype,
+                ldc,
+                computeType,
+                algo,
+            ),
+        )
+        self._gemm(
+            handle,
+            transa,
+            transb,
+            m,
+            n,
+            k,
+            alpha,
+            A,
+            Atype,
+            lda,
+            0,
+            B,
+            Btype,
+            ldb,
+            0,
+            beta,
+            C,
+            Ctype,
+            ldc,
+            0,
+            1,
+            computeType,
+            algo,
+            "gemmEx",
+        )
 
-    def gemmStridedBatchedEx(self, handle, transa, transb, m, n, k, alpha, A, Atype, lda,  # noqa: N802, N803
-                             strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc,  # noqa: N803
-                             strideC, batchCount, computeType, algo):  # noqa: N803
-        _bind("gemmStridedBatchedEx", (handle, transa, transb, m, n, k, alpha, A, Atype, lda,
-                                       strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc,
-                                       strideC, batchCount, computeType, algo))
+    def gemmStridedBatchedEx(
+        self,
+        handle,
+        transa,
+        transb,
+        m,
+        n,
+        k,
+        alpha,
+        A,
+        Atype,
+        lda,  # noqa: N802, N803
+        strideA,
+        B,
+        Btype,
+        ldb,
+        strideB,
+        beta,
+        C,
+        Ctype,
+        ldc,  # noqa: N803
+        strideC,
+        batchCount,
+        computeType,
+        algo,
+    ):  # noqa: N803
+        _bind(
+            "gemmStridedBatchedEx",
+            (
+                handle,
+                transa,
+                transb,
+                m,
+                n,
+                k,
+                alpha,
+                A,
+                Atype,
+                lda,
+                strideA,
+                B,
+                Btype,
+                ldb,
+                strideB,
+                beta,
+                C,
+                Ctype,
+                ldc,
+                strideC,
+                batchCount,
+                computeType,
+                algo,
+            ),
+        )
         if (Atype, computeType) != (CUDA_R_16BF, CUBLAS_COMPUTE_32F):
-            raise NotImplementedError("the cupy simulator models gemmStridedBatchedEx only "
-                                      "for bf16 data with CUBLAS_COMPUTE_32F")
-        self._gemm(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype,
-                   ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo,
-                   "gemmStridedBatchedEx")
+            raise NotImplementedError(
+                "the cupy simulator models gemmStridedBatchedEx only "
+                "for bf16 data with CUBLAS_COMPUTE_32F"
+            )
+        self._gemm(
+            handle,
+            transa,
+            transb,
+            m,
+            n,
+            k,
+            alpha,
+            A,
+            Atype,
+            lda,
+            strideA,
+            B,
+            Btype,
+            ldb,
+            strideB,
+            beta,
+            C,
+            Ctype,
+            ldc,
+            strideC,
+            batchCount,
+            computeType,
+            algo,
+            "gemmStridedBatchedEx",
+        )
 
-    def _gemm(self, handle, transa, transb, m, n, k, alpha, A, Atype, lda, sA, B, Btype, ldb,  # noqa: N803
-              sB, beta, C, Ctype, ldc, sC, batch, computeType, algo, what):  # noqa: N803
+    def _gemm(
+        self,
+        handle,
+        transa,
+        transb,
+        m,
+        n,
+        k,
+        alpha,
+        A,
+        Atype,
+        lda,
+        sA,
+        B,
+        Btype,
+        ldb,  # noqa: N803
+        sB,
+        beta,
+        C,
+        Ctype,
+        ldc,
+        sC,
+        batch,
+        computeType,
+        algo,
+        what,
+    ):  # noqa: N803
         kinds = _MODELLED.get((Atype, Btype, Ctype, computeType))
         if kinds is None:
             raise NotImplementedError(
                 f"the cupy simulator models {what} only for int8 x int8 -> int32 with "
                 "CUBLAS_COMPUTE_32I and bf16 with CUBLAS_COMPUTE_32F (got types "
-                f"{Atype}, {Btype}, {Ctype}, compute {computeType})")
+                f"{Atype}, {Btype}, {Ctype}, compute {computeType})"
+            )
         operand, result, acc_t, scalar = kinds
         if transa not in (0, 1) or transb not in (0, 1) or min(m, n, k, batch) < 0:
             raise CUBLASError(7, "transa/transb must be CUBLAS_OP_N or _T; m, n, k >= 0")
         a_rows, b_rows = (m if transa == 0 else k), (k if transb == 0 else n)
         if lda < max(1, a_rows) or ldb < max(1, b_rows) or ldc < max(1, m):
-            raise CUBLASError(7, f"lda={lda}, ldb={ldb}, ldc={ldc} below the rows {a_rows}, "
-                                 f"{b_rows}, {m}")
+            raise CUBLASError(
+                7, f"lda={lda}, ldb={ldb}, ldc={ldc} below the rows {a_rows}, {b_rows}, {m}"
+            )
         if Atype == CUDA_R_8I and (A % 4 or B % 4 or lda % 4 or ldb % 4):
-            raise CUBLASError(15, "int8 gemmEx needs A and B 4-byte aligned and lda, ldb "
-                                  "multiples of 4")
+            raise CUBLASError(
+                15, "int8 gemmEx needs A and B 4-byte aligned and lda, ldb multiples of 4"
+            )
         if algo not in (CUBLAS_GEMM_DEFAULT, CUBLAS_GEMM_DEFAULT_TENSOR_OP):
-            raise NotImplementedError(f"the cupy simulator models only the default algos, "
-                                      f"not {algo}")
+            raise NotImplementedError(
+                f"the cupy simulator models only the default algos, not {algo}"
+            )
         mach = machine()
         if self._state(handle)["pointer_mode"]:  # device mode: alpha, beta on the GPU
             for ptr, name in ((alpha, "alpha"), (beta, "beta")):
                 if mach.space.find(int(ptr)) is None:
-                    raise CUBLASError(13, f"{name} {int(ptr):#x} is not device memory but the "
-                                          "handle is in device pointer mode")
+                    raise CUBLASError(
+                        13,
+                        f"{name} {int(ptr):#x} is not device memory but the "
+                        "handle is in device pointer mode",
+                    )
         alpha_v = scalar.from_address(int(alpha)).value  # read at the call, as cuBLAS
-        beta_v = scalar.from_address(int(beta)).value    # reads host scalars
+        beta_v = scalar.from_address(int(beta)).value  # reads host scalars
         a_cols, b_cols = (k if transa == 0 else m), (n if transb == 0 else k)
-        spans = [(A, sA, lda * (a_cols - 1) + a_rows, operand.itemsize, False, "A"),
-                 (B, sB, ldb * (b_cols - 1) + b_rows, operand.itemsize, False, "B"),
-                 (C, sC, ldc * (n - 1) + m, result.itemsize, True, "C")]
+        spans = [
+            (A, sA, lda * (a_cols - 1) + a_rows, operand.itemsize, False, "A"),
+            (B, sB, ldb * (b_cols - 1) + b_rows, operand.itemsize, False, "B"),
+            (C, sC, ldc * (n - 1) + m, result.itemsize, True, "C"),
+        ]
         accesses = []
         for ptr, stride, count, size, write, name in spans:
             if m == 0 or n == 0 or batch == 0 or (k == 0 and name != "C"):
@@ -194,8 +381,9 @@ class _Cublas:
             hi = ptr + ((batch - 1) * stride + count) * size
             hit = mach.space.find(ptr)
             if hit is None or hi > hit[0] + hit[1]:
-                raise CUBLASError(7, f"{name} [{ptr:#x}, {hi:#x}) is not device memory of "
-                                     "one allocation")
+                raise CUBLASError(
+                    7, f"{name} [{ptr:#x}, {hi:#x}) is not device memory of one allocation"
+                )
             lo, top = live_block(ptr, hit)
             accesses.append((lo, top, write, f"device buffer {hit[0]:#x}"))
         mach.count("kernel_launches")

@@ -134,5 +134,6 @@ def is_capturing(queue) -> bool:
 
 def check_malloc() -> None:
     """cudaMalloc while a stream captures in global or thread-local mode is forbidden."""
-    machine().sched.check_no_capture("cudaMalloc (an unsafe call outside relaxed capture mode)",
-                                     modes=(0, 1))
+    machine().sched.check_no_capture(
+        "cudaMalloc (an unsafe call outside relaxed capture mode)", modes=(0, 1)
+    )

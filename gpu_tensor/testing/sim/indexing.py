@@ -68,8 +68,12 @@ def getitem(a: ndarray, key):
             k = k + (Ellipsis,)  # a 0-d view, not a numpy scalar, for a full integer index
         return view_or_run("getitem", lambda h: h[k], (a,), {})
     index_arrays = tuple(sim_arrays(key, []))
-    return run("gather (advanced indexing)",
-               lambda h, *_: h[wrap_indices(key, a.shape)], (a, *index_arrays), {})
+    return run(
+        "gather (advanced indexing)",
+        lambda h, *_: h[wrap_indices(key, a.shape)],
+        (a, *index_arrays),
+        {},
+    )
 
 
 def setitem(a: ndarray, key, value) -> None:

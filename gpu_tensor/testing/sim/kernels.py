@@ -87,8 +87,11 @@ class _Nvrtc:
         return expr  # the emulation exports kernels under their name expressions
 
     def getCUBIN(self, prog):  # noqa: N802
-        body = {"source": prog.source, "exprs": prog.exprs,
-                "options": [o for o in prog.options if not o.startswith("--include-path")]}
+        body = {
+            "source": prog.source,
+            "exprs": prog.exprs,
+            "options": [o for o in prog.options if not o.startswith("--include-path")],
+        }
         return _MAGIC + json.dumps(body).encode()
 
     getPTX = getCUBIN  # noqa: N815
@@ -102,9 +105,12 @@ nvrtc = _Nvrtc()
 
 def _parse_blob(code: bytes) -> dict:
     if not code.startswith(_MAGIC):
-        raise machine_error(218, "the image is not a simulator module (real CUBIN or PTX cannot "
-                                 "run on the simulated GPU; compile through cupy.cuda.nvrtc)")
-    return json.loads(code[len(_MAGIC):].rstrip(b"\0"))
+        raise machine_error(
+            218,
+            "the image is not a simulator module (real CUBIN or PTX cannot "
+            "run on the simulated GPU; compile through cupy.cuda.nvrtc)",
+        )
+    return json.loads(code[len(_MAGIC) :].rstrip(b"\0"))
 
 
 def machine_error(status, detail):
@@ -113,8 +119,9 @@ def machine_error(status, detail):
     return CUDARuntimeError(status, detail)
 
 
-_PARAMS = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)",
-                     re.S)
+_PARAMS = re.compile(
+    r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)", re.S
+)
 
 
 def _const_params(source: str, name: str) -> list[bool] | None:
@@ -142,8 +149,9 @@ class Function:
             self._lib = emulate.build(self.source, [self.name])
         return self._lib
 
-    def __call__(self, grid, block, args, shared_mem=0, stream=None,
-                 enable_cooperative_groups=False):
+    def __call__(
+        self, grid, block, args, shared_mem=0, stream=None, enable_cooperative_groups=False
+    ):
         from . import streams
 
         m = machine()
@@ -166,8 +174,7 @@ class Function:
         def launch():
             from ...kernel import emulate
 
-            emulate.launch(lib, name, grid, block, kargs, shared_bytes=shared_mem,
-                           serial=serial)
+            emulate.launch(lib, name, grid, block, kargs, shared_bytes=shared_mem, serial=serial)
 
         m.sched.enqueue(queue, launch, f"kernel {name.split('<')[0]}", accesses)
 
@@ -241,9 +248,18 @@ def machine_kernel(source: str, name: str) -> Function:
 class RawModule:
     """cupy.RawModule(code=None, *, path=None, options=(), ..., name_expressions=None)."""
 
-    def __init__(self, code=None, *, path=None, options=(), backend="nvrtc",
-                 translate_cucomplex=False, enable_cooperative_groups=False,
-                 name_expressions=None, jitify=False):
+    def __init__(
+        self,
+        code=None,
+        *,
+        path=None,
+        options=(),
+        backend="nvrtc",
+        translate_cucomplex=False,
+        enable_cooperative_groups=False,
+        name_expressions=None,
+        jitify=False,
+    ):
         if (code is None) == (path is None):
             raise TypeError("One of `code` and `path` must be specified")
         if path is not None:
@@ -259,8 +275,17 @@ class RawModule:
 class RawKernel:
     """cupy.RawKernel(code, name, options=(), ...)."""
 
-    def __init__(self, code, name, options=(), backend="nvrtc", *, translate_cucomplex=False,
-                 enable_cooperative_groups=False, jitify=False):
+    def __init__(
+        self,
+        code,
+        name,
+        options=(),
+        backend="nvrtc",
+        *,
+        translate_cucomplex=False,
+        enable_cooperative_groups=False,
+        jitify=False,
+    ):
         self._fn = machine_kernel(code, name)
 
     def __call__(self, grid, block, args, **kwargs):

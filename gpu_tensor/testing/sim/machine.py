@@ -16,15 +16,26 @@ from .scheduler import Scheduler
 
 __all__ = ["Machine", "machine", "reset", "COUNTERS"]
 
-COUNTERS = ("kernel_launches", "cupy_routines", "driver_calls", "device_syncs",
-            "bytes_copied", "mallocs", "frees", "memcpy_calls", "host_waits", "graph_launches")
+COUNTERS = (
+    "kernel_launches",
+    "cupy_routines",
+    "driver_calls",
+    "device_syncs",
+    "bytes_copied",
+    "mallocs",
+    "frees",
+    "memcpy_calls",
+    "host_waits",
+    "graph_launches",
+)
 DEFAULT_CAPACITY = 4 << 30  # per simulated device
 SM_COUNT = 4  # reported multiProcessorCount: grids stay small under host emulation
 
 
 class Machine:
-    def __init__(self, devices: int = 1, capacity: int = DEFAULT_CAPACITY, seed: int = 0,
-                 mode: str = "raise"):
+    def __init__(
+        self, devices: int = 1, capacity: int = DEFAULT_CAPACITY, seed: int = 0, mode: str = "raise"
+    ):
         self.ndevices = devices
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.space = AddressSpace(devices, capacity, self.counters)
@@ -72,7 +83,9 @@ class Machine:
         if q is None:
             q = self._ptds[key] = self.sched.new_queue(
                 f"the per-thread default stream of thread {key[0]:#x} on cuda:{device}",
-                device, blocking=True)
+                device,
+                blocking=True,
+            )
         return q
 
     def queue(self, handle: int):

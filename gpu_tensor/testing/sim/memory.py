@@ -18,8 +18,16 @@ import numpy as np
 
 from .signatures import checked
 
-__all__ = ["live_block", "AddressSpace", "BaseMemory", "Memory", "UnownedMemory", "MemoryPointer",
-           "MemoryPool", "host_bytes"]
+__all__ = [
+    "live_block",
+    "AddressSpace",
+    "BaseMemory",
+    "Memory",
+    "UnownedMemory",
+    "MemoryPointer",
+    "MemoryPool",
+    "host_bytes",
+]
 
 ALIGN = 256  # cudaMalloc's alignment
 
@@ -30,8 +38,12 @@ class _Bytes:
     __slots__ = ("__array_interface__", "owner")
 
     def __init__(self, ptr: int, size: int, owner):
-        self.__array_interface__ = {"data": (ptr, False), "shape": (size,), "typestr": "|u1",
-                                    "version": 3}
+        self.__array_interface__ = {
+            "data": (ptr, False),
+            "shape": (size,),
+            "typestr": "|u1",
+            "version": 3,
+        }
         self.owner = owner
 
 
@@ -100,8 +112,9 @@ class AddressSpace:
 
         hit = self.find(ptr)
         if hit is None or ptr + size > hit[0] + hit[1]:
-            raise CUDARuntimeError(1, f"{what}: [{ptr:#x}, +{size}) is not inside one device "
-                                   "allocation")
+            raise CUDARuntimeError(
+                1, f"{what}: [{ptr:#x}, +{size}) is not inside one device allocation"
+            )
         return hit
 
     def register(self, ptr: int, size: int) -> None:
@@ -244,8 +257,10 @@ class MemoryPointer:
     @checked("cuda.MemoryPointer", method=True)
     def __init__(self, mem, offset):
         if not isinstance(mem, BaseMemory):
-            raise TypeError(f"Argument 'mem' has incorrect type (expected "
-                            f"cupy.cuda.memory.BaseMemory, got {type(mem).__name__})")
+            raise TypeError(
+                f"Argument 'mem' has incorrect type (expected "
+                f"cupy.cuda.memory.BaseMemory, got {type(mem).__name__})"
+            )
         self.mem = mem
         self.ptr = mem.ptr + int(offset)
         self.device_id = mem.device_id

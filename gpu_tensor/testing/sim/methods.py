@@ -14,8 +14,19 @@ from .tasks import run, view_or_run
 
 __all__ = ["method"]
 
-VIEWS = {"reshape", "transpose", "swapaxes", "squeeze", "ravel", "view", "diagonal",
-         "real", "imag", "T", "mT"}
+VIEWS = {
+    "reshape",
+    "transpose",
+    "swapaxes",
+    "squeeze",
+    "ravel",
+    "view",
+    "diagonal",
+    "real",
+    "imag",
+    "T",
+    "mT",
+}
 ATTRIBUTES = {"T", "mT", "real", "imag"}
 
 
@@ -68,8 +79,22 @@ def _inplace(name):
     return op
 
 
-for _n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
-           "xor", "lshift", "rshift", "divmod"):
+for _n in (
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "pow",
+    "matmul",
+    "and",
+    "or",
+    "xor",
+    "lshift",
+    "rshift",
+    "divmod",
+):
     setattr(ndarray, f"__{_n}__", _operator(f"__{_n}__"))
     setattr(ndarray, f"__r{_n}__", _operator(f"__r{_n}__"))
     if _n != "divmod":

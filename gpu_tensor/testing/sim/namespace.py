@@ -19,18 +19,78 @@ from .ufunc import ufunc
 
 __all__ = ["cupy", "array_function"]
 
-_VIEW_FUNCTIONS = {"reshape", "transpose", "swapaxes", "squeeze", "expand_dims",
-                   "broadcast_to", "moveaxis", "ravel", "diagonal", "real", "imag",
-                   "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays", "flip",
-                   "fliplr", "flipud"}
+_VIEW_FUNCTIONS = {
+    "reshape",
+    "transpose",
+    "swapaxes",
+    "squeeze",
+    "expand_dims",
+    "broadcast_to",
+    "moveaxis",
+    "ravel",
+    "diagonal",
+    "real",
+    "imag",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_arrays",
+    "flip",
+    "fliplr",
+    "flipud",
+}
 _NOT_MODELLED = {"fromDlpack"}
-_DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-           "float16", "float32", "float64", "complex64", "complex128", "dtype", "intp",
-           "newaxis", "nan", "inf", "pi", "e", "integer", "floating", "complexfloating",
-           "number", "generic", "signedinteger", "unsignedinteger", "iinfo", "finfo",
-           "result_type", "can_cast", "promote_types", "float_", "int_", "uint", "ubyte",
-           "byte", "short", "ushort", "intc", "uintc", "longlong", "ulonglong", "half",
-           "single", "double", "cdouble", "csingle")
+_DTYPES = (
+    "bool_",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "dtype",
+    "intp",
+    "newaxis",
+    "nan",
+    "inf",
+    "pi",
+    "e",
+    "integer",
+    "floating",
+    "complexfloating",
+    "number",
+    "generic",
+    "signedinteger",
+    "unsignedinteger",
+    "iinfo",
+    "finfo",
+    "result_type",
+    "can_cast",
+    "promote_types",
+    "float_",
+    "int_",
+    "uint",
+    "ubyte",
+    "byte",
+    "short",
+    "ushort",
+    "intc",
+    "uintc",
+    "longlong",
+    "ulonglong",
+    "half",
+    "single",
+    "double",
+    "cdouble",
+    "csingle",
+)
 
 
 def _real_ufunc_type():
@@ -93,6 +153,7 @@ def array_function(func, args, kwargs):
 
 # -- functions written out (host transfers, allocation, casts) -----------------------------
 
+
 def asnumpy(a, stream=None, order="C", out=None, *, blocking=True):
     bind("asnumpy", (a, stream, order, out), {"blocking": blocking})
     if isinstance(a, ndarray):
@@ -106,8 +167,9 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
         if not copy and (dtype is None or np.dtype(dtype) == obj.dtype) and obj.ndim >= ndmin:
             return obj
         dt = obj.dtype if dtype is None else check_dtype(dtype)
-        return run("array", lambda h: np.array(saturating_cast(h, dt, order), ndmin=ndmin),
-                   (obj,), {})
+        return run(
+            "array", lambda h: np.array(saturating_cast(h, dt, order), ndmin=ndmin), (obj,), {}
+        )
     h = np.array(obj, dtype=dtype, order=order, ndmin=ndmin)
     return array_from_host(h)
 
@@ -119,8 +181,12 @@ def _from_cai(obj) -> ndarray:
     shape = tuple(cai["shape"])
     strides = cai.get("strides") or None
     ptr = int(cai["data"][0])
-    view = ndarray(shape, dt, memptr=memory.MemoryPointer(memory.UnownedMemory(ptr, 0, obj), 0),
-                   strides=strides)
+    view = ndarray(
+        shape,
+        dt,
+        memptr=memory.MemoryPointer(memory.UnownedMemory(ptr, 0, obj), 0),
+        strides=strides,
+    )
     lo, hi = view.extent()
     hit = machine().space.find(ptr) if ptr else None
     mem = memory.UnownedMemory(lo, hi - lo, obj, hit[2] if hit else -1)
@@ -165,17 +231,26 @@ def empty(shape, dtype=float, order="C"):
 
 def empty_like(prototype, dtype=None, order="K", subok=None, shape=None):
     bind("empty_like", (prototype, dtype, order, subok, shape), {})
-    like = host_compute(lambda: np.empty_like(
-        np.empty(prototype.shape, prototype.dtype, order="C") if order != "K"
-        else _layout(prototype), dtype=dtype, order=order, shape=shape))
+    like = host_compute(
+        lambda: np.empty_like(
+            np.empty(prototype.shape, prototype.dtype, order="C")
+            if order != "K"
+            else _layout(prototype),
+            dtype=dtype,
+            order=order,
+            shape=shape,
+        )
+    )
     return new_like(like)
 
 
 def _layout(a: ndarray) -> np.ndarray:
     """A throwaway host array with a's stride order (for order 'K')."""
-    return np.lib.stride_tricks.as_strided(np.empty(1, a.dtype), a.shape,
-                                           [s if n > 1 else 0 for n, s in
-                                            zip(a.shape, a.strides, strict=True)])
+    return np.lib.stride_tricks.as_strided(
+        np.empty(1, a.dtype),
+        a.shape,
+        [s if n > 1 else 0 for n, s in zip(a.shape, a.strides, strict=True)],
+    )
 
 
 def copyto(dst, src, casting="same_kind", where=None):
@@ -188,13 +263,16 @@ def copyto(dst, src, casting="same_kind", where=None):
         if not isinstance(s, np.ndarray) or np.can_cast(sdt, d.dtype, casting):
             if isinstance(s, np.ndarray) and casting == "unsafe":
                 s = saturating_cast(s, d.dtype)
-            np.copyto(d, s, casting="unsafe" if casting == "unsafe" else casting,
-                      where=True if w is None else w)
+            np.copyto(
+                d,
+                s,
+                casting="unsafe" if casting == "unsafe" else casting,
+                where=True if w is None else w,
+            )
         else:
             raise TypeError(f"Cannot cast from {sdt} to {d.dtype} with casting={casting!r}")
 
-    run("copyto", copy, (dst, src) + ((where,) if where is not None else ()), {},
-        writes=(dst,))
+    run("copyto", copy, (dst, src) + ((where,) if where is not None else ()), {}, writes=(dst,))
 
 
 def as_strided(x, shape=None, strides=None):
@@ -240,7 +318,11 @@ for _n in _DTYPES:
 cupy.asnumpy, cupy.array, cupy.asarray = asnumpy, array, asarray
 cupy.from_dlpack = from_dlpack
 cupy.ascontiguousarray, cupy.empty, cupy.empty_like, cupy.copyto = (
-    ascontiguousarray, empty, empty_like, copyto)
+    ascontiguousarray,
+    empty,
+    empty_like,
+    copyto,
+)
 cupy.get_default_memory_pool = lambda: _pool
 cupy.get_default_pinned_memory_pool = lambda: _pinned_pool
 cupy.RawModule, cupy.RawKernel = kernels.RawModule, kernels.RawKernel
@@ -248,14 +330,23 @@ cupy.lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=
 cupy.linalg = types.SimpleNamespace(__getattr__=None)
 cupy._environment = types.SimpleNamespace(get_cuda_path=_cuda_path)
 cupy.cuda = types.SimpleNamespace(
-    Device=runtime.Device, runtime=runtime.runtime, Stream=streams.Stream,
-    Event=streams.Event, get_current_stream=streams.get_current_stream,
-    get_elapsed_time=streams.get_elapsed_time, MemoryPointer=memory.MemoryPointer,
-    UnownedMemory=memory.UnownedMemory, Memory=memory.Memory, BaseMemory=memory.BaseMemory,
-    MemoryPool=memory.MemoryPool, set_allocator=_set_allocator,
-    set_pinned_memory_allocator=_set_pinned_memory_allocator, nvrtc=kernels.nvrtc,
+    Device=runtime.Device,
+    runtime=runtime.runtime,
+    Stream=streams.Stream,
+    Event=streams.Event,
+    get_current_stream=streams.get_current_stream,
+    get_elapsed_time=streams.get_elapsed_time,
+    MemoryPointer=memory.MemoryPointer,
+    UnownedMemory=memory.UnownedMemory,
+    Memory=memory.Memory,
+    BaseMemory=memory.BaseMemory,
+    MemoryPool=memory.MemoryPool,
+    set_allocator=_set_allocator,
+    set_pinned_memory_allocator=_set_pinned_memory_allocator,
+    nvrtc=kernels.nvrtc,
     function=types.SimpleNamespace(Module=kernels.Module, Function=kernels.Function),
-    is_available=lambda: True, Graph=graph.Graph,
+    is_available=lambda: True,
+    Graph=graph.Graph,
     graph=types.SimpleNamespace(Graph=graph.Graph),
     # gemmEx / gemmStridedBatchedEx: int8 (backends/cuda_blas.py) and bf16 (cuda_gemm.py)
     cublas=cublas.cublas,

@@ -60,8 +60,11 @@ class _Flags:
         self.c_contiguous, self.f_contiguous, self.owndata = c, f, own
 
     def __getitem__(self, key):
-        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
-                "OWNDATA": self.owndata}[key]
+        return {
+            "C_CONTIGUOUS": self.c_contiguous,
+            "F_CONTIGUOUS": self.f_contiguous,
+            "OWNDATA": self.owndata,
+        }[key]
 
 
 def _contig(shape, strides, itemsize) -> bool:
@@ -81,8 +84,9 @@ class ndarray:  # noqa: N801 - cupy's name
     __array_priority__ = 100
 
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
-        shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(
-            int(n) for n in shape)
+        shape = (
+            (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+        )
         if any(n < 0 for n in shape):
             raise ValueError(f"Negative dimensions are not allowed: {shape}")
         dt = check_dtype(dtype)
@@ -133,8 +137,10 @@ class ndarray:  # noqa: N801 - cupy's name
         return lo, hi + self.itemsize
 
     def buffer_name(self) -> str:
-        return f"device buffer {self.data.mem.ptr:#x} ({self.data.mem.size} bytes, cuda:" \
-               f"{self.data.device_id})"
+        return (
+            f"device buffer {self.data.mem.ptr:#x} ({self.data.mem.size} bytes, cuda:"
+            f"{self.data.device_id})"
+        )
 
     def _host(self) -> np.ndarray:
         """numpy's view of the bytes (only inside a task: see the module docstring)."""
@@ -142,24 +148,33 @@ class ndarray:  # noqa: N801 - cupy's name
             return np.empty(self.shape, self.dtype)
         lo, hi = self.extent()
         buf = host_bytes(lo, hi - lo, self.data.mem)
-        return np.ndarray(self.shape, self.dtype, buffer=buf, offset=self.data.ptr - lo,
-                          strides=self.strides)
+        return np.ndarray(
+            self.shape, self.dtype, buffer=buf, offset=self.data.ptr - lo, strides=self.strides
+        )
 
     @property
     def __cuda_array_interface__(self) -> dict:
         from .streams import get_current_stream
 
         ptr = get_current_stream().ptr
-        return {"shape": self.shape, "typestr": self.dtype.str, "descr": [("", self.dtype.str)],
-                "data": (self.data.ptr, False), "version": 3, "stream": ptr or 1,
-                "strides": None if self.flags.c_contiguous else self.strides}
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "descr": [("", self.dtype.str)],
+            "data": (self.data.ptr, False),
+            "version": 3,
+            "stream": ptr or 1,
+            "strides": None if self.flags.c_contiguous else self.strides,
+        }
 
     def __dlpack_device__(self):
         return 2, self.data.device_id  # kDLCUDA
 
     def __dlpack__(self, stream=None, **kwargs):
-        raise NotImplementedError("the cupy simulator exchanges memory through "
-                                  "__cuda_array_interface__, not DLPack capsules")
+        raise NotImplementedError(
+            "the cupy simulator exchanges memory through "
+            "__cuda_array_interface__, not DLPack capsules"
+        )
 
     # -- host transfers ---------------------------------------------------------------------
 
@@ -177,8 +192,12 @@ class ndarray:  # noqa: N801 - cupy's name
         def copy():
             dst[...] = self._host()
 
-        task = m.sched.enqueue(stream._queue(), copy, f"device-to-host copy of {self.nbytes} "
-                               "bytes", [(lo, hi, False, self.buffer_name())])
+        task = m.sched.enqueue(
+            stream._queue(),
+            copy,
+            f"device-to-host copy of {self.nbytes} bytes",
+            [(lo, hi, False, self.buffer_name())],
+        )
         pinned = out is not None and m.space.find_pinned(out.ctypes.data) is not None
         if blocking or not pinned:  # a pageable destination makes the copy synchronous
             m.count("device_syncs")
@@ -204,9 +223,14 @@ class ndarray:  # noqa: N801 - cupy's name
         def copy():
             self._host()[...] = src
 
-        m.sched.run_through(m.sched.enqueue(queue, copy, f"host-to-device copy of "
-                                            f"{self.nbytes} bytes",
-                                            [(lo, hi, True, self.buffer_name())]))
+        m.sched.run_through(
+            m.sched.enqueue(
+                queue,
+                copy,
+                f"host-to-device copy of {self.nbytes} bytes",
+                [(lo, hi, True, self.buffer_name())],
+            )
+        )
 
     def item(self):
         if self.size != 1:
@@ -217,8 +241,10 @@ class ndarray:  # noqa: N801 - cupy's name
         return self.get().tolist()
 
     def __array__(self, *args, **kwargs):
-        raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
-                        "`.get()` to construct a NumPy array explicitly.")
+        raise TypeError(
+            "Implicit conversion to a NumPy array is not allowed. Please use "
+            "`.get()` to construct a NumPy array explicitly."
+        )
 
     def __bool__(self):
         return bool(self.item())
@@ -283,8 +309,11 @@ class ndarray:  # noqa: N801 - cupy's name
         sim = getattr(namespace.cupy, uf.__name__, None)
         if sim is None:
             return NotImplemented
-        return sim(*inputs, **kwargs) if method == "__call__" else getattr(sim, method)(
-            *inputs, **kwargs)
+        return (
+            sim(*inputs, **kwargs)
+            if method == "__call__"
+            else getattr(sim, method)(*inputs, **kwargs)
+        )
 
     def __array_function__(self, func, types, args, kwargs):
         from . import namespace

@@ -24,8 +24,13 @@ memcpyDefault = 4
 memoryTypeUnregistered, memoryTypeHost, memoryTypeDevice = 0, 1, 2
 streamDefault, streamNonBlocking = 0, 1
 streamCaptureModeGlobal, streamCaptureModeThreadLocal, streamCaptureModeRelaxed = 0, 1, 2
-_KIND_NAMES = {0: "HostToHost", 1: "HostToDevice", 2: "DeviceToHost", 3: "DeviceToDevice",
-               4: "Default"}
+_KIND_NAMES = {
+    0: "HostToHost",
+    1: "HostToDevice",
+    2: "DeviceToHost",
+    3: "DeviceToDevice",
+    4: "Default",
+}
 
 
 class CUDARuntimeError(_RealError):
@@ -76,8 +81,13 @@ class Device:
 
     @property
     def attributes(self) -> dict:
-        return {"MultiProcessorCount": SM_COUNT, "ComputeCapabilityMajor": 9,
-                "ComputeCapabilityMinor": 0, "WarpSize": 32, "MaxThreadsPerBlock": 1024}
+        return {
+            "MultiProcessorCount": SM_COUNT,
+            "ComputeCapabilityMajor": 9,
+            "ComputeCapabilityMinor": 0,
+            "WarpSize": 32,
+            "MaxThreadsPerBlock": 1024,
+        }
 
     def __eq__(self, other):
         return isinstance(other, Device) and other.id == self.id
@@ -134,13 +144,20 @@ def _copy_task(dst, src, size, kind, queue, what):
     m = machine()
     dwhere, dhit = _where(dst)
     swhere, shit = _where(src)
-    want = {1: ("device", "host"), 2: ("host", "device"), 3: ("device", "device"),
-            0: ("host", "host")}.get(kind)
+    want = {
+        1: ("device", "host"),
+        2: ("host", "device"),
+        3: ("device", "device"),
+        0: ("host", "host"),
+    }.get(kind)
     if kind not in _KIND_NAMES:
         raise CUDARuntimeError(21, f"{what}: kind {kind} is not a cudaMemcpyKind")
     if want is not None and (dwhere, swhere) != want:
-        raise CUDARuntimeError(21, f"{what} with kind {_KIND_NAMES[kind]}: the destination "
-                               f"is {dwhere} memory and the source is {swhere} memory")
+        raise CUDARuntimeError(
+            21,
+            f"{what} with kind {_KIND_NAMES[kind]}: the destination "
+            f"is {dwhere} memory and the source is {swhere} memory",
+        )
     accesses = []
     for ptr, where, hit, write in ((dst, dwhere, dhit, True), (src, swhere, shit, False)):
         if where == "device":
@@ -153,8 +170,12 @@ def _copy_task(dst, src, size, kind, queue, what):
     m.count("bytes_copied", size)
     if m.null:
         return m.sched.enqueue(queue, None, what)
-    task = m.sched.enqueue(queue, lambda: ctypes.memmove(dst, src, size) if size else None,
-                           f"{what} of {size} bytes", accesses)
+    task = m.sched.enqueue(
+        queue,
+        lambda: ctypes.memmove(dst, src, size) if size else None,
+        f"{what} of {size} bytes",
+        accesses,
+    )
     if pageable:  # CUDA stages pageable host memory: the call returns once it is done
         m.sched.run_through(task)
     return task
@@ -180,8 +201,9 @@ def memcpyPeerAsync(dst, dstDevice, src, srcDevice, size, stream):  # noqa: N802
     for ptr, dev, what in ((dst, dstDevice, "destination"), (src, srcDevice, "source")):
         hit = m.space.check_range(int(ptr), int(size), "cudaMemcpyPeerAsync")
         if hit[2] != dev:
-            raise CUDARuntimeError(1, f"cudaMemcpyPeerAsync: the {what} is on cuda:{hit[2]}, "
-                                   f"not cuda:{dev}")
+            raise CUDARuntimeError(
+                1, f"cudaMemcpyPeerAsync: the {what} is on cuda:{hit[2]}, not cuda:{dev}"
+            )
     _copy_task(int(dst), int(src), int(size), 3, m.queue(stream), "cudaMemcpyPeerAsync")
 
 
@@ -220,12 +242,14 @@ def pointerGetAttributes(ptr):  # noqa: N802
     m.count("driver_calls")
     where, hit = _where(int(ptr))
     if where == "device":
-        return types.SimpleNamespace(type=memoryTypeDevice, device=hit[2], devicePointer=ptr,
-                                     hostPointer=0)
+        return types.SimpleNamespace(
+            type=memoryTypeDevice, device=hit[2], devicePointer=ptr, hostPointer=0
+        )
     # CUDA >= 11: unregistered host memory is type 0, not an error
     kind = memoryTypeHost if hit is not None else memoryTypeUnregistered
-    return types.SimpleNamespace(type=kind, device=-2 if hit is None else 0,
-                                 devicePointer=0, hostPointer=ptr)
+    return types.SimpleNamespace(
+        type=kind, device=-2 if hit is None else 0, devicePointer=0, hostPointer=ptr
+    )
 
 
 @checked("cuda.runtime.eventRecord")
@@ -301,10 +325,17 @@ def getDeviceCount():  # noqa: N802
 def getDeviceProperties(device):  # noqa: N802
     m = machine()
     m.check_device(int(device))
-    return {"name": b"gpu_tensor simulated GPU (host emulation, not a real device)",
-            "totalGlobalMem": m.space.capacity, "major": 9, "minor": 0,
-            "multiProcessorCount": SM_COUNT, "warpSize": 32, "pciBusID": 0,
-            "pciDeviceID": int(device), "uuid": b"\0" * 16}
+    return {
+        "name": b"gpu_tensor simulated GPU (host emulation, not a real device)",
+        "totalGlobalMem": m.space.capacity,
+        "major": 9,
+        "minor": 0,
+        "multiProcessorCount": SM_COUNT,
+        "warpSize": 32,
+        "pciBusID": 0,
+        "pciDeviceID": int(device),
+        "uuid": b"\0" * 16,
+    }
 
 
 @checked("cuda.runtime.streamBeginCapture")
@@ -346,8 +377,12 @@ def graphUpload(graphExec, stream):  # noqa: N802,N803
 
 runtime = types.SimpleNamespace(
     CUDARuntimeError=CUDARuntimeError,
-    **{k: v for k, v in dict(globals()).items()
-       if k[:1].islower() and (callable(v) or isinstance(v, int)) and k not in (
-           "machine", "checked", "ctypes", "types", "annotations")},
+    **{
+        k: v
+        for k, v in dict(globals()).items()
+        if k[:1].islower()
+        and (callable(v) or isinstance(v, int))
+        and k not in ("machine", "checked", "ctypes", "types", "annotations")
+    },
 )
 runtime.__name__ = "gpu_tensor.testing.sim.runtime"

@@ -37,8 +37,19 @@ class SimRaceWarning(RuntimeWarning):
 class Queue:
     """The logical CUDA stream behind one or more cupy Stream objects."""
 
-    __slots__ = ("name", "device", "blocking", "legacy", "clock", "vc", "pending", "done", "priority",
-                 "capture", "__weakref__")
+    __slots__ = (
+        "name",
+        "device",
+        "blocking",
+        "legacy",
+        "clock",
+        "vc",
+        "pending",
+        "done",
+        "priority",
+        "capture",
+        "__weakref__",
+    )
 
     def __init__(self, name: str, device: int, blocking: bool, legacy: bool = False):
         self.name, self.device, self.blocking, self.legacy = name, device, blocking, legacy
@@ -102,8 +113,12 @@ class Scheduler:
             if queue.capture is not None:  # recorded into the graph, not run (graph.py)
                 return queue.capture.record(queue, fn, label, accesses)
             if queue.legacy:
-                self.check_no_capture("work on the legacy default stream", device=queue.device,
-                                      status=906, blocking_only=True)
+                self.check_no_capture(
+                    "work on the legacy default stream",
+                    device=queue.device,
+                    status=906,
+                    blocking_only=True,
+                )
             vc = _join(queue.vc, self.host)
             if queue.legacy:  # the legacy stream waits for every blocking stream's work
                 for q in self.queues:
@@ -134,8 +149,7 @@ class Scheduler:
                 if not (write or a.write) or task.vc.get(a.queue, 0) >= a.clock:
                     continue
                 self._race(a, task, lo, hi, write, buffer)
-            self.history.append(_Access(task.queue, task.clock, lo, hi, write, task.label,
-                                        buffer))
+            self.history.append(_Access(task.queue, task.clock, lo, hi, write, task.label, buffer))
 
     def _prune(self) -> None:
         # An access the host has seen complete is ordered before anything enqueued later.
@@ -144,11 +158,13 @@ class Scheduler:
             self.history = [a for a in self.history if host.get(a.queue, 0) < a.clock]
 
     def _race(self, a, task, lo, hi, write, buffer) -> None:
-        msg = (f"race on {buffer} [{max(lo, a.lo):#x}, {min(hi, a.hi):#x}): "
-               f"{task.queue!r} {'writes' if write else 'reads'} it ({task.label}) while "
-               f"{a.queue!r} {'writes' if a.write else 'reads'} it ({a.label}) and nothing "
-               "orders the two streams; record an event on one stream and wait for it on "
-               "the other (stream.wait_event / wait_stream), or synchronize")
+        msg = (
+            f"race on {buffer} [{max(lo, a.lo):#x}, {min(hi, a.hi):#x}): "
+            f"{task.queue!r} {'writes' if write else 'reads'} it ({task.label}) while "
+            f"{a.queue!r} {'writes' if a.write else 'reads'} it ({a.label}) and nothing "
+            "orders the two streams; record an event on one stream and wait for it on "
+            "the other (stream.wait_event / wait_stream), or synchronize"
+        )
         self.races.append(msg)
         if self.mode == "warn":
             warnings.warn(msg, SimRaceWarning, stacklevel=4)
@@ -188,8 +204,11 @@ class Scheduler:
                 if q.pending and q not in need and self.rng.random() < 0.25:
                     need = self._closure({**need, q: q.pending[0].clock})
             while True:
-                ready = [(q, t) for q, c in need.items() if q.pending
-                         and (t := q.pending[0]).clock <= c and self._runnable(t)]
+                ready = [
+                    (q, t)
+                    for q, c in need.items()
+                    if q.pending and (t := q.pending[0]).clock <= c and self._runnable(t)
+                ]
                 if not ready:
                     break
                 q, task = ready[self.rng.randrange(len(ready))] if len(ready) > 1 else ready[0]
@@ -206,9 +225,11 @@ class Scheduler:
     def run_through(self, task: Task) -> None:
         """Run `task` and everything ordered before it."""
         if task.clock is None:  # a captured task: nothing runs until the graph is launched
-            self.capture_error(task.queue.capture, 900,
-                               f"{task.label} waits for the host, which a capturing stream "
-                               "cannot do")
+            self.capture_error(
+                task.queue.capture,
+                900,
+                f"{task.label} waits for the host, which a capturing stream cannot do",
+            )
         self.drive({task.queue: task.clock})
 
     # -- stream capture (graph.py) ----------------------------------------------------------
@@ -221,14 +242,24 @@ class Scheduler:
             capture.invalid = what
         raise CUDARuntimeError(status, f"{what} during stream capture")
 
-    def check_no_capture(self, what: str, device=None, status: int = 900,
-                         blocking_only: bool = False, modes=(0, 1, 2)) -> None:
+    def check_no_capture(
+        self,
+        what: str,
+        device=None,
+        status: int = 900,
+        blocking_only: bool = False,
+        modes=(0, 1, 2),
+    ) -> None:
         """Raise (invalidating the capture) when a stream of `device` (None: any) captures in
         one of `modes` (0 global, 1 thread-local, 2 relaxed)."""
         for q in self.queues:
             cap = q.capture
-            if cap is not None and cap.mode in modes and (device is None or q.device == device) \
-                    and (q.blocking or not blocking_only):
+            if (
+                cap is not None
+                and cap.mode in modes
+                and (device is None or q.device == device)
+                and (q.blocking or not blocking_only)
+            ):
                 self.capture_error(cap, status, what)
 
     def synchronize(self, queue: Queue) -> None:

@@ -22,10 +22,9 @@ CYTHON = {
     "cuda.runtime.free": "free(intptr_t ptr)",
     "cuda.runtime.memGetInfo": "memGetInfo()",
     "cuda.runtime.memcpy": "memcpy(intptr_t dst, intptr_t src, size_t size, int kind)",
-    "cuda.runtime.memcpyAsync":
-        "memcpyAsync(intptr_t dst, intptr_t src, size_t size, int kind, intptr_t stream)",
+    "cuda.runtime.memcpyAsync": "memcpyAsync(intptr_t dst, intptr_t src, size_t size, int kind, intptr_t stream)",
     "cuda.runtime.memcpyPeerAsync": "memcpyPeerAsync(intptr_t dst, int dstDevice, intptr_t "
-                                    "src, int srcDevice, size_t size, intptr_t stream)",
+    "src, int srcDevice, size_t size, intptr_t stream)",
     "cuda.runtime.hostRegister": "hostRegister(intptr_t ptr, size_t size, unsigned int flags)",
     "cuda.runtime.hostUnregister": "hostUnregister(intptr_t ptr)",
     "cuda.runtime.hostAlloc": "hostAlloc(size_t size, unsigned int flags) -> intptr_t",
@@ -34,14 +33,12 @@ CYTHON = {
     "cuda.runtime.eventRecord": "eventRecord(intptr_t event, intptr_t stream)",
     "cuda.runtime.eventQuery": "eventQuery(intptr_t event)",
     "cuda.runtime.streamQuery": "streamQuery(intptr_t stream)",
-    "cuda.runtime.streamBeginCapture":
-        "streamBeginCapture(intptr_t stream, int mode=streamCaptureModeRelaxed)",
+    "cuda.runtime.streamBeginCapture": "streamBeginCapture(intptr_t stream, int mode=streamCaptureModeRelaxed)",
     "cuda.runtime.streamEndCapture": "streamEndCapture(intptr_t stream) -> intptr_t",
     "cuda.runtime.streamIsCapturing": "streamIsCapturing(intptr_t stream) -> bool",
     "cuda.runtime.graphLaunch": "graphLaunch(intptr_t graphExec, intptr_t stream)",
     "cuda.runtime.graphUpload": "graphUpload(intptr_t graphExec, intptr_t stream)",
-    "cuda.runtime.streamCreateWithPriority":
-        "streamCreateWithPriority(unsigned int flags, int priority) -> intptr_t",
+    "cuda.runtime.streamCreateWithPriority": "streamCreateWithPriority(unsigned int flags, int priority) -> intptr_t",
     "cuda.runtime.streamGetPriority": "streamGetPriority(intptr_t stream) -> int",
     "cuda.runtime.streamDestroy": "streamDestroy(intptr_t stream)",
     "cuda.runtime.deviceSynchronize": "deviceSynchronize()",
@@ -63,7 +60,7 @@ CYTHON = {
     "ndarray.get": "_ndarray_base.get(self, stream=None, order='C', out=None, blocking=True)",
     "ndarray.set": "_ndarray_base.set(self, arr, stream=None)",
     "ndarray.astype": "_ndarray_base.astype(self, dtype, order='K', casting=None, subok=None, "
-                      "copy=True) -> _ndarray_base",
+    "copy=True) -> _ndarray_base",
     "ndarray.copy": "_ndarray_base.copy(self, order='C') -> _ndarray_base",
     "ndarray.reshape": "_ndarray_base.reshape(self, *shape, order='C', copy=None)",
     "ndarray.item": "_ndarray_base.item(self)",
@@ -111,7 +108,7 @@ def _split_params(text: str) -> list[str]:
 def parse_cython(line: str) -> inspect.Signature:
     """An inspect.Signature from a Cython docstring signature line (types dropped, `self`
     dropped, defaults kept as text: binding only needs to know that one exists)."""
-    inner = line[line.index("(") + 1: line.rindex(")")]
+    inner = line[line.index("(") + 1 : line.rindex(")")]
     params, kind = [], inspect.Parameter.POSITIONAL_OR_KEYWORD
     for raw in _split_params(inner):
         if raw == "*":
@@ -128,8 +125,11 @@ def parse_cython(line: str) -> inspect.Signature:
             continue
         if name == "self" or not _NAME.match(name):
             continue
-        params.append(inspect.Parameter(
-            name, kind, default=default.strip() if eq else inspect.Parameter.empty))
+        params.append(
+            inspect.Parameter(
+                name, kind, default=default.strip() if eq else inspect.Parameter.empty
+            )
+        )
     return inspect.Signature(params)
 
 
@@ -148,9 +148,12 @@ def signature_of(path: str) -> inspect.Signature | None:
     except (TypeError, ValueError):
         doc = (getattr(obj, "__doc__", None) or "").strip().splitlines()
         if not doc or "(" not in doc[0]:
-            return inspect.Signature([
-                inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
-                inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
+            return inspect.Signature(
+                [
+                    inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+                    inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
+                ]
+            )
         return parse_cython(doc[0])
     params = [p for p in sig.parameters.values() if p.name != "self"]
     return sig.replace(parameters=params)
@@ -169,18 +172,22 @@ def bind(path: str, args, kwargs) -> None:
     try:
         sig.bind(*args, **kwargs)
     except TypeError as exc:
-        raise TypeError(f"cupy.{path}(): {exc} (bound against the installed cupy "
-                        f"{_cupy().__version__})") from None
+        raise TypeError(
+            f"cupy.{path}(): {exc} (bound against the installed cupy {_cupy().__version__})"
+        ) from None
     extra = sorted(set(kwargs) - KEYWORDS[path]) if path in KEYWORDS else None
     if extra:
-        raise TypeError(f"cupy.{path}(): did not understand the following kwargs: {extra} "
-                        f"(cupy {_cupy().__version__} takes only "
-                        f"{sorted(KEYWORDS[path])})")
+        raise TypeError(
+            f"cupy.{path}(): did not understand the following kwargs: {extra} "
+            f"(cupy {_cupy().__version__} takes only "
+            f"{sorted(KEYWORDS[path])})"
+        )
 
 
 def checked(path: str, method: bool = False):
     """Decorator: bind every call against real cupy's `path` before running the simulation
     (`method=True`: the first argument is self and is not part of the binding)."""
+
     def wrap(fn):
         @functools.wraps(fn)
         def inner(*args, **kwargs):

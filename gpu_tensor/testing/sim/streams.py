@@ -19,14 +19,21 @@ from .machine import machine
 from .runtime import CUDARuntimeError
 from .signatures import checked
 
-__all__ = ["Stream", "Event", "get_current_stream", "get_elapsed_time", "new_queue",
-           "event_by_handle"]
+__all__ = [
+    "Stream",
+    "Event",
+    "get_current_stream",
+    "get_elapsed_time",
+    "new_queue",
+    "event_by_handle",
+]
 
 
 def new_queue(handle: int, device: int, blocking: bool):
     kind = "blocking" if blocking else "non-blocking"
-    return machine().sched.new_queue(f"stream {handle:#x} ({kind}, cuda:{device})", device,
-                                     blocking)
+    return machine().sched.new_queue(
+        f"stream {handle:#x} ({kind}, cuda:{device})", device, blocking
+    )
 
 
 class Stream:
@@ -48,8 +55,9 @@ class Stream:
         else:
             from . import runtime as rt
 
-            self.ptr = rt.streamCreateWithPriority(1 if non_blocking else 0,
-                                                   0 if priority is None else priority)
+            self.ptr = rt.streamCreateWithPriority(
+                1 if non_blocking else 0, 0 if priority is None else priority
+            )
             self.device_id = m.current_device()
         self._machine = m
 
@@ -122,8 +130,10 @@ class Stream:
     def _check_device(self) -> None:
         cur = machine().current_device()
         if self.device_id not in (-1, cur):
-            raise RuntimeError(f"The device where the stream is created ({self.device_id}) "
-                               f"does not match the current device ({cur})")
+            raise RuntimeError(
+                f"The device where the stream is created ({self.device_id}) "
+                f"does not match the current device ({cur})"
+            )
 
     def use(self):
         self._check_device()
@@ -205,8 +215,9 @@ class Event:
 
     def _record_queue(self, queue) -> None:
         if queue.device != self.device:  # cudaEventRecord: event and stream of one device
-            raise CUDARuntimeError(400, f"an event of cuda:{self.device} recorded on a stream "
-                                   f"of cuda:{queue.device}")
+            raise CUDARuntimeError(
+                400, f"an event of cuda:{self.device} recorded on a stream of cuda:{queue.device}"
+            )
         # An empty task: recording on the legacy stream orders after the blocking streams.
         task = machine().sched.enqueue(queue, None, "cudaEventRecord")
         self._vc, self._recorded = dict(task.vc), True
@@ -217,15 +228,19 @@ class Event:
     def record(self, stream=None):
         stream = get_current_stream() if stream is None else stream
         if stream.device_id not in (-1, machine().current_device()):
-            raise CUDARuntimeError(400, "an event must be recorded on a stream of the "
-                                   "current device")
+            raise CUDARuntimeError(
+                400, "an event must be recorded on a stream of the current device"
+            )
         self._record_queue(stream._queue())
 
     def _check_not_captured(self, what: str) -> None:
         cap = getattr(self, "_captured", None)
         if cap is not None:
-            machine().sched.capture_error(cap, 900, f"{what} an event recorded during "
-                                          "stream capture (it completes when a graph runs)")
+            machine().sched.capture_error(
+                cap,
+                900,
+                f"{what} an event recorded during stream capture (it completes when a graph runs)",
+            )
 
     @property
     def done(self) -> bool:

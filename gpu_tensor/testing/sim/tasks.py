@@ -9,8 +9,7 @@ import numpy as np
 from .machine import machine
 from .ndarray import _alloc, check_dtype, ndarray, new_like
 
-__all__ = ["run", "view_or_run", "wrap", "to_host", "array_from_host", "sim_arrays",
-           "host_compute"]
+__all__ = ["run", "view_or_run", "wrap", "to_host", "array_from_host", "sim_arrays", "host_compute"]
 
 
 def sim_arrays(obj, found):
@@ -46,8 +45,7 @@ def _view_of(r: np.ndarray, arrays):
         mem = a.data.mem
         if mem.ptr <= ptr < mem.ptr + max(mem.size, 1):
             check_dtype(r.dtype)
-            return ndarray(r.shape, r.dtype, memptr=a.data + (ptr - a.data.ptr),
-                           strides=r.strides)
+            return ndarray(r.shape, r.dtype, memptr=a.data + (ptr - a.data.ptr), strides=r.strides)
     return None
 
 
@@ -131,8 +129,7 @@ def _run_captured(queue, label, fn, args, kwargs, arrays, accesses):
         return r
 
     result = build(trial)
-    writes = [(*o.extent(), True, o.buffer_name()) for kind, o in outs
-              if kind == "new" and o.size]
+    writes = [(*o.extent(), True, o.buffer_name()) for kind, o in outs if kind == "new" and o.size]
 
     def replay():
         with np.errstate(all="ignore"):
@@ -196,7 +193,11 @@ def array_from_host(h: np.ndarray, label="host-to-device copy") -> ndarray:
     def copy():
         out._host()[...] = src
 
-    task = m.sched.enqueue(get_current_stream()._queue(), copy, label,
-                           [(lo, hi, True, out.buffer_name())] if out.size else [])
+    task = m.sched.enqueue(
+        get_current_stream()._queue(),
+        copy,
+        label,
+        [(lo, hi, True, out.buffer_name())] if out.size else [],
+    )
     m.sched.run_through(task)
     return out

@@ -21,8 +21,10 @@ from .tasks import run, sim_arrays
 __all__ = ["ufunc", "SCATTER_DTYPES"]
 
 _SCATTER = {"add": "scatter_add", "maximum": "scatter_max", "minimum": "scatter_min"}
-SCATTER_DTYPES = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64,
-                                                 np.float16, np.float32, np.float64))
+SCATTER_DTYPES = frozenset(
+    np.dtype(t)
+    for t in (np.int32, np.int64, np.uint32, np.uint64, np.float16, np.float32, np.float64)
+)
 
 
 class _Loops:
@@ -32,9 +34,11 @@ class _Loops:
 
     def __init__(self, name: str, np_fn, types):
         self.name, self._fn = name, np_fn
-        self._loops = [(tuple(np.dtype(c) for c in t.split("->")[0]),
-                        np.dtype(t.split("->")[1])) for t in types
-                       if "E" not in t]  # cupy's complex32: numpy has none, nor do we
+        self._loops = [
+            (tuple(np.dtype(c) for c in t.split("->")[0]), np.dtype(t.split("->")[1]))
+            for t in types
+            if "E" not in t
+        ]  # cupy's complex32: numpy has none, nor do we
 
     def __call__(self, *args, out=None, dtype=None):
         if len(args) != len(self._loops[0][0]):
@@ -42,7 +46,8 @@ class _Loops:
         dtypes = [np.asarray(x).dtype for x in args]
         for ins, result in self._loops:
             if (dtype is None or np.dtype(dtype) == result) and all(
-                    np.can_cast(d, t, "safe") for d, t in zip(dtypes, ins, strict=True)):
+                np.can_cast(d, t, "safe") for d, t in zip(dtypes, ins, strict=True)
+            ):
                 break
         else:
             raise TypeError(f"Wrong type ({tuple(dtypes)}) of arguments for cupy_{self.name}")
@@ -85,13 +90,19 @@ class ufunc:  # noqa: N801 - cupy's name
         if self.name not in _SCATTER:
             raise NotImplementedError(f"cupy_{self.name}.at is not supported yet")
         if a.dtype not in SCATTER_DTYPES:
-            raise TypeError(f"cupy.{self.name}.at ({_SCATTER[self.name]}) does not support "
-                            f"dtype {a.dtype}")
+            raise TypeError(
+                f"cupy.{self.name}.at ({_SCATTER[self.name]}) does not support dtype {a.dtype}"
+            )
         extra = tuple(sim_arrays(indices, []))
 
         def scatter(h, v, *_):
-            self._np.at(h, wrap_indices(indices, a.shape)[0] if not isinstance(indices, tuple)
-                        else wrap_indices(indices, a.shape), v)
+            self._np.at(
+                h,
+                wrap_indices(indices, a.shape)[0]
+                if not isinstance(indices, tuple)
+                else wrap_indices(indices, a.shape),
+                v,
+            )
 
         run(f"{self.name}.at", scatter, (a, b, *extra), {}, writes=(a,))
 

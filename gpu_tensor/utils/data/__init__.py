@@ -30,7 +30,23 @@ from .sampler import (
 )
 from .worker import WorkerInfo, get_worker_info
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset",
-           "random_split", "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DataLoader",
-           "default_collate", "default_convert", "get_worker_info", "WorkerInfo", "progress"]
+__all__ = [
+    "Dataset",
+    "IterableDataset",
+    "TensorDataset",
+    "ConcatDataset",
+    "Subset",
+    "random_split",
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+    "DataLoader",
+    "default_collate",
+    "default_convert",
+    "get_worker_info",
+    "WorkerInfo",
+    "progress",
+]

@@ -11,8 +11,9 @@ import collections.abc
 
 __all__ = ["default_collate", "default_convert"]
 
-_ERR = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
-        "found {}")
+_ERR = (
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+)
 
 
 def default_collate(batch):
@@ -49,8 +50,11 @@ def default_convert(data):
     """batch_size=None: numpy arrays become tensors, containers are walked, the rest kept."""
     from gpu_tensor.creation import as_tensor
 
-    if type(data).__module__ == "numpy" and getattr(data, "dtype", None) is not None \
-            and data.dtype.kind not in "OSUV":
+    if (
+        type(data).__module__ == "numpy"
+        and getattr(data, "dtype", None) is not None
+        and data.dtype.kind not in "OSUV"
+    ):
         return as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
         return {k: default_convert(v) for k, v in data.items()}

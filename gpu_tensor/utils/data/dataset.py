@@ -5,8 +5,7 @@ from __future__ import annotations
 import bisect
 import math
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset",
-           "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split"]
 
 
 class Dataset:
@@ -115,11 +114,10 @@ def random_split(dataset, lengths, generator=None):
 
     counts = _lengths(len(dataset), lengths)
     if sum(counts) != len(dataset):
-        raise ValueError("Sum of input lengths does not equal the length of the input "
-                         "dataset!")
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     order = randperm(sum(counts), generator=generator, device="cpu").tolist()
     out, start = [], 0
     for n in counts:
-        out.append(Subset(dataset, order[start:start + n]))
+        out.append(Subset(dataset, order[start : start + n]))
         start += n
     return out

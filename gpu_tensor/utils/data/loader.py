@@ -34,46 +34,96 @@ __all__ = ["DataLoader"]
 _POLL_S = 5.0  # while waiting for a batch, check this often that the workers are alive
 
 
-def _check_args(dataset, num_workers, timeout, prefetch_factor, persistent_workers, shuffle,
-                sampler, batch_sampler, batch_size, drop_last):
+def _check_args(
+    dataset,
+    num_workers,
+    timeout,
+    prefetch_factor,
+    persistent_workers,
+    shuffle,
+    sampler,
+    batch_sampler,
+    batch_size,
+    drop_last,
+):
     if num_workers < 0:
-        raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
-                         "disable multiprocessing.")
+        raise ValueError(
+            "num_workers option should be non-negative; use num_workers=0 to "
+            "disable multiprocessing."
+        )
     if timeout < 0:
         raise ValueError("timeout option should be non-negative")
     if num_workers == 0 and prefetch_factor is not None:
-        raise ValueError("prefetch_factor option could only be specified in multiprocessing."
-                         "let num_workers > 0 to enable multiprocessing, otherwise set "
-                         "prefetch_factor to None.")
+        raise ValueError(
+            "prefetch_factor option could only be specified in multiprocessing."
+            "let num_workers > 0 to enable multiprocessing, otherwise set "
+            "prefetch_factor to None."
+        )
     if prefetch_factor is not None and prefetch_factor < 0:
         raise AssertionError("prefetch_factor option should be non-negative")
     if persistent_workers and num_workers == 0:
         raise ValueError("persistent_workers option needs num_workers > 0")
     if isinstance(dataset, IterableDataset):
-        for name, value in (("shuffle", shuffle), ("sampler", sampler),
-                            ("batch_sampler", batch_sampler)):
+        for name, value in (
+            ("shuffle", shuffle),
+            ("sampler", sampler),
+            ("batch_sampler", batch_sampler),
+        ):
             if value not in (None, False):
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
-                                 f"{name} option, but got {name}={value}")
+                raise ValueError(
+                    f"DataLoader with IterableDataset: expected unspecified "
+                    f"{name} option, but got {name}={value}"
+                )
     if sampler is not None and shuffle:
         raise ValueError("sampler option is mutually exclusive with shuffle")
-    if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None
-                                      or drop_last):
-        raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
-                         "shuffle, sampler, and drop_last")
+    if batch_sampler is not None and (
+        batch_size != 1 or shuffle or sampler is not None or drop_last
+    ):
+        raise ValueError(
+            "batch_sampler option is mutually exclusive with batch_size, "
+            "shuffle, sampler, and drop_last"
+        )
     if batch_size is None and drop_last:
-        raise ValueError("batch_size=None option disables auto-batching and is mutually "
-                         "exclusive with drop_last")
+        raise ValueError(
+            "batch_size=None option disables auto-batching and is mutually exclusive with drop_last"
+        )
 
 
 class DataLoader:
-    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
-                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False,
-                 timeout=0, worker_init_fn=None, multiprocessing_context=None, generator=None,
-                 *, prefetch_factor=None, persistent_workers=False, pin_memory_device="",
-                 in_order=True, device=None):
-        _check_args(dataset, num_workers, timeout, prefetch_factor, persistent_workers,
-                    shuffle, sampler, batch_sampler, batch_size, drop_last)
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        shuffle=None,
+        sampler=None,
+        batch_sampler=None,
+        num_workers=0,
+        collate_fn=None,
+        pin_memory=False,
+        drop_last=False,
+        timeout=0,
+        worker_init_fn=None,
+        multiprocessing_context=None,
+        generator=None,
+        *,
+        prefetch_factor=None,
+        persistent_workers=False,
+        pin_memory_device="",
+        in_order=True,
+        device=None,
+    ):
+        _check_args(
+            dataset,
+            num_workers,
+            timeout,
+            prefetch_factor,
+            persistent_workers,
+            shuffle,
+            sampler,
+            batch_sampler,
+            batch_size,
+            drop_last,
+        )
         self.dataset, self.num_workers, self.timeout = dataset, num_workers, timeout
         self.drop_last, self.pin_memory, self.generator = drop_last, pin_memory, generator
         self.device, self.in_order = device, in_order
@@ -84,8 +134,11 @@ class DataLoader:
         if batch_sampler is not None:
             batch_size = None
         if sampler is None and not self._iterable:
-            sampler = RandomSampler(dataset, generator=generator) if shuffle else \
-                SequentialSampler(dataset)
+            sampler = (
+                RandomSampler(dataset, generator=generator)
+                if shuffle
+                else SequentialSampler(dataset)
+            )
         self.sampler = sampler
         if batch_sampler is None and batch_size is not None and not self._iterable:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
@@ -118,7 +171,7 @@ class DataLoader:
         theirs): making the same draws keeps seeded runs in step with torch's."""
         g = self.generator
         if g is not None and hasattr(g, "integers"):  # a numpy Generator
-            return int(g.integers(0, 2 ** 63 - 1))
+            return int(g.integers(0, 2**63 - 1))
         from gpu_tensor.creation import empty
         from gpu_tensor.dtype import int64
 
@@ -169,8 +222,7 @@ class DataLoader:
         """A TensorDataset batch: one index_select per tensor, on the tensor's device."""
         from gpu_tensor.creation import tensor
 
-        return [t.index_select(0, tensor(indices, device=t.device))
-                for t in self.dataset.tensors]
+        return [t.index_select(0, tensor(indices, device=t.device)) for t in self.dataset.tensors]
 
 
 def _pin(t):
@@ -193,10 +245,25 @@ class _WorkerIter:
         collate = loader.collate_fn if not loader._fast else default_collate
         for i in range(n):
             iq = ctx.Queue()
-            w = ctx.Process(target=worker_loop, daemon=True, args=(
-                kind, loader.dataset, iq, self._data_queue, self._done,
-                loader._auto_collation, collate, loader.drop_last, seed + i,
-                loader.worker_init_fn, i, n, os.getpid()))
+            w = ctx.Process(
+                target=worker_loop,
+                daemon=True,
+                args=(
+                    kind,
+                    loader.dataset,
+                    iq,
+                    self._data_queue,
+                    self._done,
+                    loader._auto_collation,
+                    collate,
+                    loader.drop_last,
+                    seed + i,
+                    loader.worker_init_fn,
+                    i,
+                    n,
+                    os.getpid(),
+                ),
+            )
             w.start()
             self._index_queues.append(iq)
             self._workers.append(w)
@@ -254,8 +321,9 @@ class _WorkerIter:
                 if dead:
                     self.close()
                     pids = ", ".join(str(p) for p in dead)
-                    raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited "
-                                       "unexpectedly") from None
+                    raise RuntimeError(
+                        f"DataLoader worker (pid(s) {pids}) exited unexpectedly"
+                    ) from None
 
     def __iter__(self):
         return self

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler"]
+__all__ = [
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+]
 
 
 class Sampler:
@@ -44,13 +50,16 @@ class RandomSampler(Sampler):
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         if not isinstance(replacement, bool):
-            raise TypeError(f"replacement should be a boolean value, but got "
-                            f"replacement={replacement}")
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
         self.data_source, self.replacement, self.generator = data_source, replacement, generator
         self._num_samples = num_samples
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
-            raise ValueError(f"num_samples should be a positive integer value, but got "
-                             f"num_samples={self.num_samples}")
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got "
+                f"num_samples={self.num_samples}"
+            )
 
     @property
     def num_samples(self) -> int:
@@ -70,7 +79,7 @@ class RandomSampler(Sampler):
             return
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator=g, device="cpu").tolist()
-        yield from randperm(n, generator=g, device="cpu").tolist()[:self.num_samples % n]
+        yield from randperm(n, generator=g, device="cpu").tolist()[: self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -96,28 +105,31 @@ class WeightedRandomSampler(Sampler):
     """`num_samples` indices drawn with probability proportional to `weights`."""
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
-        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or \
-                num_samples <= 0:
-            raise ValueError(f"num_samples should be a positive integer value, but got "
-                             f"num_samples={num_samples}")
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
         if not isinstance(replacement, bool):
-            raise ValueError(f"replacement should be a boolean value, but got "
-                             f"replacement={replacement}")
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
         from gpu_tensor.creation import as_tensor
         from gpu_tensor.dtype import float64
 
         w = as_tensor(weights, dtype=float64, device="cpu")
         if w.ndim != 1:
-            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
-                             f"{tuple(w.shape)}")
+            raise ValueError(
+                f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}"
+            )
         self.weights, self.num_samples = w, num_samples
         self.replacement, self.generator = replacement, generator
 
     def __iter__(self):
         from gpu_tensor import multinomial
 
-        drawn = multinomial(self.weights, self.num_samples, self.replacement,
-                            generator=self.generator)
+        drawn = multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
         yield from drawn.tolist()
 
     def __len__(self):
@@ -129,11 +141,11 @@ class BatchSampler(Sampler):
 
     def __init__(self, sampler, batch_size: int, drop_last: bool):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError(f"batch_size should be a positive integer value, but got "
-                             f"batch_size={batch_size}")
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
         if not isinstance(drop_last, bool):
-            raise ValueError(f"drop_last should be a boolean value, but got "
-                             f"drop_last={drop_last}")
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self):

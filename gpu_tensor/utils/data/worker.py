@@ -38,8 +38,10 @@ class WorkerInfo:
         object.__setattr__(self, name, value)
 
     def __repr__(self):
-        return (f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed}, "
-                f"dataset={self.dataset!r})")
+        return (
+            f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed}, "
+            f"dataset={self.dataset!r})"
+        )
 
 
 def get_worker_info():
@@ -101,14 +103,28 @@ def _on_cpu(batch, worker_id):
                 f"DataLoader worker process {worker_id} produced a tensor on {t.device}: "
                 "workers must not use the GPU. Return cpu tensors from the dataset and move "
                 "batches in the main loop (pin_memory=True makes that one async copy), or "
-                "use num_workers=0 for a dataset whose tensors already live on the device")
+                "use num_workers=0 for a dataset whose tensors already live on the device"
+            )
         return t
 
     return _map_tensors(batch, check)
 
 
-def worker_loop(kind, dataset, index_queue, data_queue, done, auto_collation, collate_fn,
-                drop_last, seed, init_fn, worker_id, num_workers, parent_pid):
+def worker_loop(
+    kind,
+    dataset,
+    index_queue,
+    data_queue,
+    done,
+    auto_collation,
+    collate_fn,
+    drop_last,
+    seed,
+    init_fn,
+    worker_id,
+    num_workers,
+    parent_pid,
+):
     """The body of worker `worker_id`. `kind` is 'map' or 'iterable'."""
     global _info
     from gpu_tensor.device import set_default_device
@@ -126,8 +142,20 @@ def worker_loop(kind, dataset, index_queue, data_queue, done, auto_collation, co
     except Exception:  # noqa: BLE001 - reported through the first task's answer
         init_error = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
     try:
-        _serve(kind, dataset, index_queue, data_queue, done, auto_collation, collate_fn,
-               drop_last, stream, init_error, worker_id, parent_pid)
+        _serve(
+            kind,
+            dataset,
+            index_queue,
+            data_queue,
+            done,
+            auto_collation,
+            collate_fn,
+            drop_last,
+            stream,
+            init_error,
+            worker_id,
+            parent_pid,
+        )
     except KeyboardInterrupt:
         pass  # the main process was interrupted too; it reports that
     if done.is_set():  # nobody may read what is still buffered: do not wait to flush it
@@ -135,8 +163,20 @@ def worker_loop(kind, dataset, index_queue, data_queue, done, auto_collation, co
         data_queue.close()
 
 
-def _serve(kind, dataset, index_queue, data_queue, done, auto_collation, collate_fn,
-           drop_last, stream, init_error, worker_id, parent_pid):
+def _serve(
+    kind,
+    dataset,
+    index_queue,
+    data_queue,
+    done,
+    auto_collation,
+    collate_fn,
+    drop_last,
+    stream,
+    init_error,
+    worker_id,
+    parent_pid,
+):
     import os
 
     exhausted = False

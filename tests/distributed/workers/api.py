@@ -27,8 +27,9 @@ raises(ValueError, "no gloo backend", dist.init_process_group, "gloo")
 raises(ValueError, "NCCL cannot serve cpu", dist.init_process_group, "cpu:nccl")
 raises(TypeError, "timedelta", dist.init_process_group, "mpi", timeout=5)
 raises(ValueError, "disagrees with MPI", dist.init_process_group, "mpi", world_size=7)
-raises(ValueError, "not supported", dist.init_process_group, "mpi",
-       init_method="tcp://10.0.0.1:23456")
+raises(
+    ValueError, "not supported", dist.init_process_group, "mpi", init_method="tcp://10.0.0.1:23456"
+)
 dist.init_process_group(backend="cpu:mpi,cuda:mpi", timeout=datetime.timedelta(seconds=60))
 R, N = dist.get_rank(), dist.get_world_size()
 assert dist.is_initialized() and dist.get_backend() == "cpu:mpi,cuda:mpi"
@@ -41,20 +42,31 @@ assert int(os.environ["LOCAL_RANK"]) == R  # one node
 t = gt.ones(3)
 raises(TypeError, "argument 'tensor' must be a gpu_tensor.Tensor", dist.all_reduce, [1.0])
 raises(TypeError, "ReduceOp member", dist.all_reduce, t, op="sum")
-raises(ValueError, "does not support MAX on complex", dist.all_reduce,
-       gt.ones(2, dtype=gt.complex64), op=ReduceOp.MAX)
-raises(TypeError, "AVG with boolean", dist.all_reduce, gt.ones(2, dtype=gt.bool),
-       op=ReduceOp.AVG)
+raises(
+    ValueError,
+    "does not support MAX on complex",
+    dist.all_reduce,
+    gt.ones(2, dtype=gt.complex64),
+    op=ReduceOp.MAX,
+)
+raises(TypeError, "AVG with boolean", dist.all_reduce, gt.ones(2, dtype=gt.bool), op=ReduceOp.AVG)
 raises(TypeError, "integer or bool", dist.all_reduce, t, op=ReduceOp.BAND)
 raises(ValueError, "not part of this group", dist.broadcast, t, src=N)
 raises(ValueError, "give src or group_src", dist.broadcast, t, src=0, group_src=0)
 raises(ValueError, f"world_size ({N})", dist.all_gather_into_tensor, gt.empty(N * 3 + 1), t)
 raises(TypeError, "same dtype", dist.all_gather_into_tensor, gt.empty(N * 3, dtype=gt.int64), t)
 raises(ValueError, "one per rank", dist.all_gather, [t] * (N + 1), t)
-raises(ValueError, "divide evenly", dist.all_to_all_single, gt.empty(N * 2 + 1),
-       gt.empty(N * 2 + 1)) if N > 1 else None
-raises(ValueError, "summing to", dist.all_to_all_single, gt.empty(N), gt.empty(N),
-       input_split_sizes=[2] * N)
+raises(
+    ValueError, "divide evenly", dist.all_to_all_single, gt.empty(N * 2 + 1), gt.empty(N * 2 + 1)
+) if N > 1 else None
+raises(
+    ValueError,
+    "summing to",
+    dist.all_to_all_single,
+    gt.empty(N),
+    gt.empty(N),
+    input_split_sizes=[2] * N,
+)
 raises(ValueError, "cannot send to", dist.send, t, dst=R)
 raises(ValueError, "one tensor per rank", dist.all_to_all, [t], [t] * N) if N > 1 else None
 raises(ValueError, "isend or irecv", dist.P2POp, dist.send, t, 0)

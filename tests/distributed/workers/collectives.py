@@ -19,8 +19,20 @@ BACKEND = sys.argv[2] if len(sys.argv) > 2 else "mpi"
 dist.init_process_group(BACKEND)
 R, N = dist.get_rank(), dist.get_world_size()
 NCCL = BACKEND == "nccl"
-DTYPES = [gt.bool, gt.uint8, gt.int8, gt.int16, gt.int32, gt.int64, gt.float16, gt.bfloat16,
-          gt.float32, gt.float64, gt.complex64, gt.complex128]
+DTYPES = [
+    gt.bool,
+    gt.uint8,
+    gt.int8,
+    gt.int16,
+    gt.int32,
+    gt.int64,
+    gt.float16,
+    gt.bfloat16,
+    gt.float32,
+    gt.float64,
+    gt.complex64,
+    gt.complex128,
+]
 SHAPE = (2, 3)
 checks = 0
 
@@ -70,10 +82,19 @@ def check(t, expected, what):
 def reduced(op, dt, arrays):
     stack = np.stack([np.asarray(a) for a in arrays])
     if dt is gt.bool:
-        return {"SUM": stack.any(0), "PRODUCT": stack.all(0), "MIN": stack.all(0),
-                "MAX": stack.any(0)}[op]
-    out = {"SUM": stack.sum(0), "PRODUCT": stack.prod(0), "MIN": stack.min(0),
-           "MAX": stack.max(0), "AVG": stack.sum(0) / N}[op]
+        return {
+            "SUM": stack.any(0),
+            "PRODUCT": stack.all(0),
+            "MIN": stack.all(0),
+            "MAX": stack.any(0),
+        }[op]
+    out = {
+        "SUM": stack.sum(0),
+        "PRODUCT": stack.prod(0),
+        "MIN": stack.min(0),
+        "MAX": stack.max(0),
+        "AVG": stack.sum(0) / N,
+    }[op]
     if op == "AVG" and dt.category == 1:  # integer AVG rounds toward zero
         out = np.trunc(out)
     return out
@@ -102,8 +123,11 @@ for dev in DEVICES:
             check(t, inputs[N - 1], f"broadcast {tag}")
             t = make(mine, dt, dev, strided)
             dist.reduce(t, dst=0, op=ReduceOp.SUM if dt is not gt.bool else ReduceOp.MAX)
-            check(t, reduced("SUM" if dt is not gt.bool else "MAX", dt, inputs) if R == 0
-                  else mine, f"reduce {tag}")
+            check(
+                t,
+                reduced("SUM" if dt is not gt.bool else "MAX", dt, inputs) if R == 0 else mine,
+                f"reduce {tag}",
+            )
         # gathers and scatters
         inp = make(mine, dt, dev, True)
         out = gt.empty((N * 2, 3), dtype=dt, device=dev)
@@ -117,20 +141,29 @@ for dev in DEVICES:
         out = gt.empty(SHAPE, dtype=dt, device=dev)
         rop = "SUM" if dt.is_complex else "MAX"
         dist.reduce_scatter_tensor(out, make(big[R], dt, dev, False), op=getattr(ReduceOp, rop))
-        check(out, reduced(rop, dt, big)[2 * R:2 * R + 2], f"reduce_scatter_tensor {tag}")
+        check(out, reduced(rop, dt, big)[2 * R : 2 * R + 2], f"reduce_scatter_tensor {tag}")
         # all_to_all_single, even then uneven splits (rank r sends r+1 rows to each peer)
         src = make(big[R], dt, dev, False)
         out = gt.empty((N * 2, 3), dtype=dt, device=dev)
         dist.all_to_all_single(out, src)
-        check(out, np.concatenate([big[r][2 * R:2 * R + 2] for r in range(N)]),
-              f"all_to_all_single {tag}")
+        check(
+            out,
+            np.concatenate([big[r][2 * R : 2 * R + 2] for r in range(N)]),
+            f"all_to_all_single {tag}",
+        )
         rows = [vals(r, dt, ((r + 1) * N, 3)) for r in range(N)]
         out = gt.empty((sum(r + 1 for r in range(N)), 3), dtype=dt, device=dev)
-        dist.all_to_all_single(out, make(rows[R], dt, dev, False),
-                               output_split_sizes=[r + 1 for r in range(N)],
-                               input_split_sizes=[R + 1] * N)
-        check(out, np.concatenate([rows[r][(r + 1) * R:(r + 1) * (R + 1)] for r in range(N)]),
-              f"all_to_all_single uneven {tag}")
+        dist.all_to_all_single(
+            out,
+            make(rows[R], dt, dev, False),
+            output_split_sizes=[r + 1 for r in range(N)],
+            input_split_sizes=[R + 1] * N,
+        )
+        check(
+            out,
+            np.concatenate([rows[r][(r + 1) * R : (r + 1) * (R + 1)] for r in range(N)]),
+            f"all_to_all_single uneven {tag}",
+        )
         G = min(1, N - 1)  # gather's root: not rank 0 when there is another
         glist = [gt.empty(SHAPE, dtype=dt, device=dev) for _ in range(N)] if R == G else None
         dist.gather(inp, glist, dst=G)
@@ -189,9 +222,12 @@ for dev in DEVICES:
     if N > 1:
         nxt, prv = (R + 1) % N, (R - 1) % N
         got = gt.zeros(3, device=dev)
-        works = dist.batch_isend_irecv([dist.P2POp(dist.isend, gt.full((3,), float(R), device=dev),
-                                                   nxt),
-                                        dist.P2POp(dist.irecv, got, prv)])
+        works = dist.batch_isend_irecv(
+            [
+                dist.P2POp(dist.isend, gt.full((3,), float(R), device=dev), nxt),
+                dist.P2POp(dist.irecv, got, prv),
+            ]
+        )
         for w in works:
             w.wait()
         check(got, np.full(3, float(prv)), f"batch_isend_irecv {dev}")

@@ -70,7 +70,7 @@ def close(a, b, what):
 
 def shard(a, device):
     n = B // N
-    return gt.tensor(a[R * n:(R + 1) * n], device=device)
+    return gt.tensor(a[R * n : (R + 1) * n], device=device)
 
 
 for device in ["cpu", "cuda"]:
@@ -82,7 +82,9 @@ for device in ["cpu", "cuda"]:
     close(mine, mine_rank0, "after the broadcast")
     ref = mine_rank0
     for step in range(STEPS):
-        loss_of(ref, gt.tensor(X[step], device=device), gt.tensor(Y[step], device=device)).backward()
+        loss_of(
+            ref, gt.tensor(X[step], device=device), gt.tensor(Y[step], device=device)
+        ).backward()
         sgd(ref.parameters())
         loss_of(ddp, shard(X[step], device), shard(Y[step], device)).backward()
         sgd(ddp.parameters())

@@ -24,8 +24,7 @@ class Linear(Module):
 
     _version = 4  # torch's serialization version of this module
 
-    def __init__(self, in_features: int, out_features: int, bias_: bool = True,
-                 dtype=gt.qint8):
+    def __init__(self, in_features: int, out_features: int, bias_: bool = True, dtype=gt.qint8):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.version = self._version
@@ -38,8 +37,10 @@ class Linear(Module):
         return "DynamicQuantizedLinear"
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"dtype={self.dtype!r}, qscheme={self.weight().qscheme()!r}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"dtype={self.dtype!r}, qscheme={self.weight().qscheme()!r}"
+        )
 
     def forward(self, x):
         return linear_dynamic(x, self.packed_weight(), reduce_range=True)
