@@ -26,7 +26,6 @@ __all__ = [
     "record_inplace",
     "record_fused",
     "load_formulas",
-    "activate",
 ]
 
 _STATE = grad_mode.STATE
@@ -290,9 +289,3 @@ def load_formulas() -> None:
         if info.name.startswith("formulas_"):
             importlib.import_module(f"{__package__}.{info.name}")
     _LOADED = True
-
-
-def activate() -> None:
-    """Kept for old callers: autograd is decided at call time now; this only loads the
-    formulas (which the first recording op does anyway)."""
-    load_formulas()

@@ -1,7 +1,10 @@
 """The protocol every backend implements, named once.
 
-Core code reaches a device only through `get_backend(device)`; the hooks below are the
-whole surface. Arrays are numpy ndarrays (cpu, emulated cuda) or cupy ndarrays (cuda).
+Core code reaches a device through `get_backend(device)`: the hooks and attributes below.
+Arrays are numpy ndarrays (cpu, emulated cuda) or cupy ndarrays (cuda); an op that needs an
+array routine no hook offers calls the backend's array module `xp` directly, and asks the
+attributes (`host_arrays`, `fills_by_pieces`, `casts_in_kernel`) rather than testing which
+kind of device it runs on (ARCHITECTURE.md, "Who decides what cuda is").
 """
 
 from __future__ import annotations

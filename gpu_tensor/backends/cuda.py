@@ -89,9 +89,6 @@ class CudaBackend(Backend):
         self._plans: dict = {}  # eager launch plans of this device (fusion/eager.py run)
         self._results: dict = {}  # (shape, dtype) -> (stored dtype, bytes, tag dtype name)
 
-    def _ctx(self):
-        return self._dev
-
     def _tag(self, array, np_dtype=None):
         """Name the allocator block under a fresh array (shape, logical dtype), as the
         emulated device does, for live_tensors() and OOM messages. Views and arrays not

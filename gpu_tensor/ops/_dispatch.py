@@ -34,7 +34,6 @@ __all__ = [
     "SPECS",
     "apply",
     "binary",
-    "unary",
     "make_binary",
     "make_unary",
     "mismatch",
@@ -509,10 +508,6 @@ def make_unary(key):
     keyword_out(f)
     f.__gt_differentiable__ = True
     return f
-
-
-def unary(key, a, **params):
-    return apply(key, a, **params)
 
 
 def _device_of(operands):
