@@ -186,13 +186,6 @@ _REDUCTIONS = [
     "logsumexp",
     "count_nonzero",
 ]
-_INPLACE = [name for key, op in OPS.items() if op.inplace for name in (key, *op.aliases)] + [
-    "fmod",
-    "trunc",
-    "square",
-    "reciprocal",
-    "lerp",
-]
 _INDEXING = [
     "gather",
     "scatter",
@@ -272,7 +265,7 @@ def _rows() -> dict:
     for name in ("zeros", "ones", "empty", "full", "tensor"):
         m["new_" + name] = _new(name)
     # in-place methods: each records through its out-of-place form when autograd is on
-    for name in _INPLACE:
+    for name in ew.INPLACE:
         m[name + "_"] = _grad.inplace(name + "_", inplace(getattr(ew, name), name + "_"))
     for name in _INDEXING_INPLACE:
         m[name] = _grad.inplace(name, getattr(indexing, name))

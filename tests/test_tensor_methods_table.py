@@ -45,3 +45,16 @@ def test_every_attribute_outside_the_class_body_is_a_row():
         "fill_diagonal_",
         "is_sparse",
     } <= set(rows)
+
+
+def test_the_in_place_lists_do_not_overlap():
+    """A row's in-place method comes from the op table (ops/elementwise.INPLACE); naming it in
+    ops/_inplace's lists too would bind and record it a second way that first-wins hides."""
+    from gpu_tensor.ops import _inplace
+    from gpu_tensor.ops import elementwise as ew
+
+    twice = set(ew.INPLACE) & set(_inplace.INPLACE_GRAD + _inplace.INPLACE_NOGRAD)
+    assert not twice, sorted(twice)
+    assert set(ew.INPLACE_GRAD) <= set(ew.INPLACE)
+    assert {"tan", "erf", "mul", "lerp"} <= set(ew.INPLACE_GRAD)
+    assert "bitwise_and" in ew.INPLACE and "bitwise_and" not in ew.INPLACE_GRAD

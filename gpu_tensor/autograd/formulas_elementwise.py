@@ -308,38 +308,5 @@ def _(ctx, g):
 
 
 # -- in-place forms: recorded as their out-of-place op on a copy ------------------------------
-for _name in (
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "floor_divide",
-    "remainder",
-    "pow",
-    "neg",
-    "abs",
-    "exp",
-    "log",
-    "log1p",
-    "sqrt",
-    "rsqrt",
-    "sin",
-    "cos",
-    "tanh",
-    "sigmoid",
-    "relu",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "sign",
-    "clamp",
-    "clip",
-    "square",
-    "reciprocal",
-    "maximum",
-    "minimum",
-    "lerp",
-    "fmod",
-):
+for _name in ew.INPLACE_GRAD:
     inplace(_name + "_", lambda n=_name: getattr(ew, n))

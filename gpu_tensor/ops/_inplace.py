@@ -21,41 +21,22 @@ __all__ = [
     "late_method",
 ]
 
-# The in-place forms of the op-module functions that are not rows of the op table
-# (special, matrix, index_write, ...): `<name>_` = `<name>` computed out of place and
-# written back. _tensor_methods.py binds them; autograd/formulas_more.py records the first
+# The in-place forms of the op-module functions that are not rows of the op table (special,
+# matrix, index_write, ...; the rows' own are ops/elementwise.INPLACE, and a test keeps the
+# two apart): `<name>_` = `<name>` computed out of place and written back.
+# _tensor_methods.py binds them; autograd/formulas_more.py records the first
 # group as "the out-of-place op on a copy". The second group has no gradient in torch
 # (integer or boolean results, or piecewise-constant values).
 INPLACE_GRAD = (
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tan",
-    "asinh",
-    "acosh",
-    "atanh",
     "arcsin",
     "arccos",
     "arctan",
     "arcsinh",
     "arccosh",
     "arctanh",
-    "erf",
-    "erfc",
-    "erfinv",
-    "log2",
-    "log10",
-    "expm1",
-    "exp2",
-    "lgamma",
-    "digamma",
-    "sinc",
     "deg2rad",
     "rad2deg",
     "frac",
-    "logit",
     "sgn",
     "fix",
     "absolute",
@@ -67,16 +48,10 @@ INPLACE_GRAD = (
     "float_power",
     "nan_to_num",
     "ldexp",
-    "i0",
     "clamp_min",
     "clamp_max",
     "cumsum",
     "cumprod",
-    "divide",
-    "multiply",
-    "subtract",
-    "negative",
-    "true_divide",
     "tril",
     "triu",
     "addmm",

@@ -11,6 +11,7 @@ from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
+from ..fusion.optable import OPS
 from ._dispatch import _BINARY, _HALF, _RBINARY, apply, binary, make_unary, not_implemented
 
 __all__ = [
@@ -343,3 +344,14 @@ from . import bessel as _bessel  # noqa: E402
 
 globals().update(_special_rows.ROWS)
 globals().update(_bessel.ROWS)
+
+# -- the in-place methods `<name>_` whose out-of-place op is named here: every row with
+# `inplace` (and its aliases), plus the composites above. The method table binds them all;
+# autograd records those with a derivative as their out-of-place op on a copy.
+_COMPOSITES_INPLACE = ("fmod", "trunc", "square", "reciprocal", "lerp")
+INPLACE = tuple(n for k, op in OPS.items() if op.inplace for n in (k, *op.aliases))
+INPLACE += _COMPOSITES_INPLACE
+INPLACE_GRAD = tuple(
+    n for k, op in OPS.items() if op.inplace and op.grad is not None for n in (k, *op.aliases)
+)
+INPLACE_GRAD += _COMPOSITES_INPLACE
