@@ -102,7 +102,12 @@ template <typename T> GT_FN T gt_digamma(T x) {
   const T r2 = T(1) / (y * y);
   T r = acc + gt_log(y) - T(0.5) / y - r2 * (T(1.0 / 12) - r2 * (T(1.0 / 120) - r2 * (
       T(1.0 / 252) - r2 * (T(1.0 / 240) - r2 * T(1.0 / 132)))));
-  if (reflect) r -= T(3.14159265358979323846) / gt_tan(T(3.14159265358979323846) * x);
+  if (reflect) {
+    // cot has period 1: reduce x to [-1/2, 1/2] first (x - its nearest integer is exact), so
+    // pi * x does not lose float32's precision near a pole of a large negative x
+    const T rx = x - gt_floor(x + T(0.5));
+    r -= T(3.14159265358979323846) / gt_tan(T(3.14159265358979323846) * rx);
+  }
   return r;
 }
 
