@@ -86,6 +86,23 @@ def test_conv_modules_shapes_init_and_reprs():
         F.conv1d(gt.randn(1, 4, 3, 3), gt.randn(4, 2, 3))
 
 
+def test_conv2d_shares_conv1d_checks_and_repr():
+    # Conv2d is built by the same constructor as Conv1d: torch's repr and argument errors
+    # (recorded from torch 2.13).
+    c = nn.Conv2d(2, 3, 3, padding="same")
+    assert repr(c) == "Conv2d(2, 3, kernel_size=(3, 3), stride=(1, 1), padding=same)"
+    assert repr(nn.Conv2d(2, 4, (3, 1), padding=1, groups=2, bias=False)) == (
+        "Conv2d(2, 4, kernel_size=(3, 1), stride=(1, 1), padding=(1, 1), groups=2, bias=False)"
+    )
+    assert tuple(c(gt.randn(1, 2, 5, 4)).shape) == (1, 3, 5, 4)
+    with pytest.raises(ValueError, match="groups must be a positive integer"):
+        nn.Conv2d(2, 3, 3, groups=0)
+    with pytest.raises(ValueError, match="Invalid padding string 'foo'"):
+        nn.Conv2d(2, 3, 3, padding="foo")
+    with pytest.raises(ValueError, match="not supported for strided convolutions"):
+        nn.Conv2d(2, 3, 3, padding="same", stride=2)
+
+
 def test_per_sample_norms_match_numpy(device):
     x = RNG.standard_normal((3, 6, 4, 2))
     g = x.reshape(3, 2, -1)

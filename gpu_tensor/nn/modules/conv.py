@@ -1,19 +1,110 @@
-"""Conv2d and the 2-d pooling modules."""
+"""Conv1d, Conv2d and the 2-d pooling modules. `_ConvNd` is every conv's constructor, with
+torch's weight layouts, default init (kaiming_uniform_(a=sqrt(5)) and U(-1/sqrt(fan_in),
+1/sqrt(fan_in)) biases, fan_in taken from the weight's dim 1 as torch does) and reprs;
+conv_transpose.py holds the transposed convs."""
 
 from __future__ import annotations
+
+import math
 
 import gpu_tensor as gt
 
 from .. import functional as F
-from ..functional.conv import _pair
+from ..functional.conv_transpose import conv1d
 from ..module import Module
 from ..parameter import Parameter
 from .linear import _uniform_fan_in
 
-__all__ = ["Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+__all__ = ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+
+_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-class Conv2d(Module):
+def _tuple(v, n):
+    return (v,) * n if isinstance(v, int) else tuple(v)
+
+
+class _ConvNd(Module):
+    _n = 2
+    _transposed = False
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        groups,
+        bias,
+        padding_mode,
+        output_padding=0,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode not in _MODES:
+            raise ValueError(
+                f"padding_mode must be one of {list(_MODES)}, but got padding_mode='{padding_mode}'"
+            )
+        n = self._n
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(
+                    f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
+                )
+            if padding == "same" and any(s != 1 for s in _tuple(stride, n)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride = _tuple(kernel_size, n), _tuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
+        self.dilation, self.output_padding = _tuple(dilation, n), _tuple(output_padding, n)
+        self.transposed, self.padding_mode = self._transposed, padding_mode
+        shape = (
+            (in_channels, out_channels // groups)
+            if self._transposed
+            else (out_channels, in_channels // groups)
+        ) + self.kernel_size
+        kw = {"device": device, "dtype": dtype}
+        self.weight = Parameter(gt.empty(shape, **kw))
+        self.bias = Parameter(gt.empty(out_channels, **kw)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
+        _uniform_fan_in(self.weight, self.bias, fan_in)
+
+    def extra_repr(self) -> str:
+        n = self._n
+        s = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
+        if self.padding != (0,) * n:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * n:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class _Conv(_ConvNd):
+    """torch's Conv1d/Conv2d constructor (one signature: they differ only in `_n`)."""
+
     def __init__(
         self,
         in_channels: int,
@@ -28,30 +119,41 @@ class Conv2d(Module):
         device=None,
         dtype=None,
     ):
-        super().__init__()
-        if in_channels % groups:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups:
-            raise ValueError("out_channels must be divisible by groups")
-        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
-            raise ValueError(
-                f"padding_mode must be one of ['zeros', 'reflect', 'replicate', "
-                f"'circular'], but got padding_mode='{padding_mode}'"
-            )
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _pair(kernel_size, "kernel_size")
-        self.stride, self.dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
-        self.padding = padding if isinstance(padding, str) else _pair(padding, "padding")
-        self.padding_mode = padding_mode
-        shape = (out_channels, in_channels // groups, *self.kernel_size)
-        self.weight = Parameter(gt.empty(shape, device=device, dtype=dtype))
-        self.bias = Parameter(gt.empty(out_channels, device=device, dtype=dtype)) if bias else None
-        self.reset_parameters()
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            device=device,
+            dtype=dtype,
+        )
 
-    def reset_parameters(self) -> None:
-        fan_in = self.in_channels // self.groups * self.kernel_size[0] * self.kernel_size[1]
-        _uniform_fan_in(self.weight, self.bias, fan_in)
 
+class Conv1d(_Conv):
+    _n = 1
+
+    def forward(self, input):
+        if self.padding_mode != "zeros":
+            if isinstance(self.padding, str):
+                total = self.dilation[0] * (self.kernel_size[0] - 1)
+                lo = total // 2 if self.padding == "same" else 0
+                hi = total - lo if self.padding == "same" else 0
+            else:
+                lo = hi = self.padding[0]
+            input = F.pad(input, (lo, hi), mode=self.padding_mode)
+            return conv1d(input, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
+        return conv1d(
+            input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
+        )
+
+
+class Conv2d(_Conv):
     def forward(self, input):
         if self.padding_mode != "zeros" and not isinstance(self.padding, str):
             ph, pw = self.padding
@@ -63,29 +165,10 @@ class Conv2d(Module):
             input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
         )
 
-    def extra_repr(self) -> str:
-        s = (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}"
-        )
-        if self.padding != (0, 0):
-            s += (
-                f", padding={self.padding!r}"
-                if isinstance(self.padding, str)
-                else f", padding={self.padding}"
-            )
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.padding_mode != "zeros":
-            s += f", padding_mode={self.padding_mode}"
-        return s
 
+class _MaxPoolNd(Module):
+    """MaxPool1d/MaxPool2d: one constructor, forward and repr; `_max_pool` is the functional."""
 
-class MaxPool2d(Module):
     def __init__(
         self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
     ):
@@ -95,7 +178,7 @@ class MaxPool2d(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input):
-        return F.max_pool2d(
+        return self._max_pool(
             input,
             self.kernel_size,
             self.stride,
@@ -110,6 +193,10 @@ class MaxPool2d(Module):
             f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
             f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
         )
+
+
+class MaxPool2d(_MaxPoolNd):
+    _max_pool = staticmethod(F.max_pool2d)
 
 
 class AvgPool2d(Module):

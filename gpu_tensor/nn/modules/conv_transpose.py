@@ -1,152 +1,13 @@
-"""Conv1d, ConvTranspose1d and ConvTranspose2d, with torch's weight layouts, default init
-(kaiming_uniform_(a=sqrt(5)) and U(-1/sqrt(fan_in), 1/sqrt(fan_in)) biases, fan_in taken
-from the weight's dim 1 as torch does, which for a transposed conv is out_channels/groups)
-and reprs."""
+"""ConvTranspose1d and ConvTranspose2d: `_ConvNd` (conv.py) with torch's transposed weight
+layout (in_channels, out_channels/groups, *kernel), so fan_in, taken from the weight's dim 1
+as torch does, is out_channels/groups."""
 
 from __future__ import annotations
 
-import math
-
-import gpu_tensor as gt
-
 from .. import functional as F
-from ..functional.conv_transpose import conv1d, conv_transpose2d
-from ..module import Module
-from ..parameter import Parameter
-from .linear import _uniform_fan_in
+from .conv import _ConvNd
 
-__all__ = ["Conv1d", "ConvTranspose1d", "ConvTranspose2d"]
-
-_MODES = ("zeros", "reflect", "replicate", "circular")
-
-
-def _tuple(v, n):
-    return (v,) * n if isinstance(v, int) else tuple(v)
-
-
-class _ConvNd(Module):
-    _n = 2
-    _transposed = False
-
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride,
-        padding,
-        dilation,
-        groups,
-        bias,
-        padding_mode,
-        output_padding=0,
-        device=None,
-        dtype=None,
-    ):
-        super().__init__()
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups:
-            raise ValueError("out_channels must be divisible by groups")
-        if padding_mode not in _MODES:
-            raise ValueError(
-                f"padding_mode must be one of {list(_MODES)}, but got padding_mode='{padding_mode}'"
-            )
-        n = self._n
-        if isinstance(padding, str):
-            if padding not in ("same", "valid"):
-                raise ValueError(
-                    f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
-                )
-            if padding == "same" and any(s != 1 for s in _tuple(stride, n)):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride = _tuple(kernel_size, n), _tuple(stride, n)
-        self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
-        self.dilation, self.output_padding = _tuple(dilation, n), _tuple(output_padding, n)
-        self.transposed, self.padding_mode = self._transposed, padding_mode
-        shape = (
-            (in_channels, out_channels // groups)
-            if self._transposed
-            else (out_channels, in_channels // groups)
-        ) + self.kernel_size
-        kw = {"device": device, "dtype": dtype}
-        self.weight = Parameter(gt.empty(shape, **kw))
-        self.bias = Parameter(gt.empty(out_channels, **kw)) if bias else None
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
-        _uniform_fan_in(self.weight, self.bias, fan_in)
-
-    def extra_repr(self) -> str:
-        n = self._n
-        s = (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}"
-        )
-        if self.padding != (0,) * n:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * n:
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * n:
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.padding_mode != "zeros":
-            s += f", padding_mode={self.padding_mode}"
-        return s
-
-
-class Conv1d(_ConvNd):
-    _n = 1
-
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups: int = 1,
-        bias: bool = True,
-        padding_mode: str = "zeros",
-        device=None,
-        dtype=None,
-    ):
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            device=device,
-            dtype=dtype,
-        )
-
-    def forward(self, input):
-        if self.padding_mode != "zeros":
-            if isinstance(self.padding, str):
-                total = self.dilation[0] * (self.kernel_size[0] - 1)
-                lo = total // 2 if self.padding == "same" else 0
-                hi = total - lo if self.padding == "same" else 0
-            else:
-                lo = hi = self.padding[0]
-            input = F.pad(input, (lo, hi), mode=self.padding_mode)
-            return conv1d(input, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
-        return conv1d(
-            input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
-        )
+__all__ = ["ConvTranspose1d", "ConvTranspose2d"]
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -184,6 +45,18 @@ class _ConvTransposeNd(_ConvNd):
             dtype=dtype,
         )
 
+    def forward(self, input, output_size=None):
+        return self._conv_transpose(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            self._output_padding(input, output_size),
+            self.groups,
+            self.dilation,
+        )
+
     def _output_padding(self, input, output_size):
         if output_size is None:
             return self.output_padding
@@ -215,30 +88,9 @@ class _ConvTransposeNd(_ConvNd):
 
 
 class ConvTranspose2d(_ConvTransposeNd):
-    def forward(self, input, output_size=None):
-        return conv_transpose2d(
-            input,
-            self.weight,
-            self.bias,
-            self.stride,
-            self.padding,
-            self._output_padding(input, output_size),
-            self.groups,
-            self.dilation,
-        )
+    _conv_transpose = staticmethod(F.conv_transpose2d)
 
 
 class ConvTranspose1d(_ConvTransposeNd):
     _n = 1
-
-    def forward(self, input, output_size=None):
-        return F.conv_transpose1d(
-            input,
-            self.weight,
-            self.bias,
-            self.stride,
-            self.padding,
-            self._output_padding(input, output_size),
-            self.groups,
-            self.dilation,
-        )
+    _conv_transpose = staticmethod(F.conv_transpose1d)

@@ -4,36 +4,13 @@ from __future__ import annotations
 
 from ..functional import pool1d as P
 from ..module import Module
+from .conv import _MaxPoolNd
 
 __all__ = ["MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 
-class MaxPool1d(Module):
-    def __init__(
-        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
-    ):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, input):
-        return P.max_pool1d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            self.return_indices,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
-        )
+class MaxPool1d(_MaxPoolNd):
+    _max_pool = staticmethod(P.max_pool1d)
 
 
 def _single(v):

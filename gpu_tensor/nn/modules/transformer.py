@@ -38,37 +38,13 @@ def _activation(activation):
     return activation
 
 
-class _Block(Module):
-    """The feed-forward part both layers share: linear1, dropout, linear2."""
+class _Layer(Module):
+    """What torch's encoder and decoder layers share: one constructor (the decoder's adds the
+    cross-attention `multihead_attn` and a third norm and dropout), self-attention and the
+    feed-forward block linear1, dropout, linear2."""
 
-    def _feed_forward_init(
-        self,
-        d_model,
-        dim_feedforward,
-        dropout,
-        activation,
-        layer_norm_eps,
-        norm_first,
-        bias,
-        n_norms,
-        kw,
-    ):
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        for k in range(1, n_norms + 1):
-            setattr(self, f"norm{k}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
-        for k in range(1, n_norms + 1):
-            setattr(self, f"dropout{k}", Dropout(dropout))
-        self.activation = _activation(activation)
+    _cross_attention = False
 
-    def _ff_block(self, x, last_dropout):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return last_dropout(x)
-
-
-class TransformerEncoderLayer(_Block):
     def __init__(
         self,
         d_model,
@@ -85,12 +61,20 @@ class TransformerEncoderLayer(_Block):
     ):
         super().__init__()
         kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
-        )
-        self._feed_forward_init(
-            d_model, dim_feedforward, dropout, activation, layer_norm_eps, norm_first, bias, 2, kw
-        )
+        attn = dict(dropout=dropout, bias=bias, batch_first=batch_first, **kw)
+        self.self_attn = MultiheadAttention(d_model, nhead, **attn)
+        if self._cross_attention:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, **attn)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        n_norms = 3 if self._cross_attention else 2
+        for k in range(1, n_norms + 1):
+            setattr(self, f"norm{k}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for k in range(1, n_norms + 1):
+            setattr(self, f"dropout{k}", Dropout(dropout))
+        self.activation = _activation(activation)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
         x = self.self_attn(
@@ -104,6 +88,12 @@ class TransformerEncoderLayer(_Block):
         )[0]
         return self.dropout1(x)
 
+    def _ff_block(self, x, last_dropout):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return last_dropout(x)
+
+
+class TransformerEncoderLayer(_Layer):
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         x = src
         if self.norm_first:
@@ -113,44 +103,8 @@ class TransformerEncoderLayer(_Block):
         return self.norm2(x + self._ff_block(x, self.dropout2))
 
 
-class TransformerDecoderLayer(_Block):
-    def __init__(
-        self,
-        d_model,
-        nhead,
-        dim_feedforward=2048,
-        dropout=0.1,
-        activation=F.relu,
-        layer_norm_eps=1e-5,
-        batch_first=False,
-        norm_first=False,
-        bias=True,
-        device=None,
-        dtype=None,
-    ):
-        super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
-        )
-        self.multihead_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
-        )
-        self._feed_forward_init(
-            d_model, dim_feedforward, dropout, activation, layer_norm_eps, norm_first, bias, 3, kw
-        )
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            is_causal=is_causal,
-            need_weights=False,
-        )[0]
-        return self.dropout1(x)
+class TransformerDecoderLayer(_Layer):
+    _cross_attention = True
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
         x = self.multihead_attn(
