@@ -9,6 +9,7 @@ over gpu_tensor.profiler.
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 
 from ..profiler import EventList, FunctionEvent, FunctionEventAvg, record_function
@@ -23,6 +24,17 @@ __all__ = [
     "FunctionEvent",
     "FunctionEventAvg",
 ]
+
+
+def _on_events(method):
+    """EventList's `method`, signature and docstring included, called on the profile's
+    events (torch's legacy profile answers `table()` itself)."""
+
+    @functools.wraps(method)
+    def on_events(self, *args, **kwargs):
+        return method(self.events(), *args, **kwargs)
+
+    return on_events
 
 
 class profile(_profile):
@@ -79,27 +91,7 @@ class profile(_profile):
     def function_events(self):
         return self.events()
 
-    def table(
-        self,
-        sort_by=None,
-        row_limit=100,
-        max_src_column_width=75,
-        max_name_column_width=55,
-        max_shapes_column_width=80,
-        header=None,
-        top_level_events_only=False,
-        time_unit=None,
-    ):
-        return self.events().table(
-            sort_by=sort_by,
-            row_limit=row_limit,
-            max_src_column_width=max_src_column_width,
-            max_name_column_width=max_name_column_width,
-            max_shapes_column_width=max_shapes_column_width,
-            header=header,
-            top_level_events_only=top_level_events_only,
-            time_unit=time_unit,
-        )
+    table = _on_events(EventList.table)
 
     @property
     def self_cpu_time_total(self):

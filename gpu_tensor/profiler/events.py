@@ -249,33 +249,7 @@ class EventList(list):
                 avg.stack = ""
         return rows
 
-    def table(
-        self,
-        sort_by=None,
-        row_limit=100,
-        max_src_column_width=75,
-        max_name_column_width=55,
-        max_shapes_column_width=80,
-        header=None,
-        top_level_events_only=False,
-        time_unit=None,
-    ):
-        """torch's summary table (same columns, widths and formats), then our notes."""
-        text = build_table(
-            self,
-            sort_by=sort_by,
-            row_limit=row_limit,
-            header=header,
-            max_src_column_width=max_src_column_width,
-            max_name_column_width=max_name_column_width,
-            max_shapes_column_width=max_shapes_column_width,
-            profile_memory=self._profile_memory,
-            top_level_events_only=top_level_events_only,
-            time_unit=time_unit,
-        )
-        for note in self._notes:
-            text += note + "\n"
-        return text
+    table = build_table  # table.py: torch's summary table, then the notes
 
     def total_average(self):
         total = FunctionEventAvg()

@@ -60,19 +60,21 @@ def _trim(path, width):
 
 def build_table(
     events,
-    *,
     sort_by=None,
     row_limit=100,
     max_src_column_width=75,
     max_name_column_width=55,
     max_shapes_column_width=80,
     header=None,
-    profile_memory=False,
     top_level_events_only=False,
     time_unit=None,
 ):
+    """`EventList.table` (events.py binds it there, with torch's signature): torch's summary
+    table (same columns, widths and formats), then the list's notes."""
+    notes = "".join(note + "\n" for note in events._notes)
     if not events:
-        return ""
+        return notes
+    profile_memory = events._profile_memory
     use_device = events[0].use_device
     has_device_time = any(e.self_device_time_total > 0 for e in events)
     has_device_mem = any(e.self_device_memory_usage > 0 for e in events)
@@ -168,4 +170,4 @@ def build_table(
     out.append(f"Self CPU time total: {_time(self_cpu_sum, time_unit)}")
     if has_device_time:
         out.append(f"Self {dev} time total: {_time(self_device_sum, time_unit)}")
-    return "".join(line + "\n" for line in out)
+    return "".join(line + "\n" for line in out) + notes
