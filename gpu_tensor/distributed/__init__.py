@@ -5,38 +5,15 @@ Importing this package imports neither MPI nor cupy; init_process_group() loads 
 """
 
 from . import _mpi
-from .collectives import (
-    all_gather,
-    all_gather_into_tensor,
-    all_reduce,
-    all_to_all,
-    all_to_all_single,
-    barrier,
-    broadcast,
-    gather,
-    reduce,
-    reduce_scatter,
-    reduce_scatter_tensor,
-    scatter,
-)
+from .collectives import *  # noqa: F403
+from .collectives import __all__ as _collectives
 from .gradients import average_gradients
-from .group import (
-    Backend,
-    GroupMember,
-    ProcessGroup,
-    default_pg_timeout,
-    destroy_process_group,
-    get_backend,
-    get_global_rank,
-    get_process_group_ranks,
-    get_rank,
-    get_world_size,
-    init_process_group,
-    is_initialized,
-    new_group,
-)
-from .objects import all_gather_object, broadcast_object_list, gather_object, scatter_object_list
-from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
+from .group import *  # noqa: F403
+from .group import __all__ as _group
+from .objects import *  # noqa: F403
+from .objects import __all__ as _objects
+from .p2p import *  # noqa: F403
+from .p2p import __all__ as _p2p
 from .reduce_op import ReduceOp
 from .snapshots import save_rank_snapshot
 from .work import DistBackendError, DistError, Work
@@ -68,45 +45,14 @@ __all__ = [
     "is_available",
     "is_mpi_available",
     "is_nccl_available",
-    "is_initialized",
-    "init_process_group",
-    "destroy_process_group",
-    "get_rank",
-    "get_world_size",
-    "get_backend",
-    "new_group",
-    "get_global_rank",
-    "get_process_group_ranks",
-    "Backend",
-    "GroupMember",
-    "ProcessGroup",
+    *_group,
     "ReduceOp",
     "Work",
     "DistError",
     "DistBackendError",
-    "default_pg_timeout",
-    "all_reduce",
-    "broadcast",
-    "reduce",
-    "all_gather",
-    "all_gather_into_tensor",
-    "reduce_scatter",
-    "reduce_scatter_tensor",
-    "all_to_all_single",
-    "all_to_all",
-    "gather",
-    "scatter",
-    "barrier",
-    "send",
-    "recv",
-    "isend",
-    "irecv",
-    "P2POp",
-    "batch_isend_irecv",
-    "all_gather_object",
-    "broadcast_object_list",
-    "gather_object",
-    "scatter_object_list",
+    *_collectives,
+    *_p2p,
+    *_objects,
     "average_gradients",
     "save_rank_snapshot",
 ]

@@ -52,12 +52,10 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     """tensor <- src's tensor, on every rank."""
-    check_tensor(tensor, "broadcast")
-    pg = resolve(group)
-    if pg is None:
+    started = _rooted(tensor, group, src, group_src, "broadcast", "src")
+    if started is None:
         return None
-    root = root_of(pg, src, group_src, "broadcast", "src")
-    eng = engine_for(pg, tensor, "broadcast")
+    pg, root, eng = started
     st = stage(tensor, eng, read=pg.rank() == root)
     return finish_work(eng.broadcast(st.buf, root), st.finish, "broadcast", pg, async_op, [tensor])
 
@@ -218,12 +216,10 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """gather_list[i] <- rank i's tensor, on dst only (gather_list is given there only)."""
-    check_tensor(tensor, "gather")
-    pg = resolve(group)
-    if pg is None:
+    started = _rooted(tensor, group, dst, group_dst, "gather", "dst")
+    if started is None:
         return None
-    root = root_of(pg, dst, group_dst, "gather", "dst")
-    eng = engine_for(pg, tensor, "gather")
+    pg, root, eng = started
     src = stage(tensor, eng)
     if pg.rank() == root:
         check_list(gather_list, "gather", "gather_list", pg.size(), tensor)
@@ -240,12 +236,10 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
     """tensor <- src's scatter_list[r], on rank r (scatter_list is given on src only)."""
-    check_tensor(tensor, "scatter")
-    pg = resolve(group)
-    if pg is None:
+    started = _rooted(tensor, group, src, group_src, "scatter", "src")
+    if started is None:
         return None
-    root = root_of(pg, src, group_src, "scatter", "src")
-    eng = engine_for(pg, tensor, "scatter")
+    pg, root, eng = started
     out = stage(tensor, eng, read=False)
     src_st = None
     if pg.rank() == root:
@@ -270,6 +264,16 @@ def barrier(group=None, async_op=False, device_ids=None):
 
 
 # -- helpers ------------------------------------------------------------------------------
+def _rooted(tensor, group, root, group_root, fn, arg):
+    """How a one-tensor collective with a root starts: the tensor checked, then (group,
+    the root's global rank, engine), or None on a rank outside `group`."""
+    check_tensor(tensor, fn)
+    pg = resolve(group)
+    if pg is None:
+        return None
+    return pg, root_of(pg, root, group_root, fn, arg), engine_for(pg, tensor, fn)
+
+
 def _keep(staged, then=None):
     """A finish step that holds `staged` (a buffer the engine reads until the op is done)."""
 
