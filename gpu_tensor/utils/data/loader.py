@@ -34,18 +34,8 @@ __all__ = ["DataLoader"]
 _POLL_S = 5.0  # while waiting for a batch, check this often that the workers are alive
 
 
-def _check_args(
-    dataset,
-    num_workers,
-    timeout,
-    prefetch_factor,
-    persistent_workers,
-    shuffle,
-    sampler,
-    batch_sampler,
-    batch_size,
-    drop_last,
-):
+def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers):
+    """torch's checks of the worker arguments, with its messages."""
     if num_workers < 0:
         raise ValueError(
             "num_workers option should be non-negative; use num_workers=0 to "
@@ -63,6 +53,10 @@ def _check_args(
         raise AssertionError("prefetch_factor option should be non-negative")
     if persistent_workers and num_workers == 0:
         raise ValueError("persistent_workers option needs num_workers > 0")
+
+
+def _check_sampling(dataset, shuffle, sampler, batch_sampler, batch_size, drop_last):
+    """torch's checks of the arguments that choose the indices, with its messages."""
     if isinstance(dataset, IterableDataset):
         for name, value in (
             ("shuffle", shuffle),
@@ -112,18 +106,8 @@ class DataLoader:
         in_order=True,
         device=None,
     ):
-        _check_args(
-            dataset,
-            num_workers,
-            timeout,
-            prefetch_factor,
-            persistent_workers,
-            shuffle,
-            sampler,
-            batch_sampler,
-            batch_size,
-            drop_last,
-        )
+        _check_workers(num_workers, timeout, prefetch_factor, persistent_workers)
+        _check_sampling(dataset, shuffle, sampler, batch_sampler, batch_size, drop_last)
         self.dataset, self.num_workers, self.timeout = dataset, num_workers, timeout
         self.drop_last, self.pin_memory, self.generator = drop_last, pin_memory, generator
         self.device, self.in_order = device, in_order
