@@ -5,161 +5,56 @@ device and every dtype come from the ops themselves; no function here has a back
 formula of its own. `import gpu_tensor.nn.functional as F` reads like torch code.
 """
 
-from .activation import (
-    celu,
-    elu,
-    gelu,
-    hardtanh,
-    leaky_relu,
-    log_softmax,
-    relu,
-    relu6,
-    sigmoid,
-    silu,
-    softmax,
-    softplus,
-    tanh,
-)
-from .activation_more import (
-    glu,
-    hardshrink,
-    hardsigmoid,
-    hardswish,
-    logsigmoid,
-    mish,
-    prelu,
-    rrelu,
-    selu,
-    softmin,
-    softshrink,
-    softsign,
-    tanhshrink,
-    threshold,
-)
+from .activation import *  # noqa: F403
+from .activation import __all__ as _activation
+from .activation_more import *  # noqa: F403
+from .activation_more import __all__ as _activation_more
 from .attention import scaled_dot_product_attention
-from .basic import dropout, embedding, layer_norm, linear, normalize, one_hot, pad
-from .conv import adaptive_avg_pool2d, avg_pool2d, conv2d, max_pool2d
-from .conv_transpose import conv1d, conv_transpose1d, conv_transpose2d
-from .ctc import ctc_loss
+from .basic import *  # noqa: F403
+from .basic import __all__ as _basic
+from .conv import *  # noqa: F403
+from .conv import __all__ as _conv
+from .conv_transpose import *  # noqa: F403
+from .conv_transpose import __all__ as _conv_transpose
+from .ctc import *  # noqa: F403
+from .ctc import __all__ as _ctc
 from .feature_dropout import alpha_dropout, dropout1d, dropout2d, dropout3d
-from .loss import (
-    binary_cross_entropy,
-    binary_cross_entropy_with_logits,
-    cross_entropy,
-    l1_loss,
-    mse_loss,
-    nll_loss,
-    smooth_l1_loss,
-)
-from .loss_extra import (
-    cosine_embedding_loss,
-    cosine_similarity,
-    gaussian_nll_loss,
-    hinge_embedding_loss,
-    huber_loss,
-    kl_div,
-    margin_ranking_loss,
-    pairwise_distance,
-    poisson_nll_loss,
-    soft_margin_loss,
-    triplet_margin_loss,
-)
-from .multihead import multi_head_attention_forward
-from .normalization import batch_norm, group_norm, instance_norm, rms_norm
-from .pool1d import (
-    adaptive_avg_pool1d,
-    adaptive_max_pool1d,
-    adaptive_max_pool2d,
-    avg_pool1d,
-    max_pool1d,
-)
+from .loss import *  # noqa: F403
+from .loss import __all__ as _loss
+from .loss_extra import *  # noqa: F403
+from .loss_extra import __all__ as _loss_extra
+from .multihead import *  # noqa: F403
+from .multihead import __all__ as _multihead
+from .normalization import *  # noqa: F403
+from .normalization import __all__ as _normalization
+from .pool1d import *  # noqa: F403
+from .pool1d import __all__ as _pool1d
 from .recurrent import gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell
-from .sampling import interpolate, pixel_shuffle, pixel_unshuffle, upsample
+from .sampling import *  # noqa: F403
+from .sampling import __all__ as _sampling
 
 __all__ = [
-    "relu",
-    "relu6",
-    "leaky_relu",
-    "elu",
-    "celu",
-    "gelu",
-    "silu",
-    "sigmoid",
-    "tanh",
-    "softplus",
-    "hardtanh",
-    "softmax",
-    "log_softmax",
-    "dropout",
-    "linear",
-    "layer_norm",
-    "embedding",
-    "one_hot",
-    "pad",
-    "normalize",
-    "mse_loss",
-    "l1_loss",
-    "smooth_l1_loss",
-    "nll_loss",
-    "cross_entropy",
-    "binary_cross_entropy",
-    "binary_cross_entropy_with_logits",
-    "conv2d",
-    "max_pool2d",
-    "avg_pool2d",
-    "adaptive_avg_pool2d",
+    *_activation,
+    *_activation_more,
+    *_basic,
+    *_conv,
+    *_conv_transpose,
+    *_ctc,
+    *_loss,
+    *_loss_extra,
+    *_multihead,
+    *_normalization,
+    *_pool1d,
+    *_sampling,
     "scaled_dot_product_attention",
-    "multi_head_attention_forward",
-    "conv1d",
-    "conv_transpose1d",
-    "conv_transpose2d",
+    "alpha_dropout",
     "dropout1d",
     "dropout2d",
     "dropout3d",
-    "alpha_dropout",
-    "kl_div",
-    "huber_loss",
-    "cosine_similarity",
-    "pairwise_distance",
-    "cosine_embedding_loss",
-    "margin_ranking_loss",
-    "triplet_margin_loss",
-    "hinge_embedding_loss",
-    "soft_margin_loss",
-    "poisson_nll_loss",
-    "gaussian_nll_loss",
-    "ctc_loss",
-    "batch_norm",
-    "instance_norm",
-    "group_norm",
-    "rms_norm",
-    "rnn_tanh_cell",
-    "rnn_relu_cell",
-    "lstm_cell",
     "gru_cell",
-    "interpolate",
-    "upsample",
-    "pixel_shuffle",
-    "pixel_unshuffle",
-    "selu",
-    "hardsigmoid",
-    "hardswish",
-    "mish",
-    "logsigmoid",
-    "softsign",
-    "tanhshrink",
-    "softshrink",
-    "hardshrink",
-    "threshold",
-    "glu",
-    "prelu",
-    "rrelu",
-    "softmin",
-    "max_pool1d",
-    "avg_pool1d",
-    "adaptive_avg_pool1d",
-    "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
+    "lstm_cell",
+    "rnn_relu_cell",
+    "rnn_tanh_cell",
 ]
 
 # Composite ops seen as one op each by the modes word (gpu_tensor/_modes.py), under torch's

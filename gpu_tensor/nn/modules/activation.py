@@ -21,28 +21,69 @@ __all__ = [
 ]
 
 
+def _inplace_repr(module) -> str:
+    return ", inplace=True" if module.inplace else ""
+
+
 class _Inplace(Module):
+    """An activation whose one option is torch's `inplace`; `_fn` is its functional."""
+
     def __init__(self, inplace: bool = False):
         super().__init__()
         self.inplace = inplace
+
+    def forward(self, input):
+        return self._fn(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
 
 
-class ReLU(_Inplace):
+class _Plain(Module):
+    """An activation without options; `_fn` is its functional."""
+
     def forward(self, input):
-        return F.relu(input, self.inplace)
+        return self._fn(input)
+
+
+class _Alpha(Module):
+    """ELU and CELU: torch's (alpha=1.0, inplace=False)."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return self._fn(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + _inplace_repr(self)
+
+
+class _Dim(Module):
+    """Softmax, LogSoftmax and Softmin: torch's (dim=None)."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return self._fn(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class ReLU(_Inplace):
+    _fn = staticmethod(F.relu)
 
 
 class ReLU6(_Inplace):
-    def forward(self, input):
-        return F.relu6(input, self.inplace)
+    _fn = staticmethod(F.relu6)
 
 
 class SiLU(_Inplace):
-    def forward(self, input):
-        return F.silu(input, self.inplace)
+    _fn = staticmethod(F.silu)
 
 
 class LeakyReLU(Module):
@@ -54,19 +95,11 @@ class LeakyReLU(Module):
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+        return f"negative_slope={self.negative_slope}" + _inplace_repr(self)
 
 
-class ELU(Module):
-    def __init__(self, alpha: float = 1.0, inplace: bool = False):
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
-
-    def forward(self, input):
-        return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+class ELU(_Alpha):
+    _fn = staticmethod(F.elu)
 
 
 class GELU(Module):
@@ -81,14 +114,12 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class Sigmoid(Module):
-    def forward(self, input):
-        return F.sigmoid(input)
+class Sigmoid(_Plain):
+    _fn = staticmethod(F.sigmoid)
 
 
-class Tanh(Module):
-    def forward(self, input):
-        return F.tanh(input)
+class Tanh(_Plain):
+    _fn = staticmethod(F.tanh)
 
 
 class Softplus(Module):
@@ -114,23 +145,12 @@ class Hardtanh(Module):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}" + (
-            ", inplace=True" if self.inplace else ""
-        )
+        return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace_repr(self)
 
 
-class Softmax(Module):
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.softmax(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+class Softmax(_Dim):
+    _fn = staticmethod(F.softmax)
 
 
-class LogSoftmax(Softmax):
-    def forward(self, input):
-        return F.log_softmax(input, self.dim)
+class LogSoftmax(_Dim):
+    _fn = staticmethod(F.log_softmax)

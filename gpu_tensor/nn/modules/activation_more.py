@@ -9,6 +9,7 @@ from .. import functional as F
 from ..functional import activation_more as A
 from ..module import Module
 from ..parameter import Parameter
+from .activation import _Alpha, _Dim, _Inplace, _inplace_repr, _Plain
 
 __all__ = [
     "CELU",
@@ -30,20 +31,6 @@ __all__ = [
 ]
 
 
-class _Inplace(Module):
-    _fn = None
-
-    def __init__(self, inplace: bool = False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return type(self)._fn(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
-
-
 class SELU(_Inplace):
     _fn = staticmethod(A.selu)
 
@@ -60,13 +47,6 @@ class Mish(_Inplace):
     _fn = staticmethod(A.mish)
 
 
-class _Plain(Module):
-    _fn = None
-
-    def forward(self, input):
-        return type(self)._fn(input)
-
-
 class LogSigmoid(_Plain):
     _fn = staticmethod(A.logsigmoid)
 
@@ -79,16 +59,8 @@ class Tanhshrink(_Plain):
     _fn = staticmethod(A.tanhshrink)
 
 
-class CELU(Module):
-    def __init__(self, alpha: float = 1.0, inplace: bool = False):
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
-
-    def forward(self, input):
-        return F.celu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+class CELU(_Alpha):
+    _fn = staticmethod(F.celu)
 
 
 class GLU(Module):
@@ -146,21 +118,11 @@ class RReLU(Module):
         return A.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"lower={self.lower}, upper={self.upper}" + (
-            ", inplace=True" if self.inplace else ""
-        )
+        return f"lower={self.lower}, upper={self.upper}" + _inplace_repr(self)
 
 
-class Softmin(Module):
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return A.softmin(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+class Softmin(_Dim):
+    _fn = staticmethod(A.softmin)
 
 
 class Threshold(Module):
@@ -172,9 +134,7 @@ class Threshold(Module):
         return A.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"threshold={self.threshold}, value={self.value}" + (
-            ", inplace=True" if self.inplace else ""
-        )
+        return f"threshold={self.threshold}, value={self.value}" + _inplace_repr(self)
 
 
 class Softmax2d(Module):
