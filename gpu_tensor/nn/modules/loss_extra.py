@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ..functional import loss_extra as L
 from ..functional.ctc import ctc_loss
-from ..functional.loss import legacy_reduction
 from ..module import Module
+from .loss import _Loss
 
 __all__ = [
     "KLDivLoss",
@@ -22,12 +22,6 @@ __all__ = [
     "PairwiseDistance",
     "CTCLoss",
 ]
-
-
-class _Loss(Module):
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__()
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
 
 class KLDivLoss(_Loss):

@@ -45,8 +45,9 @@ class LayerNorm(Module):
         )
 
 
-class _BatchNorm(Module):
-    _dims: tuple  # the input ranks the subclass accepts
+class _NormBase(Module):
+    """What batch and instance norms share: the constructor (torch's BatchNorm defaults;
+    InstanceNorm's own signature passes its own), the running-stat buffers and the repr."""
 
     def __init__(
         self,
@@ -63,16 +64,12 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(gt.ones(num_features, device=device, dtype=dtype))
-            self.bias = (
-                Parameter(gt.zeros(num_features, device=device, dtype=dtype)) if bias else None
-            )
-        else:
-            self.weight = self.bias = None
+        kw = {"device": device, "dtype": dtype}
+        self.weight = Parameter(gt.ones(num_features, **kw)) if affine else None
+        self.bias = Parameter(gt.zeros(num_features, **kw)) if affine and bias else None
         if track_running_stats:
-            self.register_buffer("running_mean", gt.zeros(num_features, device=device, dtype=dtype))
-            self.register_buffer("running_var", gt.ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_mean", gt.zeros(num_features, **kw))
+            self.register_buffer("running_var", gt.ones(num_features, **kw))
             self.register_buffer("num_batches_tracked", gt.tensor(0, device=device))
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
@@ -83,6 +80,17 @@ class _BatchNorm(Module):
                 self.running_mean.zero_()
                 self.running_var.fill_(1)
                 self.num_batches_tracked.zero_()
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+
+class _BatchNorm(_NormBase):
+    _dims: tuple  # the input ranks the subclass accepts
 
     def forward(self, input):
         if input.ndim not in self._dims:
@@ -111,13 +119,6 @@ class _BatchNorm(Module):
             use_batch,
             momentum,
             self.eps,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self.bias is not None}, "
-            f"track_running_stats={self.track_running_stats}"
         )
 
 

@@ -11,6 +11,7 @@ import gpu_tensor as gt
 from ..functional.normalization import group_norm, instance_norm, rms_norm
 from ..module import Module
 from ..parameter import Parameter
+from .normalization import _NormBase
 
 __all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm"]
 
@@ -52,7 +53,7 @@ class GroupNorm(Module):
         )
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     _ndim = 2  # the unbatched input rank (batched: one more)
 
     def __init__(
@@ -67,18 +68,9 @@ class _InstanceNorm(Module):
         *,
         bias: bool = True,
     ):
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        kw = {"device": device, "dtype": dtype}
-        self.weight = Parameter(gt.ones(num_features, **kw)) if affine else None
-        self.bias = Parameter(gt.zeros(num_features, **kw)) if affine and bias else None
-        if track_running_stats:
-            self.register_buffer("running_mean", gt.zeros(num_features, **kw))
-            self.register_buffer("running_var", gt.ones(num_features, **kw))
-            self.register_buffer("num_batches_tracked", gt.tensor(0, device=device))
-        else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
 
     def forward(self, input):
         nd = self._ndim
@@ -116,13 +108,6 @@ class _InstanceNorm(Module):
             self.eps,
         )
         return out.squeeze(0) if unbatched else out
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self.bias is not None}, "
-            f"track_running_stats={self.track_running_stats}"
-        )
 
 
 class InstanceNorm1d(_InstanceNorm):
