@@ -87,24 +87,22 @@ class Module:
                 "cannot assign parameters, buffers or modules before Module.__init__() call"
             )
 
-    def register_parameter(self, name: str, param) -> None:
+    def _check_slot(self, name, value, kind: str, cls, required: str) -> None:
+        """register_parameter's and register_buffer's checks, with torch's messages."""
         self._check_ready()
-        _check_name(self, name, "parameter")
-        if param is not None and not isinstance(param, Parameter):
+        _check_name(self, name, kind)
+        if value is not None and not isinstance(value, cls):
             raise TypeError(
-                f"cannot assign '{type(param).__name__}' object to parameter "
-                f"'{name}' (torch.nn.Parameter or None required)"
+                f"cannot assign '{type(value).__name__}' object to {kind} "
+                f"'{name}' ({required} or None required)"
             )
+
+    def register_parameter(self, name: str, param) -> None:
+        self._check_slot(name, param, "parameter", Parameter, "torch.nn.Parameter")
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
-        self._check_ready()
-        _check_name(self, name, "buffer")
-        if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(
-                f"cannot assign '{type(tensor).__name__}' object to buffer "
-                f"'{name}' (torch Tensor or None required)"
-            )
+        self._check_slot(name, tensor, "buffer", Tensor, "torch Tensor")
         self._buffers[name] = tensor
         (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
 
