@@ -43,6 +43,13 @@ def _check_sizes(input_size, hidden_size, bias):
         raise ValueError("hidden_size must be greater than zero")
 
 
+def _reset_uniform(self) -> None:
+    """torch's RNN and cell init: every parameter from U(-1/sqrt(hidden_size), same)."""
+    stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+    for weight in self.parameters():
+        init.uniform_(weight, -stdv, stdv)
+
+
 class RNNBase(Module):
     def __init__(
         self,
@@ -122,10 +129,7 @@ class RNNBase(Module):
         ws = [getattr(self, n) for n in self._flat_weights_names]
         return [ws[k : k + per] for k in range(0, len(ws), per)]
 
-    def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+    reset_parameters = _reset_uniform
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -361,10 +365,7 @@ class RNNCellBase(Module):
             self.bias_ih = self.bias_hh = None
         self.reset_parameters()
 
-    def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+    reset_parameters = _reset_uniform
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
