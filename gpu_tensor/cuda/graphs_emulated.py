@@ -130,11 +130,6 @@ class EmulatedCUDAGraph(CUDAGraph):
         self._statics, self._grads, self._fresh = {}, [], []
         self._pool_id = None
 
-    def pool(self) -> tuple[int, int]:
-        if self._pool_id is None:
-            raise RuntimeError("pool() needs a capture: this graph has none")
-        return self._pool_id
-
     def enable_debug_mode(self) -> None:
         """Accepted for torch compatibility."""
 
