@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ._errors import CliError
+from .run import option_strings, split_after_script
 
 __all__ = ["add_profile_parser", "profile_main"]
 
@@ -72,32 +73,20 @@ class _Quiet(argparse.ArgumentParser):
         raise CliError(f"profile options before --: {message}")
 
 
-def _own_options(parser) -> set[str]:
-    out = set()
-    for action in parser._actions:
-        out.update(action.option_strings)
-    return out
-
-
 def _split(args) -> None:
     """Options of ours after SCRIPT: allowed before a `--`, refused without one."""
-    rest = list(args.args)
     probe = _Quiet(add_help=False)
     _options(probe)
-    own = _own_options(probe)
-    if "--" in rest:
-        j = rest.index("--")
-        ours, args.args = rest[:j], rest[j + 1 :]
-        probe.parse_args(ours, namespace=args)
-        return
-    clash = next((t for t in rest if t.split("=", 1)[0] in own), None)
-    if clash is not None:
-        option = clash.split("=", 1)[0]
-        raise CliError(
+    ours, args.args = split_after_script(
+        list(args.args),
+        option_strings(probe),
+        lambda option: (
             f"{option} after {args.script} is ambiguous: put profile options before the "
             f"script (profile {option} ... {args.script}), or end them with -- so what "
             f"follows goes to the script ({args.script} {option} ... -- ARGS)"
-        )
+        ),
+    )
+    probe.parse_args(ours, namespace=args)
 
 
 def profile_main(args) -> int:

@@ -19,7 +19,13 @@ from pathlib import Path
 
 from ._errors import CliError
 
-__all__ = ["run_script", "take_snapshot", "split_run_argv", "option_strings"]
+__all__ = [
+    "run_script",
+    "take_snapshot",
+    "split_run_argv",
+    "split_after_script",
+    "option_strings",
+]
 
 
 def option_strings(parser) -> set[str]:
@@ -47,19 +53,30 @@ def split_run_argv(argv: list[str], own_options) -> tuple[list[str], list[str] |
     head, tail = argv[:i], argv[i + 1 :]
     if not tail or tail[0] == "--":
         raise CliError("--run needs a script: --run SCRIPT [ARGS...]")
-    script, rest = tail[0], tail[1:]
-    if "--" in rest:
-        j = rest.index("--")
-        return head + rest[:j] + ["--run", script], [script, *rest[j + 1 :]]
-    clash = next((t for t in rest if t.split("=", 1)[0] in own_options), None)
-    if clash is not None:
-        option = clash.split("=", 1)[0]
-        raise CliError(
+    script = tail[0]
+    ours, theirs = split_after_script(
+        tail[1:],
+        own_options,
+        lambda option: (
             f"{option} after --run {script} is ambiguous: put memory-summary options before "
             f"--run (memory-summary {option} ... --run {script}), or end them with -- so "
             f"what follows goes to the script (--run {script} {option} ... -- ARGS)"
-        )
-    return head + ["--run", script], [script, *rest]
+        ),
+    )
+    return head + ours + ["--run", script], [script, *theirs]
+
+
+def split_after_script(rest: list[str], own_options, ambiguous) -> tuple[list[str], list[str]]:
+    """The tokens after SCRIPT as (ours, the script's): a `--` ends ours. Without one they
+    are all the script's, and one of our options among them is refused with the message
+    `ambiguous(option)`, since it is unclear whose it is (`profile` and `--run` share this)."""
+    if "--" in rest:
+        j = rest.index("--")
+        return rest[:j], rest[j + 1 :]
+    clash = next((t for t in rest if t.split("=", 1)[0] in own_options), None)
+    if clash is not None:
+        raise CliError(ambiguous(clash.split("=", 1)[0]))
+    return [], rest
 
 
 def take_snapshot(memory, device: int) -> dict:
