@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-__all__ = ["rows"]
+__all__ = ["rows", "GETTERS"]
 
-_GETTERS = (
+GETTERS = (
     "int_repr",
     "q_scale",
     "q_zero_point",
@@ -54,6 +54,6 @@ def _dequantize(self):
 
 
 def rows() -> dict:
-    m = {name: _getter(name) for name in _GETTERS}
+    m = {name: _getter(name) for name in GETTERS}
     m["dequantize"] = _dequantize
     return m

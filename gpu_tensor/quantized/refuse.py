@@ -17,7 +17,7 @@ from __future__ import annotations
 from .. import _modes
 from .. import dtype as _dt
 from .._tensor import Tensor
-from .methods import not_implemented
+from .methods import GETTERS, not_implemented
 from .qtensor import QTensor, sync_bit
 
 __all__ = ["handler", "VIEWS", "ON_INTS", "install"]
@@ -59,13 +59,7 @@ VIEWS = frozenset(
         "T",
         "mT",
         "dequantize",
-        "int_repr",
-        "q_scale",
-        "q_zero_point",
-        "q_per_channel_scales",
-        "q_per_channel_zero_points",
-        "q_per_channel_axis",
-        "qscheme",
+        *GETTERS,
     }
 )
 # ops whose result on the integers is the result's integers, same quantizer

@@ -10,42 +10,20 @@ get_worker_info), loader.py (DataLoader).
 
 from gpu_tensor.utils.progress import progress
 
-from .collate import default_collate, default_convert
-from .dataset import (
-    ConcatDataset,
-    Dataset,
-    IterableDataset,
-    Subset,
-    TensorDataset,
-    random_split,
-)
+from .collate import *  # noqa: F403
+from .collate import __all__ as _collate
+from .dataset import *  # noqa: F403
+from .dataset import __all__ as _dataset
 from .loader import DataLoader
-from .sampler import (
-    BatchSampler,
-    RandomSampler,
-    Sampler,
-    SequentialSampler,
-    SubsetRandomSampler,
-    WeightedRandomSampler,
-)
+from .sampler import *  # noqa: F403
+from .sampler import __all__ as _sampler
 from .worker import WorkerInfo, get_worker_info
 
 __all__ = [
-    "Dataset",
-    "IterableDataset",
-    "TensorDataset",
-    "ConcatDataset",
-    "Subset",
-    "random_split",
-    "Sampler",
-    "SequentialSampler",
-    "RandomSampler",
-    "SubsetRandomSampler",
-    "WeightedRandomSampler",
-    "BatchSampler",
+    *_dataset,
+    *_sampler,
     "DataLoader",
-    "default_collate",
-    "default_convert",
+    *_collate,
     "get_worker_info",
     "WorkerInfo",
     "progress",
