@@ -27,7 +27,7 @@ import queue
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
-from .worker import ExceptionWrapper, _Resumed, _Stop, worker_loop
+from .worker import ExceptionWrapper, Job, _Resumed, _Stop, worker_loop
 
 __all__ = ["DataLoader"]
 
@@ -225,22 +225,23 @@ class _WorkerIter:
         self._index_queues, self._workers = [], []
         self._closed = False
         seed = loader._base_seed()
-        kind = "iterable" if loader._iterable else "map"
-        collate = loader.collate_fn if not loader._fast else default_collate
+        job = Job(
+            "iterable" if loader._iterable else "map",
+            loader.dataset,
+            loader._auto_collation,
+            loader.collate_fn if not loader._fast else default_collate,
+            loader.drop_last,
+        )
         for i in range(n):
             iq = ctx.Queue()
             w = ctx.Process(
                 target=worker_loop,
                 daemon=True,
                 args=(
-                    kind,
-                    loader.dataset,
+                    job,
                     iq,
                     self._data_queue,
                     self._done,
-                    loader._auto_collation,
-                    collate,
-                    loader.drop_last,
                     seed + i,
                     loader.worker_init_fn,
                     i,

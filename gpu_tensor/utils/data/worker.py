@@ -16,12 +16,23 @@ import queue
 import random
 import sys
 import traceback
+from typing import Any, NamedTuple
 
-__all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper", "worker_loop"]
+__all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper", "Job", "worker_loop"]
 
 _POLL_S = 5.0  # torch's MP_STATUS_CHECK_INTERVAL: how often an idle worker checks its parent
 
 _info = None  # this process's WorkerInfo (None in the main process)
+
+
+class Job(NamedTuple):
+    """What every worker of one DataLoader loads, and how (each worker gets a copy)."""
+
+    kind: str  # 'map' or 'iterable'
+    dataset: Any
+    auto_collation: bool
+    collate_fn: Any  # None: the samples go back as fetched
+    drop_last: bool
 
 
 class WorkerInfo:
@@ -111,21 +122,9 @@ def _on_cpu(batch, worker_id):
 
 
 def worker_loop(
-    kind,
-    dataset,
-    index_queue,
-    data_queue,
-    done,
-    auto_collation,
-    collate_fn,
-    drop_last,
-    seed,
-    init_fn,
-    worker_id,
-    num_workers,
-    parent_pid,
+    job, index_queue, data_queue, done, seed, init_fn, worker_id, num_workers, parent_pid
 ):
-    """The body of worker `worker_id`. `kind` is 'map' or 'iterable'."""
+    """The body of worker `worker_id`, loading what `job` (a Job) says."""
     global _info
     from gpu_tensor.device import set_default_device
     from gpu_tensor.ops.random import manual_seed
@@ -135,27 +134,14 @@ def worker_loop(
         set_default_device("cpu")  # a GPU machine's default is cuda: workers stay off it
         random.seed(seed)
         manual_seed(seed)
-        _info = WorkerInfo(worker_id, num_workers, seed, dataset)
+        _info = WorkerInfo(worker_id, num_workers, seed, job.dataset)
         if init_fn is not None:
             init_fn(worker_id)
-        stream = iter(dataset) if kind == "iterable" else None
+        stream = iter(job.dataset) if job.kind == "iterable" else None
     except Exception:  # noqa: BLE001 - reported through the first task's answer
         init_error = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
     try:
-        _serve(
-            kind,
-            dataset,
-            index_queue,
-            data_queue,
-            done,
-            auto_collation,
-            collate_fn,
-            drop_last,
-            stream,
-            init_error,
-            worker_id,
-            parent_pid,
-        )
+        _serve(job, index_queue, data_queue, done, stream, init_error, worker_id, parent_pid)
     except KeyboardInterrupt:
         pass  # the main process was interrupted too; it reports that
     if done.is_set():  # nobody may read what is still buffered: do not wait to flush it
@@ -163,20 +149,7 @@ def worker_loop(
         data_queue.close()
 
 
-def _serve(
-    kind,
-    dataset,
-    index_queue,
-    data_queue,
-    done,
-    auto_collation,
-    collate_fn,
-    drop_last,
-    stream,
-    init_error,
-    worker_id,
-    parent_pid,
-):
+def _serve(job, index_queue, data_queue, done, stream, init_error, worker_id, parent_pid):
     import os
 
     exhausted = False
@@ -191,7 +164,7 @@ def _serve(
             return
         if task == "resume":
             exhausted = False
-            stream = iter(dataset) if kind == "iterable" else None
+            stream = iter(job.dataset) if job.kind == "iterable" else None
             data_queue.put((None, _Resumed(worker_id)))
             continue
         if done.is_set() or exhausted:
@@ -203,16 +176,16 @@ def _serve(
             continue
         batch = data = None
         try:
-            if kind == "iterable":
-                batch = _next_from_stream(stream, indices, auto_collation, drop_last)
+            if job.kind == "iterable":
+                batch = _next_from_stream(stream, indices, job.auto_collation, job.drop_last)
                 if batch is _Stop:
                     exhausted = True
                     data_queue.put((idx, _Stop(worker_id)))
                     continue
             else:
-                batch = _fetch(dataset, indices, auto_collation)
-            if collate_fn is not None:
-                batch = collate_fn(batch)
+                batch = _fetch(job.dataset, indices, job.auto_collation)
+            if job.collate_fn is not None:
+                batch = job.collate_fn(batch)
             data = _on_cpu(batch, worker_id)
         except Exception:  # noqa: BLE001 - every error goes back to the main process
             data = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
