@@ -149,14 +149,18 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
+def _check_3d(input, fn):
+    if input.ndim < 3:
+        raise RuntimeError(
+            f"{fn} expects input to have at least 3 dimensions, but got input with "
+            f"{input.ndim} dimension(s)"
+        )
+
+
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
     r = int(upscale_factor)
-    if input.ndim < 3:
-        raise RuntimeError(
-            f"pixel_shuffle expects input to have at least 3 dimensions, but got "
-            f"input with {input.ndim} dimension(s)"
-        )
+    _check_3d(input, "pixel_shuffle")
     *lead, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError(
@@ -173,11 +177,7 @@ def pixel_shuffle(input, upscale_factor):
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
     r = int(downscale_factor)
-    if input.ndim < 3:
-        raise RuntimeError(
-            f"pixel_unshuffle expects input to have at least 3 dimensions, but "
-            f"got input with {input.ndim} dimension(s)"
-        )
+    _check_3d(input, "pixel_unshuffle")
     *lead, c, h, w = input.shape
     if h % r or w % r:
         which = ("height", -2, h) if h % r else ("width", -1, w)
