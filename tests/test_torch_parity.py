@@ -421,35 +421,31 @@ def grouped(known_fn, groups):
     return params
 
 
-@pytest.mark.parametrize(
-    "keys",
-    grouped(
-        known_binary,
-        {
-            f"{op}-{d1}": [(op, kind, d1) for kind in KINDS if _applies(op, kind)]
-            for op in BINARY
-            for d1 in DTYPES
-            if not (op in ("div_trunc", "div_floor") and d1 in COMPLEX)
-        },
-    ),
+def sweep(cases_fn, known_fn, groups):
+    """A test over `groups` (see `grouped`) that checks every case `cases_fn(*key)` makes
+    for each key."""
+
+    @pytest.mark.parametrize("keys", grouped(known_fn, groups))
+    def test(keys):
+        check_all(case for key in keys for case in cases_fn(*key))
+
+    return test
+
+
+test_binary_promotion_and_values = sweep(
+    _binary_cases,
+    known_binary,
+    {
+        f"{op}-{d1}": [(op, kind, d1) for kind in KINDS if _applies(op, kind)]
+        for op in BINARY
+        for d1 in DTYPES
+        if not (op in ("div_trunc", "div_floor") and d1 in COMPLEX)
+    },
 )
-def test_binary_promotion_and_values(keys):
-    check_all(case for key in keys for case in _binary_cases(*key))
 
 
 # In-place arithmetic keeps the tensor's dtype and refuses a result type it cannot hold.
 INPLACE = ["add_", "sub_", "mul_", "div_", "floor_divide_", "clamp_"]
-
-
-def known_inplace(op, d1):
-    return None  # every divergence this sweep found is fixed
-
-
-@pytest.mark.parametrize(
-    "keys", grouped(known_inplace, {op: [(op, d1) for d1 in DTYPES] for op in INPLACE})
-)
-def test_inplace_promotion(keys):
-    check_all(case for key in keys for case in _inplace_cases(*key))
 
 
 def _inplace_cases(op, d1):
@@ -477,6 +473,15 @@ def _inplace_cases(op, d1):
 
         cases.append((f"{d1}.{op}({other})", g, t, {"tol_scale": 4.0}))
     return cases
+
+
+def known_inplace(op, d1):
+    return None  # every divergence this sweep found is fixed
+
+
+test_inplace_promotion = sweep(
+    _inplace_cases, known_inplace, {op: [(op, d1) for d1 in DTYPES] for op in INPLACE}
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -517,15 +522,6 @@ def _unary_fn(lib, name):
     return getattr(G if lib is G else torch, name)
 
 
-def known_unary(name, d):
-    return None  # every divergence this sweep found is fixed
-
-
-@pytest.mark.parametrize("keys", grouped(known_unary, {n: [(n, d) for d in DTYPES] for n in UNARY}))
-def test_unary_dtypes_and_values(keys):
-    check_all(case for key in keys for case in _unary_cases(*key))
-
-
 def _unary_cases(name, d):
     rng = seeded("unary", name, d)
     cases = []
@@ -543,6 +539,15 @@ def _unary_cases(name, d):
             )
         )
     return cases
+
+
+def known_unary(name, d):
+    return None  # every divergence this sweep found is fixed
+
+
+test_unary_dtypes_and_values = sweep(
+    _unary_cases, known_unary, {n: [(n, d) for d in DTYPES] for n in UNARY}
+)
 
 
 def test_round_decimals_and_half_to_even():
@@ -621,19 +626,8 @@ REDUCTIONS = [
 ]
 
 
-def known_reduction(name, d):
-    return None  # every divergence this sweep found is fixed
-
-
 def _fix(kw, lib):
     return {k: (getattr(lib, v) if k == "dtype" else v) for k, v in kw.items()}
-
-
-@pytest.mark.parametrize(
-    "keys", grouped(known_reduction, {n: [(n, d) for d in DTYPES] for n in REDUCTIONS})
-)
-def test_reductions(keys):
-    check_all(case for key in keys for case in _reduction_cases(*key))
 
 
 def _reduction_cases(name, d):
@@ -653,6 +647,15 @@ def _reduction_cases(name, d):
             )
         )
     return cases
+
+
+def known_reduction(name, d):
+    return None  # every divergence this sweep found is fixed
+
+
+test_reductions = sweep(
+    _reduction_cases, known_reduction, {n: [(n, d) for d in DTYPES] for n in REDUCTIONS}
+)
 
 
 def test_reductions_on_0dim_and_empty():
