@@ -53,23 +53,10 @@ for _m in _MODULES:
     for _n in _mod.__all__:
         setattr(G, _n, getattr(_mod, _n))
 
-DTYPES = [
-    "bool",
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
 INTS = ["uint8", "int8", "int16", "int32", "int64"]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 COMPLEX = ["complex64", "complex128"]
+DTYPES = ["bool", *INTS, *FLOATS, *COMPLEX]
 
 
 def gdt(name):
@@ -487,33 +474,10 @@ test_inplace_promotion = sweep(
 # ---------------------------------------------------------------------------------------------
 # Unary math: result dtype and values for every dtype.
 
-UNARY = [
-    "abs",
-    "neg",
-    "exp",
-    "log",
-    "log1p",
-    "sqrt",
-    "rsqrt",
-    "sin",
-    "cos",
-    "tanh",
-    "sigmoid",
-    "relu",
-    "gelu",
-    "silu",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "sign",
-    "square",
-    "reciprocal",
-    "isnan",
-    "isfinite",
-    "logical_not",
-    "bitwise_not",
-]
+UNARY = (
+    "abs neg exp log log1p sqrt rsqrt sin cos tanh sigmoid relu gelu silu floor ceil round "
+    "trunc sign square reciprocal isnan isfinite logical_not bitwise_not"
+).split()
 
 
 def _unary_fn(lib, name):
@@ -608,22 +572,7 @@ def _red_calls(name):
     return out
 
 
-REDUCTIONS = [
-    "sum",
-    "mean",
-    "prod",
-    "max",
-    "min",
-    "amax",
-    "amin",
-    "argmax",
-    "argmin",
-    "var",
-    "std",
-    "all",
-    "any",
-    "norm",
-]
+REDUCTIONS = ("sum mean prod max min amax amin argmax argmin var std all any norm").split()
 
 
 def _fix(kw, lib):
