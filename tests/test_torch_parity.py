@@ -572,7 +572,7 @@ def _red_calls(name):
     return out
 
 
-REDUCTIONS = ("sum mean prod max min amax amin argmax argmin var std all any norm").split()
+REDUCTIONS = "sum mean prod max min amax amin argmax argmin var std all any norm".split()
 
 
 def _fix(kw, lib):
