@@ -209,11 +209,7 @@ def differentiable(fn=None, *, first=False):
                 r = intercept(name, wrapper, (a,), None)
                 if r is not PASS:
                     return r
-            try:
-                rg = a._requires_grad
-            except AttributeError:
-                rg = False
-            if rg and state.enabled:
+            if getattr(a, "_requires_grad", False) and state.enabled:
                 return record(wrapper, fn, (a,), {})
             return fn(a)
     elif n == 2 and not first:
@@ -233,11 +229,7 @@ def differentiable(fn=None, *, first=False):
                 r = intercept(name, wrapper, (a, b), None)
                 if r is not PASS:
                     return r
-            try:
-                rg = a._requires_grad
-            except AttributeError:
-                rg = False
-            if rg and state.enabled:
+            if getattr(a, "_requires_grad", False) and state.enabled:
                 return record(wrapper, fn, (a, b), {})
             return fn(a, b)
     elif first and _no_keywords(fn):  # view(self, *shape): no keyword dict to pack
@@ -247,11 +239,7 @@ def differentiable(fn=None, *, first=False):
                 r = intercept(name, wrapper, (a, *args), None)
                 if r is not PASS:
                     return r
-            try:
-                rg = a._requires_grad
-            except AttributeError:
-                rg = False
-            if rg and state.enabled:
+            if getattr(a, "_requires_grad", False) and state.enabled:
                 return record(wrapper, fn, (a, *args), {})
             return fn(a, *args)
     elif first:
@@ -302,8 +290,8 @@ def _named_like(code, model, n: int):
 
 def checks_inline(fn):
     """Mark `fn` as a differentiable op that makes the check itself, first thing (the hot
-    views: `if self._requires_grad and STATE.enabled: return record(fn, None, args, None)`),
-    saving the wrapper's frame. The recorder re-enters it with grad mode off."""
+    views: `_views._handed_off` when a mode is on or self requires grad), saving the
+    wrapper's frame. The recorder re-enters it with grad mode off."""
     fn.__gt_differentiable__ = True
     return fn
 

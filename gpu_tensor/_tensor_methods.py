@@ -166,37 +166,7 @@ _ELEMENTWISE = [
     if key not in _SPECIAL_ONLY and not key.startswith("special_")  # torch.special's own: no method
     for name in (key, *op.aliases)
 ] + _COMPOSITE
-_REDUCTIONS = [
-    "sum",
-    "mean",
-    "prod",
-    "max",
-    "min",
-    "amax",
-    "amin",
-    "argmax",
-    "argmin",
-    "var",
-    "std",
-    "all",
-    "any",
-    "norm",
-    "cumsum",
-    "cumprod",
-    "logsumexp",
-    "count_nonzero",
-]
-_INDEXING = [
-    "gather",
-    "scatter",
-    "scatter_add",
-    "index_select",
-    "masked_fill",
-    "masked_select",
-    "nonzero",
-    "take",
-    "index_put",
-]
+_REDUCTIONS = [n for n in reduction.__all__ if n not in ("var_mean", "std_mean")]  # no methods
 _INDEXING_INPLACE = ["scatter_", "scatter_add_", "masked_fill_"]
 _CASTS = {
     "float": _dt.float32,
@@ -259,7 +229,7 @@ def _rows() -> dict:
         m[name] = getattr(join, name)
     for name in ("flip", "roll", "repeat", "tile"):
         m[name] = getattr(shape, name)
-    for name in _INDEXING:
+    for name in indexing.__all__:
         m[name] = getattr(indexing, name)
     m["__getitem__"] = indexing.getitem
     for name in ("zeros", "ones", "empty", "full", "tensor"):
@@ -309,19 +279,11 @@ def _rows() -> dict:
 # also Tensor.<name> when it takes the tensor first, except the names in _NOT_METHODS.
 _BREADTH_MODULES = (special, sort, matrix, index_write, statistics, pointwise, random)
 _NOT_METHODS = {
-    "Generator",
-    "default_generator",
-    "manual_seed",
-    "seed",
-    "initial_seed",
-    "get_rng_state",
-    "set_rng_state",
-    "normal",
+    *(set(random.__all__) - {"bernoulli", "multinomial"}),  # of random's, only these are methods
     "solve",
     "searchsorted",
     "eigh",
     "fill_diagonal",
-    "poisson",
     "polygamma",
 }
 # rows for Tensor only (no gt.<name> of the same meaning)
@@ -382,19 +344,7 @@ _TENSOR_ONLY = {
     "indices": meta.dense_refuses("indices"),
     "values": meta.dense_refuses("values"),
     # the random fills record a zero-gradient node on tensors that require grad (torch's)
-    **{
-        n: _grad.inplace(n, getattr(random, n))
-        for n in (
-            "normal_",
-            "uniform_",
-            "bernoulli_",
-            "random_",
-            "exponential_",
-            "geometric_",
-            "log_normal_",
-            "cauchy_",
-        )
-    },
+    **{n: _grad.inplace(n, getattr(random, n)) for n in random.FILLS},
 }
 # properties: always False here (no quantized, nested, mkldnn or other device kinds)
 _FLAGS = (

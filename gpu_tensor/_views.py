@@ -72,53 +72,73 @@ def _strided(t, shape, strides):
     return t._view_of(arr)
 
 
+def _handed_off(fn, args):
+    """The result of the mode (gpu_tensor/_modes.py) or of autograd (gpu_tensor/_grad.py:
+    the recorder calls `fn` again with grad mode off) that takes the view `fn(*args)`, or
+    PASS when neither does. The views make this check themselves, first thing
+    (`checks_inline`), to save a wrapper's frame on their hot path."""
+    if MODES_ON:
+        r = intercept(fn.__name__, fn, args, None)
+        if r is not PASS:
+            return r
+    if args[0]._requires_grad and STATE.enabled:
+        return record(fn, None, args, None)
+    return PASS
+
+
 # -- reshaping ------------------------------------------------------------------------
 @checks_inline
 def view(self, *shape):
-    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
-        r = intercept("view", view, (self, *shape), None)
-        if r is not PASS:
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(view, (self, *shape))) is not PASS:
             return r
-    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
-        return record(view, None, (self, *shape), None)
-    data = self._data
-    # numpy's reshape matches torch's computeStride when the strides are the standard C ones;
-    # size-1 dims may carry any stride and still count as contiguous, so they take the
-    # general path (torch keeps their strides: arange(4.)[::2][:1].view(1, 1) is (2, 2))
-    if shape and data.flags.c_contiguous and 1 not in data.shape:
-        # contiguous: numpy's reshape is always a view (on failure the checks below raise
-        # torch's error)
-        if type(shape[0]) is int:  # view(2, 3)
-            try:
-                r = data.reshape(shape)
-                if r.shape == shape or -1 in shape:  # numpy would infer any negative size
-                    return self._view_of(r)
-            except (ValueError, TypeError):
-                pass
-        elif len(shape) == 1 and isinstance(shape[0], tuple):  # view((2, 3)), view(t.shape)
-            try:
-                r = data.reshape(shape[0])
-                if r.shape == shape[0] or -1 in shape[0]:
-                    return self._view_of(r)
-            except (ValueError, TypeError):
-                pass
+    if (r := _contiguous_reshape(self, shape)) is not None:
+        return r
     if (
         len(shape) == 1
         and not isinstance(shape[0], (tuple, list, int))
         and not hasattr(shape[0], "__index__")
     ):
         return _view_dtype(self, shape[0])
+    if (r := _view_or_none(self, shape)) is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return r
+
+
+def _contiguous_reshape(self, shape):
+    """view's and reshape's fast path: self (C-contiguous) reshaped by numpy, which is always
+    a view then; None when it does not apply or numpy refuses (the checks after it raise
+    torch's error). numpy's reshape matches torch's computeStride for the standard C strides
+    only; size-1 dims may carry any stride and still count as contiguous, so they take the
+    general path (torch keeps their strides: arange(4.)[::2][:1].view(1, 1) is (2, 2))."""
+    data = self._data
+    if not (shape and data.flags.c_contiguous and 1 not in data.shape):
+        return None
+    if type(shape[0]) is not int:  # view(2, 3), else view((2, 3)), view(t.shape)
+        if len(shape) != 1 or not isinstance(shape[0], tuple):
+            return None
+        shape = shape[0]
+    try:
+        r = data.reshape(shape)
+    except (ValueError, TypeError):
+        return None
+    if r.shape == shape or -1 in shape:  # numpy would infer any negative size
+        return self._view_of(r)
+    return None
+
+
+def _view_or_none(self, shape):
+    """self viewed as `shape` (view's arguments), or None when its strides do not allow it
+    (torch's computeStride)."""
     shape = infer_size(shape_args(shape), self._data.size)
     data = self._data
     if data.flags.c_contiguous and 1 not in data.shape:
         return self._view_of(data.reshape(shape))
     strides = compute_stride(data.shape, self.stride(), shape)
-    if strides is None:
-        raise RuntimeError(
-            "view size is not compatible with input tensor's size and stride (at least one "
-            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-        )
-    return _strided(self, shape, strides)
+    return None if strides is None else _strided(self, shape, strides)
 
 
 def _view_dtype(self, dtype):
@@ -160,36 +180,13 @@ def view_as(self, other):
 
 @checks_inline
 def reshape(self, *shape):
-    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
-        r = intercept("reshape", reshape, (self, *shape), None)
-        if r is not PASS:
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(reshape, (self, *shape))) is not PASS:
             return r
-    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
-        return record(reshape, None, (self, *shape), None)
-    data = self._data
-    if shape and data.flags.c_contiguous and 1 not in data.shape:  # as in view()
-        if type(shape[0]) is int:
-            try:
-                r = data.reshape(shape)
-                if r.shape == shape or -1 in shape:  # as in view()
-                    return self._view_of(r)
-            except (ValueError, TypeError):
-                pass
-        elif len(shape) == 1 and isinstance(shape[0], tuple):
-            try:
-                r = data.reshape(shape[0])
-                if r.shape == shape[0] or -1 in shape[0]:
-                    return self._view_of(r)
-            except (ValueError, TypeError):
-                pass
-    shape = infer_size(shape_args(shape), self._data.size)
-    data = self._data
-    if data.flags.c_contiguous and 1 not in data.shape:
-        return self._view_of(data.reshape(shape))
-    strides = compute_stride(data.shape, self.stride(), shape)
-    if strides is not None:
-        return _strided(self, shape, strides)
-    return contiguous(self).view(shape)
+    r = _contiguous_reshape(self, shape)
+    if r is None:
+        r = _view_or_none(self, shape)
+    return contiguous(self).view(*shape) if r is None else r  # a copy when a view cannot do
 
 
 def reshape_as(self, other):
@@ -232,12 +229,9 @@ def unflatten(self, dim, sizes):
 # -- permuting ------------------------------------------------------------------------
 @checks_inline
 def transpose(self, dim0, dim1):
-    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
-        r = intercept("transpose", transpose, (self, dim0, dim1), None)
-        if r is not PASS:
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(transpose, (self, dim0, dim1))) is not PASS:
             return r
-    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
-        return record(transpose, None, (self, dim0, dim1), None)
     data = self._data
     nd = data.ndim
     # a matrix's two dims, swapped (the commonest call): no dim wrapping needed
@@ -268,12 +262,9 @@ def t(self):
 
 @checks_inline
 def permute(self, *dims):
-    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
-        r = intercept("permute", permute, (self, *dims), None)
-        if r is not PASS:
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(permute, (self, *dims))) is not PASS:
             return r
-    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
-        return record(permute, None, (self, *dims), None)
     if dims and type(dims[0]) is int:  # permute(1, 0): numpy checks what torch checks
         try:
             return self._view_of(self._data.transpose(dims))
@@ -333,17 +324,10 @@ def _mH(self):
 # -- selecting ------------------------------------------------------------------------
 @checks_inline
 def narrow(self, dim, start, length):
-    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
-        r = intercept("narrow", narrow, (self, dim, start, length), None)
-        if r is not PASS:
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(narrow, (self, dim, start, length))) is not PASS:
             return r
-    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
-        return record(narrow, None, (self, dim, start, length), None)
-    nd = self._data.ndim
-    if nd == 0:
-        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-    d = _wrap_dim(dim, nd)
-    size = self._data.shape[d]
+    d, size = _dim_and_size(self, dim, "narrow", RuntimeError)
     start = int(start)
     if start < 0:
         start += size
@@ -359,6 +343,16 @@ def narrow(self, dim, start, length):
     return self._view_of(self._data[idx])
 
 
+def _dim_and_size(self, dim, op, error):
+    """narrow's and select's dim (wrapped) and its size; torch refuses a 0-d tensor with
+    `error`, which differs between the two."""
+    nd = self._data.ndim
+    if nd == 0:
+        raise error(f"{op}() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, nd)
+    return d, self._data.shape[d]
+
+
 def empty_view(self, shape, strides, offset):
     """An empty view of self's storage with torch's strides and element `offset` (torch
     keeps the offset of empty slices: arange(4)[4:].storage_offset() == 4, and computes it
@@ -369,17 +363,10 @@ def empty_view(self, shape, strides, offset):
 
 @checks_inline
 def select(self, dim, index):
-    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
-        r = intercept("select", select, (self, dim, index), None)
-        if r is not PASS:
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(select, (self, dim, index))) is not PASS:
             return r
-    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
-        return record(select, None, (self, dim, index), None)
-    nd = self._data.ndim
-    if nd == 0:
-        raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = _wrap_dim(dim, nd)
-    size = self._data.shape[d]
+    d, size = _dim_and_size(self, dim, "select", IndexError)
     index = int(index)
     if not -size <= index < size:
         raise IndexError(
@@ -418,12 +405,9 @@ def expand(self, *sizes):
     """A view repeating size-1 dims (stride 0) and adding leading dims; -1 keeps a dim.
     Strides follow torch's inferExpandGeometry, size-1 dims included (a new leading dim
     of size 1 takes size * stride of the dim after it: zeros(3).expand(1, 3) is (3, 1))."""
-    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
-        r = intercept("expand", expand, (self, *sizes), None)
-        if r is not PASS:
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(expand, (self, *sizes))) is not PASS:
             return r
-    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
-        return record(expand, None, (self, *sizes), None)
     sizes = shape_args(sizes)
     data = self._data
     shp, st = data.shape, data.strides  # strides in bytes (scaled back only on the slow path)
@@ -500,12 +484,9 @@ def broadcast_to(self, size):
 
 @checks_inline
 def unsqueeze(self, dim):
-    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
-        r = intercept("unsqueeze", unsqueeze, (self, dim), None)
-        if r is not PASS:
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(unsqueeze, (self, dim))) is not PASS:
             return r
-    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
-        return record(unsqueeze, None, (self, dim), None)
     nd = self._data.ndim
     d = _wrap_dim(dim, nd + 1)
     shp = self._data.shape
@@ -527,12 +508,9 @@ def _unsqueeze_strided(self, d):
 
 @checks_inline
 def squeeze(self, dim=None):
-    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
-        r = intercept("squeeze", squeeze, (self, dim), None)
-        if r is not PASS:
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(squeeze, (self, dim))) is not PASS:
             return r
-    if self._requires_grad and STATE.enabled:  # autograd, inline (gpu_tensor/_grad.py)
-        return record(squeeze, None, (self, dim), None)
     shp = self._data.shape
     nd = len(shp)
     if dim is None:

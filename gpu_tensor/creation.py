@@ -17,6 +17,7 @@ from ._mt19937 import DEFAULT_SEED as _DEFAULT_SEED
 from ._mt19937 import MTStream
 from ._out import creation as creation_out
 from ._tensor import Tensor
+from ._torch_samplers import fill_normal, fill_uniform
 from .backends import PIECE, get_backend
 from .device import CPU as _CPU
 from .device import get_default_device, resolve
@@ -305,19 +306,8 @@ def empty(
     if MODES_ON and (r := intercept("empty", empty, size, _kw(locals(), "size"))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out(
-            "empty",
-            empty,
-            size,
-            {
-                "dtype": dtype,
-                "device": device,
-                "requires_grad": requires_grad,
-                "pin_memory": pin_memory,
-                "memory_format": memory_format,
-            },
-            out,
-        )
+        extra = {"pin_memory": pin_memory, "memory_format": memory_format}
+        return _out("empty", empty, size, out, dtype, device, requires_grad, **extra)
     dt = (
         _dt.get_default_dtype()
         if dtype is None
@@ -384,13 +374,7 @@ def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=F
     if MODES_ON and (r := intercept("full", full, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out(
-            "full",
-            full,
-            (size, fill_value),
-            {"dtype": dtype, "device": device, "requires_grad": requires_grad},
-            out,
-        )
+        return _out("full", full, (size, fill_value), out, dtype, device, requires_grad)
     fill_value = _args.number_arg(fill_value, "full", "fill_value")
     dt = _dt.scalar_dtype(fill_value) if dtype is None else _dt.to_dtype(dtype)
     fill_value = _args.check_fits(fill_value, dt, "full")
@@ -401,33 +385,29 @@ def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=F
 def zeros(*size, out=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     if MODES_ON and (r := intercept("zeros", zeros, size, _kw(locals(), "size"))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
-    if out is not None:
-        return creation_out(
-            "zeros",
-            zeros,
-            size,
-            {"dtype": dtype, "device": device, "requires_grad": requires_grad},
-            out,
-        )
-    dt = _dtype_or_default(dtype)
-    return _finish(
-        _filled(_size(size, "zeros", dt.itemsize), dt, resolve(device), 0), requires_grad
-    )
+    return _constant(zeros, 0, size, out, dtype, device, requires_grad)
 
 
 def ones(*size, out=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     if MODES_ON and (r := intercept("ones", ones, size, _kw(locals(), "size"))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
+    return _constant(ones, 1, size, out, dtype, device, requires_grad)
+
+
+def _constant(fn, value, size, out, dtype, device, requires_grad) -> Tensor:
+    """zeros' and ones' body: a tensor of `size` filled with `value`."""
+    name = fn.__name__
     if out is not None:
-        return creation_out(
-            "ones",
-            ones,
-            size,
-            {"dtype": dtype, "device": device, "requires_grad": requires_grad},
-            out,
-        )
+        return _out(name, fn, size, out, dtype, device, requires_grad)
     dt = _dtype_or_default(dtype)
-    return _finish(_filled(_size(size, "ones", dt.itemsize), dt, resolve(device), 1), requires_grad)
+    shp = _size(size, name, dt.itemsize)
+    return _finish(_filled(shp, dt, resolve(device), value), requires_grad)
+
+
+def _out(name, fn, args, out, dtype, device, requires_grad, **kwargs) -> Tensor:
+    """A factory called with `out=`: called again without it, then written into `out`."""
+    kwargs.update(dtype=dtype, device=device, requires_grad=requires_grad)
+    return creation_out(name, fn, args, kwargs, out)
 
 
 @host_memory
@@ -455,13 +435,7 @@ def arange(
     if MODES_ON and (r := intercept("arange", arange, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out(
-            "arange",
-            arange,
-            (start, end, step),
-            {"dtype": dtype, "device": device, "requires_grad": requires_grad},
-            out,
-        )
+        return _out("arange", arange, (start, end, step), out, dtype, device, requires_grad)
     if end is None:
         start, end = 0, start
     vals = [start, end, step]
@@ -521,13 +495,7 @@ def linspace(
     if MODES_ON and (r := intercept("linspace", linspace, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     if out is not None:
-        return creation_out(
-            "linspace",
-            linspace,
-            (start, end, steps),
-            {"dtype": dtype, "device": device, "requires_grad": requires_grad},
-            out,
-        )
+        return _out("linspace", linspace, (start, end, steps), out, dtype, device, requires_grad)
     dt = _dtype_or_default(dtype)
     steps = _args.int_arg(steps, "linspace", "steps", 3)
     start = _args.number_arg(start, "linspace", "start")
@@ -568,52 +536,26 @@ def _linspace_values(start, end, steps: int, trunc: bool):
 def rand(*size, out=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     if MODES_ON and (r := intercept("rand", rand, size, _kw(locals(), "size"))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
-    if out is not None:
-        return creation_out(
-            "rand",
-            rand,
-            size,
-            {
-                "dtype": dtype,
-                "device": device,
-                "requires_grad": requires_grad,
-                "generator": generator,
-            },
-            out,
-        )
-    dt = _dtype_or_default(dtype)
-    _need_float(dt, "rand")
-    st = _stream(generator)
-    return _finish(
-        _sampled(_size(size, "rand"), dt, device, lambda flat: _samplers.fill_uniform(st, flat)),
-        requires_grad,
-    )
+    return _random_floats(rand, fill_uniform, size, out, dtype, device, requires_grad, generator)
 
 
 @host_memory
 def randn(*size, out=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     if MODES_ON and (r := intercept("randn", randn, size, _kw(locals(), "size"))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
+    return _random_floats(randn, fill_normal, size, out, dtype, device, requires_grad, generator)
+
+
+def _random_floats(fn, fill, size, out, dtype, device, requires_grad, generator) -> Tensor:
+    """rand's and randn's body: a float tensor of `size` that `fill(stream, flat)` samples."""
+    name = fn.__name__
     if out is not None:
-        return creation_out(
-            "randn",
-            randn,
-            size,
-            {
-                "dtype": dtype,
-                "device": device,
-                "requires_grad": requires_grad,
-                "generator": generator,
-            },
-            out,
-        )
+        return _out(name, fn, size, out, dtype, device, requires_grad, generator=generator)
     dt = _dtype_or_default(dtype)
-    _need_float(dt, "randn")
+    _need_float(dt, name)
     st = _stream(generator)
-    return _finish(
-        _sampled(_size(size, "randn"), dt, device, lambda flat: _samplers.fill_normal(st, flat)),
-        requires_grad,
-    )
+    shp = _size(size, name)
+    return _finish(_sampled(shp, dt, device, lambda flat: fill(st, flat)), requires_grad)
 
 
 def _need_float(dt, name):
@@ -679,9 +621,12 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
     )
 
 
-def _like(fn, input, dtype, device, requires_grad, *args, memory_format=None):
+def _like(fn, name, input, dtype, device, requires_grad, memory_format, before=(), after=()):
+    """`fn(*before, <input's shape>, *after)` in input's dtype and on its device unless given."""
     t = fn(
-        *args,
+        *before,
+        _shape(input, name),
+        *after,
         dtype=input.dtype if dtype is None else dtype,
         device=input.device if device is None else device,
     )
@@ -713,46 +658,28 @@ def _relayout(t, input, memory_format):
     return out
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    if MODES_ON and (r := intercept("empty_like", empty_like, (), _kw(locals()))) is not PASS:
-        return r  # a mode took the op (gpu_tensor/_modes.py)
-    return _like(
-        empty,
-        input,
-        dtype,
-        device,
-        requires_grad,
-        _shape(input, "empty_like"),
-        memory_format=memory_format,
-    )
+def _like_of(fn):
+    """torch's `<fn>_like(input)`: `fn` of input's shape, in input's dtype and on its device
+    unless told otherwise, laid out as `_relayout` says."""
+    name = f"{fn.__name__}_like"
+
+    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+        if MODES_ON:
+            kw = {"input": input, "dtype": dtype, "device": device}
+            kw.update(requires_grad=requires_grad, memory_format=memory_format)
+            if (r := intercept(name, like, (), kw)) is not PASS:
+                return r  # a mode took the op (gpu_tensor/_modes.py)
+        return _like(fn, name, input, dtype, device, requires_grad, memory_format)
+
+    like.__name__ = like.__qualname__ = name
+    return like
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    if MODES_ON and (r := intercept("zeros_like", zeros_like, (), _kw(locals()))) is not PASS:
-        return r  # a mode took the op (gpu_tensor/_modes.py)
-    return _like(
-        zeros,
-        input,
-        dtype,
-        device,
-        requires_grad,
-        _shape(input, "zeros_like"),
-        memory_format=memory_format,
-    )
-
-
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    if MODES_ON and (r := intercept("ones_like", ones_like, (), _kw(locals()))) is not PASS:
-        return r  # a mode took the op (gpu_tensor/_modes.py)
-    return _like(
-        ones,
-        input,
-        dtype,
-        device,
-        requires_grad,
-        _shape(input, "ones_like"),
-        memory_format=memory_format,
-    )
+empty_like = _like_of(empty)
+zeros_like = _like_of(zeros)
+ones_like = _like_of(ones)
+rand_like = _like_of(rand)
+randn_like = _like_of(randn)
 
 
 def full_like(
@@ -761,42 +688,7 @@ def full_like(
     if MODES_ON and (r := intercept("full_like", full_like, (), _kw(locals()))) is not PASS:
         return r  # a mode took the op (gpu_tensor/_modes.py)
     return _like(
-        full,
-        input,
-        dtype,
-        device,
-        requires_grad,
-        _shape(input, "full_like"),
-        fill_value,
-        memory_format=memory_format,
-    )
-
-
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    if MODES_ON and (r := intercept("rand_like", rand_like, (), _kw(locals()))) is not PASS:
-        return r  # a mode took the op (gpu_tensor/_modes.py)
-    return _like(
-        rand,
-        input,
-        dtype,
-        device,
-        requires_grad,
-        _shape(input, "rand_like"),
-        memory_format=memory_format,
-    )
-
-
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    if MODES_ON and (r := intercept("randn_like", randn_like, (), _kw(locals()))) is not PASS:
-        return r  # a mode took the op (gpu_tensor/_modes.py)
-    return _like(
-        randn,
-        input,
-        dtype,
-        device,
-        requires_grad,
-        _shape(input, "randn_like"),
-        memory_format=memory_format,
+        full, "full_like", input, dtype, device, requires_grad, memory_format, after=(fill_value,)
     )
 
 
@@ -809,12 +701,11 @@ def randint_like(
         low, high = 0, low
     return _like(
         randint,
+        "randint_like",
         input,
         dtype,
         device,
         requires_grad,
-        low,
-        high,
-        _shape(input, "randint_like"),
-        memory_format=memory_format,
+        memory_format,
+        before=(low, high),
     )

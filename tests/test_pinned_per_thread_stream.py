@@ -3,14 +3,12 @@
 thread (a loader thread, a GC run) must still wait for the copy: its event is recorded on
 the copying thread, at the copy. Run on the simulator, whose copies really are pending."""
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 from gpu_tensor.kernel import emulate
+from tests.sim_process import run_sim_script
 
 pytestmark = [
     pytest.mark.sim,
@@ -36,9 +34,4 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_pinned_block_freed_in_another_thread_waits_for_its_copy():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TENSOR")}
-    env.update(GPU_TENSOR_FALLBACK="sim", CUPY_CUDA_PER_THREAD_DEFAULT_STREAM="1")
-    r = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600
-    )
-    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+    run_sim_script(SCRIPT, CUPY_CUDA_PER_THREAD_DEFAULT_STREAM="1")

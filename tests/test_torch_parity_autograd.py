@@ -323,15 +323,16 @@ def test_forward_and_gradients(name):
         )
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NAME_DIVERGENCES[n]))
-        if n in NAME_DIVERGENCES
-        else n
-        for n in sorted(CASES)
-    ],
-)
+def _known_xfail(names, known):
+    """`names` as test parameters, each a strict xfail where `known` says why it diverges."""
+    xfail = pytest.mark.xfail
+    return [
+        pytest.param(n, marks=xfail(strict=True, reason=known[n])) if n in known else n
+        for n in names
+    ]
+
+
+@pytest.mark.parametrize("name", _known_xfail(sorted(CASES), NAME_DIVERGENCES))
 def test_grad_fn_name(name):
     _, gout = _run(gt, name)
     _, tout = _run(torch, name)
@@ -445,15 +446,7 @@ def _graph_inputs(m, name):
     return (m.tensor(x, requires_grad=True), m.tensor(y, requires_grad=True), m.tensor(c))
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=GRAPH_DIVERGENCES[n]))
-        if n in GRAPH_DIVERGENCES
-        else n
-        for n in sorted(GRAPHS)
-    ],
-)
+@pytest.mark.parametrize("name", _known_xfail(sorted(GRAPHS), GRAPH_DIVERGENCES))
 def test_next_functions_structure(name):
     gx, gy, gc = _graph_inputs(gt, name)
     tx, ty, tc = _graph_inputs(torch, name)

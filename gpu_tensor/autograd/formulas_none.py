@@ -95,14 +95,7 @@ _ZERO_INPLACE = (
     "less_",
     "less_equal_",
     "not_equal_",
-    "normal_",
-    "uniform_",
-    "bernoulli_",
-    "random_",
-    "exponential_",
-    "geometric_",
-    "log_normal_",
-    "cauchy_",
+    *random.FILLS,
 )
 _RAISING_INPLACE = ("heaviside_",)
 

@@ -43,6 +43,17 @@ __all__ = [
     "normal",
     "poisson",
 ]
+# the in-place fills: Tensor methods, each with a zero gradient (autograd/formulas_none.py)
+FILLS = (
+    "normal_",
+    "uniform_",
+    "bernoulli_",
+    "random_",
+    "exponential_",
+    "geometric_",
+    "log_normal_",
+    "cauchy_",
+)
 
 
 class Generator:

@@ -3,14 +3,12 @@ count is fixed per process). The legacy default stream must be cuda:1's own: eve
 syncs and staging of a cuda:1 tensor that went to device 0's stream completed at once and
 let the host read pinned slots before the copy landed. Peer copies order both ways."""
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 from gpu_tensor.kernel import emulate
+from tests.sim_process import run_sim_script
 
 pytestmark = [
     pytest.mark.sim,
@@ -40,12 +38,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_cuda_1_uses_its_own_default_stream():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TENSOR")}
-    env.update(GPU_TENSOR_FALLBACK="sim", GPU_TENSOR_SIM_DEVICES="2")
-    r = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600
-    )
-    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+    run_sim_script(SCRIPT, GPU_TENSOR_SIM_DEVICES="2")
 
 
 FOREIGN = textwrap.dedent("""
@@ -88,9 +81,4 @@ FOREIGN = textwrap.dedent("""
 
 
 def test_streams_of_another_device_keep_their_device():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TENSOR")}
-    env.update(GPU_TENSOR_FALLBACK="sim", GPU_TENSOR_SIM_DEVICES="2")
-    r = subprocess.run(
-        [sys.executable, "-c", FOREIGN], capture_output=True, text=True, env=env, timeout=600
-    )
-    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+    run_sim_script(FOREIGN, GPU_TENSOR_SIM_DEVICES="2")

@@ -148,6 +148,7 @@ def _misaligned(dtype, shape, offset):
 
 
 # (name, expected path, dst dtype, make src) -- every kernel path on purpose
+# fmt: off
 PATH_CASES = [
     ("contiguous", "memcpy", F32, lambda: _contig(F32, (33, 17))),
     ("contiguous cast", "flat", F16, lambda: _contig(F32, (1001,))),
@@ -156,33 +157,13 @@ PATH_CASES = [
     ("transpose + cast", "transpose", F16, lambda: _contig(F32, (50, 40)).T),
     ("vector transpose fp32", "transpose", F32, lambda: _contig(F32, (96, 200)).T),
     ("vector transpose fp16", "transpose", F16, lambda: _contig(F16, (136, 64)).T),
-    (
-        "vector transpose uint8",
-        "transpose",
-        np.dtype(np.uint8),
-        lambda: _contig(np.uint8, (132, 260)).T,
-    ),
-    (
-        "vector batched (0,2,1) int16",
-        "transpose",
-        np.dtype(np.int16),
-        lambda: _contig(np.int16, (3, 40, 36)).transpose(0, 2, 1),
-    ),
-    (
-        "vector NCHW->NHWC",
-        "transpose",
-        F32,
-        lambda: _contig(F32, (2, 32, 6, 6)).transpose(0, 2, 3, 1),
-    ),
+    ("vector transpose uint8", "transpose", np.dtype(np.uint8), lambda: _contig(np.uint8, (132, 260)).T),
+    ("vector batched (0,2,1) int16", "transpose", np.dtype(np.int16), lambda: _contig(np.int16, (3, 40, 36)).transpose(0, 2, 1)),
+    ("vector NCHW->NHWC", "transpose", F32, lambda: _contig(F32, (2, 32, 6, 6)).transpose(0, 2, 3, 1)),
     ("batched (0,2,1)", "transpose", F32, lambda: _contig(F32, (3, 40, 33)).transpose(0, 2, 1)),
     ("NCHW->NHWC", "transpose", F32, lambda: _contig(F32, (2, 24, 9, 7)).transpose(0, 2, 3, 1)),
     ("NHWC->NCHW", "transpose", F32, lambda: _contig(F32, (2, 9, 7, 24)).transpose(0, 3, 1, 2)),
-    (
-        "general 4d perm",
-        "transpose",
-        F32,
-        lambda: _contig(F32, (6, 24, 20, 18)).transpose(1, 3, 0, 2),
-    ),
+    ("general 4d perm", "transpose", F32, lambda: _contig(F32, (6, 24, 20, 18)).transpose(1, 3, 0, 2)),
     ("step slice", "nd", F32, lambda: _contig(F32, (40, 50))[:, ::2]),
     ("narrowed inner", "vectorized", F32, lambda: _contig(F32, (30, 64))[:, :32]),
     ("narrowed inner cast", "vectorized", F16, lambda: _contig(F32, (30, 64))[:, 8:40]),
@@ -190,31 +171,12 @@ PATH_CASES = [
     ("expanded column", "nd", F32, lambda: np.broadcast_to(_contig(F32, (40, 1)), (40, 64))),
     ("reversed", "nd", F32, lambda: _contig(F32, (30, 20))[::-1, ::-1]),
     ("skinny transpose", "nd", F32, lambda: _contig(F32, (500, 4)).T),
-    (
-        "bytes of complex128",
-        "nd",
-        np.dtype(np.complex128),
-        lambda: _contig(np.complex128, (20, 30)).T[::2],
-    ),
-    (
-        "misaligned float32 transpose (2-byte units)",
-        "nd",
-        F32,
-        lambda: _misaligned(F32, (40, 36), 2).T,
-    ),
-    (
-        "uint32 -> int64 (no kernel cast)",
-        "fallback",
-        np.dtype(np.int64),
-        lambda: _contig(np.uint32, (10, 12)).T,
-    ),
-    (
-        "10-d (host loops)",
-        "nd",
-        F32,
-        lambda: _contig(F32, (2,) * 10).transpose(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)[..., ::-1],
-    ),
+    ("bytes of complex128", "nd", np.dtype(np.complex128), lambda: _contig(np.complex128, (20, 30)).T[::2]),
+    ("misaligned float32 transpose (2-byte units)", "nd", F32, lambda: _misaligned(F32, (40, 36), 2).T),
+    ("uint32 -> int64 (no kernel cast)", "fallback", np.dtype(np.int64), lambda: _contig(np.uint32, (10, 12)).T),
+    ("10-d (host loops)", "nd", F32, lambda: _contig(F32, (2,) * 10).transpose(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)[..., ::-1]),
 ]
+# fmt: on
 
 
 def pytest_generate_tests(metafunc):

@@ -244,17 +244,7 @@ def test_params_record_matches_the_cuda_struct():
 
 
 _DTYPES = [
-    np.dtype(t)
-    for t in (
-        np.bool_,
-        np.uint8,
-        np.int16,
-        np.float16,
-        np.float32,
-        np.int64,
-        np.complex128,
-        np.uint32,
-    )
+    np.dtype(n) for n in "bool uint8 int16 float16 float32 int64 complex128 uint32".split()
 ] + [np.dtype(ml_dtypes.bfloat16)]
 
 

@@ -47,23 +47,18 @@ CAST_PAIRS = sorted(
 )
 ALL_PAIRS = [(d, s) for d in V.CAST_DTYPES for s in V.CAST_DTYPES if d != s]
 SAME_DTYPES = [
-    np.dtype(t)
-    for t in (
-        np.bool_,
-        np.uint8,
-        np.int16,
-        np.float16,
-        np.float32,
-        np.int64,
-        np.complex64,
-        np.complex128,
-        np.uint32,
-    )
+    np.dtype(n)
+    for n in "bool uint8 int16 float16 float32 int64 complex64 complex128 uint32".split()
 ] + [BF16]
 
 
 def _needs_fp16(*dtypes) -> bool:
     return any(np.dtype(d) in (F16, BF16) for d in dtypes)
+
+
+def _skip_without_fp16(*dtypes) -> None:
+    if _needs_fp16(*dtypes) and not emulate.have_fp16():
+        pytest.skip(FP16_REASON)
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +85,7 @@ def _check(host, dst_base, dst_index, src, copy_cases):
 
 @pytest.mark.parametrize("dtype", SAME_DTYPES, ids=str)
 def test_random_same_dtype(host, dtype, copy_cases):
-    if _needs_fp16(dtype) and not emulate.have_fp16():
-        pytest.skip(FP16_REASON)
+    _skip_without_fp16(dtype)
     rng = np.random.default_rng(zlib.crc32(str(dtype).encode()))
     paths = set()
     for _ in range(60):
@@ -103,8 +97,7 @@ def test_random_same_dtype(host, dtype, copy_cases):
 @pytest.mark.parametrize("pair", CAST_PAIRS, ids=lambda p: f"{p[1]}->{p[0]}")
 def test_random_casts(host, pair, copy_cases):
     dst_dtype, src_dtype = pair
-    if _needs_fp16(*pair) and not emulate.have_fp16():
-        pytest.skip(FP16_REASON)
+    _skip_without_fp16(*pair)
     rng = np.random.default_rng(zlib.crc32(f"{dst_dtype}<-{src_dtype}".encode()))
     for _ in range(12):
         dst_base, idx, src = copy_cases.random_case(rng, dst_dtype, src_dtype)
@@ -115,8 +108,7 @@ def test_random_casts(host, pair, copy_cases):
 def test_every_cast_pair(host, pair, copy_cases):
     """Every (src, dst) conversion the kernels implement, through the generic kernel."""
     dst_dtype, src_dtype = pair
-    if _needs_fp16(*pair) and not emulate.have_fp16():
-        pytest.skip(FP16_REASON)
+    _skip_without_fp16(*pair)
     rng = np.random.default_rng(zlib.crc32(f"all {dst_dtype}<-{src_dtype}".encode()))
     nonneg = dst_dtype.kind in copy_cases.UNSIGNED
     src = copy_cases.values(src_dtype, (23, 37), rng, nonneg=nonneg)[::2, ::3]
@@ -129,8 +121,7 @@ def test_each_path(host, copy_cases, path_case):
     """Each kernel path on purpose (cases in conftest.PATH_CASES, shared with the GPU tests)."""
     name, path, dst_dtype, make = path_case
     src = make()
-    if _needs_fp16(dst_dtype, src.dtype) and not emulate.have_fp16():
-        pytest.skip(FP16_REASON)
+    _skip_without_fp16(dst_dtype, src.dtype)
     dst_base = copy_cases.values(dst_dtype, src.shape, np.random.default_rng(1))
     plan = _check(host, dst_base, (Ellipsis,), src, copy_cases)
     assert plan.path == path, plan.reason

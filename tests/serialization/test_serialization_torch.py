@@ -18,40 +18,18 @@ torch = pytest.importorskip(
     "torch", reason="torch is not installed: the save/load parity tests need it"
 )
 
-NAMES = [
-    "float32",
-    "float64",
-    "float16",
-    "bfloat16",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "bool",
-    "complex64",
-    "complex128",
-]
+NAMES = (
+    "float32 float64 float16 bfloat16 int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool "
+    "complex64 complex128"
+).split()
 VALUES = [0, 1, 3, 5, 7, 2, 4, 6, 9, 8, 1, 0]
 
 
-def _torch_tensors():
+def _tensors(lib):
+    """Every dtype's 3x4 tensor, a strided view of it and its transpose, made by `lib`."""
     out = collections.OrderedDict()
     for name in NAMES:
-        base = torch.tensor(VALUES).to(getattr(torch, name)).reshape(3, 4)
-        out[name] = base
-        out[name + "_view"] = base[1:, ::2]
-        out[name + "_t"] = base.t()
-    return out
-
-
-def _gt_tensors():
-    out = collections.OrderedDict()
-    for name in NAMES:
-        base = gt.tensor(VALUES).to(getattr(gt, name)).reshape(3, 4)
+        base = lib.tensor(VALUES).to(getattr(lib, name)).reshape(3, 4)
         out[name] = base
         out[name + "_view"] = base[1:, ::2]
         out[name + "_t"] = base.t()
@@ -69,10 +47,10 @@ def _same(g, t):
 
 def test_torch_reads_what_gt_saves():
     buf = io.BytesIO()
-    gt.save(_gt_tensors(), buf)
+    gt.save(_tensors(gt), buf)
     buf.seek(0)
     back = torch.load(buf)  # weights_only=True: torch's own allow-list accepts the file
-    for name, g in _gt_tensors().items():
+    for name, g in _tensors(gt).items():
         _same(g, back[name])
     for name in NAMES:
         assert (
@@ -83,10 +61,10 @@ def test_torch_reads_what_gt_saves():
 
 def test_gt_reads_what_torch_saves():
     buf = io.BytesIO()
-    torch.save(_torch_tensors(), buf)
+    torch.save(_tensors(torch), buf)
     buf.seek(0)
     back = gt.load(buf)
-    for name, t in _torch_tensors().items():
+    for name, t in _tensors(torch).items():
         _same(back[name], t)
     for name in NAMES:
         assert back[name + "_t"].untyped_storage() is back[name].untyped_storage()

@@ -91,10 +91,12 @@ class CUBLASError(RuntimeError):
         )
 
 
-def _bind(name, args):
+def _bind(name, args, kwargs=None) -> dict:
+    """cupy's `name` called with these arguments: them by cuBLAS's parameter names, or
+    cupy's TypeError when they do not fit its signature."""
     sig = parse_cython(SIGNATURES[name])
     try:
-        sig.bind(*args)
+        return sig.bind(*args, **(kwargs or {})).arguments
     except TypeError as exc:
         raise TypeError(f"cupy.cuda.cublas.{name}(): {exc}") from None
 
@@ -148,8 +150,23 @@ class _Cublas:
         _bind("getStream", (handle,))
         return self._state(handle)["stream"]
 
-    def gemmEx(
+    def gemmEx(self, *args, **kwargs):  # noqa: N802 - cupy's signature, SIGNATURES["gemmEx"]
+        call = _bind("gemmEx", args, kwargs)
+        self._gemm("gemmEx", strideA=0, strideB=0, strideC=0, batchCount=1, **call)
+
+    def gemmStridedBatchedEx(self, *args, **kwargs):  # noqa: N802 - SIGNATURES' too
+        call = _bind("gemmStridedBatchedEx", args, kwargs)
+        if (call["Atype"], call["computeType"]) != (CUDA_R_16BF, CUBLAS_COMPUTE_32F):
+            raise NotImplementedError(
+                "the cupy simulator models gemmStridedBatchedEx only "
+                "for bf16 data with CUBLAS_COMPUTE_32F"
+            )
+        self._gemm("gemmStridedBatchedEx", **call)
+
+    def _gemm(
         self,
+        what,
+        *,
         handle,
         transa,
         transb,
@@ -160,79 +177,6 @@ class _Cublas:
         A,
         Atype,
         lda,
-        B,
-        Btype,  # noqa: N802, N803
-        ldb,
-        beta,
-        C,
-        Ctype,
-        ldc,
-        computeType,
-        algo,
-    ):  # noqa: N803
-        _bind(
-            "gemmEx",
-            (
-                handle,
-                transa,
-                transb,
-                m,
-                n,
-                k,
-                alpha,
-                A,
-                Atype,
-                lda,
-                B,
-                Btype,
-                ldb,
-                beta,
-                C,
-                Ctype,
-                ldc,
-                computeType,
-                algo,
-            ),
-        )
-        self._gemm(
-            handle,
-            transa,
-            transb,
-            m,
-            n,
-            k,
-            alpha,
-            A,
-            Atype,
-            lda,
-            0,
-            B,
-            Btype,
-            ldb,
-            0,
-            beta,
-            C,
-            Ctype,
-            ldc,
-            0,
-            1,
-            computeType,
-            algo,
-            "gemmEx",
-        )
-
-    def gemmStridedBatchedEx(
-        self,
-        handle,
-        transa,
-        transb,
-        m,
-        n,
-        k,
-        alpha,
-        A,
-        Atype,
-        lda,  # noqa: N802, N803
         strideA,
         B,
         Btype,
@@ -241,99 +185,14 @@ class _Cublas:
         beta,
         C,
         Ctype,
-        ldc,  # noqa: N803
+        ldc,
         strideC,
         batchCount,
         computeType,
         algo,
-    ):  # noqa: N803
-        _bind(
-            "gemmStridedBatchedEx",
-            (
-                handle,
-                transa,
-                transb,
-                m,
-                n,
-                k,
-                alpha,
-                A,
-                Atype,
-                lda,
-                strideA,
-                B,
-                Btype,
-                ldb,
-                strideB,
-                beta,
-                C,
-                Ctype,
-                ldc,
-                strideC,
-                batchCount,
-                computeType,
-                algo,
-            ),
-        )
-        if (Atype, computeType) != (CUDA_R_16BF, CUBLAS_COMPUTE_32F):
-            raise NotImplementedError(
-                "the cupy simulator models gemmStridedBatchedEx only "
-                "for bf16 data with CUBLAS_COMPUTE_32F"
-            )
-        self._gemm(
-            handle,
-            transa,
-            transb,
-            m,
-            n,
-            k,
-            alpha,
-            A,
-            Atype,
-            lda,
-            strideA,
-            B,
-            Btype,
-            ldb,
-            strideB,
-            beta,
-            C,
-            Ctype,
-            ldc,
-            strideC,
-            batchCount,
-            computeType,
-            algo,
-            "gemmStridedBatchedEx",
-        )
-
-    def _gemm(
-        self,
-        handle,
-        transa,
-        transb,
-        m,
-        n,
-        k,
-        alpha,
-        A,
-        Atype,
-        lda,
-        sA,
-        B,
-        Btype,
-        ldb,  # noqa: N803
-        sB,
-        beta,
-        C,
-        Ctype,
-        ldc,
-        sC,
-        batch,
-        computeType,
-        algo,
-        what,
-    ):  # noqa: N803
+    ):  # noqa: N803 - cuBLAS's parameter names
+        """Both gemms: `batchCount` products, each operand `stride*` elements after the last."""
+        sA, sB, sC, batch = strideA, strideB, strideC, batchCount
         kinds = _MODELLED.get((Atype, Btype, Ctype, computeType))
         if kinds is None:
             raise NotImplementedError(
