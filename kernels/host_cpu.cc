@@ -57,8 +57,8 @@ double gt_sum_f64(const double* a, long n) {
     else                                                                                 \
       gt_base::fn(p, g, m, v, vmax, n, (const AdamScalars*)s, flags);                   \
   }
-GT_ADAM(gt_adam_eager_f32, adam_step<float GT_COMMA false>, float)
-GT_ADAM(gt_adam_eager_f64, adam_step<double GT_COMMA false>, double)
-GT_ADAM(gt_adam_fused_f32, adam_step<float GT_COMMA true>, float)
-GT_ADAM(gt_adam_fused_f64, adam_step<double GT_COMMA true>, double)
+GT_ADAM(gt_adam_eager_f32, adam<float GT_COMMA false>, float)
+GT_ADAM(gt_adam_eager_f64, adam<double GT_COMMA false>, double)
+GT_ADAM(gt_adam_fused_f32, adam<float GT_COMMA true>, float)
+GT_ADAM(gt_adam_fused_f64, adam<double GT_COMMA true>, double)
 }

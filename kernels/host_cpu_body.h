@@ -112,8 +112,9 @@ static inline double sqrt_of(double x) { return __builtin_sqrt(x); }
 
 // optim/host_step.py's _eager (FUSED false: Adam's composition of in-place ops) or _fused
 // (gt.fuse's evaluation of optim/fused.py's adam_step), one element at a time: each
-// line is one numpy ufunc there, with its operands in the same order.
-template <class T, bool FUSED>
+// operation is one numpy ufunc there, with its operands in the same order. The flags are
+// selects, not branches, so the loop vectorises (a select changes no value).
+template <class T, bool FUSED, bool AMSGRAD>
 static void adam_step(T* __restrict p, const T* __restrict g_in, T* __restrict m,
                       T* __restrict v, T* __restrict vmax, gt_idx n, const AdamScalars* s,
                       int flags) {
@@ -121,26 +122,17 @@ static void adam_step(T* __restrict p, const T* __restrict g_in, T* __restrict m
           bc = (T)s->bc2_sqrt, eps = (T)s->eps, step = (T)s->step;
   // fused: the traced `1 - scalar` terms round in T; eager: Python's double, then cast
   const T keep1 = (T)1 - w1, w2 = FUSED ? (T)1 - b2 : (T)s->w2;
-  const bool has_wd = flags & ADAM_WD, decoupled = flags & ADAM_DECOUPLED,
-             maximize = flags & ADAM_MAXIMIZE, amsgrad = flags & ADAM_AMSGRAD,
-             lerp = flags & ADAM_LERP;
+  const bool decayed = (flags & ADAM_WD) && (flags & ADAM_DECOUPLED),
+             wd_grad = (flags & ADAM_WD) && !(flags & ADAM_DECOUPLED),
+             maximize = flags & ADAM_MAXIMIZE, lerp = !FUSED || (flags & ADAM_LERP);
   for (gt_idx i = 0; i < n; i++) {
-    T g = g_in[i], pi = p[i];
-    if (maximize) g = -g;
-    if (has_wd) {
-      if (decoupled) {
-        pi = pi * decay;
-      } else {
-        T t0 = pi * wd;
-        g = g + t0;
-      }
-    }
-    T t0 = g - m[i];  // eager: m.lerp_(g, w1) = m + w1 * (g - m)
-    T mi;
-    if (!FUSED)
-      mi = m[i] + w1 * t0;
-    else  // w1 < 0.5: m + (g - m) * w1, else g - (g - m) * (1 - w1)
-      mi = lerp ? m[i] + t0 * w1 : g - t0 * keep1;
+    T g = maximize ? -g_in[i] : g_in[i];
+    T pi = decayed ? p[i] * decay : p[i];
+    g = wd_grad ? g + p[i] * wd : g;
+    T mo = m[i];
+    T t0 = g - mo;  // eager: m.lerp_(g, w1) = m + w1 * (g - m)
+    // fused: w1 < 0.5: m + (g - m) * w1, else g - (g - m) * (1 - w1)
+    T mi = !FUSED ? mo + w1 * t0 : (lerp ? mo + t0 * w1 : g - t0 * keep1);
     m[i] = mi;
     T t1 = v[i] * b2;  // v * beta2 + g * g * (1 - beta2)
     t0 = g * g;
@@ -148,11 +140,20 @@ static void adam_step(T* __restrict p, const T* __restrict g_in, T* __restrict m
     T vi = t1 + t0;
     v[i] = vi;
     T src = vi;
-    if (amsgrad) src = vmax[i] = np_maximum(vmax[i], vi);
+    if (AMSGRAD) src = vmax[i] = np_maximum(vmax[i], vi);
     t1 = sqrt_of(src);  // denom = sqrt(v) / bc2_sqrt + eps
     t1 = t1 / bc;
     t1 = t1 + eps;
     t0 = mi / t1;
     p[i] = FUSED ? pi - t0 * step : pi + t0 * step;  // eager: step is -step_size
   }
+}
+
+template <class T, bool FUSED>
+static void adam(T* p, const T* g, T* m, T* v, T* vmax, gt_idx n, const AdamScalars* s,
+                 int flags) {
+  if (flags & ADAM_AMSGRAD)
+    adam_step<T, FUSED, true>(p, g, m, v, vmax, n, s, flags);
+  else
+    adam_step<T, FUSED, false>(p, g, m, v, vmax, n, s, flags);
 }

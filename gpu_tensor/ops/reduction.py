@@ -225,22 +225,23 @@ def _ordered(input, name):
 def amax(input, dim=(), keepdim=False, *, out=None):
     if out is not None:
         return out_call("amax", amax, (input, dim, keepdim), {}, out, "same")
-    _ordered(input, "amax")
-    axes = _axes(input, dim)
-    _empty_check(input, axes, "amax", RuntimeError)
-    xp = get_backend(input.device).xp
-    return _out(input, _reduce(input, xp.max, _values(input), axes, keepdim), input.dtype)
+    return _amax_amin(input, dim, keepdim, "amax")
 
 
 @differentiable(first=True)
 def amin(input, dim=(), keepdim=False, *, out=None):
     if out is not None:
         return out_call("amin", amin, (input, dim, keepdim), {}, out, "same")
-    _ordered(input, "amin")
+    return _amax_amin(input, dim, keepdim, "amin")
+
+
+def _amax_amin(input, dim, keepdim, name):
+    """amax / amin: numpy's max / min over `dim` (every dim for ()), in input's dtype."""
+    _ordered(input, name)
     axes = _axes(input, dim)
-    _empty_check(input, axes, "amin", RuntimeError)
-    xp = get_backend(input.device).xp
-    return _out(input, _reduce(input, xp.min, _values(input), axes, keepdim), input.dtype)
+    _empty_check(input, axes, name, RuntimeError)
+    fn = getattr(get_backend(input.device).xp, name[1:])
+    return _out(input, _reduce(input, fn, _values(input), axes, keepdim), input.dtype)
 
 
 def _arg(input, dim, keepdim, name):
