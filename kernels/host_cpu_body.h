@@ -63,8 +63,8 @@ static inline gt_idx pw_half(gt_idx n) {
   return n2 - n2 % 8;  // numpy: halves, kept a multiple of the unroll factor
 }
 
-// numpy's pairwise_sum(a, n): the same tree, so the same bits; a node whose four
-// grandchildren (or two children) are leaves computes them together.
+// numpy's pairwise_sum(a, n): the same tree, so the same bits; a node whose two children,
+// four grandchildren or eight great-grandchildren are leaves computes them together.
 template <class T> static T pw_sum(const T* a, gt_idx n) {
   if (n < 8) {
     T res = 0;
@@ -92,6 +92,24 @@ template <class T> static T pw_sum(const T* a, gt_idx n) {
     pw_leaves<T, 4>(p, len, o);
     return (o[0] + o[1]) + (o[2] + o[3]);
   }
+  if (a2 > 128) {  // eight leaves when each of the four grandchildren splits into two
+    gt_idx q[4] = {a2, n2 - a2, b2, nb - b2}, len[8];
+    const T* p[8];
+    const T* at = a;
+    bool leaves = true;
+    for (int k = 0; k < 4; k++) {
+      gt_idx h = pw_half(q[k]);
+      leaves = leaves && q[k] - h <= 128;
+      p[2 * k] = at, len[2 * k] = h;
+      p[2 * k + 1] = at + h, len[2 * k + 1] = q[k] - h;
+      at += q[k];
+    }
+    if (leaves) {
+      T o[8];
+      pw_leaves<T, 8>(p, len, o);
+      return ((o[0] + o[1]) + (o[2] + o[3])) + ((o[4] + o[5]) + (o[6] + o[7]));
+    }
+  }
   T left = pw_sum(a, n2);
   return left + pw_sum(a + n2, nb);
 }
@@ -102,6 +120,7 @@ template <class T> static T full_sum(const T* a, gt_idx n) {
   return out + pw_sum(a, n);
 }
 
+#ifndef GT_HOST_SUM_ONLY
 // np.maximum as numpy's vector loop computes it: a NaN `a` wins, else max_ps(a, b), which
 // answers b when a is not greater (b NaN, or equal zeros of either sign).
 template <class T> static inline T np_maximum(T a, T b) { return a != a ? a : (a > b ? a : b); }
@@ -157,3 +176,4 @@ static void adam(T* p, const T* g, T* m, T* v, T* vmax, gt_idx n, const AdamScal
   else
     adam_step<T, FUSED, false>(p, g, m, v, vmax, n, s, flags);
 }
+#endif  // GT_HOST_SUM_ONLY

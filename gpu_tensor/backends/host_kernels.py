@@ -41,6 +41,7 @@ _FLAGS = (
     "-fno-math-errno",  # sqrt as one instruction (the same correctly rounded value)
     "-fPIC",
     "-shared",
+    "-Wno-psabi",  # (a note on passing vector types, irrelevant inside one library)
 )
 _SOURCES = ("host_cpu.cc", "host_cpu_body.h")
 SUM_MIN = 1 << 15  # below this numpy's own sum is as fast as the call into the kernel

@@ -54,7 +54,8 @@ def _special(n, dtype, rng, payloads=True):
 def test_full_sum_is_numpys_bits_at_every_size(kernels, dtype, monkeypatch):
     monkeypatch.setattr(hk, "SUM_MIN", 0)  # the kernel for every size, not only the large
     rng = np.random.default_rng(1)
-    sizes = list(range(301)) + [2**k + d for k in range(9, 21) for d in (-1, 0, 1)]
+    sizes = list(range(301)) + list(range(301, 4200, 7))  # every shape of a small tree
+    sizes += [2**k + d for k in range(9, 21) for d in (-1, 0, 1)]
     for n in sizes + [10**6]:
         a = rng.standard_normal(n).astype(dtype) * 1e3
         _same(hk.full_sum(a), np.add.reduce(a))
