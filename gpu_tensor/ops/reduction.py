@@ -14,6 +14,7 @@ from .._host_memory import host_memory
 from .._out import call as out_call
 from .._tensor import Tensor
 from ..backends import PIECE, get_backend
+from ..backends.host_kernels import SUM_MIN, full_sum
 from ..device import CPU
 from ._result import array_result
 
@@ -130,8 +131,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001
         return out_call("sum", sum, (input, dim, keepdim), {"dtype": dtype}, out, "acc")
     if input.device is CPU and dim is None and dtype is None and not keepdim:
         d = input.dtype
-        if d.category >= _dt.FLOAT and d not in _HALF:
-            return _fast(input, input._data.sum(), d)  # the hot path: no promotion work
+        if d.category >= _dt.FLOAT and d not in _HALF:  # the hot path: no promotion work
+            a = input._data
+            r = full_sum(a) if a.size >= SUM_MIN else None  # numpy's bits, faster
+            return _fast(input, a.sum() if r is None else r, d)
         if d.category < _dt.FLOAT:
             return _fast(input, input._data.sum(dtype=np.int64), _dt.int64)
     return _accumulate("sum", input, dim, keepdim, dtype)
@@ -150,8 +153,24 @@ def _accumulate(name, input, dim, keepdim, dtype):
     dt = _acc_dtype(input, dtype)
     xp = get_backend(input.device).xp
     comp = np.float32 if dt in _HALF else dt.np
-    r = _reduce(input, getattr(xp, name), _values(input, comp), _axes(input, dim), keepdim)
+    fn = _host_sum if xp is np and name == "sum" else getattr(xp, name)
+    r = _reduce(input, fn, _values(input, comp), _axes(input, dim), keepdim)
     return _out(input, r, dt)
+
+
+def _host_sum(a, axis=None, keepdims=False, out=None):
+    """`np.sum`; a whole float array's sum by the host kernel, numpy's bits (cpu with a
+    dtype or keepdim, emulated cuda, half types summed in float32)."""
+    if axis is None and a.size >= SUM_MIN:
+        r = full_sum(a)
+        if r is not None:
+            if keepdims:
+                r = np.full((1,) * a.ndim, r)
+            if out is None:
+                return r
+            out[...] = r
+            return out
+    return np.sum(a, axis=axis, keepdims=keepdims, out=out)
 
 
 @differentiable(first=True)
@@ -206,22 +225,23 @@ def _ordered(input, name):
 def amax(input, dim=(), keepdim=False, *, out=None):
     if out is not None:
         return out_call("amax", amax, (input, dim, keepdim), {}, out, "same")
-    _ordered(input, "amax")
-    axes = _axes(input, dim)
-    _empty_check(input, axes, "amax", RuntimeError)
-    xp = get_backend(input.device).xp
-    return _out(input, _reduce(input, xp.max, _values(input), axes, keepdim), input.dtype)
+    return _amax_amin(input, dim, keepdim, "amax")
 
 
 @differentiable(first=True)
 def amin(input, dim=(), keepdim=False, *, out=None):
     if out is not None:
         return out_call("amin", amin, (input, dim, keepdim), {}, out, "same")
-    _ordered(input, "amin")
+    return _amax_amin(input, dim, keepdim, "amin")
+
+
+def _amax_amin(input, dim, keepdim, name):
+    """amax / amin: numpy's max / min over `dim` (every dim for ()), in input's dtype."""
+    _ordered(input, name)
     axes = _axes(input, dim)
-    _empty_check(input, axes, "amin", RuntimeError)
-    xp = get_backend(input.device).xp
-    return _out(input, _reduce(input, xp.min, _values(input), axes, keepdim), input.dtype)
+    _empty_check(input, axes, name, RuntimeError)
+    fn = getattr(get_backend(input.device).xp, name[1:])
+    return _out(input, _reduce(input, fn, _values(input), axes, keepdim), input.dtype)
 
 
 def _arg(input, dim, keepdim, name):

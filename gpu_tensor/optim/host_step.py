@@ -22,6 +22,7 @@ import numpy as np
 
 from gpu_tensor import backends
 from gpu_tensor._tensor import Tensor
+from gpu_tensor.backends import host_kernels
 from gpu_tensor.backends.base import PIECE
 
 from ._checks import value
@@ -203,11 +204,12 @@ def adam_host_step(opt, group, fused: bool) -> bool:
             np.concatenate([p._data.reshape(-1) for p in run], out=pf)
             np.concatenate([p.grad._data.reshape(-1) for p in run], out=gf)
             sf = flats
-        with np.errstate(all="ignore"):
-            for lo in range(0, total, CHUNK):
-                hi = min(lo + CHUNK, total)
-                t = _scratch(opt, dt, hi - lo)[:3]
-                formula(pf[lo:hi], gf[lo:hi], *[s[lo:hi] for s in sf], t=t, **sc)
+        if not _in_kernel(fused, pf, gf, sf, sc):
+            with np.errstate(all="ignore"):
+                for lo in range(0, total, CHUNK):
+                    hi = min(lo + CHUNK, total)
+                    t = _scratch(opt, dt, hi - lo)[:3]
+                    formula(pf[lo:hi], gf[lo:hi], *[s[lo:hi] for s in sf], t=t, **sc)
         if offsets is not None:
             for p, off in zip(run, offsets, strict=True):
                 np.copyto(p._data.reshape(-1), pf[off : off + p._data.size])
@@ -216,6 +218,38 @@ def adam_host_step(opt, group, fused: bool) -> bool:
             for n in names:
                 st[n]._bump_version()
     return True
+
+
+def _in_kernel(fused, p, g, state, sc) -> bool:
+    """The run's step by the compiled host kernel (backends/host_kernels.py): `_fused` or
+    `_eager` below, one pass per element, the same IEEE operations in the same order. False
+    (nothing done) without the kernel, or for arrays it cannot take in place."""
+    arrays = (p, g, *state)
+    if not all(a.flags.c_contiguous and a.flags.writeable for a in arrays):
+        return False
+    if any(np.may_share_memory(p, a) for a in (g, *state)):
+        return False  # (numpy's passes and one pass per element differ on aliased memory)
+    hk = host_kernels
+    lr, beta1, beta2, wd = sc["lr"], float(sc["beta1"]), float(sc["beta2"]), sc["wd"]
+    flags = (
+        (hk.ADAM_WD if wd != 0 else 0)
+        | (hk.ADAM_DECOUPLED if sc["decoupled"] else 0)
+        | (hk.ADAM_MAXIMIZE if sc["maximize"] else 0)
+        | (hk.ADAM_AMSGRAD if sc["amsgrad"] else 0)
+        | (hk.ADAM_LERP if fused and 1.0 - beta1 < 0.5 else 0)
+    )
+    scalars = hk.AdamScalars(
+        decay=1 - lr * wd,
+        wd=float(wd),
+        w1=1 - beta1,
+        beta2=beta2,
+        w2=1 - beta2,
+        bc2_sqrt=sc["bc2_sqrt"],
+        eps=float(sc["eps"]),
+        step=sc["step_size"] if fused else -sc["step_size"],
+    )
+    vmax = state[2] if sc["amsgrad"] else None
+    return hk.adam("fused" if fused else "eager", p, g, state[0], state[1], vmax, scalars, flags)
 
 
 def _eager(
