@@ -587,7 +587,7 @@ _ENTRIES = [
         3,
         "where",
         "({0} ? {1} : {2})",
-        np.where,
+        npmath.where,
         {"operand_check": _check_where, "inplace": False, "grad": dx.where_grad},
     ),
     (

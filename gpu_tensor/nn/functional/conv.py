@@ -7,6 +7,8 @@ buffer (`_Im2col`): one autograd node instead of two slices per tap, a stack, an
 full-size zero tensor, a copy and an add per tap. The adds run in the order the engine summed the per-tap gradients (the last
 tap first), so the values are those of the composite it replaces. On real cuda the taps
 are strided slice views, stacked: slices, stack and matmul are differentiable there.
+conv2d itself (groups 1, float32/float64) on a host-memory device is one node that does
+all of this, padding and bias included (conv_host.py).
 
 The work is laid out channels-last (N, H, W, C): a `channels_last` input is already that
 layout in memory (permute is a view), and its output stays channels_last as torch's does;
@@ -27,6 +29,14 @@ from gpu_tensor.backends import get_backend
 from gpu_tensor.backends.base import PIECE
 
 from .basic import pad as _pad
+from .conv_host import (
+    _Conv2d,
+    add_columns,
+    fill_columns,
+    gather_source,
+    one_node,
+    tap_slices,
+)
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
 
@@ -61,19 +71,7 @@ def _is_channels_last(x) -> bool:
 def _taps(xh, k, stride, dilation, out_hw):
     """The kernel taps of NHWC `xh`: a list of (N, oH, oW, C) strided views, row-major
     over the kernel window."""
-    return [xh[:, rows, cols, :] for rows, cols in _tap_slices(k, stride, dilation, out_hw)]
-
-
-def _tap_slices(k, stride, dilation, out_hw):
-    """Per tap (row-major over the kernel window), the (rows, cols) slices it reads."""
-    return [
-        (
-            slice(i * dilation[0], i * dilation[0] + stride[0] * (out_hw[0] - 1) + 1, stride[0]),
-            slice(j * dilation[1], j * dilation[1] + stride[1] * (out_hw[1] - 1) + 1, stride[1]),
-        )
-        for i in range(k[0])
-        for j in range(k[1])
-    ]
+    return [xh[:, rows, cols, :] for rows, cols in tap_slices(k, stride, dilation, out_hw)]
 
 
 class _Im2col(Function):
@@ -83,19 +81,10 @@ class _Im2col(Function):
     def forward(ctx, xh, k, stride, dilation, out_hw):
         ctx.geometry = (tuple(xh.shape), k, stride, dilation, out_hw)
         x = xh._data
-        taps = _tap_slices(k, stride, dilation, out_hw)
+        taps = tap_slices(k, stride, dilation, out_hw)
         backend = get_backend(xh.device)
-        if len(taps) > stride[0] * stride[1] and not x.flags.c_contiguous:
-            # overlapping windows read each element several times: gather them from an
-            # NHWC copy (the permuted view of an NCHW tensor strides its channels far
-            # apart); measured 0.7 vs 2.0 ms for bench_train's first 3x3 layer
-            x = backend.contiguous(x)
-        cols, st = backend.empty((x.shape[0], *out_hw, x.shape[3], len(taps)), x.dtype)
-        # one strided copy per tap: 2-5x faster in numpy than one copy of the whole
-        # sliding_window_view, whose innermost loops run over the tiny kernel window
-        # (measured 0.5 vs 1.1-2.8 ms for the 3x3 layers of bench_train's CNN)
-        for t, (rows, cs) in enumerate(taps):
-            np.copyto(cols[..., t], x[:, rows, cs, :])
+        x = gather_source(backend, x, taps, stride)
+        cols, st = fill_columns(backend, x, taps, out_hw)
         return Tensor._make(cols, xh.device, xh.dtype, st)
 
     @staticmethod
@@ -106,15 +95,7 @@ class _Im2col(Function):
             cols = gt.stack(_taps(x, k, stride, dilation, out_hw), -1)
             return gt.autograd.grad(cols, x, g, create_graph=True)[0], None, None, None, None
         out = gt.zeros(shape, dtype=g.dtype, device=g.device)
-        buf, gd = out._data, g._data
-        taps = _tap_slices(k, stride, dilation, out_hw)
-        # the engine summed the per-tap gradients last tap first; a zero-filled buffer adds
-        # the same values in the same order (only a -0.0 sum could differ, which needs every
-        # term -0.0, and a BLAS product never gives one)
-        for t in range(len(taps) - 1, -1, -1):
-            rows, cols = taps[t]
-            region = buf[:, rows, cols, :]
-            np.add(region, gd[..., t], out=region)
+        add_columns(out._data, g._data, tap_slices(k, stride, dilation, out_hw))
         return out, None, None, None, None
 
 
@@ -166,14 +147,25 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     else:
         pads = tuple((p, p) for p in _pair(padding, "padding"))
     cl = _is_channels_last(x)
-    if any(p for pair in pads for p in pair):
-        x = _pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
     oh = _out_size(h, kh, stride[0], *pads[0], dilation[0])
     ow = _out_size(w, kw, stride[1], *pads[1], dilation[1])
     if oh <= 0 or ow <= 0:
         raise RuntimeError(f"Calculated output size: ({out_c}x{oh}x{ow}). Output size is too small")
-    xh = x.permute(0, 2, 3, 1)
-    cols = _columns(xh, (kh, kw), stride, dilation, (oh, ow))  # N,oH,oW,C,K
+    if groups == 1 and one_node(x, weight, bias):
+        out = _Conv2d.apply(x, weight, bias, pads, stride, dilation, (oh, ow), cl)
+    else:
+        if any(p for pair in pads for p in pair):
+            x = _pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
+        out = _conv_composite(x, weight, bias, stride, dilation, groups, (oh, ow), cl)
+    return out.squeeze(0) if unbatched else out
+
+
+def _conv_composite(x, weight, bias, stride, dilation, groups, out_hw, cl):
+    """conv2d of padded NCHW `x` as differentiable ops (columns, matmul, bias, layout)."""
+    n, c = x.shape[:2]
+    out_c, in_cg, kh, kw = weight.shape
+    oh, ow = out_hw
+    cols = _columns(x.permute(0, 2, 3, 1), (kh, kw), stride, dilation, out_hw)  # N,oH,oW,C,K
     k = kh * kw
     if groups == 1:
         out = cols.reshape(n, oh * ow, c * k).matmul(weight.reshape(out_c, c * k).t())
@@ -184,8 +176,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     out = out.reshape(n, oh, ow, out_c)
     if bias is not None:
         out = out + bias
-    out = _to_layout(out, cl)
-    return out.squeeze(0) if unbatched else out
+    return _to_layout(out, cl)
 
 
 def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, name):
@@ -261,7 +252,7 @@ class _MaxPool(Function):
         x = xp._data
         n, c = x.shape[:2]
         backend = get_backend(xp.device)
-        taps = _tap_slices(k, stride, dilation, out_hw)
+        taps = tap_slices(k, stride, dilation, out_hw)
         shape = (n, c, *out_hw)
         if cl:
             buf, st = backend.empty((n, *out_hw, c), x.dtype)
@@ -304,7 +295,7 @@ class _MaxPool(Function):
         n, c, h, w = x.shape
         grad = gt.zeros((n, h, w, c), dtype=g.dtype, device=g.device)
         buf = grad._data.transpose(0, 3, 1, 2)
-        taps = _tap_slices(k, stride, dilation, out_hw)
+        taps = tap_slices(k, stride, dilation, out_hw)
         step = max(1, PIECE // max(1, c * out_hw[0] * out_hw[1]))
         for lo in range(0, n, step):
             part = slice(lo, lo + step)
