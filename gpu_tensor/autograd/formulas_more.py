@@ -6,8 +6,6 @@ _tensor_methods.py (the names in ops/_inplace.py).
 
 from __future__ import annotations
 
-import math
-
 from ..fusion.optable import OPS
 from ..ops import _inplace, index_write, matrix, pointwise
 from ..ops import special as sp
@@ -65,8 +63,32 @@ for _name, _key, _save_out in (
     ("SpecialEntrBackward0", "entr", False),
 ):
     _unary(_name, _key, _rule(_key if _key in OPS else "special_" + _key), _save_out)
-_unary("Deg2RadBackward0", "deg2rad", lambda g, x, out: g * (math.pi / 180))
-_unary("Rad2DegBackward0", "rad2deg", lambda g, x, out: g * (180 / math.pi))
+
+
+# The last rows of issue 23: the row's rule, with the row's parameter (mvlgamma's p).
+def _row(name, key, fn=None, param=None):
+    @formula(name, (sp, fn or key))
+    def fwd(ctx, out, x, *args, **kwargs):
+        ctx.save_for_backward(x, out)
+        ctx.params = {param: args[0] if args else kwargs[param]} if param else {}
+
+    @fwd.backward
+    def _(ctx, g):
+        x, out = ctx.saved_tensors
+        return OPS[key].grad(g, out, x, **ctx.params)[0]
+
+
+for _name, _key in (
+    ("TruncBackward0", "trunc"),
+    ("FracBackward0", "frac"),
+    ("Deg2RadBackward0", "deg2rad"),
+    ("Rad2DegBackward0", "rad2deg"),
+    ("SgnBackward0", "sgn"),
+    ("NanToNumBackward0", "nan_to_num"),
+):
+    _row(_name, _key)
+_row("AngleBackward0", "angle", "_angle")
+_row("MvlgammaBackward0", "mvlgamma", param="p")
 
 
 @formula("LogitBackward0", (sp, "logit"), inputs=lambda args, kwargs: [args[0]])

@@ -150,3 +150,39 @@ def log_ndtr(g, out, x):
 
 def entr(g, out, x):
     return (-g * (x.log() + 1),)
+
+
+# -- the last rows (issue 23) ------------------------------------------------------------------
+def deg2rad(g, out, x):
+    return (g * (math.pi / 180),)
+
+
+def rad2deg(g, out, x):
+    return (g * (180 / math.pi),)
+
+
+def identity(g, out, x):
+    """frac, positive: the slope is 1 wherever the op is differentiable."""
+    return (g,)
+
+
+def sgn(g, out, x):
+    """0 for real x; for complex z: (g - s re(g conj s)) / |z| with s = sgn z, 0 at 0 (torch's
+    sgn_backward)."""
+    if not x.dtype.is_complex:  # (a traced value is never complex)
+        return (g * 0,)
+    mag = x.abs()
+    s = out
+    step = (g - s * (g * s.conj()).real) / where(mag == 0, 1, mag)
+    return (where(mag == 0, 0, step),)
+
+
+def nan_to_num(g, out, x, limits=None):
+    return (where(x.isfinite(), g, 0),)
+
+
+def mvlgamma(g, out, x, p=1):
+    total = x.digamma()
+    for i in range(1, p):
+        total = total + (x - i / 2).digamma()
+    return (g * total,)

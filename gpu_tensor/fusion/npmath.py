@@ -28,6 +28,12 @@ __all__ = [
     "isposinf",
     "isneginf",
     "logaddexp2",
+    "deg2rad",
+    "rad2deg",
+    "frac",
+    "sgn_complex",
+    "angle",
+    "nan_to_num",
 ]
 
 # W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
@@ -332,3 +338,48 @@ def isposinf(x):
 
 def isneginf(x):
     return np.isneginf(x) if x.dtype.kind == "f" else np.zeros(np.shape(x), np.bool_)
+
+
+# -- the last rows (issue 23) ------------------------------------------------------------------
+def _scale(name, factor):
+    """x * factor, factor rounded to x's dtype as torch does."""
+
+    def fn(x):
+        return x * x.dtype.type(factor)
+
+    fn.__name__ = name
+    return fn
+
+
+deg2rad = _scale("deg2rad", math.pi / 180)
+rad2deg = _scale("rad2deg", 180 / math.pi)
+
+
+def frac(x):
+    return x - np.trunc(x)
+
+
+def sgn_complex(z):
+    """z / |z|, 0 at 0 (torch.sgn of a complex tensor)."""
+    mag = np.abs(z)
+    safe = np.where(mag == 0, 1, mag)
+    out = np.empty_like(z)  # each part divided by |z| (a complex division rounds otherwise)
+    out.real, out.imag = z.real / safe, z.imag / safe
+    return np.where(mag == 0, 0, out).astype(z.dtype, copy=False)
+
+
+def angle(x):
+    """The argument of a real number: pi below 0, nan for nan, 0 otherwise (-0.0 too)."""
+    pi = x.dtype.type(math.pi)
+    return np.where(x < 0, pi, np.where(x != x, x, 0)).astype(x.dtype, copy=False)
+
+
+def nan_to_num(x, limits=None):
+    """nan, +inf and -inf replaced by limits = (nan, posinf, neginf); None: (0, the largest
+    finite value of x's dtype, the smallest). Integer and bool arrays are copied."""
+    if x.dtype.kind not in "fc":
+        return x.copy()
+    if limits is None:
+        return np.nan_to_num(x)
+    nan, hi, lo = limits
+    return np.nan_to_num(x, nan=nan, posinf=hi, neginf=lo)

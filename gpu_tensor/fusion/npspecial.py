@@ -20,6 +20,7 @@ __all__ = [
     "lgamma",
     "digamma",
     "polygamma",
+    "mvlgamma",
     "i0",
     "i0e",
     "i1",
@@ -414,3 +415,12 @@ def logit(a, eps=None):
             x = np.where(x < lo, lo, np.where(x > hi, hi, x))
         one = x.dtype.type(1)
         return np.log(x / (one - x)).astype(np.asarray(a).dtype)
+
+
+def mvlgamma(x, p=1):
+    """log of the multivariate gamma function: sum over i < p of lgamma(x - i/2), largest i
+    first (torch's order), plus p (p - 1) / 4 log(pi)."""
+    total = np.zeros_like(x)
+    for i in range(p - 1, -1, -1):
+        total = total + lgamma(x - x.dtype.type(0.5 * i))
+    return total + x.dtype.type(p * (p - 1) / 4 * math.log(math.pi))

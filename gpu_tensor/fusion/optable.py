@@ -69,6 +69,7 @@ class OpDef:
     refuse_bool: bool = False  # torch has no kernel when the operands promote to bool
     float_only: bool = False  # torch has no integer kernel (gelu, silu)
     real_only: bool | str = False  # complex operands are refused (a str: the error's hint)
+    no_complex: str | None = None  # torch's RuntimeError message refusing complex operands
     unsigned: bool = False  # one of the few ops torch has for uint16/uint32/uint64
     quiet: bool = False  # numpy warns (inf/nan/zero division) where torch never does
     int_division: bool = False  # integer operands: division by zero raises, as in torch
@@ -118,6 +119,8 @@ class OpDef:
             raise not_implemented(self.name, common)
         if self.float_only and common.category <= _core_dt.INT:
             raise not_implemented(self.name, common, "convert the input with .float() first")
+        if self.no_complex and common.category == _core_dt.COMPLEX:
+            raise RuntimeError(self.no_complex)
         if self.real_only and common.category == _core_dt.COMPLEX:
             raise not_implemented(
                 self.name,
@@ -662,8 +665,8 @@ _ENTRIES += [
         "float",
         "gt_atan2({0}, {1})",
         np.arctan2,
-        {**_SPECIAL2, "grad": dx.atan2},
-    ),  # arctan2: ops/special.py, _tensor_methods.py
+        {**_SPECIAL2, "aliases": ("arctan2",), "grad": dx.atan2},
+    ),
     (
         "copysign",
         2,
@@ -736,19 +739,26 @@ _ENTRIES += [
     ("signbit", 1, "compare", "gt_signbit({0})", np.signbit, {**_FLAG, "real_only": True}),
 ]
 
+
 # --- unary special functions (issue 23) -----------------------------------------------------
+def _arc_rows():
+    """asin, acos, atan and their hyperbolic kin, with numpy's names (arcsin, ...) as the
+    aliases torch has too."""
+    rows = []
+    for key in ("asin", "acos", "atan", "asinh", "acosh", "atanh"):
+        alias = "arc" + key[1:]
+        extra = {**_Q, "aliases": (alias,), "grad": getattr(dxs, key)}
+        rows.append((key, 1, "float", f"gt_{key}({{0}})", getattr(np, alias), extra))
+    return rows
+
+
 _ENTRIES += [
     # Names with a "special_" prefix are torch.special's functions that are no Tensor method
     # (gt.special.i0e is the row special_i0e).
     ("tan", 1, "float", "gt_tan({0})", np.tan, {**_Q, "grad": dxs.tan}),
-    ("asin", 1, "float", "gt_asin({0})", np.arcsin, {**_Q, "grad": dxs.asin}),
-    ("acos", 1, "float", "gt_acos({0})", np.arccos, {**_Q, "grad": dxs.acos}),
-    ("atan", 1, "float", "gt_atan({0})", np.arctan, {**_Q, "grad": dxs.atan}),
+    *_arc_rows(),
     ("sinh", 1, "float", "gt_sinh({0})", np.sinh, {**_Q, "grad": dxs.sinh}),
     ("cosh", 1, "float", "gt_cosh({0})", np.cosh, {**_Q, "grad": dxs.cosh}),
-    ("asinh", 1, "float", "gt_asinh({0})", np.arcsinh, {**_Q, "grad": dxs.asinh}),
-    ("acosh", 1, "float", "gt_acosh({0})", np.arccosh, {**_Q, "grad": dxs.acosh}),
-    ("atanh", 1, "float", "gt_atanh({0})", np.arctanh, {**_Q, "grad": dxs.atanh}),
     ("expm1", 1, "float", "gt_expm1({0})", np.expm1, {**_Q, "grad": dxs.expm1}),
     ("exp2", 1, "float", "gt_exp2({0})", np.exp2, {**_Q, "grad": dxs.exp2}),
     ("log2", 1, "float", "gt_log2({0})", np.log2, {**_Q, "grad": dxs.log2}),
@@ -805,6 +815,110 @@ _ENTRIES += [
         _PerOrder("gt_polygamma({n}, {{0}})"),
         npspecial.polygamma,
         {**_SPECIAL, "param": "n", "param_default": 1, "grad": dxs.polygamma},
+    ),
+]
+
+
+# --- the last rows (issue 23) ----------------------------------------------------------------
+# Module functions in ops/special.py (trunc: ops/elementwise.py); their in-place methods come
+# from the breadth block of _tensor_methods.py (ops/_inplace.py), as before.
+def _literal(v: float) -> str:
+    """A C double expression for a Python float (inf and nan have no literal)."""
+    if v != v:
+        return "gt_nan<double>()"
+    if v in (float("inf"), float("-inf")):
+        return ("-" if v < 0 else "") + "gt_inf<double>()"
+    return repr(v)
+
+
+def _nan_to_num_template(limits):
+    """limits: (nan, posinf, neginf), floats (gt.nan_to_num resolves torch's defaults from
+    the tensor's dtype); None: (0, the compute type's largest and smallest finite values)."""
+    if limits is None:
+        return "gt_nan_to_num_default({0})"
+    if type(limits) is not tuple or len(limits) != 3 or any(type(v) is not float for v in limits):
+        raise KeyError(limits)
+    return "gt_nan_to_num({{0}}, {}, {}, {})".format(*map(_literal, limits))
+
+
+_LAST = {"inplace": False}
+_NO_COMPLEX = "is not supported for complex tensors."
+_MVLGAMMA_BOOL = "The input tensor may not be a boolean tensor."
+_POS_BOOL = "The `+` operator, on a bool tensor is not supported."
+
+_ENTRIES += [
+    (
+        "trunc",
+        1,
+        "same",
+        "gt_trunc({0})",
+        _ident_int(np.trunc),
+        {**_NB, **_LAST, "real_only": True, "aliases": ("fix",), "grad": dx.zero},
+    ),
+    (
+        "frac",
+        1,
+        "same",
+        "gt_frac({0})",
+        npmath.frac,
+        {**_LAST, **_Q, "float_only": True, "real_only": True, "grad": dxs.identity},
+    ),
+    (
+        "deg2rad",
+        1,
+        "float",
+        "gt_deg2rad({0})",
+        npmath.deg2rad,
+        {**_LAST, "no_complex": f"deg2rad {_NO_COMPLEX}", "grad": dxs.deg2rad},
+    ),
+    (
+        "rad2deg",
+        1,
+        "float",
+        "gt_rad2deg({0})",
+        npmath.rad2deg,
+        {**_LAST, "no_complex": f"rad2deg {_NO_COMPLEX}", "grad": dxs.rad2deg},
+    ),
+    (
+        "sgn",
+        1,
+        "same",
+        "gt_sign({0})",  # (complex operands never reach a kernel: complex_fn)
+        npmath.sign,
+        {**_LAST, "complex_fn": npmath.sgn_complex, "grad": dxs.sgn},
+    ),
+    # complex input: ops/special.angle computes atan2(imag, real) (a real result)
+    (
+        "angle",
+        1,
+        "float",
+        "gt_angle({0})",
+        npmath.angle,
+        {**_LAST, **_Q, "real_only": True, "grad": dx.zero},
+    ),
+    ("positive", 1, "same", "{0}", np.copy, {**_LAST, "no_bool": _POS_BOOL, "grad": dxs.identity}),
+    (
+        "nan_to_num",
+        1,
+        "same",
+        _PerValue(_nan_to_num_template),
+        npmath.nan_to_num,
+        {**_LAST, **_Q, "param": "limits", "complex_fn": npmath.nan_to_num, "grad": dxs.nan_to_num},
+    ),
+    (
+        "mvlgamma",
+        1,
+        "float",
+        _PerOrder("gt_mvlgamma({{0}}, {n})"),
+        npspecial.mvlgamma,
+        {
+            **_LAST,
+            **_REAL,
+            "no_bool": _MVLGAMMA_BOOL,
+            "param": "p",
+            "param_default": 1,
+            "grad": dxs.mvlgamma,
+        },
     ),
 ]
 

@@ -225,4 +225,45 @@ template <typename T> GT_FN T gt_k1(T x) {
   const T r = gt_k_scaled(1, x);
   return x - x != T(0) ? r : r * gt_exp(-x);
 }
+// -- the last rows (issue 23): trunc/fix, frac, deg2rad/rad2deg, sgn, angle, nan_to_num,
+// mvlgamma. Integer operands of trunc and nan_to_num pass through unchanged.
+template <typename T> GT_FN T gt_trunc(T x) { return x; }
+template <> GT_FN float gt_trunc<float>(float x) { return truncf(x); }
+template <> GT_FN double gt_trunc<double>(double x) { return trunc(x); }
+template <typename T> GT_FN T gt_frac(T x) { return x - gt_trunc(x); }
+// torch multiplies by pi/180 rounded to the compute type (float for half types)
+GT_FN float gt_deg2rad(float x) { return x * 0.017453292519943295f; }
+GT_FN double gt_deg2rad(double x) { return x * 0.017453292519943295; }
+GT_FN float gt_rad2deg(float x) { return x * 57.29577951308232f; }
+GT_FN double gt_rad2deg(double x) { return x * 57.29577951308232; }
+// angle of a real number: pi below 0 (-inf too), nan stays nan, 0 otherwise (-0.0 included)
+template <typename T> GT_FN T gt_angle(T x) {
+  return x < T(0) ? T(3.14159265358979323846) : (x != x ? x : T(0));
+}
+template <typename T> GT_FN T gt_nan_to_num(T x, double nan, double hi, double lo) { return x; }
+template <typename T> GT_FN T gt_nan_to_num_real(T x, double nan, double hi, double lo) {
+  if (x != x) return T(nan);
+  if (x - x != T(0)) return x > T(0) ? T(hi) : T(lo);
+  return x;
+}
+template <> GT_FN float gt_nan_to_num<float>(float x, double nan, double hi, double lo) {
+  return gt_nan_to_num_real(x, nan, hi, lo);
+}
+template <> GT_FN double gt_nan_to_num<double>(double x, double nan, double hi, double lo) {
+  return gt_nan_to_num_real(x, nan, hi, lo);
+}
+template <typename T> GT_FN T gt_nan_to_num_default(T x) { return x; }
+template <> GT_FN float gt_nan_to_num_default<float>(float x) {
+  return gt_nan_to_num_real(x, 0.0, 3.4028234663852886e38, -3.4028234663852886e38);
+}
+template <> GT_FN double gt_nan_to_num_default<double>(double x) {
+  return gt_nan_to_num_real(x, 0.0, 1.7976931348623157e308, -1.7976931348623157e308);
+}
+// mvlgamma(x, p): sum over i < p of lgamma(x - i/2) (torch's order: largest i first), plus
+// p (p - 1) / 4 log(pi). Like torch 2.13, no check that x > (p - 1) / 2.
+template <typename T> GT_FN T gt_mvlgamma(T x, int p) {
+  T r = T(0);
+  for (int i = p - 1; i >= 0; --i) r += gt_lgamma(x - T(0.5) * T(i));
+  return r + T(0.28618247146235004 * p * (p - 1));
+}
 """

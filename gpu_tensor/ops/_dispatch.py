@@ -377,8 +377,8 @@ def _kernel_out(key, a, other):
         return False
     if compute.category == _dt.COMPLEX or out.category == _dt.COMPLEX:
         return False  # the codegen has no complex types
-    if op.int_division and compute.category <= _dt.INT:
-        return False  # apply() checks the divisor for zeros
+    # integer division: no zero check (torch's cuda kernels do none either, and it would be a
+    # device sync); the kernel's x // 0 and x % 0 are 0
     if (
         compute is not common
         and common in _HALF

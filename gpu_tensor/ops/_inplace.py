@@ -27,13 +27,7 @@ __all__ = [
 # _tensor_methods.py binds them; autograd/formulas_more.py records the first
 # group as "the out-of-place op on a copy". The second group has no gradient in torch
 # (integer or boolean results, or piecewise-constant values).
-INPLACE_GRAD = (
-    "arcsin",
-    "arccos",
-    "arctan",
-    "arcsinh",
-    "arccosh",
-    "arctanh",
+INPLACE_GRAD = (  # (arcsin & co. are aliases of rows now: ops/elementwise.INPLACE)
     "deg2rad",
     "rad2deg",
     "frac",

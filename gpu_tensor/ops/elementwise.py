@@ -231,16 +231,6 @@ def _trunc_values(t):
     return Tensor._make(arr, t.device, t.dtype, st)
 
 
-@differentiable
-@keyword_out
-def trunc(input, out=None):
-    if out is not None:
-        return out_call("trunc", trunc, (input,), {}, out, "same")
-    if input.dtype is _dt.bool or input.dtype.category == _dt.COMPLEX:
-        raise not_implemented("trunc", input.dtype)
-    return _trunc_values(input.clone() if input.dtype.category != _dt.FLOAT else input)
-
-
 def _int_trunc_div(a, b, common):
     fl = floor_divide(a, b)
     rem = remainder(a, b)
@@ -336,6 +326,7 @@ globals().update(_special_rows.BINARY_ROWS)
 fmod, isnan, isinf, isfinite = (
     _special_rows.BINARY_ROWS[k] for k in ("fmod", "isnan", "isinf", "isfinite")
 )
+trunc = _special_rows.trunc  # a row of the table (issue 23), with its alias fix
 
 # -- the special-function rows of the op table (issue 23) --------------------------------------
 # Their functions live in special.py and bessel.py; every row of the table is also named here,
@@ -344,6 +335,8 @@ from . import bessel as _bessel  # noqa: E402
 
 globals().update(_special_rows.ROWS)
 globals().update(_bessel.ROWS)
+# every row's aliases (arcsin, fix, ...) name its function
+globals().update({a: globals()[k] for k, op in OPS.items() for a in op.aliases if k in globals()})
 
 # -- the in-place methods `<name>_` whose out-of-place op is named here: every row with
 # `inplace` (and its aliases), plus the composites above. The method table binds them all;

@@ -13,15 +13,11 @@ in autograd/formulas_more.py.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import dtype as _dt
 from .._grad import differentiable
-from .._host_memory import host_memory
 from .._out import call as out_call
-from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
 from ._dispatch import apply, make_unary
@@ -60,6 +56,7 @@ __all__ = [
     "sgn",
     "signbit",
     "fix",
+    "trunc",
     "absolute",
     "positive",
     "atan2",
@@ -90,18 +87,6 @@ __all__ = [
     "mvlgamma",
 ]
 
-_HALF = (_dt.float16, _dt.bfloat16)
-
-
-def _check(name, x):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
-
-
-def _float_out(dt):
-    """torch's result dtype of a floating op: integer and bool inputs give the default."""
-    return dt if dt.category >= _dt.FLOAT else _dt.get_default_dtype()
-
 
 def _wrap(bk, r, x, out_dt):
     if not hasattr(r, "ndim") or isinstance(r, np.generic):
@@ -117,32 +102,6 @@ def _elementwise(bk, fn, arrays):
     a large one piece by piece into allocator memory (numpy's temporaries stay small)."""
     xp = bk.xp
     return bk.elementwise(None, lambda *a: fn(xp, *a), arrays, None)
-
-
-def _unary(name, fn, complex_ok=True):
-    """A floating unary op: `fn(xp, array)` in float32 for half types, float64 stays."""
-
-    def op(input, out=None):  # out: positional-or-keyword, see _out.keyword_out
-        if out is not None:
-            return out_call(name, wrapped, (input,), {}, out)
-        _check(name, input)
-        dt = input.dtype
-        if dt.category == _dt.COMPLEX and not complex_ok:
-            raise NotImplementedError(f'"{name}" not implemented for complex tensors')
-        out_dt = _float_out(dt)
-        compute = _dt.float32 if out_dt in _HALF else out_dt
-        bk = get_backend(input.device)
-        arr = input._data
-        if arr.dtype != compute.np:
-            arr = bk.astype(arr, compute.np)
-        with np.errstate(all="ignore"):
-            r = _elementwise(bk, fn, (arr,))
-        return _wrap(bk, r, input, out_dt)
-
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"torch.{name}: elementwise."
-    wrapped = differentiable(keyword_out(host_memory(op)))  # formulas: autograd/formulas_more.py
-    return wrapped
 
 
 # -- rows of the op table (fusion/optable.py): one generated kernel on cuda, fusable -------
@@ -198,17 +157,6 @@ ROWS.update({"special_" + name: make_unary("special_" + name) for name in _SPECI
 erfcx, ndtr, ndtri, log_ndtr, entr = (ROWS["special_" + name] for name in _SPECIAL_ONLY)
 for _name in _SPECIAL_ONLY:
     ROWS["special_" + _name].__name__ = ROWS["special_" + _name].__qualname__ = _name
-deg2rad = _unary("deg2rad", lambda xp, a: a * (math.pi / 180), complex_ok=False)
-rad2deg = _unary("rad2deg", lambda xp, a: a * (180 / math.pi), complex_ok=False)
-
-
-def frac(input):
-    """input - trunc(input), keeping the dtype (torch refuses integer inputs)."""
-    if input.dtype.category < _dt.FLOAT:
-        raise NotImplementedError(
-            f"\"frac_cpu\" not implemented for '{_dt.SCALAR_TYPE_NAMES[input.dtype.name]}'"
-        )
-    return input - input.trunc()
 
 
 @differentiable  # formula: LogitBackward0 in autograd/formulas_more.py
@@ -221,28 +169,80 @@ def logit(input, eps=None):
 ROWS["logit"] = logit
 
 
-def fix(input):
-    return input.trunc()
-
-
 def absolute(input):
     return input.abs()
 
 
+# -- the last rows (issue 23): deg2rad, rad2deg, frac, sgn, angle, positive, nan_to_num,
+# mvlgamma (trunc and its alias fix: ops/elementwise.py) ------------------------------------
+ROWS.update({key: make_unary(key) for key in ("trunc", "deg2rad", "rad2deg", "frac", "sgn")})
+trunc, deg2rad, rad2deg, frac, sgn = (
+    ROWS[k] for k in ("trunc", "deg2rad", "rad2deg", "frac", "sgn")
+)
+fix = trunc  # torch's other name (the row's alias)
+_angle = make_unary("angle")  # formulas: autograd/formulas_more.py
+
+
+def angle(input, *, out=None):
+    """The argument of each element: the row angle for real tensors (pi below 0, nan for
+    nan, 0 otherwise); atan2(imag, real) for complex ones, whose result is real."""
+    if isinstance(input, Tensor) and input.dtype.category == _dt.COMPLEX:
+        if out is not None:
+            return out_call("angle", angle, (input,), {}, out)
+        return atan2(input.imag, input.real)
+    return _angle(input, out=out)
+
+
 def positive(input):
+    """The tensor itself (torch returns its input), refused for bool: the row positive,
+    which a traced value records as an identity."""
+    if type(input) is not Tensor:
+        return apply("positive", input)
     if input.dtype is _dt.bool:
-        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
-def sgn(input):
-    """sign for real tensors; z / |z| (0 at 0) for complex ones."""
-    if input.dtype.category != _dt.COMPLEX:
-        return input.sign()
-    mag = input.abs()
-    from .elementwise import where
+def _real_float(dt):
+    real = dt.to_real() if dt.category == _dt.COMPLEX else dt
+    return real if real.category == _dt.FLOAT else None
 
-    return where(mag == 0, 0, input / where(mag == 0, 1, mag).to(input.dtype))
+
+def _rounded_to(real, v) -> float:
+    """v rounded to the dtype `real` (a limit it cannot hold becomes inf, as in torch)."""
+    with np.errstate(over="ignore"):
+        return float(np.asarray(float(v)).astype(real.np))
+
+
+_BF16_MAX = 3.3895313892515355e38  # (np.finfo has no bfloat16)
+
+
+@differentiable  # formula: NanToNumBackward0 in autograd/formulas_more.py
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """nan, +inf and -inf replaced by nan, posinf and neginf (defaults: 0 and the dtype's
+    largest and smallest finite values): the row nan_to_num, whose parameter is the three
+    limits, resolved here from the input's dtype."""
+    if out is not None:
+        return out_call("nan_to_num", nan_to_num, (input, nan, posinf, neginf), {}, out, "same")
+    real = _real_float(input.dtype)
+    if real is None:  # integer and bool tensors: a copy (the limits are not even checked)
+        return apply("nan_to_num", input)
+    big = _BF16_MAX if real is _dt.bfloat16 else float(np.finfo(real.np).max)
+    hi = big if posinf is None else _rounded_to(real, posinf)
+    lo = -big if neginf is None else _rounded_to(real, neginf)
+    return apply("nan_to_num", input, limits=(_rounded_to(real, nan), hi, lo))
+
+
+@differentiable  # formula: MvlgammaBackward0 in autograd/formulas_more.py
+def mvlgamma(input, p):
+    """log of the multivariate gamma function of dimension p: the row mvlgamma, whose
+    parameter is p (like torch 2.13, no check that input > (p - 1) / 2)."""
+    if type(p) is not int or p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    return apply("mvlgamma", input, p=p)
+
+
+ROWS.update(fix=fix, angle=angle, positive=positive, nan_to_num=nan_to_num, mvlgamma=mvlgamma)
 
 
 def _bool_result(x, arr):
@@ -264,27 +264,6 @@ def _as_tensor(x, like):
     from ..creation import tensor
 
     return tensor(x, device=like.device)
-
-
-@host_memory
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    if input.dtype.category < _dt.FLOAT:
-        return input.clone()
-    from .elementwise import where
-
-    info = np.finfo(np.float32 if input.dtype is _dt.bfloat16 else input.dtype.np)
-    if input.dtype is _dt.bfloat16:
-        info = _BF16_INFO
-    hi = info.max if posinf is None else posinf
-    lo = info.min if neginf is None else neginf
-    r = where(input.isnan(), nan, input)
-    r = where(isposinf(input), hi, r)
-    return where(isneginf(input), lo, r).to(input.dtype)
-
-
-class _BF16_INFO:  # noqa: N801  (np.finfo has no bfloat16)
-    max = 3.3895313892515355e38
-    min = -3.3895313892515355e38
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -397,16 +376,6 @@ gcd = _int_binary("gcd", lambda xp, a, b: xp.gcd(a, b))
 lcm = _int_binary("lcm", lambda xp, a, b: xp.lcm(a, b))
 
 
-def angle(input):
-    """The argument of each element: atan2(imag, real); pi for negative reals, 0 else."""
-    if input.dtype.category == _dt.COMPLEX:
-        return atan2(input.imag, input.real)
-    from .elementwise import where
-
-    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
-    return where(x < 0, math.pi, where(x.isnan(), x, 0.0)).to(x.dtype)
-
-
 @differentiable  # formula: polygamma(n + 1, x), in autograd/formulas_more.py
 def polygamma(n, input):
     """The n-th derivative of digamma (n = 0: digamma itself): the table row
@@ -417,16 +386,3 @@ def polygamma(n, input):
 
 
 ROWS["special_polygamma"] = polygamma
-
-
-def mvlgamma(input, p):
-    """log of the multivariate gamma function of dimension p."""
-    if p < 1:
-        raise RuntimeError(f"p has to be greater than or equal to 1, got {p}")
-    x = input if input.dtype.category >= _dt.FLOAT else input.to(_dt.get_default_dtype())
-    if bool((x <= (p - 1) / 2).any()):
-        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
-    total = x.lgamma()  # methods: the differentiable forms once autograd is on
-    for i in range(1, p):
-        total = total + (x - i / 2).lgamma()
-    return total + p * (p - 1) / 4 * math.log(math.pi)

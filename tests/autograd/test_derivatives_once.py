@@ -54,6 +54,8 @@ def _call(key):
         return lambda x: fn(2, x)
     if key == "logit":
         return lambda x: fn(x, eps=0.3)  # -1.3 and 2.1 are clamped: their gradient is 0
+    if key == "mvlgamma":
+        return lambda x: fn(x, p=3)
     return fn
 
 

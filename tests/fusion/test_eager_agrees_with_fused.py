@@ -54,7 +54,7 @@ def test_aliases_dunders_and_methods_come_from_the_table():
     for key, op in OPS.items():
         fn = getattr(ew, key)
         for alias in op.aliases:
-            assert getattr(ew, alias) is fn and alias in ew.__all__, alias
+            assert getattr(ew, alias) is fn and alias in gt.__all__, alias
             assert getattr(gt.Tensor, alias) is getattr(gt.Tensor, key), alias
             assert getattr(Proxy, alias) is getattr(Proxy, key), alias
         if op.dunder and op.arity == 2:
@@ -67,7 +67,12 @@ def test_aliases_dunders_and_methods_come_from_the_table():
 # -- issue 23: the special-function rows agree in dtype, value and exception class --------
 _SPECIAL_START = list(OPS).index("tan")  # the block of unary special functions
 _SPECIAL = [k for k in list(OPS)[_SPECIAL_START:] if OPS[k].arity == 1]
-_PARAMS = {"special_polygamma": {"n": 2}, "logit": {"eps": 1e-3}}
+_PARAMS = {
+    "special_polygamma": {"n": 2},
+    "logit": {"eps": 1e-3},
+    "mvlgamma": {"p": 3},
+    "nan_to_num": {"nan": 1.5, "posinf": 7.0},
+}
 # (no complex: @gt.fuse refuses complex tensors before any op, for every row alike)
 _SPECIAL_DTYPES = ["bool", "int64", "float16", "bfloat16", "float32", "float64"]
 _SPECIAL_CASES = [(k, d) for k in _SPECIAL for d in _SPECIAL_DTYPES]

@@ -95,3 +95,38 @@ def test_fused_with_neighbours_is_one_launch():
     assert c["kernel_launches"] == 1 and c["device_syncs"] == 0, c
     want = f.fn(gt.tensor(_A, device="cpu"), gt.tensor(_B, device="cpu"))
     np.testing.assert_allclose(r.cpu().numpy(), want.numpy(), rtol=2e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", ["floordiv", "mod", "truediv", "fmod", "scalar_floordiv"])
+def test_integer_division_is_one_launch_without_a_zero_check(op):
+    """Integer floor_divide/remainder/fmod and true division of integer tensors on cuda: one
+    generated kernel, no device sync for a zero-divisor check (torch's cuda kernels check
+    nothing either); floor_divide rounds toward -inf, remainder takes the divisor's sign."""
+    sim = _sim()
+    a_host = np.array([7, -7, 5, -9, 0, 6], dtype=np.int64)
+    b_host = np.array([2, 2, -3, -4, 3, 0], dtype=np.int64)
+    a, b = gt.tensor(a_host, device="cuda"), gt.tensor(b_host, device="cuda")
+    fn = {
+        "floordiv": lambda: a // b,
+        "mod": lambda: a % b,
+        "truediv": lambda: a / b,
+        "fmod": lambda: gt.fmod(a, b),
+        "scalar_floordiv": lambda: a // -3,
+    }[op]
+    fn()
+    sim.synchronize()
+    sim.reset_counters()
+    r = fn()
+    c = sim.counters()
+    assert c["kernel_launches"] == 1, c
+    assert c["device_syncs"] == c["host_waits"] == c["cupy_routines"] == 0, c
+    nz = b_host != 0
+    with np.errstate(all="ignore"):
+        want = {
+            "floordiv": np.where(nz, a_host // np.where(nz, b_host, 1), 0),
+            "mod": np.where(nz, a_host % np.where(nz, b_host, 1), 0),
+            "truediv": a_host.astype(np.float32) / b_host.astype(np.float32),
+            "fmod": np.where(nz, np.fmod(a_host, np.where(nz, b_host, 1)), 0),
+            "scalar_floordiv": a_host // -3,
+        }[op]
+    np.testing.assert_array_equal(r.cpu().numpy(), want)
