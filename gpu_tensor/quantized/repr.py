@@ -1,5 +1,5 @@
 """torch's repr of a quantized tensor: the dequantized values, then size, dtype, scheme and
-parameters, wrapped at 80 columns the way torch's `_add_suffixes` wraps them:
+parameters, wrapped at 80 columns the way torch's `_add_suffixes` wraps them (_format.py's):
 
     tensor([1., 2.], size=(2,), dtype=gpu_tensor.quint8,
            quantization_scheme=gpu_tensor.per_tensor_affine, scale=0.1, zero_point=3)
@@ -11,7 +11,6 @@ from .. import _format
 
 __all__ = ["format_qtensor"]
 
-_LINEWIDTH = 80  # torch's default print linewidth
 _INDENT = len("tensor(")
 
 
@@ -24,20 +23,6 @@ def _values(t) -> str:
     corners = _format._summarized(vals) if summarize else vals
     f = _format._Formatter(corners)
     return "tensor(" + _format._body(vals, _INDENT, summarize, f, None)
-
-
-def _add_suffixes(text: str, suffixes) -> str:
-    parts = [text]
-    last = len(text) - text.rfind("\n") + 1
-    for suffix in suffixes:
-        if last + len(suffix) + 2 > _LINEWIDTH:
-            parts.append(",\n" + " " * _INDENT + suffix)
-            last = _INDENT + len(suffix)
-        else:
-            parts.append(", " + suffix)
-            last += len(suffix) + 2
-    parts.append(")")
-    return "".join(parts)
 
 
 def format_qtensor(t, package: str = "gpu_tensor") -> str:
@@ -66,4 +51,4 @@ def format_qtensor(t, package: str = "gpu_tensor") -> str:
             f"zero_point={rename(repr(zps))}",
             f"axis={qz.axis}",
         ]
-    return _add_suffixes(_values(t), suffixes)
+    return _format._add_suffixes(_values(t), suffixes, _INDENT)
