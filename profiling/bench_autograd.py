@@ -113,12 +113,8 @@ def _run(suite, label, device, peer_label, peer_xp, sync):
         arrays = _data(*shape)
         step, infer = _gt_step(device, arrays)
         t = _time(suite, step, sync)
-        ratio = None
-        if peer_xp is not None:
-            pt = _time(suite, _manual_step(peer_xp, arrays), sync)
-            suite.record(case, peer_label, seconds=pt)
-            ratio = round(t.median / pt.median, 2)
-        suite.record(case, label, seconds=t, ratio=ratio)
+        pt = None if peer_xp is None else _time(suite, _manual_step(peer_xp, arrays), sync)
+        suite.record_vs(case, label, t, peer_label, pt)
         suite.record(
             f"forward only, no_grad B={b} {d}->{h}->{o}", label, seconds=_time(suite, infer, sync)
         )

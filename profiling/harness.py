@@ -312,6 +312,15 @@ class Suite:
     def skip(self, case: str, impl: str, reason: str, **extra) -> dict:
         return self.record(case, impl, skipped=reason, **extra)
 
+    def record_vs(self, case: str, impl: str, t, peer: str | None = None, pt=None) -> dict:
+        """Our row (Timing `t`) with `ratio` = our median / the peer's, when the peer's Timing
+        `pt` is given; the peer's row (`peer`) is recorded first."""
+        ratio = None
+        if pt is not None:
+            self.record(case, peer, seconds=pt)
+            ratio = round(t.median / pt.median, 2)
+        return self.record(case, impl, seconds=t, ratio=ratio)
+
     def result(self) -> dict:
         self._probe_torch()  # the record names every peer, used or not
         return {
