@@ -92,8 +92,27 @@ def view(self, *shape):
     if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
         if (r := _handed_off(view, (self, *shape))) is not PASS:
             return r
-    if (r := _contiguous_reshape(self, shape)) is not None:
-        return r
+    data = self._data
+    # numpy's reshape matches torch's computeStride when the strides are the standard C ones;
+    # size-1 dims may carry any stride and still count as contiguous, so they take the
+    # general path (torch keeps their strides: arange(4.)[::2][:1].view(1, 1) is (2, 2))
+    if shape and data.flags.c_contiguous and 1 not in data.shape:
+        # contiguous: numpy's reshape is always a view (on failure the checks below raise
+        # torch's error)
+        if type(shape[0]) is int:  # view(2, 3)
+            try:
+                r = data.reshape(shape)
+                if r.shape == shape or -1 in shape:  # numpy would infer any negative size
+                    return self._view_of(r)
+            except (ValueError, TypeError):
+                pass
+        elif len(shape) == 1 and isinstance(shape[0], tuple):  # view((2, 3)), view(t.shape)
+            try:
+                r = data.reshape(shape[0])
+                if r.shape == shape[0] or -1 in shape[0]:
+                    return self._view_of(r)
+            except (ValueError, TypeError):
+                pass
     if (
         len(shape) == 1
         and not isinstance(shape[0], (tuple, list, int))
@@ -106,28 +125,6 @@ def view(self, *shape):
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
     return r
-
-
-def _contiguous_reshape(self, shape):
-    """view's and reshape's fast path: self (C-contiguous) reshaped by numpy, which is always
-    a view then; None when it does not apply or numpy refuses (the checks after it raise
-    torch's error). numpy's reshape matches torch's computeStride for the standard C strides
-    only; size-1 dims may carry any stride and still count as contiguous, so they take the
-    general path (torch keeps their strides: arange(4.)[::2][:1].view(1, 1) is (2, 2))."""
-    data = self._data
-    if not (shape and data.flags.c_contiguous and 1 not in data.shape):
-        return None
-    if type(shape[0]) is not int:  # view(2, 3), else view((2, 3)), view(t.shape)
-        if len(shape) != 1 or not isinstance(shape[0], tuple):
-            return None
-        shape = shape[0]
-    try:
-        r = data.reshape(shape)
-    except (ValueError, TypeError):
-        return None
-    if r.shape == shape or -1 in shape:  # numpy would infer any negative size
-        return self._view_of(r)
-    return None
 
 
 def _view_or_none(self, shape):
@@ -183,9 +180,23 @@ def reshape(self, *shape):
     if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
         if (r := _handed_off(reshape, (self, *shape))) is not PASS:
             return r
-    r = _contiguous_reshape(self, shape)
-    if r is None:
-        r = _view_or_none(self, shape)
+    data = self._data
+    if shape and data.flags.c_contiguous and 1 not in data.shape:  # as in view()
+        if type(shape[0]) is int:
+            try:
+                r = data.reshape(shape)
+                if r.shape == shape or -1 in shape:  # as in view()
+                    return self._view_of(r)
+            except (ValueError, TypeError):
+                pass
+        elif len(shape) == 1 and isinstance(shape[0], tuple):
+            try:
+                r = data.reshape(shape[0])
+                if r.shape == shape[0] or -1 in shape[0]:
+                    return self._view_of(r)
+            except (ValueError, TypeError):
+                pass
+    r = _view_or_none(self, shape)
     return contiguous(self).view(*shape) if r is None else r  # a copy when a view cannot do
 
 
@@ -327,7 +338,11 @@ def narrow(self, dim, start, length):
     if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
         if (r := _handed_off(narrow, (self, dim, start, length))) is not PASS:
             return r
-    d, size = _dim_and_size(self, dim, "narrow", RuntimeError)
+    nd = self._data.ndim
+    if nd == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, nd)
+    size = self._data.shape[d]
     start = int(start)
     if start < 0:
         start += size
@@ -343,16 +358,6 @@ def narrow(self, dim, start, length):
     return self._view_of(self._data[idx])
 
 
-def _dim_and_size(self, dim, op, error):
-    """narrow's and select's dim (wrapped) and its size; torch refuses a 0-d tensor with
-    `error`, which differs between the two."""
-    nd = self._data.ndim
-    if nd == 0:
-        raise error(f"{op}() cannot be applied to a 0-dim tensor.")
-    d = _wrap_dim(dim, nd)
-    return d, self._data.shape[d]
-
-
 def empty_view(self, shape, strides, offset):
     """An empty view of self's storage with torch's strides and element `offset` (torch
     keeps the offset of empty slices: arange(4)[4:].storage_offset() == 4, and computes it
@@ -366,7 +371,11 @@ def select(self, dim, index):
     if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
         if (r := _handed_off(select, (self, dim, index))) is not PASS:
             return r
-    d, size = _dim_and_size(self, dim, "select", IndexError)
+    nd = self._data.ndim
+    if nd == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, nd)
+    size = self._data.shape[d]
     index = int(index)
     if not -size <= index < size:
         raise IndexError(

@@ -49,12 +49,8 @@ def main(argv=None):
         suite.skip("all cases", "torch", suite.peer_reason("torch"))
     for name, fn in ours:
         t = _time(suite, fn)
-        ratio = None
-        if name in peers:
-            pt = _time(suite, peers[name])
-            suite.record(name, "torch (cpu)", seconds=pt)
-            ratio = round(t.median / pt.median, 2)
-        suite.record(name, "gpu_tensor (cpu)", seconds=t, ratio=ratio)
+        pt = _time(suite, peers[name]) if name in peers else None
+        suite.record_vs(name, "gpu_tensor (cpu)", t, "torch (cpu)", pt)
     return suite.finish()
 
 

@@ -39,11 +39,9 @@ def _data(b, d, h, o):
     )
 
 
-def _gt_step(device, arrays):
-    import gpu_tensor as gt
-    from gpu_tensor import autograd
-
-    x, y, w1, b1, w2, b2 = (gt.tensor(a, device=device) for a in arrays)
+def _autograd_step(m, device, arrays):
+    """(step, infer) of the MLP with `m`'s autograd (gpu_tensor or torch, the same code)."""
+    x, y, w1, b1, w2, b2 = (m.tensor(a, device=device) for a in arrays)
     params = [p.requires_grad_() for p in (w1, b1, w2, b2)]
 
     def forward():
@@ -52,14 +50,14 @@ def _gt_step(device, arrays):
     def step():
         loss = forward()
         loss.backward()
-        with autograd.no_grad():
+        with m.no_grad():
             for p in params:
                 p -= LR * p.grad
                 p.grad = None
         return loss
 
     def infer():
-        with autograd.no_grad():
+        with m.no_grad():
             return forward()
 
     return step, infer
@@ -86,39 +84,21 @@ def _manual_step(xp, arrays):
     return step
 
 
-def _torch_step(torch, dev, arrays):
-    x, y, w1, b1, w2, b2 = (torch.tensor(a, device=dev) for a in arrays)
-    params = [p.requires_grad_() for p in (w1, b1, w2, b2)]
-
-    def step():
-        loss = (((x @ w1.T + b1).relu() @ w2.T + b2 - y) ** 2).mean()
-        loss.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= LR * p.grad
-                p.grad = None
-        return loss
-
-    return step
-
-
 def _time(suite, fn, sync):
     return suite.time(fn, sync=sync, warmup=3, repeat=suite.choose(20, 10))
 
 
 def _run(suite, label, device, peer_label, peer_xp, sync):
+    import gpu_tensor as gt  # imported once the harness has set the device up
+
     for shape in _shapes(suite):
         b, d, h, o = shape
         case = f"mlp step B={b} {d}->{h}->{o}"
         arrays = _data(*shape)
-        step, infer = _gt_step(device, arrays)
+        step, infer = _autograd_step(gt, device, arrays)
         t = _time(suite, step, sync)
-        ratio = None
-        if peer_xp is not None:
-            pt = _time(suite, _manual_step(peer_xp, arrays), sync)
-            suite.record(case, peer_label, seconds=pt)
-            ratio = round(t.median / pt.median, 2)
-        suite.record(case, label, seconds=t, ratio=ratio)
+        pt = None if peer_xp is None else _time(suite, _manual_step(peer_xp, arrays), sync)
+        suite.record_vs(case, label, t, peer_label, pt)
         suite.record(
             f"forward only, no_grad B={b} {d}->{h}->{o}", label, seconds=_time(suite, infer, sync)
         )
@@ -132,7 +112,7 @@ def _run_torch(suite):
     dev = "cuda" if suite.has_torch_cuda else "cpu"
     for shape in _shapes(suite):
         b, d, h, o = shape
-        step = _torch_step(torch, dev, _data(*shape))
+        step, _ = _autograd_step(torch, dev, _data(*shape))
 
         def run(step=step):
             step()

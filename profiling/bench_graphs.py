@@ -19,7 +19,6 @@ Adam runs with capturable=True in both modes, as a graphed step needs (torch's r
 from __future__ import annotations
 
 import os
-import sys
 
 from profiling.harness import Suite
 
@@ -64,31 +63,9 @@ def _graphed(gt, model, opt, x, y):
     return g.replay
 
 
-def _python_calls(fn) -> int:
-    import gpu_tensor
-
-    pkg = os.path.dirname(gpu_tensor.__file__)
-    # the simulator's own code, and the host emulation it runs kernels with, are the "GPU"
-    own = (os.path.join(pkg, "testing"), os.path.join(pkg, "kernel", "emulate.py"))
-    calls = 0
-
-    def prof(frame, event, arg):
-        nonlocal calls
-        if event == "call":
-            f = frame.f_code.co_filename
-            if f.startswith(pkg) and not f.startswith(own):
-                calls += 1
-
-    sys.setprofile(prof)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return calls
-
-
 def count(suite: Suite, gt) -> None:
     from gpu_tensor import device as _device
+    from gpu_tensor.testing import python_calls
 
     sim = None
     if _device.cuda_is_simulated():
@@ -107,7 +84,7 @@ def count(suite: Suite, gt) -> None:
         gt.cuda.synchronize()
         if sim:
             sim.reset_counters()
-        calls = _python_calls(step)
+        calls = python_calls(step)
         extra = {}
         if sim:
             gt.cuda.synchronize()

@@ -20,20 +20,25 @@ def _time(suite, fn):
     return suite.time(fn, sync="cpu", warmup=1, repeat=suite.choose(9, 3), number=None)
 
 
+def _cases(m):
+    """The draws, by gpu_tensor or torch (`m`): the same calls in both."""
+    return {
+        "rand(1M) float32": lambda: m.rand(N),
+        "rand(1M) float64": lambda: m.rand(N, dtype=m.float64),
+        "randn(1M) float32": lambda: m.randn(N),
+        "randn(1M) float64": lambda: m.randn(N, dtype=m.float64),
+        "randint(0, 10, 1M)": lambda: m.randint(0, 10, (N,)),
+        "bernoulli_(0.5) 1M": lambda: m.empty(N).bernoulli_(0.5),
+        "randperm(1M)": lambda: m.randperm(N),
+    }
+
+
 def main(argv=None):
     suite = Suite("random_streams", argv, description=__doc__)
     import gpu_tensor as gt
 
     gen = np.random.default_rng(0)
-    ours = {
-        "rand(1M) float32": lambda: gt.rand(N),
-        "rand(1M) float64": lambda: gt.rand(N, dtype=gt.float64),
-        "randn(1M) float32": lambda: gt.randn(N),
-        "randn(1M) float64": lambda: gt.randn(N, dtype=gt.float64),
-        "randint(0, 10, 1M)": lambda: gt.randint(0, 10, (N,)),
-        "bernoulli_(0.5) 1M": lambda: gt.empty(N).bernoulli_(0.5),
-        "randperm(1M)": lambda: gt.randperm(N),
-    }
+    ours = _cases(gt)
     numpy_path = {  # numpy's draws, cast as the old factories did
         "rand(1M) float32": lambda: gen.random(N).astype(np.float32),
         "rand(1M) float64": lambda: gen.random(N),
@@ -43,30 +48,15 @@ def main(argv=None):
         "bernoulli_(0.5) 1M": lambda: (gen.random(N) < 0.5).astype(np.float32),
         "randperm(1M)": lambda: gen.permutation(N),
     }
-    peers = {}
-    if suite.has_torch:
-        torch = suite.torch
-        peers = {
-            "rand(1M) float32": lambda: torch.rand(N),
-            "rand(1M) float64": lambda: torch.rand(N, dtype=torch.float64),
-            "randn(1M) float32": lambda: torch.randn(N),
-            "randn(1M) float64": lambda: torch.randn(N, dtype=torch.float64),
-            "randint(0, 10, 1M)": lambda: torch.randint(0, 10, (N,)),
-            "bernoulli_(0.5) 1M": lambda: torch.empty(N).bernoulli_(0.5),
-            "randperm(1M)": lambda: torch.randperm(N),
-        }
-    else:
+    peers = _cases(suite.torch) if suite.has_torch else {}
+    if not suite.has_torch:
         suite.skip("torch rows", "torch", suite.peer_reason("torch"))
     for name, fn in ours.items():
         t = _time(suite, fn)
         nt = _time(suite, numpy_path[name])
         suite.record(name, "numpy generator (old path)", seconds=nt)
-        ratio = None
-        if name in peers:
-            pt = _time(suite, peers[name])
-            suite.record(name, "torch (cpu)", seconds=pt)
-            ratio = round(t.median / pt.median, 2)
-        suite.record(name, "gpu_tensor (cpu)", seconds=t, ratio=ratio)
+        pt = _time(suite, peers[name]) if name in peers else None
+        suite.record_vs(name, "gpu_tensor (cpu)", t, "torch (cpu)", pt)
     return suite.finish()
 
 

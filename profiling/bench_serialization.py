@@ -133,35 +133,26 @@ def main(argv=None):
             finally:
                 other.unlink(missing_ok=True)
         for mode in ("read", "mmap"):
+            case = f"load ({mode}) {label}"
             dt, hwm, _ = _load(sys.executable, "gpu_tensor", path, mode, False)
             _, _, traced = _load(sys.executable, "gpu_tensor", path, mode, True)
-            suite.record(
-                f"load ({mode}) {label}",
-                "gpu_tensor",
-                seconds=dt,
-                nbytes=size,
-                rss_over_file=round(hwm / size, 3),
-                traced_over_file=round(traced / size, 3),
-                target="<= 1.1",
-            )
+            traced_over_file = round(traced / size, 3)  # Python's own allocations, traced
+            extra = {"traced_over_file": traced_over_file, "target": "<= 1.1"}
+            _record_load(suite, case, "gpu_tensor", dt, hwm, size, **extra)
             if torch_py is None:
-                suite.record(
-                    f"load ({mode}) {label}",
-                    "torch",
-                    skipped="torch not importable (--torch-python)",
-                )
+                suite.record(case, "torch", skipped="torch not importable (--torch-python)")
                 continue
-            dt, hwm, traced = _load(torch_py, "torch", path, mode, False)
-            suite.record(
-                f"load ({mode}) {label}",
-                "torch",
-                seconds=dt,
-                nbytes=size,
-                rss_over_file=round(hwm / size, 3),
-            )
+            dt, hwm, _ = _load(torch_py, "torch", path, mode, False)
+            _record_load(suite, case, "torch", dt, hwm, size)
     finally:
         path.unlink(missing_ok=True)
     return suite.finish()
+
+
+def _record_load(suite, case, impl, seconds, hwm, size, **extra):
+    """A load row: its time and its peak RSS over the file's size, plus `extra` columns."""
+    rss_over_file = round(hwm / size, 3)
+    suite.record(case, impl, seconds=seconds, nbytes=size, rss_over_file=rss_over_file, **extra)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from . import ceilings as _ceilings
 from .machine import machine_info, probe_cupy_gpu, probe_torch, slug, utc_now
-from .tables import results_header, results_table
+from .tables import COMPUTED, results_header, results_table
 from .timing import NOISE_THRESHOLD, Timing
 
 __all__ = ["Suite", "Timing", "NOISE_THRESHOLD", "RESULTS_DIR"]
@@ -266,7 +266,7 @@ class Suite:
         """One row. `seconds`: a Timing or float (s per call). `nbytes`: bytes read + written
         (transfers: bytes moved) -> GB/s. `ceiling`: a kind ('d2d'...) or GB/s -> % of it.
         `skipped`: the reason this impl did not run. Extra keywords are kept as columns."""
-        clash = set(extra) & _RESERVED
+        clash = set(extra) & COMPUTED
         if clash:
             raise ValueError(f"record(): {sorted(clash)} are computed by the harness; rename them")
         row: dict = {"case": str(case), "impl": str(impl)}
@@ -311,6 +311,15 @@ class Suite:
 
     def skip(self, case: str, impl: str, reason: str, **extra) -> dict:
         return self.record(case, impl, skipped=reason, **extra)
+
+    def record_vs(self, case: str, impl: str, t, peer: str | None = None, pt=None) -> dict:
+        """Our row (Timing `t`) with `ratio` = our median / the peer's, when the peer's Timing
+        `pt` is given; the peer's row (`peer`) is recorded first."""
+        ratio = None
+        if pt is not None:
+            self.record(case, peer, seconds=pt)
+            ratio = round(t.median / pt.median, 2)
+        return self.record(case, impl, seconds=t, ratio=ratio)
 
     def result(self) -> dict:
         self._probe_torch()  # the record names every peer, used or not
@@ -377,24 +386,6 @@ class Suite:
                 f"time budget of {self.budget_s:.0f} s spent: later timings use "
                 f"{MIN_REPEATS} repeats and 1 warm-up"
             )
-
-
-_RESERVED = {
-    "seconds",
-    "p10",
-    "p90",
-    "n",
-    "noisy",
-    "spread",
-    "clock",
-    "number",
-    "wall_median",
-    "nbytes",
-    "gbps",
-    "ceiling_gbps",
-    "ceiling_kind",
-    "pct_of_ceiling",
-}
 
 
 def _gpu_name(cp) -> str:

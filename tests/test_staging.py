@@ -18,6 +18,7 @@ from gpu_tensor.backends.cuda_pinned import RegisterSource
 from gpu_tensor.memory.pinned import PinnedMemoryError, PinnedPool
 from gpu_tensor.memory.raw import FaultInjectingRawSource
 from gpu_tensor.transfer import staging as _staging
+from tests.threads import run_threads
 
 
 class _Ev:
@@ -199,11 +200,7 @@ def test_concurrent_pipelines_share_workers_and_pool(small_chunks):
             if not np.array_equal(back, src):
                 errors.append(seed)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(run, 4)
     assert not errors
     pool.synchronize()
     assert pool.stats()["allocation.all.current"] == 0

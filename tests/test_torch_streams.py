@@ -137,24 +137,19 @@ def test_normal_pieces_give_the_whole_tensors_numbers(n):
 
 def test_every_device_gets_the_cpu_numbers(device):
     n = PIECE + 21  # two pieces, a tail
-    gt.manual_seed(9)
-    cpu = "cpu"  # the reference: the sim tier's default device is cuda
-    ref = [
-        gt.randn(n, device=cpu),
-        gt.rand(n, dtype=gt.float64, device=cpu),
-        gt.randint(0, 9, (n,), device=cpu),
-        gt.empty(n, device=cpu).normal_(1, 2),
-        gt.empty(n, device=cpu).bernoulli_(0.4),
-    ]
-    gt.manual_seed(9)
-    got = [
-        gt.randn(n, device=device),
-        gt.rand(n, dtype=gt.float64, device=device),
-        gt.randint(0, 9, (n,), device=device),
-        gt.empty(n, device=device).normal_(1, 2),
-        gt.empty(n, device=device).bernoulli_(0.4),
-    ]
-    for r, g in zip(ref, got, strict=True):
+
+    def draws(dev):
+        gt.manual_seed(9)
+        return [
+            gt.randn(n, device=dev),
+            gt.rand(n, dtype=gt.float64, device=dev),
+            gt.randint(0, 9, (n,), device=dev),
+            gt.empty(n, device=dev).normal_(1, 2),
+            gt.empty(n, device=dev).bernoulli_(0.4),
+        ]
+
+    # the reference is cpu's (the sim tier's default device is cuda)
+    for r, g in zip(draws("cpu"), draws(device), strict=True):
         assert np.array_equal(r.numpy(), g.cpu().numpy())
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import pickle
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -23,6 +22,7 @@ from gpu_tensor.device import real_cuda_available
 from gpu_tensor.memory import pinned
 from gpu_tensor.testing import requires_gpu_hardware
 from gpu_tensor.transfer import staging as _staging
+from tests.threads import run_threads
 
 
 @pytest.fixture(autouse=True)
@@ -194,11 +194,7 @@ def test_transfers_from_many_threads(small_chunks):
             if not np.array_equal(back.numpy(), host):
                 errors.append(seed)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(work, 4)
     assert not errors
 
 

@@ -222,10 +222,11 @@ for _n, _k in (
     _unary(_n, _k)
 
 
-def _eager_only(name, key, deriv, save_out=False):
-    """An elementwise op that is not a table row (a composite of rows, or not fusable)."""
+def unary_rule(name, target, deriv, save_out=False):
+    """The formula of a unary op (`target`: (module, name)) whose gradient is
+    deriv(g, x, out); the op's other arguments, if any, play no part in it."""
 
-    @formula(name, (ew, key))
+    @formula(name, target)
     def fwd(ctx, out, x, *args):
         ctx.save_for_backward(x, out if save_out else None)
 
@@ -235,6 +236,11 @@ def _eager_only(name, key, deriv, save_out=False):
         return deriv(g, x, out)
 
     return fwd
+
+
+def _eager_only(name, key, deriv, save_out=False):
+    """An elementwise op that is not a table row (a composite of rows, or not fusable)."""
+    return unary_rule(name, (ew, key), deriv, save_out)
 
 
 _eager_only("ReciprocalBackward0", "reciprocal", lambda g, x, out: -g * out * out, True)

@@ -9,25 +9,15 @@ from __future__ import annotations
 from ..fusion.optable import OPS
 from ..ops import _inplace, index_write, matrix, pointwise
 from ..ops import special as sp
-from .formulas_elementwise import binary_rule
+from .formulas_elementwise import binary_rule, unary_rule
 from .record import formula, inplace, positional
 
 __all__: list = []
 
 
 def _unary(name, key, deriv, save_out=False):
-    """A unary op whose gradient is deriv(g, x, out)."""
-
-    @formula(name, (sp, key))
-    def fwd(ctx, out, x):
-        ctx.save_for_backward(x, out if save_out else None)
-
-    @fwd.backward
-    def _(ctx, g):
-        x, out = ctx.saved_tensors
-        return deriv(g, x, out)
-
-    return fwd
+    """A unary op of ops/special.py whose gradient is deriv(g, x, out)."""
+    return unary_rule(name, (sp, key), deriv, save_out)
 
 
 # The op-table rows of issue 23: their derivative is the row's rule (fusion/optable.py,

@@ -109,28 +109,23 @@ def _(ctx, g):
     return g
 
 
-@formula("SliceBackward0", (_views, "narrow"), inputs=first)  # torch: narrow is a slice
-def _narrow(ctx, out, x, dim, start, length):
-    ctx.shape, ctx.args = x.shape, (dim, start, length)
+def _into_zeros(name, attr):
+    """The formula of view `attr` (narrow, select): its gradient is zeros of the input's
+    shape with g written through the same view of them."""
+
+    @formula(name, (_views, attr), inputs=first)
+    def fwd(ctx, out, x, *args):
+        ctx.shape, ctx.args = x.shape, args
+
+    @fwd.backward
+    def _(ctx, g):
+        z = _zeros(g, ctx.shape)
+        getattr(z, attr)(*ctx.args).copy_(g)
+        return z
 
 
-@_narrow.backward
-def _(ctx, g):
-    z = _zeros(g, ctx.shape)
-    z.narrow(*ctx.args).copy_(g)
-    return z
-
-
-@formula("SelectBackward0", (_views, "select"), inputs=first)
-def _select(ctx, out, x, dim, index):
-    ctx.shape, ctx.args = x.shape, (dim, index)
-
-
-@_select.backward
-def _(ctx, g):
-    z = _zeros(g, ctx.shape)
-    z.select(*ctx.args).copy_(g)
-    return z
+_into_zeros("SliceBackward0", "narrow")  # torch: narrow is a slice
+_into_zeros("SelectBackward0", "select")
 
 
 @formula("DiagonalBackward0", (_views, "diagonal"), inputs=first)

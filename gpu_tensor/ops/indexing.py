@@ -516,15 +516,21 @@ def _check_index_tensor(name, input, dim, index):
             )
 
 
+def _checked_index(name, t, dim, index):
+    """gather's and scatter's (dim wrapped, t's backend, index on t's device), the index
+    checked against the dim's size (not while a graph captures: that reads it back)."""
+    d = _wrap_dim(dim, t.ndim)
+    _check_index_tensor(name, t, d, index)
+    ia = _device_array(t, index)
+    n = t.shape[d] if t.ndim else 1
+    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < -n):
+        raise RuntimeError(f"{name}(): index out of bounds for dimension {d} with size {n}")
+    return d, get_backend(t.device), ia
+
+
 @differentiable(first=True)
 def gather(input, dim, index):
-    d = _wrap_dim(dim, input.ndim)
-    _check_index_tensor("gather", input, d, index)
-    b = get_backend(input.device)
-    ia = _device_array(input, index)
-    n = input.shape[d] if input.ndim else 1
-    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < -n):
-        raise RuntimeError(f"gather(): index out of bounds for dimension {d} with size {n}")
+    d, b, ia = _checked_index("gather", input, dim, index)
     src = input._data if input.ndim else input._data.reshape(1)
     ia = ia if ia.ndim else ia.reshape(1)
     r = b.by_pieces(
@@ -536,13 +542,7 @@ def gather(input, dim, index):
 
 def scatter_(self, dim, index, src=None, value=None, reduce=None):
     check_writable(self, "scatter_")
-    d = _wrap_dim(dim, self.ndim)
-    _check_index_tensor("scatter", self, d, index)
-    b = get_backend(self.device)
-    ia = _device_array(self, index)
-    n = self.shape[d] if self.ndim else 1
-    if ia.size and not _graph_pool.active_captures and (int(ia.max()) >= n or int(ia.min()) < -n):
-        raise RuntimeError(f"scatter(): index out of bounds for dimension {d} with size {n}")
+    d, b, ia = _checked_index("scatter", self, dim, index)
     grid = _index_grid(b, ia, d)
     if src is None:
         src = value

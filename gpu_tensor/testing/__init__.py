@@ -1,8 +1,12 @@
 """Test helpers: the devices to test on, the real-GPU marker, `assert_close` with one
 per-dtype tolerance table (every device result is compared with numpy through it), and
-`host_peak` (the host buffers numpy allocated while a call ran)."""
+`host_peak` (the host buffers numpy allocated while a call ran) and `python_calls` (the
+gpu_tensor functions a call entered)."""
 
 from __future__ import annotations
+
+import os
+import sys
 
 import numpy as np
 
@@ -18,6 +22,7 @@ __all__ = [
     "to_numpy",
     "cupy_module",
     "host_peak",
+    "python_calls",
 ]
 
 # (rtol, atol) per dtype: roughly a few ulps of the type, loose enough for float32
@@ -44,6 +49,29 @@ def host_peak(fn):
         return r, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def python_calls(fn) -> int:
+    """How many gpu_tensor functions `fn()` entered (sys.setprofile's call events), not
+    counting the simulator's own code and the host emulation it runs kernels with (the
+    "GPU")."""
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    gpu = (os.path.join(pkg, "testing"), os.path.join(pkg, "kernel", "emulate.py"))
+    calls = 0
+
+    def prof(frame, event, arg):
+        nonlocal calls
+        if event == "call":
+            f = frame.f_code.co_filename
+            if f.startswith(pkg) and not f.startswith(gpu):
+                calls += 1
+
+    sys.setprofile(prof)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return calls
 
 
 def devices() -> list[str]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 import gpu_tensor as gt
 from tests.bad_input_cases import AUTOGRAD
+from tests.threads import run_threads
 
 
 @pytest.mark.parametrize("case", AUTOGRAD, ids=[c.name for c in AUTOGRAD])
@@ -40,11 +39,7 @@ def test_concurrent_backward_loses_no_update():
         for _ in range(100):
             (x * 2).sum().backward()
 
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(lambda _: work(), 8)
     assert x.grad.mean().item() == 1600.0
 
 

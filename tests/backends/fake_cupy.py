@@ -8,6 +8,8 @@ import types
 
 import numpy as np
 
+from gpu_tensor.testing.sim.memory import host_bytes  # numpy's view of an address range
+
 # cupy.cuda.set_allocator's function (nbytes -> MemoryPointer), used for new arrays as cupy
 # does; None: numpy's own memory. `make()` resets it.
 _allocator = None
@@ -20,24 +22,11 @@ class Memory:
         self.size = buf.nbytes
 
 
-class _Bytes:
-    """numpy's view of an address range; keeps `owner` alive as long as an array over it."""
-
-    def __init__(self, ptr: int, size: int, owner):
-        self.__array_interface__ = {
-            "data": (ptr, False),
-            "shape": (size,),
-            "typestr": "|u1",
-            "version": 3,
-        }
-        self.owner = owner
-
-
 class UnownedMemory(Memory):
     """cupy.cuda.UnownedMemory: memory at `ptr` owned by `owner` (kept alive with it)."""
 
     def __init__(self, ptr: int, size: int, owner, device_id: int = -1):  # -1: look it up
-        buf = np.asarray(_Bytes(ptr, size, owner)) if size else np.empty(0, np.uint8)
+        buf = host_bytes(ptr, size, owner)
         super().__init__(buf)
         self.ptr, self.size, self.owner, self.device_id = ptr, size, owner, device_id
 

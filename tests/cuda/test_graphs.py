@@ -4,9 +4,6 @@ recorded Python (emulated device); capture safety and the graph's private pool."
 
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 import pytest
 
@@ -14,6 +11,7 @@ import gpu_tensor as gt
 import gpu_tensor.nn.functional as F
 from gpu_tensor import device as _device
 from gpu_tensor import nn
+from gpu_tensor.testing import python_calls
 
 pytestmark = pytest.mark.sim  # both tiers: emulated cuda here, simulated cuda under -m sim
 
@@ -23,8 +21,6 @@ needs_sim = pytest.mark.skipif(
     reason="stream capture exists on real and simulated "
     "CUDA (the sim tier runs this); emulated cuda records Python",
 )
-PKG = os.path.dirname(gt.__file__)
-SIM_PKG = (os.path.join(PKG, "testing"), os.path.join(PKG, "kernel", "emulate.py"))
 
 
 def _mlp():
@@ -45,25 +41,6 @@ def _step(model, opt, x, y):
     opt.zero_grad(set_to_none=True)
     F.cross_entropy(model(x), y).backward()
     opt.step()
-
-
-def _python_calls(fn) -> int:
-    """gpu_tensor functions entered while `fn` runs (the simulator's own excluded)."""
-    calls = 0
-
-    def prof(frame, event, arg):
-        nonlocal calls
-        if event == "call":
-            f = frame.f_code.co_filename
-            if f.startswith(PKG) and not f.startswith(SIM_PKG):
-                calls += 1
-
-    sys.setprofile(prof)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return calls
 
 
 def test_graphed_training_step_matches_eager_bit_for_bit():
@@ -93,7 +70,7 @@ def test_graphed_training_step_matches_eager_bit_for_bit():
         static_y.copy_(ys[i])
         if SIM:
             sim.reset_counters()
-        calls = _python_calls(g.replay)
+        calls = python_calls(g.replay)
         if SIM:
             c = sim.counters()
             assert c["graph_launches"] == 1 and c["kernel_launches"] == 0

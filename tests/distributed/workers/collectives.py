@@ -8,6 +8,7 @@ answer computed from every rank's known inputs. Prints one OK line with the coun
 import sys
 
 import numpy as np
+from rank_report import report  # (workers/: the script's own folder)
 
 import gpu_tensor as gt
 import gpu_tensor.distributed as dist
@@ -35,14 +36,6 @@ DTYPES = [
 ]
 SHAPE = (2, 3)
 checks = 0
-
-
-def report(checks):
-    """One line from rank 0 with every rank's count (ranks' prints can interleave)."""
-    counts = [None] * N
-    dist.all_gather_object(counts, checks)
-    if R == 0:
-        print(f"OK {N} ranks: {counts} checks", flush=True)
 
 
 def vals(r, dt, shape=SHAPE, salt=0):

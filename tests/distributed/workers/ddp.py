@@ -7,6 +7,7 @@ no_sync() accumulation, find_unused_parameters, average_gradients, and emulated 
 """
 
 import numpy as np
+from rank_report import report  # (workers/: the script's own folder)
 
 import gpu_tensor as gt
 import gpu_tensor.distributed as dist
@@ -19,14 +20,6 @@ rng = np.random.default_rng(0)  # the same data on every rank
 X = rng.standard_normal((STEPS, B, 5))
 Y = rng.standard_normal((STEPS, B, 1))
 checks = 0
-
-
-def report(checks):
-    """One line from rank 0 with every rank's count (ranks' prints can interleave)."""
-    counts = [None] * N
-    dist.all_gather_object(counts, checks)
-    if R == 0:
-        print(f"OK {N} ranks: {counts} checks", flush=True)
 
 
 class MLP:
