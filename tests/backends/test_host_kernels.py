@@ -232,3 +232,12 @@ def test_optimizer_steps_run_in_the_kernel_with_the_old_values(kernels, device, 
     old = _adamw_run(device)
     for a, b in zip(new, old, strict=True):
         _same(a, b)
+
+
+def test_no_compiler_turns_the_kernels_off_with_a_reason(monkeypatch):
+    monkeypatch.setattr(hk, "_state", {})
+    monkeypatch.setattr(hk.shutil, "which", lambda name: None)
+    assert "no g++" in hk.reason()
+    assert hk.full_sum(np.ones(10**5, np.float32)) is None
+    p = np.ones(3, np.float32)
+    assert not hk.adam("eager", p, p.copy(), p.copy(), p.copy(), None, hk.AdamScalars(), 0)
