@@ -41,18 +41,23 @@ from .conv_host import (
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
 
 
-def _pair(v, name):
+def _ntuple(v, name, n):
+    """An int or a 1- or n-long sequence, as n values (torch's conv argument rule)."""
     if isinstance(v, int):
-        return (v, v)
+        return (v,) * n
     v = tuple(v)
     if len(v) == 1:
-        return (v[0], v[0])
-    if len(v) != 2:
+        return v * n
+    if len(v) != n:
         raise RuntimeError(
-            f"expected {name} to be a single integer value or a list of 2 "
+            f"expected {name} to be a single integer value or a list of {n} "
             f"values to match the convolution dimensions, but got {name}={list(v)}"
         )
     return v
+
+
+def _pair(v, name):
+    return _ntuple(v, name, 2)
 
 
 def _batched(input, name):
