@@ -153,3 +153,28 @@ def test_odd_gradients_give_the_composites_bits(device):
         _, g_new = _step(F.max_pool2d, a, g, device, False, **kw)
         _, g_old = _step(_old, a, g, device, False, **kw)
         np.testing.assert_array_equal(_bits(g_new), _bits(g_old))
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_the_gradient_comes_in_the_inputs_layout_as_torchs(device, channels_last):
+    """torch's max_pool2d backward lays the input's gradient out as the input (recorded:
+    contiguous (192, 64, 8, 1) and channels_last (192, 1, 24, 3) for a 2x3x8x8 input);
+    the values are the composite's, whose gradient was NHWC memory either way."""
+    _host_only(device)
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    g = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    grads = []
+    for fn in (F.max_pool2d, _old):
+        x = gt.from_numpy(a).to(device)
+        if channels_last:
+            x = x.contiguous(memory_format=gt.channels_last)
+        x.requires_grad_(True)
+        h = x * 1.0
+        raw = []
+        h.register_hook(raw.append)
+        fn(h, kernel_size=2).backward(gt.from_numpy(g).to(device))
+        grads.append(raw[0])
+    new, old = grads
+    assert new.stride() == ((192, 1, 24, 3) if channels_last else (192, 64, 8, 1))
+    np.testing.assert_array_equal(_bits(new), _bits(old))

@@ -14,46 +14,27 @@ import gpu_tensor as gt
 from gpu_tensor.autograd.composite import composite
 
 from .basic import pad as _pad
-from .conv import conv2d
+from .conv import _ntuple, _pair, conv2d
 
 __all__ = ["conv1d", "conv_transpose1d", "conv_transpose2d"]
 
 
 def _single(v, name):
-    if isinstance(v, int):
-        return v
-    v = tuple(v)
-    if len(v) != 1:
-        raise RuntimeError(
-            f"expected {name} to be a single integer value or a list of 1 "
-            f"values to match the convolution dimensions, but got "
-            f"{name}={list(v)}"
-        )
-    return v[0]
+    return _ntuple(v, name, 1)[0]
 
 
-def _pair(v, name):
-    if isinstance(v, int):
-        return (v, v)
-    v = tuple(v)
-    if len(v) == 1:
-        return (v[0], v[0])
-    if len(v) != 2:
+def _check_rank(input, spatial, name):
+    """torch's check: an input of `spatial` + 1 (unbatched) or + 2 (batched) dims."""
+    if input.ndim not in (spatial + 1, spatial + 2):
         raise RuntimeError(
-            f"expected {name} to be a single integer value or a list of 2 "
-            f"values to match the convolution dimensions, but got "
-            f"{name}={list(v)}"
+            f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to "
+            f"{name}, but got input of size: {list(input.shape)}"
         )
-    return v
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """(N, C, L) or (C, L) input, (O, C/groups, K) weight."""
-    if input.ndim not in (2, 3):
-        raise RuntimeError(
-            f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
-            f"input of size: {list(input.shape)}"
-        )
+    _check_rank(input, 1, "conv1d")
     if weight.ndim != 3:
         raise RuntimeError(
             f"conv1d: expected a 3-D weight (out_channels, in_channels/groups, "
@@ -104,11 +85,7 @@ def conv_transpose2d(
 ):
     """(N, C_in, H, W) or unbatched input, (C_in, C_out/groups, kH, kW) weight; output size
     (H - 1) * stride - 2 * padding + dilation * (kH - 1) + output_padding + 1."""
-    if input.ndim not in (3, 4):
-        raise RuntimeError(
-            f"Expected 3D (unbatched) or 4D (batched) input to "
-            f"conv_transpose2d, but got input of size: {list(input.shape)}"
-        )
+    _check_rank(input, 2, "conv_transpose2d")
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     s, p = _pair(stride, "stride"), _pair(padding, "padding")
@@ -144,11 +121,7 @@ def conv_transpose1d(
     input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
 ):
     """(N, C_in, L) or (C_in, L) input, (C_in, C_out/groups, K) weight."""
-    if input.ndim not in (2, 3):
-        raise RuntimeError(
-            f"Expected 2D (unbatched) or 3D (batched) input to "
-            f"conv_transpose1d, but got input of size: {list(input.shape)}"
-        )
+    _check_rank(input, 1, "conv_transpose1d")
     out = conv_transpose2d(
         input.unsqueeze(-2),
         weight.unsqueeze(-2),
