@@ -25,6 +25,8 @@ from . import nvrtc, sources
 
 __all__ = [
     "get_function",
+    "get_kernel",
+    "sm_count",
     "compiled_file",
     "cache_key",
     "device_arch",
@@ -144,6 +146,25 @@ def get_function(source: str, name: str, options=(), name_expressions=()):
         fn = module.get_function(lowered.get(name, name))
         _functions[fast] = fn
         return fn
+
+
+def get_kernel(name: str, source: str, options=()):
+    """`get_function` with the name first: how the generated (fused) kernels are loaded."""
+    return get_function(source, name, tuple(options))
+
+
+_sms: dict = {}  # device id -> multiprocessor count
+
+
+def sm_count(device=None) -> int:
+    """The current (or given) device's multiprocessor count, asked once per device: the
+    generated kernels' grids are sized by it (fusion/layout.launch_config)."""
+    cp = _cupy()
+    dev = cp.cuda.Device(device) if device is not None else cp.cuda.Device()
+    n = _sms.get(dev.id)
+    if n is None:
+        n = _sms[dev.id] = dev.attributes["MultiProcessorCount"]
+    return n
 
 
 def clear_cache() -> None:

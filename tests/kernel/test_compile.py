@@ -76,11 +76,9 @@ def test_get_function_compiles_caches_and_uses_lowered_names(fake_cupy):
 
 
 def test_compile_checks_and_loads_share_one_disk_cache(fake_cupy):
-    """fusion's no-GPU compile check writes what the loader later loads: one cache."""
-    from gpu_tensor.fusion import compile as fcompile
-
+    """The no-GPU compile check writes what the loader later loads: one cache."""
     src = 'extern "C" __global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }'
-    _, path = fcompile.compile_cached(src, "sm_90")
+    _, path, _ = kcompile.compiled_file(src, "sm_90")
     assert path.parent == fake_cupy / "kernels"
     original = nvrtc.compile_program
     try:
