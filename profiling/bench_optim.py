@@ -152,7 +152,7 @@ class HostEmulatedCounter:
     @contextlib.contextmanager
     def patched(self, launches: list):
         import gpu_tensor.backends as backends
-        from gpu_tensor.fusion import compile as fcompile
+        from gpu_tensor.kernel import compile as kcompile
         from gpu_tensor.kernel import emulate
 
         def get_kernel(name, source, options=()):
@@ -164,14 +164,14 @@ class HostEmulatedCounter:
 
             return kernel
 
-        saved = fcompile.get_kernel, fcompile.sm_count, backends.get_backend
-        fcompile.get_kernel = get_kernel
-        fcompile.sm_count = lambda device_id=None: 2  # a small grid: blocks run in turn
+        saved = kcompile.get_kernel, kcompile.sm_count, backends.get_backend
+        kcompile.get_kernel = get_kernel
+        kcompile.sm_count = lambda device_id=None: 2  # a small grid: blocks run in turn
         backends.get_backend = lambda device: _FakeCudaBackend()
         try:
             yield launches
         finally:
-            fcompile.get_kernel, fcompile.sm_count, backends.get_backend = saved
+            kcompile.get_kernel, kcompile.sm_count, backends.get_backend = saved
 
     def count(self, step) -> int:
         launches: list = []

@@ -215,6 +215,6 @@ def test_integer_division_by_zero(device):
 def test_tensor_only_functions_refuse_numbers(device):
     x = _x(device)
     for fn in (ew.maximum, ew.minimum, ew.logical_and, ew.logical_or, ew.logical_xor):
-        with pytest.raises(TypeError, match="both arguments to be Tensors"):
+        with pytest.raises(TypeError, match=r"argument 'other' \(position 2\) must be Tensor"):
             fn(x, 1)
     assert ew.maximum(x, x * 0).shape == (2, 3)

@@ -102,7 +102,6 @@ CUPY_ALLOWED = [
     "backends.*",
     "kernel.compile",
     "kernel.nvrtc",
-    "fusion.compile",
     "testing.sim.*",
 ]  # the simulated CuPy binds against the real one
 

@@ -87,7 +87,7 @@ def launch_graph(graph: Graph, roots, arrays, scalars, outs, out_dtypes=None, op
     """Compute `roots` into the cupy arrays `outs` on the current device (real CUDA).
     `out_dtypes` are the stored dtypes (default: the arrays' own; bfloat16 bits need it).
     `options` go to NVRTC (e.g. ("--ftz=true",) to flush denormals; none by default)."""
-    from .compile import get_kernel, sm_count
+    from ..kernel.compile import get_kernel, sm_count
 
     ksrc, p, args = prepare(graph, roots, arrays, scalars, outs, out_dtypes)
     if p.numel == 0:
@@ -218,7 +218,7 @@ class _Launch:
 
 def _plan(key, inputs, out_dtype, params):
     """The _Launch for these operands (the cold path: trace, plan, generate, compile)."""
-    from .compile import get_kernel, sm_count
+    from ..kernel.compile import get_kernel, sm_count
 
     if np.dtype(out_dtype).kind == "c" or any(
         getattr(x, "dtype", None) is not None and np.dtype(x.dtype).kind == "c" for x in inputs

@@ -36,12 +36,21 @@ GT_MATH1(gt_erfcx, erfcxf, erfcx)
 GT_MATH1(gt_ndtr, normcdff, normcdf)
 GT_MATH1(gt_ndtri, normcdfinvf, normcdfinv)
 GT_MATH1(gt_lgamma, lgammaf, lgamma)
-GT_MATH1(gt_i0, cyl_bessel_i0f, cyl_bessel_i0)
-GT_MATH1(gt_i1, cyl_bessel_i1f, cyl_bessel_i1)
+GT_MATH1(gt_i0_libm, cyl_bessel_i0f, cyl_bessel_i0)
+GT_MATH1(gt_i1_libm, cyl_bessel_i1f, cyl_bessel_i1)
 GT_MATH1(gt_j0_libm, j0f, j0)
 GT_MATH1(gt_j1_libm, j1f, j1)
 GT_MATH1(gt_y0_libm, y0f, y0)
 GT_MATH1(gt_y1_libm, y1f, y1)
+
+// I0 and I1 with torch's edges: nan at +-inf (torch's cephes form is exp(x) chbevl / sqrt(x),
+// inf / inf there, on cpu and cuda alike), where the libm functions give +-inf.
+template <typename T> GT_FN T gt_i0(T x) {
+  return x - x != T(0) ? gt_nan<T>() : gt_i0_libm(x);
+}
+template <typename T> GT_FN T gt_i1(T x) {
+  return x - x != T(0) ? gt_nan<T>() : gt_i1_libm(x);
+}
 
 // Bessel J and Y with torch's edges: nan at +-inf (where the limit is 0), Y nan below 0.
 template <typename T> GT_FN T gt_bessel_j0(T x) {

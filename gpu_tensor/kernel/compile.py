@@ -5,13 +5,12 @@ the one place launch shapes and argument packing are decided.
 a kernel name (or template name expression) on the current device; copy kernels and fused
 kernels both load here. Loaded modules are cached per device in memory; compiled code on
 disk under ``<GPU_TENSOR_CACHE_DIR>/kernels`` (``compiled_file``, which the no-GPU compile
-checks use as well), keyed by ``cache_key``. ``launch_spec(plan, ...)`` turns a copy plan
-into (kernel, grid, block, args) for either CuPy or the host emulation.
+checks use as well), keyed by ``cache_key``. Copy kernels' launch shapes are
+kernel/copy_launch.py's.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
@@ -21,28 +20,18 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
 from .. import _env
 from . import nvrtc, sources
 
 __all__ = [
     "get_function",
+    "get_kernel",
+    "sm_count",
     "compiled_file",
     "cache_key",
-    "options_for",
-    "launch",
-    "launch_spec",
-    "LaunchSpec",
     "device_arch",
     "clear_cache",
 ]
-
-# Launch shapes; each must match the #defines of its .cu file (tests check the sources).
-ND_BLOCK, ND_ITEMS, ND_ITEMS_SLOW = 256, 4, 2  # copy_nd.cu GT_ND_BLOCK / _ITEMS / _ITEMS_SLOW
-VEC_BLOCK, VEC_ITEMS = 256, 4  # copy_contiguous.cu GT_VEC_BLOCK / GT_VEC_ITEMS
-TILE, TILE_ROWS = 32, 8  # copy_transpose.cu GT_TILE / GT_TILE_ROWS
-MAX_GRID_X = 2**31 - 1  # CUDA's grid.x limit; the kernels loop over anything beyond it
 
 log = logging.getLogger("gpu_tensor.kernel")
 _lock = threading.Lock()
@@ -159,74 +148,27 @@ def get_function(source: str, name: str, options=(), name_expressions=()):
         return fn
 
 
+def get_kernel(name: str, source: str, options=()):
+    """`get_function` with the name first: how the generated (fused) kernels are loaded."""
+    return get_function(source, name, tuple(options))
+
+
+_sms: dict = {}  # device id -> multiprocessor count
+
+
+def sm_count(device=None) -> int:
+    """The current (or given) device's multiprocessor count, asked once per device: the
+    generated kernels' grids are sized by it (fusion/layout.launch_config)."""
+    cp = _cupy()
+    dev = cp.cuda.Device(device) if device is not None else cp.cuda.Device()
+    n = _sms.get(dev.id)
+    if n is None:
+        n = _sms[dev.id] = dev.attributes["MultiProcessorCount"]
+    return n
+
+
 def clear_cache() -> None:
     """Forget loaded modules (the disk cache stays)."""
     with _lock:
         _functions.clear()
         _modules.clear()
-
-
-@dataclasses.dataclass(frozen=True)
-class LaunchSpec:
-    variant: object  # variants.KernelVariant: the instantiation to run
-    grid: tuple
-    block: tuple
-    args: tuple  # np.uint64 pointers and a structured np.void: valid for CuPy and emulation
-    serial_ok: bool  # no __syncthreads: the emulator may run threads serially
-
-    @property
-    def file(self) -> str:  # kernels/<file>
-        return self.variant.file
-
-    @property
-    def name(self) -> str:  # NVRTC name expression
-        return self.variant.name
-
-
-def _grid(items: int, per_block: int) -> tuple:
-    return (max(1, min(MAX_GRID_X, -(-items // per_block))), 1, 1)
-
-
-def launch_spec(plan, dst_addr: int, src_addr: int) -> LaunchSpec:
-    """Kernel launch for a CopyPlan whose bases (after plan offsets) are dst_addr/src_addr."""
-    from .copy_plan import params_record  # same layer; imported here to keep import light
-
-    var = plan.variant
-    dst, src = np.uint64(dst_addr + plan.dst_offset), np.uint64(src_addr + plan.src_offset)
-    if plan.path == "flat":
-        n = plan.shape[0]
-        grid = _grid(n // plan.vec, VEC_BLOCK * VEC_ITEMS)
-        return LaunchSpec(var, grid, (VEC_BLOCK, 1, 1), (dst, src, np.uint64(n)), True)
-    params = params_record(plan)
-    if plan.path == "transpose":
-        ntiles = int(params["tiles_i"]) * int(params["tiles_j"]) * int(params["numel"])
-        return LaunchSpec(
-            var, (min(MAX_GRID_X, ntiles), 1, 1), (TILE, TILE_ROWS, 1), (dst, src, params), False
-        )
-    if var.kernel == "rows":
-        grid = _grid(int(params["numel"]), VEC_BLOCK * VEC_ITEMS)
-        return LaunchSpec(var, grid, (VEC_BLOCK, 1, 1), (dst, src, params), True)
-    # copy_nd.cu: 4 items per thread for same-dtype 32-bit problems, 2 otherwise
-    items = ND_ITEMS if (plan.unit and not plan.index64) else ND_ITEMS_SLOW
-    grid = _grid(int(params["numel"]), ND_BLOCK * items)
-    return LaunchSpec(var, grid, (ND_BLOCK, 1, 1), (dst, src, params), True)
-
-
-def cupy_args(args) -> tuple:
-    """LaunchSpec args in CuPy's convention: a struct goes by value as a size-1 numpy array
-    (CuPy copies its bytes into the parameter); numpy scalars go by value as they are."""
-    return tuple(np.array(a) if isinstance(a, np.void) else a for a in args)
-
-
-def options_for(name_expressions) -> tuple:
-    """NVRTC options a copy-kernel instantiation needs: GT_FP16 (common.cuh then includes
-    cuda_fp16.h / cuda_bf16.h) only for the 16-bit float types, so every other kernel
-    compiles without a CUDA include tree."""
-    fp16 = any("__half" in n or "__nv_bfloat16" in n for n in name_expressions)
-    return ("-DGT_FP16",) if fp16 else ()
-
-
-def launch(spec: LaunchSpec, stream=None) -> None:
-    """Run a LaunchSpec on the current CUDA device (asynchronously, on ``stream``)."""
-    fn = get_function(sources.read_kernel(spec.file), spec.name, options_for((spec.name,)))
-    fn(spec.grid, spec.block, cupy_args(spec.args), stream=stream)

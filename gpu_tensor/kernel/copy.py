@@ -2,7 +2,7 @@
 casting to the destination's dtype in the same pass, with the kernel the planner picks.
 
 One executor serves every machine: the plan (copy_plan) -> the kernel and its packed
-arguments (compile.launch_spec) -> the launch. Only the last step, the one that touches
+arguments (copy_launch.launch_spec) -> the launch. Only the last step, the one that touches
 memory, is injected as a *launcher*, so what runs on a GPU and what the CPU tests check
 cannot drift apart:
 
@@ -24,7 +24,7 @@ import threading
 import numpy as np
 
 from . import compile as kcompile
-from . import copy_plan, emulate, sources
+from . import copy_launch, copy_plan, emulate, sources
 from .variants import KernelVariant, all_variants
 
 __all__ = [
@@ -152,11 +152,11 @@ def _fresh_launch(dst, src, dst_dtype, src_dtype, dptr, sptr):
         n != 1 for n, _, _ in plan.loops or ()
     ):
         return False
-    spec = kcompile.launch_spec(plan, 0, 0)
+    spec = copy_launch.launch_spec(plan, 0, 0)
     fn = kcompile.get_function(
-        sources.read_kernel(spec.file), spec.name, kcompile.options_for((spec.name,))
+        sources.read_kernel(spec.file), spec.name, copy_launch.options_for((spec.name,))
     )
-    args = kcompile.cupy_args(spec.args)
+    args = copy_launch.cupy_args(spec.args)
     return fn, spec.grid, spec.block, int(args[0]), int(args[1]), args[2:]
 
 
@@ -185,7 +185,7 @@ def _run(plan, dst, src, dptr, sptr, launcher):
         launcher.memcpy(dptr + plan.dst_offset, sptr + plan.src_offset, plan.nbytes)
         return plan
     for doff, soff in _loop_offsets(plan.loops):
-        launcher.launch(kcompile.launch_spec(plan, dptr + doff, sptr + soff))
+        launcher.launch(copy_launch.launch_spec(plan, dptr + doff, sptr + soff))
     return plan
 
 
@@ -259,7 +259,7 @@ class CudaLauncher:
         )
 
     def launch(self, spec) -> None:
-        kcompile.launch(spec, stream=self.xp.cuda.get_current_stream())
+        copy_launch.launch(spec, stream=self.xp.cuda.get_current_stream())
 
 
 class HostLauncher:

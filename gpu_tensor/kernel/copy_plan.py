@@ -270,17 +270,11 @@ def _contiguous_plan(dims, same, unit, addrs, common):
         return None
     dst_dtype, src_dtype = common["dst_dtype"], common["src_dtype"]
     (dst_addr, src_addr), count = addrs, dims[0][0]
+    run = {"shape": (count,), "dst_strides": (1,), "src_strides": (1,), **common}
     if same:
         ubytes = unit or 1
         return CopyPlan(
-            "memcpy",
-            shape=(count,),
-            dst_strides=(1,),
-            src_strides=(1,),
-            unit=ubytes,
-            nbytes=count * ubytes,
-            reason="contiguous, same dtype",
-            **common,
+            "memcpy", unit=ubytes, nbytes=count * ubytes, reason="contiguous, same dtype", **run
         )
     vec = V.cast_vector_width(dst_dtype, src_dtype)
     if (
@@ -289,16 +283,7 @@ def _contiguous_plan(dims, same, unit, addrs, common):
         and src_addr % (vec * src_dtype.itemsize) == 0
     ):
         var = V.variant("flat", V.c_type(dst_dtype), V.c_type(src_dtype), vec)
-        return CopyPlan(
-            "flat",
-            shape=(count,),
-            dst_strides=(1,),
-            src_strides=(1,),
-            vec=vec,
-            variant=var,
-            reason="contiguous cast",
-            **common,
-        )
+        return CopyPlan("flat", vec=vec, variant=var, reason="contiguous cast", **run)
     return None
 
 

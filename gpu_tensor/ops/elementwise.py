@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
-from .._grad import STATE, differentiable, record
+from .._grad import differentiable
 from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
 from ..fusion.optable import OPS
-from ._dispatch import _BINARY, _HALF, _RBINARY, apply, binary, make_unary, not_implemented
+from ._dispatch import _HALF, apply, binary, make_unary, not_implemented
+from .row_function import binary_function
 
 __all__ = [
     "add",
@@ -82,39 +83,9 @@ __all__ = [
 _TENSORS_ONLY = {"maximum", "minimum", "logical_and", "logical_or", "logical_xor"}
 
 
-def _tensor_like(x) -> bool:
-    """A Tensor, or a value traced by @gt.fuse (which stands for one)."""
-    return isinstance(x, Tensor) or hasattr(type(x), "__gt_elementwise__")
-
-
 def _b(key):
-    fwd, rev = _BINARY[key], _RBINARY[key]
-    tensors_only = key in _TENSORS_ONLY
-
-    def f(input, other, out=None):  # out: positional-or-keyword, see _out.keyword_out
-        if out is not None:
-            return out_call(key, f, (input, other), {}, out)
-        if tensors_only and not (_tensor_like(input) and _tensor_like(other)):
-            raise TypeError(
-                f"{key}(): expected both arguments to be Tensors, got {type(input).__name__} "
-                f"and {type(other).__name__}; wrap a number with gt.tensor(value)"
-            )
-        if type(input) is Tensor:
-            r = fwd(input, other)  # fwd and rev decide about autograd themselves
-        elif type(other) is Tensor:
-            r = rev(other, input)
-        else:  # Tensor subclasses, traced values
-            if STATE.enabled and (
-                getattr(input, "_requires_grad", False) or getattr(other, "_requires_grad", False)
-            ):
-                return record(f, None, (input, other), None)
-            return apply(key, input, other)
-        return binary(key, input, other) if r is NotImplemented else r  # raises TypeError
-
-    f.__name__ = f.__qualname__ = key
-    f.__gt_differentiable__ = True
-    f.__doc__ = f"torch.{key}: elementwise, with broadcasting and type promotion."
-    return keyword_out(f)
+    """The module function of a binary row (row_function.binary_function)."""
+    return binary_function(key, tensors_only=key in _TENSORS_ONLY)
 
 
 def _u(key):

@@ -3,7 +3,7 @@ overload rules for Python numbers, `out=`, autograd, and the dispatch of ops/_di
 (the Tensor operator's fast path, or the general `apply`, which a value traced by `@gt.fuse`
 turns into a graph node).
 
-ops/elementwise.py builds the core rows' functions the same way (its `_b`).
+ops/elementwise.py builds the core rows' functions with it too.
 """
 
 from __future__ import annotations

@@ -115,12 +115,13 @@ def test_real_module_load_and_struct_by_value():
     cp = cupy_module()
 
     from gpu_tensor.kernel import compile as kcompile
+    from gpu_tensor.kernel import copy_launch
 
     rec = np.zeros((), np.dtype([("a", "<i8"), ("b", "<i8", (3,))]))
     rec["a"], rec["b"] = 7, (8, 9, 10)
     out = cp.zeros(5, cp.int64)
     take = kcompile.get_function(STRUCT_SRC, "take")
-    args = kcompile.cupy_args((out, np.uint64(11), rec[()]))  # np.void -> size-1 array
+    args = copy_launch.cupy_args((out, np.uint64(11), rec[()]))  # np.void -> size-1 array
     take((1,), (1,), args, stream=cp.cuda.get_current_stream())
     assert out.get().tolist() == [7, 8, 9, 10, 11]
     fill = kcompile.get_function(STRUCT_SRC, "fill<float>")  # mangled name via NVRTC

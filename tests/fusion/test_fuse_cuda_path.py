@@ -11,10 +11,10 @@ from fusion_tolerance import assert_close
 
 import gpu_tensor.backends as backends
 from gpu_tensor.creation import from_numpy
-from gpu_tensor.fusion import compile as fcompile
 from gpu_tensor.fusion import eager, fuse
 from gpu_tensor.fusion.npmath import gelu
 from gpu_tensor.fusion.optable import OPS
+from gpu_tensor.kernel import compile as kcompile
 from gpu_tensor.kernel import emulate
 
 if emulate.compiler() is None:
@@ -47,8 +47,8 @@ def emulated_kernels(monkeypatch):
 
         return kernel
 
-    monkeypatch.setattr(fcompile, "get_kernel", get_kernel)
-    monkeypatch.setattr(fcompile, "sm_count", lambda device_id=None: EMU_SMS)
+    monkeypatch.setattr(kcompile, "get_kernel", get_kernel)
+    monkeypatch.setattr(kcompile, "sm_count", lambda device_id=None: EMU_SMS)
     monkeypatch.setattr(eager, "empty_like_result", lambda shape, dt: aligned_empty(shape, dt))
     monkeypatch.setattr(backends, "get_backend", lambda device: _FakeCudaBackend())
     return launches

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gpu_tensor.kernel import compile as kcompile
-from gpu_tensor.kernel import copy_plan, nvrtc
+from gpu_tensor.kernel import copy_launch, copy_plan, nvrtc
 
 
 def _nvrtc_missing() -> bool:
@@ -76,11 +76,9 @@ def test_get_function_compiles_caches_and_uses_lowered_names(fake_cupy):
 
 
 def test_compile_checks_and_loads_share_one_disk_cache(fake_cupy):
-    """fusion's no-GPU compile check writes what the loader later loads: one cache."""
-    from gpu_tensor.fusion import compile as fcompile
-
+    """The no-GPU compile check writes what the loader later loads: one cache."""
     src = 'extern "C" __global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }'
-    _, path = fcompile.compile_cached(src, "sm_90")
+    _, path, _ = kcompile.compiled_file(src, "sm_90")
     assert path.parent == fake_cupy / "kernels"
     original = nvrtc.compile_program
     try:
@@ -93,12 +91,12 @@ def test_compile_checks_and_loads_share_one_disk_cache(fake_cupy):
 
 def test_launch_packs_struct_by_value_for_cupy(fake_cupy):
     plan = copy_plan.plan_copy((64, 48), (192, 4), (4, 256), np.float32, np.float32, 1024, 8192)
-    spec = kcompile.launch_spec(plan, 1024, 8192)
+    spec = copy_launch.launch_spec(plan, 1024, 8192)
     assert plan.path == "transpose" and spec.block == (32, 8, 1) and not spec.serial_ok
     side = 32 * plan.vec  # fp32 aligned: the 2-wide vector tile (64 x 64)
     assert plan.vec == 2 and spec.name.startswith("gt_copy_transpose_vec<gt_bytes4, 2")
     assert spec.grid == (-(-64 // side) * -(-48 // side), 1, 1)
-    kcompile.launch(spec)
+    copy_launch.launch(spec)
     fn = kcompile.get_function(kcompile.sources.read_kernel(spec.file), spec.name)
     ((grid, block, args, _),) = fn.calls
     assert isinstance(args[2], np.ndarray) and args[2].size == 1  # CuPy: by value
@@ -107,9 +105,9 @@ def test_launch_packs_struct_by_value_for_cupy(fake_cupy):
 
 
 def test_grid_covers_the_work_and_respects_the_limit():
-    assert kcompile._grid(1, 1024) == (1, 1, 1)
-    assert kcompile._grid(1025, 1024) == (2, 1, 1)
-    assert kcompile._grid(2**45, 1024) == (kcompile.MAX_GRID_X, 1, 1)
+    assert copy_launch._grid(1, 1024) == (1, 1, 1)
+    assert copy_launch._grid(1025, 1024) == (2, 1, 1)
+    assert copy_launch._grid(2**45, 1024) == (copy_launch.MAX_GRID_X, 1, 1)
 
 
 def test_device_arch_falls_back_to_ptx_for_unknown_gpus(monkeypatch):

@@ -13,9 +13,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from gpu_tensor.kernel import compile as kcompile
 from gpu_tensor.kernel import copy as kcopy
-from gpu_tensor.kernel import copy_plan, emulate
+from gpu_tensor.kernel import copy_launch, copy_plan, emulate
 from gpu_tensor.kernel import variants as V
 from gpu_tensor.kernel.copy import EmulatedCopyKernels, HostLauncher, execute, strided_copy
 
@@ -192,7 +191,7 @@ def test_thread_mode_matches_serial(host, copy_cases):
     dst = np.zeros(src.shape, F32)
     threaded = HostLauncher(host.kernels, threads=True)
     plan = strided_copy(dst, src, launcher=threaded)
-    assert plan.path == "nd" and kcompile.launch_spec(plan, 0, 0).serial_ok  # would run serially
+    assert plan.path == "nd" and copy_launch.launch_spec(plan, 0, 0).serial_ok  # would run serially
     assert np.array_equal(dst, src)
 
 
@@ -203,7 +202,7 @@ def test_syncthreads_in_serial_launch_is_reported(host, copy_cases):
     plan = copy_plan.plan_copy(
         dst.shape, dst.strides, src.strides, F32, F32, dst.ctypes.data, src.ctypes.data
     )
-    spec = kcompile.launch_spec(plan, dst.ctypes.data, src.ctypes.data)
+    spec = copy_launch.launch_spec(plan, dst.ctypes.data, src.ctypes.data)
     assert not spec.serial_ok
     with pytest.raises(emulate.EmulationError, match="__syncthreads"):
         emulate.launch(host.kernels.lib, spec.name, spec.grid, spec.block, spec.args, serial=True)

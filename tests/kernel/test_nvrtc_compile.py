@@ -9,8 +9,7 @@ import re
 
 import pytest
 
-from gpu_tensor.kernel import compile as kcompile
-from gpu_tensor.kernel import nvrtc, sources
+from gpu_tensor.kernel import copy_launch, copy_plan, nvrtc, sources
 from gpu_tensor.kernel import variants as V
 
 
@@ -35,7 +34,7 @@ for _v in V.all_variants():
 def test_every_variant_compiles(filename, arch):
     names = BY_FILE[filename]
     result = nvrtc.compile_program(
-        sources.read_kernel(filename), arch, kcompile.options_for(names), names
+        sources.read_kernel(filename), arch, copy_launch.options_for(names), names
     )
     ptx = result.code.decode()
     assert set(result.lowered_names) == set(names)
@@ -50,7 +49,7 @@ def test_kernels_without_16_bit_floats_need_no_cuda_headers(monkeypatch):
     cupy's wheels but no toolkit headers); only the fp16/bf16 kernels ask for them."""
     names = [v.name for v in V.all_variants() if not v.needs_fp16][:4]
     fp16 = [v.name for v in V.all_variants() if v.needs_fp16][:1]
-    assert kcompile.options_for(names) == () and kcompile.options_for(fp16) == ("-DGT_FP16",)
+    assert copy_launch.options_for(names) == () and copy_launch.options_for(fp16) == ("-DGT_FP16",)
     monkeypatch.setattr(nvrtc, "cuda_include_dir", lambda: None)
     file = V.all_variants()[0].file
     names = [v.name for v in V.all_variants() if not v.needs_fp16 and v.file == file][:4]
@@ -98,13 +97,13 @@ def test_launch_constants_match_the_kernel_sources():
     for name in ("copy_nd.cu", "copy_contiguous.cu", "copy_transpose.cu"):
         for key, value in re.findall(r"#define (GT_\w+) (\d+)", sources.read_kernel(name)):
             defines[key] = int(value)
-    assert defines["GT_ND_BLOCK"] == kcompile.ND_BLOCK
-    assert defines["GT_ND_ITEMS"] == kcompile.ND_ITEMS
-    assert defines["GT_ND_ITEMS_SLOW"] == kcompile.ND_ITEMS_SLOW
-    assert defines["GT_VEC_BLOCK"] == kcompile.VEC_BLOCK
-    assert defines["GT_VEC_ITEMS"] == kcompile.VEC_ITEMS
-    assert defines["GT_TILE"] == kcompile.TILE == 32
-    assert defines["GT_TILE_ROWS"] == kcompile.TILE_ROWS
+    assert defines["GT_ND_BLOCK"] == copy_launch.ND_BLOCK
+    assert defines["GT_ND_ITEMS"] == copy_launch.ND_ITEMS
+    assert defines["GT_ND_ITEMS_SLOW"] == copy_launch.ND_ITEMS_SLOW
+    assert defines["GT_VEC_BLOCK"] == copy_launch.VEC_BLOCK
+    assert defines["GT_VEC_ITEMS"] == copy_launch.VEC_ITEMS
+    assert defines["GT_TILE"] == copy_plan.TILE == 32
+    assert defines["GT_TILE_ROWS"] == copy_launch.TILE_ROWS
 
 
 def test_kernel_dir_holds_the_sources():
