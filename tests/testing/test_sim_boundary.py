@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from gpu_tensor.testing import sim
+from gpu_tensor.testing.sim import cublas, runtime
 from gpu_tensor.testing.sim.boundary import BoundaryTimer
 from gpu_tensor.testing.sim.machine import machine
 
@@ -75,3 +76,8 @@ def test_uncovered_names_entry_points_bound_before_install():
         timer.uninstall()
     assert cp.cuda.get_current_stream is early  # uninstall puts the originals back
     assert not hasattr(cp.ndarray.__init__, "__wrapped__")
+    for cls in (cublas._Cublas, runtime.Device):  # static and class methods stay what they were
+        for name, value in vars(cls).items():
+            if isinstance(value, (staticmethod, classmethod)):
+                assert not hasattr(value.__func__, "__wrapped__"), name
+    assert any(isinstance(v, staticmethod) for v in vars(cublas._Cublas).values())

@@ -113,7 +113,8 @@ class BoundaryTimer:
         self._wrapped.clear()
 
     def _set(self, owner, name, value) -> None:
-        self._undo.append((owner, name, getattr(owner, name)))
+        # the raw attribute, not getattr's: a class's staticmethod must come back as one
+        self._undo.append((owner, name, vars(owner)[name]))
         setattr(owner, name, value)
 
     def _walk(self, obj, seen: set) -> None:
