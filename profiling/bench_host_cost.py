@@ -7,14 +7,22 @@ Without a GPU the real `CudaBackend` runs over the simulated CuPy (GPU_TENSOR_FA
 as a null device: launches and copies are counted, not run (`sim.set_null_device`). Per
 warm op (32×32, the result dropped each call) it reports:
 
-- `own_us`: gpu_tensor's own host µs. cProfile (builtins=False, so a C function's time is
-  its Python caller's) charges each function its own time, without its callees; summed over
-  the functions under gpu_tensor/ (not gpu_tensor/testing/, the simulator), this is the
-  time spent on our side of the simulator's boundary. The profiler's own cost per call
-  event, measured in the same run on an empty function, is subtracted per event.
+- `own_us`: gpu_tensor's own host µs, measured at the simulator's boundary (issue 23's
+  method): every entry point of the simulated CuPy is wrapped by a clock
+  (`gpu_tensor/testing/sim/boundary.py`; the outermost simulator frame only, and a callback
+  of ours it makes, the allocator, is ours), so own = (wall time of a loop of warm ops −
+  time inside the simulator) / ops − the clock's own cost per crossing × crossings per op.
+  That cost (the wrapper outside its window) is measured in the same run on a wrapped
+  no-op. Before measuring, each op is checked to reach no simulator function past the
+  clock and to run none of ours inside it (`BoundaryTimer.uncovered`), else the run fails.
+  The 10th percentile over loops of 10 ops. A tree older than the timer (`--before`) is
+  measured with this tree's timer. (cProfile's own time, the previous method, is not kept
+  as a column: its per-event cost is as large as a whole op's own time, and its total
+  exceeded the unprofiled wall time, so it could not bound the quantity at all.)
+- `sim_us`: time inside the simulator per op; `crossings`: outermost calls into it;
 - `calls`: Python calls under gpu_tensor/ (not testing/) in one warm op, result kept
   (comprehensions and generators count); `launches`: kernel launches in that op;
-- `total_us`: wall time per op, unprofiled, simulator included (context only).
+- `total_us`: wall time per op with no clock installed, simulator included (context only).
 
 Beside it, in the same run: numpy and torch CPU eager for the same op (torch in this
 interpreter, else in `--torch-python`, else skipped with the reason), and with `--before
@@ -27,7 +35,6 @@ Goals (issue 23): ≤ 20 calls and ≤ 3 µs own host time per warm op; on a GPU
 
 from __future__ import annotations
 
-import cProfile
 import gc
 import json
 import os
@@ -145,66 +152,22 @@ def count_calls(fn, ours) -> int:
     return n
 
 
-def _own_and_events(pr, ours) -> tuple[float, int]:
-    """(seconds in our functions' own code, call events that left profiler cost in it)."""
-    pr.create_stats()
-    own = events = 0
-    for (path, _, _), (_, nc, tt, _, callers) in pr.stats.items():
-        if path.endswith(_ENV):  # settings: ours when our code reads them, else the sim's
-            for caller, c in callers.items():
-                if ours(caller[0]) and not caller[0].endswith(_ENV):
-                    own += c[2]
-                    events += c[0]
-        elif ours(path):
-            own += tt
-            events += nc
-        else:  # calls our code makes into the simulator leave the profiler's cost in ours
-            events += sum(c[0] for caller, c in callers.items() if ours(caller[0]))
-    return own, events
-
-
-def profiler_cost_per_event() -> float:
-    """Seconds cProfile adds to the functions' own times per call event: an empty function
-    called in a loop, profiled, against the same loop unprofiled."""
-
-    def empty():
-        pass
-
-    def loop(k):
-        for _ in range(k):
-            empty()
-
-    here = os.path.abspath(__file__)
-    k, samples = 200, []
-    with _no_gc():
-        for _ in range(100):
-            t0 = time.perf_counter()
-            loop(k)
-            bare = time.perf_counter() - t0
-            pr = cProfile.Profile(builtins=False)
-            pr.enable()
-            loop(k)
-            pr.disable()
-            own, events = _own_and_events(pr, lambda f: f == here)
-            samples.append((own - bare) / events)
-    return max(_low(samples), 0.0)
-
-
-def own_seconds(fn, n: int, ours, per_event: float, chunk: int = 2) -> float:
-    """Seconds per call of `fn` spent in our functions' own code (callees in the simulator
-    excluded), the profiler's cost per call event into, out of or within ours subtracted;
-    the 10th percentile over short profiled loops."""
+def own_seconds(fn, n: int, timer, per_crossing_ns: float, chunk: int = 10) -> tuple:
+    """(own, sim) seconds per call of `fn`: wall time outside the simulator (the boundary
+    timer's windows subtracted, and its cost outside them per crossing), the 10th
+    percentile over short loops; and the simulator's time per call in that loop."""
     samples = []
     with _no_gc():
         for _ in range(max(n // chunk, 5)):
-            pr = cProfile.Profile(builtins=False)
-            pr.enable()
+            timer.reset()
+            t0 = time.perf_counter_ns()
             for _ in range(chunk):
                 fn()
-            pr.disable()
-            own, events = _own_and_events(pr, ours)
-            samples.append((own - events * per_event) / chunk)
-    return max(_low(samples), 0.0)
+            wall = time.perf_counter_ns() - t0
+            own = wall - timer.ns - per_crossing_ns * timer.crossings
+            samples.append((own / chunk, timer.ns / chunk))
+    own, sim_ns = sorted(samples)[len(samples) // 10]
+    return own / 1e9, sim_ns / 1e9
 
 
 # -- workers: one framework each, in their own process -----------------------------------------
@@ -238,13 +201,9 @@ def _gt_worker(n: int, cases: list[str]) -> dict:
     ours = _ours(pkg, os.path.join(pkg, "testing") + os.sep)
     sim.set_null_device(True)  # launches counted, not run: the host side alone
     t = _framework_operands(lambda a: gt.from_numpy(a).to("cuda"))
-    per_event = profiler_cost_per_event()
+    runs = {case: (lambda op=CASES[case]: op(t)) for case in cases}
     out = {}
-    for case in cases:
-
-        def run(op=CASES[case]):
-            return op(t)
-
+    for case, run in runs.items():
         for _ in range(50):
             run()
         sim.reset_counters()
@@ -255,10 +214,46 @@ def _gt_worker(n: int, cases: list[str]) -> dict:
             "calls": count_calls(run, ours),
             "launches": launches,
             "total_us": per_call_s(run, n) * 1e6,
-            "own_us": own_seconds(run, n, ours, per_event) * 1e6,
-            "profiler_event_us": per_event * 1e6,
         }
+    timer = _boundary_timer()
+    per_crossing = timer.overhead_ns()
+    for case, run in runs.items():
+        missed = timer.uncovered(run)
+        if missed:
+            raise SystemExit(f"bench_host_cost: {case}: the boundary timer misses {missed}")
+        own, in_sim = own_seconds(run, n, timer, per_crossing)
+        timer.reset()
+        run()
+        out[case].update(
+            own_us=own * 1e6,
+            sim_us=in_sim * 1e6,
+            crossings=timer.crossings,
+            timer_ns_per_crossing=per_crossing,
+        )
+    timer.uninstall()
     return out
+
+
+def _boundary_timer():
+    """The simulator's boundary timer, installed. An older tree without one (`--before`)
+    gets this tree's, compiled as if it were that tree's file, so both trees are
+    measured by the same clock."""
+    try:
+        from gpu_tensor.testing.sim.boundary import BoundaryTimer
+    except ImportError:
+        import types
+
+        import gpu_tensor.testing.sim as sim_pkg
+
+        name = "gpu_tensor.testing.sim.boundary"
+        path = os.path.join(os.path.dirname(sim_pkg.__file__), "boundary.py")
+        mod = types.ModuleType(name)
+        mod.__file__, mod.__package__ = path, sim_pkg.__name__
+        sys.modules[name] = mod
+        source = (REPO_ROOT / "gpu_tensor" / "testing" / "sim" / "boundary.py").read_text()
+        exec(compile(source, path, "exec"), mod.__dict__)
+        BoundaryTimer = mod.BoundaryTimer
+    return BoundaryTimer().install()
 
 
 def _spawn(python: str, framework: str, tree: Path, n: int, cases: list[str]) -> dict:
@@ -351,6 +346,8 @@ def main(argv=None) -> int:
                     calls=m["calls"],
                     launches=m["launches"],
                     total_us=round(m["total_us"], 2),
+                    sim_us=round(m["sim_us"], 2),
+                    crossings=m["crossings"],
                 )
             else:
                 suite.record(case, impl, seconds=m["us"] / 1e6)
@@ -364,7 +361,7 @@ def main(argv=None) -> int:
                 if m is None
                 else (
                     f"{m['own_us']:.2f} µs own / {m['calls']} calls / {m['launches']} launch"
-                    f" ({m['total_us']:.1f} µs with the sim)"
+                    f" ({m['total_us']:.1f} µs with the sim, {m['crossings']} crossings)"
                     if "own_us" in m
                     else f"{m['us']:.2f} µs"
                 )

@@ -16,7 +16,7 @@ from .expr import Graph, Input, Scalar
 from .layout import Operand, broadcast_shapes, launch_config, plan
 from .trace import Proxy, apply
 
-__all__ = ["run", "prepare", "launch_graph", "empty_like_result"]
+__all__ = ["run", "run_planned", "prepare", "launch_graph", "empty_like_result"]
 
 _BITS = np.dtype(np.uint16)
 _BF16 = as_np_dtype("bfloat16")
@@ -98,7 +98,7 @@ def launch_graph(graph: Graph, roots, arrays, scalars, outs, out_dtypes=None, op
     return outs
 
 
-def _signature(key, inputs, params):
+def _signature(key, inputs, params, via=None):
     sig = []
     for x in inputs:
         if x is None:
@@ -108,11 +108,14 @@ def _signature(key, inputs, params):
         else:
             dt = np.dtype(x.dtype)  # uint16 arrays are bfloat16 bits (backends/cuda.py)
             sig.append((_BF16 if dt == _BITS else dt, x.ndim))
-    return (key, tuple(sig), tuple(sorted(params.items())))
+    return (key, tuple(sig), tuple(sorted(params.items())), via and via[0])
 
 
-def _graph_for(key, inputs, params) -> Graph:
-    sig = _signature(key, inputs, params)
+def _graph_for(key, inputs, params, via=None) -> Graph:
+    """The one-node graph of `key` over operands like `inputs` (cached); with `via`, array
+    operands of another dtype are first cast to via's half dtype (rounded, as apply()
+    rounds them), then the op widens them as it computes."""
+    sig = _signature(key, inputs, params, via)
     graph = _graphs.get(sig)
     if graph is None:
         proxies, ins, scs = [], [], []
@@ -126,7 +129,10 @@ def _graph_for(key, inputs, params) -> Graph:
             else:
                 node = Input(dtype=as_np_dtype(s[0]), tier=1 if s[1] == 0 else 0, index=len(ins))
                 ins.append(node)
-                proxies.append(Proxy(node, s[1]))
+                proxy = Proxy(node, s[1])
+                if via is not None and node.dtype != via[0]:
+                    proxy = proxy.to(via[0])
+                proxies.append(proxy)
         out = apply(key, *proxies, **params)
         graph = Graph(inputs=tuple(ins), scalars=tuple(scs), outputs=(out.node,))
         _graphs[sig] = graph
@@ -163,30 +169,44 @@ def run(key: str, inputs, out_dtype, *, alloc=None, plans=None, **params):
     the codegen has no types for (complex): the caller runs its own fallback."""
     if plans is None:
         return _run_unplanned(key, inputs, out_dtype, alloc, params)
-    # The warm path: the signature, one dict lookup, the result, the packed launch. No
-    # function calls of ours here beyond `alloc` (see tests/fusion/test_hot_path.py).
+    return run_planned(plans, alloc or empty_like_result, key, inputs, out_dtype, params)
+
+
+def run_planned(plans: dict, alloc, key: str, inputs, out_dtype, params, via=None):
+    """`run` with its launch-plan cache `plans` and allocator `alloc` (both required),
+    positional, and `params` a dict or None: the cuda backend's warm path. No calls of ours
+    here beyond `alloc` (see tests/fusion/test_hot_path.py): the signature, one dict
+    lookup, the result, the packed launch. `via`: None, or (half numpy dtype, _): array
+    operands of another dtype are rounded through it before the op (a cast in the
+    kernel), as ops/_dispatch.apply() rounds them with a copy first."""
     sig = [key, out_dtype]
     for x in inputs:
         t = type(x)
-        if t is float or t is int or t is bool or x is None or t is complex:
+        if t in _BY_VALUE:  # a Python scalar, or None (clamp's missing bound)
             sig.append(t)
-        else:
-            sig += (x.dtype, x.shape, x.strides, x.data.ptr & 15)
+        else:  # dtype as its number: hashing a numpy dtype costs ~70 ns, an int nothing
+            sig += (x.dtype.num, x.shape, x.strides, x.data.ptr & 15)
     if params:
         sig.append(tuple(sorted(params.items())))
+    if via is not None:
+        sig.append(via)
     sig = tuple(sig)
     launch = plans.get(sig)
     if launch is None:
         if len(plans) >= MAX_PLANS:  # shapes that never repeat must not grow it forever
             plans.clear()
-        launch = plans[sig] = _plan(key, inputs, out_dtype, params)
+        launch = plans[sig] = _plan(key, inputs, out_dtype, params or {}, via)
     if launch is _NO_KERNEL:
         return None
-    out = (alloc or empty_like_result)(launch.shape, out_dtype)
+    out = alloc(launch.shape, out_dtype)
     if launch.fn is None:  # nothing to compute (an empty result)
         return out
     if out.data.ptr & 15:  # the plan assumed a 16-byte aligned result (allocator blocks are)
-        return _run_unplanned(key, inputs, out_dtype, lambda shape, dtype: out, params)
+        keep = lambda shape, dtype: out  # noqa: E731
+        return _run_unplanned(key, inputs, out_dtype, keep, params or {}, via)
+    if launch.direct:  # the operands are the kernel's arrays, in order, and no scalars
+        launch.fn(launch.grid, launch.block, (*inputs, out, *launch.tail))
+        return out
     args = []
     for i in launch.arrays:
         args.append(inputs[i])
@@ -197,6 +217,8 @@ def run(key: str, inputs, out_dtype, *, alloc=None, plans=None, **params):
     return out
 
 
+# types an eager operand passes by value (the rest are arrays): one set lookup on the warm path
+_BY_VALUE = frozenset((bool, int, float, complex, type(None)))
 MAX_PLANS = 4096  # launch plans kept per device before the cache starts over
 _NO_KERNEL = object()  # a plan-cache entry: the codegen cannot run this op (complex dtypes)
 _SCALAR_TYPES = {"double": np.float64, "long long": np.int64, "int": np.int32}
@@ -208,15 +230,19 @@ class _Launch:
     numpy type) of its by-value scalars; `tail`: the index arguments (numel, sizes,
     strides), fixed by the shapes and strides in the cache key."""
 
-    __slots__ = ("fn", "grid", "block", "shape", "arrays", "scalars", "tail", "source", "plan")
+    __slots__ = (
+        "fn", "grid", "block", "shape", "arrays", "scalars", "tail", "source", "plan", "direct"
+    )  # fmt: skip
 
-    def __init__(self, fn, grid, block, shape, arrays, scalars, tail, source, plan):
+    def __init__(self, fn, grid, block, shape, arrays, scalars, tail, source, plan, n_inputs):
         self.fn, self.grid, self.block, self.shape = fn, grid, block, shape
         self.arrays, self.scalars, self.tail = arrays, scalars, tail
         self.source, self.plan = source, plan
+        # `direct`: the inputs are the kernel's array arguments as they stand (x + y, x.exp())
+        self.direct = not scalars and arrays == tuple(range(n_inputs))
 
 
-def _plan(key, inputs, out_dtype, params):
+def _plan(key, inputs, out_dtype, params, via=None):
     """The _Launch for these operands (the cold path: trace, plan, generate, compile)."""
     from ..kernel.compile import get_kernel, sm_count
 
@@ -224,7 +250,7 @@ def _plan(key, inputs, out_dtype, params):
         getattr(x, "dtype", None) is not None and np.dtype(x.dtype).kind == "c" for x in inputs
     ):
         return _NO_KERNEL
-    graph = _graph_for(key, inputs, params)
+    graph = _graph_for(key, inputs, params, via)
     where = [i for i, x in enumerate(inputs) if x is not None and not _is_scalar(x)]
     scalar_at = [i for i, x in enumerate(inputs) if _is_scalar(x)]
     arrays = [inputs[i] for i in where]
@@ -254,7 +280,16 @@ def _plan(key, inputs, out_dtype, params):
         g, b = launch_config(p, sm_count())
         grid, block = (g,), (b,)
     return _Launch(
-        fn, grid, block, shape, tuple(where[i] for i in ksrc.inputs), scalars, tail, ksrc, p
+        fn,
+        grid,
+        block,
+        shape,
+        tuple(where[i] for i in ksrc.inputs),
+        scalars,
+        tail,
+        ksrc,
+        p,
+        len(inputs),
     )
 
 
@@ -270,9 +305,9 @@ def _c_order(shape) -> tuple:
     return tuple(out)
 
 
-def _run_unplanned(key, inputs, out_dtype, alloc, params):
+def _run_unplanned(key, inputs, out_dtype, alloc, params, via=None):
     """Plan, generate and launch for this call alone (callers that keep no plan cache)."""
-    graph = _graph_for(key, inputs, params)
+    graph = _graph_for(key, inputs, params, via)
     arrays = [x for x in inputs if x is not None and not _is_scalar(x)]
     scalars = [x for x in inputs if _is_scalar(x)]
     shape = broadcast_shapes(*(tuple(a.shape) for a in arrays))

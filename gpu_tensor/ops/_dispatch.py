@@ -218,7 +218,10 @@ def make_binary(key, reflected=False):
         else:
             backend = dev._backend
             if backend is not None and backend.device_fast_path:
-                r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
+                if backend.casts_in_kernel:  # real cuda: one launch, mixed dtypes included
+                    r = _kernel_fast(backend, key, self, other, dev, dt, reflected)
+                else:
+                    r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
                 if r is not None:
                     return r
         if not isinstance(other, _OPERAND_TYPES):
@@ -274,8 +277,6 @@ def make_binary(key, reflected=False):
 def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
     """A device backend's short path, skipping apply()'s promotion work: straight to the
     backend's `elementwise`. None: not eligible (apply() then runs the op or raises)."""
-    if backend.casts_in_kernel:
-        return _kernel_fast(backend, key, fn, a, other, dev, dt, reflected)
     if type(other) is Tensor:
         if other.device is not dev or other.dtype is not dt:
             return None
@@ -307,14 +308,14 @@ def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
     return Tensor._make(r, dev, out)
 
 
-_KERNEL_OUT: dict = {}  # (key, dtypes/scalar type, 0-dim flags) -> out dtype, or False
+_KERNEL_OUT: dict = {}  # (key, dtypes/scalar type, 0-dim flags) -> (out, common, check), or False
 
 
-def _kernel_fast(backend, key, fn, a, other, dev, dt, reflected):
+def _kernel_fast(backend, key, a, other, dev, dt, reflected):
     """A backend whose kernels cast as they load (real cuda): operands go in their own
     dtypes, mixed ones included (float + int tensor, half + float, a scalar of another kind),
     so every eligible op is one launch. The out dtype per operand signature is worked out
-    once (`_kernel_out`, apply()'s rules) and kept."""
+    once (`_kernel_out`, apply()'s rules) and kept, with the op's operand check."""
     if type(other) is Tensor:
         if other.device is not dev:
             return None  # a 0-dim cpu operand, or a device mismatch: apply() decides
@@ -331,20 +332,19 @@ def _kernel_fast(backend, key, fn, a, other, dev, dt, reflected):
         known = _KERNEL_OUT[sig] = _kernel_out(key, a, other)
     if known is False:
         return None
-    out, common = known
-    check = SPECS[key].op.operand_check  # refusals that depend on the operands (int ** -1)
-    if check is not None:
+    out, common, check, via = known
+    if check is not None:  # refusals that depend on the operands (int ** -1)
         check((other, a) if reflected else (a, other), common)
-    if reflected:
-        x, y = y, x
+    if via is not None and via[1] and y.size == 1:
+        return None  # apply()'s opmath_scalar rule: a one-element factor at full precision
     try:
-        r = backend.elementwise(key, fn, (x, y), out.np)
+        r = backend.kernel(key, (y, x) if reflected else (x, y), out.np, via)
     except (ValueError, OverflowError):
         return None  # shapes do not broadcast, an int out of range: apply() raises
-    return Tensor._make(r, dev, out)
+    return None if r is None else Tensor._make(r, dev, out)
 
 
-def _kernel_unary(backend, key, fn, a, dev):
+def _kernel_unary(backend, key, a, dev):
     """`_kernel_fast` for one operand: any dtype the op takes, cast in the kernel."""
     sig = (key, a.dtype)
     known = _KERNEL_OUT.get(sig)
@@ -352,14 +352,18 @@ def _kernel_unary(backend, key, fn, a, dev):
         known = _KERNEL_OUT[sig] = _kernel_out(key, a, None)
     if known is False:
         return None
-    return Tensor._make(backend.elementwise(key, fn, (a._data,), known[0].np), dev, known[0])
+    r = backend.kernel(key, (a._data,), known[0].np, None)
+    return None if r is None else Tensor._make(r, dev, known[0])
 
 
 def _kernel_out(key, a, other):
-    """(out dtype, common dtype) of `a <key> other` (`key(a)` when other is None) where a
-    kernel that casts its operands as it loads computes exactly what apply() computes; False
-    where apply() must run (it raises, checks values on the host, or rounds an operand
-    through a half type first)."""
+    """(out dtype, common dtype, operand check, via) of `a <key> other` (`key(a)` when
+    other is None) where a kernel that casts its operands as it loads computes exactly what
+    apply() computes; False where apply() must run (it raises or checks values on the
+    host). `via`: None, or (half numpy dtype, opmath_scalar) where apply() rounds the
+    operands of another dtype through the half common dtype before computing in float32:
+    the kernel does the same (eager.run_planned's `via`), except for a one-element second
+    operand of an opmath_scalar op, which apply() reads at full precision."""
     spec = SPECS[key]
     op = spec.op
     if op.no_bool and (
@@ -379,15 +383,14 @@ def _kernel_out(key, a, other):
         return False  # the codegen has no complex types
     # integer division: no zero check (torch's cuda kernels do none either, and it would be a
     # device sync); the kernel's x // 0 and x % 0 are 0
+    via = None
     if (
         compute is not common
         and common in _HALF
-        and (  # apply()'s `via`: an operand of
-            a.dtype is not common or (type(other) is Tensor and other.dtype is not common)
-        )
+        and (a.dtype is not common or (type(other) is Tensor and other.dtype is not common))
     ):
-        return False  # another dtype is rounded through the half type first
-    return out, common
+        via = (common.np, op.opmath_scalar)  # another dtype is rounded through the half first
+    return out, common, op.operand_check, via
 
 
 def _host_fast(backend, key, fn, args, dev, out):
@@ -489,7 +492,7 @@ def make_unary(key):
             dev = input.device
             backend = dev._backend
             if backend is not None and backend.casts_in_kernel:
-                r = _kernel_unary(backend, key, fn, input, dev)
+                r = _kernel_unary(backend, key, input, dev)
                 if r is not None:
                     return r
             elif backend is not None and backend.device_fast_path:

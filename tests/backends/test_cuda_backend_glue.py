@@ -85,6 +85,13 @@ def fake_cuda(monkeypatch):
         kcopy, "copy_to_fresh", lambda dst, src, dd, sd, plans: fake_strided_copy(dst, src, dd, sd)
     )
     monkeypatch.setattr(eager, "run", fake_eager_run)
+    monkeypatch.setattr(  # the backend's warm entry (positional, params a dict or None)
+        eager,
+        "run_planned",
+        lambda plans, alloc, key, inputs, out, params, via=None: fake_eager_run(
+            key, inputs, out, alloc=alloc, **(params or {})
+        ),
+    )
     dev = dv._make("cuda", 0)
     backend = cuda_backend.CudaBackend(0)
     monkeypatch.setattr(dev, "_backend", backend)

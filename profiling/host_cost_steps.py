@@ -1,0 +1,113 @@
+"""Where gpu_tensor's own host time goes in one warm cuda op, step by step, with no GPU.
+
+    .venv/bin/python -m profiling.host_cost_steps [--calls N]
+
+The companion of bench_host_cost.py (same method: the real CudaBackend over the simulated
+CuPy as a null device, the simulator's time measured at its boundary and subtracted, see
+gpu_tensor/testing/sim/boundary.py). It times nested entry points of `x + y` (32×32
+float32, the result dropped each call) and reports the differences, so each row is the
+own host time of one step:
+
+- dispatch: Tensor.__add__ to the backend (ops/_dispatch.py) and the result Tensor;
+- device context: `CudaBackend.kernel` (the device's `with`, the call into fusion);
+- signature, plan lookup, launch: fusion/eager.py `run_planned` less its allocation;
+- caching allocator: malloc and free of the result's block (gpu_tensor/memory/);
+- cupy objects: building and dropping the UnownedMemory, MemoryPointer and ndarray that
+  wrap the block (Python objects of the simulator here; Cython objects in real cupy);
+- the rest of the result: the stream query, the block's owner and tag, the layout lookup.
+
+It reaches into the backend's internals, so it measures this tree only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from profiling.bench_host_cost import own_seconds
+
+SHAPE = (32, 32)
+
+
+def _own_us(fn, timer, per_crossing: float, n: int) -> float:
+    return own_seconds(fn, n, timer, per_crossing)[0] * 1e6
+
+
+def steps(n: int) -> list[tuple[str, float]]:
+    """(step, own µs) for `x + y`, the last row the whole op."""
+    os.environ["GPU_TENSOR_FALLBACK"] = "sim"
+    import numpy as np
+
+    import gpu_tensor as gt
+    from gpu_tensor.fusion.eager import run_planned
+    from gpu_tensor.testing import sim
+    from gpu_tensor.testing.sim.boundary import BoundaryTimer
+
+    sim.set_null_device(True)
+    rng = np.random.default_rng(0)
+    x, y = (gt.from_numpy(rng.standard_normal(SHAPE).astype(np.float32)).to("cuda")
+            for _ in range(2))  # fmt: skip
+    for _ in range(50):
+        x + y
+    backend = x.device._backend
+    cp, alloc, f32 = backend.xp, backend._alloc, np.dtype(np.float32)
+    xd, yd = x._data, y._data
+    nbytes = f32.itemsize * SHAPE[0] * SHAPE[1]
+    held = alloc.malloc(nbytes, 0)  # a block for the cupy-objects step (not freed by it)
+
+    def objects():
+        mem = cp.cuda.UnownedMemory(held.ptr, nbytes, None, 0)
+        return cp.ndarray(SHAPE, f32, memptr=cp.cuda.MemoryPointer(mem, 0))
+
+    probes = {
+        "op": lambda: x + y,
+        "kernel": lambda: backend.kernel("add", (xd, yd), f32),
+        "run": lambda: run_planned(backend._plans, backend._result, "add", (xd, yd), f32, None),
+        "result": lambda: backend._result(SHAPE, f32),
+        "allocator": lambda: alloc.free(alloc.malloc(nbytes, 0)),
+        "objects": objects,
+    }
+    timer = BoundaryTimer().install()
+    try:
+        for name, fn in probes.items():
+            missed = timer.uncovered(fn)
+            if missed:
+                raise SystemExit(f"host_cost_steps: {name}: the clock misses {missed}")
+        per = timer.overhead_ns()
+        us = {name: _own_us(fn, timer, per, n) for name, fn in probes.items()}
+    finally:
+        timer.uninstall()
+        alloc.free(held)
+    return [
+        ("dispatch: Tensor.__add__ to the backend, the result Tensor", us["op"] - us["kernel"]),
+        ("device context: CudaBackend.kernel", us["kernel"] - us["run"]),
+        (
+            "signature, plan lookup, packing and launch (eager.run_planned)",
+            us["run"] - us["result"],
+        ),
+        ("caching allocator: malloc + free (gpu_tensor/memory)", us["allocator"]),
+        ("cupy objects: UnownedMemory, MemoryPointer, ndarray (made, dropped)", us["objects"]),
+        (
+            "rest of the result: stream query, owner, tag, layout lookup",
+            us["result"] - us["allocator"] - us["objects"],
+        ),
+        ("the whole op, x + y", us["op"]),
+    ]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--calls", type=int, default=3000, help="calls per step (default 3000)")
+    args = p.parse_args(argv)
+    rows = steps(args.calls)
+    width = max(len(name) for name, _ in rows)
+    print(f"{'step of a warm cuda x + y (32×32 float32, sim null device)':<{width}}  own µs")
+    for name, us in rows:
+        print(f"{name:<{width}}  {us:6.2f}")
+    print(f"(load average: {os.getloadavg()[0]:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
