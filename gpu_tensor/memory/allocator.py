@@ -372,20 +372,20 @@ class CachingAllocator:
 
     def _release_allocated(self, block: Block) -> None:
         block.allocated = False
-        self._stats.block_released(block.segment.is_small, block.size, block.requested_size)
         if block.size >= self._max_split:
             self._stats.update_single("oversize_allocations", -1)
         if self.history is not None:
             self.history.record(
                 "free_requested", block.ptr, block.size, block.stream, tag=block.tag
             )
-        if block.stream_uses:
-            if self._capturing:  # no events under capture: wait for its end (graph_pool.py)
-                self._capture_deferred.append(block)
-            else:
-                events.insert(self, block)
+        if not block.stream_uses:  # back to its pool now: one stats update for both steps
+            self._free_block(block, block.requested_size)
+            return
+        self._stats.block_released(block.segment.is_small, block.size, block.requested_size)
+        if self._capturing:  # no events under capture: wait for its end (graph_pool.py)
+            self._capture_deferred.append(block)
         else:
-            self._free_block(block)
+            events.insert(self, block)
 
     def _malloc_captured(self, gp, stream: int, size: int, nbytes: int, site) -> Block:
         """malloc on a capturing stream: the graph's private pool, best fit as usual."""
@@ -510,10 +510,17 @@ class CachingAllocator:
             self.history.record("alloc", block.ptr, block.size, block.stream, block.frames)
         return block
 
-    def _free_block(self, block: Block) -> None:
-        """Put a no-longer-active block back in its pool, merging free neighbours."""
-        small = block.segment.is_small
-        pool = self._pool_of(block.segment)
+    def _free_block(self, block: Block, requested: int = -1) -> None:
+        """Put a no-longer-active block back in its pool, merging free neighbours.
+        `requested`: the block's requested size when it is released here too (its free
+        had no stream uses to wait for); -1: it was released before (events.py)."""
+        segment = block.segment
+        small = segment.is_small
+        gp = segment.graph_pool
+        if gp is None:  # _pool_of, inlined (every free)
+            pool = self._small if small else self._large
+        else:
+            pool = gp.small if small else gp.large
         orig_ptr, orig_size = block.ptr, block.size
         prev, after = block.prev, block.next
         if prev is not None and (prev.allocated or prev.event_count or prev.stream_uses):
@@ -551,7 +558,10 @@ class CachingAllocator:
         if block.prev is not None or block.next is not None:
             net_blocks += 1
             net_bytes += block.size
-        self._stats.block_deactivated(small, orig_size, net_blocks, net_bytes)
+        if requested < 0:
+            self._stats.block_deactivated(small, orig_size, net_blocks, net_bytes)
+        else:
+            self._stats.block_freed(small, orig_size, requested, net_blocks, net_bytes)
         block.tag = block.site = block.frames = block.stream_uses = None
         if self.history is not None:
             self.history.record("free_completed", orig_ptr, orig_size, block.stream)

@@ -102,14 +102,8 @@ def _program(seed, steps=1500):
     return ops
 
 
-def _run(ops, conf, eager):
-    events = []
-
-    def factory(stream):
-        events.append(FakeEvent(stream))
-        return events[-1]
-
-    a = CachingAllocator(Addresses(), 0, event_factory=factory, config=parse_alloc_conf(conf))
+def count_reuses(a) -> list[int]:
+    """[n]: how many mallocs of `a` took a parked block from now on (n counts up)."""
     hits = [0]
     reuse = a._reuse_parked
 
@@ -118,6 +112,18 @@ def _run(ops, conf, eager):
         return reuse(*args)
 
     a._reuse_parked = counted
+    return hits
+
+
+def _run(ops, conf, eager):
+    events = []
+
+    def factory(stream):
+        events.append(FakeEvent(stream))
+        return events[-1]
+
+    a = CachingAllocator(Addresses(), 0, event_factory=factory, config=parse_alloc_conf(conf))
+    hits = count_reuses(a)
     live = []
     for op in ops:
         if op[0] == "malloc":
