@@ -61,12 +61,15 @@ def capture_site(depth: int = 1):
     """(filename, line, function) of the nearest caller outside gpu_tensor and cupy."""
     inside = _inside
     frame = sys._getframe(depth)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename not in inside and (filename in _outside or not _classify(filename)):
-            return (filename, frame.f_lineno, frame.f_code.co_name)
-        frame = frame.f_back
-    return None
+    try:
+        while True:
+            while frame.f_code.co_filename in inside:  # (the loop every malloc runs)
+                frame = frame.f_back
+            code = frame.f_code
+            if code.co_filename in _outside or not _classify(code.co_filename):
+                return (code.co_filename, frame.f_lineno, code.co_name)
+    except AttributeError:  # past the outermost frame (None): every caller was inside
+        return None
 
 
 # The files seen so far, by whether they lie inside gpu_tensor or cupy. Every tensor's
