@@ -138,6 +138,7 @@ class CachingAllocator:
                         and block.stream == stream
                         and not self._events
                         and self.history is None
+                        and self._proved(block)
                     ):
                         return self._reuse_parked(block, nbytes, site)
                     self._unpark()
@@ -187,17 +188,8 @@ class CachingAllocator:
                     or block.segment.graph_pool is not None
                 ):  # a graph's: never parked
                     self._release_allocated(block)
-                else:
-                    proof = self._park_proof
-                    if (
-                        proof is not None
-                        and proof[0] is block
-                        and proof[1] == self._pool_of(block.segment).version
-                    ):
-                        self._parked = block  # proved before, nothing changed since
-                        self._park_plan = proof[2]
-                    elif not reuse.park(self, block):
-                        self._release_allocated(block)
+                else:  # proved (_proved) only when the next operation is a malloc of its size
+                    self._parked = block
             finally:
                 if self._deferred:
                     self._end_operation()
@@ -343,6 +335,20 @@ class CachingAllocator:
         """Do the parked free now (reuse.py)."""
         block, self._parked = self._parked, None
         self._release_allocated(block)
+
+    def _proved(self, block: Block) -> bool:
+        """Whether torch's policy would answer this malloc with the parked `block` (its free
+        and nothing since: any other operation ends a parked free), from the last proof when
+        its pool has not changed since (reuse.py)."""
+        proof = self._park_proof
+        if (
+            proof is not None
+            and proof[0] is block
+            and proof[1] == self._pool_of(block.segment).version
+        ):
+            self._park_plan = proof[2]
+            return True
+        return reuse.park(self, block)
 
     def _reuse_parked(self, block: Block, nbytes: int, site) -> Block:
         """Cancel the parked free of `block` against this malloc (reuse.py): exactly what
