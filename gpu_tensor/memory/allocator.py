@@ -334,7 +334,18 @@ class CachingAllocator:
     def _unpark(self) -> None:
         """Do the parked free now (reuse.py)."""
         block, self._parked = self._parked, None
-        self._release_allocated(block)
+        history = self.history
+        if history is None:
+            self._release_allocated(block)
+            return
+        # history was turned on after the free (registry.set_history and the profiler's
+        # memory tap set it directly; a free is never parked while it is on): the free
+        # predates the recording, so it is not recorded, as when it was done at once
+        self.history = None
+        try:
+            self._release_allocated(block)
+        finally:
+            self.history = history
 
     def _proved(self, block: Block) -> bool:
         """Whether torch's policy would answer this malloc with the parked `block` (its free
