@@ -147,7 +147,10 @@ def _threshold(suite, gt):
 
     print("\n| elements | direct us | pieces us | pieces / direct | the device takes |")
     print("|---|---|---|---|---|")
-    for n in (PIECE // 16, PIECE // 4, PIECE, 4 * PIECE, 16 * PIECE):
+    sizes = suite.choose(
+        (PIECE // 16, PIECE // 4, PIECE, 4 * PIECE, 16 * PIECE), (PIECE, 4 * PIECE)
+    )
+    for n in sizes:
         x = gt.linspace(-3, 3, n, device="cuda")
         times = {}
         for path, cut in (("direct", 1 << 62), ("pieces", 0)):
@@ -156,7 +159,7 @@ def _threshold(suite, gt):
                 gt.nn.functional.gelu(x)  # warm
                 best = float("inf")
                 for _ in range(suite.choose(7, 3)):
-                    reps = max(1, (1 << 22) // n)
+                    reps = max(1, suite.choose(1 << 22, 1 << 19) // n)
                     t = time.perf_counter()
                     for _ in range(reps):
                         gt.nn.functional.gelu(x)
@@ -169,6 +172,7 @@ def _threshold(suite, gt):
         suite.record(
             f"gelu {n} elements: direct vs pieces",
             "gpu_tensor (emulated cuda)",
+            kind="threshold",
             direct_us=round(times["direct"], 2),
             pieces_us=round(times["pieces"], 2),
             pieces_over_direct=round(ratio, 3),
