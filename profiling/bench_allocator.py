@@ -2,7 +2,8 @@
 
     .venv/bin/python -m profiling.bench_allocator [--quick] [--out DIR] [--trace SNAPSHOT]
 
-Latency: `free(malloc(n))` pairs with the pool warm (a hit every time), per size, for
+Latency: `free(malloc(n))` pairs with the pool warm (a hit every time), per size, and the
+calls of real training steps (tests/memory/data/training_traces.json), for
 the allocator as it is and as it was at BASELINE_COMMIT (its allocator.py read from git
 and run over today's helpers, so only the hot path differs), in the same run.
 CPU: our allocator over host memory. GPU: ours (direct, and as CuPy sees it through
@@ -492,6 +493,51 @@ def latency(suite, sizes):
     live.set_enabled(None)
 
 
+TRAINING_TRACES = Path(__file__).resolve().parent.parent / "tests/memory/data/training_traces.json"
+
+
+def training_latency(suite):
+    """Time per call replaying the malloc/free calls of bench_train's models on emulated
+    cuda (tests/memory/data/training_traces.json: a malloc is its byte count, a free
+    -(1 + the index of the malloc it frees)), the allocator warm (each replay frees what
+    it holds at the end, as a training step does), creation sites off: the split, merge
+    and stats paths real training takes, where the warm pair above takes the parked one."""
+    import json
+
+    before_class, before_reason = baseline_allocator()
+    before_impl = f"gpu_tensor allocator before ({BASELINE_COMMIT})"
+    traces = json.loads(TRAINING_TRACES.read_text())
+    live.set_enabled(False)
+    try:
+        for model, ops in sorted(traces.items()):
+            case = f"training trace {model}: {len(ops)} calls"
+            for impl, cls in (
+                ("gpu_tensor allocator", CachingAllocator),
+                (before_impl, before_class),
+            ):
+                if cls is None:
+                    suite.skip(case, impl, before_reason)
+                    continue
+                a = cls(HostRawSource(8 * GiB), 0, config=parse_alloc_conf(""), kind="emulated")
+
+                def replay(a=a, ops=ops):
+                    held, n = {}, 0
+                    for op in ops:
+                        if op >= 0:
+                            held[n] = a.malloc(op)
+                            n += 1
+                        else:
+                            a.free(held.pop(-1 - op))
+                    for block in held.values():
+                        a.free(block)
+
+                replay()  # warm: the segments exist from here on
+                t = suite.time(replay, sync="cpu", number=None)
+                suite.record(case, impl, seconds=t, ns_per_call=round(t.median / len(ops) * 1e9))
+    finally:
+        live.set_enabled(None)
+
+
 def _fmt(n):
     for unit, div in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
         if n >= div:
@@ -512,6 +558,7 @@ def main(argv=None):
         [512, 4 * KiB, 64 * KiB, MiB, 16 * MiB, 256 * MiB, 2 * GiB], [512, 64 * KiB, 16 * MiB]
     )
     latency(suite, sizes)
+    training_latency(suite)
     traces = {
         "transformer": transformer_trace(steps=suite.choose(40, 12)),
         "random": random_trace(suite.choose(20000, 4000)),

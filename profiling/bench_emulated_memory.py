@@ -131,7 +131,54 @@ def main(argv=None):
     if ops:
         print(f"size = the larger of the result and the {size / 2**20:.0f} MiB operand\n")
         print("\n".join(lines))
+        _threshold(suite, gt)
     return suite.finish()
+
+
+def _threshold(suite, gt):
+    """The direct-path threshold (issue 30): a composite elementwise result (gelu) at sizes
+    around PIECE, computed whole (numpy allocates it, adopt() copies it in) and piece by
+    piece into allocator memory, timed in the same run. Below PIECE elements the device
+    takes the direct path, above it the pieces: the rows show what each costs there."""
+    import time
+
+    from gpu_tensor.backends import emulated
+    from gpu_tensor.backends.base import PIECE
+
+    print("\n| elements | direct us | pieces us | pieces / direct | the device takes |")
+    print("|---|---|---|---|---|")
+    sizes = suite.choose(
+        (PIECE // 16, PIECE // 4, PIECE, 4 * PIECE, 16 * PIECE), (PIECE, 4 * PIECE)
+    )
+    for n in sizes:
+        x = gt.linspace(-3, 3, n, device="cuda")
+        times = {}
+        for path, cut in (("direct", 1 << 62), ("pieces", 0)):
+            emulated.PIECE = cut  # 0: pieces (of PIECE elements: _fill's own limit) at any size
+            try:
+                gt.nn.functional.gelu(x)  # warm
+                best = float("inf")
+                for _ in range(suite.choose(7, 3)):
+                    reps = max(1, suite.choose(1 << 22, 1 << 19) // n)
+                    t = time.perf_counter()
+                    for _ in range(reps):
+                        gt.nn.functional.gelu(x)
+                    best = min(best, (time.perf_counter() - t) / reps)
+                times[path] = best * 1e6
+            finally:
+                emulated.PIECE = PIECE
+        taken = "direct" if n <= PIECE else "pieces"
+        ratio = times["pieces"] / times["direct"]
+        suite.record(
+            f"gelu {n} elements: direct vs pieces",
+            "gpu_tensor (emulated cuda)",
+            kind="threshold",
+            direct_us=round(times["direct"], 2),
+            pieces_us=round(times["pieces"], 2),
+            pieces_over_direct=round(ratio, 3),
+            taken=taken,
+        )
+        print(f"| {n} | {times['direct']:.1f} | {times['pieces']:.1f} | {ratio:.2f} | {taken} |")
 
 
 if __name__ == "__main__":

@@ -27,30 +27,12 @@ from ..memory import registry
 from ..storage import UntypedStorage
 from ._ufunc_plan import plan
 from .base import PIECE
-from .cpu import CpuBackend, _Interface, saturating_astype, torch_empty_strides
+from .cpu import CpuBackend, saturating_astype, torch_empty_strides
 
 __all__ = ["EmulatedCudaBackend"]
 
 _NAMES: dict = {}
 _FIRST_TWO = slice(0, 2)  # a dim's first two elements: enough to show numpy's axis order
-
-
-class _BlockHolder(_Interface):
-    """The numpy base of an emulated device buffer: frees its block when the last array
-    over it dies (cheaper than weakref.finalize on this per-op path)."""
-
-    __slots__ = ("_block", "_free")
-
-    def __init__(self, block, nbytes: int, free):
-        super().__init__(block.ptr, nbytes, None)
-        self._block = block
-        self._free = free
-
-    def __del__(self):
-        try:
-            self._free(self._block)
-        except Exception:  # noqa: BLE001 - interpreter shutdown: the allocator may be gone
-            pass
 
 
 class _Release(weakref.ref):
@@ -99,18 +81,12 @@ class EmulatedCudaBackend(CpuBackend):
         segment = block.segment
         host = segment.host
         if host is None:
-            if segment.expandable:  # its runs grow and shrink: a holder per block
-                buf = np.asarray(_BlockHolder(block, nbytes, alloc.free))
-                return buf, UntypedStorage(buf, block.ptr, self.device, block)
-            host = segment.host = memoryview(
-                (ctypes.c_char * segment.size).from_address(segment.ptr)
-            )
-        # a slice of the segment's memoryview is the array's base (numpy stops collapsing
+            host = segment.host = _host_view(segment)
+        # an array over the segment's memoryview is the array's base (numpy stops collapsing
         # views there), so the array and every view of it keep `buf` alive; a weak
         # reference frees the block when the last one dies (about a third of the cost of
         # a holder object numpy reads through __array_interface__)
-        start = block.ptr - segment.ptr
-        buf = np.frombuffer(host[start : start + nbytes], np.uint8)
+        buf = np.ndarray((nbytes,), np.uint8, host, block.ptr - segment.ptr)
         ref = _Release(buf, _released)
         ref.block = block
         ref.owner = self
@@ -123,8 +99,9 @@ class EmulatedCudaBackend(CpuBackend):
         for s in shape:
             n *= s
         buf, st = self._raw(n * np_dtype.itemsize, shape, np_dtype)
-        arr = buf.view(np_dtype).reshape(shape)
-        return (arr if n else torch_empty_strides(arr)), st
+        if n:  # (a view made in one call: a third of view().reshape()'s cost)
+            return np.ndarray(shape, np_dtype, buf), st
+        return torch_empty_strides(buf.view(np_dtype).reshape(shape)), st
 
     def adopt(self, array):
         fresh = getattr(self._fresh, "item", None)
@@ -375,6 +352,18 @@ def _pieces(shape, strides, limit, whole=()):
     yield from walk(0)
 
 
+def _host_view(segment):
+    """A memoryview of a segment's host bytes from its start. An expandable segment's runs
+    grow and are cut at pages (memory/expandable.py), so theirs is a slice of one view of
+    the whole reservation (made once: a ctypes array type per size is cached for good)."""
+    res = segment.reservation
+    if res is None:
+        return memoryview((ctypes.c_char * segment.size).from_address(segment.ptr))
+    if res.host is None:
+        res.host = memoryview((ctypes.c_char * res.size).from_address(res.base))
+    return res.host[segment.ptr - res.base :]
+
+
 def _storage_under(array, device):
     """The storage of an array made by `_raw` (its base chain ends at that buffer)."""
     buf, base = None, array
@@ -382,8 +371,6 @@ def _storage_under(array, device):
         buf, base = base, base.base
     if buf is None:
         return None
-    if isinstance(base, _BlockHolder):
-        return UntypedStorage(buf, base._block.ptr, device, base._block)
     for ref in weakref.getweakrefs(buf):
         if type(ref) is _Release:
             return UntypedStorage(buf, ref.block.ptr, device, ref.block)

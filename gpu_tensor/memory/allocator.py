@@ -138,6 +138,7 @@ class CachingAllocator:
                         and block.stream == stream
                         and not self._events
                         and self.history is None
+                        and self._proved(block)
                     ):
                         return self._reuse_parked(block, nbytes, site)
                     self._unpark()
@@ -187,17 +188,8 @@ class CachingAllocator:
                     or block.segment.graph_pool is not None
                 ):  # a graph's: never parked
                     self._release_allocated(block)
-                else:
-                    proof = self._park_proof
-                    if (
-                        proof is not None
-                        and proof[0] is block
-                        and proof[1] == self._pool_of(block.segment).version
-                    ):
-                        self._parked = block  # proved before, nothing changed since
-                        self._park_plan = proof[2]
-                    elif not reuse.park(self, block):
-                        self._release_allocated(block)
+                else:  # proved (_proved) only when the next operation is a malloc of its size
+                    self._parked = block
             finally:
                 if self._deferred:
                     self._end_operation()
@@ -342,7 +334,32 @@ class CachingAllocator:
     def _unpark(self) -> None:
         """Do the parked free now (reuse.py)."""
         block, self._parked = self._parked, None
-        self._release_allocated(block)
+        history = self.history
+        if history is None:
+            self._release_allocated(block)
+            return
+        # history was turned on after the free (registry.set_history and the profiler's
+        # memory tap set it directly; a free is never parked while it is on): the free
+        # predates the recording, so it is not recorded, as when it was done at once
+        self.history = None
+        try:
+            self._release_allocated(block)
+        finally:
+            self.history = history
+
+    def _proved(self, block: Block) -> bool:
+        """Whether torch's policy would answer this malloc with the parked `block` (its free
+        and nothing since: any other operation ends a parked free), from the last proof when
+        its pool has not changed since (reuse.py)."""
+        proof = self._park_proof
+        if (
+            proof is not None
+            and proof[0] is block
+            and proof[1] == self._pool_of(block.segment).version
+        ):
+            self._park_plan = proof[2]
+            return True
+        return reuse.park(self, block)
 
     def _reuse_parked(self, block: Block, nbytes: int, site) -> Block:
         """Cancel the parked free of `block` against this malloc (reuse.py): exactly what
@@ -372,20 +389,20 @@ class CachingAllocator:
 
     def _release_allocated(self, block: Block) -> None:
         block.allocated = False
-        self._stats.block_released(block.segment.is_small, block.size, block.requested_size)
         if block.size >= self._max_split:
             self._stats.update_single("oversize_allocations", -1)
         if self.history is not None:
             self.history.record(
                 "free_requested", block.ptr, block.size, block.stream, tag=block.tag
             )
-        if block.stream_uses:
-            if self._capturing:  # no events under capture: wait for its end (graph_pool.py)
-                self._capture_deferred.append(block)
-            else:
-                events.insert(self, block)
+        if not block.stream_uses:  # back to its pool now: one stats update for both steps
+            self._free_block(block, block.requested_size)
+            return
+        self._stats.block_released(block.segment.is_small, block.size, block.requested_size)
+        if self._capturing:  # no events under capture: wait for its end (graph_pool.py)
+            self._capture_deferred.append(block)
         else:
-            self._free_block(block)
+            events.insert(self, block)
 
     def _malloc_captured(self, gp, stream: int, size: int, nbytes: int, site) -> Block:
         """malloc on a capturing stream: the graph's private pool, best fit as usual."""
@@ -510,10 +527,17 @@ class CachingAllocator:
             self.history.record("alloc", block.ptr, block.size, block.stream, block.frames)
         return block
 
-    def _free_block(self, block: Block) -> None:
-        """Put a no-longer-active block back in its pool, merging free neighbours."""
-        small = block.segment.is_small
-        pool = self._pool_of(block.segment)
+    def _free_block(self, block: Block, requested: int = -1) -> None:
+        """Put a no-longer-active block back in its pool, merging free neighbours.
+        `requested`: the block's requested size when it is released here too (its free
+        had no stream uses to wait for); -1: it was released before (events.py)."""
+        segment = block.segment
+        small = segment.is_small
+        gp = segment.graph_pool
+        if gp is None:  # _pool_of, inlined (every free)
+            pool = self._small if small else self._large
+        else:
+            pool = gp.small if small else gp.large
         orig_ptr, orig_size = block.ptr, block.size
         prev, after = block.prev, block.next
         if prev is not None and (prev.allocated or prev.event_count or prev.stream_uses):
@@ -551,7 +575,10 @@ class CachingAllocator:
         if block.prev is not None or block.next is not None:
             net_blocks += 1
             net_bytes += block.size
-        self._stats.block_deactivated(small, orig_size, net_blocks, net_bytes)
+        if requested < 0:
+            self._stats.block_deactivated(small, orig_size, net_blocks, net_bytes)
+        else:
+            self._stats.block_freed(small, orig_size, requested, net_blocks, net_bytes)
         block.tag = block.site = block.frames = block.stream_uses = None
         if self.history is not None:
             self.history.record("free_completed", orig_ptr, orig_size, block.stream)

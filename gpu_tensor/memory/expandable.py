@@ -59,7 +59,7 @@ LARGE_PAGE = 2 << 20
 class Reservation:
     """One reserved address range of a (pool, stream): [base, base + size)."""
 
-    __slots__ = ("base", "size", "end", "last", "runs", "aliases")
+    __slots__ = ("base", "size", "end", "last", "runs", "aliases", "host")
 
     def __init__(self, base: int, size: int):
         self.base = base
@@ -68,6 +68,7 @@ class Reservation:
         self.last: Segment | None = None  # the run that ends at `end`: it grows in place
         self.runs = 0  # Segments in this range
         self.aliases: dict[int, int] = {}  # ptr -> bytes: old addresses of restitched pages
+        self.host = None  # the caller's view of the whole range, made once (emulated cuda)
 
     def __repr__(self) -> str:
         return (

@@ -9,7 +9,7 @@ began, and only counters move. In Python that round trip is most of the cost.
 So `free` *parks* the block instead: the free is recorded as pending, and done for
 real (`CachingAllocator._unpark`) before any other operation, stats reads and
 snapshots included, so nothing can observe the difference. When the next operation
-is a malloc for the same stream and rounded size, and `park` proved that torch's
+is a malloc for the same stream and rounded size, and `park` proves that torch's
 policy would hand back exactly this block, the free and the malloc cancel: the block
 is handed back as is and `DeviceStats.block_reused` applies exactly the counter
 changes that the two would have made (accumulated totals, requested bytes, and the
@@ -18,10 +18,12 @@ peak of inactive_split that the free's intermediate state could reach).
 `park` proves it from the block's neighbours and one search of the pool: the free
 must not merge backwards (the merged block would start lower), the best fit after
 the free must be the merged block, and the split rule must cut off exactly this
-block. When any of that fails the free is done at once, as before. The proof depends
-only on the block's neighbours and its pool, so it is kept (`_park_proof`) while the
-pool's `version` stays: a loop that frees and asks for the same block again proves it
-once.
+block. When any of that fails the free is done then, before the malloc. The proof is
+made only for a malloc of the parked block's size (most frees are followed by something
+else, which simply does the free first: a proof at every free cost more than the reuses
+saved on bench_train's deep MLP). It depends only on the block's neighbours and its pool,
+so it is kept (`_park_proof`) while the pool's `version` stays: a loop that frees and asks
+for the same block again proves it once.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ def _mergeable(block) -> bool:
 
 
 def park(alloc, block) -> bool:
-    """Park `block`'s free (see the module docstring) when torch's policy would give the
-    same block to the next malloc of its size and stream; False: free it now instead.
+    """Prove that torch's policy would give the parked `block` (freed, nothing since) to a
+    malloc of its size and stream (see the module docstring); False: free it first.
     Sets `alloc._parked` and `alloc._park_plan` = (inactive_split change of the free,
     inactive_split_bytes change of the free, the free neighbour after it or None)."""
     prev = block.prev

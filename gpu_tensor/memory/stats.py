@@ -148,8 +148,11 @@ class DeviceStats:
         """allocation +1, active +1, allocated_bytes +size, active_bytes +size,
         requested_bytes +requested; inactive_split(_bytes) +split_blocks/+split_bytes."""
         cur, other, acc, peak, peak_all = self._rows[1 if is_small else 0]
-        if split_blocks or split_bytes:
+        if split_blocks > 0 or split_bytes > 0:
             _split(cur, other, acc, peak, peak_all, split_blocks, split_bytes)
+        else:  # decreases (or nothing): no peak to test
+            cur[_SPLIT] += split_blocks
+            cur[_SPLIT_BYTES] += split_bytes
         acc[_ALLOCATION] += 1
         v = cur[_ALLOCATION] = cur[_ALLOCATION] + 1
         if v > peak[_ALLOCATION]:
@@ -186,6 +189,24 @@ class DeviceStats:
             v += other[_REQUESTED]
             if v > peak_all[_REQUESTED]:
                 peak_all[_REQUESTED] = v
+
+    def block_freed(
+        self, is_small: bool, size: int, requested: int, split_blocks: int, split_bytes: int
+    ) -> None:
+        """block_released and then block_deactivated(split_blocks, split_bytes): a free
+        that returns the block to its pool at once (no stream events), in one call."""
+        rows = self._rows[1 if is_small else 0]
+        cur = rows[0]
+        cur[_ALLOCATION] -= 1
+        cur[_ACTIVE] -= 1
+        cur[_ALLOCATED] -= size
+        cur[_ACTIVE_BYTES] -= size
+        cur[_REQUESTED] -= requested
+        if split_blocks > 0 or split_bytes > 0:
+            _split(*rows, split_blocks, split_bytes)
+        else:  # decreases (or nothing): no peak to test
+            cur[_SPLIT] += split_blocks
+            cur[_SPLIT_BYTES] += split_bytes
 
     def block_released(self, is_small: bool, size: int, requested: int) -> None:
         """allocation -1, allocated_bytes -size, requested_bytes -requested."""

@@ -37,25 +37,26 @@ _SINGLE_ROWS = (
 _METRICS = ("current", "peak", "allocated", "freed")
 
 
-def _size(value: int, reference: float) -> str:
-    unit = _SIZE_UNITS[0]
-    for next_unit in _SIZE_UNITS[1:]:
-        if reference < _SIZE_STEP:
+def _scaled(value: int, reference: float, units, step: float, base: int) -> tuple[int, str]:
+    """`value` in one of `units` (each `base` times the one before): the next unit up for
+    as long as `reference`, in the current unit, is at least `step`."""
+    unit = units[0]
+    for next_unit in units[1:]:
+        if reference < step:
             break
         unit = next_unit
-        value //= 1024
-        reference /= 1024
+        value //= base
+        reference /= base
+    return value, unit
+
+
+def _size(value: int, reference: float) -> str:
+    value, unit = _scaled(value, reference, _SIZE_UNITS, _SIZE_STEP, 1024)
     return f"{value:6d} {unit}"
 
 
 def _count(value: int, reference: float) -> str:
-    unit = _COUNT_UNITS[0]
-    for next_unit in _COUNT_UNITS[1:]:
-        if reference < _COUNT_STEP:
-            break
-        unit = next_unit
-        value //= 1000
-        reference /= 1000
+    value, unit = _scaled(value, reference, _COUNT_UNITS, _COUNT_STEP, 1000)
     return f"{value:7d} {unit} "
 
 

@@ -63,3 +63,18 @@ def test_a_block_goes_back_when_the_last_array_over_it_dies():
     assert y.untyped_storage().data_ptr() == y._data.ctypes.data
     del y
     assert cmem.memory_allocated(0) == before
+
+
+def test_results_in_growing_expandable_segments_keep_their_bytes():
+    # expandable segments (emulated cuda's default) grow page by page: every result is an
+    # array over one memoryview of the whole reservation, at its block's address
+    xs = [gt.full((150_000,), float(i), device="cuda") for i in range(8)]  # 600 KB each
+    segments = {x.untyped_storage()._block.segment for x in xs}
+    if not any(s.expandable for s in segments):
+        pytest.skip("GPU_TENSOR_ALLOC_CONF turned expandable segments off")
+    assert sum(s.size for s in segments) > 2 << 20  # the small pool's run grew past a page
+    for i, x in enumerate(xs):
+        assert x._data.ctypes.data == x.untyped_storage().data_ptr()
+        assert x._data.min() == x._data.max() == i  # nothing later overwrote it
+    reservations = {s.reservation for s in segments if s.expandable}
+    assert all(r.host is not None for r in reservations)

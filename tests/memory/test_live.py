@@ -56,3 +56,31 @@ def test_switch_off(monkeypatch):
 def test_format_size():
     assert live.format_size(512) == "512.00 B"
     assert live.format_size(3 * MiB // 2) == "1.50 MiB"
+
+
+def _compiled(filename: str, src: str, **names):
+    """Functions defined by `src` as if they lived in `filename` (frames carry its name)."""
+    scope = dict(names)
+    exec(compile(src, filename, "exec"), scope)
+    return scope
+
+
+def test_site_is_the_nearest_frame_outside_the_package():
+    import inspect
+    import os
+    from functools import partial
+
+    import gpu_tensor
+
+    inside = os.path.join(os.path.dirname(os.path.abspath(gpu_tensor.__file__)), "_fake.py")
+    outside = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_user_code.py")
+    gt_side = _compiled(inside, "def enter(f):\n    return f()\n", live=live)
+    grab = _compiled(inside, "def grab():\n    return live.capture_site(1)\n", live=live)["grab"]
+    user = _compiled(outside, "def callback(enter, grab):\n    return enter(grab)\n")
+    enter = gt_side["enter"]
+    # the gpu_tensor frames are skipped, whatever their depth, up to the first user frame
+    site = enter(partial(enter, grab))  # (partial: a C call, no frame of its own)
+    line = inspect.currentframe().f_lineno - 1
+    assert site == (__file__, line, "test_site_is_the_nearest_frame_outside_the_package")
+    # a user callback between two gpu_tensor frames is the site, not the test calling it
+    assert enter(partial(user["callback"], enter, grab)) == (outside, 2, "callback")

@@ -102,14 +102,8 @@ def _program(seed, steps=1500):
     return ops
 
 
-def _run(ops, conf, eager):
-    events = []
-
-    def factory(stream):
-        events.append(FakeEvent(stream))
-        return events[-1]
-
-    a = CachingAllocator(Addresses(), 0, event_factory=factory, config=parse_alloc_conf(conf))
+def count_reuses(a) -> list[int]:
+    """[n]: how many mallocs of `a` took a parked block from now on (n counts up)."""
     hits = [0]
     reuse = a._reuse_parked
 
@@ -118,6 +112,18 @@ def _run(ops, conf, eager):
         return reuse(*args)
 
     a._reuse_parked = counted
+    return hits
+
+
+def _run(ops, conf, eager):
+    events = []
+
+    def factory(stream):
+        events.append(FakeEvent(stream))
+        return events[-1]
+
+    a = CachingAllocator(Addresses(), 0, event_factory=factory, config=parse_alloc_conf(conf))
+    hits = count_reuses(a)
     live = []
     for op in ops:
         if op[0] == "malloc":
@@ -199,3 +205,26 @@ def test_a_proof_is_dropped_when_an_expandable_segment_grows_past_the_block():
     assert hits == 2
     assert fast.stats() == slow.stats()
     assert fast.stats()["inactive_split.all.allocated"] == 2
+
+
+def test_a_free_parked_before_history_was_turned_on_is_not_recorded():
+    class Log:  # the HistoryRecorder calls the allocator makes
+        def __init__(self):
+            self.actions = []
+
+        def record(self, action, *args, **kwargs):
+            self.actions.append(action)
+
+        def frames_for(self, what):
+            return None
+
+    a = CachingAllocator(Addresses(), 0, config=parse_alloc_conf(""))
+    keep, block = a.malloc(1000), a.malloc(1000)
+    a.free(block)  # parked: done at the next operation
+    a.history = Log()  # turned on directly, as registry.set_history and the memory tap do
+    a.stats()
+    assert a.history.actions == []  # the free came before the recording
+    a.free(a.malloc(1000))
+    assert a.history.actions == ["alloc", "free_requested", "free_completed"]
+    assert keep.allocated
+    verify.check(a)

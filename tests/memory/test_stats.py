@@ -57,9 +57,12 @@ def _step(rng: random.Random, real: DeviceStats, model: NaiveStats) -> None:
     small = rng.random() < 0.5
     size = rng.choice([512, 4096, 1 << 20, 3 << 21])
     req = rng.randint(0, size)
-    kind = rng.randrange(9)
+    kind = rng.randrange(10)
     if kind == 0:
-        real.block_allocated(small, size, req)
+        blocks, nbytes = rng.choice([-1, 0, 1]), rng.choice([-size, 0, size])
+        real.block_allocated(small, size, req, blocks, nbytes)
+        model.change("inactive_split", small, blocks)
+        model.change("inactive_split_bytes", small, nbytes)
         for name, amount in (
             ("allocation", 1),
             ("active", 1),
@@ -102,6 +105,19 @@ def _step(rng: random.Random, real: DeviceStats, model: NaiveStats) -> None:
         amount = rng.choice([-1, 1])
         real.update_single(name, amount)
         model._one(name, amount)
+    elif kind == 9:  # a free straight back to the pool: released and deactivated at once
+        blocks, nbytes = rng.choice([-1, 0, 1]), rng.choice([-size, 0, size])
+        real.block_freed(small, size, req, blocks, nbytes)
+        for name, amount in (
+            ("allocation", -1),
+            ("allocated_bytes", -size),
+            ("requested_bytes", -req),
+            ("active", -1),
+            ("active_bytes", -size),
+            ("inactive_split", blocks),
+            ("inactive_split_bytes", nbytes),
+        ):
+            model.change(name, small, amount)
     elif kind == 7 and rng.random() < 0.1:
         real.reset_peak()
         model.reset_peak()

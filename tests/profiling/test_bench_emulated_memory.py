@@ -21,4 +21,7 @@ def test_every_pieced_op_is_the_allocators_and_stays_under_the_bound(tmp_path, c
     for r in pieced:
         assert r["verdict"] == "ok", r
         assert r["allocator_grew_mib"] >= r["result_mib"] * 0.999, r  # (rounded blocks)
-    assert {r["kind"] for r in rows} == {"pieces", "intermediates"}
+    assert {r["kind"] for r in rows} == {"pieces", "intermediates", "threshold"}
+    threshold = [r for r in rows if r["kind"] == "threshold"]  # the direct-path threshold
+    assert [r["taken"] for r in threshold] == ["direct", "pieces"]  # (at PIECE, then above)
+    assert all(r["direct_us"] > 0 and r["pieces_us"] > 0 for r in threshold)
