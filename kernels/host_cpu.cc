@@ -1,5 +1,5 @@
 // Host kernels for the cpu device: numpy's full float sum and the Adam step, bit for bit
-// (see host_cpu_body.h). gpu_tensor/backends/host_kernels.py builds this file with g++
+// (see host_cpu_body.inc). gpu_tensor/backends/host_kernels.py builds this file with g++
 // (-O3 -ffp-contract=off -fno-math-errno, no -ffast-math), loads it with ctypes and
 // falls back to numpy when it cannot.
 
@@ -21,13 +21,13 @@ struct AdamScalars {
 enum { ADAM_WD = 1, ADAM_DECOUPLED = 2, ADAM_MAXIMIZE = 4, ADAM_AMSGRAD = 8, ADAM_LERP = 16 };
 
 namespace gt_base {
-#include "host_cpu_body.h"
+#include "host_cpu_body.inc"
 }
 
 #pragma GCC push_options
 #pragma GCC target("avx2")
 namespace gt_avx2 {
-#include "host_cpu_body.h"
+#include "host_cpu_body.inc"
 }
 #pragma GCC pop_options
 
@@ -35,7 +35,7 @@ namespace gt_avx2 {
 #pragma GCC target("avx512f,avx512vl")  // (the sum: 32 vector registers, ~8% faster)
 #define GT_HOST_SUM_ONLY
 namespace gt_avx512 {
-#include "host_cpu_body.h"
+#include "host_cpu_body.inc"
 }
 #undef GT_HOST_SUM_ONLY
 #pragma GCC pop_options

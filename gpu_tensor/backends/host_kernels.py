@@ -43,7 +43,7 @@ _FLAGS = (
     "-shared",
     "-Wno-psabi",  # (a note on passing vector types, irrelevant inside one library)
 )
-_SOURCES = ("host_cpu.cc", "host_cpu_body.h")
+_SOURCES = ("host_cpu.cc", "host_cpu_body.inc")
 SUM_MIN = 1 << 15  # below this numpy's own sum is as fast as the call into the kernel
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _FLOATS = (_F32, _F64)  # native byte order only (a '>f4' dtype is not equal to these)
