@@ -31,25 +31,13 @@ namespace gt_avx2 {
 }
 #pragma GCC pop_options
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl")  // (the sum: 32 vector registers, ~8% faster)
-#define GT_HOST_SUM_ONLY
-namespace gt_avx512 {
-#include "host_cpu_body.inc"
-}
-#undef GT_HOST_SUM_ONLY
-#pragma GCC pop_options
-
 static bool detect_avx2() {
   __builtin_cpu_init();  // (this runs as a static initializer, maybe before libgcc's)
   return __builtin_cpu_supports("avx2");
 }
 static const bool has_avx2 = detect_avx2();
-static const bool has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") &&
-                               __builtin_cpu_supports("avx512vl");
 
 template <class T> static T sum(const T* a, long n) {
-  if (has_avx512) return gt_avx512::full_sum(a, n);
   return has_avx2 ? gt_avx2::full_sum(a, n) : gt_base::full_sum(a, n);
 }
 
