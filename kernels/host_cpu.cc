@@ -1,5 +1,5 @@
 // Host kernels for the cpu device: numpy's full float sum and the Adam step, bit for bit
-// (see host_cpu_body.h). gpu_tensor/backends/host_kernels.py builds this file with g++
+// (see host_cpu_body.inc). gpu_tensor/backends/host_kernels.py builds this file with g++
 // (-O3 -ffp-contract=off -fno-math-errno, no -ffast-math), loads it with ctypes and
 // falls back to numpy when it cannot.
 
@@ -21,23 +21,14 @@ struct AdamScalars {
 enum { ADAM_WD = 1, ADAM_DECOUPLED = 2, ADAM_MAXIMIZE = 4, ADAM_AMSGRAD = 8, ADAM_LERP = 16 };
 
 namespace gt_base {
-#include "host_cpu_body.h"
+#include "host_cpu_body.inc"
 }
 
 #pragma GCC push_options
 #pragma GCC target("avx2")
 namespace gt_avx2 {
-#include "host_cpu_body.h"
+#include "host_cpu_body.inc"
 }
-#pragma GCC pop_options
-
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl")  // (the sum: 32 vector registers, ~8% faster)
-#define GT_HOST_SUM_ONLY
-namespace gt_avx512 {
-#include "host_cpu_body.h"
-}
-#undef GT_HOST_SUM_ONLY
 #pragma GCC pop_options
 
 static bool detect_avx2() {
@@ -45,11 +36,8 @@ static bool detect_avx2() {
   return __builtin_cpu_supports("avx2");
 }
 static const bool has_avx2 = detect_avx2();
-static const bool has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") &&
-                               __builtin_cpu_supports("avx512vl");
 
 template <class T> static T sum(const T* a, long n) {
-  if (has_avx512) return gt_avx512::full_sum(a, n);
   return has_avx2 ? gt_avx2::full_sum(a, n) : gt_base::full_sum(a, n);
 }
 

@@ -151,9 +151,9 @@ def _accumulate(name, input, dim, keepdim, dtype):
     """sum/prod in the accumulation dtype (int64 for integer and bool inputs, as torch);
     half types accumulate in float32 and round back."""
     dt = _acc_dtype(input, dtype)
-    xp = get_backend(input.device).xp
+    b = get_backend(input.device)
     comp = np.float32 if dt in _HALF else dt.np
-    fn = _host_sum if xp is np and name == "sum" else getattr(xp, name)
+    fn = _host_sum if b.host_arrays and name == "sum" else getattr(b.xp, name)
     r = _reduce(input, fn, _values(input, comp), _axes(input, dim), keepdim)
     return _out(input, r, dt)
 

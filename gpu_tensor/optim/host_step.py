@@ -14,6 +14,9 @@ the array's dtype, as the dispatcher's fast path does):
 - `eager`: Adam's single-tensor composition of in-place ops (lerp_ as m + w * (g - m));
 - `fused`: optim/fused.py's adam_step as gt.fuse evaluates it on host arrays.
 tests/optim/test_host_step.py compares both against those paths on the same inputs.
+Where g++ built backends/host_kernels.py's library, a run takes one compiled pass per
+element doing these formulas' operations in order (tests/backends/test_host_kernels.py:
+the same bits); the numpy passes below are the fallback and the reference.
 """
 
 from __future__ import annotations
