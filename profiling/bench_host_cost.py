@@ -15,10 +15,14 @@ warm op (32×32, the result dropped each call) it reports:
   That cost (the wrapper outside its window) is measured in the same run on a wrapped
   no-op. Before measuring, each op is checked to reach no simulator function past the
   clock and to run none of ours inside it (`BoundaryTimer.uncovered`), else the run fails.
-  The 10th percentile over loops of 10 ops. A tree older than the timer (`--before`) is
+  The 10th percentile over loops of 10 ops. What the clock cannot see counts as ours:
+  allocating and freeing the simulator's Python objects around a wrapped `__init__` (the
+  result's ndarray, MemoryPointer and UnownedMemory, ~1.5 µs an op by
+  profiling/host_cost_steps.py; Cython objects in real cupy). A tree older than the timer (`--before`) is
   measured with this tree's timer. (cProfile's own time, the previous method, is not kept
-  as a column: its per-event cost is as large as a whole op's own time, and its total
-  exceeded the unprofiled wall time, so it could not bound the quantity at all.)
+  as a column: its cost per call event lands unevenly in the functions it profiles, so
+  subtracting an average leaves a bias; it read 20.7 µs for `x + y` where the boundary
+  reads 8.4 µs, same tree and machine, and it was seen above the unprofiled wall time.)
 - `sim_us`: time inside the simulator per op; `crossings`: outermost calls into it;
 - `calls`: Python calls under gpu_tensor/ (not testing/) in one warm op, result kept
   (comprehensions and generators count); `launches`: kernel launches in that op;
