@@ -145,6 +145,12 @@ def _view_dtype(self, dtype):
 
     if isinstance(dtype, np.generic):  # a numpy scalar is a (bad) size, not a dtype
         shape_args((dtype,))  # raises torch's "must be tuple of ints"
+    if isinstance(dtype, str):  # torch takes a dtype object, never a name ('H' is not uint16)
+        raise TypeError(
+            f"view() received an invalid combination of arguments - got (str {dtype!r}), but "
+            "expected (torch.dtype dtype) or (tuple of ints size): pass a dtype such as "
+            "gpu_tensor.float32, not its name"
+        )
 
     dt = _dt.to_dtype(dtype)
     if dt.itemsize != self.dtype.itemsize:

@@ -282,3 +282,10 @@ def test_from_dlpack_legacy_capsule_from_torch():
     assert t.tolist() == [0.0, 1.0, 2.0, 3.0] and t.dtype is gt.float32
     with pytest.raises(RuntimeError, match="consumed only once"):
         gt.from_dlpack(capsule)
+
+
+@pytest.mark.parametrize("name", ["H", "float32", "6"])
+def test_view_refuses_a_dtype_name(name):
+    # torch takes a dtype object only; numpy's character codes ('H' is uint16) must not leak in
+    with pytest.raises(TypeError, match="not its name"):
+        gt.zeros(2, 3).view(name)
