@@ -474,10 +474,33 @@ test_inplace_promotion = sweep(
 # ---------------------------------------------------------------------------------------------
 # Unary math: result dtype and values for every dtype.
 
-UNARY = (
-    "abs neg exp log log1p sqrt rsqrt sin cos tanh sigmoid relu gelu silu floor ceil round "
-    "trunc sign square reciprocal isnan isfinite logical_not bitwise_not"
-).split()
+UNARY = [
+    "abs",
+    "neg",
+    "exp",
+    "log",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "silu",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "square",
+    "reciprocal",
+    "isnan",
+    "isfinite",
+    "logical_not",
+    "bitwise_not",
+]
 
 
 def _unary_fn(lib, name):
@@ -572,7 +595,22 @@ def _red_calls(name):
     return out
 
 
-REDUCTIONS = "sum mean prod max min amax amin argmax argmin var std all any norm".split()
+REDUCTIONS = [
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "var",
+    "std",
+    "all",
+    "any",
+    "norm",
+]
 
 
 def _fix(kw, lib):
