@@ -381,8 +381,9 @@ def _kernel_out(key, a, other):
         return False
     if compute.category == _dt.COMPLEX or out.category == _dt.COMPLEX:
         return False  # the codegen has no complex types
-    # integer division: no zero check (torch's cuda kernels do none either, and it would be a
-    # device sync); the kernel's x // 0 and x % 0 are 0
+    check = op.operand_check
+    if op.int_division and compute.category <= _dt.INT:
+        check = _ZeroDivisor(key, check)
     via = None
     if (
         compute is not common
@@ -390,7 +391,25 @@ def _kernel_out(key, a, other):
         and (a.dtype is not common or (type(other) is Tensor and other.dtype is not common))
     ):
         via = (common.np, op.opmath_scalar)  # another dtype is rounded through the half first
-    return out, common, op.operand_check, via
+    return out, common, check, via
+
+
+class _ZeroDivisor:
+    """Integer division's refusal of a zero divisor, on every device as on cpu (torch's
+    cuda kernels check nothing; ours keep the error the other devices give). A number is
+    checked on the host for free; a tensor divisor costs one reduction and a device sync."""
+
+    __slots__ = ("key", "then")
+
+    def __init__(self, key, then):
+        self.key, self.then = key, then
+
+    def __call__(self, operands, common):
+        d = operands[1]
+        if bool((d._data == 0).any() if type(d) is Tensor else d == 0):
+            raise RuntimeError(f"ZeroDivisionError: integer {self.key} by zero")
+        if self.then is not None:
+            self.then(operands, common)
 
 
 def _host_fast(backend, key, fn, args, dev, out):

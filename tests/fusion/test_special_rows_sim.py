@@ -98,13 +98,15 @@ def test_fused_with_neighbours_is_one_launch():
 
 
 @pytest.mark.parametrize("op", ["floordiv", "mod", "truediv", "fmod", "scalar_floordiv"])
-def test_integer_division_is_one_launch_without_a_zero_check(op):
+def test_integer_division_is_one_launch(op):
     """Integer floor_divide/remainder/fmod and true division of integer tensors on cuda: one
-    generated kernel, no device sync for a zero-divisor check (torch's cuda kernels check
-    nothing either); floor_divide rounds toward -inf, remainder takes the divisor's sign."""
+    generated kernel (floor_divide rounds toward -inf, remainder takes the divisor's sign).
+    A zero divisor raises as on cpu: a number is checked on the host (no sync), a tensor
+    divisor by one reduction and a sync (torch's cuda kernels check nothing; ours keep the
+    error every other device gives)."""
     sim = _sim()
     a_host = np.array([7, -7, 5, -9, 0, 6], dtype=np.int64)
-    b_host = np.array([2, 2, -3, -4, 3, 0], dtype=np.int64)
+    b_host = np.array([2, 2, -3, -4, 3, 1], dtype=np.int64)
     a, b = gt.tensor(a_host, device="cuda"), gt.tensor(b_host, device="cuda")
     fn = {
         "floordiv": lambda: a // b,
@@ -118,15 +120,24 @@ def test_integer_division_is_one_launch_without_a_zero_check(op):
     sim.reset_counters()
     r = fn()
     c = sim.counters()
-    assert c["kernel_launches"] == 1, c
-    assert c["device_syncs"] == c["host_waits"] == c["cupy_routines"] == 0, c
-    nz = b_host != 0
-    with np.errstate(all="ignore"):
-        want = {
-            "floordiv": np.where(nz, a_host // np.where(nz, b_host, 1), 0),
-            "mod": np.where(nz, a_host % np.where(nz, b_host, 1), 0),
-            "truediv": a_host.astype(np.float32) / b_host.astype(np.float32),
-            "fmod": np.where(nz, np.fmod(a_host, np.where(nz, b_host, 1)), 0),
-            "scalar_floordiv": a_host // -3,
-        }[op]
+    checked = op in ("floordiv", "mod", "fmod")  # a tensor divisor of an integer division
+    assert c["kernel_launches"] == 1, c  # the op: one generated kernel
+    assert c["cupy_routines"] == 2 * checked, c  # the zero test: divisor == 0, then any()
+    assert c["device_syncs"] + c["host_waits"] == checked, c  # reading that test's answer
+    want = {
+        "floordiv": a_host // b_host,
+        "mod": a_host % b_host,
+        "truediv": a_host.astype(np.float32) / b_host.astype(np.float32),
+        "fmod": np.fmod(a_host, b_host),
+        "scalar_floordiv": a_host // -3,
+    }[op]
     np.testing.assert_array_equal(r.cpu().numpy(), want)
+    if op != "truediv":
+        zero = gt.tensor([1, 0], device="cuda")
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            {
+                "floordiv": lambda: a[:2] // zero,
+                "mod": lambda: a[:2] % zero,
+                "fmod": lambda: gt.fmod(a[:2], zero),
+                "scalar_floordiv": lambda: a // 0,
+            }[op]()
