@@ -134,7 +134,10 @@ def digamma(a):
             - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
         )
         r = acc + series
-        r = np.where(reflect, r - math.pi / np.tan(math.pi * x), r)
+        # cot has period 1: x less its nearest integer is exact, so pi * x keeps its precision
+        # near the poles of a large negative x (the CUDA helper reduces the same way)
+        rx = x - np.floor(x + 0.5)
+        r = np.where(reflect, r - math.pi / np.tan(math.pi * rx), r)
         pole = (x <= 0) & (x == np.floor(x))
         # torch: digamma(+-0) = -+inf, the negative integers nan
         r = np.where(pole, np.where(x == 0, np.copysign(np.inf, -x), np.nan), r)
