@@ -1,6 +1,8 @@
 """The simulated CuPy itself: real signatures, cupy's departures, asynchronous streams,
 races named with both streams and the buffer, kernels from source, counters."""
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,9 @@ from gpu_tensor.testing.sim import signatures
 
 @pytest.fixture
 def cp():
+    # earlier tests' garbage first: a finaliser that frees or syncs would otherwise act on
+    # the fresh machine mid-test (a host-seen completion orders work the test expects to race)
+    gc.collect()
     sim.reset(devices=2, seed=1)
     return sim.module()
 

@@ -1,6 +1,8 @@
 """Stream capture in the simulated CuPy: recorded not run, replayed in order on the launch
 stream, race-checked, counted once per launch, and strict about what CUDA forbids."""
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,9 @@ from gpu_tensor.testing import sim
 
 @pytest.fixture
 def cp():
+    # earlier tests' garbage first: a finaliser that frees or syncs would otherwise act on
+    # the fresh machine mid-test (a host-seen completion orders work the test expects to race)
+    gc.collect()
     sim.reset(devices=1, seed=3)
     return sim.module()
 
