@@ -394,6 +394,14 @@ def _kernel_out(key, a, other):
     return out, common, check, via
 
 
+def refuse_zero_divisor(key, divisor):
+    """torch's (cpu) error for an integer division by zero: `divisor` a number or an array
+    (a device array costs one reduction and a sync)."""
+    zero = (divisor == 0).any() if hasattr(divisor, "ndim") else divisor == 0
+    if bool(zero):
+        raise RuntimeError(f"ZeroDivisionError: integer {key} by zero")
+
+
 class _ZeroDivisor:
     """Integer division's refusal of a zero divisor, on every device as on cpu (torch's
     cuda kernels check nothing; ours keep the error the other devices give). A number is
@@ -406,8 +414,7 @@ class _ZeroDivisor:
 
     def __call__(self, operands, common):
         d = operands[1]
-        if bool((d._data == 0).any() if type(d) is Tensor else d == 0):
-            raise RuntimeError(f"ZeroDivisionError: integer {self.key} by zero")
+        refuse_zero_divisor(self.key, d._data if type(d) is Tensor else d)
         if self.then is not None:
             self.then(operands, common)
 
@@ -636,10 +643,7 @@ def apply(key, *operands, **params):
             with np.errstate(all="ignore"):
                 args.append(np.asarray(x).astype(target)[()])
     if op.int_division and compute.category <= _dt.INT:
-        divisor = args[1]
-        zero = (divisor == 0) if not hasattr(divisor, "ndim") else (divisor == 0).any()
-        if bool(zero):
-            raise RuntimeError(f"ZeroDivisionError: integer {key} by zero")
+        refuse_zero_divisor(key, args[1])
     kwargs = {}
     if op.param and op.param in params:
         kwargs[op.param] = params.pop(op.param)
