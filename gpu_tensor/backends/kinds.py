@@ -25,20 +25,14 @@ from __future__ import annotations
 __all__ = ["CudaKind", "SimulatedKind", "EmulatedKind", "KINDS"]
 
 
-class CudaKind:
-    """A GPU through cupy. Also what a machine with no cuda at all gets: its hooks then find
-    nothing (no NCCL, plain host pages), as they would on a GPU-less machine."""
+class _Kind:
+    """What every kind does alike: its Backend class (`_backend_class`, imported when first
+    asked for) made per device, and the stream mechanism its `synchronous` flag picks."""
 
-    name = "cuda"
-    synchronous = False
-    allocator_kind = "cuda"
-    virtual_memory = True
     _streams = None
 
     def backend(self, index: int):
-        from .cuda import CudaBackend
-
-        b = CudaBackend(index)
+        b = self._backend_class()(index)
         b.kind = self
         return b
 
@@ -47,8 +41,23 @@ class CudaKind:
         if s is None:  # (asked on every stream call: looked up once)
             from .cuda_streams import stream_backend
 
-            s = self._streams = stream_backend(False)
+            s = self._streams = stream_backend(self.synchronous)
         return s
+
+
+class CudaKind(_Kind):
+    """A GPU through cupy. Also what a machine with no cuda at all gets: its hooks then find
+    nothing (no NCCL, plain host pages), as they would on a GPU-less machine."""
+
+    name = "cuda"
+    synchronous = False
+    allocator_kind = "cuda"
+    virtual_memory = True
+
+    def _backend_class(self):
+        from .cuda import CudaBackend
+
+        return CudaBackend
 
     def allocator(self, index: int):
         from . import cuda_memory
@@ -102,7 +111,7 @@ class SimulatedKind(CudaKind):
     virtual_memory = False
 
 
-class EmulatedKind:
+class EmulatedKind(_Kind):
     """cuda on host memory (no GPU, GPU_TENSOR_FALLBACK=1): numpy arrays over blocks of a
     caching allocator on host pages, and synchronous streams."""
 
@@ -110,22 +119,11 @@ class EmulatedKind:
     synchronous = True
     allocator_kind = "emulated"
     virtual_memory = False
-    _streams = None
 
-    def backend(self, index: int):
+    def _backend_class(self):
         from .emulated import EmulatedCudaBackend
 
-        b = EmulatedCudaBackend(index)
-        b.kind = self
-        return b
-
-    def streams(self):
-        s = self._streams
-        if s is None:
-            from .cuda_streams import stream_backend
-
-            s = self._streams = stream_backend(True)
-        return s
+        return EmulatedCudaBackend
 
     def allocator(self, index: int):
         from gpu_tensor.memory import registry

@@ -421,33 +421,32 @@ def _operator(ufunc, reflected=False):
     return lambda self, other: ufunc(self, other)
 
 
-for _name, _ufunc in (
-    ("add", np.add),
-    ("sub", np.subtract),
-    ("mul", np.multiply),
-    ("truediv", np.true_divide),
-    ("floordiv", np.floor_divide),
-    ("mod", np.remainder),
-    ("pow", np.power),
-    ("matmul", np.matmul),
-    ("and", np.bitwise_and),
-    ("or", np.bitwise_or),
-    ("xor", np.bitwise_xor),
-    ("lshift", np.left_shift),
-    ("rshift", np.right_shift),
+# (name, ufunc, whether it has the reflected and in-place forms: comparisons have neither)
+for _name, _ufunc, _arithmetic in (
+    ("add", np.add, True),
+    ("sub", np.subtract, True),
+    ("mul", np.multiply, True),
+    ("truediv", np.true_divide, True),
+    ("floordiv", np.floor_divide, True),
+    ("mod", np.remainder, True),
+    ("pow", np.power, True),
+    ("matmul", np.matmul, True),
+    ("and", np.bitwise_and, True),
+    ("or", np.bitwise_or, True),
+    ("xor", np.bitwise_xor, True),
+    ("lshift", np.left_shift, True),
+    ("rshift", np.right_shift, True),
+    ("lt", np.less, False),
+    ("le", np.less_equal, False),
+    ("gt", np.greater, False),
+    ("ge", np.greater_equal, False),
+    ("eq", np.equal, False),
+    ("ne", np.not_equal, False),
 ):
     setattr(MetaArray, f"__{_name}__", _operator(_ufunc))
-    setattr(MetaArray, f"__r{_name}__", _operator(_ufunc, reflected=True))
-    setattr(MetaArray, f"__i{_name}__", _operator(_ufunc))
-for _name, _ufunc in (
-    ("lt", np.less),
-    ("le", np.less_equal),
-    ("gt", np.greater),
-    ("ge", np.greater_equal),
-    ("eq", np.equal),
-    ("ne", np.not_equal),
-):
-    setattr(MetaArray, f"__{_name}__", _operator(_ufunc))
+    if _arithmetic:
+        setattr(MetaArray, f"__r{_name}__", _operator(_ufunc, reflected=True))
+        setattr(MetaArray, f"__i{_name}__", _operator(_ufunc))
 MetaArray.__neg__ = lambda self: np.negative(self)
 MetaArray.__pos__ = lambda self: np.positive(self)
 MetaArray.__abs__ = lambda self: np.absolute(self)

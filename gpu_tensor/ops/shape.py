@@ -6,12 +6,29 @@ from __future__ import annotations
 
 import itertools
 
-from .. import _views
 from .._dims import shape_args
 from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
 from .._host_memory import host_memory
 from .._tensor import Tensor
+from .._views import (  # the Tensor methods themselves
+    as_strided,
+    broadcast_to,
+    clone,
+    diagonal,
+    flatten,
+    movedim,
+    narrow,
+    permute,
+    reshape,
+    select,
+    squeeze,
+    t,
+    transpose,
+    unbind,
+    unflatten,
+    unsqueeze,
+)
 from ..backends import get_backend
 
 __all__ = [
@@ -41,22 +58,8 @@ __all__ = [
     "detach",
 ]
 
-reshape = _views.reshape
-transpose = swapaxes = swapdims = _views.transpose
-permute = _views.permute
-movedim = moveaxis = _views.movedim
-narrow = _views.narrow
-select = _views.select
-squeeze = _views.squeeze
-unsqueeze = _views.unsqueeze
-flatten = _views.flatten
-unflatten = _views.unflatten
-t = _views.t
-as_strided = _views.as_strided
-broadcast_to = _views.broadcast_to
-clone = _views.clone
-diagonal = _views.diagonal
-unbind = _views.unbind
+swapaxes = swapdims = transpose
+moveaxis = movedim
 
 
 def detach(input):
