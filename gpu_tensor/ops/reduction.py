@@ -323,18 +323,18 @@ def min(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
 @differentiable(first=True)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Variance over `dim`; `correction` (default 1, Bessel) or torch's legacy `unbiased`."""
+    return _var_or_std(input, dim, unbiased, keepdim, correction, out, root=False)
+
+
+def _var_or_std(input, dim, unbiased, keepdim, correction, out, root):
+    """var's body, and std's (`root`: the square root of the variance)."""
+    name, fn = ("std", std) if root else ("var", var)
     if out is not None:
-        return out_call(
-            "var", var, (input, dim, unbiased, keepdim), {"correction": correction}, out
-        )
-    return _var_or_std(input, dim, unbiased, keepdim, correction, False)
-
-
-def _var_or_std(input, dim, unbiased, keepdim, correction, root):
+        args = (input, dim, unbiased, keepdim)
+        return out_call(name, fn, args, {"correction": correction}, out)
     if input.dtype.category < _dt.FLOAT:
         raise RuntimeError(
-            f"{'std' if root else 'var'}(): expected a floating point or "
-            f"complex input, got {input.dtype.name}"
+            f"{name}(): expected a floating point or complex input, got {input.dtype.name}"
         )
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
@@ -401,11 +401,7 @@ def _scaled_var(xp, v, axes, correction, keepdim, root=False, scale=True):
 
 @differentiable(first=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-    if out is not None:
-        return out_call(
-            "std", std, (input, dim, unbiased, keepdim), {"correction": correction}, out
-        )
-    return _var_or_std(input, dim, unbiased, keepdim, correction, True)
+    return _var_or_std(input, dim, unbiased, keepdim, correction, out, root=True)
 
 
 def var_mean(input, dim=None, *, correction=None, keepdim=False):
@@ -422,19 +418,21 @@ def _bool_out(input):
 
 
 def all(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
-    if out is not None:
-        return out_call("all", all, (input, dim, keepdim), {}, out)
-    xp = get_backend(input.device).xp
-    v = _values(input) != 0 if input.dtype is not _dt.bool else input._data
-    return _out(input, _reduce(input, xp.all, v, _axes(input, dim), keepdim), _bool_out(input))
+    return _all_or_any("all", all, input, dim, keepdim, out)
 
 
 def any(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
+    return _all_or_any("any", any, input, dim, keepdim, out)
+
+
+def _all_or_any(name, fn, input, dim, keepdim, out):
+    """all's and any's body: the array reduction of the same name over `input != 0`."""
     if out is not None:
-        return out_call("any", any, (input, dim, keepdim), {}, out)
+        return out_call(name, fn, (input, dim, keepdim), {}, out)
     xp = get_backend(input.device).xp
     v = _values(input) != 0 if input.dtype is not _dt.bool else input._data
-    return _out(input, _reduce(input, xp.any, v, _axes(input, dim), keepdim), _bool_out(input))
+    reduced = _reduce(input, getattr(xp, name), v, _axes(input, dim), keepdim)
+    return _out(input, reduced, _bool_out(input))
 
 
 @host_memory

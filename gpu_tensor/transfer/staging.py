@@ -155,17 +155,26 @@ def _finish(futures, stream) -> None:
     stream.synchronize()
 
 
+def _staged(host: np.ndarray, pool: PinnedPool):
+    """(pieces, depth, slots) for a copy to or from ``host``: its pieces, how many are in
+    flight at once, and that many pinned slots of the largest piece's size; None when
+    there is nothing to copy."""
+    pieces = plan_pieces(host, config.pieces_for(host.nbytes))
+    if not pieces:
+        return None
+    depth = min(config.depth, len(pieces))
+    return pieces, depth, _Slots(pool, depth, max(n for _, n, _ in pieces))
+
+
 def stage_h2d(src: np.ndarray, dst_ptr: int, stream, pool: PinnedPool, memcpy) -> None:
     """Copy host array ``src`` (any strides) into the C-contiguous device buffer at
     ``dst_ptr``. Returns once every byte of ``src`` has been read (the caller may then
     overwrite it); the last DMAs may still be in flight on ``stream``.
     ``memcpy(dst, src, nbytes)`` enqueues one async H2D copy on ``stream``."""
-    chunk = config.pieces_for(src.nbytes)
-    pieces = plan_pieces(src, chunk)
-    if not pieces:
+    staged = _staged(src, pool)
+    if staged is None:
         return
-    depth = min(config.depth, len(pieces))
-    slots = _Slots(pool, depth, max(n for _, n, _ in pieces))
+    pieces, depth, slots = staged
     events: list = [None] * depth
     futures: dict = {}
 
@@ -202,12 +211,10 @@ def stage_d2h(src_ptr: int, dst: np.ndarray, stream, pool: PinnedPool, memcpy) -
     """Copy the C-contiguous device buffer at ``src_ptr`` into host array ``dst`` (any
     strides, pageable). Returns when ``dst`` holds the data.
     ``memcpy(dst, src, nbytes)`` enqueues one async D2H copy on ``stream``."""
-    chunk = config.pieces_for(dst.nbytes)
-    pieces = plan_pieces(dst, chunk)
-    if not pieces:
+    staged = _staged(dst, pool)
+    if staged is None:
         return
-    depth = min(config.depth, len(pieces))
-    slots = _Slots(pool, depth, max(n for _, n, _ in pieces))
+    pieces, depth, slots = staged
     futures: dict = {}
 
     def drain(k: int, event) -> None:
