@@ -4,6 +4,8 @@ as in torch; no tensor has them."""
 
 from __future__ import annotations
 
+from ._constant import Constant
+
 __all__ = [
     "layout",
     "strided",
@@ -16,21 +18,8 @@ __all__ = [
 ]
 
 
-class layout:  # noqa: N801  (torch's class name)
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"gpu_tensor.{self.name}"
-
-    def __reduce__(self):
-        return (_by_name, (self.name,))
-
-
-def _by_name(name):
-    return globals()[name]
+class layout(Constant):  # noqa: N801  (torch's class name)
+    __slots__ = ()
 
 
 strided = layout("strided")

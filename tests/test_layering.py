@@ -20,8 +20,10 @@ LAYERS = [
         "backends._cupy",
         "_grad",
         "_modes",
+        "_constant",
     ],  # stdlib only; _cupy: the lazy door to cupy; _grad:
-    #                                       the call-time autograd check (a leaf)
+    #                                       the call-time autograd check (a leaf);
+    #                                       _constant: the base of gt.strided & co
     # _args: the argument checks (torch's parser role); _capsule: legacy DLPack capsules;
     # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns;
     # return_types: the named tuples of tuple-returning ops

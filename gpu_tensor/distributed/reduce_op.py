@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
+from .._constant import Constant
 from ..dtype import BOOL, INT
 
 __all__ = ["ReduceOp"]
 
 
-class _Op:
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
+class _Op(Constant):
+    __slots__ = ()
 
     def __repr__(self) -> str:
         return f"<ReduceOp.{self.name}>"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from .._constant import Constant
 
 __all__ = [
     "QScheme",
@@ -25,19 +26,10 @@ __all__ = [
 ]
 
 
-class QScheme:
+class QScheme(Constant):
     """torch.qscheme: how a quantized tensor maps its integers to real values."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"gpu_tensor.{self.name}"
-
-    def __reduce__(self):
-        return (_scheme, (self.name,))
+    __slots__ = ()
 
 
 per_tensor_affine = QScheme("per_tensor_affine")
@@ -45,20 +37,6 @@ per_channel_affine = QScheme("per_channel_affine")
 per_tensor_symmetric = QScheme("per_tensor_symmetric")
 per_channel_symmetric = QScheme("per_channel_symmetric")
 per_channel_affine_float_qparams = QScheme("per_channel_affine_float_qparams")
-_SCHEMES = {
-    s.name: s
-    for s in (
-        per_tensor_affine,
-        per_channel_affine,
-        per_tensor_symmetric,
-        per_channel_symmetric,
-        per_channel_affine_float_qparams,
-    )
-}
-
-
-def _scheme(name: str) -> QScheme:
-    return _SCHEMES[name]
 
 
 # The integer range of each quantized dtype (torch's quant_min/quant_max for its storage)
