@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from gpu_tensor.backends import _cupy
-from gpu_tensor.memory.raw import HostMapping, RawOutOfMemory, map_host_pages
+from gpu_tensor.memory.raw import HostMapping, RawOutOfMemory, map_host_pages, pop_mapping
 
 __all__ = ["HostAllocSource", "RegisterSource", "default_raw_source", "prefault", "is_host_pinned"]
 
@@ -100,12 +100,7 @@ class RegisterSource:
 
     def free(self, ptr: int) -> None:
         with self._lock:
-            try:
-                mapping = self._maps.pop(ptr)
-            except KeyError:
-                raise ValueError(
-                    f"pinned free of {ptr:#x}, which this source did not allocate"
-                ) from None
+            mapping = pop_mapping(self._maps, ptr, "pinned")
             self.used -= len(mapping)
         if self._unregister is not None:
             self._unregister(ptr)

@@ -82,6 +82,15 @@ def map_host_pages(nbytes: int, flags: int = _PRIVATE_ANONYMOUS) -> HostMapping:
         raise RawOutOfMemory(f"host mmap of {nbytes} bytes failed: {exc}") from exc
 
 
+def pop_mapping(maps: dict[int, HostMapping], ptr: int, what: str) -> HostMapping:
+    """`maps.pop(ptr)` for a source's free(); ValueError naming the source (`what`: raw,
+    pinned) when it never handed out `ptr`."""
+    try:
+        return maps.pop(ptr)
+    except KeyError:
+        raise ValueError(f"{what} free of {ptr:#x}, which this source did not allocate") from None
+
+
 class HostRawSource:
     """Real host memory with a device-like capacity limit."""
 
@@ -118,12 +127,7 @@ class HostRawSource:
 
     def free(self, ptr: int) -> None:
         with self._lock:
-            try:
-                mapping = self._maps.pop(ptr)
-            except KeyError:
-                raise ValueError(
-                    f"raw free of {ptr:#x}, which this source did not allocate"
-                ) from None
+            mapping = pop_mapping(self._maps, ptr, "raw")
             self.used -= len(mapping)
             self.num_frees += 1
         mapping.close()
