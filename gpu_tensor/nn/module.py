@@ -122,30 +122,15 @@ class Module:
             _forget(self, name)
             self.register_parameter(name, value)
         elif params is not None and name in params:
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as parameter "
-                    f"'{name}' (torch.nn.Parameter or None expected)"
-                )
-            params[name] = None
+            _reassign(params, name, value, (), "parameter", "torch.nn.Parameter")
         elif isinstance(value, Module):
             self._check_ready()
             _forget(self, name)
             modules[name] = value
         elif modules is not None and name in modules:
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as child module "
-                    f"'{name}' (torch.nn.Module or None expected)"
-                )
-            modules[name] = None
-        elif d.get("_buffers") is not None and name in d["_buffers"]:
-            if value is not None and not isinstance(value, Tensor):
-                raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                    "(torch.Tensor or None expected)"
-                )
-            d["_buffers"][name] = value
+            _reassign(modules, name, value, (), "child module", "torch.nn.Module")
+        elif (buffers := d.get("_buffers")) is not None and name in buffers:
+            _reassign(buffers, name, value, Tensor, "buffer", "torch.Tensor")
         else:
             object.__setattr__(self, name, value)
 
@@ -416,3 +401,15 @@ def _forget(module, name):
     for table in ("_parameters", "_buffers", "_modules"):
         module.__dict__[table].pop(name, None)
     module._non_persistent.discard(name)
+
+
+def _reassign(table, name, value, allowed, kind, expected):
+    """`module.name = value` for a name already in `table` (parameters, child modules,
+    buffers): None or an `allowed` value replaces the entry; anything else is torch's
+    TypeError."""
+    if value is not None and not isinstance(value, allowed):
+        raise TypeError(
+            f"cannot assign '{type(value).__name__}' as {kind} '{name}' "
+            f"({expected} or None expected)"
+        )
+    table[name] = value
