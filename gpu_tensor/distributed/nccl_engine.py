@@ -216,18 +216,22 @@ class NcclEngine:
         return self._grouped("all_to_all", [send, recv], pairs)
 
     def gather(self, send, recv, root):
-        nb = send.nbytes
-        pairs = [("send", send, 0, nb, root)]
-        if self.rank == root:
-            pairs += [("recv", recv, p * nb, nb, p) for p in range(self.size)]
-        return self._grouped("gather", [send, recv], pairs)
+        return self._rooted("gather", send, recv, root, own="send")
 
     def scatter(self, send, recv, root):
-        nb = recv.nbytes
-        pairs = [("recv", recv, 0, nb, root)]
+        return self._rooted("scatter", send, recv, root, own="recv")
+
+    def _rooted(self, op, send, recv, root, own):
+        """gather (`own` "send") and scatter ("recv"): every rank moves its own block with
+        the root, and the root moves block p (at byte offset p * block) with each rank p,
+        in the other direction."""
+        arrays = {"send": send, "recv": recv}
+        other = "recv" if own == "send" else "send"
+        nb = arrays[own].nbytes
+        pairs = [(own, arrays[own], 0, nb, root)]
         if self.rank == root:
-            pairs += [("send", send, p * nb, nb, p) for p in range(self.size)]
-        return self._grouped("scatter", [send, recv], pairs)
+            pairs += [(other, arrays[other], p * nb, nb, p) for p in range(self.size)]
+        return self._grouped(op, [send, recv], pairs)
 
     def send(self, buf, peer, tag):
         return self._grouped("send", [buf], [("send", buf, 0, buf.nbytes, peer)])
