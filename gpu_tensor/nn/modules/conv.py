@@ -25,21 +25,23 @@ def _tuple(v, n):
 
 
 class _ConvNd(Module):
+    """Every conv's constructor, with torch's Conv1d/Conv2d signature (the two differ only
+    in `_n`); the transposed convs pass theirs on and set their output_padding after it."""
+
     _n = 2
     _transposed = False
 
     def __init__(
         self,
-        in_channels,
-        out_channels,
+        in_channels: int,
+        out_channels: int,
         kernel_size,
-        stride,
-        padding,
-        dilation,
-        groups,
-        bias,
-        padding_mode,
-        output_padding=0,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
         device=None,
         dtype=None,
     ):
@@ -65,7 +67,7 @@ class _ConvNd(Module):
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride = _tuple(kernel_size, n), _tuple(stride, n)
         self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
-        self.dilation, self.output_padding = _tuple(dilation, n), _tuple(output_padding, n)
+        self.dilation, self.output_padding = _tuple(dilation, n), (0,) * n
         self.transposed, self.padding_mode = self._transposed, padding_mode
         shape = (
             (in_channels, out_channels // groups)
@@ -102,39 +104,7 @@ class _ConvNd(Module):
         return s
 
 
-class _Conv(_ConvNd):
-    """torch's Conv1d/Conv2d constructor (one signature: they differ only in `_n`)."""
-
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups: int = 1,
-        bias: bool = True,
-        padding_mode: str = "zeros",
-        device=None,
-        dtype=None,
-    ):
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            device=device,
-            dtype=dtype,
-        )
-
-
-class Conv1d(_Conv):
+class Conv1d(_ConvNd):
     _n = 1
 
     def forward(self, input):
@@ -153,7 +123,7 @@ class Conv1d(_Conv):
         )
 
 
-class Conv2d(_Conv):
+class Conv2d(_ConvNd):
     def forward(self, input):
         if self.padding_mode != "zeros" and not isinstance(self.padding, str):
             ph, pw = self.padding

@@ -5,7 +5,7 @@ as torch does, is out_channels/groups."""
 from __future__ import annotations
 
 from .. import functional as F
-from .conv import _ConvNd
+from .conv import _ConvNd, _tuple
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d"]
 
@@ -40,10 +40,10 @@ class _ConvTransposeNd(_ConvNd):
             groups,
             bias,
             padding_mode,
-            output_padding,
             device=device,
             dtype=dtype,
         )
+        self.output_padding = _tuple(output_padding, self._n)
 
     def forward(self, input, output_size=None):
         return self._conv_transpose(
