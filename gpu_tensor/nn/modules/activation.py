@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import functional as F
 from ..module import Module
+from .functional_module import FunctionalModule
 
 __all__ = [
     "ReLU",
@@ -46,32 +47,24 @@ class _Plain(Module):
         return self._fn(input)
 
 
-class _Alpha(Module):
+class _Alpha(FunctionalModule):
     """ELU and CELU: torch's (alpha=1.0, inplace=False)."""
+
+    _options = ("alpha", "inplace")
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False):
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, input):
-        return self._fn(input, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + _inplace_repr(self)
+class _Dim(FunctionalModule):
+    """Softmax, LogSoftmax, Softmin and GLU: torch's (dim=None; GLU's default is -1)."""
 
-
-class _Dim(Module):
-    """Softmax, LogSoftmax and Softmin: torch's (dim=None)."""
+    _options = ("dim",)
 
     def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
-
-    def forward(self, input):
-        return self._fn(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 class ReLU(_Inplace):
@@ -86,16 +79,13 @@ class SiLU(_Inplace):
     _fn = staticmethod(F.silu)
 
 
-class LeakyReLU(Module):
+class LeakyReLU(FunctionalModule):
+    _fn = staticmethod(F.leaky_relu)
+    _options = ("negative_slope", "inplace")
+
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
-
-    def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}" + _inplace_repr(self)
 
 
 class ELU(_Alpha):
@@ -122,30 +112,24 @@ class Tanh(_Plain):
     _fn = staticmethod(F.tanh)
 
 
-class Softplus(Module):
+class Softplus(FunctionalModule):
+    _fn = staticmethod(F.softplus)
+    _options = ("beta", "threshold")
+
     def __init__(self, beta: float = 1.0, threshold: float = 20.0):
         super().__init__()
         self.beta, self.threshold = beta, threshold
 
-    def forward(self, input):
-        return F.softplus(input, self.beta, self.threshold)
 
-    def extra_repr(self) -> str:
-        return f"beta={self.beta}, threshold={self.threshold}"
+class Hardtanh(FunctionalModule):
+    _fn = staticmethod(F.hardtanh)
+    _options = ("min_val", "max_val", "inplace")
 
-
-class Hardtanh(Module):
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
         super().__init__()
         if min_val > max_val:
             raise ValueError("min_val cannot be greater than max_val")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
-
-    def forward(self, input):
-        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace_repr(self)
 
 
 class Softmax(_Dim):

@@ -10,6 +10,7 @@ from ..functional import activation_more as A
 from ..module import Module
 from ..parameter import Parameter
 from .activation import _Alpha, _Dim, _Inplace, _inplace_repr, _Plain
+from .functional_module import FunctionalModule
 
 __all__ = [
     "CELU",
@@ -63,16 +64,11 @@ class CELU(_Alpha):
     _fn = staticmethod(F.celu)
 
 
-class GLU(Module):
+class GLU(_Dim):
+    _fn = staticmethod(A.glu)
+
     def __init__(self, dim: int = -1):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return A.glu(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+        super().__init__(dim)
 
 
 class Hardshrink(Module):
@@ -125,16 +121,13 @@ class Softmin(_Dim):
     _fn = staticmethod(A.softmin)
 
 
-class Threshold(Module):
+class Threshold(FunctionalModule):
+    _fn = staticmethod(A.threshold)
+    _options = ("threshold", "value", "inplace")
+
     def __init__(self, threshold: float, value: float, inplace: bool = False):
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
-
-    def forward(self, input):
-        return A.threshold(input, self.threshold, self.value, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"threshold={self.threshold}, value={self.value}" + _inplace_repr(self)
 
 
 class Softmax2d(Module):

@@ -13,6 +13,7 @@ from .. import functional as F
 from ..functional.conv_transpose import conv1d
 from ..module import Module
 from ..parameter import Parameter
+from .functional_module import FunctionalModule
 from .linear import _uniform_fan_in
 
 __all__ = ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
@@ -199,13 +200,10 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool2d(Module):
+class AdaptiveAvgPool2d(FunctionalModule):
+    _fn = staticmethod(F.adaptive_avg_pool2d)
+    _options = ("output_size",)
+
     def __init__(self, output_size):
         super().__init__()
         self.output_size = output_size
-
-    def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"

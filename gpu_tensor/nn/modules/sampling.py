@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..functional.sampling import interpolate, pixel_shuffle, pixel_unshuffle
 from ..module import Module
+from .functional_module import FunctionalModule
 
 __all__ = [
     "Upsample",
@@ -65,25 +66,19 @@ class UpsamplingBilinear2d(Upsample):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
-class PixelShuffle(Module):
+class PixelShuffle(FunctionalModule):
+    _fn = staticmethod(pixel_shuffle)
+    _options = ("upscale_factor",)
+
     def __init__(self, upscale_factor: int):
         super().__init__()
         self.upscale_factor = upscale_factor
 
-    def forward(self, input):
-        return pixel_shuffle(input, self.upscale_factor)
 
-    def extra_repr(self) -> str:
-        return f"upscale_factor={self.upscale_factor}"
+class PixelUnshuffle(FunctionalModule):
+    _fn = staticmethod(pixel_unshuffle)
+    _options = ("downscale_factor",)
 
-
-class PixelUnshuffle(Module):
     def __init__(self, downscale_factor: int):
         super().__init__()
         self.downscale_factor = downscale_factor
-
-    def forward(self, input):
-        return pixel_unshuffle(input, self.downscale_factor)
-
-    def extra_repr(self) -> str:
-        return f"downscale_factor={self.downscale_factor}"
