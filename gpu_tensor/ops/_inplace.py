@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import _args
 from .. import dtype as _dt
 from ..backends import get_backend
+from .matrix import ACCUMULATING
 
 __all__ = [
     "check_writable",
@@ -48,13 +49,7 @@ INPLACE_GRAD = (  # (arcsin & co. are aliases of rows now: ops/elementwise.INPLA
     "cumprod",
     "tril",
     "triu",
-    "addmm",
-    "addbmm",
-    "baddbmm",
-    "addmv",
-    "addr",
-    "addcmul",
-    "addcdiv",
+    *ACCUMULATING,
     "index_add",
     "index_copy",
     "index_fill",

@@ -21,6 +21,8 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ._result import array_result
 
+# input plus a product (beta * input + alpha * (...)): each also has torch's in-place form
+ACCUMULATING = ("addmm", "addbmm", "baddbmm", "addmv", "addr", "addcmul", "addcdiv")
 __all__ = [
     "det",
     "inverse",
@@ -39,13 +41,7 @@ __all__ = [
     "diag",
     "diag_embed",
     "diagflat",
-    "addmm",
-    "addbmm",
-    "baddbmm",
-    "addmv",
-    "addr",
-    "addcmul",
-    "addcdiv",
+    *ACCUMULATING,
     "cross",
     "kron",
     "inner",
