@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gpu_tensor as gt
 
+from .._tensor import Tensor
 from ._checks import check_non_negative, value
 from .fused import rmsprop_kernel
 from .optimizer import Optimizer
@@ -15,17 +16,17 @@ class RMSprop(Optimizer):
     def __init__(
         self,
         params,
-        lr=1e-2,
-        alpha=0.99,
-        eps=1e-8,
-        weight_decay=0,
-        momentum=0,
-        centered=False,
-        capturable=False,
-        foreach=None,
-        maximize=False,
-        differentiable=False,
-    ):
+        lr: float | Tensor = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
         check_non_negative("learning rate", lr)
         check_non_negative("epsilon value", eps)
         check_non_negative("momentum value", momentum)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gpu_tensor as gt
 
+from .._tensor import Tensor
 from ._checks import check_non_negative, value
 from .fused import sgd_kernel
 from .optimizer import Optimizer
@@ -15,17 +16,17 @@ class SGD(Optimizer):
     def __init__(
         self,
         params,
-        lr=1e-3,
-        momentum=0,
-        dampening=0,
-        weight_decay=0,
-        nesterov=False,
+        lr: float | Tensor = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float | Tensor = 0,
+        nesterov: bool = False,
         *,
-        maximize=False,
-        foreach=None,
-        differentiable=False,
-        fused=None,
-    ):
+        maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
         check_non_negative("learning rate", lr)
         check_non_negative("momentum value", momentum)
         check_non_negative("weight_decay value", weight_decay)

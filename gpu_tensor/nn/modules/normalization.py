@@ -53,7 +53,7 @@ class _NormBase(Module):
         self,
         num_features: int,
         eps: float = 1e-5,
-        momentum=0.1,
+        momentum: float | None = 0.1,
         affine: bool = True,
         track_running_stats: bool = True,
         device=None,

@@ -60,7 +60,7 @@ class _InstanceNorm(_NormBase):
         self,
         num_features: int,
         eps: float = 1e-5,
-        momentum=0.1,
+        momentum: float = 0.1,
         affine: bool = False,
         track_running_stats: bool = False,
         device=None,

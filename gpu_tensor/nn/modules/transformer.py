@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
+from typing import Any
 
 import gpu_tensor as gt
 
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..module import Module
@@ -47,18 +50,18 @@ class _Layer(Module):
 
     def __init__(
         self,
-        d_model,
-        nhead,
-        dim_feedforward=2048,
-        dropout=0.1,
-        activation=F.relu,
-        layer_norm_eps=1e-5,
-        batch_first=False,
-        norm_first=False,
-        bias=True,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
         device=None,
         dtype=None,
-    ):
+    ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         attn = dict(dropout=dropout, bias=bias, batch_first=batch_first, **kw)
@@ -207,22 +210,22 @@ class Transformer(Module):
 
     def __init__(
         self,
-        d_model=512,
-        nhead=8,
-        num_encoder_layers=6,
-        num_decoder_layers=6,
-        dim_feedforward=2048,
-        dropout=0.1,
-        activation=F.relu,
-        custom_encoder=None,
-        custom_decoder=None,
-        layer_norm_eps=1e-5,
-        batch_first=False,
-        norm_first=False,
-        bias=True,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        custom_encoder: Any | None = None,
+        custom_decoder: Any | None = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
         device=None,
         dtype=None,
-    ):
+    ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         common = dict(

@@ -23,10 +23,11 @@ import itertools
 import multiprocessing
 import os
 import queue
+from collections.abc import Callable, Iterable
 
 from .collate import default_collate, default_convert
-from .dataset import IterableDataset, TensorDataset
-from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from .dataset import Dataset, IterableDataset, TensorDataset
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .worker import ExceptionWrapper, Job, _Resumed, _Stop, worker_loop
 
 __all__ = ["DataLoader"]
@@ -86,26 +87,26 @@ def _check_sampling(dataset, shuffle, sampler, batch_sampler, batch_size, drop_l
 class DataLoader:
     def __init__(
         self,
-        dataset,
-        batch_size=1,
-        shuffle=None,
-        sampler=None,
-        batch_sampler=None,
-        num_workers=0,
-        collate_fn=None,
-        pin_memory=False,
-        drop_last=False,
-        timeout=0,
-        worker_init_fn=None,
+        dataset: Dataset,
+        batch_size: int | None = 1,
+        shuffle: bool | None = None,
+        sampler: Sampler | Iterable | None = None,
+        batch_sampler: Sampler | Iterable | None = None,
+        num_workers: int = 0,
+        collate_fn: Callable | None = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Callable | None = None,
         multiprocessing_context=None,
         generator=None,
         *,
-        prefetch_factor=None,
-        persistent_workers=False,
-        pin_memory_device="",
-        in_order=True,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
         device=None,
-    ):
+    ) -> None:
         _check_workers(num_workers, timeout, prefetch_factor, persistent_workers)
         _check_sampling(dataset, shuffle, sampler, batch_sampler, batch_size, drop_last)
         self.dataset, self.num_workers, self.timeout = dataset, num_workers, timeout
