@@ -137,8 +137,10 @@ class Conv2d(_ConvNd):
         )
 
 
-class _MaxPoolNd(Module):
-    """MaxPool1d/MaxPool2d: one constructor, forward and repr; `_max_pool` is the functional."""
+class _MaxPoolNd(FunctionalModule):
+    """MaxPool1d/MaxPool2d: one constructor and repr; `_fn` is the functional."""
+
+    _options = ("kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices")
 
     def __init__(
         self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
@@ -148,17 +150,6 @@ class _MaxPoolNd(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
-    def forward(self, input):
-        return self._max_pool(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            self.return_indices,
-        )
-
     def extra_repr(self) -> str:
         return (
             f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -167,10 +158,27 @@ class _MaxPoolNd(Module):
 
 
 class MaxPool2d(_MaxPoolNd):
-    _max_pool = staticmethod(F.max_pool2d)
+    _fn = staticmethod(F.max_pool2d)
 
 
-class AvgPool2d(Module):
+class _AvgPoolNd(FunctionalModule):
+    """AvgPool1d/AvgPool2d: the repr (torch's shows three of the options)."""
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    _fn = staticmethod(F.avg_pool2d)
+    _options = (
+        "kernel_size",
+        "stride",
+        "padding",
+        "ceil_mode",
+        "count_include_pad",
+        "divisor_override",
+    )
+
     def __init__(
         self,
         kernel_size,
@@ -184,20 +192,6 @@ class AvgPool2d(Module):
         self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
-    def forward(self, input):
-        return F.avg_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-        )
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AdaptiveAvgPool2d(FunctionalModule):

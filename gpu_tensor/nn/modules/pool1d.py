@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from ..functional import pool1d as P
 from ..module import Module
-from .conv import _MaxPoolNd
+from .conv import _AvgPoolNd, _MaxPoolNd
 
 __all__ = ["MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 
 class MaxPool1d(_MaxPoolNd):
-    _max_pool = staticmethod(P.max_pool1d)
+    _fn = staticmethod(P.max_pool1d)
 
 
 def _single(v):
     return (v,) if isinstance(v, int) else tuple(v)
 
 
-class AvgPool1d(Module):
+class AvgPool1d(_AvgPoolNd):
+    _fn = staticmethod(P.avg_pool1d)
+    _options = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad")
+
     def __init__(
         self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
     ):
@@ -26,19 +29,6 @@ class AvgPool1d(Module):
         self.stride = _single(stride if stride is not None else kernel_size)
         self.padding = _single(padding)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
-
-    def forward(self, input):
-        return P.avg_pool1d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-        )
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class _Adaptive(Module):
