@@ -103,13 +103,34 @@ class ModuleList(_ModuleSequence):
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
-class ModuleDict(Module):
+class _NamedEntries:
+    """The dict methods ModuleDict and ParameterDict share, over `_keys`: a dict whose keys
+    are the entries' names in insertion order (ModuleDict's is its `_modules`)."""
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def keys(self):
+        return self._keys.keys()
+
+
+class ModuleDict(_NamedEntries, Module):
     """A dict of modules whose parameters the parent sees (insertion order kept)."""
 
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
             self.update(modules)
+
+    @property
+    def _keys(self):
+        return self._modules
 
     def __getitem__(self, key):
         return self._modules[key]
@@ -119,18 +140,6 @@ class ModuleDict(Module):
 
     def __delitem__(self, key):
         del self._modules[key]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
-    def keys(self):
-        return self._modules.keys()
 
     def values(self):
         return self._modules.values()

@@ -8,6 +8,7 @@ import gpu_tensor as gt
 
 from ..module import Module
 from ..parameter import Parameter
+from .container import _NamedEntries
 
 __all__ = ["ParameterList", "ParameterDict"]
 
@@ -80,7 +81,7 @@ class ParameterList(Module):
         return "\n".join(lines)
 
 
-class ParameterDict(Module):
+class ParameterDict(_NamedEntries, Module):
     def __init__(self, parameters=None):
         super().__init__()
         self._keys: dict = {}
@@ -99,18 +100,6 @@ class ParameterDict(Module):
     def __delitem__(self, key):
         del self._keys[key]
         delattr(self, key)
-
-    def __len__(self):
-        return len(self._keys)
-
-    def __iter__(self):
-        return iter(self._keys)
-
-    def __contains__(self, key):
-        return key in self._keys
-
-    def keys(self):
-        return self._keys.keys()
 
     def items(self):
         return ((k, self[k]) for k in self._keys)
