@@ -9,6 +9,8 @@
 //                 magic-number division on the 32-bit path
 //   gt_cast<D,S>  the numpy/torch conversion rules between the supported element types
 //   gt_bytesN     opaque N-byte units: same-dtype copies move bytes, not typed values
+//   GtConvert<T>  gt_cast for one element, or lane by lane for a GtVec
+//   gt_copy_decoded  the grid-stride loop of the nd and rows kernels
 #pragma once
 
 // The 16-bit float headers only for kernels that use those types (the loader defines
@@ -187,5 +189,56 @@ __device__ __forceinline__ D gt_cast(S x) {
         return r;
     } else {
         return gt_cast_real<D>(x);
+    }
+}
+
+// gt_cast applied to one value, or lane by lane to a vector (built in registers, so the caller
+// still stores it as one access).
+template <typename D>
+struct GtConvert {
+    template <typename S>
+    static __device__ __forceinline__ D from(S x) {
+        return gt_cast<D>(x);
+    }
+};
+template <typename D, int V>
+struct GtConvert<GtVec<D, V> > {
+    template <typename S>
+    static __device__ __forceinline__ GtVec<D, V> from(const GtVec<S, V>& x) {
+        GtVec<D, V> o;
+#pragma unroll
+        for (int l = 0; l < V; ++l) o.v[l] = gt_cast<D>(x.v[l]);
+        return o;
+    }
+};
+
+// ---- the strided copy loop ----------------------------------------------------------------
+// Shared by gt_copy_nd (items are elements) and gt_copy_rows (items are V-element vectors):
+// a grid-stride loop over p.numel linear indices in chunks of BLOCK * ITEMS, where each thread
+// decodes and loads its ITEMS items before the first store (memory-level parallelism), and
+// consecutive threads take consecutive indices, so the writes coalesce.
+template <int BLOCK, int ITEMS, typename Off, typename DT, typename ST>
+__device__ __forceinline__ void gt_copy_decoded(DT* __restrict__ dst, const ST* __restrict__ src,
+                                                const GtCopyParams& p) {
+    typedef typename GtIndex<Off>::type U;
+    const U n = (U)p.numel;
+    const U chunk = (U)BLOCK * ITEMS;
+    for (U base = (U)blockIdx.x * chunk; base < n; base += (U)gridDim.x * chunk) {
+        ST v[ITEMS];
+        Off doff[ITEMS];
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            U i = base + (U)k * BLOCK + threadIdx.x;
+            if (i < n) {
+                Off soff;
+                gt_decode<Off>(i, p, soff, doff[k]);
+                v[k] = src[soff];
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            U i = base + (U)k * BLOCK + threadIdx.x;
+            if (i < n) dst[doff[k]] = GtConvert<DT>::from(v[k]);
+        }
     }
 }

@@ -24,12 +24,6 @@
 #define GT_VEC_ITEMS 4    // vector loads in flight per thread before the stores
 
 template <typename D, typename S, int V>
-__device__ __forceinline__ void gt_convert_vec(GtVec<D, V>& out, const GtVec<S, V>& in) {
-#pragma unroll
-    for (int l = 0; l < V; ++l) out.v[l] = gt_cast<D>(in.v[l]);
-}
-
-template <typename D, typename S, int V>
 __global__ void __launch_bounds__(GT_VEC_BLOCK)
 gt_copy_flat(D* __restrict__ dst, const S* __restrict__ src, unsigned long long n) {
     typedef unsigned long long U;  // no division here, so 64-bit costs nothing
@@ -47,11 +41,7 @@ gt_copy_flat(D* __restrict__ dst, const S* __restrict__ src, unsigned long long 
 #pragma unroll
         for (int k = 0; k < GT_VEC_ITEMS; ++k) {
             U i = base + (U)k * GT_VEC_BLOCK + threadIdx.x;
-            if (i < nvec) {
-                GtVec<D, V> o;
-                gt_convert_vec<D, S, V>(o, v[k]);
-                vdst[i] = o;
-            }
+            if (i < nvec) vdst[i] = GtConvert<GtVec<D, V> >::from(v[k]);
         }
     }
     // Tail (fewer than V elements): the first block's first threads.
@@ -64,31 +54,6 @@ gt_copy_flat(D* __restrict__ dst, const S* __restrict__ src, unsigned long long 
 template <typename D, typename S, int V, typename Off>
 __global__ void __launch_bounds__(GT_VEC_BLOCK)
 gt_copy_rows(D* __restrict__ dst, const S* __restrict__ src, GtCopyParams p) {
-    typedef typename GtIndex<Off>::type U;
-    const U n = (U)p.numel;
-    const U chunk = (U)GT_VEC_BLOCK * GT_VEC_ITEMS;
-    const GtVec<S, V>* vsrc = reinterpret_cast<const GtVec<S, V>*>(src);
-    GtVec<D, V>* vdst = reinterpret_cast<GtVec<D, V>*>(dst);
-    for (U base = (U)blockIdx.x * chunk; base < n; base += (U)gridDim.x * chunk) {
-        GtVec<S, V> v[GT_VEC_ITEMS];
-        Off doff[GT_VEC_ITEMS];
-#pragma unroll
-        for (int k = 0; k < GT_VEC_ITEMS; ++k) {
-            U i = base + (U)k * GT_VEC_BLOCK + threadIdx.x;
-            if (i < n) {
-                Off soff;
-                gt_decode<Off>(i, p, soff, doff[k]);
-                v[k] = vsrc[soff];
-            }
-        }
-#pragma unroll
-        for (int k = 0; k < GT_VEC_ITEMS; ++k) {
-            U i = base + (U)k * GT_VEC_BLOCK + threadIdx.x;
-            if (i < n) {
-                GtVec<D, V> o;
-                gt_convert_vec<D, S, V>(o, v[k]);
-                vdst[doff[k]] = o;
-            }
-        }
-    }
+    gt_copy_decoded<GT_VEC_BLOCK, GT_VEC_ITEMS, Off>(reinterpret_cast<GtVec<D, V>*>(dst),
+                                                      reinterpret_cast<const GtVec<S, V>*>(src), p);
 }

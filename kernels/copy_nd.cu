@@ -25,27 +25,7 @@
 template <typename D, typename S, typename Off>
 __global__ void __launch_bounds__(GT_ND_BLOCK)
 gt_copy_nd(D* __restrict__ dst, const S* __restrict__ src, GtCopyParams p) {
-    typedef typename GtIndex<Off>::type U;
     constexpr int ITEMS =
         (gt_same<D, S>::value && sizeof(Off) == 4) ? GT_ND_ITEMS : GT_ND_ITEMS_SLOW;
-    const U n = (U)p.numel;
-    const U chunk = (U)GT_ND_BLOCK * ITEMS;
-    for (U base = (U)blockIdx.x * chunk; base < n; base += (U)gridDim.x * chunk) {
-        S v[ITEMS];
-        Off doff[ITEMS];
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            U i = base + (U)k * GT_ND_BLOCK + threadIdx.x;
-            if (i < n) {
-                Off soff;
-                gt_decode<Off>(i, p, soff, doff[k]);
-                v[k] = src[soff];
-            }
-        }
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            U i = base + (U)k * GT_ND_BLOCK + threadIdx.x;
-            if (i < n) dst[doff[k]] = gt_cast<D>(v[k]);
-        }
-    }
+    gt_copy_decoded<GT_ND_BLOCK, ITEMS, Off>(dst, src, p);
 }

@@ -49,27 +49,43 @@ __device__ __forceinline__ void gt_tile_origin(unsigned long long t, const GtCop
     j0 = tj * tile;
 }
 
+// The tile loop of both transposes: each block walks tiles t = blockIdx.x, blockIdx.x +
+// gridDim.x, ... and for each fills the shared tile from the source (fill(i0, j0, sb)), then
+// drains it to the destination (drain(i0, j0, db)). Every thread runs the same number of
+// iterations, so the __syncthreads are uniform.
+template <typename Off, typename Fill, typename Drain>
+__device__ __forceinline__ void gt_for_each_tile(const GtCopyParams& p,
+                                                 typename GtIndex<Off>::type tile, Fill fill,
+                                                 Drain drain) {
+    typedef typename GtIndex<Off>::type U;
+    const unsigned long long ntiles = gt_tile_count(p);
+    for (unsigned long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        U i0, j0;
+        Off sb, db;
+        gt_tile_origin<Off>(t, p, tile, i0, j0, sb, db);
+        fill(i0, j0, sb);
+        __syncthreads();
+        drain(i0, j0, db);
+        __syncthreads();  // the next tile overwrites this one
+    }
+}
+
 template <typename D, typename S, typename Off>
 __global__ void __launch_bounds__(GT_TILE * GT_TILE_ROWS)
 gt_copy_transpose(D* __restrict__ dst, const S* __restrict__ src, GtCopyParams p) {
     typedef typename GtIndex<Off>::type U;
     __shared__ S tile[GT_TILE][GT_TILE + 1];
     const U ni = (U)p.tile_ni, nj = (U)p.tile_nj;
-    const unsigned long long ntiles = gt_tile_count(p);
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
-    // Every thread runs the same number of iterations, so the __syncthreads below are uniform.
-    for (unsigned long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        U i0, j0;
-        Off sb, db;
-        gt_tile_origin<Off>(t, p, GT_TILE, i0, j0, sb, db);
-
+    auto fill = [&](U i0, U j0, Off sb) {
 #pragma unroll
         for (unsigned r = 0; r < GT_TILE; r += GT_TILE_ROWS) {
             const U i = i0 + tx, j = j0 + ty + r;
             if (i < ni && j < nj)
                 tile[ty + r][tx] = src[sb + (Off)i * (Off)p.tile_src_si + (Off)j * (Off)p.tile_src_sj];
         }
-        __syncthreads();
+    };
+    auto drain = [&](U i0, U j0, Off db) {
 #pragma unroll
         for (unsigned r = 0; r < GT_TILE; r += GT_TILE_ROWS) {
             const U j = j0 + tx, i = i0 + ty + r;
@@ -77,8 +93,8 @@ gt_copy_transpose(D* __restrict__ dst, const S* __restrict__ src, GtCopyParams p
                 dst[db + (Off)i * (Off)p.tile_dst_si + (Off)j * (Off)p.tile_dst_sj] =
                     gt_cast<D>(tile[tx][ty + r]);
         }
-        __syncthreads();  // the next tile overwrites this one
-    }
+    };
+    gt_for_each_tile<Off>(p, GT_TILE, fill, drain);
 }
 
 // Where element (row, col) of the vector transpose's tile lives: the tile is 32*V elements
@@ -112,13 +128,8 @@ gt_copy_transpose_vec(T* __restrict__ dst, const T* __restrict__ src, GtCopyPara
     const int TILE_V = GT_TILE * V;
     __shared__ T tile[GT_TILE * V * GT_TILE * V];  // indexed through gt_vec_tile_at
     const U ni = (U)p.tile_ni, nj = (U)p.tile_nj;
-    const unsigned long long ntiles = gt_tile_count(p);
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
-    for (unsigned long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        U i0, j0;
-        Off sb, db;
-        gt_tile_origin<Off>(t, p, TILE_V, i0, j0, sb, db);
-
+    auto fill = [&](U i0, U j0, Off sb) {
 #pragma unroll
         for (int r = 0; r < TILE_V; r += GT_TILE_ROWS) {
             const U i = i0 + tx * V, j = j0 + ty + r;
@@ -129,7 +140,8 @@ gt_copy_transpose_vec(T* __restrict__ dst, const T* __restrict__ src, GtCopyPara
                 for (int l = 0; l < V; ++l) tile[gt_vec_tile_at<T, V>(ty + r, tx * V + l)] = v.v[l];
             }
         }
-        __syncthreads();
+    };
+    auto drain = [&](U i0, U j0, Off db) {
 #pragma unroll
         for (int r = 0; r < TILE_V; r += GT_TILE_ROWS) {
             const U j = j0 + tx * V, i = i0 + ty + r;
@@ -140,6 +152,6 @@ gt_copy_transpose_vec(T* __restrict__ dst, const T* __restrict__ src, GtCopyPara
                 *reinterpret_cast<GtVec<T, V>*>(dst + db + (Off)i * (Off)p.tile_dst_si + (Off)j) = v;
             }
         }
-        __syncthreads();
-    }
+    };
+    gt_for_each_tile<Off>(p, TILE_V, fill, drain);
 }

@@ -35,85 +35,21 @@ def _contig_strides(shape, itemsize):
 
 # name, source base shape (full, quick, emulated), dtype, view of the base, output dtype.
 # Full sizes: ~1 GiB of output, far beyond L2 (50 MiB on H100/H200-class parts).
+# fmt: off
 CASES = [
-    (
-        "2D transpose fp32",
-        ((16384, 16384), (2048, 2048), (70, 90)),
-        "float32",
-        lambda a, xp: a.T,
-        None,
-    ),
-    (
-        "2D transpose fp16",
-        ((16384, 32768), (2048, 4096), (64, 96)),
-        "float16",
-        lambda a, xp: a.T,
-        None,
-    ),
-    (
-        "batched 3D transpose (0,2,1)",
-        ((64, 2048, 2048), (8, 512, 512), (3, 40, 50)),
-        "float32",
-        lambda a, xp: a.transpose(0, 2, 1),
-        None,
-    ),
-    (
-        "NCHW->NHWC",
-        ((256, 256, 64, 64), (8, 64, 32, 32), (2, 24, 9, 7)),
-        "float32",
-        lambda a, xp: a.transpose(0, 2, 3, 1),
-        None,
-    ),
-    (
-        "NHWC->NCHW",
-        ((256, 64, 64, 256), (8, 32, 32, 64), (2, 9, 7, 24)),
-        "float32",
-        lambda a, xp: a.transpose(0, 3, 1, 2),
-        None,
-    ),
-    (
-        "general 4D permute (1,3,0,2)",
-        ((128, 64, 128, 256), (16, 16, 32, 64), (6, 24, 20, 18)),
-        "float32",
-        lambda a, xp: a.transpose(1, 3, 0, 2),
-        None,
-    ),
-    (
-        "attention BHSD->BSHD inner-contiguous",
-        ((16, 32, 4096, 128), (2, 8, 512, 64), (2, 3, 20, 16)),
-        "float32",
-        lambda a, xp: a.transpose(0, 2, 1, 3),
-        None,
-    ),
-    (
-        "step slice x[:, ::2]",
-        ((16384, 32768), (2048, 2048), (40, 50)),
-        "float32",
-        lambda a, xp: a[:, ::2],
-        None,
-    ),
-    (
-        "narrowed inner dim x[:, 8:8+n/2]",
-        ((32768, 16384), (2048, 2048), (30, 64)),
-        "float32",
-        lambda a, xp: a[:, 8 : 8 + a.shape[1] // 2],
-        None,
-    ),
-    (
-        "expanded broadcast src [1,N]->[M,N]",
-        ((1, 16384), (1, 4096), (1, 64)),
-        "float32",
-        lambda a, xp: xp.broadcast_to(a, (a.shape[1], a.shape[1])),
-        None,
-    ),
-    (
-        "transpose + cast fp32->fp16",
-        ((16384, 16384), (2048, 2048), (50, 40)),
-        "float32",
-        lambda a, xp: a.T,
-        "float16",
-    ),
+    ("2D transpose fp32", ((16384, 16384), (2048, 2048), (70, 90)), "float32", lambda a, xp: a.T, None),
+    ("2D transpose fp16", ((16384, 32768), (2048, 4096), (64, 96)), "float16", lambda a, xp: a.T, None),
+    ("batched 3D transpose (0,2,1)", ((64, 2048, 2048), (8, 512, 512), (3, 40, 50)), "float32", lambda a, xp: a.transpose(0, 2, 1), None),
+    ("NCHW->NHWC", ((256, 256, 64, 64), (8, 64, 32, 32), (2, 24, 9, 7)), "float32", lambda a, xp: a.transpose(0, 2, 3, 1), None),
+    ("NHWC->NCHW", ((256, 64, 64, 256), (8, 32, 32, 64), (2, 9, 7, 24)), "float32", lambda a, xp: a.transpose(0, 3, 1, 2), None),
+    ("general 4D permute (1,3,0,2)", ((128, 64, 128, 256), (16, 16, 32, 64), (6, 24, 20, 18)), "float32", lambda a, xp: a.transpose(1, 3, 0, 2), None),
+    ("attention BHSD->BSHD inner-contiguous", ((16, 32, 4096, 128), (2, 8, 512, 64), (2, 3, 20, 16)), "float32", lambda a, xp: a.transpose(0, 2, 1, 3), None),
+    ("step slice x[:, ::2]", ((16384, 32768), (2048, 2048), (40, 50)), "float32", lambda a, xp: a[:, ::2], None),
+    ("narrowed inner dim x[:, 8:8+n/2]", ((32768, 16384), (2048, 2048), (30, 64)), "float32", lambda a, xp: a[:, 8 : 8 + a.shape[1] // 2], None),
+    ("expanded broadcast src [1,N]->[M,N]", ((1, 16384), (1, 4096), (1, 64)), "float32", lambda a, xp: xp.broadcast_to(a, (a.shape[1], a.shape[1])), None),
+    ("transpose + cast fp32->fp16", ((16384, 16384), (2048, 2048), (50, 40)), "float32", lambda a, xp: a.T, "float16"),
 ]
+# fmt: on
 
 
 def _np_dtype(name):

@@ -40,6 +40,13 @@ def _err(y, ref) -> float:
     return float(np.abs(y - ref).max() / max(np.abs(ref).max(), 1e-30))
 
 
+def _record(suite, case, impl, fn, sync, flops, err):
+    """Times fn and records its row: GFLOP/s from the case's flops, and the relative error
+    against the fp32 reference (0.0 for the reference itself)."""
+    t = suite.time(fn, sync=sync, warmup=1, repeat=suite.choose(7, 3))
+    suite.record(case, impl, t, gflops=round(flops / t.median / 1e9, 2), max_rel_err=round(err, 6))
+
+
 def _gt_rows(suite, w, b, batches, device, sync):
     import gpu_tensor as gt
     import gpu_tensor.nn.functional as F
@@ -62,43 +69,18 @@ def _gt_rows(suite, w, b, batches, device, sync):
         x = gt.from_numpy(rng.standard_normal((m, w.shape[1])).astype(np.float32)).to(device)
         with gt.no_grad():
             ref = F.linear(x, w32, b32).cpu().numpy()
-            t = suite.time(
-                lambda x=x: F.linear(x, w32, b32), sync=sync, warmup=1, repeat=suite.choose(7, 3)
-            )
-            suite.record(
-                case,
-                "gpu_tensor fp32 Linear",
-                t,
-                gflops=round(flops / t.median / 1e9, 2),
-                max_rel_err=0.0,
-            )
+            impl = "gpu_tensor fp32 Linear"
+            _record(suite, case, impl, lambda x=x: F.linear(x, w32, b32), sync, flops, 0.0)
             if device == "cuda":
                 x16 = x.half()
                 y16 = F.linear(x16, w16, b16).float().cpu().numpy()
-                t = suite.time(
-                    lambda x16=x16: F.linear(x16, w16, b16),
-                    sync=sync,
-                    warmup=1,
-                    repeat=suite.choose(7, 3),
-                )
-                suite.record(
-                    case,
-                    "gpu_tensor fp16 Linear",
-                    t,
-                    gflops=round(flops / t.median / 1e9, 2),
-                    max_rel_err=round(_err(y16, ref), 6),
-                )
+                fn = lambda x16=x16: F.linear(x16, w16, b16)  # noqa: E731
+                _record(suite, case, "gpu_tensor fp16 Linear", fn, sync, flops, _err(y16, ref))
             else:
                 suite.skip(case, "gpu_tensor fp16 Linear", "cpu: numpy has no float16 BLAS")
             yq = q(x).cpu().numpy()
-            t = suite.time(lambda x=x: q(x), sync=sync, warmup=1, repeat=suite.choose(7, 3))
-            suite.record(
-                case,
-                "gpu_tensor int8 dynamic Linear",
-                t,
-                gflops=round(flops / t.median / 1e9, 2),
-                max_rel_err=round(_err(yq, ref), 6),
-            )
+            impl = "gpu_tensor int8 dynamic Linear"
+            _record(suite, case, impl, lambda x=x: q(x), sync, flops, _err(yq, ref))
 
 
 def _torch_rows(suite, w, b, batches):
@@ -119,23 +101,10 @@ def _torch_rows(suite, w, b, batches):
         x = torch.from_numpy(rng.standard_normal((m, w.shape[1])).astype(np.float32))
         with torch.no_grad():
             ref = lin(x).numpy()
-            t = suite.time(lambda x=x: lin(x), sync="cpu", warmup=1, repeat=suite.choose(7, 3))
-            suite.record(
-                case,
-                "torch fp32 Linear (cpu)",
-                t,
-                gflops=round(flops / t.median / 1e9, 2),
-                max_rel_err=0.0,
-            )
+            _record(suite, case, "torch fp32 Linear (cpu)", lambda x=x: lin(x), "cpu", flops, 0.0)
             yq = q(x).numpy()
-            t = suite.time(lambda x=x: q(x), sync="cpu", warmup=1, repeat=suite.choose(7, 3))
-            suite.record(
-                case,
-                "torch dynamic int8 Linear (cpu, fbgemm)",
-                t,
-                gflops=round(flops / t.median / 1e9, 2),
-                max_rel_err=round(_err(yq, ref), 6),
-            )
+            impl = "torch dynamic int8 Linear (cpu, fbgemm)"
+            _record(suite, case, impl, lambda x=x: q(x), "cpu", flops, _err(yq, ref))
 
 
 def main(argv=None):

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import os
 import random
-import time
 
 import numpy as np
 
@@ -300,6 +299,8 @@ def _torch_rows(suite: Suite, torch, n: int, label: str) -> None:
 
 def bench_overlap(suite: Suite) -> None:
     creation, transfer, streams = _gt(suite)
+    from gpu_tensor.testing import synced_seconds
+
     cp = suite.cupy
     n = suite.choose(256 * MiB, 64 * MiB)
     x = cp.ones(1 << 27, cp.float32)
@@ -312,13 +313,6 @@ def bench_overlap(suite: Suite) -> None:
             for _ in range(k):
                 cp.multiply(x, 1.0001, out=x)
 
-    def wall(fn) -> float:
-        streams.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        streams.synchronize()
-        return time.perf_counter() - t0
-
     for name, src in (("gpu_tensor pinned", pin), ("gpu_tensor pageable staged", page)):
 
         def upload(src=src):
@@ -326,13 +320,13 @@ def bench_overlap(suite: Suite) -> None:
                 src.to("cuda", non_blocking=True)
 
         upload()
-        t_copy = min(wall(upload) for _ in range(5))
+        t_copy = min(synced_seconds(upload) for _ in range(5))
         # a compute phase about as long as the copy, so hiding it all is possible
-        t_one = min(wall(lambda: compute(1)) for _ in range(3))
+        t_one = min(synced_seconds(lambda: compute(1)) for _ in range(3))
         k = max(1, int(1.2 * t_copy / t_one))
-        t_comp = min(wall(lambda k=k: compute(k)) for _ in range(5))
+        t_comp = min(synced_seconds(lambda k=k: compute(k)) for _ in range(5))
         # the compute is queued first (async); the upload's host staging then overlaps it
-        t_both = min(wall(lambda k=k: (compute(k), upload())) for _ in range(5))
+        t_both = min(synced_seconds(lambda k=k: (compute(k), upload())) for _ in range(5))
         hidden = max(0.0, min(1.0, (t_comp + t_copy - t_both) / t_copy))
         suite.record(
             f"overlap H2D {n // MiB} MiB with compute",

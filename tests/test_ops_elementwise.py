@@ -16,44 +16,30 @@ def _t(a, device, d=None):
     return cr.tensor(a, device=device, dtype=d)
 
 
-@pytest.mark.parametrize(
-    "name, np_fn",
-    [
-        ("add", np.add),
-        ("sub", np.subtract),
-        ("mul", np.multiply),
-        ("div", np.true_divide),
-        ("floor_divide", np.floor_divide),
-        ("remainder", np.remainder),
-        ("maximum", np.maximum),
-        ("minimum", np.minimum),
-        ("pow", lambda a, b: np.power(np.abs(a), b)),
-    ],
-)
+# fmt: off
+@pytest.mark.parametrize("name, np_fn", [
+    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.true_divide),
+    ("floor_divide", np.floor_divide), ("remainder", np.remainder), ("maximum", np.maximum),
+    ("minimum", np.minimum), ("pow", lambda a, b: np.power(np.abs(a), b)),
+])
+# fmt: on
 def test_binary_float(device, name, np_fn):
     a = np.abs(A) if name == "pow" else A
     r = getattr(ew, name)(_t(a, device), _t(B, device))
     assert_close(r, np_fn(a, B).astype(np.float32))
 
 
-@pytest.mark.parametrize(
-    "op, np_op",
-    [
-        (lambda x, y: x + y, np.add),
-        (lambda x, y: x - y, np.subtract),
-        (lambda x, y: x * y, np.multiply),
-        (lambda x, y: x / y, np.true_divide),
-        (lambda x, y: x // y, np.floor_divide),
-        (lambda x, y: x % y, np.remainder),
-        (lambda x, y: x**y, np.power),
-        (lambda x, y: x == y, np.equal),
-        (lambda x, y: x != y, np.not_equal),
-        (lambda x, y: x < y, np.less),
-        (lambda x, y: x <= y, np.less_equal),
-        (lambda x, y: x > y, np.greater),
-        (lambda x, y: x >= y, np.greater_equal),
-    ],
-)
+# fmt: off
+@pytest.mark.parametrize("op, np_op", [
+    (lambda x, y: x + y, np.add), (lambda x, y: x - y, np.subtract),
+    (lambda x, y: x * y, np.multiply), (lambda x, y: x / y, np.true_divide),
+    (lambda x, y: x // y, np.floor_divide), (lambda x, y: x % y, np.remainder),
+    (lambda x, y: x ** y, np.power), (lambda x, y: x == y, np.equal),
+    (lambda x, y: x != y, np.not_equal), (lambda x, y: x < y, np.less),
+    (lambda x, y: x <= y, np.less_equal), (lambda x, y: x > y, np.greater),
+    (lambda x, y: x >= y, np.greater_equal),
+])
+# fmt: on
 def test_operators_and_reflected_scalars(device, op, np_op):
     x = _t(np.abs(A) + 1, device)
     ref = np.abs(A) + 1
@@ -62,22 +48,15 @@ def test_operators_and_reflected_scalars(device, op, np_op):
     assert_close(op(2.0, x), np_op(np.float32(2.0), ref))
 
 
-@pytest.mark.parametrize(
-    "a_dt, other, want",
-    [
-        (dt.int64, 2.5, dt.float32),
-        (dt.int32, 3, dt.int32),
-        (dt.uint8, 2, dt.uint8),
-        (dt.float16, 2.5, dt.float16),
-        (dt.bool, True, dt.bool),
-        (dt.bool, 2, dt.int64),
-        (dt.int8, dt.uint8, dt.int16),
-        (dt.int64, dt.float16, dt.float16),
-        (dt.float32, dt.float64, dt.float64),
-        (dt.bfloat16, dt.float16, dt.float32),
-        (dt.float32, 1j, dt.complex64),
-    ],
-)
+# fmt: off
+@pytest.mark.parametrize("a_dt, other, want", [
+    (dt.int64, 2.5, dt.float32), (dt.int32, 3, dt.int32), (dt.uint8, 2, dt.uint8),
+    (dt.float16, 2.5, dt.float16), (dt.bool, True, dt.bool), (dt.bool, 2, dt.int64),
+    (dt.int8, dt.uint8, dt.int16), (dt.int64, dt.float16, dt.float16),
+    (dt.float32, dt.float64, dt.float64), (dt.bfloat16, dt.float16, dt.float32),
+    (dt.float32, 1j, dt.complex64),
+])
+# fmt: on
 def test_add_promotion(device, a_dt, other, want):
     x = cr.ones(3, dtype=a_dt, device=device)
     y = cr.ones(3, dtype=other, device=device) if isinstance(other, dt.DType) else other
@@ -115,29 +94,16 @@ def test_broadcasting(device):
     assert_close(c, np.arange(3.0).reshape(3, 1) * np.arange(4.0))
 
 
-@pytest.mark.parametrize(
-    "name, np_fn",
-    [
-        ("neg", np.negative),
-        ("abs", np.abs),
-        ("exp", np.exp),
-        ("log", np.log),
-        ("log1p", np.log1p),
-        ("sqrt", np.sqrt),
-        ("rsqrt", lambda a: 1 / np.sqrt(a)),
-        ("sin", np.sin),
-        ("cos", np.cos),
-        ("tanh", np.tanh),
-        ("sigmoid", lambda a: 1 / (1 + np.exp(-a))),
-        ("relu", lambda a: np.maximum(a, 0)),
-        ("silu", lambda a: a / (1 + np.exp(-a))),
-        ("floor", np.floor),
-        ("ceil", np.ceil),
-        ("round", np.rint),
-        ("sign", np.sign),
-        ("square", np.square),
-    ],
-)
+# fmt: off
+@pytest.mark.parametrize("name, np_fn", [
+    ("neg", np.negative), ("abs", np.abs), ("exp", np.exp), ("log", np.log),
+    ("log1p", np.log1p), ("sqrt", np.sqrt), ("rsqrt", lambda a: 1 / np.sqrt(a)),
+    ("sin", np.sin), ("cos", np.cos), ("tanh", np.tanh),
+    ("sigmoid", lambda a: 1 / (1 + np.exp(-a))), ("relu", lambda a: np.maximum(a, 0)),
+    ("silu", lambda a: a / (1 + np.exp(-a))), ("floor", np.floor), ("ceil", np.ceil),
+    ("round", np.rint), ("sign", np.sign), ("square", np.square),
+])
+# fmt: on
 def test_unary(device, name, np_fn):
     a = np.abs(A) + 0.25 if name in ("log", "sqrt", "rsqrt", "log1p") else A
     r = getattr(ew, name)(_t(a, device))

@@ -22,18 +22,14 @@ def x(device):
     return cr.tensor(A, device=device)
 
 
+# fmt: off
 @pytest.mark.parametrize("dim", [None, 0, 1, -1, (0, 2), [1, 2]])
 @pytest.mark.parametrize("keepdim", [False, True])
-@pytest.mark.parametrize(
-    "name, np_fn",
-    [
-        ("sum", np.sum),
-        ("mean", np.mean),
-        ("prod", np.prod),
-        ("amax", np.max),
-        ("amin", np.min),
-    ],
-)
+@pytest.mark.parametrize("name, np_fn", [
+    ("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("amax", np.max),
+    ("amin", np.min),
+])
+# fmt: on
 def test_reductions_match_numpy(x, name, np_fn, dim, keepdim):
     axis = tuple(dim) if isinstance(dim, list) else dim
     if name in ("amax", "amin") and dim is None:

@@ -18,6 +18,7 @@ from gpu_tensor.backends.cuda_pinned import RegisterSource
 from gpu_tensor.memory.pinned import PinnedMemoryError, PinnedPool
 from gpu_tensor.memory.raw import FaultInjectingRawSource
 from gpu_tensor.transfer import staging as _staging
+from tests.staging_config import small_staging_chunks
 from tests.threads import run_threads
 
 
@@ -67,10 +68,7 @@ class AsyncEngine:
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Chunks of 16 KiB so a few hundred KiB already run a multi-slot, multi-thread pipe."""
-    cfg = _staging.StagingConfig()
-    cfg.chunk_bytes, cfg.min_chunk_bytes, cfg.workers, cfg.depth = 16 << 10, 4 << 10, 3, 4
-    monkeypatch.setattr(_staging, "config", cfg)
-    return cfg
+    return small_staging_chunks(monkeypatch, 16 << 10, 4 << 10)
 
 
 def _pool():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import pickle
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -20,8 +21,8 @@ from gpu_tensor.creation import empty, from_numpy
 from gpu_tensor.cuda import streams
 from gpu_tensor.device import real_cuda_available
 from gpu_tensor.memory import pinned
-from gpu_tensor.testing import requires_gpu_hardware
-from gpu_tensor.transfer import staging as _staging
+from gpu_tensor.testing import requires_gpu_hardware, synced_seconds
+from tests.staging_config import small_staging_chunks
 from tests.threads import run_threads
 
 
@@ -34,10 +35,7 @@ def _cuda(monkeypatch):
 @pytest.fixture
 def small_chunks(monkeypatch):
     """64 KiB chunks, 3 workers, 4 slots: modest tensors run the whole pipeline."""
-    cfg = _staging.StagingConfig()
-    cfg.chunk_bytes, cfg.min_chunk_bytes, cfg.workers, cfg.depth = 64 << 10, 16 << 10, 3, 4
-    monkeypatch.setattr(_staging, "config", cfg)
-    return cfg
+    return small_staging_chunks(monkeypatch, 64 << 10, 16 << 10)
 
 
 def _ok(host_expected: np.ndarray, t) -> None:
@@ -227,14 +225,10 @@ def test_host_memory_stats_count_staging(small_chunks):
     assert pinned.host_memory_stats()["cached_bytes"] == 0
 
 
-def _timed(fn) -> float:
-    import time
-
-    streams.synchronize()
-    start = time.perf_counter()
-    fn()
-    streams.synchronize()
-    return time.perf_counter() - start
+def test_synced_seconds_times_one_call_of_fn():
+    calls = []
+    t = synced_seconds(lambda: (calls.append(1), time.sleep(0.01)))
+    assert calls == [1] and t >= 0.01
 
 
 @pytest.mark.cuda
@@ -260,8 +254,8 @@ def test_real_copies_overlap_compute():
 
     for src in (pinned_src, from_numpy(pageable_src)):
         upload(src)  # warm: pool fill, allocator
-        t_comp, t_copy = _timed(compute), _timed(lambda s=src: upload(s))
-        t_both = _timed(lambda s=src: (compute(), upload(s)))
+        t_comp, t_copy = synced_seconds(compute), synced_seconds(lambda s=src: upload(s))
+        t_both = synced_seconds(lambda s=src: (compute(), upload(s)))
         hidden = (t_comp + t_copy - t_both) / min(t_comp, t_copy)
         assert hidden > 0.5, f"only {hidden:.0%} of the shorter phase was overlapped"
 

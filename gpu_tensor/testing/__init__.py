@@ -1,7 +1,8 @@
 """Test helpers: the devices to test on, the real-GPU marker, `assert_close` with one
 per-dtype tolerance table (every device result is compared with numpy through it), and
-`host_peak` (the host buffers numpy allocated while a call ran) and `python_calls` (the
-gpu_tensor functions a call entered)."""
+`host_peak` (the host buffers numpy allocated while a call ran), `python_calls` (the
+gpu_tensor functions a call entered) and `synced_seconds` (a call's wall time, device work
+included)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ __all__ = [
     "cupy_module",
     "host_peak",
     "python_calls",
+    "synced_seconds",
 ]
 
 # (rtol, atol) per dtype: roughly a few ulps of the type, loose enough for float32
@@ -72,6 +74,20 @@ def python_calls(fn) -> int:
     finally:
         sys.setprofile(None)
     return calls
+
+
+def synced_seconds(fn) -> float:
+    """Wall seconds of `fn()`, with every stream synchronized before and after: the time the
+    work it queued took, not only the time to queue it."""
+    import time
+
+    from ..cuda import streams
+
+    streams.synchronize()
+    start = time.perf_counter()
+    fn()
+    streams.synchronize()
+    return time.perf_counter() - start
 
 
 def devices() -> list[str]:

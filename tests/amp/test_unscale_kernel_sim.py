@@ -65,6 +65,18 @@ def _scaler(device, ps, scale=2.0**12):
     return sc, gt.optim.SGD(ps, lr=0.1)
 
 
+def _captured_unscale(sim, launches, sc, opt):
+    """A graph captured around sc.unscale_(opt), with the launch list and the simulator's
+    counters covering the capture alone."""
+    sim.synchronize()
+    sim.reset_counters()
+    launches.clear()
+    g = gt.cuda.CUDAGraph()
+    with gt.cuda.graph(g):
+        sc.unscale_(opt)
+    return g
+
+
 @pytest.mark.parametrize("n", [4, 16])
 def test_one_launch_per_group_and_no_host_sync(sim, launches, n):
     ps = _params("cuda", _mixed(n))
@@ -199,11 +211,7 @@ def test_graph_capture_reuses_the_warm_up_table_or_writes_one_on_the_device(sim,
     sc, opt = _scaler("cuda", ps, scale=2.0)
     sc.unscale_(opt)  # eager warm-up: uploads the table (grads 32)
     sc.update()
-    sim.synchronize()
-    launches.clear()
-    g = gt.cuda.CUDAGraph()
-    with gt.cuda.graph(g):
-        sc.unscale_(opt)
+    g = _captured_unscale(sim, launches, sc, opt)
     assert launches == [("float32", 2, "reciprocal")]
     g.replay()
     g.replay()
@@ -213,12 +221,7 @@ def test_graph_capture_reuses_the_warm_up_table_or_writes_one_on_the_device(sim,
 
     fresh = _params("cuda", [(gt.float32, np.full((5,), 6.0, np.float32))])
     sc2, opt2 = _scaler("cuda", fresh, scale=2.0)
-    sim.synchronize()
-    sim.reset_counters()
-    launches.clear()
-    g2 = gt.cuda.CUDAGraph()
-    with gt.cuda.graph(g2):
-        sc2.unscale_(opt2)
+    g2 = _captured_unscale(sim, launches, sc2, opt2)
     assert launches == [("float32", 1, "reciprocal")]
     assert sim.counters()["memcpy_calls"] == 0  # the table came from kernel arguments
     fresh[0].grad.fill_(6.0)  # the capture ran nothing: replays do the work

@@ -1,5 +1,8 @@
 """Generated CUDA source: golden text, and every variant compiles under NVRTC (no GPU needed).
 
+The golden files, golden/<variant>.cu.golden, are test data: the kernel text the generator
+writes for each variant, without the preamble, compared as text. Nothing compiles them from
+that path (the NVRTC test compiles freshly generated source), hence the data ending.
 Regenerate the golden files after an intended codegen change with
     .venv/bin/python tests/fusion/test_codegen.py --update
 and review the diff.
@@ -23,6 +26,10 @@ GOLDEN = Path(__file__).parent / "golden"
 VARIANTS = variants()
 
 
+def _golden_path(name: str) -> Path:
+    return GOLDEN / f"{name}.cu.golden"
+
+
 def _kernel_text(name: str) -> str:
     graph, plan, out_dtypes = VARIANTS[name]
     source = generate(graph, plan, out_dtypes).source
@@ -32,9 +39,13 @@ def _kernel_text(name: str) -> str:
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_generated_source_matches_golden(name):
-    path = GOLDEN / f"{name}.cu"
+    path = _golden_path(name)
     assert path.is_file(), f"missing golden {path}; run this file with --update"
     assert _kernel_text(name) == path.read_text()
+
+
+def test_every_golden_file_belongs_to_a_variant():
+    assert sorted(GOLDEN.iterdir()) == sorted(map(_golden_path, VARIANTS))
 
 
 def test_generation_is_deterministic_and_names_are_content_hashes():
@@ -97,8 +108,8 @@ def test_every_variant_compiles_under_nvrtc(arch):
 def _update() -> None:
     GOLDEN.mkdir(exist_ok=True)
     for name in VARIANTS:
-        (GOLDEN / f"{name}.cu").write_text(_kernel_text(name))
-        print("wrote", GOLDEN / f"{name}.cu")
+        _golden_path(name).write_text(_kernel_text(name))
+        print("wrote", _golden_path(name))
 
 
 if __name__ == "__main__" and "--update" in sys.argv:

@@ -73,6 +73,18 @@ def compare(
     return g, t
 
 
+def _compare_module(make, shape, **tolerances):
+    """compare() for a module written as its constructor call, e.g. "Conv2d(3, 4, 3)", on one
+    random float32 input of `shape`."""
+    compare(
+        lambda: eval("gt.nn." + make),
+        lambda: eval("torch.nn." + make),
+        _arr(*shape),
+        atol=1e-5,
+        **tolerances,
+    )
+
+
 # -- recurrent ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "cls,kw",
@@ -281,13 +293,7 @@ def test_transformer_stacks():
     ],
 )
 def test_layer(make, shape):
-    compare(
-        lambda: eval("gt.nn." + make),
-        lambda: eval("torch.nn." + make),
-        _arr(*shape),
-        atol=1e-5,
-        grad_atol=2e-4,
-    )
+    _compare_module(make, shape, grad_atol=2e-4)
 
 
 def test_conv_transpose_output_size():
@@ -550,14 +556,7 @@ def test_ctc_loss(reduction, zero_infinity):
 )
 def test_more_layers(make, shape):
     # RReLU in eval uses the mean slope (training draws random slopes)
-    compare(
-        lambda: eval("gt.nn." + make),
-        lambda: eval("torch.nn." + make),
-        _arr(*shape),
-        atol=1e-5,
-        grad_atol=1e-4,
-        train=not make.startswith("RReLU"),
-    )
+    _compare_module(make, shape, grad_atol=1e-4, train=not make.startswith("RReLU"))
 
 
 def test_max_pool1d_indices_and_adaptive_max_indices():

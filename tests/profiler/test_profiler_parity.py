@@ -21,19 +21,18 @@ import gpu_tensor as gt  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
+_SCHEDULE_ARGS = ("skip_first", "skip_first_wait", "wait", "warmup", "active", "repeat")
+
+
 @pytest.mark.parametrize(
-    "skip_first,skip_first_wait,wait,warmup,active,repeat",
-    [c for c in itertools.product((0, 2), (0, 1), (0, 1, 3), (0, 2), (1, 3), (0, 2))],
+    "kw",
+    [
+        dict(zip(_SCHEDULE_ARGS, c, strict=True))
+        for c in itertools.product((0, 2), (0, 1), (0, 1, 3), (0, 2), (1, 3), (0, 2))
+    ],
+    ids=lambda kw: "-".join(map(str, kw.values())),  # the values, in _SCHEDULE_ARGS' order
 )
-def test_schedule_steps_match(skip_first, skip_first_wait, wait, warmup, active, repeat):
-    kw = dict(
-        skip_first=skip_first,
-        skip_first_wait=skip_first_wait,
-        wait=wait,
-        warmup=warmup,
-        active=active,
-        repeat=repeat,
-    )
+def test_schedule_steps_match(kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ours, theirs = gt.profiler.schedule(**kw), torch.profiler.schedule(**kw)

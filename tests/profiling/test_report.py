@@ -147,180 +147,79 @@ def test_field_ratio_compares_a_column_with_the_peer():
 
 def test_goal_patterns_match_the_real_benchmarks_names():
     """The names bench_*.py record today reach their goals (rows built from those names)."""
-    transfer = [
-        result(
-            "transfer",
-            "cuda",
-            [
-                row("H2D 256 MiB", "raw cudaMemcpyAsync pinned (peak)", 1.0, nbytes=256 << 20),
-                row("H2D 256 MiB", "gpu_tensor pinned", 1.05, nbytes=256 << 20),
-                row("H2D 256 MiB", "gpu_tensor pageable staged", 1.2, nbytes=256 << 20),
-                row("H2D 256 MiB", "cupy.asarray (pageable)", 3.0, nbytes=256 << 20),
-                row(
-                    "overlap H2D 256 MiB with compute",
-                    "gpu_tensor pinned",
-                    1.0,
-                    hidden_fraction=0.95,
-                ),
-                row("pool waste: live", "gpu_tensor PinnedPool", None, host_overhead=1.1),
-            ],
-        )
-    ]
-    fused = [
-        result(
-            "fused",
-            "cuda",
-            [
-                row(c, i, s, pct_of_ceiling=p)
-                for c in ("a*x+b", "gelu(a*x+b)", "norm", "gelu x.T")
-                for i, s, p in (
-                    ("gpu_tensor fused", 1.0, 0.9),
-                    ("gpu_tensor unfused", 4.0, 0.2),
-                    ("cupy unfused", 4.0, 0.2),
-                    ("cupy.fuse", 1.5, 0.6),
-                    ("torch.compile", 1.0, 0.9),
-                )
-            ],
-        )
-    ]
-    allocator = [
-        result(
-            "allocator",
-            "cuda",
-            [
-                row("warm alloc+free 4 KiB", "gpu_tensor allocator", 1e-6, driver_calls=0),
-                row(
-                    "warm alloc+free 4 KiB",
-                    "gpu_tensor allocator + creation site",
-                    9e-6,
-                    driver_calls=0,
-                ),
-                row("warm alloc+free 4 KiB", "cupy MemoryPool", 1e-6),
-                row("fragmentation transformer (40 ops)", "gpu_tensor", 1e-7, fragmentation=1.05),
-                row("fragmentation transformer (40 ops)", "torch", 1e-7, fragmentation=1.10),
-            ],
-        )
-    ]
-    dispatch = [
-        result(
-            "dispatch",
-            "cuda",
-            [
-                row("x + y [16]", "gpu_tensor (cpu)", 1.5e-6, ratio=1.5),
-                row("x + y [16]", "numpy", 1e-6),
-                row("x + y [65536]", "gpu_tensor (cpu)", 9e-5),  # medium: not a tiny op
-                row("x + y [65536]", "numpy", 1e-5),
-                row("x + y [16]", "gpu_tensor (cuda)", 5.5e-6),
-                row("x + y [16]", "gpu_tensor (emulated cuda)", 9e-5),
-                row("x + y [16]", "cupy", 5e-6),
-            ],
-        )
-    ]
-    copy = [
-        result(
-            "copy",
-            "cuda",
-            [
-                row(c, i, s, pct_of_ceiling=p)
-                for c in (
-                    "2D transpose fp32",
-                    "batched 3D transpose (0,2,1)",
-                    "NCHW->NHWC",
-                    "general 4D permute (1,3,0,2)",
-                    "attention BHSD->BSHD inner-contiguous",
-                    "step slice x[:, ::2]",
-                    "transpose + cast fp32->fp16",
-                )
-                for i, s, p in (
-                    ("gpu_tensor", 1.0, 0.92),
-                    ("cupy.ascontiguousarray", 2.0, 0.46),
-                    ("gpu_tensor (emulated)", 50.0, None),
-                )
-            ],
-        )
-    ]
-    optim = [
-        result(
-            "optim",
-            "cuda",
-            [
-                row("Adam step, 10.2M fp32 params", "gpu_tensor fused", 1e-3, pct_of_ceiling=0.85),
-                row("Adam step, 10.2M fp32 params", "gpu_tensor eager", 5e-3, pct_of_ceiling=0.15),
-                row(
-                    "launches per Adam step (16 parameter tensors)",
-                    "gpu_tensor fused",
-                    None,
-                    launches=16,
-                    per_tensor=1.0,
-                ),
-            ],
-        )
-    ]
-    train = [
-        result(
-            "train",
-            "cpu",
-            [
-                row("MLP 784-256-256-10 b64", "torch", 2e-3),
-                row("MLP 784-256-256-10 b64", "gpu_tensor (cpu)", 2.8e-3),
-                row("MLP 784-256-256-10 b64", "gpu_tensor (emulated cuda)", 3.9e-3),
-                row("x.sum() 1M fp32", "torch", 5e-5),
-                row("x.sum() 1M fp32", "gpu_tensor (cpu)", 7e-5),
-                row("x.sum() 1M fp32", "gpu_tensor (emulated cuda)", 2e-4),  # no emulated goal
-            ],
-        )
-    ]
-    graphs = [
-        result(
-            "graphs",
-            "cuda",
-            [
-                row(
-                    "per step, width 64 (simulated CuPy)",
-                    "gpu_tensor eager",
-                    None,
-                    python_calls=9000,
-                    graph_launches=0,
-                ),
-                row(
-                    "per step, width 64 (simulated CuPy)",
-                    "gpu_tensor graphed",
-                    None,
-                    python_calls=4,
-                    graph_launches=1,
-                ),
-                row("step time, width 256, batch 64", "gpu_tensor eager", 1e-3),
-                row("step time, width 256, batch 64", "gpu_tensor graphed", 1e-4),
-                row("step time, width 256, batch 64", "torch graphed", 2e-4),
-            ],
-        )
-    ]
-    host_cost = [
-        result(
-            "host_cost",
-            "cpu",
-            [
-                row("x + y", "gpu_tensor (cuda, sim)", 2e-6, own_us=2.0, calls=15, launches=1),
-                row(
-                    "x + y",
-                    "before: gpu_tensor at /tmp/base",
-                    1e-4,
-                    own_us=100.0,
-                    calls=160,
-                    launches=2,
-                ),
-                row("x + y", "numpy", 5e-7),
-            ],
-        ),
-        result(
-            "host_cost",
-            "cuda",
-            [
-                row("x + y", "gpu_tensor (cuda)", 5.5e-6, calls=15),
-                row("x + y", "cupy", 5e-6),
-            ],
-        ),
-    ]
+    # fmt: off
+    transfer = [result("transfer", "cuda", [
+        row("H2D 256 MiB", "raw cudaMemcpyAsync pinned (peak)", 1.0, nbytes=256 << 20),
+        row("H2D 256 MiB", "gpu_tensor pinned", 1.05, nbytes=256 << 20),
+        row("H2D 256 MiB", "gpu_tensor pageable staged", 1.2, nbytes=256 << 20),
+        row("H2D 256 MiB", "cupy.asarray (pageable)", 3.0, nbytes=256 << 20),
+        row("overlap H2D 256 MiB with compute", "gpu_tensor pinned", 1.0, hidden_fraction=0.95),
+        row("pool waste: live", "gpu_tensor PinnedPool", None, host_overhead=1.1),
+    ])]
+    fused = [result("fused", "cuda", [
+        row(c, i, s, pct_of_ceiling=p)
+        for c in ("a*x+b", "gelu(a*x+b)", "norm", "gelu x.T")
+        for i, s, p in (("gpu_tensor fused", 1.0, 0.9), ("gpu_tensor unfused", 4.0, 0.2),
+                        ("cupy unfused", 4.0, 0.2), ("cupy.fuse", 1.5, 0.6),
+                        ("torch.compile", 1.0, 0.9))
+    ])]
+    allocator = [result("allocator", "cuda", [
+        row("warm alloc+free 4 KiB", "gpu_tensor allocator", 1e-6, driver_calls=0),
+        row("warm alloc+free 4 KiB", "gpu_tensor allocator + creation site", 9e-6, driver_calls=0),
+        row("warm alloc+free 4 KiB", "cupy MemoryPool", 1e-6),
+        row("fragmentation transformer (40 ops)", "gpu_tensor", 1e-7, fragmentation=1.05),
+        row("fragmentation transformer (40 ops)", "torch", 1e-7, fragmentation=1.10),
+    ])]
+    dispatch = [result("dispatch", "cuda", [
+        row("x + y [16]", "gpu_tensor (cpu)", 1.5e-6, ratio=1.5),
+        row("x + y [16]", "numpy", 1e-6),
+        row("x + y [65536]", "gpu_tensor (cpu)", 9e-5),  # medium: not a tiny op
+        row("x + y [65536]", "numpy", 1e-5),
+        row("x + y [16]", "gpu_tensor (cuda)", 5.5e-6),
+        row("x + y [16]", "gpu_tensor (emulated cuda)", 9e-5),
+        row("x + y [16]", "cupy", 5e-6),
+    ])]
+    copy = [result("copy", "cuda", [
+        row(c, i, s, pct_of_ceiling=p)
+        for c in ("2D transpose fp32", "batched 3D transpose (0,2,1)", "NCHW->NHWC",
+                  "general 4D permute (1,3,0,2)", "attention BHSD->BSHD inner-contiguous",
+                  "step slice x[:, ::2]", "transpose + cast fp32->fp16")
+        for i, s, p in (("gpu_tensor", 1.0, 0.92), ("cupy.ascontiguousarray", 2.0, 0.46),
+                        ("gpu_tensor (emulated)", 50.0, None))
+    ])]
+    optim = [result("optim", "cuda", [
+        row("Adam step, 10.2M fp32 params", "gpu_tensor fused", 1e-3, pct_of_ceiling=0.85),
+        row("Adam step, 10.2M fp32 params", "gpu_tensor eager", 5e-3, pct_of_ceiling=0.15),
+        row("launches per Adam step (16 parameter tensors)", "gpu_tensor fused", None,
+            launches=16, per_tensor=1.0),
+    ])]
+    train = [result("train", "cpu", [
+        row("MLP 784-256-256-10 b64", "torch", 2e-3),
+        row("MLP 784-256-256-10 b64", "gpu_tensor (cpu)", 2.8e-3),
+        row("MLP 784-256-256-10 b64", "gpu_tensor (emulated cuda)", 3.9e-3),
+        row("x.sum() 1M fp32", "torch", 5e-5),
+        row("x.sum() 1M fp32", "gpu_tensor (cpu)", 7e-5),
+        row("x.sum() 1M fp32", "gpu_tensor (emulated cuda)", 2e-4),  # no emulated goal
+    ])]
+    graphs = [result("graphs", "cuda", [
+        row("per step, width 64 (simulated CuPy)", "gpu_tensor eager", None, python_calls=9000,
+            graph_launches=0),
+        row("per step, width 64 (simulated CuPy)", "gpu_tensor graphed", None, python_calls=4,
+            graph_launches=1),
+        row("step time, width 256, batch 64", "gpu_tensor eager", 1e-3),
+        row("step time, width 256, batch 64", "gpu_tensor graphed", 1e-4),
+        row("step time, width 256, batch 64", "torch graphed", 2e-4),
+    ])]
+    host_cost = [result("host_cost", "cpu", [
+        row("x + y", "gpu_tensor (cuda, sim)", 2e-6, own_us=2.0, calls=15, launches=1),
+        row("x + y", "before: gpu_tensor at /tmp/base", 1e-4, own_us=100.0, calls=160,
+            launches=2),
+        row("x + y", "numpy", 5e-7),
+    ]), result("host_cost", "cuda", [
+        row("x + y", "gpu_tensor (cuda)", 5.5e-6, calls=15),
+        row("x + y", "cupy", 5e-6),
+    ])]
+    # fmt: on
     results = transfer + fused + allocator + dispatch + copy + optim + train + graphs + host_cost
     assert report.evaluate(GOALS[0], results)["status"] == "met"
     for g in GOALS:

@@ -18,10 +18,16 @@ def cp():
     return sim.module()
 
 
+def _capture_stream(cp):
+    """A non-blocking stream to capture on, once the legacy stream's work (the test's array
+    fill) is done."""
+    cp.cuda.runtime.deviceSynchronize()
+    return cp.cuda.Stream(non_blocking=True)
+
+
 def test_capture_records_and_replay_runs_in_order(cp):
-    s = cp.cuda.Stream(non_blocking=True)
     x = cp.arange(4, dtype=cp.float32)
-    cp.cuda.runtime.deviceSynchronize()  # the legacy stream's fill is done
+    s = _capture_stream(cp)
     with s:
         s.begin_capture()
         assert s.is_capturing()
@@ -46,10 +52,8 @@ def test_capture_records_and_replay_runs_in_order(cp):
 
 
 def test_replays_are_race_checked(cp):
-    s = cp.cuda.Stream(non_blocking=True)
-    other = cp.cuda.Stream(non_blocking=True)
     x = cp.zeros(1000, cp.float32)
-    cp.cuda.runtime.deviceSynchronize()  # the legacy stream's fill is done
+    s, other = _capture_stream(cp), cp.cuda.Stream(non_blocking=True)
     with s:
         s.begin_capture()
         x += 1
@@ -63,9 +67,8 @@ def test_replays_are_race_checked(cp):
 @pytest.mark.parametrize("illegal", ["sync", "query", "get", "set", "device_sync", "event"])
 def test_what_cuda_forbids_under_capture_fails_and_invalidates(cp, illegal):
     rt = cp.cuda.runtime
-    s = cp.cuda.Stream(non_blocking=True)
     x = cp.ones(4, cp.float32)
-    cp.cuda.runtime.deviceSynchronize()  # the legacy stream's fill is done
+    s = _capture_stream(cp)
     with s:
         s.begin_capture()
         x += 1
