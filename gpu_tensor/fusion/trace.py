@@ -182,7 +182,11 @@ class Proxy(Refusals):
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         key = _UFUNCS.get(ufunc.__name__)
         if method != "__call__" or key is None or kwargs:
-            raise FusionError(f"numpy.{ufunc.__name__} ({method}) cannot be fused")
+            raise FusionError(
+                f"numpy.{ufunc.__name__} ({method}) cannot be fused: only a plain call (no "
+                "out=, where= or dtype=) of a numpy ufunc that computes an elementwise op of "
+                "gpu_tensor can; compute it outside the fused function and pass it in"
+            )
         return apply(key, *inputs)
 
     def __gt_elementwise__(self, key, *operands, **params):
@@ -253,17 +257,17 @@ for _key, _op in OPS.items():  # from the table: x + y, x.exp(), x.add(y), x.mul
     for _alias in _op.aliases:
         setattr(Proxy, _alias, getattr(Proxy, _key))
 
-_UFUNCS = {
-    "add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div",
-    "floor_divide": "floor_divide", "remainder": "remainder", "power": "pow",
-    "negative": "neg", "absolute": "abs", "exp": "exp", "log": "log", "log1p": "log1p",
-    "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tanh": "tanh", "floor": "floor",
-    "ceil": "ceil", "rint": "round", "equal": "eq", "not_equal": "ne", "less": "lt",
-    "less_equal": "le", "greater": "gt", "greater_equal": "ge", "logical_and": "logical_and",
-    "logical_or": "logical_or", "logical_xor": "logical_xor", "logical_not": "logical_not",
-    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
-    "invert": "bitwise_not", "maximum": "maximum", "minimum": "minimum",
+# numpy's ufuncs run the row of the same name or alias (np.tan, np.arcsin, np.divide, ...);
+# these are the rows numpy names differently (np.degrees computes rad2deg exactly)
+_NUMPY_NAMES = {
+    "absolute": "abs", "power": "pow", "rint": "round", "invert": "bitwise_not",
+    "equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt",
+    "greater_equal": "ge", "degrees": "rad2deg", "radians": "deg2rad",
 }  # fmt: skip
+_UFUNCS = {
+    **{name: key for key, op in OPS.items() for name in (key, *op.aliases)},
+    **_NUMPY_NAMES,
+}
 
 
 def trace(fn, specs) -> tuple[Graph, bool]:
