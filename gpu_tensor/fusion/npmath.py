@@ -23,6 +23,7 @@ __all__ = [
     "rsqrt",
     "xlogy",
     "xlog1py",
+    "nextafter",
     "heaviside",
     "ldexp",
     "isposinf",
@@ -330,6 +331,15 @@ def ldexp(x, e):
     """x * 2**e (torch computes it as that product, so e need not be an integer)."""
     with np.errstate(all="ignore"):
         return (x * np.exp2(e)).astype(np.result_type(x, e), copy=False)
+
+
+def nextafter(a, b):
+    """np.nextafter, except that equal float16 operands give `b`, as C's and torch's do
+    (numpy's float16 loop gives `a`: nextafter(0.0, -0.0) is +0.0 there, -0.0 in torch)."""
+    r = np.nextafter(a, b)
+    if r.dtype != np.float16:
+        return r
+    return np.where(a == b, b, r).astype(r.dtype, copy=False)
 
 
 def isposinf(x):

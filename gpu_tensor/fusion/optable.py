@@ -12,8 +12,9 @@ numpy reference in `fusion/npmath.py` (when numpy has none) and one module funct
 Keys are torch's function names. Each `OpDef` carries
 - `cuda`: an expression template over operands `{0} {1} {2}` that are already in the op's
   compute type (float for half/bfloat16); helpers named `gt_*` live in `fusion/preamble.py`
-  and are overloaded per C type, so one template serves every dtype;
-- `np_fn`: the numpy function over arrays in the same compute dtypes;
+  and are overloaded per C type, so one template serves every dtype; `{storage}` names the C
+  type the result is stored in (nextafter steps in it);
+- `np_fn`: the numpy function over arrays in the same compute dtypes (`computes_in`);
 - the dtype rule (`kind`): how operands promote and what dtype the result has.
 
 `OpDef.numpy(*operands, out_dtype=None)` is the whole eager op on numpy arrays with PyTorch's
@@ -74,6 +75,9 @@ class OpDef:
     quiet: bool = False  # numpy warns (inf/nan/zero division) where torch never does
     int_division: bool = False  # integer operands: division by zero raises, as in torch
     opmath_scalar: bool = False  # torch reads a one-element 2nd operand of a half op in float32
+    # computed in the operands' own dtype, half types included (nextafter steps to the next
+    # 16-bit value); the CUDA template names that C type `{storage}` (operands arrive as float)
+    storage_compute: bool = False
     complex_fn: Callable | None = None  # numpy function for complex operands (np_fn is real)
     operand_check: Callable | None = None  # refusals that depend on the operands themselves
     aliases: tuple = ()  # other names of the function and the method (multiply, clip, ...)
@@ -152,6 +156,11 @@ class OpDef:
             return default_float()
         return common
 
+    def computes_in(self, dt: np.dtype) -> np.dtype:
+        """The numpy dtype an operand of dtype `dt` is computed in (float32 for half types,
+        torch's opmath, unless the row computes in its storage dtype)."""
+        return dt if self.storage_compute else compute_dtype(dt)
+
     # -- expressions ----------------------------------------------------------------------
     def template(self, param: str | None = None) -> str:
         """The CUDA expression template for this op (and parameter value)."""
@@ -175,7 +184,7 @@ class OpDef:
         common = self.common_dtype(*operands)
         self.check(in_dtypes, common)
         targets = self.operand_dtypes(common, len(operands))
-        args = [None if op is None else _convert(op, compute_dtype(dt))
+        args = [None if op is None else _convert(op, self.computes_in(dt))
                 for op, dt in zip(operands, targets, strict=True)]  # fmt: skip
         kwargs = {self.param: params.pop(self.param)} if self.param and self.param in params else {}
         if params:
@@ -617,15 +626,6 @@ def _check_heaviside(operands, common):
         )
 
 
-def _check_nextafter(operands, common):
-    if common in (_core_dt.float16, _core_dt.bfloat16):
-        raise not_implemented(
-            "nextafter",
-            common,
-            "half types would step in float32 here; convert with .float() first",
-        )
-
-
 # inplace False: their in-place methods (hypot_, fmod_, ...) come from the breadth block of
 # _tensor_methods.py (their names are listed in ops/_inplace.py), as before
 _SPECIAL2 = {"quiet": True, "real_only": True, "inplace": False}
@@ -679,9 +679,9 @@ _ENTRIES += [
         "nextafter",
         2,
         "float",
-        "gt_nextafter({0}, {1})",
-        np.nextafter,
-        {**_FLOAT2, "operand_check": _check_nextafter, "grad": dx.nextafter},
+        "gt_nextafter_in<{storage}>({0}, {1})",
+        npmath.nextafter,
+        {**_FLOAT2, "storage_compute": True, "grad": dx.nextafter},
     ),
     (
         "fmod",

@@ -88,7 +88,7 @@ def _dtypes(spec, common):
     if kind == "float" and common.category < _dt.FLOAT:
         compute = _dt.get_default_dtype()
     out = _dt.bool if kind == "compare" else compute
-    if compute in _HALF:
+    if compute in _HALF and not op.storage_compute:  # (nextafter steps in half types)
         compute = _dt.float32  # torch's opmath: half types compute in float32
     if common.category == _dt.COMPLEX and spec.key == "abs":
         out = common.to_real()  # torch: |z| of complex64 is float32

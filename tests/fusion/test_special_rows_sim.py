@@ -141,3 +141,25 @@ def test_integer_division_is_one_launch(op):
                 "fmod": lambda: gt.fmod(a[:2], zero),
                 "scalar_floordiv": lambda: a // 0,
             }[op]()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_nextafter_on_half_types_is_one_launch(dtype):
+    """The 16-bit step happens in the kernel (its {storage} type), with no float32 detour."""
+    sim = _sim()
+    dt = getattr(gt, dtype)
+    cpu = [gt.tensor(_A, dtype=dt, device="cpu"), gt.tensor(_B, dtype=dt, device="cpu")]
+    args = [t.to("cuda") for t in cpu]
+    gt.nextafter(*args)
+    sim.reset_counters()
+    r = gt.nextafter(*args)
+    c = sim.counters()
+    assert c["kernel_launches"] == 1, c
+    assert c["device_syncs"] == c["host_waits"] == 0, c
+    assert c["bytes_copied"] == c["memcpy_calls"] == c["cupy_routines"] == 0, c
+    want = gt.nextafter(*cpu)
+    assert r.dtype is dt
+    got, ref = r.cpu().view(gt.int16).numpy(), want.view(gt.int16).numpy()
+    nan = np.isnan(want.float().numpy())
+    np.testing.assert_array_equal(got[~nan], ref[~nan])
+    assert np.isnan(r.cpu().float().numpy()[nan]).all()
