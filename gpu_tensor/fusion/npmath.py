@@ -21,6 +21,7 @@ __all__ = [
     "where",
     "int_pow",
     "rsqrt",
+    "keep_ints",
     "xlogy",
     "xlog1py",
     "nextafter",
@@ -245,6 +246,12 @@ def where(cond, x, y):
     mask = np.negative(cond.view(np.uint8), dtype=bits)  # 0 or all ones
     np.bitwise_and(x.view(bits), mask, out=out.view(bits))
     return out
+
+
+def keep_ints(fn):
+    """`fn` for floating arrays; integer and bool arrays pass through as a copy (floor, ceil,
+    trunc: torch keeps their values and dtype)."""
+    return lambda x: x.copy() if x.dtype.kind in "iub" else fn(x)
 
 
 def rsqrt(x: np.ndarray) -> np.ndarray:
