@@ -9,28 +9,11 @@ import math
 
 import numpy as np
 import pytest
+from fusion_special_rows import BINARY, FLAGS, row_function
 
 import gpu_tensor as gt
 from gpu_tensor.fusion.optable import OPS
-from gpu_tensor.ops import special as sp
 
-BINARY = [
-    "hypot",
-    "logaddexp",
-    "logaddexp2",
-    "xlogy",
-    "xlog1py",
-    "atan2",
-    "copysign",
-    "nextafter",
-    "fmod",
-    "ldexp",
-    "heaviside",
-    "fmax",
-    "fmin",
-    "float_power",
-]
-FLAGS = ["isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"]
 _DTYPES = ["bool", "int64", "float16", "float32", "float64"]
 _F = [0.0, -0.0, 1.5, -2.25, 3.0, math.inf, -math.inf, math.nan, 1e-3, -7.5, 0.5, -1.0]
 _G = [0.5, 2.0, -0.0, 0.0, -3.0, math.inf, 2.5, 1.0, -math.inf, math.nan, -1.0, -1.0]
@@ -38,10 +21,6 @@ _VALUES = {
     "bool": ([True, False] * 6, [False, True, True] * 4),
     "int64": ([0, 1, -2, 5, 7, -3, 2, 0, 4, -6, 3, -1], [1, 2, 3, -2, 2, 2, -1, 5, 3, 4, 1, -1]),
 }
-
-
-def _fn(key):
-    return sp.xlog1py if key == "xlog1py" else getattr(gt, key)
 
 
 def _operands(key, dtype):
@@ -71,8 +50,8 @@ def test_every_new_function_is_a_row():
 @pytest.mark.parametrize("key", BINARY + FLAGS)
 def test_eager_and_fused_agree(key, dtype):
     args = _operands(key, dtype)
-    eager = _outcome(_fn(key), *args)
-    fused = _outcome(gt.fuse(_fn(key)), *args)
+    eager = _outcome(row_function(key), *args)
+    fused = _outcome(gt.fuse(row_function(key)), *args)
     assert eager[:2] == fused[:2]
     if eager[0] == "ok":
         np.testing.assert_array_equal(eager[2], fused[2])
@@ -84,7 +63,7 @@ def test_inside_a_larger_fused_function(key):
     a, b = _operands(key, "float32")
 
     def body(x, y):
-        return _fn(key)(x * 1.0, y) + 0.5
+        return row_function(key)(x * 1.0, y) + 0.5
 
     np.testing.assert_array_equal(gt.fuse(body)(a, b).numpy(), body(a, b).numpy())
 
@@ -113,7 +92,7 @@ _RECORDED = [
 @pytest.mark.parametrize("case", _RECORDED, ids=[f"{c[0]}-{i}" for i, c in enumerate(_RECORDED)])
 def test_values_recorded_from_torch(case, device):
     key, a, b, dtype, expected = case
-    r = _fn(key)(gt.tensor(a, device=device), gt.tensor(b, device=device))
+    r = row_function(key)(gt.tensor(a, device=device), gt.tensor(b, device=device))
     assert r.dtype is getattr(gt, dtype)
     want = np.array(expected, dtype=r.dtype.np)  # (an ulp apart where libm's are: log(e))
     np.testing.assert_allclose(r.cpu().numpy(), want, rtol=2.5e-7, atol=0, equal_nan=True)
@@ -127,14 +106,14 @@ def test_values_recorded_from_torch(case, device):
 def test_no_integer_kernel_raises_as_torch(key, dtype):
     a, b = _operands(key, dtype)
     with pytest.raises(NotImplementedError, match="not implemented for"):
-        _fn(key)(a, b)
+        row_function(key)(a, b)
 
 
 def test_number_overloads_follow_torch():
     x = gt.tensor([1.5, -2.0])
     for key in ("hypot", "atan2", "logaddexp", "fmax", "ldexp", "heaviside", "nextafter"):
         with pytest.raises(TypeError, match="must be Tensor"):
-            _fn(key)(x, 2.0)
+            row_function(key)(x, 2.0)
     with pytest.raises(TypeError, match="must be Tensor"):
         gt.copysign(2.0, x)
     assert gt.copysign(x, -1.0).tolist() == [-1.5, -2.0]
@@ -156,7 +135,7 @@ def test_values_and_dtypes_match_torch(key):
     tfn = torch.special.xlog1py if key == "xlog1py" else getattr(torch, key)
     for dtype in _DTYPES:
         args = _operands(key, dtype)
-        ours = _outcome(_fn(key), *args)
+        ours = _outcome(row_function(key), *args)
         targs = [torch.tensor(a.tolist(), dtype=getattr(torch, dtype)) for a in args]
         try:
             r = tfn(*targs)
