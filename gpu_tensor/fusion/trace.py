@@ -132,7 +132,7 @@ def _binary(key, swap=False):
     def method(self, other):
         return apply(key, other, self) if swap else apply(key, self, other)
 
-    method.__name__ = key
+    method.__name__, method.__qualname__ = key, f"Tensor.{key}"  # (what a TypeError names)
     return method
 
 
@@ -140,7 +140,21 @@ def _unary(key):
     def method(self):
         return apply(key, self)
 
-    method.__name__ = key
+    method.__name__, method.__qualname__ = key, f"Tensor.{key}"
+    return method
+
+
+def _resolved(name):
+    """The method of a row with a parameter, taking it as Tensor's method does (x.logit(eps),
+    x.nan_to_num(nan=...), x.mvlgamma(p)): the module function resolves the
+    parameter (torch's per-dtype defaults, its checks) and records the row."""
+
+    def method(self, *args, **kwargs):
+        from ..ops import special  # the ops layer, when a function is traced (see test_layering)
+
+        return getattr(special, name)(self, *args, **kwargs)
+
+    method.__name__, method.__qualname__ = name, f"Tensor.{name}"
     return method
 
 
@@ -233,6 +247,15 @@ class Proxy(Refusals):
 
     def where(self, condition, other):
         return apply("where", condition, self, other)
+
+    logit = _resolved("logit")
+    nan_to_num = _resolved("nan_to_num")
+    mvlgamma = _resolved("mvlgamma")
+
+    def polygamma(self, n):  # (no row of this name: gt.polygamma(n, x) is special_polygamma's)
+        from ..ops import special  # the ops layer, when a function is traced (test_layering)
+
+        return special.polygamma(n, self)
 
     def __getattr__(self, name):
         if name.startswith("__"):

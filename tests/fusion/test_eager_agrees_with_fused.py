@@ -195,3 +195,41 @@ def test_numpy_ufunc_calls_fuse_cannot_take_say_why():
     for fn in (lambda a: np.cbrt(a), lambda a: np.add.reduce(a), lambda a: np.exp(a, dtype=float)):
         with pytest.raises(gt.FusionError, match="cannot be fused: only a plain call"):
             gt.fuse(fn)(x)
+
+
+# -- the rows with a parameter, called as Tensor methods on traced values -------------------
+_PARAM_METHODS = {
+    "logit": lambda t: t.logit(1e-3),
+    "logit_eps_keyword": lambda t: t.logit(eps=0.25),
+    "nan_to_num": lambda t: t.nan_to_num(nan=1.5, posinf=7.0),
+    "nan_to_num_defaults": lambda t: t.nan_to_num(),
+    "mvlgamma": lambda t: t.mvlgamma(2),
+    "mvlgamma_p_keyword": lambda t: t.mvlgamma(p=3),
+    "polygamma": lambda t: t.polygamma(1),
+    "polygamma_n_keyword": lambda t: t.polygamma(n=2),
+    "gelu": lambda t: t.gelu(approximate="tanh"),
+    "clamp": lambda t: t.clamp(min=0.5, max=2.0),
+}
+
+
+@pytest.mark.parametrize("name", list(_PARAM_METHODS))
+def test_row_methods_take_their_parameter_on_traced_values(name, device):
+    """x.logit(eps), x.nan_to_num(nan=...), x.mvlgamma(p), x.polygamma(n) inside @gt.fuse
+    are what they are eagerly (they were refused with a TypeError naming a closure)."""
+    from fusion_tolerance import assert_close
+
+    fn = _PARAM_METHODS[name]
+    inf = float("inf")
+    x = gt.tensor([0.25, 0.75, 1.5, 2.5, float("nan"), inf, -inf], device=device)
+    eager, fused = fn(x), gt.fuse(fn)(x)
+    assert fused.dtype == eager.dtype and fused.device == x.device
+    assert_close(fused.cpu().numpy(), eager.cpu().numpy(), np.dtype(np.float32))
+
+
+def test_wrong_arguments_of_a_traced_method_name_the_tensor_method():
+    x = gt.tensor([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"^Tensor\.exp\(\) takes 1 positional") as info:
+        gt.fuse(lambda t: t.exp(2))(x)
+    assert "<locals>" not in str(info.value)
+    with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
+        gt.fuse(lambda t: t.mvlgamma(0))(x)
