@@ -99,6 +99,8 @@ UPWARD = {
     ("cuda", "cuda.graphs"): "gt.cuda.CUDAGraph & co, built on the public API, on first use",
     ("fusion.derivatives_special", "special"): "a special row's derivative calls gt.special "
     "(polygamma, i1, ...: no Tensor method), at backward time",
+    ("fusion.trace", "ops.special"): "a traced x.logit(eps), x.nan_to_num(...): the module "
+    "function resolves the row's parameter, when a function is traced",
 }
 CUPY_ALLOWED = [
     "backends.*",

@@ -122,7 +122,7 @@ def _compute(graph: Graph, roots, loads: dict, ind: str) -> tuple[list[str], lis
                 fn = {(True, True): "gt_clamp", (True, False): "gt_max", (False, True): "gt_min"}
                 expr = f"{fn[present]}({', '.join(args)})"
             else:
-                expr = op.template(node.param).format(*args)
+                expr = op.template(node.param).format(*args, storage=CTYPE[node.dtype])
         names[id(node)] = (name, ct)
         lines.append(f"{ind}const {ct} {name} = {expr};")
     return lines, [names[id(r)] for r in roots]

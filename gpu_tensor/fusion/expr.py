@@ -156,7 +156,7 @@ def evaluate(graph: Graph, arrays, scalars=(), roots=None) -> list[np.ndarray]:
             else:
                 op = OPS[node.key]
                 args = [
-                    None if a is None else values[id(a)].astype(compute_dtype(d), copy=False)
+                    None if a is None else values[id(a)].astype(op.computes_in(d), copy=False)
                     for a, d in zip(node.args, node.in_dtypes, strict=True)
                 ]
                 kwargs = {op.param: node.param} if op.param and node.param is not None else {}

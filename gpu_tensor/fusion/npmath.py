@@ -21,8 +21,10 @@ __all__ = [
     "where",
     "int_pow",
     "rsqrt",
+    "keep_ints",
     "xlogy",
     "xlog1py",
+    "nextafter",
     "heaviside",
     "ldexp",
     "isposinf",
@@ -246,6 +248,12 @@ def where(cond, x, y):
     return out
 
 
+def keep_ints(fn):
+    """`fn` for floating arrays; integer and bool arrays pass through as a copy (floor, ceil,
+    trunc: torch keeps their values and dtype)."""
+    return lambda x: x.copy() if x.dtype.kind in "iub" else fn(x)
+
+
 def rsqrt(x: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         return (x.dtype.type(1) / np.sqrt(x)).astype(x.dtype)
@@ -330,6 +338,15 @@ def ldexp(x, e):
     """x * 2**e (torch computes it as that product, so e need not be an integer)."""
     with np.errstate(all="ignore"):
         return (x * np.exp2(e)).astype(np.result_type(x, e), copy=False)
+
+
+def nextafter(a, b):
+    """np.nextafter, except that equal float16 operands give `b`, as C's and torch's do
+    (numpy's float16 loop gives `a`: nextafter(0.0, -0.0) is +0.0 there, -0.0 in torch)."""
+    r = np.nextafter(a, b)
+    if r.dtype != np.float16:
+        return r
+    return np.where(a == b, b, r).astype(r.dtype, copy=False)
 
 
 def isposinf(x):

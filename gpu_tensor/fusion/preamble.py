@@ -219,6 +219,28 @@ GT_MATH2(gt_atan2, atan2f, atan2)
 GT_MATH2(gt_copysign, copysignf, copysign)
 GT_MATH2(gt_nextafter, nextafterf, nextafter)
 #undef GT_MATH2
+// nextafter steps in the type the result is stored in (S, the row's {storage}): float and
+// double call C's; half and bfloat16 (computed in float) step to the next 16-bit value, as
+// torch's kernels do (torch's rule: NaN wins, equal values give `to`, 0 steps to the
+// smallest subnormal with the sign of `to`)
+template <typename S, typename T> GT_FN T gt_nextafter_in(T a, T b) { return gt_nextafter(a, b); }
+template <typename S> GT_FN float gt_nextafter16(float a, float b) {
+  S h = gt_from_float<S>(a);
+  const S t = gt_from_float<S>(b);
+  const float x = gt_to_float(h), y = gt_to_float(t);
+  if (x != x || y != y) return x + y;
+  if (x == y) return y;
+  if (x == 0.0f) h.bits = (unsigned short)((t.bits & 0x8000u) | 1u);
+  else if ((x < y) == (x > 0.0f)) h.bits = (unsigned short)(h.bits + 1u);
+  else h.bits = (unsigned short)(h.bits - 1u);
+  return gt_to_float(h);
+}
+template <> GT_FN float gt_nextafter_in<gt_half, float>(float a, float b) {
+  return gt_nextafter16<gt_half>(a, b);
+}
+template <> GT_FN float gt_nextafter_in<gt_bf16, float>(float a, float b) {
+  return gt_nextafter16<gt_bf16>(a, b);
+}
 GT_MATH1(gt_pow2, exp2f, exp2)  // 2**x
 GT_FN float gt_fma(float a, float b, float c) { return fmaf(a, b, c); }
 GT_FN double gt_fma(double a, double b, double c) { return fma(a, b, c); }

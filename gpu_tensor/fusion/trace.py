@@ -132,7 +132,7 @@ def _binary(key, swap=False):
     def method(self, other):
         return apply(key, other, self) if swap else apply(key, self, other)
 
-    method.__name__ = key
+    method.__name__, method.__qualname__ = key, f"Tensor.{key}"  # (what a TypeError names)
     return method
 
 
@@ -140,7 +140,21 @@ def _unary(key):
     def method(self):
         return apply(key, self)
 
-    method.__name__ = key
+    method.__name__, method.__qualname__ = key, f"Tensor.{key}"
+    return method
+
+
+def _resolved(name):
+    """The method of a row with a parameter, taking it as Tensor's method does (x.logit(eps),
+    x.nan_to_num(nan=...), x.mvlgamma(p)): the module function resolves the
+    parameter (torch's per-dtype defaults, its checks) and records the row."""
+
+    def method(self, *args, **kwargs):
+        from ..ops import special  # the ops layer, when a function is traced (see test_layering)
+
+        return getattr(special, name)(self, *args, **kwargs)
+
+    method.__name__, method.__qualname__ = name, f"Tensor.{name}"
     return method
 
 
@@ -182,7 +196,11 @@ class Proxy(Refusals):
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         key = _UFUNCS.get(ufunc.__name__)
         if method != "__call__" or key is None or kwargs:
-            raise FusionError(f"numpy.{ufunc.__name__} ({method}) cannot be fused")
+            raise FusionError(
+                f"numpy.{ufunc.__name__} ({method}) cannot be fused: only a plain call (no "
+                "out=, where= or dtype=) of a numpy ufunc that computes an elementwise op of "
+                "gpu_tensor can; compute it outside the fused function and pass it in"
+            )
         return apply(key, *inputs)
 
     def __gt_elementwise__(self, key, *operands, **params):
@@ -230,6 +248,15 @@ class Proxy(Refusals):
     def where(self, condition, other):
         return apply("where", condition, self, other)
 
+    logit = _resolved("logit")
+    nan_to_num = _resolved("nan_to_num")
+    mvlgamma = _resolved("mvlgamma")
+
+    def polygamma(self, n):  # (no row of this name: gt.polygamma(n, x) is special_polygamma's)
+        from ..ops import special  # the ops layer, when a function is traced (test_layering)
+
+        return special.polygamma(n, self)
+
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)  # protocol probes (numpy, copy, pickle) must see "absent"
@@ -253,17 +280,17 @@ for _key, _op in OPS.items():  # from the table: x + y, x.exp(), x.add(y), x.mul
     for _alias in _op.aliases:
         setattr(Proxy, _alias, getattr(Proxy, _key))
 
-_UFUNCS = {
-    "add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div",
-    "floor_divide": "floor_divide", "remainder": "remainder", "power": "pow",
-    "negative": "neg", "absolute": "abs", "exp": "exp", "log": "log", "log1p": "log1p",
-    "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tanh": "tanh", "floor": "floor",
-    "ceil": "ceil", "rint": "round", "equal": "eq", "not_equal": "ne", "less": "lt",
-    "less_equal": "le", "greater": "gt", "greater_equal": "ge", "logical_and": "logical_and",
-    "logical_or": "logical_or", "logical_xor": "logical_xor", "logical_not": "logical_not",
-    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
-    "invert": "bitwise_not", "maximum": "maximum", "minimum": "minimum",
+# numpy's ufuncs run the row of the same name or alias (np.tan, np.arcsin, np.divide, ...);
+# these are the rows numpy names differently (np.degrees computes rad2deg exactly)
+_NUMPY_NAMES = {
+    "absolute": "abs", "power": "pow", "rint": "round", "invert": "bitwise_not",
+    "equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt",
+    "greater_equal": "ge", "degrees": "rad2deg", "radians": "deg2rad",
 }  # fmt: skip
+_UFUNCS = {
+    **{name: key for key, op in OPS.items() for name in (key, *op.aliases)},
+    **_NUMPY_NAMES,
+}
 
 
 def trace(fn, specs) -> tuple[Graph, bool]:

@@ -88,7 +88,7 @@ def _dtypes(spec, common):
     if kind == "float" and common.category < _dt.FLOAT:
         compute = _dt.get_default_dtype()
     out = _dt.bool if kind == "compare" else compute
-    if compute in _HALF:
+    if compute in _HALF and not op.storage_compute:  # (nextafter steps in half types)
         compute = _dt.float32  # torch's opmath: half types compute in float32
     if common.category == _dt.COMPLEX and spec.key == "abs":
         out = common.to_real()  # torch: |z| of complex64 is float32
@@ -661,6 +661,12 @@ def apply(key, *operands, **params):
         raise
     except MemoryError as exc:  # numpy's, for an impossible result: torch's error
         raise backend.host_memory_error(exc, key) from None
+    return result_tensor(backend, r, dev, out)
+
+
+def result_tensor(backend, r, dev, out):
+    """The Tensor of dtype `out` on `dev` holding `backend.elementwise`'s result `r` (an
+    array, or a numpy scalar for 0-dim operands), cast and adopted as the device needs."""
     own = backend.casts_in_kernel  # its elementwise results are its own already
     if not hasattr(r, "ndim") or isinstance(r, np.generic):
         r, own = backend.xp.asarray(r), False

@@ -20,7 +20,7 @@ from .._grad import differentiable
 from .._out import call as out_call
 from .._tensor import Tensor
 from ..backends import get_backend
-from ._dispatch import apply, make_unary
+from ._dispatch import apply, make_unary, result_tensor
 from .row_function import binary_function
 
 __all__ = [
@@ -86,15 +86,6 @@ __all__ = [
     "polygamma",
     "mvlgamma",
 ]
-
-
-def _wrap(bk, r, x, out_dt):
-    if not hasattr(r, "ndim") or isinstance(r, np.generic):
-        r = bk.xp.asarray(r)
-    if r.dtype != out_dt.np:
-        r = bk.astype(r, out_dt.np)
-    r, st = bk.adopt(r)
-    return Tensor._make(r, x.device, out_dt, st)
 
 
 def _elementwise(bk, fn, arrays):
@@ -366,7 +357,8 @@ def _int_binary(name, fn):
                 f"\"{name}_cpu\" not implemented for '{_dt.SCALAR_TYPE_NAMES[dt.name]}'"
             )
         bk = get_backend(input.device)
-        return _wrap(bk, _elementwise(bk, fn, (input._data, b._data)), input, dt)
+        r = _elementwise(bk, fn, (input._data, b._data))
+        return result_tensor(bk, r, input.device, dt)
 
     op.__name__ = op.__qualname__ = name
     return op

@@ -4,6 +4,7 @@ exception class."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import gpu_tensor as gt
@@ -118,3 +119,117 @@ def test_special_rows_agree_eager_and_fused(key, dtype, device):
     if got is not None:
         out, ref = got.cpu().double(), expected.double()  # (numpy has no bfloat16)
         assert_close(out.numpy(), ref.numpy(), as_np_dtype(got.dtype.np))
+
+
+# -- numpy's ufuncs on traced values run the table's rows ---------------------------------
+# Found from numpy itself, not from the tracer's own list: every ufunc numpy exports under a
+# row's name or alias (np.tan, np.asin, np.arcsin, np.divide, ...), and the ones whose
+# numpy name differs (np.absolute, np.rint, np.equal, np.degrees, ...).
+_NUMPY_DIFFERENT = {
+    "absolute": "abs", "power": "pow", "rint": "round", "invert": "bitwise_not",
+    "equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt",
+    "greater_equal": "ge", "degrees": "rad2deg", "radians": "deg2rad",
+}  # fmt: skip
+_ROW_NAMES = {name: key for key, op in OPS.items() for name in (key, *op.aliases)}
+_UFUNC_ROWS = sorted(
+    (name, _ROW_NAMES.get(name) or _NUMPY_DIFFERENT[name])
+    for name in dir(np)
+    if isinstance(getattr(np, name), np.ufunc) and (name in _ROW_NAMES or name in _NUMPY_DIFFERENT)
+)
+_UFUNC_CASES = [(n, k, d) for n, k in _UFUNC_ROWS for d in _DTYPES]
+
+
+def test_numpy_ufuncs_found_include_the_ones_once_refused():
+    """The list above is not empty by accident: np.tan and np.arcsin were refused before."""
+    names = dict(_UFUNC_ROWS)
+    assert names["tan"] == "tan" and names["arcsin"] == "asin" and names["asin"] == "asin"
+    assert names["divide"] == "div" and names["arctan2"] == "atan2" and len(names) >= 80
+
+
+@pytest.mark.parametrize(
+    "name,key,dtype", _UFUNC_CASES, ids=[f"{n}-{d}" for n, _, d in _UFUNC_CASES]
+)
+def test_numpy_ufunc_on_traced_values_is_the_row(name, key, dtype):
+    """np.<ufunc>(traced) under @gt.fuse gives what the row gives eagerly: the same dtype
+    and values, or the same exception class."""
+    ufunc = getattr(np, name)
+    args = [gt.tensor(_VALUES[dtype], dtype=getattr(gt, dtype))] * ufunc.nin
+    eager = _outcome(getattr(ew, key), *args)
+    fused = _outcome(gt.fuse(lambda *a: ufunc(*a)), *args)
+    assert eager == fused
+    if eager[0] == "ok":
+        want = getattr(ew, key)(*args).double().numpy()
+        got = gt.fuse(lambda *a: ufunc(*a))(*args).double().numpy()
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["tan", "arcsin", "arctan2", "divide", "degrees", "trunc"])
+def test_numpy_ufuncs_fuse_on_each_device(name, device):
+    """On cuda the ufunc is a row of the one generated kernel, like the gt function (on the
+    simulated CuPy: 1 launch, no sync, no copy)."""
+    from fusion_tolerance import assert_close
+
+    from gpu_tensor import device as dv
+
+    ufunc = getattr(np, name)
+    x = gt.tensor([0.25, -0.75, 0.5], device=device)
+    args = (x, x * 2 + 1)[: ufunc.nin]
+    fused = gt.fuse(lambda *a: ufunc(*a) * 2)
+    got = fused(*args)
+    want = getattr(ew, _ROW_NAMES.get(name) or _NUMPY_DIFFERENT[name])(*args) * 2
+    assert got.device == x.device and got.dtype == want.dtype
+    assert_close(got.cpu().numpy(), want.cpu().numpy(), np.dtype(np.float32))
+    if x.device.type == "cuda" and dv.cuda_is_simulated():
+        from gpu_tensor.testing import sim
+
+        sim.synchronize()
+        sim.reset_counters()
+        fused(*args)
+        c = sim.counters()
+        assert (c["kernel_launches"], c["device_syncs"], c["host_waits"]) == (1, 0, 0), c
+        assert c["bytes_copied"] == c["cupy_routines"] == 0, c
+
+
+def test_numpy_ufunc_calls_fuse_cannot_take_say_why():
+    x = gt.tensor([1.0, 2.0])
+    for fn in (lambda a: np.cbrt(a), lambda a: np.add.reduce(a), lambda a: np.exp(a, dtype=float)):
+        with pytest.raises(gt.FusionError, match="cannot be fused: only a plain call"):
+            gt.fuse(fn)(x)
+
+
+# -- the rows with a parameter, called as Tensor methods on traced values -------------------
+_PARAM_METHODS = {
+    "logit": lambda t: t.logit(1e-3),
+    "logit_eps_keyword": lambda t: t.logit(eps=0.25),
+    "nan_to_num": lambda t: t.nan_to_num(nan=1.5, posinf=7.0),
+    "nan_to_num_defaults": lambda t: t.nan_to_num(),
+    "mvlgamma": lambda t: t.mvlgamma(2),
+    "mvlgamma_p_keyword": lambda t: t.mvlgamma(p=3),
+    "polygamma": lambda t: t.polygamma(1),
+    "polygamma_n_keyword": lambda t: t.polygamma(n=2),
+    "gelu": lambda t: t.gelu(approximate="tanh"),
+    "clamp": lambda t: t.clamp(min=0.5, max=2.0),
+}
+
+
+@pytest.mark.parametrize("name", list(_PARAM_METHODS))
+def test_row_methods_take_their_parameter_on_traced_values(name, device):
+    """x.logit(eps), x.nan_to_num(nan=...), x.mvlgamma(p), x.polygamma(n) inside @gt.fuse
+    are what they are eagerly (they were refused with a TypeError naming a closure)."""
+    from fusion_tolerance import assert_close
+
+    fn = _PARAM_METHODS[name]
+    inf = float("inf")
+    x = gt.tensor([0.25, 0.75, 1.5, 2.5, float("nan"), inf, -inf], device=device)
+    eager, fused = fn(x), gt.fuse(fn)(x)
+    assert fused.dtype == eager.dtype and fused.device == x.device
+    assert_close(fused.cpu().numpy(), eager.cpu().numpy(), np.dtype(np.float32))
+
+
+def test_wrong_arguments_of_a_traced_method_name_the_tensor_method():
+    x = gt.tensor([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"^Tensor\.exp\(\) takes 1 positional") as info:
+        gt.fuse(lambda t: t.exp(2))(x)
+    assert "<locals>" not in str(info.value)
+    with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
+        gt.fuse(lambda t: t.mvlgamma(0))(x)

@@ -6,35 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fusion_special_rows import BINARY, FLAGS, row_function
 
 import gpu_tensor as gt
 from gpu_tensor import device as dv
-from gpu_tensor.ops import special as sp
 
 pytestmark = pytest.mark.sim
 
-_ROWS = [
-    "hypot",
-    "logaddexp",
-    "logaddexp2",
-    "xlogy",
-    "xlog1py",
-    "atan2",
-    "copysign",
-    "nextafter",
-    "fmod",
-    "ldexp",
-    "heaviside",
-    "fmax",
-    "fmin",
-    "float_power",
-    "isnan",
-    "isinf",
-    "isfinite",
-    "isposinf",
-    "isneginf",
-    "signbit",
-]
+_ROWS = BINARY + FLAGS
 _A = np.array(
     [[0.0, -0.0, 1.5, -2.25], [3.0, np.inf, -np.inf, np.nan], [1e-3, -7.5, 0.5, -1.0]],
     dtype=np.float32,
@@ -43,10 +22,6 @@ _B = np.array(
     [[0.5, 2.0, -0.0, 0.0], [-3.0, np.inf, 2.5, 1.0], [-np.inf, np.nan, -1.0, -1.0]],
     dtype=np.float32,
 )
-
-
-def _fn(key):
-    return sp.xlog1py if key == "xlog1py" else getattr(gt, key)
 
 
 def _sim():
@@ -68,14 +43,14 @@ def test_one_launch_no_copy_no_sync(key):
         : 1 if unary else 2
     ]
     args = [t.to("cuda") for t in cpu]
-    _fn(key)(*args)  # warm: the kernel is compiled and cached
+    row_function(key)(*args)  # warm: the kernel is compiled and cached
     sim.reset_counters()
-    r = _fn(key)(*args)
+    r = row_function(key)(*args)
     c = sim.counters()
     assert c["kernel_launches"] == 1, c
     assert c["device_syncs"] == c["host_waits"] == 0, c
     assert c["bytes_copied"] == c["memcpy_calls"] == c["cupy_routines"] == 0, c
-    want = _fn(key)(*cpu)
+    want = row_function(key)(*cpu)
     assert r.dtype is want.dtype
     np.testing.assert_allclose(r.cpu().numpy(), want.numpy(), rtol=2e-6, atol=0, equal_nan=True)
 
@@ -141,3 +116,25 @@ def test_integer_division_is_one_launch(op):
                 "fmod": lambda: gt.fmod(a[:2], zero),
                 "scalar_floordiv": lambda: a // 0,
             }[op]()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_nextafter_on_half_types_is_one_launch(dtype):
+    """The 16-bit step happens in the kernel (its {storage} type), with no float32 detour."""
+    sim = _sim()
+    dt = getattr(gt, dtype)
+    cpu = [gt.tensor(_A, dtype=dt, device="cpu"), gt.tensor(_B, dtype=dt, device="cpu")]
+    args = [t.to("cuda") for t in cpu]
+    gt.nextafter(*args)
+    sim.reset_counters()
+    r = gt.nextafter(*args)
+    c = sim.counters()
+    assert c["kernel_launches"] == 1, c
+    assert c["device_syncs"] == c["host_waits"] == 0, c
+    assert c["bytes_copied"] == c["memcpy_calls"] == c["cupy_routines"] == 0, c
+    want = gt.nextafter(*cpu)
+    assert r.dtype is dt
+    got, ref = r.cpu().view(gt.int16).numpy(), want.view(gt.int16).numpy()
+    nan = np.isnan(want.float().numpy())
+    np.testing.assert_array_equal(got[~nan], ref[~nan])
+    assert np.isnan(r.cpu().float().numpy()[nan]).all()
