@@ -9,7 +9,8 @@ float32, the result dropped each call) and reports the differences, so each row 
 own host time of one step:
 
 - dispatch: Tensor.__add__ to the backend (ops/_dispatch.py) and the result Tensor;
-- device context: `CudaBackend.kernel` (the device's `with`, the call into fusion);
+- device context: `CudaBackend.kernel` (with one device, eager.run_planned bound to the
+  backend's plans and allocator by functools.partial; else the device's `with`);
 - signature, plan lookup, launch: fusion/eager.py `run_planned` less its allocation;
 - caching allocator: malloc and free of the result's block (gpu_tensor/memory/);
 - cupy objects: calling the UnownedMemory, MemoryPointer and ndarray constructors that
@@ -64,7 +65,7 @@ def steps(n: int) -> list[tuple[str, float]]:
 
     probes = {
         "op": lambda: x + y,
-        "kernel": lambda: backend.kernel("add", (xd, yd), f32),
+        "kernel": lambda: backend.kernel("add", (xd, yd), f32, None, None),
         "run": lambda: run_planned(backend._plans, backend._result, "add", (xd, yd), f32, None),
         "result": lambda: backend._result(SHAPE, f32),
         "allocator": lambda: alloc.free(alloc.malloc(nbytes, 0)),
