@@ -326,7 +326,7 @@ class CudaBackend(Backend):
         # clock of bench_host_cost wraps the function where it is found)
         block = alloc.malloc(nbytes, self._cuda.get_current_stream().ptr)
         block.tag = tag  # one dict per layout, shared: tags are replaced, never edited
-        mem = self._unowned(block.ptr, nbytes, self._owner(alloc, block), self.index)
+        mem = self._unowned(block.ptr, nbytes, self._owner((alloc, block)), self.index)
         return self._ndarray(shape, stored, memptr=self._pointer(mem, 0))
 
     def int8_mm_nt(self, a, w):
