@@ -155,3 +155,38 @@ def test_mixed_dtypes_match_the_cpu_rules():
         got = a.to("cuda") + bb
         assert got.dtype is want.dtype, (a.dtype, b)
         np.testing.assert_array_equal(got.cpu().float().numpy(), want.float().numpy())
+
+
+@requires_real_cuda
+def test_the_warm_entry_is_bound_once_and_results_give_their_blocks_back(monkeypatch):
+    """With one device the backend's `kernel` becomes eager.run_planned bound to its plans
+    and allocator after the first op (a frame less per op); with more it stays the method,
+    entering the device each call. Both give the same values, and a dropped result's
+    block goes back to the allocator (its owner is a tuple, freed by its finaliser)."""
+    _sim()
+    from functools import partial
+
+    from gpu_tensor.fusion import eager
+
+    x = gt.from_numpy(np.arange(12, dtype=np.float32)).to("cuda")
+    y = x * 3
+    backend = x.device._backend
+    f32 = np.dtype(np.float32)
+    x + y
+    bound = vars(backend)["kernel"]
+    assert isinstance(bound, partial) and bound.func is eager.run_planned
+    assert bound.args == (backend._plans, backend._result)
+    got = backend.kernel("add", (x._data, y._data), f32, None, None)
+    monkeypatch.delattr(backend, "kernel")  # the method again, as with two devices
+    monkeypatch.setattr(backend, "_one_device", False)
+    again = backend.kernel("add", (x._data, y._data), f32, None, None)
+    assert "kernel" not in vars(backend)  # several devices: nothing bound
+    want = np.arange(12, dtype=np.float32) * 4
+    for r in (got, again):
+        np.testing.assert_array_equal(gt.Tensor._make(r, x.device, gt.float32).cpu().numpy(), want)
+    del got, again, r
+    before = gt.cuda.memory_allocated()
+    z = x + y
+    assert gt.cuda.memory_allocated() > before  # 48 bytes, in a rounded-up block
+    del z
+    assert gt.cuda.memory_allocated() == before
