@@ -15,17 +15,28 @@ warm op (32×32, the result dropped each call) it reports:
   That cost (the wrapper outside its window) is measured in the same run on a wrapped
   no-op. Before measuring, each op is checked to reach no simulator function past the
   clock and to run none of ours inside it (`BoundaryTimer.uncovered`), else the run fails.
-  The 10th percentile over loops of 10 ops. What the clock cannot see counts as ours:
-  allocating and freeing the simulator's Python objects around a wrapped `__init__` (the
-  result's ndarray, MemoryPointer and UnownedMemory, ~1.5 µs an op by
-  profiling/host_cost_steps.py; Cython objects in real cupy). A tree older than the timer (`--before`) is
-  measured with this tree's timer. (cProfile's own time, the previous method, is not kept
-  as a column: its cost per call event lands unevenly in the functions it profiles, so
-  subtracting an average leaves a bias; it read 20.7 µs for `x + y` where the boundary
-  reads 8.4 µs, same tree and machine, and it was seen above the unprofiled wall time.)
+  The 10th percentile over loops of 10 ops. The simulator's objects: the clock times
+  their `__new__` (install() gives each simulator class a clocked one), `__init__` and
+  `__del__`, but not Python's dispatch between them nor freeing the object after its
+  `__del__`. That share is measured per op and taken out too (`objects_us`, `objects`):
+  `BoundaryTimer.objects_ns` follows, in one call, each simulator object made and dropped
+  outside the clock (weak references; the result's ndarray, MemoryPointer and
+  UnownedMemory), then per class makes and drops one with the arguments the op gave it in
+  a loop, less a no-op loop, the windows and the clock's cost. It cannot hide our time: a
+  class whose making or dropping runs any Python code but the simulator's (our allocator,
+  our owner's finaliser) is charged 0 ns, the arguments (our owner among them) outlive
+  the loop, and an object made or dropped inside the simulator is left to the clock
+  (tests/testing/test_sim_boundary.py). Calling the constructors stays ours (about 0.6 µs
+  an op, profiling/host_cost_steps.py; on a GPU these are calls into Cython). Both trees
+  (`--before`) are measured with this tree's timer. (cProfile's own time, the previous
+  method, is not kept as a column: its cost per call event lands unevenly in the
+  functions it profiles, so subtracting an average leaves a bias; it read 20.7 µs for
+  `x + y` where the boundary reads 8.4 µs, same tree and machine, and it was seen above
+  the unprofiled wall time.)
 - `sim_us`: time inside the simulator per op; `crossings`: outermost calls into it;
 - `calls`: Python calls under gpu_tensor/ (not testing/) in one warm op, result kept
-  (comprehensions and generators count); `launches`: kernel launches in that op;
+  (comprehensions and generators count); `bytecodes`: bytecode instructions executed in
+  those calls (exact, so load cannot blur a before/after); `launches`: kernel launches;
 - `total_us`: wall time per op with no clock installed, simulator included (context only).
 
 Beside it, in the same run: numpy and torch CPU eager for the same op (torch in this
@@ -138,13 +149,7 @@ def count_calls(fn, ours) -> int:
 
     def prof(frame, event, arg):
         nonlocal n
-        if event == "call" and ours(frame.f_code.co_filename):
-            if frame.f_code.co_filename.endswith(_ENV):
-                up = frame.f_back
-                while up is not None and up.f_code.co_filename.endswith(_ENV):
-                    up = up.f_back
-                if up is not None and not ours(up.f_code.co_filename):
-                    return
+        if event == "call" and _counted(frame, ours):
             n += 1
 
     sys.setprofile(prof)
@@ -156,10 +161,48 @@ def count_calls(fn, ours) -> int:
     return n
 
 
-def own_seconds(fn, n: int, timer, per_crossing_ns: float, chunk: int = 10) -> tuple:
+def _counted(frame, ours) -> bool:
+    """Whether `frame` is ours to count: in our files, and not a setting the simulator reads."""
+    if not ours(frame.f_code.co_filename):
+        return False
+    if frame.f_code.co_filename.endswith(_ENV):
+        up = frame.f_back
+        while up is not None and up.f_code.co_filename.endswith(_ENV):
+            up = up.f_back
+        return up is None or ours(up.f_code.co_filename)
+    return True
+
+
+def count_bytecodes(fn, ours) -> int:
+    """Bytecode instructions executed in our files while `fn()` runs (the result is kept):
+    an exact count of our own work, which machine load cannot blur."""
+    n = 0
+
+    def trace(frame, event, arg):
+        nonlocal n
+        if event == "call":
+            if not _counted(frame, ours):
+                return None
+            frame.f_trace_opcodes = True
+            return trace
+        if event == "opcode":
+            n += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        keep = fn()
+    finally:
+        sys.settrace(None)
+    del keep
+    return n
+
+
+def own_seconds(fn, n: int, timer, per_crossing_ns: float, objects_ns=0.0, chunk=10) -> tuple:
     """(own, sim) seconds per call of `fn`: wall time outside the simulator (the boundary
-    timer's windows subtracted, and its cost outside them per crossing), the 10th
-    percentile over short loops; and the simulator's time per call in that loop."""
+    timer's windows subtracted, its cost outside them per crossing, and `objects_ns` per
+    call: the simulator objects' life outside the clock, `BoundaryTimer.objects_ns`), the
+    10th percentile over short loops; and the simulator's time per call in that loop."""
     samples = []
     with _no_gc():
         for _ in range(max(n // chunk, 5)):
@@ -168,7 +211,7 @@ def own_seconds(fn, n: int, timer, per_crossing_ns: float, chunk: int = 10) -> t
             for _ in range(chunk):
                 fn()
             wall = time.perf_counter_ns() - t0
-            own = wall - timer.ns - per_crossing_ns * timer.crossings
+            own = wall - timer.ns - per_crossing_ns * timer.crossings - objects_ns * chunk
             samples.append((own / chunk, timer.ns / chunk))
     own, sim_ns = sorted(samples)[len(samples) // 10]
     return own / 1e9, sim_ns / 1e9
@@ -216,6 +259,7 @@ def _gt_worker(n: int, cases: list[str]) -> dict:
         del keep
         out[case] = {
             "calls": count_calls(run, ours),
+            "bytecodes": count_bytecodes(run, ours),
             "launches": launches,
             "total_us": per_call_s(run, n) * 1e6,
         }
@@ -225,12 +269,15 @@ def _gt_worker(n: int, cases: list[str]) -> dict:
         missed = timer.uncovered(run)
         if missed:
             raise SystemExit(f"bench_host_cost: {case}: the boundary timer misses {missed}")
-        own, in_sim = own_seconds(run, n, timer, per_crossing)
+        objects_ns, objects = timer.objects_ns(run)
+        own, in_sim = own_seconds(run, n, timer, per_crossing, objects_ns)
         timer.reset()
         run()
         out[case].update(
             own_us=own * 1e6,
             sim_us=in_sim * 1e6,
+            objects_us=objects_ns / 1e3,
+            objects=len(objects),
             crossings=timer.crossings,
             timer_ns_per_crossing=per_crossing,
         )
@@ -239,25 +286,21 @@ def _gt_worker(n: int, cases: list[str]) -> dict:
 
 
 def _boundary_timer():
-    """The simulator's boundary timer, installed. An older tree without one (`--before`)
-    gets this tree's, compiled as if it were that tree's file, so both trees are
-    measured by the same clock."""
-    try:
-        from gpu_tensor.testing.sim.boundary import BoundaryTimer
-    except ImportError:
-        import types
+    """The simulator's boundary timer, installed: always this tree's boundary.py, compiled as
+    if it were the measured tree's file (an older tree, `--before`, may have none or an
+    older one), so both trees are measured by the same clock."""
+    import types
 
-        import gpu_tensor.testing.sim as sim_pkg
+    import gpu_tensor.testing.sim as sim_pkg
 
-        name = "gpu_tensor.testing.sim.boundary"
-        path = os.path.join(os.path.dirname(sim_pkg.__file__), "boundary.py")
-        mod = types.ModuleType(name)
-        mod.__file__, mod.__package__ = path, sim_pkg.__name__
-        sys.modules[name] = mod
-        source = (REPO_ROOT / "gpu_tensor" / "testing" / "sim" / "boundary.py").read_text()
-        exec(compile(source, path, "exec"), mod.__dict__)
-        BoundaryTimer = mod.BoundaryTimer
-    return BoundaryTimer().install()
+    name = "gpu_tensor.testing.sim.boundary"
+    path = os.path.join(os.path.dirname(sim_pkg.__file__), "boundary.py")
+    mod = types.ModuleType(name)
+    mod.__file__, mod.__package__ = path, sim_pkg.__name__
+    sys.modules[name] = mod
+    source = (REPO_ROOT / "gpu_tensor" / "testing" / "sim" / "boundary.py").read_text()
+    exec(compile(source, path, "exec"), mod.__dict__)
+    return mod.BoundaryTimer().install()
 
 
 def _spawn(python: str, framework: str, tree: Path, n: int, cases: list[str]) -> dict:
@@ -348,10 +391,16 @@ def main(argv=None) -> int:
                     seconds=m["own_us"] / 1e6,
                     own_us=round(m["own_us"], 2),
                     calls=m["calls"],
+                    bytecodes=m["bytecodes"],
                     launches=m["launches"],
                     total_us=round(m["total_us"], 2),
                     sim_us=round(m["sim_us"], 2),
                     crossings=m["crossings"],
+                    **(
+                        {"objects_us": round(m["objects_us"], 2), "objects": m["objects"]}
+                        if "objects_us" in m
+                        else {}
+                    ),
                 )
             else:
                 suite.record(case, impl, seconds=m["us"] / 1e6)
@@ -364,7 +413,8 @@ def main(argv=None) -> int:
                 "—"
                 if m is None
                 else (
-                    f"{m['own_us']:.2f} µs own / {m['calls']} calls / {m['launches']} launch"
+                    f"{m['own_us']:.2f} µs own / {m['calls']} calls, {m['bytecodes']} bytecodes"
+                    f" / {m['launches']} launch"
                     f" ({m['total_us']:.1f} µs with the sim, {m['crossings']} crossings)"
                     if "own_us" in m
                     else f"{m['us']:.2f} µs"

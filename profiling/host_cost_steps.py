@@ -9,11 +9,14 @@ float32, the result dropped each call) and reports the differences, so each row 
 own host time of one step:
 
 - dispatch: Tensor.__add__ to the backend (ops/_dispatch.py) and the result Tensor;
-- device context: `CudaBackend.kernel` (the device's `with`, the call into fusion);
+- device context: `CudaBackend.kernel` (with one device, eager.run_planned bound to the
+  backend's plans and allocator by functools.partial; else the device's `with`);
 - signature, plan lookup, launch: fusion/eager.py `run_planned` less its allocation;
 - caching allocator: malloc and free of the result's block (gpu_tensor/memory/);
-- cupy objects: building and dropping the UnownedMemory, MemoryPointer and ndarray that
-  wrap the block (Python objects of the simulator here; Cython objects in real cupy);
+- cupy objects: calling the UnownedMemory, MemoryPointer and ndarray constructors that
+  wrap the block, and dropping them: what is left once the simulator's share (their
+  `__new__`, `__init__`, `__del__` on the clock, the rest of their life by
+  `BoundaryTimer.objects_ns`) is taken out, i.e. the calls themselves;
 - the rest of the result: the stream query, the block's owner and tag, the layout lookup.
 
 It reaches into the backend's internals, so it measures this tree only.
@@ -31,7 +34,7 @@ SHAPE = (32, 32)
 
 
 def _own_us(fn, timer, per_crossing: float, n: int) -> float:
-    return own_seconds(fn, n, timer, per_crossing)[0] * 1e6
+    return own_seconds(fn, n, timer, per_crossing, timer.objects_ns(fn)[0])[0] * 1e6
 
 
 def steps(n: int) -> list[tuple[str, float]]:
@@ -62,7 +65,7 @@ def steps(n: int) -> list[tuple[str, float]]:
 
     probes = {
         "op": lambda: x + y,
-        "kernel": lambda: backend.kernel("add", (xd, yd), f32),
+        "kernel": lambda: backend.kernel("add", (xd, yd), f32, None, None),
         "run": lambda: run_planned(backend._plans, backend._result, "add", (xd, yd), f32, None),
         "result": lambda: backend._result(SHAPE, f32),
         "allocator": lambda: alloc.free(alloc.malloc(nbytes, 0)),
@@ -87,7 +90,7 @@ def steps(n: int) -> list[tuple[str, float]]:
             us["run"] - us["result"],
         ),
         ("caching allocator: malloc + free (gpu_tensor/memory)", us["allocator"]),
-        ("cupy objects: UnownedMemory, MemoryPointer, ndarray (made, dropped)", us["objects"]),
+        ("cupy objects: calling UnownedMemory, MemoryPointer, ndarray", us["objects"]),
         (
             "rest of the result: stream query, owner, tag, layout lookup",
             us["result"] - us["allocator"] - us["objects"],

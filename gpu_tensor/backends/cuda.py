@@ -19,6 +19,8 @@ to float32, compute, and round back to bfloat16 (round-to-nearest-even), see
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .. import dtype as _dt
@@ -86,6 +88,10 @@ class CudaBackend(Backend):
         # Installed before this backend makes any array, so every byte it uses is counted.
         self._alloc = cuda_memory.install(index)
         self._owner = cuda_memory._BlockOwner  # what returns the block when cupy drops it
+        # cupy's classes an elementwise result is made of, looked up once (_result)
+        cuda = self._cuda = self.xp.cuda
+        self._unowned, self._pointer = cuda.UnownedMemory, cuda.MemoryPointer
+        self._ndarray = self.xp.ndarray
         self._run = None  # fusion.eager.run_planned, imported on the first elementwise op
         self._copy = None  # kernel.copy.copy_to_fresh, imported on the first contiguous()
         self._copies: dict = {}  # its launch plans on this device
@@ -239,21 +245,25 @@ class CudaBackend(Backend):
             r = fn(*args, **params) if params else fn(*args)
             return self._tag(r) if isinstance(r, self.xp.ndarray) else r
 
-    def kernel(self, key, args, out_np, via=None):
+    def kernel(self, key, args, out_np, params, via):
         """`elementwise` for ops/_dispatch.py's fast paths, whose operands are this
         device's arrays and Python scalars already: the cached launch, or None where the
         codegen has no kernel (complex dtypes; the caller then takes apply()'s path).
-        `via`: None, or (half dtype, _) to round array operands of other dtypes through
-        that dtype in the kernel, as apply() does before computing in float32."""
+        `params`: None (the fast paths have none). `via`: None, or (half dtype, _) to round
+        array operands of other dtypes through that dtype in the kernel, as apply() does
+        before computing in float32. With one device (always current), the first call
+        replaces this method, for this backend, by eager.run_planned with the plan cache
+        and allocator bound: one Python frame less on every later op."""
         run = self._run
         if run is None:
             from ..fusion.eager import run_planned as run
 
             self._run = run
         if self._one_device:
-            return run(self._plans, self._result, key, args, out_np, None, via)
+            self.kernel = partial(run, self._plans, self._result)
+            return run(self._plans, self._result, key, args, out_np, params, via)
         with self._dev:
-            return run(self._plans, self._result, key, args, out_np, None, via)
+            return run(self._plans, self._result, key, args, out_np, params, via)
 
     def index_add_(self, array, index, values) -> None:
         """cupy.add.at where cupy takes the dtype; otherwise through a dtype it takes:
@@ -311,11 +321,13 @@ class CudaBackend(Backend):
         stored, nbytes, tag = known
         if not nbytes:
             return self.empty(shape, np_dtype)[0]
-        cp = self.xp
-        block = self._alloc.malloc(nbytes, cp.cuda.get_current_stream().ptr)
+        alloc = self._alloc
+        # the stream looked up on every call (the current stream can change; the boundary
+        # clock of bench_host_cost wraps the function where it is found)
+        block = alloc.malloc(nbytes, self._cuda.get_current_stream().ptr)
         block.tag = tag  # one dict per layout, shared: tags are replaced, never edited
-        mem = cp.cuda.UnownedMemory(block.ptr, nbytes, self._owner(self._alloc, block), self.index)
-        return cp.ndarray(shape, stored, memptr=cp.cuda.MemoryPointer(mem, 0))
+        mem = self._unowned(block.ptr, nbytes, self._owner((alloc, block)), self.index)
+        return self._ndarray(shape, stored, memptr=self._pointer(mem, 0))
 
     def int8_mm_nt(self, a, w):
         """int32 a @ w^T for int8 operands: cuBLAS gemmEx (backends/cuda_blas.py)."""

@@ -243,18 +243,19 @@ def _read(ptr: int, nbytes: int) -> np.ndarray:
     return host
 
 
-class _BlockOwner:
-    """Owner object CuPy keeps alive with the memory; returns the block when it dies."""
+class _BlockOwner(tuple):
+    """Owner object CuPy keeps alive with the memory, `_BlockOwner((allocator, block))`;
+    returns the block when it dies. A tuple, so that making one (once per cuda result)
+    runs no Python code."""
 
-    __slots__ = ("allocator", "block")
+    __slots__ = ()
 
-    def __init__(self, allocator, block):
-        self.allocator = allocator
-        self.block = block
+    allocator = property(lambda self: self[0])
+    block = property(lambda self: self[1])
 
     def __del__(self):
         try:
-            self.allocator.free(self.block)
+            self[0].free(self[1])
         except Exception:  # noqa: BLE001 - finalisers run late (interpreter exit): never raise
             pass
 
@@ -265,7 +266,7 @@ def memory_pointer(allocator: CachingAllocator, nbytes: int, stream: int, device
     if nbytes == 0:  # cupy asks for 0 bytes for empty arrays; give no block, as cupy does
         return cp.cuda.MemoryPointer(cp.cuda.UnownedMemory(0, 0, None, device_id), 0)
     block = allocator.malloc(nbytes, stream)
-    mem = cp.cuda.UnownedMemory(block.ptr, nbytes, _BlockOwner(allocator, block), device_id)
+    mem = cp.cuda.UnownedMemory(block.ptr, nbytes, _BlockOwner((allocator, block)), device_id)
     return cp.cuda.MemoryPointer(mem, 0)
 
 

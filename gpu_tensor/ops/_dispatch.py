@@ -219,7 +219,7 @@ def make_binary(key, reflected=False):
             backend = dev._backend
             if backend is not None and backend.device_fast_path:
                 if backend.casts_in_kernel:  # real cuda: one launch, mixed dtypes included
-                    r = _kernel_fast(backend, key, self, other, dev, dt, reflected)
+                    r = _kernel_fast(backend, key, self, other, dev, dt, reflected, same)
                 else:
                     r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
                 if r is not None:
@@ -269,6 +269,7 @@ def make_binary(key, reflected=False):
         return apply(key, other, self) if reflected else apply(key, self, other)
 
     fast_device = spec.fast  # on a GPU every table op runs as a kernel, ufunc or not
+    same = {}  # _kernel_fast's out dtypes for two tensors of one dtype, per dtype
     f.__name__ = f.__qualname__ = key
     f.__gt_differentiable__ = True
     return f
@@ -308,37 +309,42 @@ def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
     return Tensor._make(r, dev, out)
 
 
-_KERNEL_OUT: dict = {}  # (key, dtypes/scalar type, 0-dim flags) -> (out, common, check), or False
+_KERNEL_OUT: dict = {}  # (key, dtypes/scalar type, 0-dim flags) -> _kernel_out(), or False
 
 
-def _kernel_fast(backend, key, a, other, dev, dt, reflected):
+def _kernel_fast(backend, key, a, other, dev, dt, reflected, same):
     """A backend whose kernels cast as they load (real cuda): operands go in their own
     dtypes, mixed ones included (float + int tensor, half + float, a scalar of another kind),
     so every eligible op is one launch. The out dtype per operand signature is worked out
-    once (`_kernel_out`, apply()'s rules) and kept, with the op's operand check."""
+    once (`_kernel_out`, apply()'s rules) and kept, with the op's operand check: in `same`
+    (the op's own dict, dtype -> _kernel_out()) for two tensors of one dtype, else in
+    _KERNEL_OUT."""
     if type(other) is Tensor:
         if other.device is not dev:
             return None  # a 0-dim cpu operand, or a device mismatch: apply() decides
         odt = other.dtype
         x, y = a._data, other._data
-        sig = (key, dt) if odt is dt else (key, dt, odt, x.ndim == 0, y.ndim == 0)
+        if odt is dt:  # the common case: the op's own table, keyed by the dtype alone
+            table, sig = same, dt
+        else:
+            table, sig = _KERNEL_OUT, (key, dt, odt, x.ndim == 0, y.ndim == 0)
     else:
         if type(other) not in _SCALAR_CATEGORY:
             return None
         x, y = a._data, other
-        sig = (key, dt, type(other))
-    known = _KERNEL_OUT.get(sig)
+        table, sig = _KERNEL_OUT, (key, dt, type(other))
+    known = table.get(sig)
     if known is None:
-        known = _KERNEL_OUT[sig] = _kernel_out(key, a, other)
+        known = table[sig] = _kernel_out(key, a, other)
     if known is False:
         return None
-    out, common, check, via = known
+    out, common, check, via, out_np = known
     if check is not None:  # refusals that depend on the operands (int ** -1)
         check((other, a) if reflected else (a, other), common)
     if via is not None and via[1] and y.size == 1:
         return None  # apply()'s opmath_scalar rule: a one-element factor at full precision
     try:
-        r = backend.kernel(key, (y, x) if reflected else (x, y), out.np, via)
+        r = backend.kernel(key, (y, x) if reflected else (x, y), out_np, None, via)
     except (ValueError, OverflowError):
         return None  # shapes do not broadcast, an int out of range: apply() raises
     return None if r is None else Tensor._make(r, dev, out)
@@ -352,12 +358,12 @@ def _kernel_unary(backend, key, a, dev):
         known = _KERNEL_OUT[sig] = _kernel_out(key, a, None)
     if known is False:
         return None
-    r = backend.kernel(key, (a._data,), known[0].np, None)
+    r = backend.kernel(key, (a._data,), known[4], None, None)
     return None if r is None else Tensor._make(r, dev, known[0])
 
 
 def _kernel_out(key, a, other):
-    """(out dtype, common dtype, operand check, via) of `a <key> other` (`key(a)` when
+    """(out dtype, common dtype, operand check, via, out's numpy dtype) of `a <key> other` (`key(a)` when
     other is None) where a kernel that casts its operands as it loads computes exactly what
     apply() computes; False where apply() must run (it raises or checks values on the
     host). `via`: None, or (half numpy dtype, opmath_scalar) where apply() rounds the
@@ -391,7 +397,7 @@ def _kernel_out(key, a, other):
         and (a.dtype is not common or (type(other) is Tensor and other.dtype is not common))
     ):
         via = (common.np, op.opmath_scalar)  # another dtype is rounded through the half first
-    return out, common, check, via
+    return out, common, check, via, out.np
 
 
 def refuse_zero_divisor(key, divisor):

@@ -155,3 +155,68 @@ def test_mixed_dtypes_match_the_cpu_rules():
         got = a.to("cuda") + bb
         assert got.dtype is want.dtype, (a.dtype, b)
         np.testing.assert_array_equal(got.cpu().float().numpy(), want.float().numpy())
+
+
+@requires_real_cuda
+def test_the_warm_entry_is_bound_once_and_results_give_their_blocks_back(monkeypatch):
+    """With one device the backend's `kernel` becomes eager.run_planned bound to its plans
+    and allocator after the first op (a frame less per op); with more it stays the method,
+    entering the device each call. Both give the same values, and a dropped result's
+    block goes back to the allocator (its owner is a tuple, freed by its finaliser)."""
+    _sim()
+    from functools import partial
+
+    from gpu_tensor.fusion import eager
+
+    x = gt.from_numpy(np.arange(12, dtype=np.float32)).to("cuda")
+    y = x * 3
+    backend = x.device._backend
+    f32 = np.dtype(np.float32)
+    x + y
+    bound = vars(backend)["kernel"]
+    assert isinstance(bound, partial) and bound.func is eager.run_planned
+    assert bound.args == (backend._plans, backend._result)
+    got = backend.kernel("add", (x._data, y._data), f32, None, None)
+    monkeypatch.delattr(backend, "kernel")  # the method again, as with two devices
+    monkeypatch.setattr(backend, "_one_device", False)
+    again = backend.kernel("add", (x._data, y._data), f32, None, None)
+    assert "kernel" not in vars(backend)  # several devices: nothing bound
+    want = np.arange(12, dtype=np.float32) * 4
+    for r in (got, again):
+        np.testing.assert_array_equal(gt.Tensor._make(r, x.device, gt.float32).cpu().numpy(), want)
+    del got, again, r
+    before = gt.cuda.memory_allocated()
+    z = x + y
+    assert gt.cuda.memory_allocated() > before  # 48 bytes, in a rounded-up block
+    del z
+    assert gt.cuda.memory_allocated() == before
+
+
+@requires_real_cuda
+def test_the_plan_key_shortcuts_give_the_general_key():
+    """run_planned builds the key of one array, or an array then an array or a scalar,
+    without its loop (eager._key): the same tuple, so a plan is found whichever way."""
+    _sim()
+    from gpu_tensor.fusion import eager
+
+    x = gt.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4)).to("cuda")
+    i = gt.from_numpy(np.arange(4)).to("cuda")
+    h = x.to(gt.float16)
+    backend = x.device._backend
+    f32, f16 = np.dtype(np.float32), np.dtype(np.float16)
+    calls = [
+        ("add", (x._data, x.t()._data.T), f32, None, None),  # two arrays
+        ("add", (x._data, i._data), f32, None, None),  # mixed dtypes, a broadcast
+        ("mul", (x._data, 2.0), f32, None, None),  # an array and a scalar
+        ("mul", (2, x._data), f32, None, None),  # a scalar first: the loop
+        ("exp", (x._data,), f32, None, None),  # one array
+        ("add", (h._data, i._data), f16, None, (f16, False)),  # via: the loop
+        ("where", (x._data > 3, x._data, 0.5), f32, None, None),  # three operands: the loop
+    ]
+    for key, inputs, out, params, via in calls:
+        plans: dict = {}
+        r = eager.run_planned(plans, backend._result, key, inputs, out, params, via)
+        assert list(plans) == [eager._key(key, inputs, out, params, via)], key
+        again = eager.run_planned(plans, backend._result, key, inputs, out, params, via)
+        assert len(plans) == 1  # the second call found the plan
+        np.testing.assert_array_equal(r.get(), again.get())

@@ -32,6 +32,10 @@ def test_quick_run_counts_calls_and_launches_beside_numpy(tmp_path, capsys):
         assert r["launches"] == 1 and 0 < r["calls"] <= 20, r
         # own time: wall time less the simulator's, measured at its boundary
         assert 0 < r["own_us"] < r["total_us"] and r["crossings"] > 0, r
+        # the result's ndarray, MemoryPointer and UnownedMemory: made and dropped by us, their
+        # life outside the clock is the simulator's (BoundaryTimer.objects_ns)
+        assert r["objects"] == 3 and r["objects_us"] > 0, r
+        assert r["bytecodes"] > 10 * r["calls"], r  # exact: our instructions in one op
     assert all(r["seconds"] > 0 for r in rows if r["impl"] == "numpy")
     # torch rows are timed when torch is importable here, else skipped with the reason
     torch_rows = [r for r in rows if r["impl"].startswith("torch")]
@@ -43,3 +47,9 @@ def test_a_call_counter_counts_only_our_frames():
     calls = bench_host_cost.count_calls(lambda: json.dumps({"a": [1, 2]}), lambda f: True)
     assert calls > 0
     assert bench_host_cost.count_calls(lambda: sum([1, 2]), lambda f: "gpu_tensor" in f) == 0
+
+
+def test_a_bytecode_counter_counts_only_our_frames():
+    n = bench_host_cost.count_bytecodes(lambda: json.dumps({"a": [1, 2]}), lambda f: True)
+    assert n > 10
+    assert bench_host_cost.count_bytecodes(lambda: json.dumps([1]), lambda f: "gpu_" in f) == 0
