@@ -23,7 +23,6 @@ from ..dtype import to_dtype
 from . import grad_mode
 from .function import (
     AccumulateGrad,
-    FunctionCtx,
     accumulate,
     accumulator,
     has_hooks,
@@ -175,7 +174,7 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True, create
                     grads = node.apply(g)
                     if not retain_graph:
                         node._release()
-            builtin = not isinstance(node, FunctionCtx)
+            builtin = node._fresh_grads
             for k, nx, nr, shape, dtype, dev in node._edges():
                 raw = grads[k] if k < len(grads) else None
                 if raw is not None:

@@ -78,6 +78,10 @@ class Node:
     _retained = None  # {output_nr: weakref to the tensor} after retain_grad()
     _hooks = None  # {output_nr: [the tensor's register_hook functions]}
     _out_id = None  # id() of the output while the forward saves (set by the recorder)
+    # The gradients apply() returns are new tensors, or views of the gradient it was given,
+    # never memory something else keeps: the engine may then let a leaf keep one as its
+    # .grad without a copy (engine._ownable). False for a user's Function.backward.
+    _fresh_grads = True
 
     def name(self) -> str:
         return type(self).__name__
@@ -217,7 +221,9 @@ def accumulate(t: Tensor, grad: Tensor, steal: bool = False) -> None:
         if t.grad is None:
             strides = None if t.is_contiguous() else _dense_strides(t)
             if strides is None:  # row-major, like its (row-major or overlapping) parameter
-                keep = steal and grad.is_contiguous()
+                # the parameter's strides exactly, size-1 dims included (a (1, n) product's
+                # transpose is row-major with other strides there)
+                keep = steal and grad._data.strides == t._data.strides
                 t.grad = grad if keep else grad.clone(memory_format=contiguous_format)
             elif steal and grad.stride() == strides:
                 t.grad = grad
@@ -450,6 +456,7 @@ class FunctionCtx(Node):
     """The `ctx` of a custom Function: a Node that calls the class's `backward`."""
 
     _fn_cls = None
+    _fresh_grads = False  # a user's backward may return a tensor it keeps elsewhere
     _materialize = True
     _out_meta = ()  # per output: (shape, dtype, device) of a tensor output, else None
 
