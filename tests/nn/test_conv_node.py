@@ -125,16 +125,9 @@ def test_groups_and_half_keep_the_composite(device):
 def test_conv_and_batch_norm_parameters_keep_their_gradients_without_a_copy(monkeypatch):
     """The conv and BatchNorm nodes return new tensors (_fresh_grads): the engine lets each
     parameter keep its gradient as is, laid out as the parameter."""
-    from gpu_tensor.autograd import engine
+    from tests.nn.steals import record_steals
 
-    steals = {}
-    real = engine.accumulate
-
-    def spy(t, g, steal=False):
-        steals[id(t)] = steal
-        real(t, g, steal=steal)
-
-    monkeypatch.setattr(engine, "accumulate", spy)
+    steals = record_steals(monkeypatch)
     conv, bn = gt.nn.Conv2d(3, 4, 3, padding=1), gt.nn.BatchNorm2d(4)
     bn(conv(gt.randn(2, 3, 6, 6))).sum().backward()
     params = [conv.weight, conv.bias, bn.weight, bn.bias]

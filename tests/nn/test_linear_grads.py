@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpu_tensor as gt
-from gpu_tensor.autograd import engine
+from tests.nn.steals import record_steals
 
 
 def _bits(a):
@@ -55,14 +55,7 @@ def test_a_transposed_input_gets_its_gradient_transposed(device, dtype):
 
 
 def test_the_weight_and_bias_keep_their_gradients_without_a_copy(monkeypatch):
-    steals = {}
-    real = engine.accumulate
-
-    def spy(t, g, steal=False):
-        steals[id(t)] = steal
-        real(t, g, steal=steal)
-
-    monkeypatch.setattr(engine, "accumulate", spy)
+    steals = record_steals(monkeypatch)
     lin = gt.nn.Linear(5, 3)
     x = gt.randn(4, 5)
     gt.nn.functional.relu(lin(x)).sum().backward()
