@@ -94,6 +94,7 @@ class FormulaNode(FunctionCtx):
 
     _inputs = None
     _formula = None
+    _fresh_grads = True  # the package's own formulas: new tensors, or views of the gradient
 
     def _backward(self, grad):
         if self._inputs is None:

@@ -22,8 +22,8 @@ from ..device import CPU
 from ..dtype import to_dtype
 from . import grad_mode
 from .function import (
+    _LEAF_HOOKS,
     AccumulateGrad,
-    FunctionCtx,
     accumulate,
     accumulator,
     has_hooks,
@@ -54,7 +54,12 @@ def sum_to(g: Tensor, shape) -> Tensor:
         ):
             # g.sum(dims, keepdim=True)'s own numpy call, without its dispatch (a bias's
             # gradient: once per Linear layer and step)
-            g = Tensor._make(np.add.reduce(g._data, axis=tuple(dims), keepdims=True), CPU, g.dtype)
+            r = np.add.reduce(g._data, axis=tuple(dims), keepdims=True)
+            if r.shape != shape and 1 not in shape and 0 not in shape:
+                # and the reshape, numpy's: with no size-1 dim a contiguous view has one
+                # set of strides (for a size-1 dim, reshape keeps torch's choice)
+                return Tensor._make(r.reshape(shape), CPU, g.dtype)
+            g = Tensor._make(r, CPU, g.dtype)
         else:
             g = g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if tuple(g.shape) != shape else g
@@ -130,8 +135,8 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True, create
     seen = set(stack)
     while stack:
         node = stack.pop()
-        for e in node._edges():
-            nx = e[1]
+        n1 = node._n1  # (Node._edges, read in place: once per node and pass)
+        for nx in (n1,) if n1 is not None else node._next[1::6]:
             deps[nx] = deps.get(nx, 0) + 1
             if nx not in seen:
                 seen.add(nx)
@@ -160,23 +165,33 @@ def _run(roots, retain_graph: bool, capture=None, accumulate_leaves=True, create
                     if not retain_graph:
                         node._release()
             elif g is not None:
+                leaf = isinstance(node, AccumulateGrad)
+                # hooks only where some are registered: a leaf's live in _LEAF_HOOKS, a
+                # node's in its _hooks (has_hooks/run_hooks read the same places)
+                hooked = (_LEAF_HOOKS if leaf else node._hooks) and has_hooks(node)
                 # a hook may keep it; a gradient with history is never stolen
-                stealable = id(g) in owned and not has_hooks(node) and not create_graph
+                stealable = not hooked and not create_graph and id(g) in owned
                 owned.discard(id(g))
-                g = run_hooks(node, g)
+                if hooked:
+                    g = run_hooks(node, g)
                 if capture is not None and (node, 0) in capture:
                     captured[capture[node, 0]] = g
-                if isinstance(node, AccumulateGrad):
+                if leaf:
                     if accumulate_leaves:
                         accumulate(node.variable, g, steal=stealable)
-                else:
-                    if node._retained:
-                        _retain(node, 0, g)
-                    grads = node.apply(g)
-                    if not retain_graph:
-                        node._release()
-            builtin = not isinstance(node, FunctionCtx)
-            for k, nx, nr, shape, dtype, dev in node._edges():
+                    continue  # a leaf's node has no edges
+                if node._retained:
+                    _retain(node, 0, g)
+                grads = node.apply(g)
+                if not retain_graph:
+                    node._release()
+            builtin = node._fresh_grads
+            n1 = node._n1
+            if n1 is not None:  # Node._edges, built in place
+                edges = ((node._k1, n1, node._nr1, node._shape1, node._dtype1, node._dev1),)
+            else:
+                edges = node._edges()
+            for k, nx, nr, shape, dtype, dev in edges:
                 raw = grads[k] if k < len(grads) else None
                 if raw is not None:
                     gi = raw
@@ -230,23 +245,25 @@ def _outputs_in(node, slot, capture, captured) -> tuple:
     return tuple(out)
 
 
-def _root(t):
-    return t if t._base is None else t._base
-
-
 def _ownable(gi, raw, g, g_owned: bool, grads) -> bool:
     """Whether the gradient `gi` (a built-in formula's output `raw`, fitted to its input)
     may become a leaf's .grad without a copy: nothing else may reference its memory. A new
     tensor made by the fitting (a broadcast sum, a cast) is free; the formula's own output
     must go to one edge only, and share memory with the incoming gradient `g` (a transpose,
     reshape or narrow of it) only if `g` was free too."""
-    if _root(gi) is not _root(raw):
+    root = raw if raw._base is None else raw._base  # (_root, written out: once per edge)
+    if (gi if gi._base is None else gi._base) is not root:
         return True
     if not isinstance(g, Tensor):
         return False  # the per-output gradients of a multi-output node: do not track them
-    if sum(x is raw for x in grads) != 1:
-        return False
-    return g_owned or _root(raw) is not _root(g)
+    if len(grads) != 1:
+        n = 0
+        for x in grads:
+            if x is raw:
+                n += 1
+        if n != 1:
+            return False
+    return g_owned or root is not (g if g._base is None else g._base)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

@@ -78,6 +78,10 @@ class Node:
     _retained = None  # {output_nr: weakref to the tensor} after retain_grad()
     _hooks = None  # {output_nr: [the tensor's register_hook functions]}
     _out_id = None  # id() of the output while the forward saves (set by the recorder)
+    # The gradients apply() returns are new tensors, or views of the gradient it was given,
+    # never memory something else keeps: the engine may then let a leaf keep one as its
+    # .grad without a copy (engine._ownable). False for a user's Function.backward.
+    _fresh_grads = True
 
     def name(self) -> str:
         return type(self).__name__
@@ -209,33 +213,54 @@ def accumulate(t: Tensor, grad: Tensor, steal: bool = False) -> None:
     A gradient with history (a create_graph=True backward) is kept with it, as torch does:
     stored as is, then summed out of place. Serialised by a lock, as torch does: concurrent
     backward passes into one leaf lose no update."""
-    if grad._requires_grad and grad_mode.STATE.enabled:
-        with _ACCUMULATE_LOCK:
-            t.grad = grad if t.grad is None else t.grad + grad
+    if grad_mode.STATE.enabled:
+        if grad._requires_grad:
+            with _ACCUMULATE_LOCK:
+                t.grad = grad if t.grad is None else t.grad + grad
+            return
+        with grad_mode.no_grad(), _ACCUMULATE_LOCK:
+            _accumulate(t, grad, steal)
         return
-    with grad_mode.no_grad(), _ACCUMULATE_LOCK:
-        if t.grad is None:
-            strides = None if t.is_contiguous() else _dense_strides(t)
-            if strides is None:  # row-major, like its (row-major or overlapping) parameter
-                keep = steal and grad.is_contiguous()
-                t.grad = grad if keep else grad.clone(memory_format=contiguous_format)
-            elif steal and grad.stride() == strides:
-                t.grad = grad
-            else:  # torch's layout contract: a dense parameter's strides (w.t() -> grad.t())
-                from ..creation import empty_strided
+    with _ACCUMULATE_LOCK:  # (the engine's case: grad mode is off already)
+        _accumulate(t, grad, steal)
 
-                g = empty_strided(tuple(t.shape), strides, dtype=grad.dtype, device=grad.device)
-                g.copy_(grad)
-                t.grad = g
-        else:
-            old = t.grad
-            if tuple(old.shape) == tuple(grad.shape) and old.dtype is grad.dtype:
-                try:
-                    old.add_(grad)  # in place, like torch: references to .grad stay valid
-                    return
-                except RuntimeError:
-                    pass  # an expanded or read-only .grad set by the user: replace it
-            t.grad = old + grad
+
+def _accumulate(t: Tensor, grad: Tensor, steal: bool) -> None:
+    """accumulate()'s work, with grad mode off."""
+    old = t._grad
+    if old is None:
+        data = t._data  # t.is_contiguous(), read in place
+        strides = None if data.flags.c_contiguous or data.size == 0 else _dense_strides(t)
+        if strides is None:  # row-major, like its (row-major or overlapping) parameter
+            # stolen with the parameter's strides exactly, size-1 dims included (a (1, n)
+            # product's transpose is row-major with other strides there)
+            keep = steal and grad._data.strides == data.strides
+            _set_grad(t, grad if keep else grad.clone(memory_format=contiguous_format))
+        elif steal and grad.stride() == strides:
+            t.grad = grad
+        else:  # torch's layout contract: a dense parameter's strides (w.t() -> grad.t())
+            from ..creation import empty_strided
+
+            g = empty_strided(tuple(t.shape), strides, dtype=grad.dtype, device=grad.device)
+            g.copy_(grad)
+            t.grad = g
+        return
+    if tuple(old.shape) == tuple(grad.shape) and old.dtype is grad.dtype:
+        try:
+            old.add_(grad)  # in place, like torch: references to .grad stay valid
+            return
+        except RuntimeError:
+            pass  # an expanded or read-only .grad set by the user: replace it
+    t.grad = old + grad
+
+
+def _set_grad(t: Tensor, g: Tensor) -> None:
+    """t.grad = g, storing the slot directly when g is plainly t's kind (the engine's
+    gradients are fitted to it); anything else meets the setter's checks and errors."""
+    if g.dtype is t.dtype and g.device is t.device and g._data.shape == t._data.shape:
+        t._grad = g
+    else:
+        t.grad = g
 
 
 def _dense_strides(t: Tensor):
@@ -450,6 +475,7 @@ class FunctionCtx(Node):
     """The `ctx` of a custom Function: a Node that calls the class's `backward`."""
 
     _fn_cls = None
+    _fresh_grads = False  # a user's backward may return a tensor it keeps elsewhere
     _materialize = True
     _out_meta = ()  # per output: (shape, dtype, device) of a tensor output, else None
 

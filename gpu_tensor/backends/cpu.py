@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
@@ -40,6 +41,9 @@ def torch_empty_strides(array):
     return np.lib.stride_tricks.as_strided(
         array, array.shape, contiguous_strides(array.shape, array.itemsize)
     )
+
+
+_c_char, _addressof = ctypes.c_char, ctypes.addressof
 
 
 def host_ptr(array) -> int:
@@ -85,6 +89,11 @@ def flat_bytes(array) -> tuple[np.ndarray, int]:
         return np.empty(0, np.uint8), host_ptr(array)
     if array.flags.c_contiguous:
         buf = array.reshape(-1).view(np.uint8)
+        if buf.flags.writeable:
+            # its first byte's address through ctypes: ~0.3 us against host_ptr's ~1 us
+            # (numpy builds the whole __array_interface__ dict). Once per new storage,
+            # i.e. per op result autograd saves.
+            return buf, _addressof(_c_char.from_buffer(buf))
         return buf, host_ptr(array)
     low, high = np.lib.array_utils.byte_bounds(array)
     return np.asarray(_Interface(low, high - low, array, not array.flags.writeable)), low

@@ -120,3 +120,16 @@ def test_groups_and_half_keep_the_composite(device):
     assert type(y.grad_fn).__name__ != "ConvolutionBackward0"
     y.sum().backward()
     assert x.grad.shape == x.shape
+
+
+def test_conv_and_batch_norm_parameters_keep_their_gradients_without_a_copy(monkeypatch):
+    """The conv and BatchNorm nodes return new tensors (_fresh_grads): the engine lets each
+    parameter keep its gradient as is, laid out as the parameter."""
+    from tests.nn.steals import record_steals
+
+    steals = record_steals(monkeypatch)
+    conv, bn = gt.nn.Conv2d(3, 4, 3, padding=1), gt.nn.BatchNorm2d(4)
+    bn(conv(gt.randn(2, 3, 6, 6))).sum().backward()
+    params = [conv.weight, conv.bias, bn.weight, bn.bias]
+    assert [steals[id(p)] for p in params] == [True] * 4
+    assert all(p.grad.stride() == p.stride() for p in params)

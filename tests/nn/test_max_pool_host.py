@@ -178,3 +178,49 @@ def test_the_gradient_comes_in_the_inputs_layout_as_torchs(device, channels_last
     new, old = grads
     assert new.stride() == ((192, 1, 24, 3) if channels_last else (192, 64, 8, 1))
     np.testing.assert_array_equal(_bits(new), _bits(old))
+
+
+def _tap_by_tap(a, g, k, s):
+    """The backward's general path in numpy: per tap, the first-maximum mask, then g * mask
+    added into a zero gradient tap by tap (the last tap first)."""
+    n, c, h, w = a.shape
+    oh, ow = g.shape[2:]
+    taps = [
+        (slice(i, i + s * (oh - 1) + 1, s), slice(j, j + s * (ow - 1) + 1, s))
+        for i in range(k)
+        for j in range(k)
+    ]
+    best = np.maximum.reduce([a[:, :, r, q] for r, q in taps])
+    grad = np.zeros_like(a)
+    taken, masks = None, []
+    for r, q in taps:
+        hit = a[:, :, r, q] == best
+        hit = hit if taken is None else hit & ~taken
+        taken = hit if taken is None else taken | hit
+        masks.append(hit)
+    with np.errstate(all="ignore"):
+        for t in range(len(taps) - 1, -1, -1):
+            r, q = taps[t]
+            grad[:, :, r, q] = grad[:, :, r, q] + g * masks[t]
+    return grad
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize(
+    "k,s,hw", [(2, 2, (8, 8)), (2, 2, (9, 7)), (2, 3, (11, 8)), (3, 3, (9, 9))]
+)
+def test_windows_apart_write_the_product_in_place_with_the_same_bits(
+    device, k, s, hw, channels_last
+):
+    """Non-overlapping windows (the gradient written straight into place, then +0 in one
+    pass) against the tap-by-tap sum, with ties (relu zeros), -0.0, inf and NaN in the
+    incoming gradient, rows and columns no window covers, and both layouts."""
+    _host_only(device)
+    rng = np.random.default_rng(k * 100 + s * 10 + hw[0])
+    a = np.maximum(rng.standard_normal((2, 3, *hw)), 0).astype(np.float32)
+    oh, ow = (hw[0] - k) // s + 1, (hw[1] - k) // s + 1
+    g = rng.standard_normal((2, 3, oh, ow)).astype(np.float32)
+    g[0, 0, 0, :3] = [-0.0, np.inf, np.nan]
+    g[1, 2] = -np.abs(g[1, 2])  # negative products of a zero mask: -0.0 before the +0
+    _, got = _step(F.max_pool2d, a, g, device, channels_last, kernel_size=k, stride=s)
+    np.testing.assert_array_equal(_bits(got), _tap_by_tap(a, g, k, s).view(np.uint32))

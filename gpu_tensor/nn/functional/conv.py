@@ -307,6 +307,11 @@ class _MaxPool(Function):
             grad = gt.zeros((n, c, h, w), dtype=g.dtype, device=g.device)
         buf = grad._data
         taps = tap_slices(k, stride, dilation, out_hw)
+        # windows that do not overlap (MaxPool2d(2)): each input element is one tap of at
+        # most one window, so its gradient is the one product plus the zero it starts
+        # from. The product goes straight into place, and one pass adds the +0 (which
+        # turns -0 into +0, as the sum from +0 did): 25% less than the add per tap.
+        apart = all((kk - 1) * dd + 1 <= ss for kk, dd, ss in zip(k, dilation, stride, strict=True))
         step = max(1, PIECE // max(1, c * out_hw[0] * out_hw[1]))
         for lo in range(0, n, step):
             part = slice(lo, lo + step)
@@ -323,6 +328,12 @@ class _MaxPool(Function):
                     np.greater(hit, taken, out=hit)  # hit and not taken
                     taken |= hit
                 masks.append(hit)
+            if apart:
+                with np.errstate(all="ignore"):  # (inf * 0: gt ops are quiet)
+                    for t, (rows, cols) in enumerate(taps):
+                        np.multiply(gp, masks[t], out=buf[part, :, rows, cols])
+                    np.add(buf[part], 0.0, out=buf[part])
+                continue
             tmp = np.empty(gp.shape, gp.dtype)
             for t in range(len(taps) - 1, -1, -1):
                 rows, cols = taps[t]

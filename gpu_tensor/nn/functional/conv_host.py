@@ -192,6 +192,7 @@ class _Conv2d(Function):
 
 class _Conv2dCtx(FunctionCtx):
     _fn_cls = _Conv2d
+    _fresh_grads = True  # new tensors: a leaf may keep them without a copy (the engine)
     inner = None
     bias = None
 

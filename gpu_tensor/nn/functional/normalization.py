@@ -170,6 +170,7 @@ def _mean_grad(gd, gx, kept, dims, n):
 
 class _BatchNormCtx(FunctionCtx):
     _fn_cls = _BatchNorm
+    _fresh_grads = True  # new tensors: a leaf may keep them without a copy (the engine)
     inner = None
 
     def _release(self) -> None:  # the centred input and xh go with the node's saved tensors
