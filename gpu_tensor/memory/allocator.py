@@ -27,12 +27,12 @@ import warnings
 
 from . import events, expandable, graph_pool, live, release, reuse
 from .block import Block, Segment
+from .block_stats import BlockStats
 from .config import UNLIMITED, AllocatorConfig
 from .oom import OutOfMemoryError, oom_report
 from .pool import BlockPool
 from .raw import RawOutOfMemory
 from .sizes import MIN_BLOCK_SIZE, SMALL_SIZE, allocation_size, round_size
-from .stats import DeviceStats
 from .stream_ids import PER_THREAD_STREAM, per_thread_key, stream_key
 
 __all__ = ["CachingAllocator", "round_size", "allocation_size"]
@@ -86,7 +86,7 @@ class CachingAllocator:
             )
         self._allocated: dict[int, Block] = {}
         self._events: dict = {}  # stream -> deque of (event, block); see events.py
-        self._stats = DeviceStats()
+        self._stats = BlockStats()
         self._reserved = 0
         self._high_water = 0  # most bytes ever reserved (peak_guard; not reset with the stats)
         self._limit: int | None = None  # per-process fraction cap in bytes
