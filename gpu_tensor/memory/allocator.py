@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import warnings
+from bisect import bisect_left
 
 from . import events, expandable, graph_pool, live, release, reuse
 from .block import Block, Segment
@@ -99,12 +100,14 @@ class CachingAllocator:
         self._capture_deferred: list[Block] = []
 
     # ----------------------------------------------------------------- public API
-    def malloc(self, nbytes: int, stream: int = 0) -> Block:
+    def malloc(self, nbytes: int, stream: int = 0, inside: int = 0) -> Block:
         """A block of at least `nbytes` bytes for use on `stream`; raises OutOfMemoryError.
 
         `stream`: an int handle or an object with `.ptr`. Handle 2 (cudaStreamPerThread) is
         keyed per calling thread, so threads on per-thread default streams never reuse each
-        other's freed blocks without an event (stream_ids.py)."""
+        other's freed blocks without an event (stream_ids.py). `inside`: how many frames,
+        from the caller up, lie in gpu_tensor for sure: the creation site's search
+        (live.capture_site) starts above them, without looking at them."""
         if nbytes.__class__ is not int:
             nbytes = int(nbytes)
         if nbytes < 0:
@@ -113,7 +116,7 @@ class CachingAllocator:
             stream = stream_key(stream)
         elif stream == PER_THREAD_STREAM:  # the calling thread's own stream: see stream_ids.py
             stream = per_thread_key()
-        site = live.capture_site(2) if live.enabled() else None
+        site = live.capture_site(2 + inside) if live.enabled() else None
         # acquire/release rather than `with`: half the cost (~75 ns each, measured), and
         # malloc and free are the per-tensor hot path
         self._lock.acquire()
@@ -150,10 +153,15 @@ class CachingAllocator:
                     limit = max_split  # never hand an oversize block to a small request
                 else:  # nor one far bigger than an oversize request
                     limit = size + self.config.max_non_split_rounding
-                i = pool.fit(stream, size, limit)
-                block = (
-                    pool.block_at(i) if i >= 0 else self._get_new_block(pool, stream, size, nbytes)
-                )
+                # pool.fit and pool.block_at, inlined (every malloc that is not a reuse)
+                pool.lookups += 1
+                keys = pool._keys
+                i = bisect_left(keys, (stream, size))
+                if i < len(keys) and (key := keys[i])[0] == stream and key[1] < limit:
+                    block = pool._blocks[i]
+                else:
+                    i = -1
+                    block = self._get_new_block(pool, stream, size, nbytes)
                 return self._alloc_found_block(pool, i, block, size, nbytes, site)
             finally:
                 if outer:
@@ -335,8 +343,11 @@ class CachingAllocator:
         """Do the parked free now (reuse.py)."""
         block, self._parked = self._parked, None
         history = self.history
-        if history is None:
-            self._release_allocated(block)
+        if history is None:  # _release_allocated, inlined: a parked block has no stream uses
+            block.allocated = False
+            if block.size >= self._max_split:
+                self._stats.update_single("oversize_allocations", -1)
+            self._free_block(block, block.requested_size)
             return
         # history was turned on after the free (registry.set_history and the profiler's
         # memory tap set it directly; a free is never parked while it is on): the free
