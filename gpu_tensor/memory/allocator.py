@@ -65,8 +65,9 @@ class CachingAllocator:
         # A free not done yet (reuse.py): done by _unpark before any other operation, or
         # cancelled by a malloc that torch's policy would answer with the same block.
         self._parked: Block | None = None
-        self._park_plan = None  # reuse.park's (split blocks, split bytes, free neighbour)
-        self._park_proof = None  # (block, its pool's version, plan) of the last proof
+        # reuse.park's last proof: (block, its pool, the pool's version, split blocks and
+        # bytes the free would add, the free neighbour after it or None)
+        self._park_proof = None
         self._small = BlockPool(True)
         self._large = BlockPool(False)
         self._segments: dict[int, Segment] = {}
@@ -141,9 +142,13 @@ class CachingAllocator:
                         and block.stream == stream
                         and not self._events
                         and self.history is None
-                        and self._proved(block)
                     ):
-                        return self._reuse_parked(block, nbytes, site)
+                        # the last proof while its pool has not changed, else a new one
+                        proof = self._park_proof
+                        if proof is None or proof[0] is not block or proof[2] != proof[1].version:
+                            proof = reuse.park(self, block)
+                        if proof is not None:
+                            return self._reuse_parked(block, nbytes, site, proof)
                     self._unpark()
                 if self._events and not self._capturing:  # no event queries under capture
                     events.process(self)
@@ -358,27 +363,13 @@ class CachingAllocator:
         finally:
             self.history = history
 
-    def _proved(self, block: Block) -> bool:
-        """Whether torch's policy would answer this malloc with the parked `block` (its free
-        and nothing since: any other operation ends a parked free), from the last proof when
-        its pool has not changed since (reuse.py)."""
-        proof = self._park_proof
-        if (
-            proof is not None
-            and proof[0] is block
-            and proof[1] == self._pool_of(block.segment).version
-        ):
-            self._park_plan = proof[2]
-            return True
-        return reuse.park(self, block)
-
-    def _reuse_parked(self, block: Block, nbytes: int, site) -> Block:
-        """Cancel the parked free of `block` against this malloc (reuse.py): exactly what
-        the free and then the malloc would have done to the stats and the gc clock."""
+    def _reuse_parked(self, block: Block, nbytes: int, site, proof) -> Block:
+        """Cancel the parked free of `block` against this malloc (reuse.py; `proof`: what
+        reuse.park proved): exactly what the free and then the malloc would have done to
+        the stats and the gc clock."""
         self._parked = None
-        split_blocks, split_bytes, after = self._park_plan
-        small = block.segment.is_small
-        pool = self._pool_of(block.segment)
+        _, pool, _, split_blocks, split_bytes, after = proof
+        small = pool.is_small
         pool.lookups += 1  # the malloc's best-fit search
         if after is not None:  # the malloc's split gives it back as the pool's free block
             after.gc_count_base = pool.lookups
