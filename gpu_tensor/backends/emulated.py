@@ -68,12 +68,15 @@ class EmulatedCudaBackend(CpuBackend):
         # dies (kept alive here until then)
         self._live: dict[int, _Release] = {}
 
-    def _raw(self, nbytes: int, shape, np_dtype):
-        """Bytes for one storage: a flat uint8 array and its UntypedStorage."""
+    def _raw(self, nbytes: int, shape, np_dtype, inside: int = 0):
+        """Bytes for one storage: a flat uint8 array and its UntypedStorage. `inside`: how
+        many frames above empty's (or _empty_in_order_of's) are in gpu_tensor for sure."""
         alloc = self._alloc
         if alloc is None:  # created on first use, so importing never sizes a device
             alloc = self._alloc = registry.get_allocator(self.index, "emulated")
-        block = alloc.malloc(max(nbytes, 1))
+        # (its creation site is searched for from above this frame and empty's, or
+        # _empty_in_order_of's, its only callers, and the `inside` ones above them)
+        block = alloc.malloc(nbytes or 1, 0, 2 + inside)
         name = _NAMES.get(np_dtype)
         if name is None:
             name = _NAMES[np_dtype] = np_dtype.name  # .name costs ~1 us in numpy
@@ -93,12 +96,12 @@ class EmulatedCudaBackend(CpuBackend):
         self._live[block.ptr] = ref
         return buf, UntypedStorage(buf, block.ptr, self.device, block)
 
-    def empty(self, shape, np_dtype):
+    def empty(self, shape, np_dtype, inside: int = 0):
         np_dtype = np.dtype(np_dtype)
         n = 1
         for s in shape:
             n *= s
-        buf, st = self._raw(n * np_dtype.itemsize, shape, np_dtype)
+        buf, st = self._raw(n * np_dtype.itemsize, shape, np_dtype, inside)
         if n:  # (a view made in one call: a third of view().reshape()'s cost)
             return np.ndarray(shape, np_dtype, buf), st
         return torch_empty_strides(buf.view(np_dtype).reshape(shape)), st
@@ -247,10 +250,12 @@ class EmulatedCudaBackend(CpuBackend):
     def _into(self, fn, operands, shape, np_dtype, strides):
         """`fn(*operands, out=...)` into a new allocator array of `shape`, C order when
         `strides` is None and else compact in the order of `strides`; kept for adopt()."""
+        # (a site is searched for from above this frame and its caller's: elementwise or
+        # compute_into, its only callers)
         if strides is None:
-            out, st = self.empty(shape, np_dtype)
+            out, st = self.empty(shape, np_dtype, 2)
         else:
-            out, st = self._empty_in_order_of(shape, strides, np_dtype)
+            out, st = self._empty_in_order_of(shape, strides, np_dtype, 2)
         fn(*operands, out=out)
         return self._keep(out, st, hold=True)
 
@@ -261,7 +266,7 @@ class EmulatedCudaBackend(CpuBackend):
         self._fresh.item = (weakref.ref(out), st if hold else None)
         return out
 
-    def _empty_in_order_of(self, shape, strides, np_dtype):
+    def _empty_in_order_of(self, shape, strides, np_dtype, inside: int = 0):
         """An uninitialised compact array of `shape` whose axes are laid out in the order of
         `strides` (an array's: numpy's order "K"): a permutation of a C-contiguous layout."""
         np_dtype = np.dtype(np_dtype)
@@ -271,7 +276,7 @@ class EmulatedCudaBackend(CpuBackend):
         for i in sorted(range(len(shape)), key=lambda i: (abs(strides[i]), -i)):
             out_strides[i] = step
             step *= shape[i]
-        buf, st = self._raw(step, shape, np_dtype)  # (never empty: those are C-contiguous)
+        buf, st = self._raw(step, shape, np_dtype, inside)  # (never empty: C-contiguous)
         return np.ndarray(shape, np_dtype, buffer=buf, strides=out_strides), st
 
     def from_host(self, host_array):

@@ -24,15 +24,16 @@ from __future__ import annotations
 import contextlib
 import threading
 import warnings
+from bisect import bisect_left
 
 from . import events, expandable, graph_pool, live, release, reuse
 from .block import Block, Segment
+from .block_stats import BlockStats
 from .config import UNLIMITED, AllocatorConfig
 from .oom import OutOfMemoryError, oom_report
 from .pool import BlockPool
 from .raw import RawOutOfMemory
 from .sizes import MIN_BLOCK_SIZE, SMALL_SIZE, allocation_size, round_size
-from .stats import DeviceStats
 from .stream_ids import PER_THREAD_STREAM, per_thread_key, stream_key
 
 __all__ = ["CachingAllocator", "round_size", "allocation_size"]
@@ -64,8 +65,9 @@ class CachingAllocator:
         # A free not done yet (reuse.py): done by _unpark before any other operation, or
         # cancelled by a malloc that torch's policy would answer with the same block.
         self._parked: Block | None = None
-        self._park_plan = None  # reuse.park's (split blocks, split bytes, free neighbour)
-        self._park_proof = None  # (block, its pool's version, plan) of the last proof
+        # reuse.park's last proof: (block, its pool, the pool's version, split blocks and
+        # bytes the free would add, the free neighbour after it or None)
+        self._park_proof = None
         self._small = BlockPool(True)
         self._large = BlockPool(False)
         self._segments: dict[int, Segment] = {}
@@ -86,7 +88,7 @@ class CachingAllocator:
             )
         self._allocated: dict[int, Block] = {}
         self._events: dict = {}  # stream -> deque of (event, block); see events.py
-        self._stats = DeviceStats()
+        self._stats = BlockStats()
         self._reserved = 0
         self._high_water = 0  # most bytes ever reserved (peak_guard; not reset with the stats)
         self._limit: int | None = None  # per-process fraction cap in bytes
@@ -99,12 +101,14 @@ class CachingAllocator:
         self._capture_deferred: list[Block] = []
 
     # ----------------------------------------------------------------- public API
-    def malloc(self, nbytes: int, stream: int = 0) -> Block:
+    def malloc(self, nbytes: int, stream: int = 0, inside: int = 0) -> Block:
         """A block of at least `nbytes` bytes for use on `stream`; raises OutOfMemoryError.
 
         `stream`: an int handle or an object with `.ptr`. Handle 2 (cudaStreamPerThread) is
         keyed per calling thread, so threads on per-thread default streams never reuse each
-        other's freed blocks without an event (stream_ids.py)."""
+        other's freed blocks without an event (stream_ids.py). `inside`: how many frames,
+        from the caller up, lie in gpu_tensor for sure: the creation site's search
+        (live.capture_site) starts above them, without looking at them."""
         if nbytes.__class__ is not int:
             nbytes = int(nbytes)
         if nbytes < 0:
@@ -113,7 +117,7 @@ class CachingAllocator:
             stream = stream_key(stream)
         elif stream == PER_THREAD_STREAM:  # the calling thread's own stream: see stream_ids.py
             stream = per_thread_key()
-        site = live.capture_site(2) if live.enabled() else None
+        site = live.capture_site(2 + inside) if live.enabled() else None
         # acquire/release rather than `with`: half the cost (~75 ns each, measured), and
         # malloc and free are the per-tensor hot path
         self._lock.acquire()
@@ -138,9 +142,13 @@ class CachingAllocator:
                         and block.stream == stream
                         and not self._events
                         and self.history is None
-                        and self._proved(block)
                     ):
-                        return self._reuse_parked(block, nbytes, site)
+                        # the last proof while its pool has not changed, else a new one
+                        proof = self._park_proof
+                        if proof is None or proof[0] is not block or proof[2] != proof[1].version:
+                            proof = reuse.park(self, block)
+                        if proof is not None:
+                            return self._reuse_parked(block, nbytes, site, proof)
                     self._unpark()
                 if self._events and not self._capturing:  # no event queries under capture
                     events.process(self)
@@ -150,10 +158,15 @@ class CachingAllocator:
                     limit = max_split  # never hand an oversize block to a small request
                 else:  # nor one far bigger than an oversize request
                     limit = size + self.config.max_non_split_rounding
-                i = pool.fit(stream, size, limit)
-                block = (
-                    pool.block_at(i) if i >= 0 else self._get_new_block(pool, stream, size, nbytes)
-                )
+                # pool.fit and pool.block_at, inlined (every malloc that is not a reuse)
+                pool.lookups += 1
+                keys = pool._keys
+                i = bisect_left(keys, (stream, size))
+                if i < len(keys) and (key := keys[i])[0] == stream and key[1] < limit:
+                    block = pool._blocks[i]
+                else:
+                    i = -1
+                    block = self._get_new_block(pool, stream, size, nbytes)
                 return self._alloc_found_block(pool, i, block, size, nbytes, site)
             finally:
                 if outer:
@@ -335,8 +348,11 @@ class CachingAllocator:
         """Do the parked free now (reuse.py)."""
         block, self._parked = self._parked, None
         history = self.history
-        if history is None:
-            self._release_allocated(block)
+        if history is None:  # _release_allocated, inlined: a parked block has no stream uses
+            block.allocated = False
+            if block.size >= self._max_split:
+                self._stats.update_single("oversize_allocations", -1)
+            self._free_block(block, block.requested_size)
             return
         # history was turned on after the free (registry.set_history and the profiler's
         # memory tap set it directly; a free is never parked while it is on): the free
@@ -347,27 +363,13 @@ class CachingAllocator:
         finally:
             self.history = history
 
-    def _proved(self, block: Block) -> bool:
-        """Whether torch's policy would answer this malloc with the parked `block` (its free
-        and nothing since: any other operation ends a parked free), from the last proof when
-        its pool has not changed since (reuse.py)."""
-        proof = self._park_proof
-        if (
-            proof is not None
-            and proof[0] is block
-            and proof[1] == self._pool_of(block.segment).version
-        ):
-            self._park_plan = proof[2]
-            return True
-        return reuse.park(self, block)
-
-    def _reuse_parked(self, block: Block, nbytes: int, site) -> Block:
-        """Cancel the parked free of `block` against this malloc (reuse.py): exactly what
-        the free and then the malloc would have done to the stats and the gc clock."""
+    def _reuse_parked(self, block: Block, nbytes: int, site, proof) -> Block:
+        """Cancel the parked free of `block` against this malloc (reuse.py; `proof`: what
+        reuse.park proved): exactly what the free and then the malloc would have done to
+        the stats and the gc clock."""
         self._parked = None
-        split_blocks, split_bytes, after = self._park_plan
-        small = block.segment.is_small
-        pool = self._pool_of(block.segment)
+        _, pool, _, split_blocks, split_bytes, after = proof
+        small = pool.is_small
         pool.lookups += 1  # the malloc's best-fit search
         if after is not None:  # the malloc's split gives it back as the pool's free block
             after.gc_count_base = pool.lookups

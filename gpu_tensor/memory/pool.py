@@ -127,7 +127,12 @@ class BlockPool:
 
     def replace(self, old: Block, block: Block) -> None:
         """remove(old) and add(block) (see `replace_at`)."""
-        self.replace_at(self._index(old), block)
+        key = (old.stream, old.size, old.ptr)  # _index, inlined (most frees merge)
+        keys = self._keys
+        i = bisect_left(keys, key)
+        if i == len(keys) or keys[i] != key:
+            raise AssertionError(f"{old!r} is not in the free pool")
+        self.replace_at(i, block)
 
     def largest(self) -> int:
         """Size of the largest free block (any stream), 0 when empty."""

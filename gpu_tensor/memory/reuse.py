@@ -37,14 +37,15 @@ def _mergeable(block) -> bool:
     return not (block.allocated or block.event_count or block.stream_uses)
 
 
-def park(alloc, block) -> bool:
+def park(alloc, block):
     """Prove that torch's policy would give the parked `block` (freed, nothing since) to a
-    malloc of its size and stream (see the module docstring); False: free it first.
-    Sets `alloc._parked` and `alloc._park_plan` = (inactive_split change of the free,
-    inactive_split_bytes change of the free, the free neighbour after it or None)."""
+    malloc of its size and stream (see the module docstring); None: free it first.
+    Returns the proof, also kept as `alloc._park_proof`: (block, its pool, the pool's
+    version, inactive_split change of the free, inactive_split_bytes change of the free,
+    the free neighbour after it or None)."""
     prev = block.prev
     if prev is not None and _mergeable(prev):
-        return False  # the free merges backwards: the next malloc would start lower
+        return None  # the free merges backwards: the next malloc would start lower
     size = block.size
     after = block.next
     segment = block.segment
@@ -55,7 +56,7 @@ def park(alloc, block) -> bool:
         if not (small or segment.expandable) and not (
             size < alloc._max_split and after.size > SMALL_SIZE
         ):
-            return False  # a large block would not be split again: malloc takes it whole
+            return None  # a large block would not be split again: malloc takes it whole
     else:
         after = None
         merged = size
@@ -63,10 +64,10 @@ def park(alloc, block) -> bool:
     max_split = alloc._max_split
     limit = max_split if size < max_split else size + alloc.config.max_non_split_rounding
     if merged >= limit:
-        return False  # best fit would refuse the merged block (oversize rules)
+        return None  # best fit would refuse the merged block (oversize rules)
     pool = alloc._pool_of(segment)
     if not pool.merged_wins(block.stream, size, merged, block.ptr, after):
-        return False  # another free block is a better fit than the merged one
+        return None  # another free block is a better fit than the merged one
     # The free's net change to inactive_split: `after` leaves as a split block, and the
     # merged block is one if anything else shares its segment (CachingAllocator._free_block).
     split = prev is not None or rest_next is not None
@@ -74,7 +75,5 @@ def park(alloc, block) -> bool:
         plan = (1, size, None) if split else (0, 0, None)
     else:
         plan = (0, size, after) if split else (-1, -after.size, after)
-    alloc._parked = block
-    alloc._park_plan = plan
-    alloc._park_proof = (block, pool.version, plan)
-    return True
+    proof = alloc._park_proof = (block, pool, pool.version, *plan)
+    return proof

@@ -56,25 +56,18 @@ assert [SLOT[name] // 3 for name in ARRAY_STATS] == [
 ]
 
 
-def _split(cur, other, acc, peak, peak_all, blocks: int, nbytes: int) -> None:
-    """inactive_split +blocks, inactive_split_bytes +nbytes (either sign) on one pool's rows
-    (`other`: the other pool's current values, for the 'all' row's peak)."""
-    v = cur[_SPLIT] = cur[_SPLIT] + blocks
-    if blocks > 0:
-        acc[_SPLIT] += blocks
-        if v > peak[_SPLIT]:
-            peak[_SPLIT] = v
-        v += other[_SPLIT]
-        if v > peak_all[_SPLIT]:
-            peak_all[_SPLIT] = v
-    v = cur[_SPLIT_BYTES] = cur[_SPLIT_BYTES] + nbytes
-    if nbytes > 0:
-        acc[_SPLIT_BYTES] += nbytes
-        if v > peak[_SPLIT_BYTES]:
-            peak[_SPLIT_BYTES] = v
-        v += other[_SPLIT_BYTES]
-        if v > peak_all[_SPLIT_BYTES]:
-            peak_all[_SPLIT_BYTES] = v
+def _changed(cur, other, acc, peak, peak_all, changes) -> None:
+    """Stat k += amount for each (k, amount) on one pool's rows (`other`: the other pool's
+    current values, for the 'all' row's peak), with torch's update_stat rule."""
+    for k, amount in changes:
+        v = cur[k] = cur[k] + amount
+        if amount > 0:
+            acc[k] += amount
+            if v > peak[k]:
+                peak[k] = v
+            v += other[k]
+            if v > peak_all[k]:
+                peak_all[k] = v
 
 
 def _excursion(cur, other, acc, peak, peak_all, k: int, amount: int) -> None:
@@ -123,90 +116,40 @@ class DeviceStats:
         """Apply (slot, amount) changes (slot from SLOT) to the 'all' row and the block's
         pool row, with torch's update_stat rule: peak follows current; allocated/freed
         sum |amount|."""
-        cur, other, acc, peak, peak_all = self._rows[1 if is_small else 0]
-        for slot, amount in changes:
-            k = slot // 3
-            v = cur[k] = cur[k] + amount
-            if amount > 0:
-                acc[k] += amount
-                if v > peak[k]:
-                    peak[k] = v
-                v += other[k]
-                if v > peak_all[k]:
-                    peak_all[k] = v
+        _changed(*self._rows[1 if is_small else 0], [(slot // 3, n) for slot, n in changes])
 
     def update(self, name: str, is_small: bool, amount: int) -> None:
         """Change stat `name` by `amount` in the 'all' row and the block's pool row."""
         self.apply(is_small, (SLOT[name], amount))
 
-    # The allocator's per-block changes, written out: a warm malloc+free pair makes four
-    # such calls, and `apply`'s loop (tuples, unpacking, sign tests, slot division) cost
-    # twice as much. Each does exactly what `apply` does with the changes it names.
+    # The allocator's per-block changes: each does exactly what `apply` does with the
+    # changes it names (block_stats.BlockStats, the allocator's, derives active instead).
     def block_allocated(
         self, is_small: bool, size: int, requested: int, split_blocks: int = 0, split_bytes: int = 0
     ) -> None:
         """allocation +1, active +1, allocated_bytes +size, active_bytes +size,
         requested_bytes +requested; inactive_split(_bytes) +split_blocks/+split_bytes."""
-        cur, other, acc, peak, peak_all = self._rows[1 if is_small else 0]
-        if split_blocks > 0 or split_bytes > 0:
-            _split(cur, other, acc, peak, peak_all, split_blocks, split_bytes)
-        else:  # decreases (or nothing): no peak to test
-            cur[_SPLIT] += split_blocks
-            cur[_SPLIT_BYTES] += split_bytes
-        acc[_ALLOCATION] += 1
-        v = cur[_ALLOCATION] = cur[_ALLOCATION] + 1
-        if v > peak[_ALLOCATION]:
-            peak[_ALLOCATION] = v
-        v += other[_ALLOCATION]
-        if v > peak_all[_ALLOCATION]:
-            peak_all[_ALLOCATION] = v
-        acc[_ACTIVE] += 1
-        v = cur[_ACTIVE] = cur[_ACTIVE] + 1
-        if v > peak[_ACTIVE]:
-            peak[_ACTIVE] = v
-        v += other[_ACTIVE]
-        if v > peak_all[_ACTIVE]:
-            peak_all[_ACTIVE] = v
-        acc[_ALLOCATED] += size
-        v = cur[_ALLOCATED] = cur[_ALLOCATED] + size
-        if v > peak[_ALLOCATED]:
-            peak[_ALLOCATED] = v
-        v += other[_ALLOCATED]
-        if v > peak_all[_ALLOCATED]:
-            peak_all[_ALLOCATED] = v
-        acc[_ACTIVE_BYTES] += size
-        v = cur[_ACTIVE_BYTES] = cur[_ACTIVE_BYTES] + size
-        if v > peak[_ACTIVE_BYTES]:
-            peak[_ACTIVE_BYTES] = v
-        v += other[_ACTIVE_BYTES]
-        if v > peak_all[_ACTIVE_BYTES]:
-            peak_all[_ACTIVE_BYTES] = v
-        if requested:  # malloc(0): no change, as in apply
-            acc[_REQUESTED] += requested
-            v = cur[_REQUESTED] = cur[_REQUESTED] + requested
-            if v > peak[_REQUESTED]:
-                peak[_REQUESTED] = v
-            v += other[_REQUESTED]
-            if v > peak_all[_REQUESTED]:
-                peak_all[_REQUESTED] = v
+        rows = self._rows[1 if is_small else 0]
+        _changed(
+            *rows,
+            (
+                (_SPLIT, split_blocks),
+                (_SPLIT_BYTES, split_bytes),
+                (_ALLOCATION, 1),
+                (_ACTIVE, 1),
+                (_ALLOCATED, size),
+                (_ACTIVE_BYTES, size),
+                (_REQUESTED, requested),
+            ),
+        )
 
     def block_freed(
         self, is_small: bool, size: int, requested: int, split_blocks: int, split_bytes: int
     ) -> None:
         """block_released and then block_deactivated(split_blocks, split_bytes): a free
         that returns the block to its pool at once (no stream events), in one call."""
-        rows = self._rows[1 if is_small else 0]
-        cur = rows[0]
-        cur[_ALLOCATION] -= 1
-        cur[_ACTIVE] -= 1
-        cur[_ALLOCATED] -= size
-        cur[_ACTIVE_BYTES] -= size
-        cur[_REQUESTED] -= requested
-        if split_blocks > 0 or split_bytes > 0:
-            _split(*rows, split_blocks, split_bytes)
-        else:  # decreases (or nothing): no peak to test
-            cur[_SPLIT] += split_blocks
-            cur[_SPLIT_BYTES] += split_bytes
+        self.block_released(is_small, size, requested)
+        self.block_deactivated(is_small, size, split_blocks, split_bytes)
 
     def block_released(self, is_small: bool, size: int, requested: int) -> None:
         """allocation -1, allocated_bytes -size, requested_bytes -requested."""
@@ -266,11 +209,11 @@ class DeviceStats:
         cur[_ACTIVE] -= 1
         cur[_ACTIVE_BYTES] -= size
         if split_blocks or split_bytes:
-            _split(*rows, split_blocks, split_bytes)
+            _changed(*rows, ((_SPLIT, split_blocks), (_SPLIT_BYTES, split_bytes)))
 
     def split_changed(self, is_small: bool, blocks: int, nbytes: int) -> None:
         """inactive_split +blocks, inactive_split_bytes +nbytes (either sign)."""
-        _split(*self._rows[1 if is_small else 0], blocks, nbytes)
+        _changed(*self._rows[1 if is_small else 0], ((_SPLIT, blocks), (_SPLIT_BYTES, nbytes)))
 
     def update_single(self, name: str, amount: int) -> None:
         i = _SINGLE_SLOT[name] - 3 * _N
@@ -282,11 +225,19 @@ class DeviceStats:
             single["peak"][i] = max(single["peak"][i], cur[i])
 
     # ------------------------------------------------------------------ reads
+    _derived = frozenset()  # stat numbers whose current value `_stored` derives
+
+    def _stored(self):
+        """(current, allocated, base, peak) pairs (large, small) and the 'all' peak row, as
+        every read sees them (block_stats.BlockStats derives some of them)."""
+        return self._cur, self._acc, self._base, self._peak, self._peak_all
+
     def current(self, name: str, pool: str = "all") -> int:
         k = SLOT[name] // 3
+        cur = self._stored()[0] if k in self._derived else self._cur
         if pool == "all":
-            return self._cur[0][k] + self._cur[1][k]
-        return self._cur[POOLS.index(pool) - 1][k]
+            return cur[0][k] + cur[1][k]
+        return cur[POOLS.index(pool) - 1][k]
 
     def _flat(
         self, large: list[int], small: list[int], total: list[int] | None, single: list[int]
@@ -304,21 +255,23 @@ class DeviceStats:
     @property
     def cur(self) -> list[int]:
         """Current values by slot (a fresh list)."""
-        return self._flat(*self._cur, None, self._single["cur"])
+        return self._flat(*self._stored()[0], None, self._single["cur"])
 
     @property
     def peak(self) -> list[int]:
-        return self._flat(*self._peak, self._peak_all, self._single["peak"])
+        stored = self._stored()
+        return self._flat(*stored[3], stored[4], self._single["peak"])
 
     @property
     def allocated(self) -> list[int]:
-        return self._flat(*self._acc, None, self._single["acc"])
+        return self._flat(*self._stored()[1], None, self._single["acc"])
 
     @property
     def freed(self) -> list[int]:
         s = self._single
+        cur, acc, base = self._stored()[:3]
         return self._flat(
-            *(self._freed(*rows) for rows in zip(self._acc, self._cur, self._base, strict=True)),
+            *(self._freed(*rows) for rows in zip(acc, cur, base, strict=True)),
             None,
             self._freed(s["acc"], s["cur"], s["base"]),
         )

@@ -84,3 +84,36 @@ def test_site_is_the_nearest_frame_outside_the_package():
     assert site == (__file__, line, "test_site_is_the_nearest_frame_outside_the_package")
     # a user callback between two gpu_tensor frames is the site, not the test calling it
     assert enter(partial(user["callback"], enter, grab)) == (outside, 2, "callback")
+
+
+def test_emulated_cuda_results_are_sited_at_the_user_line():
+    """The emulated device's mallocs start the site search above its own frames (_raw and
+    empty, and _into's two): a result made by a factory, an op or a direct call of the
+    backend's `empty` or `elementwise` is still sited at the calling line of this file."""
+    import sys
+
+    import numpy as np
+
+    import gpu_tensor as gt
+    from gpu_tensor.backends import get_backend
+    from gpu_tensor.memory import registry
+
+    live.set_enabled(True)
+    here = sys._getframe()
+    x = gt.ones(4, 8, device="cuda")
+    lines = [here.f_lineno - 1]
+    y = x + x
+    lines.append(here.f_lineno - 1)
+    backend = get_backend(gt.device("cuda"))
+    made, _ = backend.empty((3, 5), np.dtype(np.float32))
+    lines.append(here.f_lineno - 1)
+    a = np.ones((7, 2), np.float32)
+    summed = backend.elementwise("add", np.add, (a, a), None)
+    lines.append(here.f_lineno - 1)
+    name = here.f_code.co_name
+    sites = [t.untyped_storage()._block.site for t in (x, y)]
+    assert sites == [(__file__, line, name) for line in lines[:2]]
+    rows = live.live_blocks(registry.get_allocator(0, "emulated"))
+    for shape, line in (((3, 5), lines[2]), ((7, 2), lines[3])):
+        assert [r["site"] for r in rows if r["shape"] == shape] == [f"{__file__}:{line} in {name}"]
+    del made, summed

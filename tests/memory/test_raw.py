@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mmap
+import os
 import sys
 
 import pytest
@@ -79,3 +80,31 @@ def test_host_pages_are_private_anonymous():
     finally:
         mapping.close()
         src.free(p)
+
+
+def _thp_eligible(addr: int) -> str | None:
+    """The THPeligible field of the mapping that holds `addr` (/proc/self/smaps)."""
+    inside = False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo <= addr < hi
+            elif inside and line.startswith("THPeligible:"):
+                return line.split()[1]
+    return None
+
+
+def test_reservations_ask_for_huge_pages():
+    """A reservation's pages are mapped and restitched in whole 2 MiB pages, so it asks for
+    transparent huge pages: a restitched page then costs one first-touch fault, not 512."""
+    path = "/sys/kernel/mm/transparent_hugepage/enabled"
+    if not os.path.exists(path) or "[never]" in open(path).read():
+        pytest.skip("the host has no transparent huge pages")
+    src = HostRawSource(64 * MiB)
+    base = src.reserve(16 * MiB)
+    try:
+        assert _thp_eligible(base) == "1"
+    finally:
+        src.unreserve(base)

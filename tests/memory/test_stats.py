@@ -11,6 +11,7 @@ import random
 
 import pytest
 
+from gpu_tensor.memory.block_stats import BlockStats
 from gpu_tensor.memory.stats import ARRAY_STATS, METRICS, POOLS, SLOT, DeviceStats
 
 
@@ -152,3 +153,82 @@ def test_flat_views_follow_the_slot_layout():
     assert stats.peak[slot : slot + 3] == [(2 << 20) + 4096, 2 << 20, 4096]
     assert stats.allocated[slot : slot + 3] == [(2 << 20) + 4096, 2 << 20, 4096]
     assert stats.freed[slot : slot + 3] == [4096, 0, 4096]
+
+
+def _lifecycle_step(rng: random.Random, stats: list, live: list, waiting: list) -> None:
+    """One valid allocator event on every record of `stats`: a malloc, a free straight back
+    to the pool, a free that waits on events, the end of a wait, a reuse, a split change,
+    a segment change or a reset."""
+    kind = rng.randrange(12)
+    if kind < 4 or not live and kind < 8:
+        small = rng.random() < 0.5
+        size = rng.choice([512, 4096, 1 << 20, 3 << 21])
+        req = rng.randint(0, size)
+        blocks, nbytes = rng.choice([-1, 0, 1]), rng.choice([-size, 0, size])
+        live.append((small, size, req))
+        for s in stats:
+            s.block_allocated(small, size, req, blocks, nbytes)
+    elif kind < 6:
+        small, size, req = live.pop(rng.randrange(len(live)))
+        blocks, nbytes = rng.choice([-1, 0, 1]), rng.choice([-size, 0, size])
+        for s in stats:
+            s.block_freed(small, size, req, blocks, nbytes)
+    elif kind == 6:
+        small, size, req = live.pop(rng.randrange(len(live)))
+        waiting.append((small, size))
+        for s in stats:
+            s.block_released(small, size, req)
+    elif kind == 7:
+        small, size, req = live.pop(rng.randrange(len(live)))
+        new = rng.randint(0, size)
+        blocks, nbytes = rng.choice([-1, 0, 1]), rng.choice([-size, 0, size])
+        live.append((small, size, new))
+        oversize = rng.random() < 0.3
+        for s in stats:
+            s.block_reused(small, size, req, new, blocks, nbytes, oversize)
+    elif kind == 8 and waiting:
+        small, size = waiting.pop(rng.randrange(len(waiting)))
+        blocks, nbytes = rng.choice([-1, 0, 1]), rng.choice([-size, 0, size])
+        for s in stats:
+            s.block_deactivated(small, size, blocks, nbytes)
+    elif kind == 9:
+        small = rng.random() < 0.5
+        name, amount = rng.choice([("segment", 1), ("reserved_bytes", 1 << 21)])
+        amount *= rng.choice([-1, 1])
+        blocks = rng.choice([-1, 1])
+        for s in stats:
+            s.update(name, small, amount)
+            s.split_changed(small, blocks, 512 * blocks)
+    elif kind == 10 and rng.random() < 0.1:
+        for s in stats:
+            s.reset_peak()
+    elif kind == 11 and rng.random() < 0.1:
+        for s in stats:
+            s.reset_accumulated()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_block_stats_equal_device_stats_on_block_lifecycles(seed):
+    """BlockStats derives active from allocation: on any valid sequence of the allocator's
+    updates (frees that wait on events included) every stat, peaks and accumulated totals
+    too, is DeviceStats's, and so the naive rule's."""
+    rng = random.Random(seed)
+    plain, tied = DeviceStats(), BlockStats()
+    live, waiting = [], []
+    waited = 0
+    for _ in range(1200):
+        _lifecycle_step(rng, [plain, tied], live, waiting)
+        waited += bool(waiting)
+        assert tied.as_dict(-1) == plain.as_dict(-1)
+        for name in ("active", "active_bytes", "allocation"):
+            for pool in POOLS:
+                assert tied.current(name, pool) == plain.current(name, pool)
+    assert waited > 200  # the derived peak of active was exercised while blocks waited
+
+
+def test_block_stats_refuse_direct_updates_of_the_tied_stats():
+    stats = BlockStats()
+    stats.update("segment", True, 1)
+    for name in ("allocation", "active", "allocated_bytes", "active_bytes"):
+        with pytest.raises(AssertionError):
+            stats.update(name, True, 1)

@@ -6,8 +6,9 @@ models on emulated cuda (recorded 2026-12-04: two steps of the 17-layer MLP and 
 index of the malloc it frees). Replayed through:
 - the allocator as users run it (parked frees, one stats update per free), and
 - a reference: every free done at once (its stats read after every call, which forces a
-  parked free out) and released and deactivated as two stats updates, as before
-  `DeviceStats.block_freed` joined them.
+  parked free out), released and deactivated as two stats updates, as before
+  `DeviceStats.block_freed` joined them, into a `DeviceStats` that stores `active` (the
+  allocator's `BlockStats` derives it).
 Every stat (peaks and accumulated totals included), the layout of every segment and every
 address handed out must be equal after every call; the hot path must have been taken.
 """
@@ -22,6 +23,7 @@ import pytest
 from gpu_tensor.memory import verify
 from gpu_tensor.memory.allocator import CachingAllocator
 from gpu_tensor.memory.config import parse_alloc_conf
+from gpu_tensor.memory.stats import DeviceStats
 
 from .test_reuse import Addresses, _layout, count_reuses
 
@@ -34,7 +36,12 @@ CONFS = [
 
 
 class Reference(CachingAllocator):
-    """The free path with released and deactivated as two stats updates (the old path)."""
+    """The free path with released and deactivated as two stats updates (the old path),
+    into the plain DeviceStats, which stores active rather than deriving it (BlockStats)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._stats = DeviceStats()
 
     def _free_block(self, block, requested=-1):
         if requested >= 0:
