@@ -93,7 +93,10 @@ def flat_bytes(array) -> tuple[np.ndarray, int]:
             # its first byte's address through ctypes: ~0.3 us against host_ptr's ~1 us
             # (numpy builds the whole __array_interface__ dict). Once per new storage,
             # i.e. per op result autograd saves.
-            return buf, _addressof(_c_char.from_buffer(buf))
+            try:
+                return buf, _addressof(_c_char.from_buffer(buf))
+            except (TypeError, ValueError, BufferError):
+                pass  # a buffer that refuses a writable export: numpy's own answer
         return buf, host_ptr(array)
     low, high = np.lib.array_utils.byte_bounds(array)
     return np.asarray(_Interface(low, high - low, array, not array.flags.writeable)), low

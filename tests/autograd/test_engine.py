@@ -348,3 +348,13 @@ def test_accumulation_is_in_place(device):
         x.grad.zero_()  # zero_grad(set_to_none=False)
     (x * 1).sum().backward()
     np.testing.assert_allclose(_np(x.grad), [1.0, 1.0])
+
+
+def test_a_kept_gradient_has_the_parameters_strides_size_one_dims_included():
+    # the (3, 1) product's transpose is row-major with stride 1 on the size-1 dim; the
+    # engine keeps it only with the parameter's own strides, else copies. torch 2.13 gives
+    # (3, 1) here (recorded), as for F.linear's (1, 3) weight
+    y = gt.ones(1, 3, requires_grad=True)
+    (gt.ones(4, 3) @ y.t()).sum().backward()
+    assert y.grad.stride() == (3, 1)
+    np.testing.assert_array_equal(y.grad.numpy(), [[4.0, 4.0, 4.0]])
