@@ -180,7 +180,10 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 def chain_matmul(*matrices, out=None):
     """matrices[0] @ matrices[1] @ ... (torch's deprecated name for linalg.multi_dot)."""
     ms = _tensors(matrices)
-    result = functools.reduce(lambda a, b: a.matmul(b), ms)
+    if len(ms) == 1:  # torch returns a copy of a lone matrix (CloneBackward0), never the input
+        result = ms[0].clone()
+    else:
+        result = functools.reduce(lambda a, b: a.matmul(b), ms)
     return result if out is None else out.copy_(result)
 
 

@@ -63,7 +63,6 @@ NO_HISTORY = {
     "atleast_1d",
     "atleast_2d",
     "cartesian_prod",
-    "chain_matmul",
     # gt.detach_ (torch.detach_): cuts the history by definition
     "detach_",
     # torch.special's Bessel J, Y, K and the modified I0/I1 forms: no derivative in torch,
@@ -277,6 +276,12 @@ def test_allow_lists_are_current(verdicts):
     assert not stale, stale
 
 
+# torch 2.13's dequantize() of a float tensor returns the input object itself, yet hangs a
+# NotImplemented node on it, so the caller's leaf stops being a leaf. gpu_tensor returns the
+# input untouched (a leaf stays a leaf); the walk would read torch's as "noimpl".
+TORCH_QUIRKS = {"dequantize", "Tensor.dequantize"}
+
+
 def test_allow_lists_agree_with_torch():
     torch = pytest.importorskip("torch")
     ops = [
@@ -289,7 +294,7 @@ def test_allow_lists_agree_with_torch():
     differ = {
         n: (ours[n][0], theirs[n][0])
         for n in ours
-        if theirs[n][0] not in (ours[n][0], "skip", "absent")
+        if theirs[n][0] not in (ours[n][0], "skip", "absent") and n not in TORCH_QUIRKS
     }
     assert not differ, differ
 
