@@ -101,6 +101,8 @@ UPWARD = {
     "(polygamma, i1, ...: no Tensor method), at backward time",
     ("fusion.trace", "ops.special"): "a traced x.logit(eps), x.nan_to_num(...): the module "
     "function resolves the row's parameter, when a function is traced",
+    ("fusion.trace", "ops.elementwise"): "a traced x.div(y, rounding_mode=...): the eager "
+    "function's rounding rules, when a function is traced",
 }
 CUPY_ALLOWED = [
     "backends.*",

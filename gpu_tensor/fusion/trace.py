@@ -252,6 +252,11 @@ class Proxy(Refusals):
     nan_to_num = _resolved("nan_to_num")
     mvlgamma = _resolved("mvlgamma")
 
+    def div(self, other, *, rounding_mode=None):  # torch's keyword: the eager function's rules
+        from ..ops import elementwise  # the ops layer, when a function is traced (test_layering)
+
+        return elementwise.div(self, other, rounding_mode=rounding_mode)
+
     def polygamma(self, n):  # (no row of this name: gt.polygamma(n, x) is special_polygamma's)
         from ..ops import special  # the ops layer, when a function is traced (test_layering)
 

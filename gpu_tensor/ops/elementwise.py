@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtype as _dt
 from .._grad import differentiable
 from .._out import call as out_call
@@ -178,28 +176,19 @@ def _div_trunc(a, b):
         a, b = (x.to(common) if isinstance(x, Tensor) else x for x in (a, b))
         return _int_trunc_div(a, b, common)
     if common in _HALF:  # truncate the float32 quotient, then round once to the half type
-        a = a.to(common).to(_dt.float32) if isinstance(a, Tensor) else a
-        if isinstance(
-            b, Tensor
-        ):  # a one-element divisor keeps its precision (the opmath_scalar rule)
-            b = (b if b.numel() == 1 and b.dtype is not common else b.to(common)).to(_dt.float32)
-    return _trunc_values(binary("div", a, b)).to(common)
+        a = a.to(common).to(_dt.float32) if _is_tensor(a) else a
+        if _is_tensor(b):  # a one-element divisor keeps its precision (the opmath_scalar rule)
+            b = (b if _one_element(b) and b.dtype is not common else b.to(common)).to(_dt.float32)
+    return trunc(binary("div", a, b)).to(common)  # trunc: the table's row (traced too)
 
 
-def _trunc_values(t):
-    b = get_backend(t.device)
-    if t.dtype.category != _dt.FLOAT:
-        return t
-    trunc = b.xp.trunc  # (through elementwise: emulated cuda computes into its blocks)
-    arr = (
-        b.elementwise(None, trunc, (t._data,), None)
-        if t.dtype not in _HALF
-        else b.astype(
-            b.elementwise(None, trunc, (b.astype(t._data, np.float32),), None), t.dtype.np
-        )
-    )
-    arr, st = b.adopt(arr)
-    return Tensor._make(arr, t.device, t.dtype, st)
+def _is_tensor(x) -> bool:
+    """A Tensor, or a value traced by @gt.fuse (it records the ops instead of running them)."""
+    return isinstance(x, Tensor) or hasattr(type(x), "__gt_elementwise__")
+
+
+def _one_element(x) -> bool:
+    return x.numel() == 1 if isinstance(x, Tensor) else x.ndim == 0  # traced: 0-dim only
 
 
 def _int_trunc_div(a, b, common):
