@@ -1,20 +1,19 @@
 """What Adam's host step (optim/host_step.py) reuses from one step of a parameter group to
 the next: its runs' flat views, state arrays and storages, keyed by everything that, replaced,
-would make them stale (parameters, their arrays, devices and dtypes, the state tensors and
-their arrays, the step counts' versions). A step whose key differs takes the checking path
+would make them stale (parameters, their arrays, the state tensors and their arrays, the
+step counts' versions). A step whose key differs takes the checking path
 and plans again; a test replaces each of these and compares with a fresh optimizer
 (tests/optim/test_host_step.py)."""
 
 from __future__ import annotations
 
 from itertools import chain
-from operator import attrgetter, itemgetter, methodcaller
+from operator import attrgetter, is_, itemgetter, methodcaller
 
 __all__ = ["Plan"]
 
 _DATA, _VERSION = attrgetter("_data"), attrgetter("_version")
-_PARAM = attrgetter("_data", "device", "dtype")
-_VALUES, _RAVEL = methodcaller("values"), methodcaller("reshape", -1)
+_RAVEL = methodcaller("reshape", -1)
 
 
 class _Run:
@@ -45,15 +44,15 @@ class _Run:
 
 class Plan:
     """What a group's step needs that does not change between steps while `key` holds: the
-    parameters (identity, array, device, dtype), their state tensors (identity, array), and
+    parameters (identity, array), their state tensors (identity, array), and
     the step counts' storage versions as the last step left them (unwritten since, so still
     equal). A parameter replaced or `set_`, a state loaded (load_state_dict) or written
     (a new entry, `step.fill_`) fails it, and the step takes the checking path again."""
 
-    __slots__ = ("held", "key", "runs", "step_data", "step_st", "versions", "bumps")
+    __slots__ = ("names", "key", "runs", "step_data", "step_st", "versions", "bumps")
 
     def __init__(self, opt, params, names, lay):
-        self.held, self.key = _key(opt, params, names)
+        self.names, self.key = names, _key(opt, params)
         steps = [opt.state[p]["step"] for p in params]
         if len(set(map(id, steps))) != len(steps):
             self.key = None  # a step count shared by two parameters: check every step
@@ -84,21 +83,24 @@ class Plan:
         self.versions = tuple(map(_VERSION, self.step_st))
 
     def holds(self, opt, params, names) -> bool:
+        key = self.key
+        if key is None or names != self.names:
+            return False
+        now = _key(opt, params)
         return (
-            self.key is not None
-            and _key(opt, params, names)[1] == self.key
+            now is not None
+            and len(now) == len(key)
+            and all(map(is_, now, key))
             and tuple(map(_VERSION, self.step_st)) == self.versions
         )
 
 
-def _key(opt, params, names):
-    """(the objects, their ids): the parameters, their arrays, devices and dtypes, the state
-    dicts' entries and those tensors' arrays. The plan holds the objects, so an id seen again
-    is the same object."""
-    vals = tuple(chain.from_iterable(map(_VALUES, map(opt.state.__getitem__, params))))
+def _key(opt, params):
+    """The parameters, their arrays (a tensor's device, dtype, shape and storage change only
+    with its array: set_, resize_), the state dicts' entries and those tensors' arrays; the
+    plan holds them, so `is` compares them. None for a state entry that is not a tensor."""
     try:
-        held = (*names, *params, *chain.from_iterable(map(_PARAM, params)), *vals)
-        held += tuple(map(_DATA, vals))
-    except AttributeError:  # a state entry that is not a tensor: check every step
-        return None, None
-    return held, tuple(map(id, held))
+        vals = [*chain.from_iterable(map(dict.values, map(opt.state.__getitem__, params)))]
+        return [*params, *map(_DATA, params), *vals, *map(_DATA, vals)]
+    except (AttributeError, TypeError):  # a state that is not a dict of tensors: check every step
+        return None
