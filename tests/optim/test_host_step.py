@@ -211,7 +211,8 @@ def test_the_cached_step_plan_sees_a_replaced_parameter_or_state(device, change,
     opt = gt.optim.Adam(params, lr=1e-2)
     for _ in range(3):
         opt.step()
-    assert len(planned) == 1  # steps 2 and 3 reused the plan
+    host = get_backend(params[0].device).host_arrays  # (simulated cuda: no host step)
+    assert len(planned) == (1 if host else 0)  # steps 2 and 3 reused the plan
     change(opt, params)
     twins, fresh = _twin(params, opt)
     opt.step()
