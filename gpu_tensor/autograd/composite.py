@@ -103,7 +103,7 @@ class FormulaNode(FunctionCtx):
 
     def _release(self) -> None:
         super()._release()
-        self._inputs = None
+        self._inputs = self._formula = None  # (a formula's closure may hold saved outputs)
 
 
 def _formula_class(name: str):

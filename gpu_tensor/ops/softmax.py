@@ -1,7 +1,8 @@
 """softmax and log_softmax, numerically stable on any dim. nn.functional's versions call
 these. When they record, each is one node with torch's name (SoftmaxBackward0,
 LogSoftmaxBackward0) and torch's formula, which is also cheaper than the graph of the ops it
-is computed with; under create_graph the formula re-runs the composed, differentiable form."""
+is computed with. Like torch's nodes, the formula reads the saved output instead of computing
+it again; under create_graph it re-runs the composed, differentiable form."""
 
 from __future__ import annotations
 
@@ -54,11 +55,23 @@ def _recorded(name, plain, grad_of, input, dim, dtype):
         return plain(input, dim)
     from ..autograd.composite import with_formula
 
+    saved = []  # the output, detached (no cycle through its node), and its version then
+
+    def forward(x):
+        y = plain(x, dim)
+        saved.append(y.detach())
+        saved.append(saved[0]._version)
+        return y
+
     def backward(g, need, x):
-        y = plain(x, dim)  # grad mode is on only under create_graph: then y has history
+        y = saved[0]
+        if STATE.enabled or y._version != saved[1]:
+            # create_graph: y needs history, so re-run the forward (the same bits); an output
+            # written in place since: re-run it too, as before outputs were saved
+            y = plain(x, dim)
         return (grad_of(g, y, dim),)
 
-    return with_formula(name, lambda x: plain(x, dim), backward, input)
+    return with_formula(name, forward, backward, input)
 
 
 def softmax(input, dim=None, dtype=None):

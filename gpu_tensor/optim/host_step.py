@@ -17,9 +17,16 @@ tests/optim/test_host_step.py compares both against those paths on the same inpu
 Where g++ built backends/host_kernels.py's library, a run takes one compiled pass per
 element doing these formulas' operations in order (tests/backends/test_host_kernels.py:
 the same bits); the numpy passes below are the fallback and the reference.
+
+A group's first step checks every parameter, gradient and step count and lays the state out;
+what holds until a parameter or a state tensor is replaced (the runs, flat views, storages to
+bump) is kept in a Plan, so later steps check only the gradients and the plan's key.
 """
 
 from __future__ import annotations
+
+from itertools import repeat
+from operator import attrgetter, is_
 
 import numpy as np
 
@@ -29,11 +36,14 @@ from gpu_tensor.backends import host_kernels
 from gpu_tensor.backends.base import PIECE
 
 from ._checks import value
+from .host_plan import Plan
 
 __all__ = ["adam_host_step"]
 
 CHUNK = PIECE  # elements per pass: piece-sized host temporaries, resident in cache
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_GRAD, _DTYPE, _DEVICE = attrgetter("_grad"), attrgetter("dtype"), attrgetter("device")
+_SPARSE = attrgetter("is_sparse")
 
 
 class _Layout:
@@ -151,36 +161,34 @@ def adam_host_step(opt, group, fused: bool) -> bool:
     """One Adam step of `group` on a host device; False (nothing done) when a
     parameter needs the general path (another device or dtype, a sparse or strided
     parameter, differentiable/capturable, unequal step counts)."""
-    params = [p for p in group["params"] if p.grad is not None]
-    if not params:
-        return True
-    if not _eligible(params, group):
+    params = group["params"]
+    grads = list(map(_GRAD, params))
+    if any(map(is_, grads, repeat(None))):
+        params = [p for p in params if p._grad is not None]
+        if not params:
+            return True
+        grads = list(map(_GRAD, params))
+    if group.get("differentiable") or group.get("capturable"):
         return False
-    steps = set()
-    for p in params:
-        step = opt.state[p].get("step")
-        if step is not None and not (
-            isinstance(step, Tensor) and step.device.type == "cpu" and step._data.size == 1
-        ):
-            return False  # a step count set by hand: the per-parameter path handles it
-        steps.add(0.0 if step is None else float(step._data))
-    if len(steps) != 1:
-        return False
-    amsgrad = group["amsgrad"]
-    names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
-    import gpu_tensor as gt
-
-    for p in params:
-        st = opt.state[p]
-        if "step" not in st:
-            st["step"] = gt.tensor(0.0, device="cpu")  # host-side: read every step
-    lay = _layout(opt, group, params, names)
-    step = None
-    for p in params:
-        s = opt.state[p]["step"]
-        np.add(s._data, 1, out=s._data)  # (float32, as step.add_(1))
-        s._bump_version()
-        step = float(s._data)
+    dev, dt = params[0].device, params[0].dtype
+    if not backends.get_backend(dev).host_arrays:  # (looked up per call: tests swap it)
+        return False  # real cuda: one generated kernel per parameter
+    names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+    plans = opt.__dict__.setdefault("_host_plans", {})
+    plan = plans.get(id(group))
+    if plan is not None and plan.holds(opt, params, names):
+        if not (
+            all(map(is_, map(_DTYPE, grads), repeat(dt)))
+            and all(map(is_, map(_DEVICE, grads), repeat(dev)))
+        ) or (not all(map(is_, map(type, grads), repeat(Tensor))) and any(map(_SPARSE, grads))):
+            return False  # (as _eligible: the parameters' half of it is in the plan's key)
+    else:
+        plan = _plan(opt, group, params, names)
+        if plan is None:
+            return False
+        plans[id(group)] = plan
+    list(map(np.add, plan.step_data, repeat(1), plan.step_data))  # (float32, as step.add_(1))
+    step = float(plan.step_data[-1])
     lr, (beta1, beta2) = value(group["lr"]), group["betas"]
     sc = dict(
         lr=lr,
@@ -190,37 +198,59 @@ def adam_host_step(opt, group, fused: bool) -> bool:
         wd=group["weight_decay"],
         decoupled=group["decoupled_weight_decay"],
         maximize=group["maximize"],
-        amsgrad=amsgrad,
+        amsgrad=group["amsgrad"],
         step_size=lr / (1 - beta1**step),
         bc2_sqrt=(1 - beta2**step) ** 0.5,
     )
-    formula = _fused if fused else _eager
-    for run, offsets, total, flats in lay.runs:
-        dt = run[0]._data.dtype
-        state = [opt.state[p] for p in run]
-        if offsets is None:  # one parameter, in place
-            p = run[0]
-            pf, gf = p._data.reshape(-1), p.grad._data.reshape(-1)
-            sf = [state[0][n]._data.reshape(-1) for n in names]
+    for run in plan.runs:
+        if run.offsets is None:  # one parameter, in place
+            pf, gf = run.flat[0], grads[run.at]._data.reshape(-1)
         else:  # gathered into the scratch, computed, scattered back
-            pf, gf = _scratch(opt, dt, total)[3:]
-            np.concatenate([p._data.reshape(-1) for p in run], out=pf)
-            np.concatenate([p.grad._data.reshape(-1) for p in run], out=gf)
-            sf = flats
-        if not _in_kernel(fused, pf, gf, sf, sc):
-            with np.errstate(all="ignore"):
-                for lo in range(0, total, CHUNK):
-                    hi = min(lo + CHUNK, total)
-                    t = _scratch(opt, dt, hi - lo)[:3]
-                    formula(pf[lo:hi], gf[lo:hi], *[s[lo:hi] for s in sf], t=t, **sc)
-        if offsets is not None:
-            for p, off in zip(run, offsets, strict=True):
-                np.copyto(p._data.reshape(-1), pf[off : off + p._data.size])
-        for p, st in zip(run, state, strict=True):
-            p._bump_version()
-            for n in names:
-                st[n]._bump_version()
+            pf, gf = _scratch(opt, run.flat[0].dtype, run.total)[3:]
+            np.concatenate(run.flat, out=pf)
+            np.concatenate(run.gathered(grads), out=gf)
+        _compute(opt, fused, pf, gf, run.state, run.total, sc)
+        if run.offsets is not None:
+            list(map(np.copyto, run.flat, run.pieces(pf)))
+    plan.bump_versions()
     return True
+
+
+def _compute(opt, fused, pf, gf, sf, total, sc) -> None:
+    """The run's update in place: the compiled pass, or numpy's in CHUNK slices."""
+    if _in_kernel(fused, pf, gf, sf, sc):
+        return
+    formula = _fused if fused else _eager
+    with np.errstate(all="ignore"):
+        for lo in range(0, total, CHUNK):
+            hi = min(lo + CHUNK, total)
+            t = _scratch(opt, pf.dtype, hi - lo)[:3]
+            formula(pf[lo:hi], gf[lo:hi], *[s[lo:hi] for s in sf], t=t, **sc)
+
+
+def _plan(opt, group, params, names):
+    """The checking path: every parameter, gradient and step count checked, the state made
+    and laid out; then what the next steps can reuse (a Plan), or None (nothing done)."""
+    if not _eligible(params, group):
+        return None
+    steps = set()
+    for p in params:
+        step = opt.state[p].get("step")
+        if step is not None and not (
+            isinstance(step, Tensor) and step.device.type == "cpu" and step._data.size == 1
+        ):
+            return None  # a step count set by hand: the per-parameter path handles it
+        steps.add(0.0 if step is None else float(step._data))
+    if len(steps) != 1:
+        return None
+    import gpu_tensor as gt
+
+    for p in params:
+        st = opt.state[p]
+        if "step" not in st:
+            st["step"] = gt.tensor(0.0, device="cpu")  # host-side: read every step
+    lay = _layout(opt, group, params, names)
+    return Plan(opt, params, names, lay)
 
 
 def _in_kernel(fused, p, g, state, sc) -> bool:

@@ -144,3 +144,80 @@ def test_unequal_step_counts_take_the_per_parameter_path(device):
     opt.step()
     assert float(opt.state[params[0]]["step"]) == 2
     assert float(opt.state[params[1]]["step"]) == 1
+
+
+def _twin(params, opt):
+    """Copies of params (values and grads) under a new optimizer with opt's state loaded:
+    its first step takes the checking path, with nothing cached."""
+    twins = []
+    for p in params:
+        t = p.detach().clone()
+        t.grad = p.grad.clone()
+        twins.append(t)
+    fresh = gt.optim.Adam(twins, lr=1e-2)
+    fresh.load_state_dict(opt.state_dict())
+    return twins, fresh
+
+
+def _same(params, opt, twins, fresh):
+    for a, b in zip(params, twins, strict=True):
+        np.testing.assert_array_equal(_bits(a), _bits(b))
+        for name, t in fresh.state[b].items():
+            np.testing.assert_array_equal(_bits(opt.state[a][name]), _bits(t))
+
+
+def _replace_a_parameter(opt, params):
+    new = gt.from_numpy(np.full((6, 6), 0.5, np.float32)).to(params[4].device)
+    new.grad = gt.ones_like(new)
+    opt.param_groups[0]["params"][4] = params[4] = new  # no state: unequal step counts
+
+
+def _set_a_parameter(opt, params):
+    with gt.no_grad():  # the same tensor on new memory (torch's `p.data = ...` here)
+        params[0].set_(params[0].detach().clone() + 1)
+
+
+def _load_a_changed_state(opt, params):
+    sd = opt.state_dict()
+    for st in sd["state"].values():
+        st["exp_avg"] = st["exp_avg"] + 1
+    opt.load_state_dict(sd)
+
+
+def _write_one_step_count(opt, params):
+    opt.state[params[1]]["step"].fill_(7.0)  # in place: unequal counts, per-parameter path
+
+
+def _write_every_step_count(opt, params):
+    for p in params:
+        opt.state[p]["step"].fill_(7.0)  # in place, all equal: the host step at step 8
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        _replace_a_parameter,
+        _set_a_parameter,
+        _load_a_changed_state,
+        _write_one_step_count,
+        _write_every_step_count,
+    ],
+)
+def test_the_cached_step_plan_sees_a_replaced_parameter_or_state(device, change, monkeypatch):
+    planned = []
+    plan = host_step._plan
+    monkeypatch.setattr(host_step, "_plan", lambda *a: planned.append(1) or plan(*a))
+    params = _params(device, np.float32, 7)
+    opt = gt.optim.Adam(params, lr=1e-2)
+    for _ in range(3):
+        opt.step()
+    host = get_backend(params[0].device).host_arrays  # (simulated cuda: no host step)
+    assert len(planned) == (1 if host else 0)  # steps 2 and 3 reused the plan
+    change(opt, params)
+    twins, fresh = _twin(params, opt)
+    opt.step()
+    fresh.step()
+    _same(params, opt, twins, fresh)
+    opt.step()  # (and the plan made after the change holds on)
+    fresh.step()
+    _same(params, opt, twins, fresh)

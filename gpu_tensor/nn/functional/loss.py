@@ -9,7 +9,7 @@ from __future__ import annotations
 import warnings
 
 import gpu_tensor as gt
-from gpu_tensor.autograd.composite import composite
+from gpu_tensor.autograd.composite import composite, with_formula
 from gpu_tensor.memory import graph_pool as _graph_pool
 
 from .activation import log_softmax
@@ -147,16 +147,29 @@ def nll_loss(
     else:
         w = keep.to(input.dtype)
     w = w.detach()  # torch's nll_loss does not differentiate the class weights
+    index = safe.unsqueeze(cdim)
+    total = w.sum() if reduction == "mean" else None
 
     def run(x):
-        loss = -x.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim) * w
+        loss = -x.gather(cdim, index).squeeze(cdim) * w
         if reduction == "none":
             return loss
         if reduction == "sum":
             return loss.sum()
-        return loss.sum() / w.sum()
+        return loss.sum() / total
 
-    return composite("NllLossBackward0", run, input)
+    def backward(g, need, x):
+        # the composed graph's backward written out, its steps in its order (div, sum,
+        # mul, neg, squeeze, gather): the same bits without recording and running that graph
+        if reduction == "mean":
+            g = g / total
+        if reduction != "none":
+            g = g.expand(w.shape)
+        g = -(g * w)
+        z = gt.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
+        return (z.scatter_add_(cdim, index, g.unsqueeze(cdim)),)
+
+    return with_formula("NllLossBackward0", run, backward, input)
 
 
 def _class_weight(weight, ndim, cdim):
