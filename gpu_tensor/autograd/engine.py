@@ -60,6 +60,17 @@ def sum_to(g: Tensor, shape) -> Tensor:
                 # set of strides (for a size-1 dim, reshape keeps torch's choice)
                 return Tensor._make(r.reshape(shape), CPU, g.dtype)
             g = Tensor._make(r, CPU, g.dtype)
+        elif (
+            type(g) is Tensor
+            and g.dtype in _WIDE_FLOATS
+            and not grad_mode.STATE.enabled
+            and not ACTIVE[0]
+            and getattr(g.device._backend, "is_emulated", False)
+        ):  # emulated cuda: the same sum into allocator memory, and the same reshape
+            r, st = g.device._backend.sum_keepdims(g._data, tuple(dims))
+            if r.shape != shape and 1 not in shape and 0 not in shape:
+                return Tensor._make(r.reshape(shape), g.device, g.dtype, st)
+            g = Tensor._make(r, g.device, g.dtype, st)
         else:
             g = g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if tuple(g.shape) != shape else g

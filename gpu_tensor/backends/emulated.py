@@ -201,6 +201,18 @@ class EmulatedCudaBackend(CpuBackend):
                 strides = like.strides
         return self._into(fn, operands, shape, np_dtype, strides)
 
+    def sum_keepdims(self, array, axes):
+        """(array, storage): `np.sum(array, axis=axes, keepdims=True)` of a float array, in
+        allocator memory and adopted; the call `sum(dim=axes, keepdim=True)` makes for it
+        (reduction._reduce), without its dispatch (autograd's sum_to: a bias's gradient)."""
+        shape = tuple(1 if i in axes else n for i, n in enumerate(array.shape))
+        r = self.compute_into(
+            lambda a, out=None: np.sum(a, axis=axes, keepdims=True, out=out),
+            (array,),
+            lambda: (shape, array.dtype, False),
+        )
+        return self.adopt(r)
+
     def _elementwise_by_pieces(self, fn, args, params, shape):
         """`fn(*args, **params)`, elementwise over the broadcast `shape`, computed over
         pieces of at most PIECE elements into one allocator array: an impossible size is

@@ -49,6 +49,27 @@ def _active(row: list[int]) -> list[int]:
     return row
 
 
+def _rise_two(cur, other, acc, peak, peak_all, k: int, dk: int, m: int, dm: int) -> None:
+    """_changed(rows, ((k, dk), (m, dm))) for two increases dk, dm > 0, written out: the
+    warm malloc's and free's update (a loop over a tuple of pairs costs twice as much)."""
+    vk = cur[k] + dk
+    vm = cur[m] + dm
+    cur[k] = vk
+    cur[m] = vm
+    acc[k] += dk
+    acc[m] += dm
+    if vk > peak[k]:
+        peak[k] = vk
+    if vm > peak[m]:
+        peak[m] = vm
+    vk += other[k]
+    vm += other[m]
+    if vk > peak_all[k]:
+        peak_all[k] = vk
+    if vm > peak_all[m]:
+        peak_all[m] = vm
+
+
 class BlockStats(DeviceStats):
     """DeviceStats whose `active` stats are derived (see the module docstring)."""
 
@@ -76,10 +97,20 @@ class BlockStats(DeviceStats):
                     (_REQUESTED, requested),
                 ),
             )
-        else:  # decreases (or nothing): no peak to test
+        else:  # split decreases (or nothing): no peak to test for them
             cur[_SPLIT] += split_blocks
             cur[_SPLIT_BYTES] += split_bytes
-            _changed(*rows, ((_ALLOCATION, 1), (_ALLOCATED, size), (_REQUESTED, requested)))
+            # allocation +1 and allocated_bytes +size (> 0: a block's): every warm malloc
+            _rise_two(cur, other, acc, peak, peak_all, _ALLOCATION, 1, _ALLOCATED, size)
+            cur[_REQUESTED] += requested
+            if requested > 0:
+                acc[_REQUESTED] += requested
+                n = cur[_REQUESTED]
+                if n > peak[_REQUESTED]:
+                    peak[_REQUESTED] = n
+                n += other[_REQUESTED]
+                if n > peak_all[_REQUESTED]:
+                    peak_all[_REQUESTED] = n
         if cur[_ACTIVE] or other[_ACTIVE]:  # blocks wait on events: active is above allocation
             for k, a in _TIED:
                 v = cur[a] + cur[k]
@@ -97,7 +128,10 @@ class BlockStats(DeviceStats):
         cur[_ALLOCATION] -= 1  # (active too: nothing more waits)
         cur[_ALLOCATED] -= size
         cur[_REQUESTED] -= requested
-        if split_blocks > 0 or split_bytes > 0:
+        if split_blocks == 1 and split_bytes > 0:
+            # it becomes an inactive split: the usual free
+            _rise_two(*rows, _SPLIT, 1, _SPLIT_BYTES, split_bytes)
+        elif split_blocks > 0 or split_bytes > 0:
             _changed(*rows, ((_SPLIT, split_blocks), (_SPLIT_BYTES, split_bytes)))
         else:  # decreases (or nothing): no peak to test
             cur[_SPLIT] += split_blocks

@@ -445,6 +445,40 @@ def _host_fast(backend, key, fn, args, dev, out):
     return Tensor._make(r, dev, out, st)
 
 
+def host_relu_grad_fits(g, out) -> bool:
+    """Whether relu's gradient `g where out > 0 else 0` may take host_relu_grad: emulated
+    cuda tensors of one float32/float64 dtype, shape and device, nothing recording (no
+    create_graph) or watching (no mode)."""
+    dev = g.device
+    backend = dev._backend
+    return (
+        backend is not None
+        and backend.is_emulated
+        and out.device is dev
+        and type(g) is Tensor
+        and g.dtype is out.dtype
+        and g.dtype in _RELU_ZERO
+        and g._data.shape == out._data.shape
+        and not STATE.enabled
+        and not MODES_ON
+    )
+
+
+def host_relu_grad(g, out):
+    """relu's gradient as the two ops `where(out > 0, g, 0.0)` compute it on emulated cuda
+    (each _host_fast's numpy call into allocator memory, quiet as apply() is, in the same
+    order: the mask, the result, then the mask's block back), without their dispatch."""
+    dev = g.device
+    backend = dev._backend
+    mask = _host_fast(backend, "gt", _GT_FN, (out._data, 0), dev, _dt.bool)
+    zero = _RELU_ZERO[g.dtype]  # (apply()'s value for where's scalar: np.asarray(0.0).astype)
+    return _host_fast(backend, "where", _WHERE_FN, (mask._data, g._data, zero), dev, g.dtype)
+
+
+_RELU_ZERO = {d: d.np.type(0.0) for d in (_dt.float32, _dt.float64)}
+_GT_FN, _WHERE_FN = SPECS["gt"].fn, SPECS["where"].fn
+
+
 # torch's names for the reflected operators that have their own op (2 - x is aten::rsub)
 _REFLECTED = {"sub": "rsub"}
 
