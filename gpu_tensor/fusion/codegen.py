@@ -38,6 +38,9 @@ CTYPE = {
     BFLOAT16: "gt_bf16",
     np.dtype(np.float32): "float",
     np.dtype(np.float64): "double",
+    # only the templates of complex_kernel rows take these (fusion/preamble_complex.py)
+    np.dtype(np.complex64): "gt_c64",
+    np.dtype(np.complex128): "gt_c128",
 }
 _SIXTEEN_BIT = {"gt_half", "gt_bf16"}
 

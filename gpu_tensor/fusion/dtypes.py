@@ -17,6 +17,7 @@ from .. import dtype as _core
 
 __all__ = [
     "BFLOAT16",
+    "COMPLEX",
     "SUPPORTED",
     "as_np_dtype",
     "category",
@@ -38,14 +39,18 @@ SUPPORTED = tuple(
 )  # fmt: skip
 
 _LOW_PRECISION = (np.dtype(np.float16), BFLOAT16)
+# Complex dtypes reach the codegen only through eager cuda ops whose row has complex C
+# overloads (OpDef.complex_kernel); @gt.fuse still refuses complex inputs.
+COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
 
 
-def as_np_dtype(dtype) -> np.dtype:
-    """A numpy dtype from a numpy dtype, a string, or a gpu_tensor dtype (its `.np`)."""
+def as_np_dtype(dtype, complex_ok: bool = False) -> np.dtype:
+    """A numpy dtype from a numpy dtype, a string, or a gpu_tensor dtype (its `.np`).
+    `complex_ok`: complex64/complex128 are taken too (eager graphs of complex_kernel rows)."""
     if hasattr(dtype, "np") and not isinstance(dtype, np.dtype):
         dtype = dtype.np
     dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
-    if dt not in SUPPORTED:
+    if dt not in SUPPORTED and not (complex_ok and dt in COMPLEX):
         raise TypeError(
             f"dtype {dt} is not supported by elementwise ops; supported: "
             + ", ".join(str(d) for d in SUPPORTED)

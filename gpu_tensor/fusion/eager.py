@@ -16,6 +16,7 @@ from .codegen import generate, plan_args, scalar_ctype
 from .dtypes import as_np_dtype
 from .expr import Graph, Input, Scalar
 from .layout import Operand, broadcast_shapes, launch_config, plan
+from .optable import OPS
 from .trace import Proxy, apply
 
 __all__ = ["run", "run_planned", "prepare", "launch_graph", "empty_like_result"]
@@ -129,7 +130,9 @@ def _graph_for(key, inputs, params, via=None) -> Graph:
                 scs.append(node)
                 proxies.append(Proxy(node, 0))
             else:
-                node = Input(dtype=as_np_dtype(s[0]), tier=1 if s[1] == 0 else 0, index=len(ins))
+                node = Input(
+                    dtype=as_np_dtype(s[0], True), tier=1 if s[1] == 0 else 0, index=len(ins)
+                )
                 ins.append(node)
                 proxy = Proxy(node, s[1])
                 if via is not None and node.dtype != via[0]:
@@ -276,10 +279,13 @@ def _plan(key, inputs, out_dtype, params, via=None):
     """The _Launch for these operands (the cold path: trace, plan, generate, compile)."""
     from ..kernel.compile import get_kernel, sm_count
 
-    if np.dtype(out_dtype).kind == "c" or any(
-        getattr(x, "dtype", None) is not None and np.dtype(x.dtype).kind == "c" for x in inputs
+    if not OPS[key].complex_kernel and (
+        np.dtype(out_dtype).kind == "c"
+        or any(
+            getattr(x, "dtype", None) is not None and np.dtype(x.dtype).kind == "c" for x in inputs
+        )  # fmt: skip
     ):
-        return _NO_KERNEL
+        return _NO_KERNEL  # complex C types serve only the rows with complex overloads
     graph = _graph_for(key, inputs, params, via)
     where = [i for i, x in enumerate(inputs) if x is not None and not _is_scalar(x)]
     scalar_at = [i for i, x in enumerate(inputs) if _is_scalar(x)]
@@ -287,7 +293,7 @@ def _plan(key, inputs, out_dtype, params, via=None):
     shape = broadcast_shapes(*(tuple(a.shape) for a in arrays))
     roots = graph.outputs
     used = graph.used_inputs(roots)
-    out_np = as_np_dtype(out_dtype)
+    out_np = as_np_dtype(out_dtype, complex_ok=True)
     operands = [Operand(tuple(a.shape), _strides(a), a.itemsize, _ptr(a))
                 for a in (arrays[n.index] for n in used)]  # fmt: skip
     stored = np.dtype(np.uint16) if out_np.name == "bfloat16" else out_np

@@ -377,8 +377,9 @@ def frac(x):
 
 
 def sgn_complex(z):
-    """z / |z|, 0 at 0 (torch.sgn of a complex tensor)."""
-    mag = np.abs(z)
+    """z / |z|, 0 at 0 (torch.sgn of a complex tensor). |z| is hypot(re, im), as torch's
+    (np.abs of complex128 rounds 1e38+1e38j's modulus one ulp off it)."""
+    mag = np.hypot(z.real, z.imag)
     safe = np.where(mag == 0, 1, mag)
     out = np.empty_like(z)  # each part divided by |z| (a complex division rounds otherwise)
     out.real, out.imag = z.real / safe, z.imag / safe

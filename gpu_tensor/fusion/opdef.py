@@ -83,6 +83,9 @@ class OpDef:
     # 16-bit value); the CUDA template names that C type `{storage}` (operands arrive as float)
     storage_compute: bool = False
     complex_fn: Callable | None = None  # numpy function for complex operands (np_fn is real)
+    # the template has complex C overloads (fusion/preamble_complex.py): eager cuda runs
+    # complex operands as one generated kernel instead of cupy's routines
+    complex_kernel: bool = False
     operand_check: Callable | None = None  # refusals that depend on the operands themselves
     aliases: tuple = ()  # other names of the function and the method (multiply, clip, ...)
     dunder: str | None = None  # Python operator __<dunder>__ (+ __r<dunder>__ when binary)

@@ -11,6 +11,7 @@ instructions on the device (round to nearest even), so no cuda_fp16.h is needed.
 
 from __future__ import annotations
 
+from .preamble_complex import COMPLEX_PREAMBLE
 from .preamble_special import SPECIAL
 
 __all__ = ["PREAMBLE"]
@@ -332,3 +333,4 @@ template <typename T, int N> GT_FN void gt_store(T* p, const T (&in)[N]) {
 
 # The special functions of the op table (erfc, erfinv, lgamma, digamma, Bessel, ...): issue 23.
 PREAMBLE += SPECIAL
+PREAMBLE += COMPLEX_PREAMBLE  # complex types and overloads (sgn, nan_to_num): after SPECIAL

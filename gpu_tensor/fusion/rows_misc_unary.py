@@ -77,9 +77,9 @@ ROWS = [
         "sgn",
         1,
         "same",
-        "gt_sign({0})",  # (complex operands never reach a kernel: complex_fn)
+        "gt_sign({0})",  # complex: z / |z| (fusion/preamble_complex.py)
         npmath.sign,
-        {**_LAST, "complex_fn": npmath.sgn_complex, "grad": dxs.sgn},
+        {**_LAST, "complex_fn": npmath.sgn_complex, "complex_kernel": True, "grad": dxs.sgn},
     ),
     # complex input: ops/special.angle computes atan2(imag, real) (a real result)
     (
@@ -102,6 +102,7 @@ ROWS = [
             **QUIET,
             "param": "limits",
             "complex_fn": npmath.nan_to_num,
+            "complex_kernel": True,
             "grad": dxs.nan_to_num,
         },
     ),

@@ -97,7 +97,8 @@ def apply(key: str, *operands, **params) -> Proxy:
         common = np.dtype(np.bool_)
     else:
         ops = present[1:] if op.kind == "where" else present
-        common = as_np_dtype(core_dtype.result_type(*(_promotion_operand(n) for n in ops)))
+        common = core_dtype.result_type(*(_promotion_operand(n) for n in ops))
+        common = as_np_dtype(common, complex_ok=op.complex_kernel)
     # torch's errors, as eager code raises them (the same table rules)
     op.check([n.dtype if n is not None and n.tier < 2 else None for n in nodes], common)
     if op.operand_check is not None:
