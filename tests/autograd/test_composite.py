@@ -99,10 +99,12 @@ def test_double_backward_through_a_composite_node():
     x = gt.tensor([0.5, -1.0, 2.0], requires_grad=True)
     y = F.softplus(x).sum()
     (g,) = gt.autograd.grad(y, x, create_graph=True)
-    np.testing.assert_allclose(g.detach().numpy(), 1 / (1 + np.exp(-x.detach().numpy())), rtol=1e-6)
+    np.testing.assert_allclose(
+        g.detach().cpu().numpy(), 1 / (1 + np.exp(-x.detach().cpu().numpy())), rtol=1e-6
+    )
     (h,) = gt.autograd.grad(g.sum(), x)
-    s = 1 / (1 + np.exp(-x.detach().numpy()))
-    np.testing.assert_allclose(h.numpy(), s * (1 - s), rtol=1e-6)
+    s = 1 / (1 + np.exp(-x.detach().cpu().numpy()))
+    np.testing.assert_allclose(h.cpu().numpy(), s * (1 - s), rtol=1e-6)
 
 
 def test_retain_graph_and_release():
@@ -111,7 +113,7 @@ def test_retain_graph_and_release():
     assert y.grad_fn.name() == "MyOpBackward0"
     y.backward(retain_graph=True)
     y.backward()
-    np.testing.assert_allclose(x.grad.numpy(), 4 * x.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 4 * x.detach().cpu().numpy(), rtol=1e-6)
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         y.backward()
 
