@@ -453,7 +453,8 @@ def host_relu_grad_fits(g, out) -> bool:
     backend = dev._backend
     return (
         backend is not None
-        and backend.is_emulated
+        and backend.device_fast_path  # ... and host arrays: _device_fast's emulated branch
+        and backend.host_arrays
         and out.device is dev
         and type(g) is Tensor
         and g.dtype is out.dtype
