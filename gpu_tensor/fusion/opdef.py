@@ -47,6 +47,10 @@ KINDS = ("promote", "same", "float", "compare", "logical", "bitwise", "where", "
 _BOOL = np.dtype(np.bool_)
 
 
+def _same(dt: np.dtype) -> np.dtype:
+    return dt
+
+
 @dataclass(frozen=True)
 class OpDef:
     """One elementwise op. `kind` is the dtype rule:
@@ -163,10 +167,11 @@ class OpDef:
             return default_float()
         return common
 
-    def computes_in(self, dt: np.dtype) -> np.dtype:
-        """The numpy dtype an operand of dtype `dt` is computed in (float32 for half types,
-        torch's opmath, unless the row computes in its storage dtype)."""
-        return dt if self.storage_compute else compute_dtype(dt)
+    def __post_init__(self):
+        # computes_in(dt): the numpy dtype an operand of dtype `dt` is computed in (float32 for
+        # half types, torch's opmath, unless the row computes in its storage dtype). A bound
+        # function, not a method: the fused cpu evaluation calls it for every operand
+        object.__setattr__(self, "computes_in", _same if self.storage_compute else compute_dtype)
 
     # -- expressions ----------------------------------------------------------------------
     def template(self, param: str | None = None) -> str:
