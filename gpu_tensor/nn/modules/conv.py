@@ -84,6 +84,19 @@ class _ConvNd(Module):
         fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
         _uniform_fan_in(self.weight, self.bias, fan_in)
 
+    def _pad_by_mode(self, input):
+        """Pad `input` by padding_mode (reflect, replicate, circular) before a convolution with
+        no padding of its own: F.pad's order, last dim first; 'same' puts an odd pixel at the
+        end and 'valid' pads nothing, as torch's _reversed_padding_repeated_twice does."""
+        pads = []
+        for d in reversed(range(self._n)):
+            if self.padding == "same":
+                total = self.dilation[d] * (self.kernel_size[d] - 1)
+                pads += [total // 2, total - total // 2]
+            else:
+                pads += [0, 0] if self.padding == "valid" else [self.padding[d]] * 2
+        return F.pad(input, tuple(pads), mode=self.padding_mode)
+
     def extra_repr(self) -> str:
         n = self._n
         s = (
@@ -110,13 +123,7 @@ class Conv1d(_ConvNd):
 
     def forward(self, input):
         if self.padding_mode != "zeros":
-            if isinstance(self.padding, str):
-                total = self.dilation[0] * (self.kernel_size[0] - 1)
-                lo = total // 2 if self.padding == "same" else 0
-                hi = total - lo if self.padding == "same" else 0
-            else:
-                lo = hi = self.padding[0]
-            input = F.pad(input, (lo, hi), mode=self.padding_mode)
+            input = self._pad_by_mode(input)
             return conv1d(input, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
         padding = self.padding if isinstance(self.padding, str) else self.padding[0]
         return conv1d(
@@ -126,9 +133,8 @@ class Conv1d(_ConvNd):
 
 class Conv2d(_ConvNd):
     def forward(self, input):
-        if self.padding_mode != "zeros" and not isinstance(self.padding, str):
-            ph, pw = self.padding
-            input = F.pad(input, (pw, pw, ph, ph), mode=self.padding_mode)
+        if self.padding_mode != "zeros":
+            input = self._pad_by_mode(input)
             return F.conv2d(
                 input, self.weight, self.bias, self.stride, 0, self.dilation, self.groups
             )
