@@ -328,6 +328,26 @@ class Tensor:
     def data(self) -> Tensor:
         return self.detach()
 
+    @data.setter
+    def data(self, new: Tensor) -> None:
+        """torch's `x.data = y`: x takes y's memory, shape, strides and dtype and keeps its own
+        autograd identity (requires_grad, grad_fn, .grad, version counter, view base). Views
+        made of x before keep the old memory."""
+        if not isinstance(new, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
+        if new.device.type != self.device.type:
+            raise RuntimeError(
+                "Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` "
+                "have incompatible tensor type."
+            )
+        if self.requires_grad and not (new.dtype.is_floating_point or new.dtype.is_complex):
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or "
+                "complex dtype"
+            )
+        new._storage  # noqa: B018  (one storage object for both, as set_ makes it)
+        self._data, self._st, self.dtype, self.device = new._data, new._st, new.dtype, new.device
+
     # -- host values ------------------------------------------------------------------
     def _host(self) -> np.ndarray:
         """The values as a numpy array (a copy for cuda; a view for cpu). The one place

@@ -201,7 +201,10 @@ def _params(fn, method: bool) -> str:
 def _member(name: str, value) -> list[str]:
     ret = return_type(name, value)
     if isinstance(value, property):
-        return ["    @property", f"    def {name}(self) -> {ret}: ..."]
+        lines = ["    @property", f"    def {name}(self) -> {ret}: ..."]
+        if value.fset is not None:  # assignable (x.data = y, x.grad = g, x.requires_grad = ...)
+            lines += [f"    @{name}.setter", f"    def {name}(self, value: {ret}) -> None: ..."]
+        return lines
     if isinstance(value, staticmethod):
         return [
             "    @staticmethod",

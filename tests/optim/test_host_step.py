@@ -173,8 +173,12 @@ def _replace_a_parameter(opt, params):
 
 
 def _set_a_parameter(opt, params):
-    with gt.no_grad():  # the same tensor on new memory (torch's `p.data = ...` here)
+    with gt.no_grad():  # the same tensor on new memory
         params[0].set_(params[0].detach().clone() + 1)
+
+
+def _assign_a_parameters_data(opt, params):
+    params[2].data = params[2].detach().clone() * 3  # torch's idiom for the same
 
 
 def _load_a_changed_state(opt, params):
@@ -198,6 +202,7 @@ def _write_every_step_count(opt, params):
     [
         _replace_a_parameter,
         _set_a_parameter,
+        _assign_a_parameters_data,
         _load_a_changed_state,
         _write_one_step_count,
         _write_every_step_count,
