@@ -4,6 +4,9 @@ as torch does."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+
 import gpu_tensor as gt
 
 from ..module import Module
@@ -116,7 +119,30 @@ class ParameterDict(_NamedEntries, Module):
         return value
 
     def update(self, parameters):
-        items = parameters.items() if hasattr(parameters, "items") else parameters
+        """torch's order: an OrderedDict or ParameterDict as given, any other mapping by sorted
+        key, a sequence of (key, value) pairs as given."""
+        if not isinstance(parameters, Iterable):
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of key/value pairs, "
+                f"but got {type(parameters).__name__}"
+            )
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = parameters.items()
+        elif isinstance(parameters, Mapping):
+            items = sorted(parameters.items())
+        else:
+            items = list(parameters)
+            for j, pair in enumerate(items):
+                if not isinstance(pair, Iterable):
+                    raise TypeError(
+                        f"ParameterDict update sequence element #{j} should be Iterable; is"
+                        f"{type(pair).__name__}"
+                    )
+                if len(pair) != 2:
+                    raise ValueError(
+                        f"ParameterDict update sequence element #{j} has length {len(pair)}; "
+                        "2 is required"
+                    )
         for k, v in items:
             self[k] = v
 
