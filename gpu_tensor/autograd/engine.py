@@ -45,32 +45,25 @@ def sum_to(g: Tensor, shape) -> Tensor:
         lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1
     ]
     if dims:
+        dev = g.device
         if (
-            g.device is CPU
-            and type(g) is Tensor
-            and g.dtype in _WIDE_FLOATS
-            and not grad_mode.STATE.enabled
-            and not ACTIVE[0]
-        ):
-            # g.sum(dims, keepdim=True)'s own numpy call, without its dispatch (a bias's
-            # gradient: once per Linear layer and step)
-            r = np.add.reduce(g._data, axis=tuple(dims), keepdims=True)
-            if r.shape != shape and 1 not in shape and 0 not in shape:
-                # and the reshape, numpy's: with no size-1 dim a contiguous view has one
-                # set of strides (for a size-1 dim, reshape keeps torch's choice)
-                return Tensor._make(r.reshape(shape), CPU, g.dtype)
-            g = Tensor._make(r, CPU, g.dtype)
-        elif (
             type(g) is Tensor
             and g.dtype in _WIDE_FLOATS
             and not grad_mode.STATE.enabled
             and not ACTIVE[0]
-            and getattr(g.device._backend, "is_emulated", False)
-        ):  # emulated cuda: the same sum into allocator memory, and the same reshape
-            r, st = g.device._backend.sum_keepdims(g._data, tuple(dims))
+            and (dev is CPU or getattr(dev._backend, "is_emulated", False))
+        ):
+            # g.sum(dims, keepdim=True)'s own numpy call, without its dispatch (a bias's
+            # gradient: once per Linear layer and step); emulated cuda sums into its allocator
+            if dev is CPU:
+                r, st = np.add.reduce(g._data, axis=tuple(dims), keepdims=True), None
+            else:
+                r, st = dev._backend.sum_keepdims(g._data, tuple(dims))
             if r.shape != shape and 1 not in shape and 0 not in shape:
-                return Tensor._make(r.reshape(shape), g.device, g.dtype, st)
-            g = Tensor._make(r, g.device, g.dtype, st)
+                # and the reshape, numpy's: with no size-1 dim a contiguous view has one
+                # set of strides (for a size-1 dim, reshape keeps torch's choice)
+                return Tensor._make(r.reshape(shape), dev, g.dtype, st)
+            g = Tensor._make(r, dev, g.dtype, st)
         else:
             g = g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if tuple(g.shape) != shape else g
