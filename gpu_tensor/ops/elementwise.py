@@ -11,7 +11,7 @@ from .._tensor import Tensor
 from ..backends import get_backend
 from ..fusion.optable import OPS
 from ._dispatch import _HALF, apply, binary, make_unary, not_implemented
-from .row_function import binary_function
+from .row_function import binary_function, tensor_like
 
 __all__ = [
     "add",
@@ -176,15 +176,10 @@ def _div_trunc(a, b):
         a, b = (x.to(common) if isinstance(x, Tensor) else x for x in (a, b))
         return _int_trunc_div(a, b, common)
     if common in _HALF:  # truncate the float32 quotient, then round once to the half type
-        a = a.to(common).to(_dt.float32) if _is_tensor(a) else a
-        if _is_tensor(b):  # a one-element divisor keeps its precision (the opmath_scalar rule)
+        a = a.to(common).to(_dt.float32) if tensor_like(a) else a
+        if tensor_like(b):  # a one-element divisor keeps its precision (the opmath_scalar rule)
             b = (b if _one_element(b) and b.dtype is not common else b.to(common)).to(_dt.float32)
     return trunc(binary("div", a, b)).to(common)  # trunc: the table's row (traced too)
-
-
-def _is_tensor(x) -> bool:
-    """A Tensor, or a value traced by @gt.fuse (it records the ops instead of running them)."""
-    return isinstance(x, Tensor) or hasattr(type(x), "__gt_elementwise__")
 
 
 def _one_element(x) -> bool:

@@ -14,10 +14,10 @@ from .._out import keyword_out
 from .._tensor import Tensor
 from ._dispatch import _BINARY, _RBINARY, apply, binary
 
-__all__ = ["binary_function"]
+__all__ = ["binary_function", "tensor_like"]
 
 
-def _tensor_like(x) -> bool:
+def tensor_like(x) -> bool:
     """A Tensor, or a value traced by @gt.fuse (which stands for one)."""
     return isinstance(x, Tensor) or hasattr(type(x), "__gt_elementwise__")
 
@@ -41,15 +41,15 @@ def binary_function(key, *, tensors_only=False, tensor_first=False):
         if out is not None:
             return out_call(key, f, (input, other), {}, out)
         if type(input) is Tensor:
-            if tensors_only and not _tensor_like(other):
+            if tensors_only and not tensor_like(other):
                 raise _refuse(key, 2, other)
             r = fwd(input, other)  # fwd and rev decide about autograd themselves
         elif type(other) is Tensor and not first_only:
             r = rev(other, input)
         else:  # Tensor subclasses, traced values, or a refused number
-            if first_only and not _tensor_like(input):
+            if first_only and not tensor_like(input):
                 raise _refuse(key, 1, input)
-            if tensors_only and not _tensor_like(other):
+            if tensors_only and not tensor_like(other):
                 raise _refuse(key, 2, other)
             if STATE.enabled and (
                 getattr(input, "_requires_grad", False) or getattr(other, "_requires_grad", False)
