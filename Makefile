@@ -10,7 +10,7 @@ CUDA_EXTRA ?= $(shell $(PYTHON) -c "import importlib.metadata as m, sys; \
     sys.stdout.write('cuda13' if any((d.metadata['Name'] or '').lower() == 'cupy-cuda13x' \
     for d in m.distributions()) else 'cuda12')" 2>/dev/null || echo cuda12)
 
-.PHONY: install test test-cuda demo bench lint summary clean
+.PHONY: install test test-main test-sim test-cuda demo bench lint summary clean
 
 install: $(STAMP)
 
@@ -20,11 +20,19 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,$(CUDA_EXTRA)]'
 	touch $(STAMP)
 
-# CPU tiers + emulated cuda always; real-cuda tests run when a GPU is present. Then the sim
-# tier: the real CUDA backend over the simulated CuPy, cuda as the default device (its own
-# process: the backend is chosen once per process).
+# Two tiers, each its own process (the backend is chosen once per process): the main tier
+# (CPU tiers + emulated cuda always; real-cuda tests when a GPU is present) and the sim tier
+# (the real CUDA backend over the simulated CuPy, cuda as the default device). They share
+# nothing but the kernel caches, whose writes are atomic, so they run side by side, one per
+# core; --output-sync prints each tier's output whole when it ends, and make fails if either
+# fails (after the other has finished).
 test: $(STAMP)
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-main test-sim
+
+test-main: $(STAMP)
 	$(PY) -m pytest -q
+
+test-sim: $(STAMP)
 	GPU_TENSOR_FALLBACK=sim $(PY) -m pytest -q -m sim
 
 test-cuda: $(STAMP)

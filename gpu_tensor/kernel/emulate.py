@@ -147,7 +147,12 @@ def _precompiled_prefix(gxx: str, tu: str, include, cache: Path):
     gch = pch_dir / "gt_emu_prefix.h.gch"
     if not gch.is_file():
         pch_dir.mkdir(parents=True, exist_ok=True)
-        (pch_dir / "gt_emu_prefix.h").write_text(prefix)
+        # atomic, as the .gch below: another process (make test runs two tiers at once) may
+        # be compiling this header while it is written again, with the same text
+        fd, tmp = tempfile.mkstemp(dir=pch_dir, suffix=".h.tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(prefix)
+        os.replace(tmp, pch_dir / "gt_emu_prefix.h")
         fd, tmp = tempfile.mkstemp(dir=pch_dir, suffix=".gch.tmp")
         os.close(fd)
         flags = [f for f in _FLAGS if f not in ("-shared", "c++", "-x")]
