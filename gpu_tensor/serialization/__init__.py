@@ -130,6 +130,18 @@ def _storage_bytes(st: UntypedStorage):
         del current
 
 
+def _check_seekable(f) -> None:
+    """torch's check of a file object given to load, before anything reads it (zipfile, given
+    a non-file, fails half-built and then complains again when collected)."""
+    try:
+        f.seek(f.tell())
+    except (io.UnsupportedOperation, AttributeError) as e:
+        raise type(e)(
+            f"{e}. You can only torch.load from a file that is seekable. Please pre-load the "
+            "data into a buffer like io.BytesIO and try to load from it instead."
+        ) from None
+
+
 def load(
     f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args
 ):
@@ -147,6 +159,8 @@ def load(
     opened = isinstance(f, (str, os.PathLike))
     if mmap and not opened:
         raise ValueError("f must be a file path in order to use the mmap argument")
+    if not opened:
+        _check_seekable(f)
     fh = open(f, "rb") if opened else f
     try:
         reader = ZipReader(fh)

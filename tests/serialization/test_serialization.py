@@ -273,6 +273,9 @@ def test_bad_files_get_clear_errors(tmp_path):
     buf.seek(0)
     with pytest.raises(RuntimeError, match="data.pkl"):
         gt.load(buf)
+    for not_a_file in (3.5, object()):  # torch's error and hint, and no half-built ZipFile
+        with pytest.raises(AttributeError, match="no attribute 'seek'. You can only torch.load"):
+            gt.load(not_a_file)
     x = gt.arange(4.0, device="cpu")
     with pytest.raises(RuntimeError, match="different types"):
         gt.save([x, x.view(gt.int32)], io.BytesIO())
