@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import gpu_tensor as gt
 from gpu_tensor.autograd.composite import composite, with_formula
+from gpu_tensor.ops import _dispatch
 
 __all__ = ["linear", "dropout", "layer_norm", "embedding", "one_hot", "pad", "normalize"]
 
 
 def _addmm(bias, x, wt):
-    return x.matmul(wt) + bias
+    out = x.matmul(wt)
+    # the cpu and emulated cuda add the bias into the product's own memory: one result,
+    # as torch's addmm makes (the same numpy add per element: the bits of `out + bias`)
+    if _dispatch.host_bias_add(out, bias):
+        return out
+    return out + bias
 
 
 def _addmm_backward(g, need, bias, x, wt):
