@@ -1,8 +1,10 @@
-"""F.linear with a bias makes one result on the cpu and emulated cuda: the bias is added into
-the product's own memory (`_dispatch.host_bias_add`), as torch's addmm writes one output. Each
-element is numpy's same add, so the bits are those of `x.matmul(w.t()) + b` as two ops, on
-every device; what users see (version, strides, grad_fn, the profiler's ops, the launches on
-the cuda backend) does not change."""
+"""F.linear's two short paths on the cpu and emulated cuda. (1) With a bias it makes one
+result: the bias is added into the product's own memory (`_dispatch.host_bias_add`), as
+torch's addmm writes one output; each element is numpy's same add, so the bits are those of
+`x.matmul(w.t()) + b` as two ops, on every device, and what users see (version, strides,
+grad_fn, the profiler's ops, the launches on the cuda backend) does not change. (2) Its
+products, forward and backward (`basic._mm`), call numpy's matmul as linalg does, without
+matmul's dispatch: the same bits, layout and allocations as `a.matmul(b)`."""
 
 from __future__ import annotations
 
@@ -11,10 +13,13 @@ import pytest
 
 import gpu_tensor as gt
 from gpu_tensor import device as dv
+from gpu_tensor.nn.functional import basic
 from gpu_tensor.ops import _dispatch
 from gpu_tensor.testing import requires_real_cuda
 
 F = gt.nn.functional
+# the values include NaN and +-inf: numpy's warnings about them on the reference paths
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 
 def _values(shape, dtype, seed):
@@ -26,6 +31,15 @@ def _values(shape, dtype, seed):
     for i, v in enumerate(specials):
         flat[i * 7 % max(flat.size, 1) :: 11 + i] = v
     return a
+
+
+def _allocated(device, fn):
+    """fn()'s result and how many blocks the device's allocator gave out meanwhile."""
+    if device == "cpu":
+        return fn(), 0
+    before = gt.cuda.memory_stats(0)["allocation.all.allocated"]
+    r = fn()
+    return r, gt.cuda.memory_stats(0)["allocation.all.allocated"] - before
 
 
 def _bits(t):
@@ -78,13 +92,10 @@ def test_a_3d_input_keeps_its_view_and_the_cpu_bits():
 @pytest.mark.skipif(not dv.cuda_is_emulated(), reason="the emulated cuda device's allocator")
 @pytest.mark.parametrize("grad", [False, True])
 def test_linear_allocates_one_block_on_emulated_cuda(grad):
-    from gpu_tensor.cuda import memory as cmem
-
     layer = gt.nn.Linear(16, 8).to("cuda").requires_grad_(grad)
     x = gt.randn(4, 16, device="cuda")
-    before = cmem.memory_stats(0)["allocation.all.allocated"]
-    out = layer(x)
-    assert cmem.memory_stats(0)["allocation.all.allocated"] - before == 1  # torch: one too
+    out, n = _allocated("cuda", lambda: layer(x))
+    assert n == 1  # torch's addmm: one output too
     assert out.grad_fn is None or out.grad_fn.name() == "AddmmBackward0"
 
 
@@ -123,3 +134,37 @@ def test_linear_launches_no_more_than_matmul_then_add():
         return sim.counters()["kernel_launches"]
 
     assert launches(lambda: F.linear(x, w, b)) <= launches(lambda: x.matmul(w.t()) + b)
+
+
+def _operand(rows, cols, dtype, seed, transposed, device):
+    a = _values((cols, rows) if transposed else (rows, cols), dtype, seed)
+    t = gt.tensor(a, device=device)
+    return t.t() if transposed else t
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("m", "k", "n"), [(8, 32, 32), (1, 3, 1), (64, 784, 16), (5, 1, 7)])
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+def test_the_short_product_is_matmuls(device, dtype, m, k, n, ta, tb):
+    a = _operand(m, k, dtype, 7, ta, device)
+    b = _operand(k, n, dtype, 8, tb, device)
+    fast, n_fast = _allocated(device, lambda: basic._mm(a, b))
+    slow, n_slow = _allocated(device, lambda: a.matmul(b))
+    assert _bits(fast).tobytes() == _bits(slow).tobytes()
+    assert fast.stride() == slow.stride() and fast.dtype is slow.dtype
+    assert fast.device == slow.device and n_fast == n_slow
+    assert fast.grad_fn is None and fast._version == 0
+
+
+def test_the_short_product_leaves_the_rest_to_matmul():
+    a, b = gt.randn(3, 4), gt.randn(4, 2)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):  # matmul's error
+        basic._mm(a, a)
+    assert basic._mm(a.half(), b.half()).dtype is gt.float16  # computed in float32
+    assert basic._mm(gt.ones(3, 0), gt.ones(0, 2)).eq(0).all()
+    leaf = gt.randn(4, 2, requires_grad=True)
+    assert basic._mm(a, leaf).grad_fn.name() == "MmBackward0"  # it records
+    with gt.profiler.profile() as prof:
+        basic._mm(a, b)
+    assert "aten::matmul" in [e.name for e in prof.events()]
