@@ -206,13 +206,25 @@ class EmulatedCudaBackend(CpuBackend):
 
     def sum_keepdims(self, array, axes):
         """(array, storage): `np.sum(array, axis=axes, keepdims=True)` of a float array, in
-        allocator memory and adopted; the call `sum(dim=axes, keepdim=True)` makes for it
-        (reduction._reduce), without its dispatch (autograd's sum_to: a bias's gradient)."""
-        shape = tuple(1 if i in axes else n for i, n in enumerate(array.shape))
+        allocator memory; the call `sum(dim=axes, keepdim=True)` makes for it
+        (reduction._reduce), without its dispatch (autograd's sum_to: a bias's gradient).
+        A non-empty operand whose sum numpy lays out in C order (a C-contiguous one, or a
+        result with at most one dim over 1) is summed straight into its block by the
+        ufunc's reduce (np.sum's own call, without its Python wrapper)."""
+        shape = list(array.shape)
+        for i in axes:
+            shape[i] = 1
+        if array.size and (array.flags.c_contiguous or sum(n > 1 for n in shape) < 2):
+            n = array.itemsize
+            for s in shape:
+                n *= s
+            out, st = self._raw(n, shape, array.dtype)
+            np.add.reduce(array, axes, None, out, True)
+            return out, st
         r = self.compute_into(
             lambda a, out=None: np.sum(a, axis=axes, keepdims=True, out=out),
             (array,),
-            lambda: (shape, array.dtype, False),
+            lambda: (tuple(shape), array.dtype, False),
         )
         return self.adopt(r)
 
