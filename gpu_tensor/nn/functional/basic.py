@@ -41,8 +41,14 @@ def _addmm_backward(g, need, bias, x, wt):
 
 
 def _transposed(t) -> bool:
-    """t is a 2-D transposed view of a row-major matrix (column-major)."""
-    return t.ndim == 2 and not t.is_contiguous() and t.t().is_contiguous()
+    """t is a 2-D transposed view of a row-major matrix (column-major): not contiguous
+    while t.t() is, read off the array's flags as Tensor.is_contiguous reads them (a
+    tensor with no elements is contiguous)."""
+    d = t._data
+    if d.ndim != 2 or not d.size:
+        return False
+    flags = d.flags
+    return not flags.c_contiguous and bool(flags.f_contiguous)
 
 
 _HOST_MM = (_dt.float32, _dt.float64)
