@@ -518,8 +518,16 @@ def host_bias_add(out, bias) -> bool:
     For one float32/float64 dtype and device, a bias of out's shape or of its last dim,
     nothing recording or watching (no mode: the profiler sees aten::add). False: not
     eligible, the caller adds as usual."""
-    if MODES_ON or type(out) is not Tensor or not isinstance(bias, Tensor):
+    if MODES_ON or type(out) is not Tensor:
         return False
+    cls = type(bias)
+    if cls is not Tensor:  # nn.Parameter adds as a Tensor; a subclass's own __radd__ runs
+        plain = _ADDS_AS_TENSOR.get(cls)
+        if plain is None:
+            plain = issubclass(cls, Tensor) and cls.__radd__ is Tensor.__radd__
+            _ADDS_AS_TENSOR[cls] = plain
+        if not plain:
+            return False
     dev = out.device
     dt = out.dtype
     if bias.device is not dev or bias.dtype is not dt or dt not in _RELU_ZERO:
@@ -545,6 +553,7 @@ def host_bias_add(out, bias) -> bool:
 
 _RELU_ZERO = {d: d.np.type(0.0) for d in (_dt.float32, _dt.float64)}
 _GT_FN, _WHERE_FN, _RELU_FN = SPECS["gt"].fn, SPECS["where"].fn, SPECS["relu"].fn
+_ADDS_AS_TENSOR: dict = {}  # operand class -> whether `out + it` is Tensor's own add
 
 
 # torch's names for the reflected operators that have their own op (2 - x is aten::rsub)

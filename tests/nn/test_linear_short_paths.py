@@ -168,3 +168,27 @@ def test_the_short_product_leaves_the_rest_to_matmul():
     with gt.profiler.profile() as prof:
         basic._mm(a, b)
     assert "aten::matmul" in [e.name for e in prof.events()]
+
+
+def test_a_subclass_keeps_its_own_add_and_matmul():
+    calls = []
+
+    class Traced(gt.nn.Parameter):
+        def __radd__(self, other):
+            calls.append("radd")
+            return gt.Tensor.__radd__(self, other)
+
+        def matmul(self, other):
+            calls.append("matmul")
+            return gt.Tensor.matmul(self, other)
+
+    def traced(t):
+        return Traced(t, requires_grad=False)
+
+    x, w = gt.randn(2, 3), gt.randn(4, 3)
+    assert not _dispatch.host_bias_add(gt.zeros(2, 4), traced(gt.randn(4)))
+    F.linear(x, w, traced(gt.randn(4)))
+    assert calls == ["radd"]
+    F.linear(traced(x), w, gt.randn(4))  # (as before: the subclass input's matmul, then add)
+    assert calls == ["radd", "matmul"]
+    assert _dispatch.host_bias_add(gt.zeros(2, 4), gt.nn.Parameter(gt.randn(4), False))

@@ -56,7 +56,7 @@ _HOST_MM = (_dt.float32, _dt.float64)
 
 def _mm(a, b):
     """a @ b, a product of Linear's forward or backward. Two non-empty float32/float64
-    matrices on the cpu or emulated cuda, with nothing recording or watching (no mode):
+    matrices (Tensors, not subclasses) on the cpu or emulated cuda, with nothing recording or watching (no mode):
     numpy's matmul as linalg makes it (emulated: into a C-order allocator block, the
     layout numpy gives a 2-D product), without matmul's dispatch, so the same bits.
     Otherwise a.matmul(b) (its checks, its errors, the profiler's aten::matmul)."""
@@ -64,6 +64,8 @@ def _mm(a, b):
     dev, dt = a.device, a.dtype
     if (
         not ACTIVE[0]
+        and type(a) is Tensor  # (a subclass's own matmul runs)
+        and type(b) is Tensor
         and dt in _HOST_MM
         and b.dtype is dt
         and b.device is dev
