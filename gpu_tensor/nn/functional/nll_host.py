@@ -24,7 +24,7 @@ from gpu_tensor.backends.host_kernels import SUM_MIN
 from gpu_tensor.device import CPU
 from gpu_tensor.memory import graph_pool as _graph_pool
 
-__all__ = ["nll_grad", "host_nll_loss"]
+__all__ = ["nll_grad", "host_nll_loss", "host_result"]
 
 _FLOATS = (_dt.float32, _dt.float64)
 
@@ -81,7 +81,7 @@ def host_nll_loss(input, target, ignore_index, reduction):
             r = np.add.reduce(np.negative(inp._data[rows, safe]) * w)
             if total is not None:
                 r = r / total
-        return _result(backend, dev, dt, (), lambda out: out.__setitem__((), r))
+        return host_result(backend, dev, dt, (), lambda out: out.__setitem__((), r))
 
     def backward(g, need, inp):
         if STATE.enabled or ACTIVE[0] or g.device is not dev or g.dtype is not dt or g.ndim:
@@ -98,12 +98,12 @@ def host_nll_loss(input, target, ignore_index, reduction):
             out.fill(0)
             out[rows, safe] += v
 
-        return (_result(backend, dev, dt, x.shape, fill),)
+        return (host_result(backend, dev, dt, x.shape, fill),)
 
     return with_formula("NllLossBackward0", run, backward, input)
 
 
-def _result(backend, dev, dt, shape, fill):
+def host_result(backend, dev, dt, shape, fill):
     """A new C-contiguous tensor of `shape` filled by `fill(array)`: numpy's array on the
     cpu, an allocator block on emulated cuda."""
     if backend is None:
