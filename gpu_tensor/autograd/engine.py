@@ -37,7 +37,7 @@ __all__ = ["backward", "grad", "sum_to"]
 def sum_to(g: Tensor, shape) -> Tensor:
     """g summed over the dimensions that broadcasting added or expanded to reach g.shape."""
     shape = tuple(shape)
-    gshape = tuple(g.shape)
+    gshape = tuple(g._data.shape)  # (g.shape's, without building a Size)
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)

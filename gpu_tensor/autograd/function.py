@@ -101,7 +101,9 @@ class Node:
         if n is not None:
             return ((self._k1, n, self._nr1, self._shape1, self._dtype1, self._dev1),)
         e = self._next
-        return zip(*(e[i::6] for i in range(6)), strict=True) if e else ()
+        if not e:
+            return ()
+        return zip(e[0::6], e[1::6], e[2::6], e[3::6], e[4::6], e[5::6], strict=True)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"

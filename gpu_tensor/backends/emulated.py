@@ -68,14 +68,16 @@ class EmulatedCudaBackend(CpuBackend):
         # dies (kept alive here until then)
         self._live: dict[int, _Release] = {}
 
-    def _raw(self, nbytes: int, shape, np_dtype, inside: int = 0):
-        """Bytes for one storage: a flat uint8 array and its UntypedStorage. `inside`: how
-        many frames above empty's (or _empty_in_order_of's) are in gpu_tensor for sure."""
+    def _raw(self, nbytes: int, shape, np_dtype, inside: int = 0, strides=None):
+        """(array, storage): an uninitialised array of `shape` and `np_dtype` (C order, or
+        `strides`) over `nbytes` of one allocator block, and its UntypedStorage. `inside`:
+        how many frames above this one's caller (empty, _into or _empty_in_order_of) are in
+        gpu_tensor for sure."""
         alloc = self._alloc
         if alloc is None:  # created on first use, so importing never sizes a device
             alloc = self._alloc = registry.get_allocator(self.index, "emulated")
-        # (its creation site is searched for from above this frame and empty's, or
-        # _empty_in_order_of's, its only callers, and the `inside` ones above them)
+        # (its creation site is searched for from above this frame and its caller's, and
+        # the `inside` ones above them)
         block = alloc.malloc(nbytes or 1, 0, 2 + inside)
         name = _NAMES.get(np_dtype)
         if name is None:
@@ -89,22 +91,23 @@ class EmulatedCudaBackend(CpuBackend):
         # views there), so the array and every view of it keep `buf` alive; a weak
         # reference frees the block when the last one dies (about a third of the cost of
         # a holder object numpy reads through __array_interface__)
-        buf = np.ndarray((nbytes,), np.uint8, host, block.ptr - segment.ptr)
+        ptr = block.ptr
+        buf = np.ndarray((nbytes,), np.uint8, host, ptr - segment.ptr)
         ref = _Release(buf, _released)
         ref.block = block
         ref.owner = self
-        self._live[block.ptr] = ref
-        return buf, UntypedStorage(buf, block.ptr, self.device, block)
+        self._live[ptr] = ref
+        st = UntypedStorage(buf, ptr, self.device, block)
+        if nbytes or strides is not None:  # (a view in one call: a third of view().reshape())
+            return np.ndarray(shape, np_dtype, buf, 0, strides), st
+        return torch_empty_strides(buf.view(np_dtype).reshape(shape)), st
 
     def empty(self, shape, np_dtype, inside: int = 0):
         np_dtype = np.dtype(np_dtype)
-        n = 1
+        n = np_dtype.itemsize
         for s in shape:
             n *= s
-        buf, st = self._raw(n * np_dtype.itemsize, shape, np_dtype, inside)
-        if n:  # (a view made in one call: a third of view().reshape()'s cost)
-            return np.ndarray(shape, np_dtype, buf), st
-        return torch_empty_strides(buf.view(np_dtype).reshape(shape)), st
+        return self._raw(n, shape, np_dtype, inside)
 
     def adopt(self, array):
         fresh = getattr(self._fresh, "item", None)
@@ -203,13 +206,25 @@ class EmulatedCudaBackend(CpuBackend):
 
     def sum_keepdims(self, array, axes):
         """(array, storage): `np.sum(array, axis=axes, keepdims=True)` of a float array, in
-        allocator memory and adopted; the call `sum(dim=axes, keepdim=True)` makes for it
-        (reduction._reduce), without its dispatch (autograd's sum_to: a bias's gradient)."""
-        shape = tuple(1 if i in axes else n for i, n in enumerate(array.shape))
+        allocator memory; the call `sum(dim=axes, keepdim=True)` makes for it
+        (reduction._reduce), without its dispatch (autograd's sum_to: a bias's gradient).
+        A non-empty operand whose sum numpy lays out in C order (a C-contiguous one, or a
+        result with at most one dim over 1) is summed straight into its block by the
+        ufunc's reduce (np.sum's own call, without its Python wrapper)."""
+        shape = list(array.shape)
+        for i in axes:
+            shape[i] = 1
+        if array.size and (array.flags.c_contiguous or sum(n > 1 for n in shape) < 2):
+            n = array.itemsize
+            for s in shape:
+                n *= s
+            out, st = self._raw(n, shape, array.dtype)
+            np.add.reduce(array, axes, None, out, True)
+            return out, st
         r = self.compute_into(
             lambda a, out=None: np.sum(a, axis=axes, keepdims=True, out=out),
             (array,),
-            lambda: (shape, array.dtype, False),
+            lambda: (tuple(shape), array.dtype, False),
         )
         return self.adopt(r)
 
@@ -261,15 +276,21 @@ class EmulatedCudaBackend(CpuBackend):
 
     def _into(self, fn, operands, shape, np_dtype, strides):
         """`fn(*operands, out=...)` into a new allocator array of `shape`, C order when
-        `strides` is None and else compact in the order of `strides`; kept for adopt()."""
+        `strides` is None and else compact in the order of `strides`; kept for adopt()
+        with its storage (hold: rebuilding it costs ~1 us a tiny op), as apply() adopts
+        these results (or casts them, which replaces the entry) at once."""
         # (a site is searched for from above this frame and its caller's: elementwise or
         # compute_into, its only callers)
         if strides is None:
-            out, st = self.empty(shape, np_dtype, 2)
+            n = np_dtype.itemsize
+            for s in shape:
+                n *= s
+            out, st = self._raw(n, shape, np_dtype, 1)
         else:
             out, st = self._empty_in_order_of(shape, strides, np_dtype, 2)
         fn(*operands, out=out)
-        return self._keep(out, st, hold=True)
+        self._fresh.item = (weakref.ref(out), st)  # (_keep's, written out: the hot path)
+        return out
 
     def _keep(self, out, st, hold=False):
         # a weak reference: a result nobody adopts (a reduction's cast input) frees at once.
@@ -288,8 +309,7 @@ class EmulatedCudaBackend(CpuBackend):
         for i in sorted(range(len(shape)), key=lambda i: (abs(strides[i]), -i)):
             out_strides[i] = step
             step *= shape[i]
-        buf, st = self._raw(step, shape, np_dtype, inside)  # (never empty: C-contiguous)
-        return np.ndarray(shape, np_dtype, buffer=buf, strides=out_strides), st
+        return self._raw(step, shape, np_dtype, inside, out_strides)  # (never empty)
 
     def from_host(self, host_array):
         return self.adopt(host_array)

@@ -27,6 +27,7 @@ from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
+from ..backends.base import PIECE
 from ..device import CPU
 from ..fusion.optable import OPS, not_implemented
 
@@ -428,6 +429,10 @@ class _ZeroDivisor:
 def _host_fast(backend, key, fn, args, dev, out):
     """Emulated cuda's short path: numpy straight into allocator memory, silenced as
     apply() silences it (its promotion work skipped, ~2x cheaper per tiny op), adopted."""
+    if fn is _RELU_FN:  # not a ufunc: computed into its block here, not copied in
+        r = _host_relu(backend, args[0], dev, out)
+        if r is not None:
+            return r
     if _CV is None:
         with np.errstate(all="ignore"):
             r = backend.elementwise(key, fn, args, out.np)
@@ -466,18 +471,89 @@ def host_relu_grad_fits(g, out) -> bool:
 
 
 def host_relu_grad(g, out):
-    """relu's gradient as the two ops `where(out > 0, g, 0.0)` compute it on emulated cuda
-    (each _host_fast's numpy call into allocator memory, quiet as apply() is, in the same
-    order: the mask, the result, then the mask's block back), without their dispatch."""
+    """relu's gradient `where(out > 0, g, 0.0)` on emulated cuda, without the two ops'
+    dispatch. Up to PIECE elements of C-contiguous operands (the layout where gives then):
+    one allocator block, zero-filled (+0.0) and given g where out > 0 (NaN > 0 is false; a
+    NaN in g is copied as it is), the mask a host temporary; torch's threshold_backward is
+    one kernel with no mask either. Otherwise the two ops' numpy calls, each into allocator
+    memory as _host_fast makes them (the mask, the result, then the mask's block back)."""
     dev = g.device
     backend = dev._backend
-    mask = _host_fast(backend, "gt", _GT_FN, (out._data, 0), dev, _dt.bool)
+    d, gd = out._data, g._data
+    if d.size <= PIECE and d.flags.c_contiguous and gd.flags.c_contiguous:
+        r, st = backend.empty(gd.shape, gd.dtype)
+        r.fill(0)
+        np.copyto(r, gd, where=d > 0)  # (comparisons with NaN warn about nothing)
+        return Tensor._make(r, dev, g.dtype, st)
+    mask = _host_fast(backend, "gt", _GT_FN, (d, 0), dev, _dt.bool)
     zero = _RELU_ZERO[g.dtype]  # (apply()'s value for where's scalar: np.asarray(0.0).astype)
-    return _host_fast(backend, "where", _WHERE_FN, (mask._data, g._data, zero), dev, g.dtype)
+    return _host_fast(backend, "where", _WHERE_FN, (mask._data, gd, zero), dev, g.dtype)
+
+
+def _host_relu(backend, x, dev, out):
+    """relu(x) on emulated cuda for up to PIECE elements of a C-contiguous x, computed
+    straight into one allocator block (the layout numpy gives the result then), with the
+    bits of fusion.npmath.relu, whose two branches it repeats with `out=`: under 1 Ki
+    elements x with +0 where x < 0; above, maximum(x, 0) with x's zeros copied back
+    (-0.0 stays). None: larger or strided, for _host_fast's general path (pieces)."""
+    n = x.size
+    if n > PIECE or not x.flags.c_contiguous:
+        return None
+    r, st = backend.empty(x.shape, x.dtype)
+    zero = x.dtype.type(0)
+    if n < 1024:
+        np.copyto(r, x)
+        np.copyto(r, zero, where=x < 0)
+    else:
+        np.maximum(x, zero, out=r)
+        if x.dtype.kind == "f":
+            np.copyto(r, x, where=x == 0)
+    return Tensor._make(r, dev, out, st)
+
+
+def host_bias_add(out, bias) -> bool:
+    """Linear's bias added into its product `out` (a result nobody else holds yet) in
+    place, on the cpu and emulated cuda: numpy's add of each element, as `out + bias`
+    computes it (same bits, quiet as apply() is), with no second result and no dispatch.
+    For one float32/float64 dtype and device, a bias of out's shape or of its last dim,
+    nothing recording or watching (no mode: the profiler sees aten::add). False: not
+    eligible, the caller adds as usual."""
+    if MODES_ON or type(out) is not Tensor:
+        return False
+    cls = type(bias)
+    if cls is not Tensor:  # nn.Parameter adds as a Tensor; a subclass's own __radd__ runs
+        plain = _ADDS_AS_TENSOR.get(cls)
+        if plain is None:
+            plain = issubclass(cls, Tensor) and cls.__radd__ is Tensor.__radd__
+            _ADDS_AS_TENSOR[cls] = plain
+        if not plain:
+            return False
+    dev = out.device
+    dt = out.dtype
+    if bias.device is not dev or bias.dtype is not dt or dt not in _RELU_ZERO:
+        return False
+    if STATE.enabled and (out._requires_grad or bias._requires_grad):
+        return False
+    if dev is not CPU and (dev._backend is None or not dev._backend.host_arrays):
+        return False
+    o, b = out._data, bias._data
+    if b.shape != o.shape and (b.ndim != 1 or o.ndim < 1 or b.shape[0] != o.shape[-1]):
+        return False
+    if _CV is None:
+        with np.errstate(all="ignore"):
+            np.add(o, b, out=o)
+    else:
+        tok = _CV.set(_QUIET_EXTOBJ)
+        try:
+            np.add(o, b, out=o)
+        finally:
+            _CV.reset(tok)
+    return True
 
 
 _RELU_ZERO = {d: d.np.type(0.0) for d in (_dt.float32, _dt.float64)}
-_GT_FN, _WHERE_FN = SPECS["gt"].fn, SPECS["where"].fn
+_GT_FN, _WHERE_FN, _RELU_FN = SPECS["gt"].fn, SPECS["where"].fn, SPECS["relu"].fn
+_ADDS_AS_TENSOR: dict = {}  # operand class -> whether `out + it` is Tensor's own add
 
 
 # torch's names for the reflected operators that have their own op (2 - x is aten::rsub)

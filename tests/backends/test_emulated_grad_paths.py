@@ -57,8 +57,34 @@ def test_relu_grad_short_path_equals_the_two_ops(dtype, shape):
     assert fast.shape == slow.shape and fast.stride() == slow.stride()
     a, b = fast.cpu().numpy(), slow.cpu().numpy()
     assert a.tobytes() == b.tobytes()
-    assert n_fast == n_slow == 2  # the mask and the result, as the two ops make them
+    # the two ops make a mask and the result; the short path makes the result alone (its
+    # mask is a host temporary), as torch's threshold_backward allocates no mask
+    assert (n_fast, n_slow) == (1, 2)
     assert not fast.numel() or _in_allocator(fast)
+    verify.check(registry.find(0))
+
+
+@pytest.mark.parametrize(
+    ("rows", "transposed"),
+    [
+        (1025, False),  # over PIECE elements: the two ops' piece-sized host temporaries
+        (3, True),  # strided: the layout `where` gives, through the two ops
+    ],
+)
+def test_relu_grad_keeps_the_two_ops_for_large_or_strided_operands(rows, transposed):
+    def make(seed):
+        a = _values((64, rows) if transposed else (rows, 64), np.float32, seed)
+        t = gt.from_numpy(np.maximum(a, 0) if seed == 5 else a).to("cuda")
+        return t.t() if transposed else t
+
+    out, g = make(5), make(6)
+    with gt.no_grad():
+        assert _dispatch.host_relu_grad_fits(g, out)
+        fast, n_fast = _allocated_after(lambda: _dispatch.host_relu_grad(g, out))
+        slow, n_slow = _allocated_after(lambda: gt.where(out > 0, g, 0.0))
+    assert fast.stride() == slow.stride()
+    assert fast.cpu().numpy().tobytes() == slow.cpu().numpy().tobytes()
+    assert n_fast == n_slow == 2
     verify.check(registry.find(0))
 
 

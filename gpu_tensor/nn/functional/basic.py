@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import gpu_tensor as gt
+from gpu_tensor import dtype as _dt
+from gpu_tensor._grad import STATE
+from gpu_tensor._modes import ACTIVE
+from gpu_tensor._tensor import Tensor
 from gpu_tensor.autograd.composite import composite, with_formula
+from gpu_tensor.backends import get_backend
+from gpu_tensor.device import CPU
+from gpu_tensor.ops import _dispatch
 
 __all__ = ["linear", "dropout", "layer_norm", "embedding", "one_hot", "pad", "normalize"]
 
 
 def _addmm(bias, x, wt):
-    return x.matmul(wt) + bias
+    out = _mm(x, wt)
+    # the cpu and emulated cuda add the bias into the product's own memory: one result,
+    # as torch's addmm makes (the same numpy add per element: the bits of `out + bias`)
+    if _dispatch.host_bias_add(out, bias):
+        return out
+    return out + bias
 
 
 def _addmm_backward(g, need, bias, x, wt):
@@ -21,14 +35,58 @@ def _addmm_backward(g, need, bias, x, wt):
     # (tests/nn/test_linear_grads.py compares both orientations).
     return (
         g if need[0] else None,
-        (wt.matmul(g.t()).t() if _transposed(x) else g.matmul(wt.t())) if need[1] else None,
-        (g.t().matmul(x).t() if _transposed(wt) else x.t().matmul(g)) if need[2] else None,
+        (_mm(wt, g.t()).t() if _transposed(x) else _mm(g, wt.t())) if need[1] else None,
+        (_mm(g.t(), x).t() if _transposed(wt) else _mm(x.t(), g)) if need[2] else None,
     )
 
 
 def _transposed(t) -> bool:
-    """t is a 2-D transposed view of a row-major matrix (column-major)."""
-    return t.ndim == 2 and not t.is_contiguous() and t.t().is_contiguous()
+    """t is a 2-D transposed view of a row-major matrix (column-major): not contiguous
+    while t.t() is, read off the array's flags as Tensor.is_contiguous reads them (a
+    tensor with no elements is contiguous)."""
+    d = t._data
+    if d.ndim != 2 or not d.size:
+        return False
+    flags = d.flags
+    return not flags.c_contiguous and bool(flags.f_contiguous)
+
+
+_HOST_MM = (_dt.float32, _dt.float64)
+
+
+def _mm(a, b):
+    """a @ b, a product of Linear's forward or backward. Two non-empty float32/float64
+    matrices (Tensors, not subclasses) on the cpu or emulated cuda, with nothing recording or watching (no mode):
+    numpy's matmul as linalg makes it (emulated: into a C-order allocator block, the
+    layout numpy gives a 2-D product), without matmul's dispatch, so the same bits.
+    Otherwise a.matmul(b) (its checks, its errors, the profiler's aten::matmul)."""
+    x, y = a._data, b._data
+    dev, dt = a.device, a.dtype
+    if (
+        not ACTIVE[0]
+        and type(a) is Tensor  # (a subclass's own matmul runs)
+        and type(b) is Tensor
+        and dt in _HOST_MM
+        and b.dtype is dt
+        and b.device is dev
+        and x.ndim == 2
+        and y.ndim == 2
+        and x.shape[1] == y.shape[0]
+        and x.size
+        and y.size
+        and not (STATE.enabled and (a._requires_grad or b._requires_grad))
+    ):
+        if dev is CPU:
+            try:
+                return Tensor._make(np.matmul(x, y), CPU, dt)
+            except MemoryError as exc:
+                raise get_backend(CPU).host_memory_error(exc, "a product") from None
+        backend = dev._backend
+        if backend is not None and backend.host_arrays:
+            out, st = backend.empty((x.shape[0], y.shape[1]), x.dtype)
+            np.matmul(x, y, out=out)
+            return Tensor._make(out, dev, dt, st)
+    return a.matmul(b)
 
 
 def linear(input, weight, bias=None):

@@ -13,6 +13,7 @@ from gpu_tensor.autograd.composite import composite, with_formula
 from gpu_tensor.memory import graph_pool as _graph_pool
 
 from .activation import log_softmax
+from .nll_host import host_nll_loss, nll_grad
 
 __all__ = [
     "mse_loss",
@@ -129,6 +130,10 @@ def nll_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     cdim = _class_layout(input, target, "nll_loss")
+    if weight is None and reduction != "none":  # the cpu and emulated cuda: one result
+        loss = host_nll_loss(input, target, ignore_index, reduction)
+        if loss is not None:
+            return loss
     n_classes = input.shape[cdim]
     target = target.long()
     keep = target != ignore_index
@@ -159,15 +164,7 @@ def nll_loss(
         return loss.sum() / total
 
     def backward(g, need, x):
-        # the composed graph's backward written out, its steps in its order (div, sum,
-        # mul, neg, squeeze, gather): the same bits without recording and running that graph
-        if reduction == "mean":
-            g = g / total
-        if reduction != "none":
-            g = g.expand(w.shape)
-        g = -(g * w)
-        z = gt.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
-        return (z.scatter_add_(cdim, index, g.unsqueeze(cdim)),)
+        return (nll_grad(g, x, w, index, total, reduction, cdim),)
 
     return with_formula("NllLossBackward0", run, backward, input)
 

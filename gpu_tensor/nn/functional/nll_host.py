@@ -1,0 +1,114 @@
+"""nll_loss's gradient formula, and its short path on the cpu and emulated cuda.
+
+The general nll_loss (loss.py) runs a dozen small ops for an unweighted 'mean' or 'sum'
+loss over (N, C) logits: a mask, a where, two bounds reductions, a cast, a gather, a
+negation, a product, two sums and a division, each a dispatch and (on emulated cuda) an
+allocator block, and its backward five more. Once per training step over a small batch
+that is a tenth of an emulated step. Here numpy makes the same calls on host temporaries,
+each element the same operation in the same order, so the same bits; the loss and its
+gradient are the only results, one block each, as torch's nll_loss and nll_loss_backward
+write theirs. tests/nn/test_nll_loss_formula.py compares both with the composed ops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import gpu_tensor as gt
+from gpu_tensor import dtype as _dt
+from gpu_tensor._grad import STATE
+from gpu_tensor._modes import ACTIVE
+from gpu_tensor._tensor import Tensor
+from gpu_tensor.autograd.composite import with_formula
+from gpu_tensor.backends.host_kernels import SUM_MIN
+from gpu_tensor.device import CPU
+from gpu_tensor.memory import graph_pool as _graph_pool
+
+__all__ = ["nll_grad", "host_nll_loss", "host_result"]
+
+_FLOATS = (_dt.float32, _dt.float64)
+
+
+def nll_grad(g, x, w, index, total, reduction, cdim):
+    """NllLossBackward0's gradient: the composed graph's backward written out, its steps in
+    its order (div, sum, mul, neg, squeeze, gather), the same bits without recording and
+    running that graph. `total`: the summed weights ('mean')."""
+    if reduction == "mean":
+        g = g / total
+    if reduction != "none":
+        g = g.expand(w.shape)
+    g = -(g * w)
+    z = gt.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
+    return z.scatter_add_(cdim, index, g.unsqueeze(cdim))
+
+
+def host_nll_loss(input, target, ignore_index, reduction):
+    """nll_loss of (N, C) float32/float64 logits and (N,) int64 targets, unweighted, 'mean'
+    or 'sum', on the cpu or emulated cuda with no mode on (the profiler sees the general
+    path's ops): the loss as one result, recorded as NllLossBackward0 whose gradient is one
+    result too. None: not eligible, or a target out of bounds (the general path raises
+    torch's IndexError)."""
+    if ACTIVE[0] or type(input) is not Tensor or type(target) is not Tensor:
+        return None
+    dev, dt = input.device, input.dtype
+    x, t = input._data, target._data
+    if (
+        dt not in _FLOATS
+        or target.dtype is not _dt.int64
+        or target.device is not dev
+        or x.ndim != 2
+        or t.ndim != 1
+        or not 0 < x.shape[0] < SUM_MIN  # the sums below are numpy's, as the ops' are
+        or not x.shape[1]
+    ):
+        return None
+    backend = None
+    if dev is not CPU:
+        backend = dev._backend
+        if backend is None or not backend.host_arrays or _graph_pool.active_captures:
+            return None
+    keep = t != ignore_index
+    safe = np.where(keep, t, 0)
+    if safe.max() >= x.shape[1] or safe.min() < 0:
+        return None
+    w = keep.astype(x.dtype)
+    total = np.add.reduce(w) if reduction == "mean" else None
+    rows = np.arange(x.shape[0])
+
+    def run(inp):
+        # -x.gather(1, index).squeeze(1) * w, summed, divided by the summed weights
+        with np.errstate(all="ignore"):  # (quiet, as apply() is)
+            r = np.add.reduce(np.negative(inp._data[rows, safe]) * w)
+            if total is not None:
+                r = r / total
+        return host_result(backend, dev, dt, (), lambda out: out.__setitem__((), r))
+
+    def backward(g, need, inp):
+        if STATE.enabled or ACTIVE[0] or g.device is not dev or g.dtype is not dt or g.ndim:
+            # create_graph (the ops must record), or a mode on: the general formula
+            wt = Tensor._make(w, CPU, dt).to(dev)
+            tot = None if total is None else Tensor._make(np.asarray(total), CPU, dt).to(dev)
+            index = Tensor._make(safe[:, None], CPU, _dt.int64).to(dev)
+            return (nll_grad(g, inp, wt, index, tot, reduction, 1),)
+        with np.errstate(all="ignore"):
+            gd = g._data if total is None else g._data / total
+            v = np.negative(gd * w)
+
+        def fill(out):  # zeros, then scatter_add_: each target's place gets 0 + v
+            out.fill(0)
+            out[rows, safe] += v
+
+        return (host_result(backend, dev, dt, x.shape, fill),)
+
+    return with_formula("NllLossBackward0", run, backward, input)
+
+
+def host_result(backend, dev, dt, shape, fill):
+    """A new C-contiguous tensor of `shape` filled by `fill(array)`: numpy's array on the
+    cpu, an allocator block on emulated cuda."""
+    if backend is None:
+        out, st = np.empty(shape, dt.np), None
+    else:
+        out, st = backend.empty(shape, dt.np)
+    fill(out)
+    return Tensor._make(out, dev, dt, st)
