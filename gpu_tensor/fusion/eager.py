@@ -181,11 +181,11 @@ def run(key: str, inputs, out_dtype, *, alloc=None, plans=None, **params):
 def run_planned(plans: dict, alloc, key: str, inputs, out_dtype, params, via=None):
     """`run` with its launch-plan cache `plans` and allocator `alloc` (both required),
     positional, and `params` a dict or None: the cuda backend's warm path. `alloc(shape,
-    dtype, launch)` may keep what it works out per result layout in `launch.result`. No calls of ours
-    here beyond `alloc` (see tests/fusion/test_hot_path.py): the signature, one dict
-    lookup, the result, the packed launch. `via`: None, or (half numpy dtype, _): array
-    operands of another dtype are rounded through it before the op (a cast in the
-    kernel), as ops/_dispatch.apply() rounds them with a copy first."""
+    dtype, launch)` may keep what it works out per result layout in `launch.result`. No
+    calls of ours here beyond `alloc` (see tests/fusion/test_hot_path.py): the signature,
+    one dict lookup, the result, the packed launch. `via`: None, or (half numpy dtype,
+    _): array operands of another dtype are rounded through it before the op (a cast in
+    the kernel), as ops/_dispatch.apply() rounds them with a copy first."""
     # The key: op, out dtype, then per operand its type (a Python scalar, or None: clamp's
     # missing bound) or the array's dtype number (hashing a numpy dtype costs more than an
     # int), shape, strides and alignment; then params and via where given.

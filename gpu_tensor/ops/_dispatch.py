@@ -215,50 +215,47 @@ def make_binary(key, reflected=False):
                     t.grad_fn = None
                     t._base = None
                     return t
-        else:
-            backend = dev._backend
-            if backend is not None and backend.device_fast_path:
-                if backend.casts_in_kernel:
-                    # Real cuda: operands go in their own dtypes, mixed ones included (float +
-                    # int tensor, half + float, a scalar of another kind), cast as the kernel
-                    # loads them: one launch. Written out here rather than called (a frame of
-                    # eight arguments less per op; tests/fusion/test_hot_path.py checks it
-                    # against apply()). The out dtype per operand signature is worked out
-                    # once (_kernel_out, apply()'s rules) and kept: in `same` (this op's, by
-                    # dtype) for two tensors of one dtype, else in _KERNEL_OUT.
-                    table = None
-                    if type(other) is Tensor:
-                        if other.device is dev:  # else a 0-dim cpu operand or a mismatch
-                            x, y = self._data, other._data
-                            if other.dtype is dt:
-                                table, sig = same, dt
-                            else:
-                                table, sig = _KERNEL_OUT, (key, dt, other.dtype, x.ndim == 0, y.ndim == 0)  # fmt: skip
-                    elif type(other) in _SCALAR_CATEGORY:
-                        x, y = self._data, other
-                        table, sig = _KERNEL_OUT, (key, dt, type(other))
-                    if table is not None:
-                        known = table.get(sig)
-                        if known is None:
-                            known = table[sig] = _kernel_out(key, self, other)
-                        if known:  # (False: apply() must run)
-                            out, out_np, extra = known
-                            via = None
-                            if extra is not None:  # an operand check, or rounding via a half
-                                via = _kernel_via(extra, self, other, y, reflected)
-                            if via is not False:
-                                try:
-                                    r = backend.kernel(
-                                        key, (y, x) if reflected else (x, y), out_np, None, via
-                                    )
-                                except (ValueError, OverflowError):
-                                    r = None  # shapes do not broadcast, an int out of range
-                                if r is not None:  # (None: no kernel for these dtypes)
-                                    return make(r, dev, out)
-                else:
-                    r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
-                    if r is not None:
-                        return r
+        elif (backend := dev._backend) is None:
+            pass
+        elif backend.casts_in_kernel:  # (such a backend has the device fast path)
+            # Real cuda: operands go in their own dtypes, mixed ones included (float + int
+            # tensor, half + float, a scalar of another kind), cast as the kernel loads
+            # them: one launch. Written out here rather than called (a frame of eight
+            # arguments less per op; tests/fusion/test_hot_path.py checks it against
+            # apply()). The out dtype per operand signature is worked out once (_kernel_out,
+            # apply()'s rules) and kept: in `same` (this op's, by dtype) for two tensors of
+            # one dtype, else in _KERNEL_OUT.
+            table = None
+            if type(other) is Tensor:
+                if other.device is dev:  # else a 0-dim cpu operand or a mismatch: apply()
+                    x, y = self._data, other._data
+                    if other.dtype is dt:
+                        table, sig = same, dt
+                    else:
+                        table, sig = _KERNEL_OUT, (key, dt, other.dtype, x.ndim == 0, y.ndim == 0)  # fmt: skip
+            elif type(other) in _SCALAR_CATEGORY:
+                x, y = self._data, other
+                table, sig = _KERNEL_OUT, (key, dt, type(other))
+            if table is not None:
+                known = table.get(sig)
+                if known is None:
+                    known = table[sig] = _kernel_out(key, self, other)
+                if known:  # (False: apply() must run)
+                    out, out_np, extra = known
+                    via = None
+                    if extra is not None:  # an operand check, or rounding via a half
+                        via = _kernel_via(extra, self, other, y, reflected)
+                    if via is not False:
+                        try:
+                            r = backend.kernel(key, (y, x) if reflected else (x, y), out_np, None, via)  # fmt: skip
+                        except (ValueError, OverflowError):
+                            r = None  # shapes do not broadcast, an int out of range: apply()
+                        if r is not None:  # (None: no kernel for these dtypes)
+                            return make(r, dev, out)
+        elif backend.device_fast_path:
+            r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
+            if r is not None:
+                return r
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented  # Python then tries the other side / raises TypeError
         if (
