@@ -187,8 +187,12 @@ def run_planned(plans: dict, alloc, key: str, inputs, out_dtype, params, via=Non
     _): array operands of another dtype are rounded through it before the op (a cast in
     the kernel), as ops/_dispatch.apply() rounds them with a copy first."""
     # The key: op, out dtype, then per operand its type (a Python scalar, or None: clamp's
-    # missing bound) or the array's dtype number (hashing a numpy dtype costs more than an
-    # int), shape, strides and alignment; then params and via where given.
+    # missing bound) or the array's dtype (hashing it costs less than reading its `num`),
+    # shape, layout and alignment; then params and via where given. The layout of a
+    # C-contiguous array is True, not its strides: cupy reads `_c_contiguous` from a field
+    # but builds `strides` as a new tuple on each read (~40 ns more per operand on cupy
+    # 14's objects), and C-contiguous operands of one shape plan alike (their strides
+    # differ at most on size-1 dims, which layout.plan drops or zeroes).
     # Shortcuts, no loop (~0.3 us): an array, then an array or a scalar (x + y, x * 2.0),
     # or one array (x.exp()); the same tuples as _key's.
     n = len(inputs)
@@ -197,12 +201,15 @@ def run_planned(plans: dict, alloc, key: str, inputs, out_dtype, params, via=Non
         if type(a) in _BY_VALUE:
             sig = _key(key, inputs, out_dtype, params, via)
         elif type(b) in _BY_VALUE:
-            sig = (key, out_dtype, a.dtype.num, a.shape, a.strides, a.data.ptr & 15, type(b))
+            sig = (key, out_dtype, a.dtype, a.shape, a._c_contiguous or a.strides,
+                   a.data.ptr & 15, type(b))  # fmt: skip
         else:
-            sig = (key, out_dtype, a.dtype.num, a.shape, a.strides, a.data.ptr & 15,
-                   b.dtype.num, b.shape, b.strides, b.data.ptr & 15)  # fmt: skip
+            sig = (key, out_dtype, a.dtype, a.shape, a._c_contiguous or a.strides,
+                   a.data.ptr & 15, b.dtype, b.shape, b._c_contiguous or b.strides,
+                   b.data.ptr & 15)  # fmt: skip
     elif n == 1 and via is None and not params and type(a := inputs[0]) not in _BY_VALUE:
-        sig = (key, out_dtype, a.dtype.num, a.shape, a.strides, a.data.ptr & 15)
+        sig = (key, out_dtype, a.dtype, a.shape, a._c_contiguous or a.strides,
+               a.data.ptr & 15)  # fmt: skip
     else:
         sig = _key(key, inputs, out_dtype, params, via)
     launch = plans.get(sig)
@@ -239,7 +246,10 @@ def _key(key, inputs, out_dtype, params, via) -> tuple:
     sig = (key, out_dtype)
     for x in inputs:
         t = type(x)
-        sig += (t,) if t in _BY_VALUE else (x.dtype.num, x.shape, x.strides, x.data.ptr & 15)
+        if t in _BY_VALUE:
+            sig += (t,)
+        else:
+            sig += (x.dtype, x.shape, x._c_contiguous or x.strides, x.data.ptr & 15)
     if params:
         sig += (tuple(sorted(params.items())),)
     if via is not None:

@@ -344,3 +344,31 @@ def test_a_plan_keeps_its_results_layout_and_packs_a_trailing_scalar_directly():
     )
     assert r is unaligned
     np.testing.assert_array_equal(r.get(), host * 2.5)
+
+
+@requires_real_cuda
+def test_c_contiguous_operands_of_one_shape_share_a_plan_whatever_their_size1_strides():
+    """The plan key holds True for a C-contiguous operand, not its strides: an operand
+    whose size-1 dim has another stride (still C-contiguous) finds the same plan and gives
+    the same values; a transposed operand of the same shape gets its own plan."""
+    _sim()
+    from gpu_tensor.fusion import eager
+
+    host = np.arange(12, dtype=np.float32).reshape(3, 1, 4)
+    t = gt.from_numpy(host).to("cuda")
+    x, backend = t._data, t.device._backend
+    cp, f32 = backend.xp, np.dtype(np.float32)
+    odd = cp.ndarray((3, 1, 4), f32, memptr=x.data, strides=(16, 404, 4))
+    assert odd._c_contiguous and odd.strides != x.strides
+    plans: dict = {}
+    for b in (x, odd):
+        r = eager.run_planned(plans, backend._result, "add", (x, b), f32, None)
+        np.testing.assert_array_equal(r.get(), host * 2)
+    assert len(plans) == 1
+    sq = gt.from_numpy(np.arange(16, dtype=np.float32).reshape(4, 4)).to("cuda")._data
+    r = eager.run_planned(plans, backend._result, "add", (sq, sq), f32, None)
+    rt = eager.run_planned(plans, backend._result, "add", (sq, sq.T), f32, None)
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)
+    np.testing.assert_array_equal(r.get(), a * 2)
+    np.testing.assert_array_equal(rt.get(), a + a.T)
+    assert len(plans) == 3
