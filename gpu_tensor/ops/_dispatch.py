@@ -90,8 +90,8 @@ def _dtypes(spec, common):
     out = _dt.bool if kind == "compare" else compute
     if compute in _HALF and not op.storage_compute:  # (nextafter steps in half types)
         compute = _dt.float32  # torch's opmath: half types compute in float32
-    if common.category == _dt.COMPLEX and spec.key == "abs":
-        out = common.to_real()  # torch: |z| of complex64 is float32
+    if common.category == _dt.COMPLEX and op.complex_to_real:
+        out = common.to_real()  # torch: |z| of complex64 is float32 (abs)
     return compute, out
 
 
