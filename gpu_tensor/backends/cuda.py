@@ -97,6 +97,8 @@ class CudaBackend(Backend):
         self._copies: dict = {}  # its launch plans on this device
         self._plans: dict = {}  # eager launch plans of this device (fusion/eager.py run)
         self._results: dict = {}  # (shape, dtype) -> (stored dtype, bytes, tag dtype name)
+        if self._one_device:  # always current: `contiguous` needs no `with self._dev`
+            self.contiguous = self._contiguous  # (a frame less per copy)
 
     def _tag(self, array, np_dtype=None):
         """Name the allocator block under a fresh array (shape, logical dtype), as the
@@ -183,7 +185,8 @@ class CudaBackend(Backend):
 
     def contiguous(self, array):
         """A C-contiguous copy: allocated and tagged as elementwise results are, and copied
-        by a launch planned once per layout (kernel/copy.py copy_to_fresh)."""
+        by a launch planned once per layout (kernel/copy.py copy_to_fresh). With one device
+        the backend's `contiguous` is `_contiguous` itself (bound in __init__)."""
         if self._one_device:
             return self._contiguous(array)
         with self._dev:
@@ -309,15 +312,15 @@ class CudaBackend(Backend):
             keep[first] = False
             pos, vals = pos[keep], vals[keep]
 
-    def _result(self, shape, np_dtype):
+    def _result(self, shape, np_dtype, launch=None):
         """An elementwise result: the backend allocates it, not fusion. Straight from our
         allocator (what cupy.empty would reach through set_allocator, minus the lookups),
-        and tagged once, on the block malloc returns."""
-        known = self._results.get((shape, np_dtype))
+        and tagged once, on the block malloc returns. `launch`: eager.run_planned's plan
+        for this (shape, dtype), where the layout is kept after its first result (no
+        (shape, dtype) hashing on the warm path); None: the layout cache of this backend."""
+        known = self._results.get((shape, np_dtype)) if launch is None else launch.result
         if known is None:
-            if len(self._results) >= 4096:
-                self._results.clear()
-            known = self._results[(shape, np_dtype)] = _result_layout(shape, np_dtype)
+            known = self._layout(shape, np_dtype, launch)
         stored, nbytes, tag = known
         if not nbytes:
             return self.empty(shape, np_dtype)[0]
@@ -327,7 +330,20 @@ class CudaBackend(Backend):
         block = alloc.malloc(nbytes, self._cuda.get_current_stream().ptr)
         block.tag = tag  # one dict per layout, shared: tags are replaced, never edited
         mem = self._unowned(block.ptr, nbytes, self._owner((alloc, block)), self.index)
-        return self._ndarray(shape, stored, memptr=self._pointer(mem, 0))
+        # memptr positional: cupy 14's ndarray() takes ~0.3 us longer with it as a keyword
+        return self._ndarray(shape, stored, self._pointer(mem, 0))
+
+    def _layout(self, shape, np_dtype, launch):
+        """_result's layout of a (shape, dtype) met for the first time (by this backend, or
+        by this plan: kept in `launch.result` too, where given)."""
+        known = self._results.get((shape, np_dtype))
+        if known is None:
+            if len(self._results) >= 4096:
+                self._results.clear()
+            known = self._results[(shape, np_dtype)] = _result_layout(shape, np_dtype)
+        if launch is not None:
+            launch.result = known
+        return known
 
     def int8_mm_nt(self, a, w):
         """int32 a @ w^T for int8 operands: cuBLAS gemmEx (backends/cuda_blas.py)."""

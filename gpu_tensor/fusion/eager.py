@@ -152,8 +152,9 @@ def _scalar_np(t: type) -> np.dtype:
     )
 
 
-def empty_like_result(shape, out_dtype):
-    """A new cupy array for a result of numpy dtype `out_dtype` (bfloat16 as uint16 bits)."""
+def empty_like_result(shape, out_dtype, launch=None):
+    """A new cupy array for a result of numpy dtype `out_dtype` (bfloat16 as uint16 bits);
+    `launch` (run_planned's plan) is not used."""
     from ..backends._cupy import cupy
 
     dt = np.dtype(np.uint16) if np.dtype(out_dtype).name == "bfloat16" else np.dtype(out_dtype)
@@ -179,25 +180,36 @@ def run(key: str, inputs, out_dtype, *, alloc=None, plans=None, **params):
 
 def run_planned(plans: dict, alloc, key: str, inputs, out_dtype, params, via=None):
     """`run` with its launch-plan cache `plans` and allocator `alloc` (both required),
-    positional, and `params` a dict or None: the cuda backend's warm path. No calls of ours
-    here beyond `alloc` (see tests/fusion/test_hot_path.py): the signature, one dict
-    lookup, the result, the packed launch. `via`: None, or (half numpy dtype, _): array
-    operands of another dtype are rounded through it before the op (a cast in the
-    kernel), as ops/_dispatch.apply() rounds them with a copy first."""
+    positional, and `params` a dict or None: the cuda backend's warm path. `alloc(shape,
+    dtype, launch)` may keep what it works out per result layout in `launch.result`. No
+    calls of ours here beyond `alloc` (see tests/fusion/test_hot_path.py): the signature,
+    one dict lookup, the result, the packed launch. `via`: None, or (half numpy dtype,
+    _): array operands of another dtype are rounded through it before the op (a cast in
+    the kernel), as ops/_dispatch.apply() rounds them with a copy first."""
     # The key: op, out dtype, then per operand its type (a Python scalar, or None: clamp's
-    # missing bound) or the array's dtype number (hashing a numpy dtype costs more than an
-    # int), shape, strides and alignment; then params and via where given.
+    # missing bound) or the array's dtype (hashing it costs less than reading its `num`),
+    # shape, layout and alignment; then params and via where given. The layout of a
+    # C-contiguous array is True, not its strides: cupy reads `_c_contiguous` from a field
+    # but builds `strides` as a new tuple on each read (~40 ns more per operand on cupy
+    # 14's objects), and C-contiguous operands of one shape plan alike (their strides
+    # differ at most on size-1 dims, which layout.plan drops or zeroes).
     # Shortcuts, no loop (~0.3 us): an array, then an array or a scalar (x + y, x * 2.0),
     # or one array (x.exp()); the same tuples as _key's.
     n = len(inputs)
-    if n and n < 3 and via is None and not params and type(a := inputs[0]) not in _BY_VALUE:
-        if n == 1:
-            sig = (key, out_dtype, a.dtype.num, a.shape, a.strides, a.data.ptr & 15)
-        elif type(b := inputs[1]) in _BY_VALUE:
-            sig = (key, out_dtype, a.dtype.num, a.shape, a.strides, a.data.ptr & 15, type(b))
+    if n == 2 and via is None and not params:
+        a, b = inputs
+        if type(a) in _BY_VALUE:
+            sig = _key(key, inputs, out_dtype, params, via)
+        elif type(b) in _BY_VALUE:
+            sig = (key, out_dtype, a.dtype, a.shape, a._c_contiguous or a.strides,
+                   a.data.ptr & 15, type(b))  # fmt: skip
         else:
-            sig = (key, out_dtype, a.dtype.num, a.shape, a.strides, a.data.ptr & 15,
-                   b.dtype.num, b.shape, b.strides, b.data.ptr & 15)  # fmt: skip
+            sig = (key, out_dtype, a.dtype, a.shape, a._c_contiguous or a.strides,
+                   a.data.ptr & 15, b.dtype, b.shape, b._c_contiguous or b.strides,
+                   b.data.ptr & 15)  # fmt: skip
+    elif n == 1 and via is None and not params and type(a := inputs[0]) not in _BY_VALUE:
+        sig = (key, out_dtype, a.dtype, a.shape, a._c_contiguous or a.strides,
+               a.data.ptr & 15)  # fmt: skip
     else:
         sig = _key(key, inputs, out_dtype, params, via)
     launch = plans.get(sig)
@@ -207,13 +219,17 @@ def run_planned(plans: dict, alloc, key: str, inputs, out_dtype, params, via=Non
         launch = plans[sig] = _plan(key, inputs, out_dtype, params or {}, via)
     call = launch.call
     if call is None:  # no kernel for these dtypes, or nothing to compute (an empty result)
-        return None if launch is _NO_KERNEL else alloc(launch.shape, out_dtype)
-    out = alloc(launch.shape, out_dtype)
+        return None if launch is _NO_KERNEL else alloc(launch.shape, out_dtype, launch)
+    # the plan goes along: the allocator may keep the result's layout in it (launch.result)
+    out = alloc(launch.shape, out_dtype, launch)
     if out.data.ptr & 15:  # the plan assumed a 16-byte aligned result (allocator blocks are)
-        keep = lambda shape, dtype: out  # noqa: E731
-        return _run_unplanned(key, inputs, out_dtype, keep, params or {}, via)
+        return _run_into(out, key, inputs, out_dtype, params or {}, via)
     if launch.direct:  # the operands are the kernel's arrays, in order, and no scalars
         call((*inputs, out, *launch.tail))
+        return out
+    to = launch.scalar
+    if to is not None:  # an array, then a scalar (x * 2.0): packed without the loops
+        call((inputs[0], out, to(inputs[1]), *launch.tail))
         return out
     args = []
     for i in launch.arrays:
@@ -230,7 +246,10 @@ def _key(key, inputs, out_dtype, params, via) -> tuple:
     sig = (key, out_dtype)
     for x in inputs:
         t = type(x)
-        sig += (t,) if t in _BY_VALUE else (x.dtype.num, x.shape, x.strides, x.data.ptr & 15)
+        if t in _BY_VALUE:
+            sig += (t,)
+        else:
+            sig += (x.dtype, x.shape, x._c_contiguous or x.strides, x.data.ptr & 15)
     if params:
         sig += (tuple(sorted(params.items())),)
     if via is not None:
@@ -252,7 +271,7 @@ class _Launch:
 
     __slots__ = (
         "fn", "grid", "block", "shape", "arrays", "scalars", "tail", "source", "plan", "direct",
-        "call",
+        "call", "scalar", "result",
     )  # fmt: skip
 
     def __init__(self, fn, grid, block, shape, arrays, scalars, tail, source, plan, n_inputs):
@@ -261,8 +280,13 @@ class _Launch:
         self.source, self.plan = source, plan
         # `direct`: the inputs are the kernel's array arguments as they stand (x + y, x.exp())
         self.direct = not scalars and arrays == tuple(range(n_inputs))
+        # `scalar`: the operands are one array then one by-value scalar, which the kernel
+        # takes in that order: the scalar's numpy type (x * 2.0), else None
+        one = arrays == (0,) and len(scalars) == 1 and scalars[0][0] == 1 and n_inputs == 2
+        self.scalar = scalars[0][1] if one else None
         # the launch with its grid and block bound (C, no frame): call(args); None: no launch
         self.call = None if fn is None else partial(fn, grid, block)
+        self.result = None  # the allocator's own note on this plan's result (run_planned)
 
 
 class _NoKernel:
@@ -339,6 +363,11 @@ def _c_order(shape) -> tuple:
         out.insert(0, acc)
         acc *= max(n, 1)
     return tuple(out)
+
+
+def _run_into(out, key, inputs, out_dtype, params, via):
+    """_run_unplanned into the array `out` (a result the plan cannot take: unaligned)."""
+    return _run_unplanned(key, inputs, out_dtype, lambda shape, dtype: out, params, via)
 
 
 def _run_unplanned(key, inputs, out_dtype, alloc, params, via=None):

@@ -90,6 +90,7 @@ class OpDef:
     # the template has complex C overloads (fusion/preamble_complex.py): eager cuda runs
     # complex operands as one generated kernel instead of cupy's routines
     complex_kernel: bool = False
+    complex_to_real: bool = False  # a complex operand gives a real result (abs: |z|)
     operand_check: Callable | None = None  # refusals that depend on the operands themselves
     aliases: tuple = ()  # other names of the function and the method (multiply, clip, ...)
     dunder: str | None = None  # Python operator __<dunder>__ (+ __r<dunder>__ when binary)
@@ -165,6 +166,8 @@ class OpDef:
             return _double(common)
         if self.kind == "float" and category(common) < 2:
             return default_float()
+        if self.complex_to_real and common.kind == "c":  # torch: |z| of complex64 is float32
+            return np.dtype(np.float32 if common == np.complex64 else np.float64)
         return common
 
     def __post_init__(self):

@@ -1,7 +1,7 @@
 """Complex C types and the complex overloads of the op table's templates, appended to the
 preamble (fusion/preamble.py) after the special functions it reuses.
 
-Only rows marked `complex_kernel` (sgn, nan_to_num) call these; every other row keeps
+Only rows marked `complex_kernel` (sgn, nan_to_num, abs) call these; every other row keeps
 refusing complex operands in the codegen (eager cuda falls back to cupy for them). The
 structs are written out by hand because NVRTC gets no headers here (no cuComplex, no
 thrust); g++ compiles them unchanged under kernels/host_emulation.h. Values follow torch
@@ -20,6 +20,9 @@ GT_FN gt_c64 gt_c64_of(float re, float im) { gt_c64 z; z.re = re; z.im = im; ret
 GT_FN gt_c128 gt_c128_of(double re, double im) { gt_c128 z; z.re = re; z.im = im; return z; }
 GT_FN float gt_cabs(gt_c64 z) { return hypotf(z.re, z.im); }
 GT_FN double gt_cabs(gt_c128 z) { return hypot(z.re, z.im); }
+// abs: |z|, real (the row's out dtype is the real type)
+GT_FN float gt_abs(gt_c64 z) { return gt_cabs(z); }
+GT_FN double gt_abs(gt_c128 z) { return gt_cabs(z); }
 // sgn: z / |z| part by part, 0 at 0 (nan parts give nan, an infinite part gives nan / 0)
 GT_FN gt_c64 gt_sign(gt_c64 z) {
   const float m = gt_cabs(z);

@@ -168,9 +168,15 @@ ROWS = [
         "abs",
         1,
         "same",
-        "gt_abs({0})",
+        "gt_abs({0})",  # complex: hypot(re, im), a real result (fusion/preamble_complex.py)
         lambda x: x.copy() if x.dtype == _BOOL else np.abs(x),
-        {**NO_BOOL, "dunder": "abs", "grad": dx.abs},
+        {
+            **NO_BOOL,
+            "dunder": "abs",
+            "grad": dx.abs,
+            "complex_kernel": True,
+            "complex_to_real": True,
+        },
     ),
     ("exp", 1, "float", "gt_exp({0})", np.exp, {**QUIET, "grad": dx.exp}),
     ("log", 1, "float", "gt_log({0})", np.log, {**QUIET, "grad": dx.log}),

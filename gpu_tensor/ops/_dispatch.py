@@ -91,8 +91,8 @@ def _dtypes(spec, common):
     out = _dt.bool if kind == "compare" else compute
     if compute in _HALF and not op.storage_compute:  # (nextafter steps in half types)
         compute = _dt.float32  # torch's opmath: half types compute in float32
-    if common.category == _dt.COMPLEX and spec.key == "abs":
-        out = common.to_real()  # torch: |z| of complex64 is float32
+    if common.category == _dt.COMPLEX and op.complex_to_real:
+        out = common.to_real()  # torch: |z| of complex64 is float32 (abs)
     return compute, out
 
 
@@ -216,15 +216,47 @@ def make_binary(key, reflected=False):
                     t.grad_fn = None
                     t._base = None
                     return t
-        else:
-            backend = dev._backend
-            if backend is not None and backend.device_fast_path:
-                if backend.casts_in_kernel:  # real cuda: one launch, mixed dtypes included
-                    r = _kernel_fast(backend, key, self, other, dev, dt, reflected, same)
-                else:
-                    r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
-                if r is not None:
-                    return r
+        elif (backend := dev._backend) is None:
+            pass
+        elif backend.casts_in_kernel:  # (such a backend has the device fast path)
+            # Real cuda: operands go in their own dtypes, mixed ones included (float + int
+            # tensor, half + float, a scalar of another kind), cast as the kernel loads
+            # them: one launch. Written out here rather than called (a frame of eight
+            # arguments less per op; tests/fusion/test_hot_path.py checks it against
+            # apply()). The out dtype per operand signature is worked out once (_kernel_out,
+            # apply()'s rules) and kept: in `same` (this op's, by dtype) for two tensors of
+            # one dtype, else in _KERNEL_OUT.
+            table = None
+            if type(other) is Tensor:
+                if other.device is dev:  # else a 0-dim cpu operand or a mismatch: apply()
+                    x, y = self._data, other._data
+                    if other.dtype is dt:
+                        table, sig = same, dt
+                    else:
+                        table, sig = _KERNEL_OUT, (key, dt, other.dtype, x.ndim == 0, y.ndim == 0)  # fmt: skip
+            elif type(other) in _SCALAR_CATEGORY:
+                x, y = self._data, other
+                table, sig = _KERNEL_OUT, (key, dt, type(other))
+            if table is not None:
+                known = table.get(sig)
+                if known is None:
+                    known = table[sig] = _kernel_out(key, self, other)
+                if known:  # (False: apply() must run)
+                    out, out_np, extra = known
+                    via = None
+                    if extra is not None:  # an operand check, or rounding via a half
+                        via = _kernel_via(extra, self, other, y, reflected)
+                    if via is not False:
+                        try:
+                            r = backend.kernel(key, (y, x) if reflected else (x, y), out_np, None, via)  # fmt: skip
+                        except (ValueError, OverflowError):
+                            r = None  # shapes do not broadcast, an int out of range: apply()
+                        if r is not None:  # (None: no kernel for these dtypes)
+                            return make(r, dev, out)
+        elif backend.device_fast_path:
+            r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
+            if r is not None:
+                return r
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented  # Python then tries the other side / raises TypeError
         if (
@@ -270,7 +302,8 @@ def make_binary(key, reflected=False):
         return apply(key, other, self) if reflected else apply(key, self, other)
 
     fast_device = spec.fast  # on a GPU every table op runs as a kernel, ufunc or not
-    same = {}  # _kernel_fast's out dtypes for two tensors of one dtype, per dtype
+    same = {}  # the cuda path's _kernel_out() for two tensors of one dtype, per dtype
+    make = Tensor._make
     f.__name__ = f.__qualname__ = key
     f.__gt_differentiable__ = True
     return f
@@ -313,61 +346,24 @@ def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
 _KERNEL_OUT: dict = {}  # (key, dtypes/scalar type, 0-dim flags) -> _kernel_out(), or False
 
 
-def _kernel_fast(backend, key, a, other, dev, dt, reflected, same):
-    """A backend whose kernels cast as they load (real cuda): operands go in their own
-    dtypes, mixed ones included (float + int tensor, half + float, a scalar of another kind),
-    so every eligible op is one launch. The out dtype per operand signature is worked out
-    once (`_kernel_out`, apply()'s rules) and kept, with the op's operand check: in `same`
-    (the op's own dict, dtype -> _kernel_out()) for two tensors of one dtype, else in
-    _KERNEL_OUT."""
-    if type(other) is Tensor:
-        if other.device is not dev:
-            return None  # a 0-dim cpu operand, or a device mismatch: apply() decides
-        odt = other.dtype
-        x, y = a._data, other._data
-        if odt is dt:  # the common case: the op's own table, keyed by the dtype alone
-            table, sig = same, dt
-        else:
-            table, sig = _KERNEL_OUT, (key, dt, odt, x.ndim == 0, y.ndim == 0)
-    else:
-        if type(other) not in _SCALAR_CATEGORY:
-            return None
-        x, y = a._data, other
-        table, sig = _KERNEL_OUT, (key, dt, type(other))
-    known = table.get(sig)
-    if known is None:
-        known = table[sig] = _kernel_out(key, a, other)
-    if known is False:
-        return None
-    out, common, check, via, out_np = known
-    if check is not None:  # refusals that depend on the operands (int ** -1)
+def _kernel_via(extra, a, other, y, reflected):
+    """The cuda path's rules that depend on the operands, for a _kernel_out() entry that has
+    any (`extra`): the operand check (int ** -1 raises), then the kernel's `via`, or False
+    where apply() must run (its opmath_scalar rule: a one-element factor at full precision)."""
+    common, check, via = extra
+    if check is not None:
         check((other, a) if reflected else (a, other), common)
     if via is not None and via[1] and y.size == 1:
-        return None  # apply()'s opmath_scalar rule: a one-element factor at full precision
-    try:
-        r = backend.kernel(key, (y, x) if reflected else (x, y), out_np, None, via)
-    except (ValueError, OverflowError):
-        return None  # shapes do not broadcast, an int out of range: apply() raises
-    return None if r is None else Tensor._make(r, dev, out)
-
-
-def _kernel_unary(backend, key, a, dev):
-    """`_kernel_fast` for one operand: any dtype the op takes, cast in the kernel."""
-    sig = (key, a.dtype)
-    known = _KERNEL_OUT.get(sig)
-    if known is None:
-        known = _KERNEL_OUT[sig] = _kernel_out(key, a, None)
-    if known is False:
-        return None
-    r = backend.kernel(key, (a._data,), known[4], None, None)
-    return None if r is None else Tensor._make(r, dev, known[0])
+        return False
+    return via
 
 
 def _kernel_out(key, a, other):
-    """(out dtype, common dtype, operand check, via, out's numpy dtype) of `a <key> other` (`key(a)` when
-    other is None) where a kernel that casts its operands as it loads computes exactly what
-    apply() computes; False where apply() must run (it raises or checks values on the
-    host). `via`: None, or (half numpy dtype, opmath_scalar) where apply() rounds the
+    """(out dtype, its numpy dtype, extra) of `a <key> other` (`key(a)` when other is None)
+    where a kernel that casts its operands as it loads computes exactly what apply()
+    computes; False where apply() must run (it raises or checks values on the host).
+    `extra`: None (most ops), or (common dtype, operand check, via) for _kernel_via.
+    `via`: None, or (half numpy dtype, opmath_scalar) where apply() rounds the
     operands of another dtype through the half common dtype before computing in float32:
     the kernel does the same (eager.run_planned's `via`), except for a one-element second
     operand of an opmath_scalar op, which apply() reads at full precision."""
@@ -398,7 +394,7 @@ def _kernel_out(key, a, other):
         and (a.dtype is not common or (type(other) is Tensor and other.dtype is not common))
     ):
         via = (common.np, op.opmath_scalar)  # another dtype is rounded through the half first
-    return out, common, check, via, out.np
+    return out, out.np, None if check is None and via is None else (common, check, via)
 
 
 def refuse_zero_divisor(key, divisor):
@@ -635,9 +631,16 @@ def make_unary(key):
             dev = input.device
             backend = dev._backend
             if backend is not None and backend.casts_in_kernel:
-                r = _kernel_unary(backend, key, input, dev)
-                if r is not None:
-                    return r
+                # real cuda: any dtype the op takes, cast in the kernel, the out dtype kept
+                # per dtype in `kernel_out` (_kernel_out(); a unary one has no `extra`);
+                # written out, not called, as in make_binary
+                known = kernel_out.get(input.dtype)
+                if known is None:
+                    known = kernel_out[input.dtype] = _kernel_out(key, input, None)
+                if known:
+                    r = backend.kernel(key, (input._data,), known[1], None, None)
+                    if r is not None:  # (None: no kernel for these dtypes)
+                        return make(r, dev, known[0])
             elif backend is not None and backend.device_fast_path:
                 out = fast_device.get(input.dtype)
                 if out is not None:
@@ -648,6 +651,8 @@ def make_unary(key):
         return apply(key, input)
 
     fast_device = spec.fast
+    kernel_out = {}  # the cuda path's _kernel_out() per dtype
+    make = Tensor._make
 
     f.__name__ = f.__qualname__ = key
     f.__doc__ = f"torch.{key}: elementwise."

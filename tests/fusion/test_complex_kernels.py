@@ -1,4 +1,4 @@
-"""Complex sgn and nan_to_num on cuda are ONE generated kernel (issue 23): hand-written
+"""Complex sgn, nan_to_num and abs on cuda are ONE generated kernel (issue 23): hand-written
 complex C types in the preamble (fusion/preamble_complex.py), no cupy routine, no sync, no
 copy; values bit-equal on cpu, emulated cuda and the simulated CuPy (which runs the kernel's
 CUDA source under g++). Expected values are computed here with numpy, part by part."""
@@ -74,6 +74,31 @@ def test_nan_to_num_values(device, dt, npdt, limits):
     np.testing.assert_array_equal(_bits(r.cpu().numpy()), _bits(want))
 
 
+def _abs(z: np.ndarray) -> np.ndarray:
+    """torch's |z| on cuda: hypot(re, im), real."""
+    with np.errstate(all="ignore"):
+        return np.hypot(z.real, z.imag)
+
+
+@pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
+def test_abs_values(device, dt, npdt):
+    """|z| is real (float32 for complex64). Real cuda's kernel (the sim runs it) gives
+    hypot(re, im), torch's value; cpu and emulated cuda keep numpy's np.abs, one ulp away
+    from it at 1e38+1e38j in complex128 (the only such value here)."""
+    z = _values(npdt)
+    r = gt.abs(gt.tensor(z, device=device))
+    assert r.dtype is dt.to_real()
+    backend = r.device._backend
+    kernel = r.device.type == "cuda" and backend is not None and backend.casts_in_kernel
+    with np.errstate(all="ignore"):
+        want = _abs(z) if kernel else np.abs(z)
+    got = r.cpu().numpy()
+    np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
+    with np.errstate(all="ignore"):
+        a, h = np.abs(z), _abs(z)
+    assert int((~((a == h) | (np.isnan(a) & np.isnan(h)))).sum()) == (npdt is np.complex128)
+
+
 def test_non_contiguous_and_method(device):
     z = gt.tensor(_Z64.reshape(11, 11), device=device).t()
     want = _sgn(_Z64.reshape(11, 11).T)
@@ -88,7 +113,7 @@ def test_fuse_still_refuses_complex():
 
 
 @pytest.mark.sim
-@pytest.mark.parametrize("op", ["sgn", "nan_to_num", "nan_to_num_limits"])
+@pytest.mark.parametrize("op", ["sgn", "nan_to_num", "nan_to_num_limits", "abs"])
 @pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
 def test_one_launch_on_sim(op, dt, npdt):
     if not dv.cuda_is_simulated():
@@ -99,6 +124,7 @@ def test_one_launch_on_sim(op, dt, npdt):
         "sgn": gt.sgn,
         "nan_to_num": gt.nan_to_num,
         "nan_to_num_limits": lambda t: gt.nan_to_num(t, 1.0, 2.0, -2.0),
+        "abs": gt.abs,
     }[op]
     x = gt.tensor(_values(npdt), device="cuda")
     fn(x)  # warm: the kernel is compiled and its launch planned
@@ -108,6 +134,10 @@ def test_one_launch_on_sim(op, dt, npdt):
     assert c["kernel_launches"] == 1, c
     assert c["device_syncs"] == c["host_waits"] == 0, c
     assert c["bytes_copied"] == c["memcpy_calls"] == c["cupy_routines"] == 0, c
+    if op == "abs":  # real, and hypot's (test_abs_values)
+        got, want = r.cpu().numpy(), _abs(_values(npdt))
+        np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
+        return
     want = fn(gt.tensor(_values(npdt), device="cpu"))
     np.testing.assert_array_equal(_bits(r.cpu().numpy()), _bits(want.numpy()))
 
@@ -123,8 +153,9 @@ def test_complex_kernels_compile_under_nvrtc(npdt):
         nvrtc.nvrtc_version()
     except Exception as exc:  # noqa: BLE001 - any failure to load NVRTC means: skip
         pytest.skip(f"NVRTC is not available here: {exc}")
-    for key, params in (("sgn", {}), ("nan_to_num", {"limits": (1.0, 2.0, -3.0)})):
+    for key, params in (("sgn", {}), ("nan_to_num", {"limits": (1.0, 2.0, -3.0)}), ("abs", {})):
         for x in (np.zeros(64, npdt), np.zeros((8, 8), npdt).T):
             graph = eager._graph_for(key, [x], params)
-            ksrc, _, _ = eager.prepare(graph, graph.outputs, [x], [], [np.empty(x.shape, npdt)])
+            out = np.empty(x.shape, graph.outputs[0].dtype)  # abs: the real type
+            ksrc, _, _ = eager.prepare(graph, graph.outputs, [x], [], [out])
             assert nvrtc.compile_ptx(ksrc.source, "compute_90").count(".entry") == 1

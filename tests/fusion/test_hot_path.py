@@ -220,3 +220,155 @@ def test_the_plan_key_shortcuts_give_the_general_key():
         again = eager.run_planned(plans, backend._result, key, inputs, out, params, via)
         assert len(plans) == 1  # the second call found the plan
         np.testing.assert_array_equal(r.get(), again.get())
+
+
+def _outcome(fn, *args):
+    """(dtype, host values) of fn(*args), or (exception class, message) where it raises."""
+    try:
+        r = fn(*args)
+    except Exception as exc:  # noqa: BLE001 - the outcome compared, whatever it is
+        return type(exc), str(exc)
+    return r.dtype, r.cpu().float().numpy() if r.dtype is gt.bfloat16 else r.cpu().numpy()
+
+
+# (op, operand, other operand: a name in _cases' tensors or a Python value), one per branch
+# of the written-out cuda path: the op's own table, the shared one, a scalar of each kind,
+# via a half dtype, the one-element factor, refusals, complex, a 0-dim cpu tensor, shapes
+BINARY_CASES = [
+    ("add", "f32", "f32"),
+    ("add", "f32", "i64"),
+    ("lt", "f16", "f32"),
+    ("add", "bf16", "f16"),  # rounded via bfloat16 in the kernel
+    ("mul", "bf16", "one"),  # a one-element factor at full precision: apply()
+    ("mul", "f32", 2.5),
+    ("sub", "i64", 2.5),
+    ("add", "f16", 3),
+    ("sub", "b", "b"),  # refused: bool - bool
+    ("sub", "f32", True),  # refused: - a bool
+    ("floor_divide", "i64", "zeros"),  # integer division by zero
+    ("floor_divide", "i64", 0),
+    ("pow", "i64", -1),  # int ** negative int
+    ("add", "c64", "f32"),  # complex: no kernel, apply() runs it
+    ("add", "f32", 1j),
+    ("add", "f32", "cpu0"),  # a 0-dim cpu tensor joins as a scalar
+    ("add", "f32", "row"),
+    ("add", "f32", "bad"),  # does not broadcast
+]
+UNARY_CASES = [("exp", "f32"), ("exp", "i64"), ("neg", "b"), ("abs", "c64"), ("sqrt", "f16")]
+
+
+def _cases():
+    rng = np.random.default_rng(3)
+    f = rng.standard_normal((3, 4)).astype(np.float32)
+    host = {
+        "f32": gt.from_numpy(f),
+        "f16": gt.from_numpy(f.astype(np.float16)),
+        "bf16": gt.from_numpy(f).to(gt.bfloat16),
+        "i64": gt.from_numpy(rng.integers(-4, 5, (3, 4))),
+        "zeros": gt.zeros((3, 4), dtype=gt.int64),
+        "b": gt.from_numpy(rng.random((3, 4)) < 0.5),
+        "c64": gt.from_numpy((f + 1j * f).astype(np.complex64)),
+        "one": gt.from_numpy(np.array([1.5], np.float32)),
+        "row": gt.from_numpy(rng.standard_normal(4).astype(np.float32)),
+        "bad": gt.from_numpy(rng.standard_normal(5).astype(np.float32)),
+    }
+    t = {k: v.to("cuda") for k, v in host.items()}
+    t["cpu0"] = gt.tensor(2.0)
+    return t
+
+
+def _same(got, want, what):
+    assert got[0] == want[0], (what, got, want)
+    if isinstance(got[0], type):
+        assert got[1] == want[1], what
+    else:
+        np.testing.assert_array_equal(got[1], want[1], err_msg=str(what))
+
+
+@requires_real_cuda
+def test_the_written_out_cuda_paths_give_what_apply_gives():
+    """make_binary's and make_unary's cuda branches (the kernel path written out in the
+    operator, its out dtypes kept per op and dtype) against the general path, apply(), on
+    the same operands, each taken twice (the second from the kept entry), reflected too
+    where the other operand is a Python scalar: the same dtype and values, or the same
+    error."""
+    _sim()
+    from gpu_tensor.ops import _dispatch as d
+
+    t = _cases()
+    for key, a, o in BINARY_CASES:
+        x, b = t[a], (t[o] if isinstance(o, str) else o)
+        for _ in range(2):
+            want = _outcome(d.apply, key, x, b)
+            _same(_outcome(d._BINARY[key], x, b), want, (key, a, o))
+            if not isinstance(o, str):  # a Python scalar: the reflected op too
+                want = _outcome(d.apply, key, b, x)
+                _same(_outcome(d._RBINARY[key], x, b), want, ("r" + key, a, o))
+    for key, a in UNARY_CASES:
+        for _ in range(2):
+            _same(_outcome(getattr(gt, key), t[a]), _outcome(d.apply, key, t[a]), (key, a))
+
+
+@requires_real_cuda
+def test_a_plan_keeps_its_results_layout_and_packs_a_trailing_scalar_directly():
+    """run_planned gives the plan to the allocator, which keeps the result's layout there
+    after the first result (the warm call hashes no (shape, dtype)); an array then a
+    scalar is packed without the loops, a scalar first through them, with equal values;
+    a result the allocator gives unaligned is still computed right (unplanned)."""
+    _sim()
+    from gpu_tensor.backends.cuda import _result_layout
+    from gpu_tensor.fusion import eager
+
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = gt.from_numpy(host).to("cuda")
+    backend = x.device._backend
+    f32 = np.dtype(np.float32)
+    plans: dict = {}
+    for inputs, want in (
+        (("mul", (x._data, 2.5)), host * 2.5),
+        (("sub", (2.5, x._data)), 2.5 - host),
+    ):
+        key, args = inputs
+        for _ in range(2):
+            r = eager.run_planned(plans, backend._result, key, args, f32, None)
+            np.testing.assert_array_equal(r.get(), want)
+        launch = plans[eager._key(key, args, f32, None, None)]
+        assert launch.result == _result_layout((3, 4), f32)
+        assert launch.scalar is (np.float64 if key == "mul" else None)
+    cp = backend.xp
+    spare = cp.empty(13, dtype=np.float32)
+    unaligned = spare[1:].reshape(3, 4)  # 4 bytes into an allocator block
+    assert unaligned.data.ptr & 15
+    r = eager.run_planned(
+        plans, lambda shape, dtype, launch: unaligned, "mul", (x._data, 2.5), f32, None
+    )
+    assert r is unaligned
+    np.testing.assert_array_equal(r.get(), host * 2.5)
+
+
+@requires_real_cuda
+def test_c_contiguous_operands_of_one_shape_share_a_plan_whatever_their_size1_strides():
+    """The plan key holds True for a C-contiguous operand, not its strides: an operand
+    whose size-1 dim has another stride (still C-contiguous) finds the same plan and gives
+    the same values; a transposed operand of the same shape gets its own plan."""
+    _sim()
+    from gpu_tensor.fusion import eager
+
+    host = np.arange(12, dtype=np.float32).reshape(3, 1, 4)
+    t = gt.from_numpy(host).to("cuda")
+    x, backend = t._data, t.device._backend
+    cp, f32 = backend.xp, np.dtype(np.float32)
+    odd = cp.ndarray((3, 1, 4), f32, memptr=x.data, strides=(16, 404, 4))
+    assert odd._c_contiguous and odd.strides != x.strides
+    plans: dict = {}
+    for b in (x, odd):
+        r = eager.run_planned(plans, backend._result, "add", (x, b), f32, None)
+        np.testing.assert_array_equal(r.get(), host * 2)
+    assert len(plans) == 1
+    sq = gt.from_numpy(np.arange(16, dtype=np.float32).reshape(4, 4)).to("cuda")._data
+    r = eager.run_planned(plans, backend._result, "add", (sq, sq), f32, None)
+    rt = eager.run_planned(plans, backend._result, "add", (sq, sq.T), f32, None)
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)
+    np.testing.assert_array_equal(r.get(), a * 2)
+    np.testing.assert_array_equal(rt.get(), a + a.T)
+    assert len(plans) == 3

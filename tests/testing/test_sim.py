@@ -47,6 +47,52 @@ def test_empty_arrays_are_contiguous_whatever_their_strides(cp):
     assert e.flags.c_contiguous and e.flags.f_contiguous
 
 
+# (shape, strides in elements): size-1 dims with any stride, empty, transposed, sliced
+_LAYOUTS = [
+    ((3, 4), (4, 1)),
+    ((3, 4), (1, 3)),
+    ((3, 1, 4), (4, 99, 1)),
+    ((1, 4), (7, 1)),
+    ((4, 1), (1, 5)),
+    ((3, 4), (8, 2)),
+    ((0, 3), (1, 4)),
+    ((2, 0), (9, 9)),
+    ((1,), (3,)),
+    ((), ()),
+    ((5,), (2,)),
+]
+
+
+def _real_cupy_flags(shape, strides):
+    """(_c_contiguous, _f_contiguous) of a real cupy.ndarray of this layout, made over host
+    memory (no GPU needed to make one; None where this cupy cannot)."""
+    cupy = pytest.importorskip("cupy")
+    host = np.zeros(64, np.float32)
+    try:
+        mem = cupy.cuda.UnownedMemory(host.ctypes.data, host.nbytes, host, 0)
+        a = cupy.ndarray(shape, np.float32, cupy.cuda.MemoryPointer(mem, 0), strides)
+        return bool(a._c_contiguous), bool(a._f_contiguous)
+    except Exception:  # noqa: BLE001 - an install that needs a device for it: numpy decides
+        return None
+
+
+@pytest.mark.parametrize("shape,strides", _LAYOUTS)
+def test_contiguity_fields_are_cupys(cp, shape, strides):
+    """The simulated ndarray's `_c_contiguous` / `_f_contiguous` (cupy's readonly fields,
+    read by eager.run_planned's plan key) and `flags` say what numpy's flags say for the
+    same layout, and what cupy's own fields say where a cupy array can be made here."""
+    base = cp.zeros(64, dtype=cp.float32)
+    a = cp.ndarray(shape, cp.float32, memptr=base.data, strides=tuple(4 * s for s in strides))
+    host = np.lib.stride_tricks.as_strided(
+        np.zeros(64, np.float32), shape, tuple(4 * s for s in strides)
+    )
+    want = (host.flags.c_contiguous, host.flags.f_contiguous)
+    assert (a._c_contiguous, a._f_contiguous) == want
+    assert (a.flags.c_contiguous, a.flags.f_contiguous) == want
+    real = _real_cupy_flags(shape, tuple(4 * s for s in strides))
+    assert real is None or real == want
+
+
 def test_departures_from_numpy(cp):
     a = cp.arange(5, dtype=cp.float32)
     assert a[cp.array([7, -6])].get().tolist() == [2.0, 4.0]  # wraps

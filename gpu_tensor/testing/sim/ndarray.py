@@ -104,6 +104,10 @@ class ndarray:  # noqa: N801 - cupy's name
                 strides = tuple(reversed(_c_strides(shape[::-1], dt.itemsize)))
         self.shape, self.dtype, self.strides = shape, dt, tuple(int(s) for s in strides)
         self.data, self.size = memptr, size
+        # cupy's readonly `_c_contiguous` / `_f_contiguous` (core.pxd), worked out as cupy
+        # does whenever shape or strides are set (here, only at construction)
+        self._c_contiguous = _contig(shape, self.strides, dt.itemsize)
+        self._f_contiguous = _contig(shape[::-1], self.strides[::-1], dt.itemsize)
 
     # -- metadata -------------------------------------------------------------------------
 
@@ -120,9 +124,7 @@ class ndarray:  # noqa: N801 - cupy's name
 
     @property
     def flags(self):
-        c = _contig(self.shape, self.strides, self.itemsize)
-        f = _contig(self.shape[::-1], self.strides[::-1], self.itemsize)
-        return _Flags(c, f, self._own)
+        return _Flags(self._c_contiguous, self._f_contiguous, self._own)
 
     def extent(self) -> tuple[int, int]:
         """[lo, hi) of the bytes this view can touch."""
