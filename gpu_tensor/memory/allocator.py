@@ -65,8 +65,7 @@ class CachingAllocator:
         # A free not done yet (reuse.py): done by _unpark before any other operation, or
         # cancelled by a malloc that torch's policy would answer with the same block.
         self._parked: Block | None = None
-        # reuse.park's last proof: (block, its pool, the pool's version, split blocks and
-        # bytes the free would add, the free neighbour after it or None)
+        # reuse.park's last proof (see there)
         self._park_proof = None
         self._small = BlockPool(True)
         self._large = BlockPool(False)
@@ -368,20 +367,12 @@ class CachingAllocator:
         reuse.park proved): exactly what the free and then the malloc would have done to
         the stats and the gc clock."""
         self._parked = None
-        _, pool, _, split_blocks, split_bytes, after = proof
-        small = pool.is_small
+        _, pool, _, after, small, oversize, split_blocks, split_bytes = proof
         pool.lookups += 1  # the malloc's best-fit search
         if after is not None:  # the malloc's split gives it back as the pool's free block
             after.gc_count_base = pool.lookups
-        size = block.size
         self._stats.block_reused(
-            small,
-            size,
-            block.requested_size,
-            nbytes,
-            split_blocks,
-            split_bytes,
-            size >= self._max_split,
+            small, block.size, block.requested_size, nbytes, split_blocks, split_bytes, oversize
         )
         block.requested_size = nbytes
         block.tag = block.frames = None

@@ -145,8 +145,9 @@ class BlockStats(DeviceStats):
         cur[_ACTIVE] += 1  # it waits: still active
         cur[_ACTIVE_BYTES] += size
 
-    # block_deactivated is DeviceStats's (it lowers what waits); so is block_reused: what
-    # it adds to active's allocated total is never read
+    # block_deactivated is DeviceStats's (it lowers what waits). A reuse leaves out what
+    # block_reused adds to active's accumulated totals: they are read off allocation's
+    block_reused = DeviceStats._reuse_counts
 
     def _stored(self):
         cur = tuple(_active(row) for row in self._cur)
