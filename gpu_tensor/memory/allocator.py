@@ -67,6 +67,11 @@ class CachingAllocator:
         self._parked: Block | None = None
         # reuse.park's last proof (see there)
         self._park_proof = None
+        # Blocks that merges absorbed, for splits to reuse instead of making new ones:
+        # nothing else holds them (a freed block is the allocator's: block.py). A new Block
+        # is made only when none is spare, so there are never more Block objects than the
+        # most blocks the segments ever held at once.
+        self._spares: list[Block] = []
         self._small = BlockPool(True)
         self._large = BlockPool(False)
         self._segments: dict[int, Segment] = {}
@@ -483,20 +488,37 @@ class CachingAllocator:
         if split_it:
             # The front part is handed out; the remainder stays free after it.
             rest = block
-            block = Block(rest.ptr, size, rest.stream, rest.segment)
-            block.prev = rest.prev
-            if block.prev is not None:
-                block.prev.next = block
+            if self._spares:  # a block a merge let go: the fields that Block() would set
+                # and that differ (a free block's others are already a new one's)
+                block = self._spares.pop()
+                block.ptr = rest.ptr
+                block.size = size
+                block.stream = rest.stream
+                block.segment = segment
             else:
-                rest.segment.head = block
+                block = Block(rest.ptr, size, rest.stream, segment)
+            prev = block.prev = rest.prev
+            if prev is not None:
+                prev.next = block
+            else:
+                segment.head = block
             block.next = rest
             rest.prev = block
             rest.ptr += size
             rest.size -= size
-            if i >= 0:
-                pool.replace_at(i, rest)
-            else:
+            if i < 0:
                 pool.add(rest)
+            else:  # pool.replace_at, its in-place case inlined (most splits): the rest's
+                # key is below its old one, so only the entry before can sort after it
+                key = (rest.stream, rest.size, rest.ptr)
+                keys = pool._keys
+                if i and key < keys[i - 1]:
+                    pool.replace_at(i, rest)
+                else:
+                    keys[i] = key
+                    pool._blocks[i] = rest
+                    rest.gc_count_base = pool.lookups
+                    pool.version += 1
             if already_split:  # a split free block shrinks
                 split_blocks, split_bytes = 0, -size
             else:  # a new split free block appears
@@ -560,9 +582,12 @@ class CachingAllocator:
         if after is not None:
             if prev is not None:
                 pool.remove(prev)
+                self._spares.append(prev)
             pool.replace(after, block)
+            self._spares.append(after)  # for a split to reuse (_alloc_found_block)
         elif prev is not None:
             pool.replace(prev, block)
+            self._spares.append(prev)
         else:
             pool.add(block)
         if block.prev is not None or block.next is not None:
