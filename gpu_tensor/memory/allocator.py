@@ -121,7 +121,10 @@ class CachingAllocator:
             stream = stream_key(stream)
         elif stream == PER_THREAD_STREAM:  # the calling thread's own stream: see stream_ids.py
             stream = per_thread_key()
-        site = live.capture_site(2 + inside) if live.enabled() else None
+        on = live._enabled  # live.enabled(), minus the call once the environment was read
+        if on is None:
+            on = live.enabled()
+        site = live.capture_site(2 + inside) if on else None
         # acquire/release rather than `with`: half the cost (~75 ns each, measured), and
         # malloc and free are the per-tensor hot path
         self._lock.acquire()
