@@ -655,6 +655,7 @@ class CachingAllocator:
 
     def _release_cached_blocks(self) -> None:
         events.synchronize_all(self)
+        self._spares.clear()  # they may name segments released below: let them all go
         for pool in (self._large, self._small):
             for block in pool:
                 if not block.is_split() and not block.segment.expandable:
