@@ -200,7 +200,7 @@ class DeviceStats:
         # inactive_split(_bytes): the free moved them by split_*, the malloc moves them back
         if split_blocks > 0:
             _excursion(cur, other, acc, peak, peak_all, _SPLIT, split_blocks)
-        else:  # down and back up: the way up is what allocated counts
+        elif split_blocks:  # down and back up: the way up is what allocated counts
             acc[_SPLIT] -= split_blocks
         if split_bytes > 0:  # _excursion, written out: a loop's x + y takes this branch
             acc[_SPLIT_BYTES] += split_bytes
@@ -209,7 +209,7 @@ class DeviceStats:
                 peak[_SPLIT_BYTES] = v
             if v + other[_SPLIT_BYTES] > peak_all[_SPLIT_BYTES]:
                 peak_all[_SPLIT_BYTES] = v + other[_SPLIT_BYTES]
-        else:
+        elif split_bytes:
             acc[_SPLIT_BYTES] -= split_bytes
 
     def block_deactivated(
