@@ -169,7 +169,9 @@ class CachingAllocator:
                 pool.lookups += 1
                 keys = pool._keys
                 i = bisect_left(keys, (stream, size))
-                if i < len(keys) and (key := keys[i])[0] == stream and key[1] < limit:
+                # keys[i] >= (stream, size): it is this stream's and under `limit` bytes
+                # exactly when it sorts below (stream, limit)
+                if i < len(keys) and keys[i] < (stream, limit):
                     block = pool._blocks[i]
                 else:
                     i = -1
