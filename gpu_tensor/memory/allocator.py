@@ -564,24 +564,22 @@ class CachingAllocator:
             prev = None  # not mergeable: in use, or waiting on stream events
         if after is not None and (after.allocated or after.event_count or after.stream_uses):
             after = None
-        net_blocks = net_bytes = 0
+        absorbed = 0
         if prev is not None:  # absorb the free block before
             block.ptr = prev.ptr
-            block.prev = prev.prev
-            if block.prev is not None:
-                block.prev.next = block
+            first = block.prev = prev.prev
+            if first is not None:
+                first.next = block
             else:
-                block.segment.head = block
+                segment.head = block
             block.size += prev.size
-            net_blocks -= 1
-            net_bytes -= prev.size
+            absorbed = 1
         if after is not None:  # and the one after
-            block.next = after.next
-            if block.next is not None:
-                block.next.prev = block
+            last = block.next = after.next
+            if last is not None:
+                last.prev = block
             block.size += after.size
-            net_blocks -= 1
-            net_bytes -= after.size
+            absorbed += 1
         # The absorbed blocks leave the pool (their fields are untouched, so their keys
         # still find them) and the block takes the place of one of them.
         if after is not None:
@@ -595,9 +593,12 @@ class CachingAllocator:
             self._spares.append(prev)
         else:
             pool.add(block)
-        if block.prev is not None or block.next is not None:
-            net_blocks += 1
-            net_bytes += block.size
+        # inactive_split's change: the absorbed blocks were inactive splits (they had a
+        # neighbour), and the merged block is one if it still shares its segment
+        if block.prev is not None or block.next is not None:  # orig_size more bytes
+            net_blocks, net_bytes = 1 - absorbed, orig_size
+        else:  # the whole segment is free: all that was split is gone
+            net_blocks, net_bytes = -absorbed, orig_size - block.size
         if requested < 0:
             self._stats.block_deactivated(small, orig_size, net_blocks, net_bytes)
         else:
