@@ -482,14 +482,12 @@ class CachingAllocator:
 
     def _alloc_found_block(self, pool, i: int, block: Block, size: int, nbytes: int, site) -> Block:
         """Hand out `block` (entry `i` of `pool`, or -1: not pooled), split if worth it."""
-        stats = self._stats
-        small = pool.is_small
-        already_split = block.prev is not None or block.next is not None
         segment = block.segment
+        left = block.size - size  # what a split would leave free
         if segment.is_small or segment.expandable:  # small blocks split down to 512 B
-            split_it = block.size - size >= MIN_BLOCK_SIZE
+            split_it = left >= MIN_BLOCK_SIZE
         else:  # large ones only below max_split and when the rest is not small
-            split_it = size < self._max_split and block.size - size > SMALL_SIZE
+            split_it = size < self._max_split and left > SMALL_SIZE
         if split_it:
             # The front part is handed out; the remainder stays free after it.
             rest = block
@@ -510,7 +508,7 @@ class CachingAllocator:
             block.next = rest
             rest.prev = block
             rest.ptr += size
-            rest.size -= size
+            rest.size = left
             if i < 0:
                 pool.add(rest)
             else:  # pool.replace_at, its in-place case inlined (most splits): the rest's
@@ -524,24 +522,25 @@ class CachingAllocator:
                     pool._blocks[i] = rest
                     rest.gc_count_base = pool.lookups
                     pool.version += 1
-            if already_split:  # a split free block shrinks
+            if prev is not None or rest.next is not None:  # a split free block shrinks
                 split_blocks, split_bytes = 0, -size
             else:  # a new split free block appears
-                split_blocks, split_bytes = 1, rest.size
+                split_blocks, split_bytes = 1, left
         else:
             if i >= 0:
                 pool.pop(i)
-            if already_split:  # a split free block becomes active
-                split_blocks, split_bytes = -1, -block.size
+            size = block.size
+            if block.prev is not None or block.next is not None:  # a split free block
+                split_blocks, split_bytes = -1, -size  # becomes active
             else:
                 split_blocks = split_bytes = 0
         block.allocated = True
         block.requested_size = nbytes
         block.site = site
         self._allocated[block.ptr] = block
-        stats.block_allocated(small, block.size, nbytes, split_blocks, split_bytes)
-        if block.size >= self._max_split:
-            stats.update_single("oversize_allocations", 1)
+        self._stats.block_allocated(pool.is_small, size, nbytes, split_blocks, split_bytes)
+        if size >= self._max_split:
+            self._stats.update_single("oversize_allocations", 1)
         if self.history is not None:
             block.frames = self.history.frames_for("alloc")
             self.history.record("alloc", block.ptr, block.size, block.stream, block.frames)
