@@ -126,15 +126,13 @@ class BlockStats(DeviceStats):
     def block_freed(
         self, is_small: bool, size: int, requested: int, split_blocks: int, split_bytes: int
     ) -> None:
-        rows = self._rows[is_small]
-        cur = rows[0]
+        cur, other, acc, peak, peak_all = self._rows[is_small]
         cur[_ALLOCATION] -= 1  # (active too: nothing more waits)
         cur[_ALLOCATED] -= size
         cur[_REQUESTED] -= requested
         if split_bytes > 0 and split_blocks >= 0:
             # it becomes an inactive split (+1), or merges into one (+0): the usual frees,
             # written out (a rise of 0 blocks tests peaks that current cannot pass)
-            other, acc, peak, peak_all = rows[1:]
             n = cur[_SPLIT] = cur[_SPLIT] + split_blocks
             nb = cur[_SPLIT_BYTES] = cur[_SPLIT_BYTES] + split_bytes
             if n + other[_SPLIT] > peak_all[_SPLIT]:
@@ -148,7 +146,8 @@ class BlockStats(DeviceStats):
             acc[_SPLIT] += split_blocks
             acc[_SPLIT_BYTES] += split_bytes
         elif split_blocks > 0 or split_bytes > 0:
-            _changed(*rows, ((_SPLIT, split_blocks), (_SPLIT_BYTES, split_bytes)))
+            changes = ((_SPLIT, split_blocks), (_SPLIT_BYTES, split_bytes))
+            _changed(cur, other, acc, peak, peak_all, changes)
         else:  # decreases (or nothing): no peak to test
             cur[_SPLIT] += split_blocks
             cur[_SPLIT_BYTES] += split_bytes
