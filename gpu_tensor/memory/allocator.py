@@ -377,13 +377,11 @@ class CachingAllocator:
         reuse.park proved): exactly what the free and then the malloc would have done to
         the stats and the gc clock."""
         self._parked = None
-        _, pool, _, after, small, oversize, split_blocks, split_bytes = proof
+        _, pool, _, after, counts = proof
         pool.lookups += 1  # the malloc's best-fit search
         if after is not None:  # the malloc's split gives it back as the pool's free block
             after.gc_count_base = pool.lookups
-        self._stats.block_reused(
-            small, block.size, block.requested_size, nbytes, split_blocks, split_bytes, oversize
-        )
+        counts(block.requested_size, nbytes)  # the stats: DeviceStats.block_reused
         block.requested_size = nbytes
         block.tag = block.frames = None
         block.site = site

@@ -162,7 +162,7 @@ class BlockStats(DeviceStats):
 
     # block_deactivated is DeviceStats's (it lowers what waits). A reuse leaves out what
     # block_reused adds to active's accumulated totals: they are read off allocation's
-    block_reused = DeviceStats._reuse_counts
+    _counts_active = False
 
     def _stored(self):
         cur = tuple(_active(row) for row in self._cur)

@@ -41,9 +41,9 @@ def park(alloc, block):
     """Prove that torch's policy would give the parked `block` (freed, nothing since) to a
     malloc of its size and stream (see the module docstring); None: free it first.
     Returns the proof, also kept as `alloc._park_proof`: (block, its pool, the pool's
-    version, the free neighbour after it or None, whether the pool is small, whether the
-    block is oversize, then the free's changes to inactive_split and inactive_split_bytes),
-    all that the reuse needs (CachingAllocator._reuse_parked)."""
+    version, the free neighbour after it or None, the stats update of a reuse as a
+    function of the old and new requested bytes (DeviceStats.reuse_counter)), all that
+    the reuse needs (CachingAllocator._reuse_parked)."""
     prev = block.prev
     if prev is not None and _mergeable(prev):
         return None  # the free merges backwards: the next malloc would start lower
@@ -75,6 +75,7 @@ def park(alloc, block):
         blocks, nbytes = (0, 0) if after is None else (-1, -after.size)
     else:
         blocks, nbytes = (1 if after is None else 0), size
-    proof = (block, pool, pool.version, after, small, size >= max_split, blocks, nbytes)
+    counts = alloc._stats.reuse_counter(small, size, blocks, nbytes, size >= max_split)
+    proof = (block, pool, pool.version, after, counts)
     alloc._park_proof = proof
     return proof

@@ -50,7 +50,8 @@ def sites_off():
 
 @pytest.mark.parametrize("conf", CONFS)
 def test_a_parked_free_and_the_same_malloc_cost_four_calls(conf, sites_off):
-    """free parks the block; the malloc of its size takes it back: one stats call in all."""
+    """free parks the block; the malloc of its size takes it back: one stats call in all
+    (the counter that reuse.park made with its proof: DeviceStats.reuse_counter)."""
     a = CachingAllocator(Addresses(), 0, config=parse_alloc_conf(conf))
     a.malloc(4096)  # a neighbour, so the block is split from a segment
     held = [a.malloc(1024)]
@@ -60,7 +61,7 @@ def test_a_parked_free_and_the_same_malloc_cost_four_calls(conf, sites_off):
         held.append(a.malloc(1024))
 
     pair()  # warm: the reuse's proof is made once
-    assert _calls(pair) == {"free": 1, "malloc": 1, "_reuse_parked": 1, "_reuse_counts": 1}
+    assert _calls(pair) == {"free": 1, "malloc": 1, "_reuse_parked": 1, "counts": 1}
 
 
 @pytest.mark.parametrize("conf", CONFS)
