@@ -38,6 +38,8 @@ from .stream_ids import PER_THREAD_STREAM, per_thread_key, stream_key
 
 __all__ = ["CachingAllocator", "round_size", "allocation_size"]
 
+_SPARES_KEPT = 64  # absorbed Blocks kept for splits to reuse (CachingAllocator._spares)
+
 
 class CachingAllocator:
     """A per-device caching allocator. See the module docstring; API in CONTRACTS."""
@@ -68,9 +70,11 @@ class CachingAllocator:
         # reuse.park's last proof (see there)
         self._park_proof = None
         # Blocks that merges absorbed, for splits to reuse instead of making new ones:
-        # nothing else holds them (a freed block is the allocator's: block.py). A new Block
-        # is made only when none is spare, so there are never more Block objects than the
-        # most blocks the segments ever held at once.
+        # nothing else holds them (a freed block is the allocator's: block.py). A split
+        # makes a new Block only when none is spare. Blocks that splits did not make (new
+        # segments, expandable growth) can be merged away too, so the list is cut back to
+        # _SPARES_KEPT whenever such a block is made (_get_new_block), and emptied by
+        # empty_cache.
         self._spares: list[Block] = []
         self._small = BlockPool(True)
         self._large = BlockPool(False)
@@ -434,6 +438,8 @@ class CachingAllocator:
 
     # ----------------------------------------------------------------- policy
     def _get_new_block(self, pool: BlockPool, stream: int, size: int, nbytes: int) -> Block:
+        if len(self._spares) > _SPARES_KEPT:  # see __init__
+            del self._spares[_SPARES_KEPT:]
         if pool.graph_pool is not None or self._capturing:
             # under capture: a plain segment for a graph pool (graph_pool.py), and never a
             # release of cached memory (freeing or syncing is illegal while capturing)

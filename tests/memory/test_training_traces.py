@@ -158,3 +158,18 @@ def test_splits_reuse_absorbed_blocks_without_changing_anything(model, conf, mon
     assert seen == ref_seen
     verify.check(fast)
     assert 2 * made[0] < ref_made, (made[0], ref_made)  # most splits took spare blocks
+
+
+def test_spare_blocks_are_cut_back_when_a_block_is_made_otherwise():
+    """Merges of blocks that no split made (new segments, expandable growth) could feed the
+    spares without a split to take them: a new segment or growth cuts them back to a few."""
+    from gpu_tensor.memory import allocator as allocator_module
+    from gpu_tensor.memory.block import Block
+
+    a = _allocator(CachingAllocator, "")
+    a.malloc(1024)
+    a._spares.extend(Block(0, 512, 0, None) for _ in range(1000))
+    before = len(a._spares)
+    a.malloc(64 << 20)  # no free block fits: the segment grows
+    assert before == 1000 and len(a._spares) <= allocator_module._SPARES_KEPT
+    verify.check(a)
