@@ -38,6 +38,8 @@ from .stream_ids import PER_THREAD_STREAM, per_thread_key, stream_key
 
 __all__ = ["CachingAllocator", "round_size", "allocation_size"]
 
+_SPARES_KEPT = 64  # absorbed Blocks kept for splits to reuse (CachingAllocator._spares)
+
 
 class CachingAllocator:
     """A per-device caching allocator. See the module docstring; API in CONTRACTS."""
@@ -65,9 +67,15 @@ class CachingAllocator:
         # A free not done yet (reuse.py): done by _unpark before any other operation, or
         # cancelled by a malloc that torch's policy would answer with the same block.
         self._parked: Block | None = None
-        # reuse.park's last proof: (block, its pool, the pool's version, split blocks and
-        # bytes the free would add, the free neighbour after it or None)
+        # reuse.park's last proof (see there)
         self._park_proof = None
+        # Blocks that merges absorbed, for splits to reuse instead of making new ones:
+        # nothing else holds them (a freed block is the allocator's: block.py). A split
+        # makes a new Block only when none is spare. Blocks that splits did not make (new
+        # segments, expandable growth) can be merged away too, so the list is cut back to
+        # _SPARES_KEPT whenever such a block is made (_get_new_block), and emptied by
+        # empty_cache.
+        self._spares: list[Block] = []
         self._small = BlockPool(True)
         self._large = BlockPool(False)
         self._segments: dict[int, Segment] = {}
@@ -117,7 +125,10 @@ class CachingAllocator:
             stream = stream_key(stream)
         elif stream == PER_THREAD_STREAM:  # the calling thread's own stream: see stream_ids.py
             stream = per_thread_key()
-        site = live.capture_site(2 + inside) if live.enabled() else None
+        on = live._enabled  # live.enabled(), minus the call once the environment was read
+        if on is None:
+            on = live.enabled()
+        site = live.capture_site(2 + inside) if on else None
         # acquire/release rather than `with`: half the cost (~75 ns each, measured), and
         # malloc and free are the per-tensor hot path
         self._lock.acquire()
@@ -162,7 +173,9 @@ class CachingAllocator:
                 pool.lookups += 1
                 keys = pool._keys
                 i = bisect_left(keys, (stream, size))
-                if i < len(keys) and (key := keys[i])[0] == stream and key[1] < limit:
+                # keys[i] >= (stream, size): it is this stream's and under `limit` bytes
+                # exactly when it sorts below (stream, limit)
+                if i < len(keys) and keys[i] < (stream, limit):
                     block = pool._blocks[i]
                 else:
                     i = -1
@@ -368,21 +381,11 @@ class CachingAllocator:
         reuse.park proved): exactly what the free and then the malloc would have done to
         the stats and the gc clock."""
         self._parked = None
-        _, pool, _, split_blocks, split_bytes, after = proof
-        small = pool.is_small
+        _, pool, _, after, counts = proof
         pool.lookups += 1  # the malloc's best-fit search
         if after is not None:  # the malloc's split gives it back as the pool's free block
             after.gc_count_base = pool.lookups
-        size = block.size
-        self._stats.block_reused(
-            small,
-            size,
-            block.requested_size,
-            nbytes,
-            split_blocks,
-            split_bytes,
-            size >= self._max_split,
-        )
+        counts(block.requested_size, nbytes)  # the stats: DeviceStats.block_reused
         block.requested_size = nbytes
         block.tag = block.frames = None
         block.site = site
@@ -435,6 +438,8 @@ class CachingAllocator:
 
     # ----------------------------------------------------------------- policy
     def _get_new_block(self, pool: BlockPool, stream: int, size: int, nbytes: int) -> Block:
+        if len(self._spares) > _SPARES_KEPT:  # see __init__
+            del self._spares[_SPARES_KEPT:]
         if pool.graph_pool is not None or self._capturing:
             # under capture: a plain segment for a graph pool (graph_pool.py), and never a
             # release of cached memory (freeing or syncing is illegal while capturing)
@@ -481,49 +486,65 @@ class CachingAllocator:
 
     def _alloc_found_block(self, pool, i: int, block: Block, size: int, nbytes: int, site) -> Block:
         """Hand out `block` (entry `i` of `pool`, or -1: not pooled), split if worth it."""
-        stats = self._stats
-        small = pool.is_small
-        already_split = block.prev is not None or block.next is not None
         segment = block.segment
+        left = block.size - size  # what a split would leave free
         if segment.is_small or segment.expandable:  # small blocks split down to 512 B
-            split_it = block.size - size >= MIN_BLOCK_SIZE
+            split_it = left >= MIN_BLOCK_SIZE
         else:  # large ones only below max_split and when the rest is not small
-            split_it = size < self._max_split and block.size - size > SMALL_SIZE
+            split_it = size < self._max_split and left > SMALL_SIZE
         if split_it:
             # The front part is handed out; the remainder stays free after it.
             rest = block
-            block = Block(rest.ptr, size, rest.stream, rest.segment)
-            block.prev = rest.prev
-            if block.prev is not None:
-                block.prev.next = block
+            if self._spares:  # a block a merge let go: the fields that Block() would set
+                # and that differ (a free block's others are already a new one's)
+                block = self._spares.pop()
+                block.ptr = rest.ptr
+                block.size = size
+                block.stream = rest.stream
+                block.segment = segment
             else:
-                rest.segment.head = block
+                block = Block(rest.ptr, size, rest.stream, segment)
+            prev = block.prev = rest.prev
+            if prev is not None:
+                prev.next = block
+            else:
+                segment.head = block
             block.next = rest
             rest.prev = block
             rest.ptr += size
-            rest.size -= size
-            if i >= 0:
-                pool.replace_at(i, rest)
-            else:
+            rest.size = left
+            if i < 0:
                 pool.add(rest)
-            if already_split:  # a split free block shrinks
+            else:  # pool.replace_at, its in-place case inlined (most splits): the rest's
+                # key is below its old one, so only the entry before can sort after it
+                key = (rest.stream, rest.size, rest.ptr)
+                keys = pool._keys
+                if i and key < keys[i - 1]:
+                    pool.replace_at(i, rest)
+                else:
+                    keys[i] = key
+                    pool._blocks[i] = rest
+                    rest.gc_count_base = pool.lookups
+                    pool.version += 1
+            if prev is not None or rest.next is not None:  # a split free block shrinks
                 split_blocks, split_bytes = 0, -size
             else:  # a new split free block appears
-                split_blocks, split_bytes = 1, rest.size
+                split_blocks, split_bytes = 1, left
         else:
             if i >= 0:
                 pool.pop(i)
-            if already_split:  # a split free block becomes active
-                split_blocks, split_bytes = -1, -block.size
+            size = block.size
+            if block.prev is not None or block.next is not None:  # a split free block
+                split_blocks, split_bytes = -1, -size  # becomes active
             else:
                 split_blocks = split_bytes = 0
         block.allocated = True
         block.requested_size = nbytes
         block.site = site
         self._allocated[block.ptr] = block
-        stats.block_allocated(small, block.size, nbytes, split_blocks, split_bytes)
-        if block.size >= self._max_split:
-            stats.update_single("oversize_allocations", 1)
+        self._stats.block_allocated(pool.is_small, size, nbytes, split_blocks, split_bytes)
+        if size >= self._max_split:
+            self._stats.update_single("oversize_allocations", 1)
         if self.history is not None:
             block.frames = self.history.frames_for("alloc")
             self.history.record("alloc", block.ptr, block.size, block.stream, block.frames)
@@ -546,37 +567,41 @@ class CachingAllocator:
             prev = None  # not mergeable: in use, or waiting on stream events
         if after is not None and (after.allocated or after.event_count or after.stream_uses):
             after = None
-        net_blocks = net_bytes = 0
+        absorbed = 0
         if prev is not None:  # absorb the free block before
             block.ptr = prev.ptr
-            block.prev = prev.prev
-            if block.prev is not None:
-                block.prev.next = block
+            first = block.prev = prev.prev
+            if first is not None:
+                first.next = block
             else:
-                block.segment.head = block
+                segment.head = block
             block.size += prev.size
-            net_blocks -= 1
-            net_bytes -= prev.size
+            absorbed = 1
         if after is not None:  # and the one after
-            block.next = after.next
-            if block.next is not None:
-                block.next.prev = block
+            last = block.next = after.next
+            if last is not None:
+                last.prev = block
             block.size += after.size
-            net_blocks -= 1
-            net_bytes -= after.size
+            absorbed += 1
         # The absorbed blocks leave the pool (their fields are untouched, so their keys
         # still find them) and the block takes the place of one of them.
         if after is not None:
             if prev is not None:
                 pool.remove(prev)
+                self._spares.append(prev)
             pool.replace(after, block)
+            self._spares.append(after)  # for a split to reuse (_alloc_found_block)
         elif prev is not None:
             pool.replace(prev, block)
+            self._spares.append(prev)
         else:
             pool.add(block)
-        if block.prev is not None or block.next is not None:
-            net_blocks += 1
-            net_bytes += block.size
+        # inactive_split's change: the absorbed blocks were inactive splits (they had a
+        # neighbour), and the merged block is one if it still shares its segment
+        if block.prev is not None or block.next is not None:  # orig_size more bytes
+            net_blocks, net_bytes = 1 - absorbed, orig_size
+        else:  # the whole segment is free: all that was split is gone
+            net_blocks, net_bytes = -absorbed, orig_size - block.size
         if requested < 0:
             self._stats.block_deactivated(small, orig_size, net_blocks, net_bytes)
         else:
@@ -636,6 +661,7 @@ class CachingAllocator:
 
     def _release_cached_blocks(self) -> None:
         events.synchronize_all(self)
+        self._spares.clear()  # they may name segments released below: let them all go
         for pool in (self._large, self._small):
             for block in pool:
                 if not block.is_split() and not block.segment.expandable:

@@ -84,33 +84,36 @@ class BlockStats(DeviceStats):
     def block_allocated(
         self, is_small: bool, size: int, requested: int, split_blocks: int = 0, split_bytes: int = 0
     ) -> None:
-        rows = self._rows[1 if is_small else 0]
+        rows = self._rows[is_small]
         cur, other, acc, peak, peak_all = rows
-        if split_blocks > 0 or split_bytes > 0:
-            _changed(
-                *rows,
-                (
-                    (_SPLIT, split_blocks),
-                    (_SPLIT_BYTES, split_bytes),
-                    (_ALLOCATION, 1),
-                    (_ALLOCATED, size),
-                    (_REQUESTED, requested),
-                ),
-            )
-        else:  # split decreases (or nothing): no peak to test for them
+        if split_blocks > 0 and split_bytes > 0:  # a fresh split: its rest is a new split
+            _rise_two(*rows, _SPLIT, split_blocks, _SPLIT_BYTES, split_bytes)
+        elif split_blocks > 0 or split_bytes > 0:
+            _changed(*rows, ((_SPLIT, split_blocks), (_SPLIT_BYTES, split_bytes)))
+        else:  # falls (or nothing): no peak to test for them
             cur[_SPLIT] += split_blocks
             cur[_SPLIT_BYTES] += split_bytes
-            # allocation +1 and allocated_bytes +size (> 0: a block's): every warm malloc
-            _rise_two(cur, other, acc, peak, peak_all, _ALLOCATION, 1, _ALLOCATED, size)
-            cur[_REQUESTED] += requested
-            if requested > 0:
-                acc[_REQUESTED] += requested
-                n = cur[_REQUESTED]
-                if n > peak[_REQUESTED]:
-                    peak[_REQUESTED] = n
-                n += other[_REQUESTED]
-                if n > peak_all[_REQUESTED]:
-                    peak_all[_REQUESTED] = n
+        # allocation +1, allocated_bytes +size, requested_bytes +requested: the three rises
+        # of every malloc that is not a reuse, written out side by side (one call, no loop;
+        # a rise of 0 requested bytes tests peaks that current cannot pass, and adds 0)
+        n = cur[_ALLOCATION] = cur[_ALLOCATION] + 1
+        nb = cur[_ALLOCATED] = cur[_ALLOCATED] + size
+        nr = cur[_REQUESTED] = cur[_REQUESTED] + requested
+        if n > peak[_ALLOCATION]:
+            peak[_ALLOCATION] = n
+        if nb > peak[_ALLOCATED]:
+            peak[_ALLOCATED] = nb
+        if nr > peak[_REQUESTED]:
+            peak[_REQUESTED] = nr
+        if n + other[_ALLOCATION] > peak_all[_ALLOCATION]:
+            peak_all[_ALLOCATION] = n + other[_ALLOCATION]
+        if nb + other[_ALLOCATED] > peak_all[_ALLOCATED]:
+            peak_all[_ALLOCATED] = nb + other[_ALLOCATED]
+        if nr + other[_REQUESTED] > peak_all[_REQUESTED]:
+            peak_all[_REQUESTED] = nr + other[_REQUESTED]
+        acc[_ALLOCATION] += 1
+        acc[_ALLOCATED] += size
+        acc[_REQUESTED] += requested
         if cur[_ACTIVE] or other[_ACTIVE]:  # blocks wait on events: active is above allocation
             for k, a in _TIED:
                 v = cur[a] + cur[k]
@@ -123,16 +126,28 @@ class BlockStats(DeviceStats):
     def block_freed(
         self, is_small: bool, size: int, requested: int, split_blocks: int, split_bytes: int
     ) -> None:
-        rows = self._rows[1 if is_small else 0]
-        cur = rows[0]
+        cur, other, acc, peak, peak_all = self._rows[is_small]
         cur[_ALLOCATION] -= 1  # (active too: nothing more waits)
         cur[_ALLOCATED] -= size
         cur[_REQUESTED] -= requested
-        if split_blocks == 1 and split_bytes > 0:
-            # it becomes an inactive split: the usual free
-            _rise_two(*rows, _SPLIT, 1, _SPLIT_BYTES, split_bytes)
+        if split_bytes > 0 and split_blocks >= 0:
+            # it becomes an inactive split (+1), or merges into one (+0): the usual frees,
+            # written out (a rise of 0 blocks tests peaks that current cannot pass)
+            n = cur[_SPLIT] = cur[_SPLIT] + split_blocks
+            nb = cur[_SPLIT_BYTES] = cur[_SPLIT_BYTES] + split_bytes
+            if n + other[_SPLIT] > peak_all[_SPLIT]:
+                peak_all[_SPLIT] = n + other[_SPLIT]
+            if nb + other[_SPLIT_BYTES] > peak_all[_SPLIT_BYTES]:
+                peak_all[_SPLIT_BYTES] = nb + other[_SPLIT_BYTES]
+            if n > peak[_SPLIT]:
+                peak[_SPLIT] = n
+            if nb > peak[_SPLIT_BYTES]:
+                peak[_SPLIT_BYTES] = nb
+            acc[_SPLIT] += split_blocks
+            acc[_SPLIT_BYTES] += split_bytes
         elif split_blocks > 0 or split_bytes > 0:
-            _changed(*rows, ((_SPLIT, split_blocks), (_SPLIT_BYTES, split_bytes)))
+            changes = ((_SPLIT, split_blocks), (_SPLIT_BYTES, split_bytes))
+            _changed(cur, other, acc, peak, peak_all, changes)
         else:  # decreases (or nothing): no peak to test
             cur[_SPLIT] += split_blocks
             cur[_SPLIT_BYTES] += split_bytes
@@ -145,8 +160,9 @@ class BlockStats(DeviceStats):
         cur[_ACTIVE] += 1  # it waits: still active
         cur[_ACTIVE_BYTES] += size
 
-    # block_deactivated is DeviceStats's (it lowers what waits); so is block_reused: what
-    # it adds to active's allocated total is never read
+    # block_deactivated is DeviceStats's (it lowers what waits). A reuse leaves out what
+    # block_reused adds to active's accumulated totals: they are read off allocation's
+    _counts_active = False
 
     def _stored(self):
         cur = tuple(_active(row) for row in self._cur)

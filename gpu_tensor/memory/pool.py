@@ -126,13 +126,22 @@ class BlockPool:
         self.version += 1
 
     def replace(self, old: Block, block: Block) -> None:
-        """remove(old) and add(block) (see `replace_at`)."""
-        key = (old.stream, old.size, old.ptr)  # _index, inlined (most frees merge)
+        """remove(old) and add(block) (see `replace_at`, whose in-place case is written out
+        here too: most frees merge, and this spares them a second call)."""
+        key = (old.stream, old.size, old.ptr)  # _index, inlined
         keys = self._keys
         i = bisect_left(keys, key)
-        if i == len(keys) or keys[i] != key:
+        n = len(keys)
+        if i == n or keys[i] != key:
             raise AssertionError(f"{old!r} is not in the free pool")
-        self.replace_at(i, block)
+        key = (block.stream, block.size, block.ptr)
+        if (i == 0 or keys[i - 1] < key) and (i + 1 == n or key < keys[i + 1]):
+            keys[i] = key
+            self._blocks[i] = block
+            block.gc_count_base = self.lookups
+            self.version += 1
+        else:
+            self.replace_at(i, block)
 
     def largest(self) -> int:
         """Size of the largest free block (any stream), 0 when empty."""

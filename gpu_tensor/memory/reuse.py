@@ -41,8 +41,9 @@ def park(alloc, block):
     """Prove that torch's policy would give the parked `block` (freed, nothing since) to a
     malloc of its size and stream (see the module docstring); None: free it first.
     Returns the proof, also kept as `alloc._park_proof`: (block, its pool, the pool's
-    version, inactive_split change of the free, inactive_split_bytes change of the free,
-    the free neighbour after it or None)."""
+    version, the free neighbour after it or None, the stats update of a reuse as a
+    function of the old and new requested bytes (DeviceStats.reuse_counter)), all that
+    the reuse needs (CachingAllocator._reuse_parked)."""
     prev = block.prev
     if prev is not None and _mergeable(prev):
         return None  # the free merges backwards: the next malloc would start lower
@@ -70,10 +71,11 @@ def park(alloc, block):
         return None  # another free block is a better fit than the merged one
     # The free's net change to inactive_split: `after` leaves as a split block, and the
     # merged block is one if anything else shares its segment (CachingAllocator._free_block).
-    split = prev is not None or rest_next is not None
-    if after is None:
-        plan = (1, size, None) if split else (0, 0, None)
+    if rest_next is None and prev is None:
+        blocks, nbytes = (0, 0) if after is None else (-1, -after.size)
     else:
-        plan = (0, size, after) if split else (-1, -after.size, after)
-    proof = alloc._park_proof = (block, pool, pool.version, *plan)
+        blocks, nbytes = (1 if after is None else 0), size
+    counts = alloc._stats.reuse_counter(small, size, blocks, nbytes, size >= max_split)
+    proof = (block, pool, pool.version, after, counts)
+    alloc._park_proof = proof
     return proof

@@ -172,33 +172,56 @@ class DeviceStats:
         block_allocated(-split_blocks, -split_bytes) of the same block, for a parked free
         (reuse.py): current values end where they began, so only the accumulated totals,
         requested bytes and the peaks the free's intermediate state reaches can move."""
-        cur, other, acc, peak, peak_all = self._rows[1 if is_small else 0]
-        if oversize:  # oversize_allocations -1 then +1
-            self._single["acc"][0] += 1
-        acc[_ALLOCATION] += 1
-        acc[_ACTIVE] += 1
-        acc[_ALLOCATED] += size
-        acc[_ACTIVE_BYTES] += size
-        if requested != old_requested:
-            acc[_REQUESTED] += requested
-            v = cur[_REQUESTED] = cur[_REQUESTED] - old_requested + requested
-            if requested > old_requested:
+        self.reuse_counter(is_small, size, split_blocks, split_bytes, oversize)(
+            old_requested, requested
+        )
+
+    _counts_active = True  # whether a reuse adds to active's accumulated totals (BlockStats
+    # derives them)
+
+    def reuse_counter(self, small, size, split_blocks, split_bytes, oversize=False):
+        """block_reused of one block and split plan, as a function of its old and new
+        requested bytes: made once per parked-reuse proof (reuse.park), so that each reuse
+        of a loop passes two arguments and unpacks no rows."""
+        cur, other, acc, peak, peak_all = self._rows[small]
+        single = self._single["acc"]
+        active = self._counts_active
+
+        def counts(old: int, new: int) -> None:
+            if oversize:  # oversize_allocations -1 then +1
+                single[0] += 1
+            if active:
+                acc[_ACTIVE] += 1
+                acc[_ACTIVE_BYTES] += size
+            acc[_ALLOCATION] += 1
+            acc[_ALLOCATED] += size
+            acc[_REQUESTED] += new
+            if new > old:
+                v = cur[_REQUESTED] = cur[_REQUESTED] - old + new
                 if v > peak[_REQUESTED]:
                     peak[_REQUESTED] = v
                 v += other[_REQUESTED]
                 if v > peak_all[_REQUESTED]:
                     peak_all[_REQUESTED] = v
-        elif requested:
-            acc[_REQUESTED] += requested
-        # inactive_split(_bytes): the free moved them by split_*, the malloc moves them back
-        if split_blocks > 0:
-            _excursion(cur, other, acc, peak, peak_all, _SPLIT, split_blocks)
-        else:  # down and back up: the way up is what allocated counts
-            acc[_SPLIT] -= split_blocks
-        if split_bytes > 0:
-            _excursion(cur, other, acc, peak, peak_all, _SPLIT_BYTES, split_bytes)
-        else:
-            acc[_SPLIT_BYTES] -= split_bytes
+            elif new != old:  # a fall: no peak to test
+                cur[_REQUESTED] += new - old
+            # inactive_split(_bytes): the free moved them by split_*, the malloc moves them
+            # back
+            if split_blocks > 0:
+                _excursion(cur, other, acc, peak, peak_all, _SPLIT, split_blocks)
+            elif split_blocks:  # down and back up: the way up is what allocated counts
+                acc[_SPLIT] -= split_blocks
+            if split_bytes > 0:  # _excursion, written out: a loop's x + y takes this branch
+                acc[_SPLIT_BYTES] += split_bytes
+                v = cur[_SPLIT_BYTES] + split_bytes
+                if v > peak[_SPLIT_BYTES]:
+                    peak[_SPLIT_BYTES] = v
+                if v + other[_SPLIT_BYTES] > peak_all[_SPLIT_BYTES]:
+                    peak_all[_SPLIT_BYTES] = v + other[_SPLIT_BYTES]
+            elif split_bytes:
+                acc[_SPLIT_BYTES] -= split_bytes
+
+        return counts
 
     def block_deactivated(
         self, is_small: bool, size: int, split_blocks: int = 0, split_bytes: int = 0

@@ -108,3 +108,68 @@ def test_hot_path_equals_the_plain_path_after_every_call(model, conf):
         stats, layout = seen[stop]
         assert a.stats() == stats, (model, stop)
         assert _layout(a) == layout, (model, stop)
+
+
+class FreshBlocks(CachingAllocator):
+    """Every split makes a new Block (as before absorbed blocks were kept as spares)."""
+
+    @property
+    def _spares(self):
+        return []
+
+    @_spares.setter
+    def _spares(self, value):
+        pass
+
+
+@pytest.mark.parametrize("conf", CONFS[:2])
+@pytest.mark.parametrize("model", sorted(TRACES))
+def test_splits_reuse_absorbed_blocks_without_changing_anything(model, conf, monkeypatch):
+    """A split takes a Block that a merge absorbed (CachingAllocator._spares) rather than a
+    new one: the same addresses, stats, layout and live-block attributes as with a new
+    Block every time, and far fewer Block objects made."""
+    from gpu_tensor.memory import allocator as allocator_module
+
+    made = [0]
+    real = allocator_module.Block
+
+    def counted(*args):
+        made[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(allocator_module, "Block", counted)
+    ops = TRACES[model]
+    seen = []
+
+    def observe(a, i, block):
+        if i % 7 == 0 or block is not None and i % 3 == 0:
+            held = sorted(
+                (b.ptr, b.size, b.requested_size, b.tag, b.frames, b.stream_uses)
+                for b in a.allocated_blocks()
+            )
+            seen.append((held, a.stats(), _layout(a)))
+
+    ref = _allocator(FreshBlocks, conf)
+    ref_ptrs = _replay(ref, ops, observe)
+    ref_seen, seen[:] = seen[:], []
+    ref_made, made[0] = made[0], 0
+    fast = _allocator(CachingAllocator, conf)
+    assert _replay(fast, ops, observe) == ref_ptrs
+    assert seen == ref_seen
+    verify.check(fast)
+    assert 2 * made[0] < ref_made, (made[0], ref_made)  # most splits took spare blocks
+
+
+def test_spare_blocks_are_cut_back_when_a_block_is_made_otherwise():
+    """Merges of blocks that no split made (new segments, expandable growth) could feed the
+    spares without a split to take them: a new segment or growth cuts them back to a few."""
+    from gpu_tensor.memory import allocator as allocator_module
+    from gpu_tensor.memory.block import Block
+
+    a = _allocator(CachingAllocator, "")
+    a.malloc(1024)
+    a._spares.extend(Block(0, 512, 0, None) for _ in range(1000))
+    before = len(a._spares)
+    a.malloc(64 << 20)  # no free block fits: the segment grows
+    assert before == 1000 and len(a._spares) <= allocator_module._SPARES_KEPT
+    verify.check(a)
