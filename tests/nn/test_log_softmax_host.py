@@ -94,6 +94,14 @@ def test_what_the_short_path_leaves_to_the_general_one(device):
     host = device == "cpu" or cuda_is_emulated()  # (the cuda backend: its kernels)
     assert (softmax_host.host_log_softmax(x, 1) is not None) == host
     assert softmax_host.host_log_softmax(x, 0) is None  # over the batch
+    for dim in (
+        True,
+        1.0,
+        -1.0,
+    ):  # equal to 1 or -1, but refused by the general path (torch's TypeError)
+        assert softmax_host.host_log_softmax(x, dim) is None
+        with pytest.raises(TypeError):
+            F.log_softmax(x, dim)
     assert softmax_host.host_log_softmax(x.t(), 1) is None  # strided
     assert softmax_host.host_log_softmax(x.half(), 1) is None
     assert softmax_host.host_log_softmax(x.unsqueeze(0), 1) is None

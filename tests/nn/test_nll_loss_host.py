@@ -93,6 +93,13 @@ def test_what_the_short_path_leaves_to_the_general_one(device):
     bad = t.clone()
     bad[2] = 3
     assert nll_host.host_nll_loss(x, bad, -100, "mean") is None
+    # an ignore_index that is not a Python int (a Tensor, None, a list) is the general path's
+    for index in (gt.tensor(2), None, [2], True):
+        assert nll_host.host_nll_loss(x, t, index, "mean") is None
+    index = int(t[0].item())
+    general = F.nll_loss(x, t, ignore_index=index)
+    by_tensor = F.nll_loss(x, t, ignore_index=gt.tensor(index))
+    assert np.array_equal(by_tensor.cpu().numpy(), general.cpu().numpy(), equal_nan=True)
     with pytest.raises(IndexError, match="Target 3 is out of bounds"):
         F.nll_loss(x, bad)
     with gt.profiler.profile() as prof:

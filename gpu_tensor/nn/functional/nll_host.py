@@ -48,7 +48,12 @@ def host_nll_loss(input, target, ignore_index, reduction):
     path's ops): the loss as one result, recorded as NllLossBackward0 whose gradient is one
     result too. None: not eligible, or a target out of bounds (the general path raises
     torch's IndexError)."""
-    if ACTIVE[0] or type(input) is not Tensor or type(target) is not Tensor:
+    if (
+        ACTIVE[0]
+        or type(input) is not Tensor
+        or type(target) is not Tensor
+        or type(ignore_index) is not int  # a Tensor, None, a str: the general path's answer
+    ):
         return None
     dev, dt = input.device, input.dtype
     x, t = input._data, target._data

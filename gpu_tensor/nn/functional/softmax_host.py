@@ -35,7 +35,8 @@ def host_log_softmax(input, dim):
     """log_softmax(input, dim) for C-contiguous (N, C) float32/float64 logits over dim 1 on
     the cpu or emulated cuda (up to PIECE elements there), with no mode on (the profiler sees
     the general path's ops). None: not eligible."""
-    if ACTIVE[0] or type(input) is not Tensor or dim not in (1, -1):
+    # (type(dim) first: True and 1.0 equal 1, and the general path refuses them)
+    if ACTIVE[0] or type(input) is not Tensor or type(dim) is not int or dim not in (1, -1):
         return None
     dev, dt = input.device, input.dtype
     x = input._data
