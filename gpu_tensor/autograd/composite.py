@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from . import grad_mode
-from .function import FREED, FunctionCtx, connect, set_outputs
+from .function import FREED, FunctionCtx, connect, modified_in_place, set_outputs
 
 __all__ = ["composite", "with_formula"]
 
@@ -94,16 +94,21 @@ class FormulaNode(FunctionCtx):
 
     _inputs = None
     _formula = None
+    _checked = ()  # (tensor, its storage's version at the forward) for what torch's node saves
     _fresh_grads = True  # the package's own formulas: new tensors, or views of the gradient
 
     def _backward(self, grad):
         if self._inputs is None:
             raise RuntimeError(FREED)
+        for t, version in self._checked:
+            if t._storage._version != version:
+                raise modified_in_place(t, self.name(), version)
         return tuple(self._formula(grad, self.needs_input_grad, *self._inputs))
 
     def _release(self) -> None:
         super()._release()
         self._inputs = self._formula = None  # (a formula's closure may hold saved outputs)
+        self._checked = ()
 
 
 def _formula_class(name: str):
@@ -114,10 +119,13 @@ def _formula_class(name: str):
     return cls
 
 
-def with_formula(name: str, forward, backward, *inputs):
+def with_formula(name: str, forward, backward, *inputs, saved=()):
     """forward(*inputs), recorded as one node `name` whose backward is
     backward(grad, needs_input_grad, *inputs) -> one gradient (or None) per input. The
-    inputs are kept as they are, so a create_graph backward differentiates through them."""
+    inputs are kept as they are, so a create_graph backward differentiates through them.
+    `saved`: the tensors torch's node saves; a change in place to one of them before the
+    backward raises torch's error there (as saved_tensors does), instead of a gradient
+    computed from the changed values."""
     if not grad_mode.STATE.enabled or not any(
         isinstance(t, Tensor) and t._requires_grad for t in inputs
     ):
@@ -126,6 +134,8 @@ def with_formula(name: str, forward, backward, *inputs):
         out = forward(*inputs)
     node = _formula_class(name)()
     node._inputs, node._formula = inputs, backward
+    if saved:
+        node._checked = tuple((t, t._storage._version) for t in saved)
     node._had_saved = True
     connect(node, [t if isinstance(t, Tensor) else None for t in inputs])
     set_outputs(node, [out])

@@ -51,6 +51,17 @@ def _alias(t: Tensor) -> Tensor:
     return Tensor._make(t._data, t.device, t.dtype, t._storage)
 
 
+def modified_in_place(v, node: str, version: int) -> RuntimeError:
+    """torch's error for a tensor a node saved, changed in place before its backward."""
+    return RuntimeError(
+        f"one of the variables needed for gradient computation has been modified "
+        f"by an inplace operation: [{v.dtype.name} {list(v.shape)}] saved by "
+        f"{node}, is at version {v._storage._version}; expected version "
+        f"{version} instead. Hint: clone() the tensor before the in-place change, "
+        "or make the change after backward()."
+    )
+
+
 class Node:
     """One backward step. `next_functions`: ((node or None, output_nr), ...) per
     differentiable input; `apply(grad)` returns one gradient (or None) per entry. `grad` is
@@ -150,13 +161,7 @@ class Node:
         versions = self._versions or (None,) * len(saved)  # () when nothing is a tensor
         for i, (v, version) in enumerate(zip(saved, versions, strict=True)):
             if version is not None and v._storage._version != version:
-                raise RuntimeError(
-                    f"one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: [{v.dtype.name} {list(v.shape)}] saved by "
-                    f"{self.name()}, is at version {v._storage._version}; expected version "
-                    f"{version} instead. Hint: clone() the tensor before the in-place change, "
-                    "or make the change after backward()."
-                )
+                raise modified_in_place(v, self.name(), version)
             if outputs >> i & 1 and with_history:  # the output, with this node as history
                 v = _alias(v)
                 v._requires_grad = True

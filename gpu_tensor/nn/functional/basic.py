@@ -95,13 +95,14 @@ def linear(input, weight, bias=None):
     back to the input's leading dims when the input is not 2-D."""
     if bias is None:
         return input.matmul(weight.t())
-    if input.ndim == 2:
-        return with_formula("AddmmBackward0", _addmm, _addmm_backward, bias, input, weight.t())
     if input.ndim == 0:
         return input.matmul(weight.t()) + bias
-    rows = input.reshape(-1, input.shape[-1])
-    out = with_formula("AddmmBackward0", _addmm, _addmm_backward, bias, rows, weight.t())
-    return out.view(*input.shape[:-1], weight.shape[0])
+    rows = input if input.ndim == 2 else input.reshape(-1, input.shape[-1])
+    wt = weight.t()
+    # torch's AddmmBackward0 saves mat1 when mat2 needs a gradient, and mat2 when mat1 does
+    saved = (rows,) * wt._requires_grad + (wt,) * rows._requires_grad
+    out = with_formula("AddmmBackward0", _addmm, _addmm_backward, bias, rows, wt, saved=saved)
+    return out if input.ndim == 2 else out.view(*input.shape[:-1], weight.shape[0])
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

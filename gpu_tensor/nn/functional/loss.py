@@ -166,7 +166,8 @@ def nll_loss(
     def backward(g, need, x):
         return (nll_grad(g, x, w, index, total, reduction, cdim),)
 
-    return with_formula("NllLossBackward0", run, backward, input)
+    # torch's NllLossBackward0 saves the input and the target
+    return with_formula("NllLossBackward0", run, backward, input, saved=(input, target))
 
 
 def _class_weight(weight, ndim, cdim):

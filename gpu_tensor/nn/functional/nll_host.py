@@ -105,7 +105,8 @@ def host_nll_loss(input, target, ignore_index, reduction):
 
         return (host_result(backend, dev, dt, x.shape, fill),)
 
-    return with_formula("NllLossBackward0", run, backward, input)
+    # torch's NllLossBackward0 saves the input and the target
+    return with_formula("NllLossBackward0", run, backward, input, saved=(input, target))
 
 
 def host_result(backend, dev, dt, shape, fill):
