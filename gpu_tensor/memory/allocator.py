@@ -13,6 +13,14 @@ under: the handle, or a per-thread identity for cudaStreamPerThread), reuse.py (
 hot path: a free parked until the next operation, cancelled by a malloc that torch's
 policy would answer with the same block).
 
+Parts of the class itself, mixins it inherits (their methods keep their names, so a
+call costs what it did when they were written here): segments.py (`SegmentSupply`:
+new blocks on a cache miss, segments made and given back, empty_cache), capture.py
+(`GraphCapture`: the CUDA-graph capture API and which pool a block returns to),
+readers.py (`AllocatorReaders`: stats, snapshot, blocks, segments, the memory
+fraction), events.py (`StreamUses`: record_stream). malloc, free and what they call
+per tensor stay here.
+
 One lock guards all state; every public method takes it. The lock is re-entrant
 because frees arrive from finalisers (a cupy array or numpy buffer collected by the
 garbage collector), which can run in the middle of another operation on the same
@@ -26,22 +34,21 @@ import threading
 import warnings
 from bisect import bisect_left
 
-from . import events, expandable, graph_pool, live, release, reuse
+from . import events, expandable, graph_pool, live, reuse
 from .block import Block, Segment
 from .block_stats import BlockStats
-from .config import UNLIMITED, AllocatorConfig
-from .oom import OutOfMemoryError, oom_report
+from .capture import GraphCapture
+from .config import AllocatorConfig
 from .pool import BlockPool
-from .raw import RawOutOfMemory
+from .readers import AllocatorReaders
+from .segments import SegmentSupply
 from .sizes import MIN_BLOCK_SIZE, SMALL_SIZE, allocation_size, round_size
 from .stream_ids import PER_THREAD_STREAM, per_thread_key, stream_key
 
 __all__ = ["CachingAllocator", "round_size", "allocation_size"]
 
-_SPARES_KEPT = 64  # absorbed Blocks kept for splits to reuse (CachingAllocator._spares)
 
-
-class CachingAllocator:
+class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.StreamUses):
     """A per-device caching allocator. See the module docstring; API in CONTRACTS."""
 
     def __init__(
@@ -73,7 +80,7 @@ class CachingAllocator:
         # nothing else holds them (a freed block is the allocator's: block.py). A split
         # makes a new Block only when none is spare. Blocks that splits did not make (new
         # segments, expandable growth) can be merged away too, so the list is cut back to
-        # _SPARES_KEPT whenever such a block is made (_get_new_block), and emptied by
+        # segments._SPARES_KEPT whenever such a block is made (_get_new_block), emptied by
         # empty_cache.
         self._spares: list[Block] = []
         self._small = BlockPool(True)
@@ -224,115 +231,6 @@ class CachingAllocator:
         finally:
             self._lock.release()
 
-    def record_stream(self, block: Block, stream, device: int | None = None) -> None:
-        """Mark `block` as used on `stream` (torch's Tensor.record_stream). `device`: the
-        stream's device when it is not this allocator's: the event at free is then made
-        and recorded there (events.insert), as torch's insert_events does."""
-        stream = stream_key(stream)  # handle 2: this thread's per-thread default stream
-        if device is not None and int(device) != self.device_index:
-            stream = (int(device), stream)  # another device's handle 0 is another stream
-        with self._operation():
-            if not block.allocated:
-                raise ValueError(f"record_stream on {block!r}, which is not allocated")
-            if stream == block.stream:
-                return
-            if block.stream_uses is None:
-                block.stream_uses = set()
-            block.stream_uses.add(stream)
-
-    def empty_cache(self) -> None:
-        """Wait for pending stream events, then release every fully free segment (a live
-        CUDA graph's private pool keeps its memory: graph_pool.py)."""
-        with self._operation():
-            graph_pool.check_not_capturing(self, "empty_cache")
-            self._release_cached_blocks()
-
-    # ------------------------------------------------------- CUDA graphs (graph_pool.py)
-    def begin_allocate_to_pool(self, pool_id: tuple[int, int], stream) -> None:
-        """From now on, mallocs on `stream` (capturing a graph) come from pool `pool_id`,
-        made here or shared with the graphs that already use it (torch's beginAllocateToPool)."""
-        with self._operation():
-            graph_pool.begin(self, pool_id, stream_key(stream))
-
-    def end_allocate_to_pool(self, pool_id: tuple[int, int]) -> None:
-        """The capture into `pool_id` ended: its stream's mallocs use the device pool again."""
-        with self._operation():
-            graph_pool.end(self, pool_id)
-
-    def release_pool(self, pool_id: tuple[int, int]) -> None:
-        """A graph using `pool_id` is gone (reset or deleted): once no graph uses the pool,
-        empty_cache gives its free segments back (torch's releasePool)."""
-        with self._operation():
-            graph_pool.release(self, pool_id)
-
-    def graph_pools(self) -> dict:
-        """{pool id: {'use_count', 'segments'}} of the graph-private pools that exist."""
-        with self._operation():
-            return {
-                pid: {"use_count": gp.use_count, "segments": gp.segments}
-                for pid, gp in self._graph_pools.items()
-            }
-
-    def is_capturing(self, stream=None) -> bool:
-        """Whether `stream` (None: any stream) is capturing into a graph pool."""
-        if stream is None:
-            return bool(self._capturing)
-        return stream_key(stream) in self._capturing
-
-    def set_memory_fraction(self, fraction: float) -> None:
-        """Cap reserved memory at `fraction` of the device's total."""
-        if not 0.0 <= fraction <= 1.0:
-            raise ValueError(f"memory fraction must be in [0, 1], got {fraction}")
-        total = self.raw.mem_get_info()[1]
-        with self._operation():
-            self._fraction = float(fraction)
-            self._limit = int(fraction * total)
-
-    def stats(self) -> dict:
-        """torch.cuda.memory_stats() for this device, plus fragmentation figures."""
-        with self._operation():
-            max_split = self._max_split
-            out = self._stats.as_dict(-1 if max_split == UNLIMITED else max_split)
-            out["largest_free_block_bytes"] = self._largest_free()
-            out["reserved_unallocated_bytes"] = (
-                out["reserved_bytes.all.current"] - out["allocated_bytes.all.current"]
-            )
-            return out
-
-    def reset_peak_stats(self) -> None:
-        with self._operation():
-            self._stats.reset_peak()
-
-    def reset_accumulated_stats(self) -> None:
-        with self._operation():
-            self._stats.reset_accumulated()
-
-    def snapshot(self) -> dict:
-        """torch's snapshot structure for this device (see snapshot.py)."""
-        from .snapshot import build_snapshot
-
-        with self._operation():
-            return build_snapshot([self], device=self.device_index)
-
-    def lookup(self, ptr: int) -> Block | None:
-        """The allocated block starting at `ptr` (e.g. to tag a CuPy-made array)."""
-        return self._allocated.get(ptr)
-
-    def allocated_blocks(self) -> list[Block]:
-        with self._operation():
-            return list(self._allocated.values())
-
-    def segments(self) -> list[Segment]:
-        with self._operation():
-            return sorted(self._segments.values(), key=lambda s: s.ptr)
-
-    def mem_get_info(self) -> tuple[int, int]:
-        return self.raw.mem_get_info()
-
-    @property
-    def memory_fraction(self) -> float | None:
-        return self._fraction
-
     # ----------------------------------------------------------------- operations
     @contextlib.contextmanager
     def _operation(self):
@@ -408,81 +306,6 @@ class CachingAllocator:
             self._capture_deferred.append(block)
         else:
             events.insert(self, block)
-
-    def _malloc_captured(self, gp, stream: int, size: int, nbytes: int, site) -> Block:
-        """malloc on a capturing stream: the graph's private pool, best fit as usual."""
-        if self._parked is not None:
-            self._unpark()
-        pool = gp.small if size <= SMALL_SIZE else gp.large
-        limit = (
-            self._max_split
-            if size < self._max_split
-            else (size + self.config.max_non_split_rounding)
-        )
-        i = pool.fit(stream, size, limit)
-        block = pool.block_at(i) if i >= 0 else self._get_new_block(pool, stream, size, nbytes)
-        return self._alloc_found_block(pool, i, block, size, nbytes, site)
-
-    def _pool_of(self, segment: Segment) -> BlockPool:
-        """The free pool a segment's blocks return to: the device's, or its graph's."""
-        gp = segment.graph_pool
-        if gp is None:
-            return self._small if segment.is_small else self._large
-        return gp.small if segment.is_small else gp.large
-
-    def _all_pools(self) -> list[BlockPool]:
-        pools = [self._small, self._large]
-        for gp in self._graph_pools.values():
-            pools += [gp.small, gp.large]
-        return pools
-
-    # ----------------------------------------------------------------- policy
-    def _get_new_block(self, pool: BlockPool, stream: int, size: int, nbytes: int) -> Block:
-        if len(self._spares) > _SPARES_KEPT:  # see __init__
-            del self._spares[_SPARES_KEPT:]
-        if pool.graph_pool is not None or self._capturing:
-            # under capture: a plain segment for a graph pool (graph_pool.py), and never a
-            # release of cached memory (freeing or syncing is illegal while capturing)
-            if pool.graph_pool is None and self._expandable:
-                block = expandable.grow(self, pool, stream, size)
-            else:
-                block = self._alloc_segment(
-                    allocation_size(size, None), pool.is_small, stream, pool.graph_pool
-                )
-            if block is None:
-                raise self._out_of_memory(nbytes, stream)
-            return block
-        if self._expandable:
-            block = expandable.grow(self, pool, stream, size)
-            if block is None:
-                self._release_cached_blocks()
-                self._stats.scalars["num_alloc_retries"] += 1
-                block = expandable.grow(self, pool, stream, size)
-            if block is None:
-                raise self._out_of_memory(nbytes, stream)
-            return block
-        alloc_size = allocation_size(
-            size,
-            self._stats.current("reserved_bytes", "large_pool")
-            if self.config.adaptive_segments
-            else None,
-        )
-        if self._limit is not None and self.config.garbage_collection_threshold > 0:
-            release.garbage_collect(self)
-        if self.config.release_on_miss and not pool.is_small:
-            release.release_stale(self, stream, size, alloc_size)
-        if self.config.peak_guard and self._reserved + alloc_size > self._high_water:
-            release.release_for_peak(self, alloc_size)
-        block = self._alloc_segment(alloc_size, pool.is_small, stream)
-        if block is None and release.release_oversize(self, size):
-            block = self._alloc_segment(alloc_size, pool.is_small, stream)
-        if block is None:
-            self._release_cached_blocks()
-            self._stats.scalars["num_alloc_retries"] += 1
-            block = self._alloc_segment(alloc_size, pool.is_small, stream)
-        if block is None:
-            raise self._out_of_memory(nbytes, stream)
-        return block
 
     def _alloc_found_block(self, pool, i: int, block: Block, size: int, nbytes: int, site) -> Block:
         """Hand out `block` (entry `i` of `pool`, or -1: not pooled), split if worth it."""
@@ -609,72 +432,3 @@ class CachingAllocator:
         block.tag = block.site = block.frames = block.stream_uses = None
         if self.history is not None:
             self.history.record("free_completed", orig_ptr, orig_size, block.stream)
-
-    # ----------------------------------------------------------------- segments
-    def _alloc_segment(
-        self, size: int, small: bool, stream: int, graph: graph_pool.GraphPool | None = None
-    ) -> Block | None:
-        if self._limit is not None and self._reserved + size > self._limit:
-            return None
-        try:
-            ptr = self.raw.alloc(size)
-        except RawOutOfMemory:
-            return None
-        segment = Segment(ptr, size, stream, small)
-        if graph is not None:
-            segment.graph_pool = graph
-            graph.segments += 1
-        block = Block(ptr, size, stream, segment)
-        segment.head = block
-        self._segments[ptr] = segment
-        self._reserved += size
-        if self._reserved > self._high_water:
-            self._high_water = self._reserved
-        stats = self._stats
-        stats.update("segment", small, 1)
-        stats.update("reserved_bytes", small, size)
-        if size >= self._max_split:
-            stats.update_single("oversize_segments", 1)
-        stats.scalars["num_device_alloc"] += 1
-        if self.history is not None:
-            segment.frames = self.history.frames_for("segment_alloc")
-            self.history.record("segment_alloc", ptr, size, stream, segment.frames)
-        return block
-
-    def _release_block(self, block: Block) -> None:
-        """Give a whole free segment back to the raw source."""
-        pool = self._pool_of(block.segment)
-        self.raw.free(block.ptr)  # first: if the source fails, our state is unchanged
-        pool.remove(block)
-        segment = self._segments.pop(block.ptr)
-        if segment.graph_pool is not None:
-            segment.graph_pool.segments -= 1
-        self._reserved -= segment.size
-        stats = self._stats
-        stats.update("segment", segment.is_small, -1)
-        stats.update("reserved_bytes", segment.is_small, -segment.size)
-        if segment.size >= self._max_split:
-            stats.update_single("oversize_segments", -1)
-        stats.scalars["num_device_free"] += 1
-        if self.history is not None:
-            self.history.record("segment_free", block.ptr, segment.size, segment.stream)
-
-    def _release_cached_blocks(self) -> None:
-        events.synchronize_all(self)
-        self._spares.clear()  # they may name segments released below: let them all go
-        for pool in (self._large, self._small):
-            for block in pool:
-                if not block.is_split() and not block.segment.expandable:
-                    self._release_block(block)
-        if self._graph_pools:
-            graph_pool.release_freeable(self)
-        if self._ranges:
-            expandable.shrink(self)
-
-    # ----------------------------------------------------------------- OOM
-    def _largest_free(self) -> int:
-        return max(self._small.largest(), self._large.largest())
-
-    def _out_of_memory(self, nbytes: int, stream: int) -> OutOfMemoryError:
-        self._stats.scalars["num_ooms"] += 1
-        return oom_report(self, nbytes, stream)

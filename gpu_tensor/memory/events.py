@@ -5,15 +5,18 @@ The allocator keeps `_events`: stream key (stream_ids.py; (device, key) for anot
 stream) -> FIFO of (event, block). Events come from the injected `event_factory(stream)`, or
 `event_factory(stream, device=d)` for a stream of device d (query()/synchronize()); with no
 factory the device is synchronous and a freed block returns at once. All of it runs under the allocator's lock.
+`StreamUses` is the allocator's public entry to it (record_stream), a mixin of
+CachingAllocator.
 """
 
 from __future__ import annotations
 
 from collections import deque
 
-from .stream_ids import event_handle
+from .block import Block
+from .stream_ids import event_handle, stream_key
 
-__all__ = ["insert", "process", "synchronize_all"]
+__all__ = ["StreamUses", "insert", "process", "synchronize_all"]
 
 
 def insert(alloc, block) -> None:
@@ -67,3 +70,25 @@ def synchronize_all(alloc) -> None:
             block.event_count -= 1
             if block.event_count == 0:
                 alloc._free_block(block)
+
+
+class StreamUses:
+    """CachingAllocator's public entry to stream uses (a mixin: allocator.py)."""
+
+    __slots__ = ()
+
+    def record_stream(self, block: Block, stream, device: int | None = None) -> None:
+        """Mark `block` as used on `stream` (torch's Tensor.record_stream). `device`: the
+        stream's device when it is not this allocator's: the event at free is then made
+        and recorded there (events.insert), as torch's insert_events does."""
+        stream = stream_key(stream)  # handle 2: this thread's per-thread default stream
+        if device is not None and int(device) != self.device_index:
+            stream = (int(device), stream)  # another device's handle 0 is another stream
+        with self._operation():
+            if not block.allocated:
+                raise ValueError(f"record_stream on {block!r}, which is not allocated")
+            if stream == block.stream:
+                return
+            if block.stream_uses is None:
+                block.stream_uses = set()
+            block.stream_uses.add(stream)

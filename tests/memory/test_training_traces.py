@@ -129,6 +129,7 @@ def test_splits_reuse_absorbed_blocks_without_changing_anything(model, conf, mon
     new one: the same addresses, stats, layout and live-block attributes as with a new
     Block every time, and far fewer Block objects made."""
     from gpu_tensor.memory import allocator as allocator_module
+    from gpu_tensor.memory import segments as segments_module
 
     made = [0]
     real = allocator_module.Block
@@ -137,7 +138,9 @@ def test_splits_reuse_absorbed_blocks_without_changing_anything(model, conf, mon
         made[0] += 1
         return real(*args)
 
+    # splits make Blocks in allocator.py, new segments in segments.py
     monkeypatch.setattr(allocator_module, "Block", counted)
+    monkeypatch.setattr(segments_module, "Block", counted)
     ops = TRACES[model]
     seen = []
 
@@ -163,7 +166,7 @@ def test_splits_reuse_absorbed_blocks_without_changing_anything(model, conf, mon
 def test_spare_blocks_are_cut_back_when_a_block_is_made_otherwise():
     """Merges of blocks that no split made (new segments, expandable growth) could feed the
     spares without a split to take them: a new segment or growth cuts them back to a few."""
-    from gpu_tensor.memory import allocator as allocator_module
+    from gpu_tensor.memory import segments as segments_module
     from gpu_tensor.memory.block import Block
 
     a = _allocator(CachingAllocator, "")
@@ -171,5 +174,5 @@ def test_spare_blocks_are_cut_back_when_a_block_is_made_otherwise():
     a._spares.extend(Block(0, 512, 0, None) for _ in range(1000))
     before = len(a._spares)
     a.malloc(64 << 20)  # no free block fits: the segment grows
-    assert before == 1000 and len(a._spares) <= allocator_module._SPARES_KEPT
+    assert before == 1000 and len(a._spares) <= segments_module._SPARES_KEPT
     verify.check(a)
