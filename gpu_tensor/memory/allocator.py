@@ -18,8 +18,8 @@ call costs what it did when they were written here): segments.py (`SegmentSupply
 new blocks on a cache miss, segments made and given back, empty_cache), capture.py
 (`GraphCapture`: the CUDA-graph capture API and which pool a block returns to),
 readers.py (`AllocatorReaders`: stats, snapshot, blocks, segments, the memory
-fraction), events.py (`StreamUses`: record_stream). malloc, free and what they call
-per tensor stay here.
+fraction), events.py (`StreamUses`: record_stream, and the release of a block that
+may wait for stream uses). malloc, free and what they call per tensor stay here.
 
 One lock guards all state; every public method takes it. The lock is re-entrant
 because frees arrive from finalisers (a cupy array or numpy buffer collected by the
@@ -289,23 +289,6 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         block.site = site
         self._allocated[block.ptr] = block
         return block
-
-    def _release_allocated(self, block: Block) -> None:
-        block.allocated = False
-        if block.size >= self._max_split:
-            self._stats.update_single("oversize_allocations", -1)
-        if self.history is not None:
-            self.history.record(
-                "free_requested", block.ptr, block.size, block.stream, tag=block.tag
-            )
-        if not block.stream_uses:  # back to its pool now: one stats update for both steps
-            self._free_block(block, block.requested_size)
-            return
-        self._stats.block_released(block.segment.is_small, block.size, block.requested_size)
-        if self._capturing:  # no events under capture: wait for its end (graph_pool.py)
-            self._capture_deferred.append(block)
-        else:
-            events.insert(self, block)
 
     def _alloc_found_block(self, pool, i: int, block: Block, size: int, nbytes: int, site) -> Block:
         """Hand out `block` (entry `i` of `pool`, or -1: not pooled), split if worth it."""

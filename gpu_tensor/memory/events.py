@@ -5,8 +5,8 @@ The allocator keeps `_events`: stream key (stream_ids.py; (device, key) for anot
 stream) -> FIFO of (event, block). Events come from the injected `event_factory(stream)`, or
 `event_factory(stream, device=d)` for a stream of device d (query()/synchronize()); with no
 factory the device is synchronous and a freed block returns at once. All of it runs under the allocator's lock.
-`StreamUses` is the allocator's public entry to it (record_stream), a mixin of
-CachingAllocator.
+`StreamUses`, a mixin of CachingAllocator, holds its record_stream and the release of an
+allocated block, which may have to wait on those events.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def synchronize_all(alloc) -> None:
 
 
 class StreamUses:
-    """CachingAllocator's public entry to stream uses (a mixin: allocator.py)."""
+    """CachingAllocator's stream uses (a mixin: allocator.py): record_stream marks them,
+    and a released block with any waits for their events before it is pooled again."""
 
     __slots__ = ()
 
@@ -92,3 +93,20 @@ class StreamUses:
             if block.stream_uses is None:
                 block.stream_uses = set()
             block.stream_uses.add(stream)
+
+    def _release_allocated(self, block: Block) -> None:
+        block.allocated = False
+        if block.size >= self._max_split:
+            self._stats.update_single("oversize_allocations", -1)
+        if self.history is not None:
+            self.history.record(
+                "free_requested", block.ptr, block.size, block.stream, tag=block.tag
+            )
+        if not block.stream_uses:  # back to its pool now: one stats update for both steps
+            self._free_block(block, block.requested_size)
+            return
+        self._stats.block_released(block.segment.is_small, block.size, block.requested_size)
+        if self._capturing:  # no events under capture: wait for its end (graph_pool.py)
+            self._capture_deferred.append(block)
+        else:
+            insert(self, block)
