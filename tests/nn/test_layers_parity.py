@@ -568,3 +568,26 @@ def test_max_pool1d_indices_and_adaptive_max_indices():
     a = gt.nn.functional.adaptive_max_pool2d(gt.tensor(y), (2, 3), return_indices=True)
     b = torch.nn.functional.adaptive_max_pool2d(torch.tensor(y), (2, 3), return_indices=True)
     assert a[1].tolist() == b[1].tolist()
+
+
+# -- edge cases of the losses (ignored rows holding inf/NaN, no kept row) -----------------
+_XI = np.random.default_rng(5).standard_normal((4, 5)).astype(np.float32)  # (RNG kept as is)
+_XI[1, :] = np.inf
+_XI[3, 2] = np.nan
+
+
+@pytest.mark.parametrize("fn", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("target", [[1, -100, 4, -100], [-100] * 4])
+def test_loss_ignored_rows_match_torch(fn, reduction, target):
+    out = []
+    for lib in (gt, torch):
+        xv = _XI if target[0] != -100 else _XI[[0, 2]].repeat(2, 0)  # all ignored: finite
+        x = lib.tensor(xv, requires_grad=True)
+        loss = getattr(lib.nn.functional, fn)(x, lib.tensor(target), reduction=reduction)
+        loss.backward(lib.ones_like(loss))
+        out.append((_np(loss.detach()), _np(x.grad)))
+    (gl, gg), (tl, tg) = out
+    np.testing.assert_allclose(gl, tl, rtol=1e-6)
+    assert (np.signbit(gl) == np.signbit(tl)).all()  # 'none': +0.0 in the ignored rows
+    np.testing.assert_allclose(gg, tg, rtol=1e-5, atol=1e-7)

@@ -156,7 +156,8 @@ def nll_loss(
     total = w.sum() if reduction == "mean" else None
 
     def run(x):
-        loss = -x.gather(cdim, index).squeeze(cdim) * w
+        # an ignored row's term is +0.0, as torch skips it (0 * inf would be NaN)
+        loss = (-x.gather(cdim, index).squeeze(cdim) * w).where(keep, 0.0)
         if reduction == "none":
             return loss
         if reduction == "sum":
@@ -164,7 +165,7 @@ def nll_loss(
         return loss.sum() / total
 
     def backward(g, need, x):
-        return (nll_grad(g, x, w, index, total, reduction, cdim),)
+        return (nll_grad(g, x, w, index, total, reduction, cdim, keep),)
 
     # torch's NllLossBackward0 saves the input and the target
     return with_formula("NllLossBackward0", run, backward, input, saved=(input, target))
@@ -203,7 +204,7 @@ def cross_entropy(
         return nll
     keep = target != ignore_index
     wlogp = logp if weight is None else logp * _class_weight(weight, logp.ndim, cdim)
-    smooth = -wlogp.sum(cdim) * keep.to(logp.dtype)
+    smooth = (-wlogp.sum(cdim)).where(keep, 0.0)  # torch's masked_fill: +0.0, never NaN
     if reduction == "mean":
         if weight is None:
             smooth = smooth.sum() / keep.sum()
