@@ -591,3 +591,16 @@ def test_loss_ignored_rows_match_torch(fn, reduction, target):
     np.testing.assert_allclose(gl, tl, rtol=1e-6)
     assert (np.signbit(gl) == np.signbit(tl)).all()  # 'none': +0.0 in the ignored rows
     np.testing.assert_allclose(gg, tg, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("gdtype", ["float64", "float16"])
+def test_linear_backward_with_a_gradient_of_another_dtype_matches_torch(gdtype):
+    xv, wv, gv = _arr(4, 5), _arr(3, 5), _arr(4, 3)
+    out = []
+    for lib in (gt, torch):
+        x, w = lib.tensor(xv, requires_grad=True), lib.tensor(wv, requires_grad=True)
+        lib.nn.functional.linear(x, w).backward(lib.tensor(gv, dtype=getattr(lib, gdtype)))
+        out.append((x.grad, w.grad))
+    for a, b in zip(*out, strict=True):
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1] == "float32"
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5, atol=1e-6)
