@@ -604,3 +604,15 @@ def test_linear_backward_with_a_gradient_of_another_dtype_matches_torch(gdtype):
     for a, b in zip(*out, strict=True):
         assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1] == "float32"
         np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize(("shape", "dim"), [((3, 0), 1), ((3, 0), -1), ((0, 3), 0), ((0,), 0)])
+def test_softmax_of_an_empty_tensor_matches_torch(fn, shape, dim):
+    out = []
+    for lib in (gt, torch):
+        x = lib.zeros(shape, requires_grad=True)
+        y = getattr(lib.nn.functional, fn)(x, dim)
+        y.backward(lib.ones_like(y))
+        out.append((tuple(y.shape), str(y.dtype)[-7:], y.grad_fn.name(), tuple(x.grad.shape)))
+    assert out[0] == out[1]
