@@ -616,3 +616,20 @@ def test_softmax_of_an_empty_tensor_matches_torch(fn, shape, dim):
         y.backward(lib.ones_like(y))
         out.append((tuple(y.shape), str(y.dtype)[-7:], y.grad_fn.name(), tuple(x.grad.shape)))
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("tdtype", ["int64", "uint8", "int32", "float32"])
+def test_nll_targets_and_create_graph_match_torch(tdtype):
+    out = []
+    for lib in (gt, torch):
+        x = lib.tensor(_arr(4, 5).astype(np.float64), requires_grad=True)
+        try:
+            loss = lib.nn.functional.nll_loss(
+                x, lib.tensor([1, 0, 2, 2], dtype=getattr(lib, tdtype))
+            )
+        except RuntimeError as e:
+            out.append(str(e))
+            continue
+        (g,) = lib.autograd.grad(loss, x, create_graph=True)
+        out.append((g.grad_fn.name(), [f is None for f, _ in g.grad_fn.next_functions]))
+    assert out[0] == out[1]

@@ -29,12 +29,26 @@ __all__ = ["nll_grad", "host_nll_loss", "host_result"]
 _FLOATS = (_dt.float32, _dt.float64)
 
 
-def nll_grad(g, x, w, index, total, reduction, cdim, keep):
+def nll_grad(g, x, w, index, total, reduction, cdim, keep, again=None):
     """NllLossBackward0's gradient: the composed graph's backward written out, its steps in
     its order (div, sum, mul, neg, squeeze, gather), the same bits without recording and
     running that graph. `total`: the summed weights ('mean'). A row whose target is
     ignored (`keep` false) gets +0.0, as torch's nll_loss_backward skips it: its 0 weight
-    times an infinite g (a 'mean' over no kept row divides by 0) would give NaN."""
+    times an infinite g (a 'mean' over no kept row divides by 0) would give NaN.
+    Under create_graph (`again`: the loss's own nll_loss over another input) the gradient
+    is torch's NllLossBackwardBackward0 node over (g, x): linear in g, so its gradient
+    for g is nll_loss of the incoming one, and for x zeros (torch's formula)."""
+    if again is not None and STATE.enabled:
+        return with_formula(
+            "NllLossBackwardBackward0",
+            lambda g, x: nll_grad(g, x, w, index, total, reduction, cdim, keep),
+            lambda gg, need, g, x: (
+                again(gg) if need[0] else None,
+                gt.zeros_like(x) if need[1] else None,
+            ),
+            g,
+            x,
+        )
     if reduction == "mean":
         g = g / total
     if reduction != "none":
@@ -84,6 +98,11 @@ def host_nll_loss(input, target, ignore_index, reduction):
     ignored = None if keep.all() else np.logical_not(keep)
     rows = np.arange(x.shape[0])
 
+    def again(gg):  # this loss over another input (create_graph's second order)
+        from .loss import nll_loss  # (loss.py calls this module)
+
+        return nll_loss(gg, target, ignore_index=ignore_index, reduction=reduction)
+
     def run(inp):
         # -x.gather(1, index).squeeze(1) * w, summed, divided by the summed weights
         with np.errstate(all="ignore"):  # (quiet, as apply() is)
@@ -102,7 +121,7 @@ def host_nll_loss(input, target, ignore_index, reduction):
             tot = None if total is None else Tensor._make(np.asarray(total), CPU, dt).to(dev)
             index = Tensor._make(safe[:, None], CPU, _dt.int64).to(dev)
             kept = Tensor._make(keep, CPU, _dt.bool).to(dev)
-            return (nll_grad(g, inp, wt, index, tot, reduction, 1, kept),)
+            return (nll_grad(g, inp, wt, index, tot, reduction, 1, kept, again),)
         with np.errstate(all="ignore"):
             gd = g._data if total is None else g._data / total
             v = np.negative(gd * w)
