@@ -250,7 +250,28 @@ def _(ctx, g):
         return Tensor._make(_WHERE(keep, g._data, _ZERO[g.dtype]), CPU, g.dtype)
     if _dispatch.host_relu_grad_fits(g, out):  # emulated cuda: the same, into allocator memory
         return _dispatch.host_relu_grad(g, out)
+    if _STATE.enabled:  # create_graph: torch's threshold_backward, one node over (g, out)
+        return _threshold_backward(g, out, x)
     return OPS["relu"].grad(g, out, x)[0]
+
+
+def _threshold_backward(g, out, x):
+    """relu's gradient as torch records it under create_graph: ThresholdBackwardBackward0
+    over g and the output (which has relu's node as history here), so the gradient has
+    history even when g has none; its gradient for g is the same rule, for out zeros."""
+    from .composite import with_formula  # (composite imports the formulas' package)
+
+    rule = OPS["relu"].grad
+    return with_formula(
+        "ThresholdBackwardBackward0",
+        lambda g, out: rule(g, out, x)[0],
+        lambda gg, need, g, out: (
+            rule(gg, out, x)[0] if need[0] else None,
+            out.new_zeros(out.shape) if need[1] else None,
+        ),
+        g,
+        out,
+    )
 
 
 for _n, _k in (

@@ -53,3 +53,23 @@ def test_fused_backward(device):
     x = gt.tensor(_IN, device=device, requires_grad=True)
     f(x).sum().backward()
     np.testing.assert_array_equal(x.grad.cpu().numpy(), _TORCH)
+
+
+def test_create_graph_records_torchs_threshold_backward(device):
+    """Recorded from torch 2.13: the gradient's node is ThresholdBackwardBackward0 over
+    (g, the output), so it has history even when g has none; its gradient for g is the same
+    rule, for the output zeros."""
+    x = gt.tensor([-1.0, 2.0, np.nan, 0.0], device=device, requires_grad=True)
+    (g,) = gt.autograd.grad((x * 2).relu().sum(), x, create_graph=True)
+    assert g.requires_grad and g.grad_fn.name() == "MulBackward0"
+    assert [f and f.name() for f, _ in g.grad_fn.next_functions] == [
+        "ThresholdBackwardBackward0",
+        None,
+    ]
+    go = gt.ones(4, device=device, requires_grad=True)
+    (g,) = gt.autograd.grad(x.relu(), x, go, create_graph=True)
+    assert [f.name() for f, _ in g.grad_fn.next_functions][1] == "ReluBackward0"
+    v = gt.tensor([1.0, 2.0, 3.0, 4.0], device=device)
+    ggo, ggx = gt.autograd.grad((g * v).sum(), (go, x))
+    np.testing.assert_array_equal(ggo.cpu().numpy(), [0.0, 2.0, 3.0, 0.0])
+    np.testing.assert_array_equal(ggx.cpu().numpy(), [0.0, 0.0, 0.0, 0.0])
