@@ -2,8 +2,8 @@
 are +0.0 whatever its logits hold (+-inf or NaN gave NaN: 0 weight times inf), 'none' gives
 +0.0 there (not -0.0), and a 'mean' over no kept row is NaN with a zero gradient (not NaN at
 each row's index 0). Expected values recorded from torch 2.13 (cpu) on the same inputs
-(F.nll_loss/F.cross_entropy, then backward with ones); each case runs the short path (unweighted 'mean'/'sum' over (N, C)) and
-the general one (a weight, 'none', 1-d input) on every device."""
+(the loss, then backward with ones); each case runs the short path (unweighted 'mean' or
+'sum' over (N, C)) and the general one (a weight, 'none', 1-d input) on every device."""
 
 from __future__ import annotations
 
