@@ -240,6 +240,7 @@ CASES = {
     "norm_dim_with_zero_row": (lambda m, a: a.norm(dim=1), [F([[0.0, 0.0], [3.0, 4.0]])]),
     "abs_at_zero": (lambda m, a: m.abs(a), [F([0.0, -1.0, 2.0])]),
     "relu_at_zero": (lambda m, a: m.relu(a), [F([0.0, -1.0, 2.0])]),
+    "relu_at_nan": (lambda m, a: m.relu(a), [F([float("nan"), -1.0, 0.0, 2.0])]),
     "clamp_at_bounds": (lambda m, a: m.clamp(a, -0.5, 0.5), [F([-0.5, 0.5, 0.2, 1.0])]),
     "pow_zero_base": (lambda m, a, b: a**b, [F([0.0, 2.0, 0.0]), F([2.0, 3.0, 0.5])]),
     "rpow_zero_base": (lambda m, a: 0.0**a, [F([0.0, 2.0, 0.5])]),

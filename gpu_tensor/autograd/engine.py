@@ -110,6 +110,14 @@ def _roots(tensors, grads, what="tensors"):
                 f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
                 f"output[{i}] has a shape of {list(t.shape)}."
             )
+        if g.dtype is not t.dtype:  # torch's validate_outputs: the output's dtype
+            if g.is_complex() != t.is_complex():
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have "
+                    f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
+                    f"{g.dtype} and output[{i}] has a dtype of {t.dtype}."
+                )
+            g = g.to(t.dtype)
         node = t.grad_fn if t.grad_fn is not None else accumulator(t)
         roots.append((node, output_nr(t), g))
     return roots

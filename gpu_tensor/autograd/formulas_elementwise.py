@@ -9,6 +9,8 @@ each input's shape and casts them to its dtype. Formulas run under no_grad.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtype as _dt
 from .._modes import ACTIVE
 from .._tensor import Tensor
@@ -221,12 +223,13 @@ _unary("GeluBackward0", "gelu")
 
 # apply()'s value for where's scalar 0.0 (np.asarray(0.0).astype(dtype)[()]), by dtype
 _ZERO = {d: d.np.type(0.0) for d in (_dt.float32, _dt.float64)}
-_GREATER, _WHERE = OPS["gt"].np_fn, OPS["where"].np_fn
+_LESS_EQUAL, _WHERE = OPS["le"].np_fn, OPS["where"].np_fn
 
 
 @_relu.backward
 def _(ctx, g):
-    """The row's rule, `g where out > 0 else 0`. On cpu, when nothing records (no
+    """The row's rule, torch's threshold_backward: `0 where out <= 0 else g` (g where out
+    is NaN). On cpu, when nothing records (no
     create_graph) or watches (no mode: the profiler sees the ops) the two ops, it makes
     the two numpy calls the dispatcher would make for them, without the dispatch: once per
     ReLU and step, on gradients often too small for numpy's work to hide it."""
@@ -242,10 +245,33 @@ def _(ctx, g):
         and not _STATE.enabled
         and not ACTIVE[0]
     ):
-        return Tensor._make(_WHERE(_GREATER(d, 0), g._data, _ZERO[g.dtype]), CPU, g.dtype)
+        keep = _LESS_EQUAL(d, 0)
+        np.logical_not(keep, out=keep)  # (where's select from g and a +0.0 stays its fast one)
+        return Tensor._make(_WHERE(keep, g._data, _ZERO[g.dtype]), CPU, g.dtype)
     if _dispatch.host_relu_grad_fits(g, out):  # emulated cuda: the same, into allocator memory
         return _dispatch.host_relu_grad(g, out)
+    if _STATE.enabled:  # create_graph: torch's threshold_backward, one node over (g, out)
+        return _threshold_backward(g, out, x)
     return OPS["relu"].grad(g, out, x)[0]
+
+
+def _threshold_backward(g, out, x):
+    """relu's gradient as torch records it under create_graph: ThresholdBackwardBackward0
+    over g and the output (which has relu's node as history here), so the gradient has
+    history even when g has none; its gradient for g is the same rule, for out zeros."""
+    from .composite import with_formula  # (composite imports the formulas' package)
+
+    rule = OPS["relu"].grad
+    return with_formula(
+        "ThresholdBackwardBackward0",
+        lambda g, out: rule(g, out, x)[0],
+        lambda gg, need, g, out: (
+            rule(gg, out, x)[0] if need[0] else None,
+            out.new_zeros(out.shape) if need[1] else None,
+        ),
+        g,
+        out,
+    )
 
 
 for _n, _k in (

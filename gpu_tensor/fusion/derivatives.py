@@ -144,7 +144,8 @@ def sigmoid(g, out, x):
 
 
 def relu(g, out, x):
-    return (where(out > 0, g, 0.0),)  # torch's threshold_backward: 0 where out <= 0
+    # torch's threshold_backward: 0 where out <= 0, else g (so g where out is NaN)
+    return (where(out <= 0, 0.0, g),)
 
 
 def silu(g, out, x):

@@ -447,7 +447,7 @@ def _host_fast(backend, key, fn, args, dev, out):
 
 
 def host_relu_grad_fits(g, out) -> bool:
-    """Whether relu's gradient `g where out > 0 else 0` may take host_relu_grad: emulated
+    """Whether relu's gradient `0 where out <= 0 else g` may take host_relu_grad: emulated
     cuda tensors of one float32/float64 dtype, shape and device, nothing recording (no
     create_graph) or watching (no mode)."""
     dev = g.device
@@ -467,21 +467,23 @@ def host_relu_grad_fits(g, out) -> bool:
 
 
 def host_relu_grad(g, out):
-    """relu's gradient `where(out > 0, g, 0.0)` on emulated cuda, without the two ops'
-    dispatch. Up to PIECE elements of C-contiguous operands (the layout where gives then):
-    one allocator block, zero-filled (+0.0) and given g where out > 0 (NaN > 0 is false; a
-    NaN in g is copied as it is), the mask a host temporary; torch's threshold_backward is
-    one kernel with no mask either. Otherwise the two ops' numpy calls, each into allocator
-    memory as _host_fast makes them (the mask, the result, then the mask's block back)."""
+    """relu's gradient `where(out <= 0, 0.0, g)` (torch's threshold_backward: g where out
+    is NaN) on emulated cuda, without the ops' dispatch. Up to PIECE elements of
+    C-contiguous operands (the layout where gives then): one allocator block, given g and
+    then +0.0 where out <= 0 (a NaN in g is copied as it is), the mask a host temporary;
+    torch's threshold_backward is one kernel with no mask either. Otherwise the ops' numpy
+    calls, each into allocator memory as _host_fast makes them (the mask, inverted in its
+    own block, the result, then the mask's block back)."""
     dev = g.device
     backend = dev._backend
     d, gd = out._data, g._data
     if d.size <= PIECE and d.flags.c_contiguous and gd.flags.c_contiguous:
         r, st = backend.empty(gd.shape, gd.dtype)
-        r.fill(0)
-        np.copyto(r, gd, where=d > 0)  # (comparisons with NaN warn about nothing)
+        np.copyto(r, gd)
+        np.copyto(r, _RELU_ZERO[g.dtype], where=d <= 0)  # (comparisons with NaN warn about nothing)
         return Tensor._make(r, dev, g.dtype, st)
-    mask = _host_fast(backend, "gt", _GT_FN, (d, 0), dev, _dt.bool)
+    mask = _host_fast(backend, "le", _LE_FN, (d, 0), dev, _dt.bool)
+    np.logical_not(mask._data, out=mask._data)  # a block only this call holds
     zero = _RELU_ZERO[g.dtype]  # (apply()'s value for where's scalar: np.asarray(0.0).astype)
     return _host_fast(backend, "where", _WHERE_FN, (mask._data, gd, zero), dev, g.dtype)
 
@@ -548,7 +550,7 @@ def host_bias_add(out, bias) -> bool:
 
 
 _RELU_ZERO = {d: d.np.type(0.0) for d in (_dt.float32, _dt.float64)}
-_GT_FN, _WHERE_FN, _RELU_FN = SPECS["gt"].fn, SPECS["where"].fn, SPECS["relu"].fn
+_LE_FN, _WHERE_FN, _RELU_FN = SPECS["le"].fn, SPECS["where"].fn, SPECS["relu"].fn
 _ADDS_AS_TENSOR: dict = {}  # operand class -> whether `out + it` is Tensor's own add
 
 

@@ -30,6 +30,8 @@ def _shifted(input, dim, dtype):
         input = input.to(dtype)
     if input.ndim == 0:
         return input - input.detach()
+    if not input.numel():  # no max over an empty dim; sum checks dim as amax would
+        return input - input.detach().sum(dim, keepdim=True)
     return input - input.detach().amax(dim, keepdim=True)
 
 

@@ -568,3 +568,68 @@ def test_max_pool1d_indices_and_adaptive_max_indices():
     a = gt.nn.functional.adaptive_max_pool2d(gt.tensor(y), (2, 3), return_indices=True)
     b = torch.nn.functional.adaptive_max_pool2d(torch.tensor(y), (2, 3), return_indices=True)
     assert a[1].tolist() == b[1].tolist()
+
+
+# -- edge cases of the losses (ignored rows holding inf/NaN, no kept row) -----------------
+_XI = np.random.default_rng(5).standard_normal((4, 5)).astype(np.float32)  # (RNG kept as is)
+_XI[1, :] = np.inf
+_XI[3, 2] = np.nan
+
+
+@pytest.mark.parametrize("fn", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("target", [[1, -100, 4, -100], [-100] * 4])
+def test_loss_ignored_rows_match_torch(fn, reduction, target):
+    out = []
+    for lib in (gt, torch):
+        xv = _XI if target[0] != -100 else _XI[[0, 2]].repeat(2, 0)  # all ignored: finite
+        x = lib.tensor(xv, requires_grad=True)
+        loss = getattr(lib.nn.functional, fn)(x, lib.tensor(target), reduction=reduction)
+        loss.backward(lib.ones_like(loss))
+        out.append((_np(loss.detach()), _np(x.grad)))
+    (gl, gg), (tl, tg) = out
+    np.testing.assert_allclose(gl, tl, rtol=1e-6)
+    assert (np.signbit(gl) == np.signbit(tl)).all()  # 'none': +0.0 in the ignored rows
+    np.testing.assert_allclose(gg, tg, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("gdtype", ["float64", "float16"])
+def test_linear_backward_with_a_gradient_of_another_dtype_matches_torch(gdtype):
+    xv, wv, gv = _arr(4, 5), _arr(3, 5), _arr(4, 3)
+    out = []
+    for lib in (gt, torch):
+        x, w = lib.tensor(xv, requires_grad=True), lib.tensor(wv, requires_grad=True)
+        lib.nn.functional.linear(x, w).backward(lib.tensor(gv, dtype=getattr(lib, gdtype)))
+        out.append((x.grad, w.grad))
+    for a, b in zip(*out, strict=True):
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1] == "float32"
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize(("shape", "dim"), [((3, 0), 1), ((3, 0), -1), ((0, 3), 0), ((0,), 0)])
+def test_softmax_of_an_empty_tensor_matches_torch(fn, shape, dim):
+    out = []
+    for lib in (gt, torch):
+        x = lib.zeros(shape, requires_grad=True)
+        y = getattr(lib.nn.functional, fn)(x, dim)
+        y.backward(lib.ones_like(y))
+        out.append((tuple(y.shape), str(y.dtype)[-7:], y.grad_fn.name(), tuple(x.grad.shape)))
+    assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("tdtype", ["int64", "uint8", "int32", "float32"])
+def test_nll_targets_and_create_graph_match_torch(tdtype):
+    out = []
+    for lib in (gt, torch):
+        x = lib.tensor(_arr(4, 5).astype(np.float64), requires_grad=True)
+        try:
+            loss = lib.nn.functional.nll_loss(
+                x, lib.tensor([1, 0, 2, 2], dtype=getattr(lib, tdtype))
+            )
+        except RuntimeError as e:
+            out.append(str(e))
+            continue
+        (g,) = lib.autograd.grad(loss, x, create_graph=True)
+        out.append((g.grad_fn.name(), [f is None for f, _ in g.grad_fn.next_functions]))
+    assert out[0] == out[1]

@@ -18,7 +18,8 @@ def _bits(t):
 
 
 def _composed(x, target, weight, ignore_index, reduction, g):
-    """The graph nll_loss recorded before: its backward, run by the engine."""
+    """The graph nll_loss recorded before: its backward, run by the engine. An ignored
+    row's term is +0.0, as torch skips it (the where)."""
     cdim = 0 if x.ndim == 1 else 1
     keep = target != ignore_index
     safe = gt.where(keep, target, 0)
@@ -26,7 +27,7 @@ def _composed(x, target, weight, ignore_index, reduction, g):
     if weight is not None:
         w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape) * w
     leaf = x.detach().requires_grad_()
-    loss = -leaf.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim) * w
+    loss = (-leaf.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim) * w).where(keep, 0.0)
     if reduction == "sum":
         loss = loss.sum()
     elif reduction == "mean":

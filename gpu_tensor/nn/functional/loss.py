@@ -10,6 +10,7 @@ import warnings
 
 import gpu_tensor as gt
 from gpu_tensor.autograd.composite import composite, with_formula
+from gpu_tensor.dtype import SCALAR_TYPE_NAMES
 from gpu_tensor.memory import graph_pool as _graph_pool
 
 from .activation import log_softmax
@@ -108,8 +109,11 @@ def _class_layout(input, target, name):
     """Validate (N, C, d1...) / (C,) input against an index target; returns the class dim."""
     if input.ndim == 0:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    if target.dtype not in (gt.int64, gt.uint8, gt.int32):
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
+    if target.dtype not in (gt.int64, gt.uint8):  # torch's two (an int32 target raises)
+        raise RuntimeError(
+            "expected target dtype to be Long or Byte, but got "
+            f"{SCALAR_TYPE_NAMES.get(target.dtype.name, target.dtype.name)}"
+        )
     cdim = 0 if input.ndim == 1 else 1
     want = tuple(input.shape[:cdim]) + tuple(input.shape[cdim + 1 :])
     if tuple(target.shape) != want:
@@ -156,15 +160,19 @@ def nll_loss(
     total = w.sum() if reduction == "mean" else None
 
     def run(x):
-        loss = -x.gather(cdim, index).squeeze(cdim) * w
+        # an ignored row's term is +0.0, as torch skips it (0 * inf would be NaN)
+        loss = (-x.gather(cdim, index).squeeze(cdim) * w).where(keep, 0.0)
         if reduction == "none":
             return loss
         if reduction == "sum":
             return loss.sum()
         return loss.sum() / total
 
+    def again(gg):  # this loss over another input (create_graph's second order)
+        return nll_loss(gg, target, weight, ignore_index=ignore_index, reduction=reduction)
+
     def backward(g, need, x):
-        return (nll_grad(g, x, w, index, total, reduction, cdim),)
+        return (nll_grad(g, x, w, index, total, reduction, cdim, keep, again),)
 
     # torch's NllLossBackward0 saves the input and the target
     return with_formula("NllLossBackward0", run, backward, input, saved=(input, target))
@@ -196,14 +204,19 @@ def cross_entropy(
     cdim = 0 if input.ndim == 1 else 1
     logp = log_softmax(input, cdim)
     n_classes = input.shape[cdim]
-    if target.is_floating_point():
+    if tuple(target.shape) == tuple(input.shape):  # torch: class probabilities by shape
+        if not target.is_floating_point():
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, got "
+                f"{SCALAR_TYPE_NAMES.get(target.dtype.name, target.dtype.name)}"
+            )
         return _soft_cross_entropy(logp, target, weight, reduction, label_smoothing, cdim)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0.0:
         return nll
     keep = target != ignore_index
     wlogp = logp if weight is None else logp * _class_weight(weight, logp.ndim, cdim)
-    smooth = -wlogp.sum(cdim) * keep.to(logp.dtype)
+    smooth = (-wlogp.sum(cdim)).where(keep, 0.0)  # torch's masked_fill: +0.0, never NaN
     if reduction == "mean":
         if weight is None:
             smooth = smooth.sum() / keep.sum()

@@ -29,15 +29,31 @@ __all__ = ["nll_grad", "host_nll_loss", "host_result"]
 _FLOATS = (_dt.float32, _dt.float64)
 
 
-def nll_grad(g, x, w, index, total, reduction, cdim):
+def nll_grad(g, x, w, index, total, reduction, cdim, keep, again=None):
     """NllLossBackward0's gradient: the composed graph's backward written out, its steps in
     its order (div, sum, mul, neg, squeeze, gather), the same bits without recording and
-    running that graph. `total`: the summed weights ('mean')."""
+    running that graph. `total`: the summed weights ('mean'). A row whose target is
+    ignored (`keep` false) gets +0.0, as torch's nll_loss_backward skips it: its 0 weight
+    times an infinite g (a 'mean' over no kept row divides by 0) would give NaN.
+    Under create_graph (`again`: the loss's own nll_loss over another input) the gradient
+    is torch's NllLossBackwardBackward0 node over (g, x): linear in g, so its gradient
+    for g is nll_loss of the incoming one, and for x zeros (torch's formula)."""
+    if again is not None and STATE.enabled:
+        return with_formula(
+            "NllLossBackwardBackward0",
+            lambda g, x: nll_grad(g, x, w, index, total, reduction, cdim, keep),
+            lambda gg, need, g, x: (
+                again(gg) if need[0] else None,
+                gt.zeros_like(x) if need[1] else None,
+            ),
+            g,
+            x,
+        )
     if reduction == "mean":
         g = g / total
     if reduction != "none":
         g = g.expand(w.shape)
-    g = -(g * w)
+    g = (-(g * w)).where(keep, 0.0)
     z = gt.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
     return z.scatter_add_(cdim, index, g.unsqueeze(cdim))
 
@@ -78,12 +94,22 @@ def host_nll_loss(input, target, ignore_index, reduction):
         return None
     w = keep.astype(x.dtype)
     total = np.add.reduce(w) if reduction == "mean" else None
+    # the ignored rows, whose terms are +0.0 as torch skips them (0 * inf would be NaN)
+    ignored = None if keep.all() else np.logical_not(keep)
     rows = np.arange(x.shape[0])
+
+    def again(gg):  # this loss over another input (create_graph's second order)
+        from .loss import nll_loss  # (loss.py calls this module)
+
+        return nll_loss(gg, target, ignore_index=ignore_index, reduction=reduction)
 
     def run(inp):
         # -x.gather(1, index).squeeze(1) * w, summed, divided by the summed weights
         with np.errstate(all="ignore"):  # (quiet, as apply() is)
-            r = np.add.reduce(np.negative(inp._data[rows, safe]) * w)
+            terms = np.negative(inp._data[rows, safe]) * w
+            if ignored is not None:
+                terms[ignored] = 0
+            r = np.add.reduce(terms)
             if total is not None:
                 r = r / total
         return host_result(backend, dev, dt, (), lambda out: out.__setitem__((), r))
@@ -94,10 +120,13 @@ def host_nll_loss(input, target, ignore_index, reduction):
             wt = Tensor._make(w, CPU, dt).to(dev)
             tot = None if total is None else Tensor._make(np.asarray(total), CPU, dt).to(dev)
             index = Tensor._make(safe[:, None], CPU, _dt.int64).to(dev)
-            return (nll_grad(g, inp, wt, index, tot, reduction, 1),)
+            kept = Tensor._make(keep, CPU, _dt.bool).to(dev)
+            return (nll_grad(g, inp, wt, index, tot, reduction, 1, kept, again),)
         with np.errstate(all="ignore"):
             gd = g._data if total is None else g._data / total
             v = np.negative(gd * w)
+        if ignored is not None:
+            v[ignored] = 0
 
         def fill(out):  # zeros, then scatter_add_: each target's place gets 0 + v
             out.fill(0)
