@@ -1,6 +1,6 @@
 """The numpy function of the `where` row (`fusion/npmath.where`) selects a large
-float32/float64 array against a +0.0 scalar by masking its bits (relu's backward, g where
-out > 0); it must give np.where's values bit for bit (NaN payloads, -0.0, infinities) and
+float32/float64 array against a +0.0 scalar by masking its bits (relu's cpu backward: g where
+not out <= 0); it must give np.where's values bit for bit (NaN payloads, -0.0, infinities) and
 np.where's layout (downstream reductions sum in memory order), and leave every other call
 to np.where."""
 
@@ -77,5 +77,6 @@ def test_relu_backward_through_the_select(device):
     g = _special(rng, (4, 32, 32, 8), np.float32)  # NHWC memory, as max_pool2d's gradient
     x = gt.from_numpy(a).to(device).requires_grad_(True)
     x.relu().backward(gt.from_numpy(g).to(device).permute(0, 3, 1, 2))
-    want = np.where(a > 0, g.transpose(0, 3, 1, 2), np.float32(0.0))
+    # torch's threshold_backward: 0 where the input is <= 0, else g (so g where it is NaN)
+    want = np.where(a <= 0, np.float32(0.0), g.transpose(0, 3, 1, 2))
     assert np.array_equal(_bits(x.grad.cpu().numpy()), _bits(want))

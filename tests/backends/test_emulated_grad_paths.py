@@ -1,8 +1,8 @@
 """Two backward steps of every Linear+ReLU layer take short paths on emulated cuda: relu's
 gradient (`_dispatch.host_relu_grad`) and a bias's gradient sum (`sum_keepdims`, from
 autograd's sum_to). Each must give the bits, dtype, layout and allocator accounting of
-the general path it replaces (`where(out > 0, g, 0.0)`; `g.sum(dims, keepdim=True)` then
-reshape), on the same inputs."""
+the general path it replaces (`where(out <= 0, 0.0, g)`, torch's threshold_backward;
+`g.sum(dims, keepdim=True)` then reshape), on the same inputs."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_relu_grad_short_path_equals_the_two_ops(dtype, shape):
     with gt.no_grad():  # as in backward (without create_graph)
         assert _dispatch.host_relu_grad_fits(g, out)
         fast, n_fast = _allocated_after(lambda: _dispatch.host_relu_grad(g, out))
-        slow, n_slow = _allocated_after(lambda: gt.where(out > 0, g, 0.0))
+        slow, n_slow = _allocated_after(lambda: gt.where(out <= 0, 0.0, g))
     assert fast.dtype is slow.dtype is g.dtype and fast.device == slow.device
     assert fast.shape == slow.shape and fast.stride() == slow.stride()
     a, b = fast.cpu().numpy(), slow.cpu().numpy()
@@ -81,7 +81,7 @@ def test_relu_grad_keeps_the_two_ops_for_large_or_strided_operands(rows, transpo
     with gt.no_grad():
         assert _dispatch.host_relu_grad_fits(g, out)
         fast, n_fast = _allocated_after(lambda: _dispatch.host_relu_grad(g, out))
-        slow, n_slow = _allocated_after(lambda: gt.where(out > 0, g, 0.0))
+        slow, n_slow = _allocated_after(lambda: gt.where(out <= 0, 0.0, g))
     assert fast.stride() == slow.stride()
     assert fast.cpu().numpy().tobytes() == slow.cpu().numpy().tobytes()
     assert n_fast == n_slow == 2
