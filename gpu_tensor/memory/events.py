@@ -4,7 +4,9 @@ only after events recorded on those streams, when it was freed, have completed.
 The allocator keeps `_events`: stream key (stream_ids.py; (device, key) for another device's
 stream) -> FIFO of (event, block). Events come from the injected `event_factory(stream)`, or
 `event_factory(stream, device=d)` for a stream of device d (query()/synchronize()); with no
-factory the device is synchronous and a freed block returns at once. All of it runs under the allocator's lock.
+factory the device is synchronous and a freed block returns at once. All of it runs under
+the allocator's lock.
+
 `StreamUses`, a mixin of CachingAllocator, holds its record_stream and the release of an
 allocated block, which may have to wait on those events.
 """

@@ -56,10 +56,11 @@ _HOST_MM = (_dt.float32, _dt.float64)
 
 def _mm(a, b):
     """a @ b, a product of Linear's forward or backward. Two non-empty float32/float64
-    matrices (Tensors, not subclasses) on the cpu or emulated cuda, with nothing recording or watching (no mode):
-    numpy's matmul as linalg makes it (emulated: into a C-order allocator block, the
-    layout numpy gives a 2-D product), without matmul's dispatch, so the same bits.
-    Otherwise a.matmul(b) (its checks, its errors, the profiler's aten::matmul)."""
+    matrices (Tensors, not subclasses) on the cpu or emulated cuda, with nothing recording
+    or watching (no mode): numpy's matmul as linalg makes it (emulated: into a C-order
+    allocator block, the layout numpy gives a 2-D product), without matmul's dispatch, so
+    the same bits. Otherwise a.matmul(b) (its checks, its errors, the profiler's
+    aten::matmul)."""
     x, y = a._data, b._data
     dev, dt = a.device, a.dtype
     if (
