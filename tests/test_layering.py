@@ -103,6 +103,8 @@ UPWARD = {
     "function resolves the row's parameter, when a function is traced",
     ("fusion.trace", "ops.elementwise"): "a traced x.div(y, rounding_mode=...): the eager "
     "function's rounding rules, when a function is traced",
+    ("fusion.derivatives", "ops.elementwise"): "a derivative `where(cond, number, g)` is one "
+    "kernel through the module function, at backward time",
 }
 CUPY_ALLOWED = [
     "backends.*",

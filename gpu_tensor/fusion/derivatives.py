@@ -30,7 +30,12 @@ def where(cond, a, b):
     """where(cond, a, b) for a tensor/traced `cond` with at least one of a, b a tensor."""
     if tensor_like(a):
         return a.where(cond, b)
-    return b.where(cond.logical_not(), a)
+    # a number first: the module function takes it where it is, one kernel on cuda (as a
+    # method of b it needs cond's negation first, a second launch); it takes a Tensor or a
+    # traced value alike, imported at backward time (tests/test_layering.py lists the edge)
+    from ..ops import elementwise
+
+    return elementwise.where(cond, a, b)
 
 
 def _zero(g, x):
