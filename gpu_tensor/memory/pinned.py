@@ -9,6 +9,9 @@ mechanisms it needs are injected, so every line runs on a CPU with fake pointers
 - ``event_factory(stream) -> event``: records an event on ``stream`` now and returns an object
   whose ``query()`` says whether the stream has passed it.
 
+Beside it: pinned_block.py (the sizes and records this counts in) and pinned_free.py (the
+free-block index, best fit, split and merge: a base class of the pool).
+
 Reuse rule (the reason a pinned pool is subtle): a block freed while copies that read or
 wrote it may still be in flight must not be handed out again. Every stream that used a
 block is noted (``record_stream``); at ``free`` an event is recorded on each of them and the
@@ -40,7 +43,6 @@ import threading
 import time
 
 from gpu_tensor.memory.pinned_block import (
-    PAGE,
     SMALL_REQUEST,
     SMALL_SEGMENT,
     PinnedBlock,
@@ -50,6 +52,7 @@ from gpu_tensor.memory.pinned_block import (
     _Timing,
     round_size,
 )
+from gpu_tensor.memory.pinned_free import PinnedFreeBlocks
 from gpu_tensor.memory.raw import RawOutOfMemory
 from gpu_tensor.memory.stats import DeviceStats
 
@@ -65,7 +68,7 @@ __all__ = [
 ]
 
 
-class PinnedPool:
+class PinnedPool(PinnedFreeBlocks):
     """Caching pool of page-locked host memory; thread-safe.
 
     ``max_cached_bytes`` caps the free bytes kept in wholly free segments (None: keep them
@@ -133,29 +136,6 @@ class PinnedPool:
                 active_bytes=block.size,
             )
             return block
-
-    def _best_fit(self, small: bool, size: int) -> PinnedBlock | None:
-        index = self._free[small]
-        i = bisect.bisect_left(index, (size, 0))
-        if i == len(index):
-            return None
-        block = self._free_blocks[index[i][1]]
-        self._remove_free(block)
-        return block
-
-    def _split(self, block: PinnedBlock, size: int) -> None:
-        """Keep ``size`` bytes in ``block``; the rest becomes a free block after it."""
-        rest = block.size - size
-        if rest < PAGE:
-            return
-        tail = PinnedBlock(
-            ptr=block.ptr + size, size=rest, segment=block.segment, prev=block, next=block.next
-        )
-        if block.next is not None:
-            block.next.prev = tail
-        block.next = tail
-        block.size = size
-        self._insert_free(tail)
 
     def _new_segment(self, small: bool, size: int, requested: int) -> PinnedBlock:
         seg_size = SMALL_SEGMENT if small else round_size(requested)
@@ -225,51 +205,6 @@ class PinnedPool:
         else:
             self._make_free(block)
 
-    def _make_free(self, block: PinnedBlock) -> None:
-        """An inactive block joins the free blocks, merged with free neighbours."""
-        self._update(block, active=-1, active_bytes=-block.size)
-        for neighbour in (block.prev, block.next):
-            if neighbour is not None and neighbour.ptr in self._free_blocks:
-                self._remove_free(neighbour)
-                if neighbour is block.prev:
-                    neighbour.size += block.size
-                    neighbour.next = block.next
-                    if block.next is not None:
-                        block.next.prev = neighbour
-                    block = neighbour
-                else:
-                    block.size += neighbour.size
-                    block.next = neighbour.next
-                    if neighbour.next is not None:
-                        neighbour.next.prev = block
-        self._insert_free(block)
-        seg = block.segment
-        if (
-            self._max_cached is not None
-            and self._whole_free(seg)
-            and self._cached_whole_bytes() > self._max_cached
-        ):
-            self._release_segment(seg)
-
-    def _insert_free(self, block: PinnedBlock) -> None:
-        bisect.insort(self._free[block.segment.small], (block.size, block.ptr))
-        self._free_blocks[block.ptr] = block
-        if block.size == block.segment.size:
-            self._whole_free_segments[block.segment.ptr] = block.segment
-        self._note_split_change(block, +1)
-
-    def _remove_free(self, block: PinnedBlock) -> None:
-        index = self._free[block.segment.small]
-        index.pop(bisect.bisect_left(index, (block.size, block.ptr)))
-        del self._free_blocks[block.ptr]
-        self._whole_free_segments.pop(block.segment.ptr, None)
-        self._note_split_change(block, -1)
-
-    def _note_split_change(self, block: PinnedBlock, sign: int) -> None:
-        """inactive_split: free blocks in segments that are split (cannot be released)."""
-        if block.size != block.segment.size:
-            self._update(block, inactive_split=sign, inactive_split_bytes=sign * block.size)
-
     def _process_events(self) -> None:
         if not self._pending:
             return
@@ -310,13 +245,6 @@ class PinnedPool:
         for seg in list(self._whole_free_segments.values()):
             if small in (None, seg.small):
                 self._release_segment(seg)
-
-    def _whole_free(self, seg: _Segment) -> bool:
-        """One free block spans the segment (not allocated, not awaiting events)."""
-        return seg.ptr in self._whole_free_segments
-
-    def _cached_whole_bytes(self) -> int:
-        return sum(seg.size for seg in self._whole_free_segments.values())
 
     def _release_segment(self, seg: _Segment) -> None:
         self._remove_free(seg.first)
