@@ -9,6 +9,9 @@ mechanisms it needs are injected, so every line runs on a CPU with fake pointers
 - ``event_factory(stream) -> event``: records an event on ``stream`` now and returns an object
   whose ``query()`` says whether the stream has passed it.
 
+Beside it: pinned_block.py (the sizes and records this counts in) and pinned_free.py (the
+free-block index, best fit, split and merge: a base class of the pool).
+
 Reuse rule (the reason a pinned pool is subtle): a block freed while copies that read or
 wrote it may still be in flight must not be handed out again. Every stream that used a
 block is noted (``record_stream``); at ``free`` an event is recorded on each of them and the
@@ -38,10 +41,19 @@ import collections
 import contextlib
 import threading
 import time
-from dataclasses import dataclass, field
 
+from gpu_tensor.memory.pinned_block import (
+    SMALL_REQUEST,
+    SMALL_SEGMENT,
+    PinnedBlock,
+    PinnedMemoryError,
+    _pages,
+    _Segment,
+    _Timing,
+    round_size,
+)
+from gpu_tensor.memory.pinned_free import PinnedFreeBlocks
 from gpu_tensor.memory.raw import RawOutOfMemory
-from gpu_tensor.memory.sizes import SMALL_BUFFER, SMALL_SIZE
 from gpu_tensor.memory.stats import DeviceStats
 
 __all__ = [
@@ -55,89 +67,8 @@ __all__ = [
     "empty_host_cache",
 ]
 
-PAGE = 4096  # page-locking works on whole pages; a smaller unit would only share pages
-CLASSES_PER_OCTAVE = 8  # 8 segment classes per power of two: worst case 1/8 = 12.5 % overhead
-_PAGE_ROUNDED_BELOW = PAGE * CLASSES_PER_OCTAVE  # below 32 KiB a class step would be < 1 page
-SMALL_REQUEST = SMALL_SIZE  # requests up to 1 MiB share small segments (device allocator's cut)
-SMALL_SEGMENT = SMALL_BUFFER  # 2 MiB: one pinning call serves 2+ small buffers, like the device's
 
-
-def _pages(nbytes: int) -> int:
-    """Whole pages for ``nbytes`` (one at least): a block's size."""
-    return max(PAGE, -(-nbytes // PAGE) * PAGE)
-
-
-def round_size(nbytes: int) -> int:
-    """The segment class (bytes pinned) for a request of ``nbytes`` that needs a new segment."""
-    if nbytes < 0:
-        raise ValueError(f"pinned allocation size must be >= 0, got {nbytes}")
-    if nbytes <= _PAGE_ROUNDED_BELOW:
-        return _pages(nbytes)
-    step = (1 << (nbytes.bit_length() - 1)) // CLASSES_PER_OCTAVE
-    return -(-nbytes // step) * step
-
-
-class PinnedMemoryError(MemoryError):
-    """The system refused to page-lock more host memory, even after the cache was emptied."""
-
-
-@dataclass(eq=False)
-class PinnedBlock:
-    """A run of pages inside a pinned segment. ``ptr``/``size``: its bytes; ``requested_size``:
-    what the caller asked for; ``streams``: every stream that used it since malloc."""
-
-    ptr: int
-    size: int
-    segment: _Segment
-    requested_size: int = 0
-    allocated: bool = False
-    streams: set = field(default_factory=set)
-    tag: dict | None = None  # free for the caller (transfer keeps shape/dtype/ready event)
-    prev: PinnedBlock | None = None  # address-ordered neighbours in the same segment
-    next: PinnedBlock | None = None
-
-    def __repr__(self) -> str:
-        state = "allocated" if self.allocated else "free"
-        return f"PinnedBlock(ptr=0x{self.ptr:x}, size={self.size}, {state})"
-
-
-@dataclass(eq=False)
-class _Segment:
-    """One raw page-locked allocation; blocks tile it."""
-
-    ptr: int
-    size: int
-    small: bool
-    first: PinnedBlock | None = None
-
-
-class _Timing:
-    """µs totals for the slow driver calls (torch's host_alloc_time / host_free_time)."""
-
-    __slots__ = ("total", "max", "min", "count")
-
-    def __init__(self) -> None:
-        self.total = self.max = self.min = 0.0
-        self.count = 0
-
-    def add(self, us: float) -> None:
-        self.min = us if self.count == 0 else min(self.min, us)
-        self.max = max(self.max, us)
-        self.total += us
-        self.count += 1
-
-    def as_dict(self, prefix: str) -> dict:
-        avg = self.total / self.count if self.count else 0.0
-        return {
-            f"{prefix}.total": self.total,
-            f"{prefix}.max": self.max,
-            f"{prefix}.min": self.min,
-            f"{prefix}.count": self.count,
-            f"{prefix}.avg": avg,
-        }
-
-
-class PinnedPool:
+class PinnedPool(PinnedFreeBlocks):
     """Caching pool of page-locked host memory; thread-safe.
 
     ``max_cached_bytes`` caps the free bytes kept in wholly free segments (None: keep them
@@ -205,29 +136,6 @@ class PinnedPool:
                 active_bytes=block.size,
             )
             return block
-
-    def _best_fit(self, small: bool, size: int) -> PinnedBlock | None:
-        index = self._free[small]
-        i = bisect.bisect_left(index, (size, 0))
-        if i == len(index):
-            return None
-        block = self._free_blocks[index[i][1]]
-        self._remove_free(block)
-        return block
-
-    def _split(self, block: PinnedBlock, size: int) -> None:
-        """Keep ``size`` bytes in ``block``; the rest becomes a free block after it."""
-        rest = block.size - size
-        if rest < PAGE:
-            return
-        tail = PinnedBlock(
-            ptr=block.ptr + size, size=rest, segment=block.segment, prev=block, next=block.next
-        )
-        if block.next is not None:
-            block.next.prev = tail
-        block.next = tail
-        block.size = size
-        self._insert_free(tail)
 
     def _new_segment(self, small: bool, size: int, requested: int) -> PinnedBlock:
         seg_size = SMALL_SEGMENT if small else round_size(requested)
@@ -297,51 +205,6 @@ class PinnedPool:
         else:
             self._make_free(block)
 
-    def _make_free(self, block: PinnedBlock) -> None:
-        """An inactive block joins the free blocks, merged with free neighbours."""
-        self._update(block, active=-1, active_bytes=-block.size)
-        for neighbour in (block.prev, block.next):
-            if neighbour is not None and neighbour.ptr in self._free_blocks:
-                self._remove_free(neighbour)
-                if neighbour is block.prev:
-                    neighbour.size += block.size
-                    neighbour.next = block.next
-                    if block.next is not None:
-                        block.next.prev = neighbour
-                    block = neighbour
-                else:
-                    block.size += neighbour.size
-                    block.next = neighbour.next
-                    if neighbour.next is not None:
-                        neighbour.next.prev = block
-        self._insert_free(block)
-        seg = block.segment
-        if (
-            self._max_cached is not None
-            and self._whole_free(seg)
-            and self._cached_whole_bytes() > self._max_cached
-        ):
-            self._release_segment(seg)
-
-    def _insert_free(self, block: PinnedBlock) -> None:
-        bisect.insort(self._free[block.segment.small], (block.size, block.ptr))
-        self._free_blocks[block.ptr] = block
-        if block.size == block.segment.size:
-            self._whole_free_segments[block.segment.ptr] = block.segment
-        self._note_split_change(block, +1)
-
-    def _remove_free(self, block: PinnedBlock) -> None:
-        index = self._free[block.segment.small]
-        index.pop(bisect.bisect_left(index, (block.size, block.ptr)))
-        del self._free_blocks[block.ptr]
-        self._whole_free_segments.pop(block.segment.ptr, None)
-        self._note_split_change(block, -1)
-
-    def _note_split_change(self, block: PinnedBlock, sign: int) -> None:
-        """inactive_split: free blocks in segments that are split (cannot be released)."""
-        if block.size != block.segment.size:
-            self._update(block, inactive_split=sign, inactive_split_bytes=sign * block.size)
-
     def _process_events(self) -> None:
         if not self._pending:
             return
@@ -382,13 +245,6 @@ class PinnedPool:
         for seg in list(self._whole_free_segments.values()):
             if small in (None, seg.small):
                 self._release_segment(seg)
-
-    def _whole_free(self, seg: _Segment) -> bool:
-        """One free block spans the segment (not allocated, not awaiting events)."""
-        return seg.ptr in self._whole_free_segments
-
-    def _cached_whole_bytes(self) -> int:
-        return sum(seg.size for seg in self._whole_free_segments.values())
 
     def _release_segment(self, seg: _Segment) -> None:
         self._remove_free(seg.first)

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from gpu_tensor.backends.cuda_pinned import RegisterSource
 from gpu_tensor.memory import pinned
-from gpu_tensor.memory.pinned import PAGE, PinnedMemoryError, PinnedPool, round_size
+from gpu_tensor.memory.pinned import PinnedMemoryError, PinnedPool, round_size
+from gpu_tensor.memory.pinned_block import PAGE
 from gpu_tensor.memory.raw import FaultInjectingRawSource, RawOutOfMemory
 
 
