@@ -372,3 +372,24 @@ def test_c_contiguous_operands_of_one_shape_share_a_plan_whatever_their_size1_st
     np.testing.assert_array_equal(r.get(), a * 2)
     np.testing.assert_array_equal(rt.get(), a + a.T)
     assert len(plans) == 3
+
+
+@requires_real_cuda
+def test_a_derivative_where_with_a_number_first_is_one_launch():
+    """relu's gradient, torch's `where(out <= 0, 0.0, g)`: the comparison and one where, with
+    no negation of the mask between them (derivatives.where takes the number where it is)."""
+    sim = _sim()
+    a = np.array([[-1.0, 0.0, 2.0, np.nan]], np.float32)
+    x = gt.from_numpy(a).to("cuda").requires_grad_(True)
+    g = gt.from_numpy(np.full((1, 4), 3.0, np.float32)).to("cuda")
+    for _ in range(2):  # warm: kernels compiled
+        x.grad = None
+        y = x.relu()
+        sim.synchronize()
+        sim.reset_counters()
+        y.backward(g)
+        sim.synchronize()
+        launches = sim.counters()["kernel_launches"]
+    # le, where; the leaf keeps the fresh gradient without a copy
+    assert launches == 2
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), [[0.0, 0.0, 3.0, 3.0]])
