@@ -1,4 +1,4 @@
-"""Emulated cuda's short elementwise path (ops/_dispatch._host_fast) gives what apply(), the
+"""Emulated cuda's short elementwise path (ops/_host_paths._host_fast) gives what apply(), the
 general path it skips, gives: the same values bit for bit, dtype, layout, allocator-backed
 storage, and no numpy warnings."""
 

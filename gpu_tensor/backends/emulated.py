@@ -54,7 +54,7 @@ def _released(ref):
 class EmulatedCudaBackend(CpuBackend):
     is_emulated = True
     fills_by_pieces = True
-    # operands in the compute dtype skip apply()'s promotion (ops/_dispatch._host_fast)
+    # operands in the compute dtype skip apply()'s promotion (ops/_host_paths._host_fast)
     device_fast_path = True
 
     def __init__(self, index: int):

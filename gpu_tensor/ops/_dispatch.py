@@ -11,25 +11,43 @@ Hot path: `make_binary`/`make_unary` build one function per op (the Tensor opera
 Operands that need no promotion or conversion take a short path: on cpu the numpy ufunc
 runs inline; on real cuda they go straight to the backend's `elementwise` (the fusion
 engine's kernel). Everything else goes through `apply()`.
+
+This file holds those operators; the rest of the dispatcher lives beside it, each read by
+name at import so the operators' bytecodes are those of one file: the op table and dtype
+rule (_specs.py), numpy's cheap silencing (_quiet.py), the cuda kernel path's out dtypes
+and integer division's zero-divisor refusal (_kernel_out.py), the device and emulated
+cuda short paths (_host_paths.py), and the general path apply() (_apply.py).
 """
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from .. import dtype as _dt
-from .._args import wrap_int
 from .._grad import STATE, record
 from .._modes import PASS, intercept, watch
 from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
 from ..backends import get_backend
-from ..backends.base import PIECE
 from ..device import CPU
-from ..fusion.optable import OPS, not_implemented
+from ..fusion.optable import not_implemented
+from ._apply import _mismatch, apply, result_tensor
+from ._host_paths import (
+    _device_fast,
+    _host_fast,
+    host_bias_add,
+    host_relu_grad,
+    host_relu_grad_fits,
+)
+from ._kernel_out import _KERNEL_OUT, _kernel_out, _kernel_via
+from ._quiet import _CV, _QUIET_EXTOBJ
+from ._specs import _HALF, _SCALAR_CATEGORY, SPECS
+
+# Kept reachable here after the split into _specs, _quiet, _kernel_out, _host_paths and
+# _apply: other modules and tests read these as `_dispatch.X` (a monkeypatched
+# host_relu_grad included: autograd's relu formula calls it through this module).
+_REEXPORTED = (_HALF, result_tensor, host_bias_add, host_relu_grad, host_relu_grad_fits)
 
 __all__ = [
     "SPECS",
@@ -44,91 +62,6 @@ __all__ = [
 MODES_ON = watch(globals())  # the modes word, read first by every op here (_modes.py)
 
 _new = object.__new__
-_HALF = (_dt.float16, _dt.bfloat16)
-_SCALAR_CATEGORY = {bool: _dt.BOOL, int: _dt.INT, float: _dt.FLOAT, complex: _dt.COMPLEX}
-
-
-class _Spec:
-    __slots__ = ("key", "op", "fn", "kind", "quiet", "fast", "ufunc")
-
-    def __init__(self, key, op):
-        self.key = key
-        self.op = op
-        self.fn = op.np_fn
-        self.kind = op.kind
-        # only quiet ops pay for silencing numpy (~0.1 us on the fast path, _quiet_context)
-        self.quiet = op.quiet
-        self.ufunc = isinstance(op.np_fn, np.ufunc)
-        self.fast = {}  # dtype -> out dtype when operands of that dtype need no conversion
-        for d in _dt.ALL:
-            try:
-                compute, out = _dtypes(self, d)
-            except RuntimeError:
-                continue
-            if op.no_bool and d is _dt.bool:
-                continue  # refused with torch's message by apply()
-            if op.int_division and d.category <= _dt.INT:
-                continue  # apply() checks for division by zero
-            if op.complex_fn is not None and d.category == _dt.COMPLEX:
-                continue  # the table's numpy function is real-only: apply() swaps it
-            if compute is d and d not in _HALF:
-                self.fast[d] = out
-
-
-def _dtypes(spec, common):
-    """(compute dtype, out dtype) for the promoted operand dtype; NotImplementedError (the
-    table's `refuse`) if the op has no kernel for it."""
-    op, kind = spec.op, spec.kind
-    op.refuse(common)
-    if kind == "logical":
-        return _dt.bool, _dt.bool
-    if kind == "double":  # float_power: computed in double precision (issue 23)
-        wide = _dt.complex128 if common.category == _dt.COMPLEX else _dt.float64
-        return wide, wide
-    compute = common
-    if kind == "float" and common.category < _dt.FLOAT:
-        compute = _dt.get_default_dtype()
-    out = _dt.bool if kind == "compare" else compute
-    if compute in _HALF and not op.storage_compute:  # (nextafter steps in half types)
-        compute = _dt.float32  # torch's opmath: half types compute in float32
-    if common.category == _dt.COMPLEX and op.complex_to_real:
-        out = common.to_real()  # torch: |z| of complex64 is float32 (abs)
-    return compute, out
-
-
-SPECS = {k: _Spec(k, op) for k, op in OPS.items()}
-
-
-def _mismatch(a, b):
-    return RuntimeError(
-        f"Expected all tensors to be on the same device, but found at least two devices, "
-        f"{a.device} and {b.device}! Move one with .to(device) (or .cpu() / .cuda())."
-    )
-
-
-def _broadcast_error(shapes, exc):
-    return RuntimeError(
-        "shapes "
-        + ", ".join(str(list(s)) for s in shapes)
-        + " cannot be broadcast together (sizes must match or be 1 at each dimension, "
-        "aligned from the right)"
-    )
-
-
-def _quiet_context():
-    """(contextvar, token value) that silence numpy's floating-point warnings for a call at
-    ~0.1 us instead of np.errstate's ~1 us; (None, None) if numpy's internals differ."""
-    try:
-        from numpy._core import _ufunc_config
-
-        cv = _ufunc_config._extobj_contextvar
-        with np.errstate(all="ignore"):
-            return cv, cv.get()
-    except (ImportError, AttributeError):
-        return None, None
-
-
-_CV, _QUIET_EXTOBJ = _quiet_context()
 
 
 def _finish_fast(r, dev, out):
@@ -309,251 +242,6 @@ def make_binary(key, reflected=False):
     return f
 
 
-def _device_fast(backend, key, fn, fast, a, other, dev, dt, reflected):
-    """A device backend's short path, skipping apply()'s promotion work: straight to the
-    backend's `elementwise`. None: not eligible (apply() then runs the op or raises)."""
-    if type(other) is Tensor:
-        if other.device is not dev or other.dtype is not dt:
-            return None
-        y = other._data
-    else:
-        c = _SCALAR_CATEGORY.get(type(other))
-        if c is None or c > dt.category or (c == _dt.BOOL and SPECS[key].op.no_bool):
-            return None
-        y = other
-    out = fast.get(dt)
-    if out is None:
-        return None
-    check = SPECS[key].op.operand_check  # refusals that depend on the operands (int ** -1)
-    if check is not None:
-        check((other, a) if reflected else (a, other), dt)
-    x = a._data
-    emulated = backend.host_arrays  # (of the device fast path: emulated cuda)
-    if emulated and type(other) is not Tensor and type(fn) is not np.ufunc:
-        with np.errstate(all="ignore"):  # a composite gets the scalar as apply() gives it
-            y = np.asarray(y).astype(dt.np)[()]
-    if reflected:
-        x, y = y, x
-    try:
-        if emulated:
-            return _host_fast(backend, key, fn, (x, y), dev, out)
-        r = backend.elementwise(key, fn, (x, y), out.np)
-    except (ValueError, OverflowError):
-        return None  # shapes do not broadcast, an int out of range: apply() raises
-    return Tensor._make(r, dev, out)
-
-
-_KERNEL_OUT: dict = {}  # (key, dtypes/scalar type, 0-dim flags) -> _kernel_out(), or False
-
-
-def _kernel_via(extra, a, other, y, reflected):
-    """The cuda path's rules that depend on the operands, for a _kernel_out() entry that has
-    any (`extra`): the operand check (int ** -1 raises), then the kernel's `via`, or False
-    where apply() must run (its opmath_scalar rule: a one-element factor at full precision)."""
-    common, check, via = extra
-    if check is not None:
-        check((other, a) if reflected else (a, other), common)
-    if via is not None and via[1] and y.size == 1:
-        return False
-    return via
-
-
-def _kernel_out(key, a, other):
-    """(out dtype, its numpy dtype, extra) of `a <key> other` (`key(a)` when other is None)
-    where a kernel that casts its operands as it loads computes exactly what apply()
-    computes; False where apply() must run (it raises or checks values on the host).
-    `extra`: None (most ops), or (common dtype, operand check, via) for _kernel_via.
-    `via`: None, or (half numpy dtype, opmath_scalar) where apply() rounds the
-    operands of another dtype through the half common dtype before computing in float32:
-    the kernel does the same (eager.run_planned's `via`), except for a one-element second
-    operand of an opmath_scalar op, which apply() reads at full precision."""
-    spec = SPECS[key]
-    op = spec.op
-    if op.no_bool and (
-        type(other) is bool
-        or a.dtype is _dt.bool
-        or (type(other) is Tensor and other.dtype is _dt.bool)
-    ):
-        return False
-    if op.arity != (1 if other is None else 2) or (other is None and op.operand_check):
-        return False
-    common = _dt.result_type(a) if other is None else _dt.result_type(a, other)
-    try:
-        compute, out = _dtypes(spec, common)
-    except (RuntimeError, NotImplementedError):
-        return False
-    if compute.category == _dt.COMPLEX or out.category == _dt.COMPLEX:
-        return False  # the codegen has no complex types
-    check = op.operand_check
-    if op.int_division and compute.category <= _dt.INT:
-        check = _ZeroDivisor(key, check)
-    via = None
-    if (
-        compute is not common
-        and common in _HALF
-        and (a.dtype is not common or (type(other) is Tensor and other.dtype is not common))
-    ):
-        via = (common.np, op.opmath_scalar)  # another dtype is rounded through the half first
-    return out, out.np, None if check is None and via is None else (common, check, via)
-
-
-def refuse_zero_divisor(key, divisor):
-    """torch's (cpu) error for an integer division by zero: `divisor` a number or an array
-    (a device array costs one reduction and a sync)."""
-    zero = (divisor == 0).any() if hasattr(divisor, "ndim") else divisor == 0
-    if bool(zero):
-        raise RuntimeError(f"ZeroDivisionError: integer {key} by zero")
-
-
-class _ZeroDivisor:
-    """Integer division's refusal of a zero divisor, on every device as on cpu (torch's
-    cuda kernels check nothing; ours keep the error the other devices give). A number is
-    checked on the host for free; a tensor divisor costs one reduction and a device sync."""
-
-    __slots__ = ("key", "then")
-
-    def __init__(self, key, then):
-        self.key, self.then = key, then
-
-    def __call__(self, operands, common):
-        d = operands[1]
-        refuse_zero_divisor(self.key, d._data if type(d) is Tensor else d)
-        if self.then is not None:
-            self.then(operands, common)
-
-
-def _host_fast(backend, key, fn, args, dev, out):
-    """Emulated cuda's short path: numpy straight into allocator memory, silenced as
-    apply() silences it (its promotion work skipped, ~2x cheaper per tiny op), adopted."""
-    if fn is _RELU_FN:  # not a ufunc: computed into its block here, not copied in
-        r = _host_relu(backend, args[0], dev, out)
-        if r is not None:
-            return r
-    if _CV is None:
-        with np.errstate(all="ignore"):
-            r = backend.elementwise(key, fn, args, out.np)
-    else:
-        tok = _CV.set(_QUIET_EXTOBJ)
-        try:
-            r = backend.elementwise(key, fn, args, out.np)
-        finally:
-            _CV.reset(tok)
-    if type(r) is not np.ndarray:
-        r = np.asarray(r)
-    if r.dtype != out.np:
-        r = backend.astype(r, out.np)
-    r, st = backend.adopt(r)
-    return Tensor._make(r, dev, out, st)
-
-
-def host_relu_grad_fits(g, out) -> bool:
-    """Whether relu's gradient `0 where out <= 0 else g` may take host_relu_grad: emulated
-    cuda tensors of one float32/float64 dtype, shape and device, nothing recording (no
-    create_graph) or watching (no mode)."""
-    dev = g.device
-    backend = dev._backend
-    return (
-        backend is not None
-        and backend.device_fast_path  # ... and host arrays: _device_fast's emulated branch
-        and backend.host_arrays
-        and out.device is dev
-        and type(g) is Tensor
-        and g.dtype is out.dtype
-        and g.dtype in _RELU_ZERO
-        and g._data.shape == out._data.shape
-        and not STATE.enabled
-        and not MODES_ON
-    )
-
-
-def host_relu_grad(g, out):
-    """relu's gradient `where(out <= 0, 0.0, g)` (torch's threshold_backward: g where out
-    is NaN) on emulated cuda, without the ops' dispatch. Up to PIECE elements of
-    C-contiguous operands (the layout where gives then): one allocator block, given g and
-    then +0.0 where out <= 0 (a NaN in g is copied as it is), the mask a host temporary;
-    torch's threshold_backward is one kernel with no mask either. Otherwise the ops' numpy
-    calls, each into allocator memory as _host_fast makes them (the mask, inverted in its
-    own block, the result, then the mask's block back)."""
-    dev = g.device
-    backend = dev._backend
-    d, gd = out._data, g._data
-    if d.size <= PIECE and d.flags.c_contiguous and gd.flags.c_contiguous:
-        r, st = backend.empty(gd.shape, gd.dtype)
-        np.copyto(r, gd)
-        np.copyto(r, _RELU_ZERO[g.dtype], where=d <= 0)  # (comparisons with NaN warn about nothing)
-        return Tensor._make(r, dev, g.dtype, st)
-    mask = _host_fast(backend, "le", _LE_FN, (d, 0), dev, _dt.bool)
-    np.logical_not(mask._data, out=mask._data)  # a block only this call holds
-    zero = _RELU_ZERO[g.dtype]  # (apply()'s value for where's scalar: np.asarray(0.0).astype)
-    return _host_fast(backend, "where", _WHERE_FN, (mask._data, gd, zero), dev, g.dtype)
-
-
-def _host_relu(backend, x, dev, out):
-    """relu(x) on emulated cuda for up to PIECE elements of a C-contiguous x, computed
-    straight into one allocator block (the layout numpy gives the result then), with the
-    bits of fusion.npmath.relu, whose two branches it repeats with `out=`: under 1 Ki
-    elements x with +0 where x < 0; above, maximum(x, 0) with x's zeros copied back
-    (-0.0 stays). None: larger or strided, for _host_fast's general path (pieces)."""
-    n = x.size
-    if n > PIECE or not x.flags.c_contiguous:
-        return None
-    r, st = backend.empty(x.shape, x.dtype)
-    zero = x.dtype.type(0)
-    if n < 1024:
-        np.copyto(r, x)
-        np.copyto(r, zero, where=x < 0)
-    else:
-        np.maximum(x, zero, out=r)
-        if x.dtype.kind == "f":
-            np.copyto(r, x, where=x == 0)
-    return Tensor._make(r, dev, out, st)
-
-
-def host_bias_add(out, bias) -> bool:
-    """Linear's bias added into its product `out` (a result nobody else holds yet) in
-    place, on the cpu and emulated cuda: numpy's add of each element, as `out + bias`
-    computes it (same bits, quiet as apply() is), with no second result and no dispatch.
-    For one float32/float64 dtype and device, a bias of out's shape or of its last dim,
-    nothing recording or watching (no mode: the profiler sees aten::add). False: not
-    eligible, the caller adds as usual."""
-    if MODES_ON or type(out) is not Tensor:
-        return False
-    cls = type(bias)
-    if cls is not Tensor:  # nn.Parameter adds as a Tensor; a subclass's own __radd__ runs
-        plain = _ADDS_AS_TENSOR.get(cls)
-        if plain is None:
-            plain = issubclass(cls, Tensor) and cls.__radd__ is Tensor.__radd__
-            _ADDS_AS_TENSOR[cls] = plain
-        if not plain:
-            return False
-    dev = out.device
-    dt = out.dtype
-    if bias.device is not dev or bias.dtype is not dt or dt not in _RELU_ZERO:
-        return False
-    if STATE.enabled and (out._requires_grad or bias._requires_grad):
-        return False
-    if dev is not CPU and (dev._backend is None or not dev._backend.host_arrays):
-        return False
-    o, b = out._data, bias._data
-    if b.shape != o.shape and (b.ndim != 1 or o.ndim < 1 or b.shape[0] != o.shape[-1]):
-        return False
-    if _CV is None:
-        with np.errstate(all="ignore"):
-            np.add(o, b, out=o)
-    else:
-        tok = _CV.set(_QUIET_EXTOBJ)
-        try:
-            np.add(o, b, out=o)
-        finally:
-            _CV.reset(tok)
-    return True
-
-
-_RELU_ZERO = {d: d.np.type(0.0) for d in (_dt.float32, _dt.float64)}
-_LE_FN, _WHERE_FN, _RELU_FN = SPECS["le"].fn, SPECS["where"].fn, SPECS["relu"].fn
-_ADDS_AS_TENSOR: dict = {}  # operand class -> whether `out + it` is Tensor's own add
-
-
 # torch's names for the reflected operators that have their own op (2 - x is aten::rsub)
 _REFLECTED = {"sub": "rsub"}
 
@@ -661,143 +349,6 @@ def make_unary(key):
     keyword_out(f)
     f.__gt_differentiable__ = True
     return f
-
-
-def _device_of(operands):
-    """The device the op runs on; 0-dim cpu tensors may join any device (like scalars)."""
-    dev = None
-    first = None
-    for x in operands:
-        if type(x) is Tensor or isinstance(x, Tensor):
-            if dev is None:
-                dev, first = x.device, x
-            elif x.device is not dev:
-                if x.device is CPU and x._data.ndim == 0:
-                    continue
-                if dev is CPU and first._data.ndim == 0:
-                    dev, first = x.device, x
-                    continue
-                raise _mismatch(first, x)
-    for x in operands:  # re-check against the final device
-        if (
-            isinstance(x, Tensor)
-            and x.device is not dev
-            and not (x.device is CPU and x._data.ndim == 0)
-        ):
-            raise _mismatch(first, x)
-    return dev
-
-
-def _coerce(x):
-    """numpy arrays and numpy scalars become operands torch would accept."""
-    if isinstance(x, np.ndarray):
-        from ..creation import from_numpy
-
-        return from_numpy(x)
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
-
-
-def apply(key, *operands, **params):
-    """The general elementwise path: promotion, device checks, conversion, backend."""
-    if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
-        r = intercept(key, partial(apply, key), operands, params)
-        if r is not PASS:
-            return r
-    spec = SPECS[key]
-    operands = tuple(_coerce(x) for x in operands)
-    dev = _device_of(operands)
-    if dev is None:
-        for x in operands:  # a value traced by @gt.fuse records the op instead of running it
-            hook = getattr(type(x), "__gt_elementwise__", None)
-            if hook is not None:
-                return hook(x, key, *operands, **params)
-        raise TypeError(f"{key}: expected at least one Tensor operand")
-    op = spec.op
-    if op.no_bool and any(
-        (isinstance(x, Tensor) and x.dtype is _dt.bool) or type(x) is bool for x in operands
-    ):
-        raise RuntimeError(op.no_bool)
-    typed = operands[1:] if spec.kind == "where" else operands
-    common = _dt.result_type(*(x for x in typed if x is not None))
-    compute, out = _dtypes(spec, common)
-    if op.operand_check is not None:
-        op.operand_check(operands, common)
-    backend = get_backend(dev)
-    cnp = compute.np
-    # torch casts operands to the common dtype before its kernel widens half types to
-    # float32: a float16 operand of a bfloat16 op is rounded to bfloat16 first
-    via = common.np if compute is not common and common in _HALF else None
-    # real cuda: tensors go in their own dtypes, the kernel casts as it loads (one launch)
-    in_kernel = backend.casts_in_kernel and compute.category != _dt.COMPLEX
-    args = []
-    for i, x in enumerate(operands):
-        target = cnp
-        if spec.kind == "where" and i == 0:
-            target = np.dtype(np.bool_)
-        if (
-            via is not None
-            and i == 1
-            and op.opmath_scalar
-            and isinstance(x, Tensor)
-            and x._data.size == 1
-        ):
-            via = None  # ... except a one-element divisor/factor, read at full precision
-        if isinstance(x, Tensor):
-            if x.device is not dev:  # a 0-dim cpu tensor: joins as a scalar of its dtype
-                v = x._data
-                if via is not None and v.dtype != via and target is cnp:
-                    v = v.astype(via)
-                v = v.item()
-                args.append(v if spec.ufunc else np.asarray(v).astype(target)[()])
-                continue
-            arr = x._data
-            if via is not None and arr.dtype != via and target is cnp:
-                arr = backend.astype(arr, via)  # (float32 operands too: round, widen back)
-            if arr.dtype != target and not in_kernel:
-                arr = backend.astype(arr, target)
-            args.append(arr)
-        elif x is None:
-            args.append(None)
-        elif spec.ufunc and _SCALAR_CATEGORY.get(type(x), 9) <= compute.category:
-            # weak Python scalar: numpy keeps the array's dtype; ints wrap as in torch
-            args.append(wrap_int(x, cnp) if type(x) is int and cnp.kind in "iu" else x)
-        else:
-            with np.errstate(all="ignore"):
-                args.append(np.asarray(x).astype(target)[()])
-    if op.int_division and compute.category <= _dt.INT:
-        refuse_zero_divisor(key, args[1])
-    kwargs = {}
-    if op.param and op.param in params:
-        kwargs[op.param] = params.pop(op.param)
-    if params:
-        raise TypeError(f"{key}() got unexpected keyword arguments {sorted(params)}")
-    fn = op.complex_fn or spec.fn if compute.category == _dt.COMPLEX else spec.fn
-    try:
-        with np.errstate(all="ignore"):
-            r = backend.elementwise(key, fn, args, out.np, kwargs)
-    except ValueError as exc:
-        if "broadcast" in str(exc):
-            raise _broadcast_error(
-                [x.shape for x in operands if isinstance(x, Tensor)], exc
-            ) from None
-        raise
-    except MemoryError as exc:  # numpy's, for an impossible result: torch's error
-        raise backend.host_memory_error(exc, key) from None
-    return result_tensor(backend, r, dev, out)
-
-
-def result_tensor(backend, r, dev, out):
-    """The Tensor of dtype `out` on `dev` holding `backend.elementwise`'s result `r` (an
-    array, or a numpy scalar for 0-dim operands), cast and adopted as the device needs."""
-    own = backend.casts_in_kernel  # its elementwise results are its own already
-    if not hasattr(r, "ndim") or isinstance(r, np.generic):
-        r, own = backend.xp.asarray(r), False
-    if r.dtype != out.np and not (out is _dt.bfloat16 and r.dtype == np.uint16):
-        r = backend.astype(r, out.np)  # (uint16 results are real cuda's bfloat16 bits)
-    r, st = (r, None) if own else backend.adopt(r)
-    return Tensor._make(r, dev, out, st)
 
 
 # -- public functions -----------------------------------------------------------------

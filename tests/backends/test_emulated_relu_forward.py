@@ -1,4 +1,4 @@
-"""relu's forward on emulated cuda computes into one allocator block (`_dispatch._host_relu`)
+"""relu's forward on emulated cuda computes into one allocator block (`_host_paths._host_relu`)
 instead of a host array that adopt() copies in. Its bits are those of the function it
 replaces, `fusion.npmath.relu` (both of its size branches: -0.0, NaN payloads, +-inf), its
 layout and dtype are those it had, and results over PIECE elements or of a strided input keep

@@ -1,0 +1,92 @@
+"""The cuda kernel path's rules: which out dtype a kernel that casts its operands as it loads
+them gives for an operand signature (`_kernel_out`, kept per signature in `_KERNEL_OUT`),
+the operand-dependent checks of such an entry (`_kernel_via`), and integer division's
+refusal of a zero divisor (`refuse_zero_divisor`, `_ZeroDivisor`), which apply() uses too.
+
+Its own file because these are apply()'s dtype rules restated for the written-out kernel
+path of make_binary/make_unary (_dispatch.py), which reads them by name at import.
+"""
+
+from __future__ import annotations
+
+from .. import dtype as _dt
+from .._tensor import Tensor
+from ._specs import _HALF, SPECS, _dtypes
+
+_KERNEL_OUT: dict = {}  # (key, dtypes/scalar type, 0-dim flags) -> _kernel_out(), or False
+
+
+def _kernel_via(extra, a, other, y, reflected):
+    """The cuda path's rules that depend on the operands, for a _kernel_out() entry that has
+    any (`extra`): the operand check (int ** -1 raises), then the kernel's `via`, or False
+    where apply() must run (its opmath_scalar rule: a one-element factor at full precision)."""
+    common, check, via = extra
+    if check is not None:
+        check((other, a) if reflected else (a, other), common)
+    if via is not None and via[1] and y.size == 1:
+        return False
+    return via
+
+
+def _kernel_out(key, a, other):
+    """(out dtype, its numpy dtype, extra) of `a <key> other` (`key(a)` when other is None)
+    where a kernel that casts its operands as it loads computes exactly what apply()
+    computes; False where apply() must run (it raises or checks values on the host).
+    `extra`: None (most ops), or (common dtype, operand check, via) for _kernel_via.
+    `via`: None, or (half numpy dtype, opmath_scalar) where apply() rounds the
+    operands of another dtype through the half common dtype before computing in float32:
+    the kernel does the same (eager.run_planned's `via`), except for a one-element second
+    operand of an opmath_scalar op, which apply() reads at full precision."""
+    spec = SPECS[key]
+    op = spec.op
+    if op.no_bool and (
+        type(other) is bool
+        or a.dtype is _dt.bool
+        or (type(other) is Tensor and other.dtype is _dt.bool)
+    ):
+        return False
+    if op.arity != (1 if other is None else 2) or (other is None and op.operand_check):
+        return False
+    common = _dt.result_type(a) if other is None else _dt.result_type(a, other)
+    try:
+        compute, out = _dtypes(spec, common)
+    except (RuntimeError, NotImplementedError):
+        return False
+    if compute.category == _dt.COMPLEX or out.category == _dt.COMPLEX:
+        return False  # the codegen has no complex types
+    check = op.operand_check
+    if op.int_division and compute.category <= _dt.INT:
+        check = _ZeroDivisor(key, check)
+    via = None
+    if (
+        compute is not common
+        and common in _HALF
+        and (a.dtype is not common or (type(other) is Tensor and other.dtype is not common))
+    ):
+        via = (common.np, op.opmath_scalar)  # another dtype is rounded through the half first
+    return out, out.np, None if check is None and via is None else (common, check, via)
+
+
+def refuse_zero_divisor(key, divisor):
+    """torch's (cpu) error for an integer division by zero: `divisor` a number or an array
+    (a device array costs one reduction and a sync)."""
+    zero = (divisor == 0).any() if hasattr(divisor, "ndim") else divisor == 0
+    if bool(zero):
+        raise RuntimeError(f"ZeroDivisionError: integer {key} by zero")
+
+
+class _ZeroDivisor:
+    """Integer division's refusal of a zero divisor, on every device as on cpu (torch's
+    cuda kernels check nothing; ours keep the error the other devices give). A number is
+    checked on the host for free; a tensor divisor costs one reduction and a device sync."""
+
+    __slots__ = ("key", "then")
+
+    def __init__(self, key, then):
+        self.key, self.then = key, then
+
+    def __call__(self, operands, common):
+        d = operands[1]
+        refuse_zero_divisor(self.key, d._data if type(d) is Tensor else d)
+        if self.then is not None:
+            self.then(operands, common)
