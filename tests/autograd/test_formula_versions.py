@@ -37,11 +37,12 @@ def test_linear_raises_where_torch_does(device, changed, x_grad, ndim):
         assert (_linear(device, changed, x_grad, ndim).cpu().numpy() == 2.0 * (ndim - 1)).all()
 
 
+@pytest.mark.parametrize("target_dtype", ["int64", "uint8"])  # (uint8: converted inside)
 @pytest.mark.parametrize("changed", ["input", "target"])
-def test_nll_loss_raises_where_torch_does(device, changed):
+def test_nll_loss_raises_where_torch_does(device, changed, target_dtype):
     x = gt.zeros(3, 4, device=device, requires_grad=True)
     logits = x * 1
-    t = gt.tensor([0, 1, 2], device=device)
+    t = gt.tensor([0, 1, 2], dtype=getattr(gt, target_dtype), device=device)
     loss = F.nll_loss(logits, t)
     with gt.no_grad():
         {"input": logits, "target": t}[changed].add_(1)

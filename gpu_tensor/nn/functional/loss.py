@@ -139,9 +139,9 @@ def nll_loss(
         if loss is not None:
             return loss
     n_classes = input.shape[cdim]
-    target = target.long()
-    keep = target != ignore_index
-    safe = gt.where(keep, target, 0)
+    labels = target.long()  # (a uint8 target's copy; `target` itself is what torch saves)
+    keep = labels != ignore_index
+    safe = gt.where(keep, labels, 0)
     # the bounds check reads the targets on the host, which a CUDA graph capture cannot do
     # (torch checks on the device there); a captured step is checked by its warm-up run
     if (
@@ -149,7 +149,7 @@ def nll_loss(
         and not _graph_pool.active_captures
         and (int(safe.max()) >= n_classes or int(safe.min()) < 0)
     ):
-        bad = int(target.masked_select(keep & ((target >= n_classes) | (target < 0)))[0])
+        bad = int(labels.masked_select(keep & ((labels >= n_classes) | (labels < 0)))[0])
         raise IndexError(f"Target {bad} is out of bounds.")
     if weight is not None:
         w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape) * keep.to(input.dtype)
