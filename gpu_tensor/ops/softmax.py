@@ -47,8 +47,10 @@ def _log_softmax(x, dim):
     return s - s.exp().sum(dim, keepdim=True).log()
 
 
-def _recorded(name, plain, grad_of, input, dim, dtype):
-    """plain(input, dim) as one node `name` when it records (see the module docstring)."""
+def _recorded(name, plain, grad_of, input, dim, dtype, composed=None):
+    """plain(input, dim) as one node `name` when it records (see the module docstring).
+    `composed`: the differentiable form the backward re-runs (default `plain` itself), for a
+    `plain` that computes without the ops (nn/functional/softmax_host.py)."""
     if dtype is not None:
         input = input.to(dtype)
     from .._grad import STATE
@@ -70,7 +72,7 @@ def _recorded(name, plain, grad_of, input, dim, dtype):
         if STATE.enabled or y._version != saved[1]:
             # create_graph: y needs history, so re-run the forward (the same bits); an output
             # written in place since: re-run it too, as before outputs were saved
-            y = plain(x, dim)
+            y = (composed or plain)(x, dim)
         return (grad_of(g, y, dim),)
 
     return with_formula(name, forward, backward, input)
@@ -92,11 +94,9 @@ def softmax(input, dim=None, dtype=None):
 def log_softmax(input, dim=None, dtype=None):
     """(x - max) - log(sum(exp(x - max))): no exp overflows and no log of an underflow."""
     dim = _softmax_dim(input.ndim, dim, "log_softmax")
-    return _recorded(
-        "LogSoftmaxBackward0",
-        _log_softmax,
-        lambda g, y, d: g - y.exp() * g.sum(d, keepdim=True),
-        input,
-        dim,
-        dtype,
-    )
+    return _recorded("LogSoftmaxBackward0", _log_softmax, _log_softmax_grad, input, dim, dtype)
+
+
+def _log_softmax_grad(g, y, dim):
+    """LogSoftmaxBackward0's formula over the saved output y."""
+    return g - y.exp() * g.sum(dim, keepdim=True)

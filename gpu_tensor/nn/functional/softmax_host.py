@@ -6,8 +6,8 @@ and its backward four, exp, sum, mul and sub. Each is a dispatch and, on emulate
 allocator block. Here numpy makes the same calls on host temporaries (piece-sized at most on
 emulated cuda), so the same bits, and the output and its gradient are one block each, as
 torch's _log_softmax and _log_softmax_backward_data write theirs. The node is torch's
-LogSoftmaxBackward0 with the general one's rules: it reads its saved output, and re-runs the
-composed forward under create_graph or after an in-place write to that output.
+LogSoftmaxBackward0, recorded by the general one's `_recorded`: it reads its saved output,
+and re-runs the composed forward under create_graph or after an in-place write to that output.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from gpu_tensor import dtype as _dt
 from gpu_tensor._grad import STATE
 from gpu_tensor._modes import ACTIVE
 from gpu_tensor._tensor import Tensor
-from gpu_tensor.autograd.composite import with_formula
 from gpu_tensor.backends.base import PIECE
 from gpu_tensor.device import CPU
 from gpu_tensor.ops import softmax as _softmax
@@ -47,40 +46,39 @@ def host_log_softmax(input, dim):
         backend = dev._backend
         if backend is None or not backend.host_arrays or x.size > PIECE:
             return None
-    if not (STATE.enabled and input._requires_grad):
-        return _forward(x, backend, dev, dt)
-    saved = []  # the output, detached, and its version then (as the general node keeps)
+    # the general node's saved-output rules (ops/softmax._recorded), with numpy's calls for
+    # the forward and, where it can, the gradient
+    return _softmax._recorded(
+        "LogSoftmaxBackward0",
+        lambda inp, d: _forward(inp._data, backend, dev, dt),
+        _grad,
+        input,
+        1,
+        None,
+        composed=_softmax._log_softmax,
+    )
 
-    def forward(inp):
-        y = _forward(inp._data, backend, dev, dt)
-        saved.append(y.detach())
-        saved.append(saved[0]._version)
-        return y
 
-    def backward(g, need, inp):
-        y = saved[0]
-        gd = g._data
-        if (
-            STATE.enabled  # create_graph: y needs history
-            or y._version != saved[1]  # written in place since: re-run, as the general does
-            or ACTIVE[0]
-            or type(g) is not Tensor
-            or g.device is not dev
-            or g.dtype is not dt
-            or gd.shape != x.shape
-            or not gd.flags.c_contiguous
-        ):
-            if STATE.enabled or y._version != saved[1]:
-                y = _softmax._log_softmax(inp, 1)
-            return (g - y.exp() * g.sum(1, keepdim=True),)
-        with np.errstate(all="ignore"):  # (quiet, as apply() is)
-            e = np.exp(y._data)
-            np.multiply(e, np.add.reduce(gd, _ROWS, None, None, True), out=e)
-            return (
-                host_result(backend, dev, dt, gd.shape, lambda out: np.subtract(gd, e, out=out)),
-            )
-
-    return with_formula("LogSoftmaxBackward0", forward, backward, input)
+def _grad(g, y, dim):
+    """g - exp(y) * g.sum(1, keepdim=True): the formula's numpy calls, in order, for a
+    C-contiguous g like y with nothing recording (no create_graph) or watching; else the
+    formula's ops."""
+    gd, dev, dt = g._data, y.device, y.dtype
+    if (
+        STATE.enabled
+        or ACTIVE[0]
+        or type(g) is not Tensor
+        or g.device is not dev
+        or g.dtype is not dt
+        or gd.shape != y._data.shape
+        or not gd.flags.c_contiguous
+    ):
+        return _softmax._log_softmax_grad(g, y, dim)
+    with np.errstate(all="ignore"):  # (quiet, as apply() is)
+        e = np.exp(y._data)
+        np.multiply(e, np.add.reduce(gd, _ROWS, None, None, True), out=e)
+        backend = None if dev is CPU else dev._backend
+        return host_result(backend, dev, dt, gd.shape, lambda out: np.subtract(gd, e, out=out))
 
 
 def _forward(x, backend, dev, dt):
