@@ -126,22 +126,13 @@ def host_relu_grad(g, out):
 
 def _host_relu(backend, x, dev, out):
     """relu(x) on emulated cuda for up to PIECE elements of a C-contiguous x, computed
-    straight into one allocator block (the layout numpy gives the result then), with the
-    bits of fusion.npmath.relu, whose two branches it repeats with `out=`: under 1 Ki
-    elements x with +0 where x < 0; above, maximum(x, 0) with x's zeros copied back
-    (-0.0 stays). None: larger or strided, for _host_fast's general path (pieces)."""
-    n = x.size
-    if n > PIECE or not x.flags.c_contiguous:
+    straight into one allocator block (the layout numpy gives the result then) by the
+    row's own function, fusion.npmath.relu, given the block as `out`. None: larger or
+    strided, for _host_fast's general path (pieces)."""
+    if x.size > PIECE or not x.flags.c_contiguous:
         return None
     r, st = backend.empty(x.shape, x.dtype)
-    zero = x.dtype.type(0)
-    if n < 1024:
-        np.copyto(r, x)
-        np.copyto(r, zero, where=x < 0)
-    else:
-        np.maximum(x, zero, out=r)
-        if x.dtype.kind == "f":
-            np.copyto(r, x, where=x == 0)
+    _RELU_FN(x, out=r)
     return Tensor._make(r, dev, out, st)
 
 
