@@ -104,10 +104,7 @@ class EmulatedCudaBackend(CpuBackend):
 
     def empty(self, shape, np_dtype, inside: int = 0):
         np_dtype = np.dtype(np_dtype)
-        n = np_dtype.itemsize
-        for s in shape:
-            n *= s
-        return self._raw(n, shape, np_dtype, inside)
+        return self._raw(math.prod(shape) * np_dtype.itemsize, shape, np_dtype, inside)
 
     def adopt(self, array):
         fresh = getattr(self._fresh, "item", None)
@@ -215,10 +212,7 @@ class EmulatedCudaBackend(CpuBackend):
         for i in axes:
             shape[i] = 1
         if array.size and (array.flags.c_contiguous or sum(n > 1 for n in shape) < 2):
-            n = array.itemsize
-            for s in shape:
-                n *= s
-            out, st = self._raw(n, shape, array.dtype)
+            out, st = self._raw(math.prod(shape) * array.itemsize, shape, array.dtype)
             np.add.reduce(array, axes, None, out, True)
             return out, st
         r = self.compute_into(
@@ -282,10 +276,7 @@ class EmulatedCudaBackend(CpuBackend):
         # (a site is searched for from above this frame and its caller's: elementwise or
         # compute_into, its only callers)
         if strides is None:
-            n = np_dtype.itemsize
-            for s in shape:
-                n *= s
-            out, st = self._raw(n, shape, np_dtype, 1)
+            out, st = self._raw(math.prod(shape) * np_dtype.itemsize, shape, np_dtype, 1)
         else:
             out, st = self._empty_in_order_of(shape, strides, np_dtype, 2)
         fn(*operands, out=out)
