@@ -33,12 +33,14 @@ import contextlib
 import threading
 import warnings
 from bisect import bisect_left
+from sys import _getframe
 
 from . import events, expandable, graph_pool, live, reuse
 from .block import Block, Segment
 from .block_stats import BlockStats
 from .capture import GraphCapture
 from .config import AllocatorConfig
+from .live import INSIDE
 from .pool import BlockPool
 from .readers import AllocatorReaders
 from .segments import SegmentSupply
@@ -74,8 +76,13 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         # A free not done yet (reuse.py): done by _unpark before any other operation, or
         # cancelled by a malloc that torch's policy would answer with the same block.
         self._parked: Block | None = None
-        # reuse.park's last proof (see there)
+        # reuse.park's last proof (see there); `_proved`: its block while the proof holds
+        # (False when none does: never the parked block, never None), so that malloc's first
+        # test takes the block back; `_reuses`: the reuses of it made by that test since
+        # their counts were last settled (reuse.settle)
         self._park_proof = None
+        self._proved = False
+        self._reuses = 0
         # Blocks that merges absorbed, for splits to reuse instead of making new ones:
         # nothing else holds them (a freed block is the allocator's: block.py). A split
         # makes a new Block only when none is spare. Blocks that splits did not make (new
@@ -83,8 +90,8 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         # segments._SPARES_KEPT whenever such a block is made (_get_new_block), emptied by
         # empty_cache.
         self._spares: list[Block] = []
-        self._small = BlockPool(True)
-        self._large = BlockPool(False)
+        self._small = BlockPool(True, owner=self)
+        self._large = BlockPool(False, owner=self)
         self._segments: dict[int, Segment] = {}
         # expandable segments: (is_small, stream) -> the reservation that grows; all of them
         self._es: dict[tuple[bool, int], expandable.Reservation] = {}
@@ -122,20 +129,22 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         `stream`: an int handle or an object with `.ptr`. Handle 2 (cudaStreamPerThread) is
         keyed per calling thread, so threads on per-thread default streams never reuse each
         other's freed blocks without an event (stream_ids.py). `inside`: how many frames,
-        from the caller up, lie in gpu_tensor for sure: the creation site's search
-        (live.capture_site) starts above them, without looking at them."""
-        if nbytes.__class__ is not int:
-            nbytes = int(nbytes)
-        if nbytes < 0:
-            raise ValueError(f"cannot allocate a negative size ({nbytes} bytes)")
-        if stream.__class__ is not int:
-            stream = stream_key(stream)
-        elif stream == PER_THREAD_STREAM:  # the calling thread's own stream: see stream_ids.py
-            stream = per_thread_key()
-        on = live._enabled  # live.enabled(), minus the call once the environment was read
-        if on is None:
-            on = live.enabled()
-        site = live.capture_site(2 + inside) if on else None
+        from the caller up, lie in gpu_tensor for sure: the creation site's search starts
+        above them, without looking at them."""
+        # The creation site: live.capture_site, written out (every malloc runs it). First,
+        # as there: a finaliser that the walk's allocations set off frees before any state
+        # is read.
+        if live._enabled or live._enabled is None and live.enabled():
+            frame = _getframe(1 + inside)
+            try:
+                while INSIDE[frame.f_code.co_filename]:
+                    frame = frame.f_back
+                code = frame.f_code
+                site = (code.co_filename, frame.f_lineno, code.co_name)
+            except AttributeError:  # past the outermost frame: every caller was inside
+                site = None
+        else:
+            site = None
         # acquire/release rather than `with`: half the cost (~75 ns each, measured), and
         # malloc and free are the per-tensor hot path
         self._lock.acquire()
@@ -143,6 +152,32 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
             outer = not self._busy
             self._busy = True
             try:
+                block = self._parked
+                if (
+                    block is self._proved
+                    and nbytes == block.requested_size
+                    and stream == block.stream
+                    and self.history is None
+                ):
+                    # The parked block's proof holds (reuse.py: `_proved`) and this is the
+                    # request it last served: the free and this malloc cancel, and their
+                    # counts wait in `_reuses` (reuse.settle).
+                    self._parked = None
+                    self._reuses += 1
+                    block.tag = None
+                    block.site = site
+                    self._allocated[block.ptr] = block
+                    return block
+                if self._reuses:  # what follows reads or moves what they wait to change
+                    reuse.settle(self)
+                if nbytes.__class__ is not int:
+                    nbytes = int(nbytes)
+                if nbytes < 0:
+                    raise ValueError(f"cannot allocate a negative size ({nbytes} bytes)")
+                if stream.__class__ is not int:
+                    stream = stream_key(stream)
+                elif stream == PER_THREAD_STREAM:  # the calling thread's own stream: see
+                    stream = per_thread_key()  # stream_ids.py
                 if self._rounding is not None:
                     size = round_size(nbytes, self._rounding)
                 elif nbytes > MIN_BLOCK_SIZE:  # round_size's plain rule, inlined (hot path)
@@ -153,7 +188,6 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                     return self._malloc_captured(
                         self._capturing[stream], stream, size, nbytes, site
                     )
-                block = self._parked
                 if block is not None:
                     if (
                         block.size == size
@@ -161,9 +195,10 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                         and not self._events
                         and self.history is None
                     ):
-                        # the last proof while its pool has not changed, else a new one
-                        proof = self._park_proof
-                        if proof is None or proof[0] is not block or proof[2] != proof[1].version:
+                        # the last proof while it holds, else a new one
+                        if block is self._proved:
+                            proof = self._park_proof
+                        else:
                             proof = reuse.park(self, block)
                         if proof is not None:
                             return self._reuse_parked(block, nbytes, site, proof)
@@ -202,12 +237,8 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         events recorded on those streams now have completed."""
         self._lock.acquire()  # not `with`: see malloc
         try:
-            if self._allocated.get(block.ptr) is not block:
-                raise ValueError(
-                    f"free of {block!r}: not allocated by this allocator "
-                    "(double free, or a block from another device)"
-                )
-            del self._allocated[block.ptr]
+            if self._allocated.pop(block.ptr, None) is not block:
+                self._not_allocated(block)
             if self._busy:  # a finaliser inside another operation of this thread: queue it
                 self._deferred.append(block)
                 return
@@ -220,6 +251,8 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                     or self.history is not None
                     or block.segment.graph_pool is not None
                 ):  # a graph's: never parked
+                    if self._reuses:
+                        reuse.settle(self)
                     self._release_allocated(block)
                 else:  # proved (_proved) only when the next operation is a malloc of its size
                     self._parked = block
@@ -231,6 +264,24 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         finally:
             self._lock.release()
 
+    def _not_allocated(self, block: Block) -> None:
+        """free's refusal of a block that is not allocated here. free has popped its address
+        already: a block of ours allocated there (another device's block can share its
+        address) goes back (last in `_allocated`'s order, the one thing that changes)."""
+        for segment in self._segments.values():
+            for other in segment.blocks():
+                if (
+                    other.ptr == block.ptr
+                    and other.allocated
+                    and other is not self._parked
+                    and all(other is not d for d in self._deferred)
+                ):
+                    self._allocated[other.ptr] = other
+        raise ValueError(
+            f"free of {block!r}: not allocated by this allocator "
+            "(double free, or a block from another device)"
+        )
+
     # ----------------------------------------------------------------- operations
     @contextlib.contextmanager
     def _operation(self):
@@ -239,6 +290,8 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
             outer = not self._busy
             self._busy = True
             try:
+                if self._reuses:
+                    reuse.settle(self)
                 if self._parked is not None:
                     self._unpark()
                 yield
@@ -248,6 +301,8 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
 
     def _end_operation(self) -> None:
         try:
+            if self._reuses:  # the deferred frees may move what they wait to change
+                reuse.settle(self)
             if self._parked is not None:  # a finaliser's free follows the parked one
                 self._unpark()
             while self._deferred:
@@ -257,6 +312,8 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
 
     def _unpark(self) -> None:
         """Do the parked free now (reuse.py)."""
+        if self._reuses:  # the free moves what they wait to change
+            reuse.settle(self)
         block, self._parked = self._parked, None
         history = self.history
         if history is None:  # _release_allocated, inlined: a parked block has no stream uses
@@ -277,17 +334,20 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
     def _reuse_parked(self, block: Block, nbytes: int, site, proof) -> Block:
         """Cancel the parked free of `block` against this malloc (reuse.py; `proof`: what
         reuse.park proved): exactly what the free and then the malloc would have done to
-        the stats and the gc clock."""
+        the stats and the gc clock. The proof then holds for the same request again
+        (`_proved`): malloc's first test."""
         self._parked = None
-        _, pool, _, after, counts = proof
+        pool = proof.pool
         pool.lookups += 1  # the malloc's best-fit search
+        after = proof.after
         if after is not None:  # the malloc's split gives it back as the pool's free block
             after.gc_count_base = pool.lookups
-        counts(block.requested_size, nbytes)  # the stats: DeviceStats.block_reused
+        proof.counts(block.requested_size, nbytes)  # the stats: DeviceStats.block_reused
         block.requested_size = nbytes
         block.tag = block.frames = None
         block.site = site
         self._allocated[block.ptr] = block
+        self._proved = block
         return block
 
     def _alloc_found_block(self, pool, i: int, block: Block, size: int, nbytes: int, site) -> Block:
@@ -331,7 +391,7 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                     keys[i] = key
                     pool._blocks[i] = rest
                     rest.gc_count_base = pool.lookups
-                    pool.version += 1
+                    pool.owner._proved = False  # (pool.py)
             if prev is not None or rest.next is not None:  # a split free block shrinks
                 split_blocks, split_bytes = 0, -size
             else:  # a new split free block appears

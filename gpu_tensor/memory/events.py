@@ -25,6 +25,8 @@ def insert(alloc, block) -> None:
     """Record an event on every stream that used `block`; it stays active until they
     complete (or at once when the device is synchronous: no event factory)."""
     streams, block.stream_uses = block.stream_uses, None
+    # a malloc processes events before its search, which a proved reuse (reuse.py) skips
+    alloc._proved = False
     if alloc._event_factory is None:  # synchronous device: every use is already done
         alloc._free_block(block)
         return

@@ -135,7 +135,7 @@ def grow(alloc, pool, stream: int, size: int) -> Block | None:
             tail = run.tail()
             block = Block(at, need, stream, run)
             block.prev, tail.next = tail, block
-            pool.version += 1  # the tail has a new neighbour (reuse.py)
+            pool.owner._proved = False  # the tail has a new neighbour (reuse.py)
             _add(mine, (0, 1, need))  # a free block of a split segment
     _apply(alloc._stats, totals)
     return block

@@ -43,10 +43,11 @@ class GraphPool:
 
     __slots__ = ("id", "small", "large", "use_count", "segments")
 
-    def __init__(self, pool_id: tuple[int, int]):
+    def __init__(self, pool_id: tuple[int, int], owner=None):
         self.id = pool_id
-        self.small = BlockPool(True, self)
-        self.large = BlockPool(False, self)
+        # `owner`: the allocator (its parked-reuse proof ends with any change: pool.py)
+        self.small = BlockPool(True, self, owner)
+        self.large = BlockPool(False, self, owner)
         self.use_count = 1  # graphs that captured into it and were not reset
         self.segments = 0  # raw allocations it owns
 
@@ -64,10 +65,11 @@ def begin(alloc, pool_id: tuple[int, int], stream: int) -> GraphPool:
         )
     gp = alloc._graph_pools.get(pool_id)
     if gp is None:
-        gp = alloc._graph_pools[pool_id] = GraphPool(pool_id)
+        gp = alloc._graph_pools[pool_id] = GraphPool(pool_id, alloc)
     else:  # shared (torch's pool=): one more graph uses it
         gp.use_count += 1
     alloc._capturing[stream] = gp
+    alloc._proved = False  # reuse.py: a proved block of `stream` must go to the graph's pool
     return gp
 
 

@@ -16,20 +16,27 @@ from .block import Block
 __all__ = ["BlockPool"]
 
 
+class _Unowned:
+    """The owner of a pool no allocator owns (tests)."""
+
+    __slots__ = ("_proved",)
+
+
 class BlockPool:
     """The free blocks of one pool (small or large)."""
 
-    __slots__ = ("is_small", "_keys", "_blocks", "lookups", "version", "graph_pool")
+    __slots__ = ("is_small", "_keys", "_blocks", "lookups", "owner", "graph_pool")
 
-    def __init__(self, is_small: bool, graph_pool=None):
+    def __init__(self, is_small: bool, graph_pool=None, owner=None):
         self.is_small = is_small
         self.graph_pool = graph_pool  # the graph_pool.GraphPool it belongs to; None: the device's
         self._keys: list[tuple[int, int, int]] = []  # (stream, size, ptr), ascending
         self._blocks: list[Block] = []  # _blocks[i] is the block of _keys[i]
         self.lookups = 0  # best-fit searches so far: the clock that ages cached blocks (gc)
-        # Bumped by every change of the pool, and by anything else that relinks its
-        # segments' blocks (expandable.grow): reuse.py's cached proofs hold while it stays.
-        self.version = 0
+        # The allocator whose parked-reuse proof (reuse.py) every change of the pool ends,
+        # as does anything else that relinks its segments' blocks (expandable.grow):
+        # `owner._proved = False`. A proof holds while no pool of its allocator changed.
+        self.owner = owner if owner is not None else _Unowned()
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -48,13 +55,13 @@ class BlockPool:
         self._keys.insert(i, key)
         self._blocks.insert(i, block)
         block.gc_count_base = self.lookups
-        self.version += 1
+        self.owner._proved = False
 
     def remove(self, block: Block) -> None:
         i = self._index(block)
         del self._keys[i]
         del self._blocks[i]
-        self.version += 1
+        self.owner._proved = False
 
     def _index(self, block: Block) -> int:
         key = (block.stream, block.size, block.ptr)
@@ -103,7 +110,7 @@ class BlockPool:
         return self._blocks[i]
 
     def pop(self, i: int) -> Block:
-        self.version += 1
+        self.owner._proved = False
         del self._keys[i]
         return self._blocks.pop(i)
 
@@ -123,7 +130,7 @@ class BlockPool:
             keys.insert(j, key)
             self._blocks.insert(j, block)
         block.gc_count_base = self.lookups
-        self.version += 1
+        self.owner._proved = False
 
     def replace(self, old: Block, block: Block) -> None:
         """remove(old) and add(block) (see `replace_at`, whose in-place case is written out
@@ -139,7 +146,7 @@ class BlockPool:
             keys[i] = key
             self._blocks[i] = block
             block.gc_count_base = self.lookups
-            self.version += 1
+            self.owner._proved = False
         else:
             self.replace_at(i, block)
 

@@ -21,16 +21,45 @@ the free must be the merged block, and the split rule must cut off exactly this
 block. When any of that fails the free is done then, before the malloc. The proof is
 made only for a malloc of the parked block's size (most frees are followed by something
 else, which simply does the free first: a proof at every free cost more than the reuses
-saved on bench_train's deep MLP). It depends only on the block's neighbours and its pool,
-so it is kept (`_park_proof`) while the pool's `version` stays: a loop that frees and asks
-for the same block again proves it once.
+saved on bench_train's deep MLP).
+
+A proof depends only on the block's neighbours and the pools, so it holds until a pool of
+the allocator changes (pool.py ends it: `alloc._proved = False`), events are recorded
+(a malloc would process them first), a capture begins or the peaks are reset. While it
+holds, `alloc._proved` is its block, and malloc's first test takes that block back for the
+request it last served (same bytes, same stream, no history) with no more work: a loop that
+frees and asks for the same block again proves it once. Such reuses are only counted
+(`alloc._reuses`); `settle` adds what they did, n times over, before anything reads or
+moves it: the accumulated stats totals, the gc clock of the block's pool and the gc age of
+the free block after it. Their current stats values end where they began, and their peaks
+are those the first reuse tested: nothing that could move them (the pools' inactive_split,
+a reset) can change while the proof holds.
 """
 
 from __future__ import annotations
 
 from .sizes import SMALL_SIZE
 
-__all__ = ["park"]
+__all__ = ["Proof", "park", "settle"]
+
+
+class Proof:
+    """What `park` proved of `block`: all that a reuse needs (CachingAllocator._reuse_parked,
+    `settle`)."""
+
+    __slots__ = ("block", "pool", "after", "small", "split_blocks", "split_bytes", "counts")
+
+    def __init__(self, block, pool, after, small, split_blocks, split_bytes, counts):
+        self.block = block
+        self.pool = pool  # its pool (the gc clock that a malloc's search advances)
+        self.after = after  # the free neighbour after it, or None
+        self.small = small
+        # inactive_split's change (blocks, bytes) in the free, undone by the malloc
+        self.split_blocks = split_blocks
+        self.split_bytes = split_bytes
+        # the stats update of one reuse, as a function of the old and new requested bytes
+        # (DeviceStats.reuse_counter)
+        self.counts = counts
 
 
 def _mergeable(block) -> bool:
@@ -40,10 +69,7 @@ def _mergeable(block) -> bool:
 def park(alloc, block):
     """Prove that torch's policy would give the parked `block` (freed, nothing since) to a
     malloc of its size and stream (see the module docstring); None: free it first.
-    Returns the proof, also kept as `alloc._park_proof`: (block, its pool, the pool's
-    version, the free neighbour after it or None, the stats update of a reuse as a
-    function of the old and new requested bytes (DeviceStats.reuse_counter)), all that
-    the reuse needs (CachingAllocator._reuse_parked)."""
+    Returns the `Proof`, also kept as `alloc._park_proof`."""
     prev = block.prev
     if prev is not None and _mergeable(prev):
         return None  # the free merges backwards: the next malloc would start lower
@@ -76,6 +102,28 @@ def park(alloc, block):
     else:
         blocks, nbytes = (1 if after is None else 0), size
     counts = alloc._stats.reuse_counter(small, size, blocks, nbytes, size >= max_split)
-    proof = (block, pool, pool.version, after, counts)
-    alloc._park_proof = proof
+    proof = alloc._park_proof = Proof(block, pool, after, small, blocks, nbytes, counts)
     return proof
+
+
+def settle(alloc) -> None:
+    """Add what the `alloc._reuses` reuses made by malloc's first test did (see the module
+    docstring): each was a best-fit search of the proof's pool, which gives the free block
+    after it back aged from there, and the stats of block_reused with unchanged requested
+    bytes."""
+    n, alloc._reuses = alloc._reuses, 0
+    proof = alloc._park_proof
+    pool = proof.pool
+    pool.lookups += n
+    if proof.after is not None:
+        proof.after.gc_count_base = pool.lookups
+    block = proof.block  # allocated or parked since: its sizes are the reuses'
+    alloc._stats.reuses_settled(
+        proof.small,
+        block.size,
+        block.requested_size,
+        proof.split_blocks,
+        proof.split_bytes,
+        block.size >= alloc._max_split,
+        n,
+    )

@@ -223,6 +223,27 @@ class DeviceStats:
 
         return counts
 
+    def reuses_settled(
+        self, small, size, requested, split_blocks, split_bytes, oversize, n: int
+    ) -> None:
+        """What `n` calls of `reuse_counter(small, size, split_blocks, split_bytes,
+        oversize)(requested, requested)` add once its first call has tested the peaks, with
+        nothing changed since (reuse.settle): the accumulated totals, `n` times over.
+        (Their current values end where they began, and their peaks are those tested.)"""
+        acc = self._acc[small]
+        if oversize:
+            self._single["acc"][0] += n
+        if self._counts_active:
+            acc[_ACTIVE] += n
+            acc[_ACTIVE_BYTES] += n * size
+        acc[_ALLOCATION] += n
+        acc[_ALLOCATED] += n * size
+        acc[_REQUESTED] += n * requested
+        # inactive_split(_bytes): down and back up, or up and back down; allocated counts
+        # the way up
+        acc[_SPLIT] += n * abs(split_blocks)
+        acc[_SPLIT_BYTES] += n * abs(split_bytes)
+
     def block_deactivated(
         self, is_small: bool, size: int, split_blocks: int = 0, split_bytes: int = 0
     ) -> None:

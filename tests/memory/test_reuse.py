@@ -105,13 +105,15 @@ def _program(seed, steps=1500):
 def count_reuses(a) -> list[int]:
     """[n]: how many mallocs of `a` took a parked block from now on (n counts up)."""
     hits = [0]
-    reuse = a._reuse_parked
+    malloc = a.malloc
 
     def counted(*args):
-        hits[0] += 1
-        return reuse(*args)
+        parked = a._parked
+        block = malloc(*args)
+        hits[0] += block is parked
+        return block
 
-    a._reuse_parked = counted
+    a.malloc = counted
     return hits
 
 
