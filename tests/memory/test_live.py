@@ -86,6 +86,37 @@ def test_site_is_the_nearest_frame_outside_the_package():
     assert enter(partial(user["callback"], enter, grab)) == (outside, 2, "callback")
 
 
+def test_malloc_sites_as_capture_site_does_and_skips_the_frames_it_is_told_are_inside():
+    """malloc runs capture_site's walk written out: files met for the first time are
+    classified (a new gpu_tensor file is skipped), and `inside` frames are not looked at,
+    whatever file they are in (here a user file, to show it)."""
+    import inspect
+    import os
+
+    import gpu_tensor
+
+    live.set_enabled(True)
+    a = make()
+    inside = os.path.join(os.path.dirname(os.path.abspath(gpu_tensor.__file__)), "_new_fake.py")
+    outside = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_user_lib.py")
+    src = "def call(a, n, inside=0):\n    return a.malloc(n, 0, inside), capture(1)\n"
+    gt_call = _compiled(inside, src, capture=live.capture_site)["call"]
+    user_call = _compiled(outside, src, capture=live.capture_site)["call"]
+    assert inside not in live.INSIDE
+    block, site = gt_call(a, 100)
+    line = inspect.currentframe().f_lineno - 1
+    here = (
+        __file__,
+        line,
+        "test_malloc_sites_as_capture_site_does_and_skips_the_frames_it_is_told_are_inside",
+    )
+    assert block.site == site == here and live.INSIDE[inside] is True
+    block, site = user_call(a, 100)
+    assert block.site == site == (outside, 2, "call")
+    block, _ = user_call(a, 100, inside=1)  # the frame is passed over unread
+    assert block.site == (__file__, inspect.currentframe().f_lineno - 1, here[2])
+
+
 def test_emulated_cuda_results_are_sited_at_the_user_line():
     """The emulated device's mallocs start the site search above its own frames (_raw and
     empty, and _into's two): a result made by a factory, an op or a direct call of the
