@@ -337,12 +337,13 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         the stats and the gc clock. The proof then holds for the same request again
         (`_proved`): malloc's first test."""
         self._parked = None
-        pool = proof.pool
+        _, pool, after, small, split_blocks, split_bytes, oversize = proof
         pool.lookups += 1  # the malloc's best-fit search
-        after = proof.after
         if after is not None:  # the malloc's split gives it back as the pool's free block
             after.gc_count_base = pool.lookups
-        proof.counts(block.requested_size, nbytes)  # the stats: DeviceStats.block_reused
+        self._stats.block_reused(
+            small, block.size, block.requested_size, nbytes, split_blocks, split_bytes, oversize
+        )
         block.requested_size = nbytes
         block.tag = block.frames = None
         block.site = site

@@ -40,26 +40,7 @@ from __future__ import annotations
 
 from .sizes import SMALL_SIZE
 
-__all__ = ["Proof", "park", "settle"]
-
-
-class Proof:
-    """What `park` proved of `block`: all that a reuse needs (CachingAllocator._reuse_parked,
-    `settle`)."""
-
-    __slots__ = ("block", "pool", "after", "small", "split_blocks", "split_bytes", "counts")
-
-    def __init__(self, block, pool, after, small, split_blocks, split_bytes, counts):
-        self.block = block
-        self.pool = pool  # its pool (the gc clock that a malloc's search advances)
-        self.after = after  # the free neighbour after it, or None
-        self.small = small
-        # inactive_split's change (blocks, bytes) in the free, undone by the malloc
-        self.split_blocks = split_blocks
-        self.split_bytes = split_bytes
-        # the stats update of one reuse, as a function of the old and new requested bytes
-        # (DeviceStats.reuse_counter)
-        self.counts = counts
+__all__ = ["park", "settle"]
 
 
 def _mergeable(block) -> bool:
@@ -69,7 +50,11 @@ def _mergeable(block) -> bool:
 def park(alloc, block):
     """Prove that torch's policy would give the parked `block` (freed, nothing since) to a
     malloc of its size and stream (see the module docstring); None: free it first.
-    Returns the `Proof`, also kept as `alloc._park_proof`."""
+    Returns the proof, also kept as `alloc._park_proof`: (block, its pool (the gc clock
+    that a malloc's search advances), the free neighbour after it or None, whether it is
+    small, inactive_split's change (blocks, bytes) in the free, which the malloc undoes,
+    whether it is oversize), all that a reuse needs (CachingAllocator._reuse_parked,
+    `settle`)."""
     prev = block.prev
     if prev is not None and _mergeable(prev):
         return None  # the free merges backwards: the next malloc would start lower
@@ -101,8 +86,7 @@ def park(alloc, block):
         blocks, nbytes = (0, 0) if after is None else (-1, -after.size)
     else:
         blocks, nbytes = (1 if after is None else 0), size
-    counts = alloc._stats.reuse_counter(small, size, blocks, nbytes, size >= max_split)
-    proof = alloc._park_proof = Proof(block, pool, after, small, blocks, nbytes, counts)
+    proof = alloc._park_proof = (block, pool, after, small, blocks, nbytes, size >= max_split)
     return proof
 
 
@@ -112,18 +96,11 @@ def settle(alloc) -> None:
     after it back aged from there, and the stats of block_reused with unchanged requested
     bytes."""
     n, alloc._reuses = alloc._reuses, 0
-    proof = alloc._park_proof
-    pool = proof.pool
+    block, pool, after, small, split_blocks, split_bytes, oversize = alloc._park_proof
     pool.lookups += n
-    if proof.after is not None:
-        proof.after.gc_count_base = pool.lookups
-    block = proof.block  # allocated or parked since: its sizes are the reuses'
+    if after is not None:
+        after.gc_count_base = pool.lookups
+    # the block is allocated or parked since: its sizes are the reuses'
     alloc._stats.reuses_settled(
-        proof.small,
-        block.size,
-        block.requested_size,
-        proof.split_blocks,
-        proof.split_bytes,
-        block.size >= alloc._max_split,
-        n,
+        small, block.size, block.requested_size, split_blocks, split_bytes, oversize, n
     )

@@ -70,18 +70,6 @@ def _changed(cur, other, acc, peak, peak_all, changes) -> None:
                 peak_all[k] = v
 
 
-def _excursion(cur, other, acc, peak, peak_all, k: int, amount: int) -> None:
-    """Stat k goes up by `amount` > 0 and back down: allocated counts the rise, and the
-    peaks see the value at the top; current ends where it began."""
-    acc[k] += amount
-    v = cur[k] + amount
-    if v > peak[k]:
-        peak[k] = v
-    v += other[k]
-    if v > peak_all[k]:
-        peak_all[k] = v
-
-
 class DeviceStats:
     """Counters the allocator updates in place (always under its lock).
 
@@ -158,6 +146,9 @@ class DeviceStats:
         cur[_ALLOCATED] -= size
         cur[_REQUESTED] -= requested
 
+    _counts_active = True  # whether a reuse adds to active's accumulated totals (BlockStats
+    # derives them)
+
     def block_reused(
         self,
         is_small: bool,
@@ -172,63 +163,52 @@ class DeviceStats:
         block_allocated(-split_blocks, -split_bytes) of the same block, for a parked free
         (reuse.py): current values end where they began, so only the accumulated totals,
         requested bytes and the peaks the free's intermediate state reaches can move."""
-        self.reuse_counter(is_small, size, split_blocks, split_bytes, oversize)(
-            old_requested, requested
-        )
-
-    _counts_active = True  # whether a reuse adds to active's accumulated totals (BlockStats
-    # derives them)
-
-    def reuse_counter(self, small, size, split_blocks, split_bytes, oversize=False):
-        """block_reused of one block and split plan, as a function of its old and new
-        requested bytes: made once per parked-reuse proof (reuse.park), so that each reuse
-        of a loop passes two arguments and unpacks no rows."""
-        cur, other, acc, peak, peak_all = self._rows[small]
-        single = self._single["acc"]
-        active = self._counts_active
-
-        def counts(old: int, new: int) -> None:
-            if oversize:  # oversize_allocations -1 then +1
-                single[0] += 1
-            if active:
-                acc[_ACTIVE] += 1
-                acc[_ACTIVE_BYTES] += size
-            acc[_ALLOCATION] += 1
-            acc[_ALLOCATED] += size
-            acc[_REQUESTED] += new
-            if new > old:
-                v = cur[_REQUESTED] = cur[_REQUESTED] - old + new
-                if v > peak[_REQUESTED]:
-                    peak[_REQUESTED] = v
-                v += other[_REQUESTED]
-                if v > peak_all[_REQUESTED]:
-                    peak_all[_REQUESTED] = v
-            elif new != old:  # a fall: no peak to test
-                cur[_REQUESTED] += new - old
-            # inactive_split(_bytes): the free moved them by split_*, the malloc moves them
-            # back
-            if split_blocks > 0:
-                _excursion(cur, other, acc, peak, peak_all, _SPLIT, split_blocks)
-            elif split_blocks:  # down and back up: the way up is what allocated counts
-                acc[_SPLIT] -= split_blocks
-            if split_bytes > 0:  # _excursion, written out: a loop's x + y takes this branch
-                acc[_SPLIT_BYTES] += split_bytes
-                v = cur[_SPLIT_BYTES] + split_bytes
-                if v > peak[_SPLIT_BYTES]:
-                    peak[_SPLIT_BYTES] = v
-                if v + other[_SPLIT_BYTES] > peak_all[_SPLIT_BYTES]:
-                    peak_all[_SPLIT_BYTES] = v + other[_SPLIT_BYTES]
-            elif split_bytes:
-                acc[_SPLIT_BYTES] -= split_bytes
-
-        return counts
+        cur, other, acc, peak, peak_all = self._rows[is_small]
+        if oversize:  # oversize_allocations -1 then +1
+            self._single["acc"][0] += 1
+        if self._counts_active:
+            acc[_ACTIVE] += 1
+            acc[_ACTIVE_BYTES] += size
+        acc[_ALLOCATION] += 1
+        acc[_ALLOCATED] += size
+        acc[_REQUESTED] += requested
+        if requested > old_requested:
+            v = cur[_REQUESTED] = cur[_REQUESTED] - old_requested + requested
+            if v > peak[_REQUESTED]:
+                peak[_REQUESTED] = v
+            v += other[_REQUESTED]
+            if v > peak_all[_REQUESTED]:
+                peak_all[_REQUESTED] = v
+        elif requested != old_requested:  # a fall: no peak to test
+            cur[_REQUESTED] += requested - old_requested
+        # inactive_split(_bytes): the free moved them by split_*, the malloc moves them back.
+        # Up and back down: allocated counts the rise, and the peaks see the top (written
+        # out, both: the reuses that a proof makes once take these branches).
+        if split_blocks > 0:
+            acc[_SPLIT] += split_blocks
+            v = cur[_SPLIT] + split_blocks
+            if v > peak[_SPLIT]:
+                peak[_SPLIT] = v
+            if v + other[_SPLIT] > peak_all[_SPLIT]:
+                peak_all[_SPLIT] = v + other[_SPLIT]
+        elif split_blocks:  # down and back up: the way up is what allocated counts
+            acc[_SPLIT] -= split_blocks
+        if split_bytes > 0:
+            acc[_SPLIT_BYTES] += split_bytes
+            v = cur[_SPLIT_BYTES] + split_bytes
+            if v > peak[_SPLIT_BYTES]:
+                peak[_SPLIT_BYTES] = v
+            if v + other[_SPLIT_BYTES] > peak_all[_SPLIT_BYTES]:
+                peak_all[_SPLIT_BYTES] = v + other[_SPLIT_BYTES]
+        elif split_bytes:
+            acc[_SPLIT_BYTES] -= split_bytes
 
     def reuses_settled(
         self, small, size, requested, split_blocks, split_bytes, oversize, n: int
     ) -> None:
-        """What `n` calls of `reuse_counter(small, size, split_blocks, split_bytes,
-        oversize)(requested, requested)` add once its first call has tested the peaks, with
-        nothing changed since (reuse.settle): the accumulated totals, `n` times over.
+        """What `n` calls of `block_reused(small, size, requested, requested, split_blocks,
+        split_bytes, oversize)` add once a first one has tested the peaks, with nothing
+        changed since (reuse.settle): the accumulated totals, `n` times over.
         (Their current values end where they began, and their peaks are those tested.)"""
         acc = self._acc[small]
         if oversize:

@@ -171,10 +171,9 @@ def test_settled_reuses_equal_the_reuses_one_by_one(split, oversize):
     for stats in (one_by_one, settled):
         stats.block_allocated(True, 8192, 8000, 1, 4096)
         stats.block_allocated(False, 3 << 20, 3 << 20)
-        stats.reuse_counter(True, 8192, *split, oversize)(8000, 8000)  # the proof's reuse
-    counts = one_by_one.reuse_counter(True, 8192, *split, oversize)
+        stats.block_reused(True, 8192, 8000, 8000, *split, oversize)  # the proof's reuse
     for _ in range(7):
-        counts(8000, 8000)
+        one_by_one.block_reused(True, 8192, 8000, 8000, *split, oversize)
     settled.reuses_settled(True, 8192, 8000, *split, oversize, 7)
     assert settled.as_dict(0) == one_by_one.as_dict(0)
 
