@@ -181,27 +181,18 @@ class DeviceStats:
                 peak_all[_REQUESTED] = v
         elif requested != old_requested:  # a fall: no peak to test
             cur[_REQUESTED] += requested - old_requested
-        # inactive_split(_bytes): the free moved them by split_*, the malloc moves them back.
-        # Up and back down: allocated counts the rise, and the peaks see the top (written
-        # out, both: the reuses that a proof makes once take these branches).
-        if split_blocks > 0:
-            acc[_SPLIT] += split_blocks
-            v = cur[_SPLIT] + split_blocks
-            if v > peak[_SPLIT]:
-                peak[_SPLIT] = v
-            if v + other[_SPLIT] > peak_all[_SPLIT]:
-                peak_all[_SPLIT] = v + other[_SPLIT]
-        elif split_blocks:  # down and back up: the way up is what allocated counts
-            acc[_SPLIT] -= split_blocks
-        if split_bytes > 0:
-            acc[_SPLIT_BYTES] += split_bytes
-            v = cur[_SPLIT_BYTES] + split_bytes
-            if v > peak[_SPLIT_BYTES]:
-                peak[_SPLIT_BYTES] = v
-            if v + other[_SPLIT_BYTES] > peak_all[_SPLIT_BYTES]:
-                peak_all[_SPLIT_BYTES] = v + other[_SPLIT_BYTES]
-        elif split_bytes:
-            acc[_SPLIT_BYTES] -= split_bytes
+        # inactive_split(_bytes): the free moved them by split_*, the malloc moves them back
+        for k, amount in ((_SPLIT, split_blocks), (_SPLIT_BYTES, split_bytes)):
+            if amount > 0:  # up and back down: allocated counts the rise, the peaks the top
+                acc[k] += amount
+                v = cur[k] + amount
+                if v > peak[k]:
+                    peak[k] = v
+                v += other[k]
+                if v > peak_all[k]:
+                    peak_all[k] = v
+            else:  # down and back up (or nothing): the way up is what allocated counts
+                acc[k] -= amount
 
     def reuses_settled(
         self, small, size, requested, split_blocks, split_bytes, oversize, n: int
