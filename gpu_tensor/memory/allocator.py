@@ -11,7 +11,8 @@ Helpers that work on its state under the lock: sizes.py (size classes), events.p
 segments), oom.py (the error report), stream_ids.py (the key a stream's cache lives
 under: the handle, or a per-thread identity for cudaStreamPerThread), reuse.py (the
 hot path: a free parked until the next operation, cancelled by a malloc that torch's
-policy would answer with the same block).
+policy would answer with the same block; while its proof holds, malloc's first test takes
+the block back for the same request, and what such reuses change waits in a count).
 
 Parts of the class itself, mixins it inherits (their methods keep their names, so a
 call costs what it did when they were written here): segments.py (`SegmentSupply`:
