@@ -41,7 +41,7 @@ from .block import Block, Segment
 from .block_stats import BlockStats
 from .capture import GraphCapture
 from .config import AllocatorConfig
-from .live import INSIDE
+from .live import INSIDE, OUTSIDE
 from .pool import BlockPool
 from .readers import AllocatorReaders
 from .segments import SegmentSupply
@@ -138,10 +138,13 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         if live._enabled or live._enabled is None and live.enabled():
             frame = _getframe(1 + inside)
             try:
-                while INSIDE[frame.f_code.co_filename]:
+                while frame.f_code.co_filename in INSIDE:
                     frame = frame.f_back
                 code = frame.f_code
-                site = (code.co_filename, frame.f_lineno, code.co_name)
+                if code.co_filename in OUTSIDE:
+                    site = (code.co_filename, frame.f_lineno, code.co_name)
+                else:  # a file not seen before
+                    site = live.site_from(frame)
             except AttributeError:  # past the outermost frame: every caller was inside
                 site = None
         else:

@@ -18,6 +18,7 @@ __all__ = [
     "enabled",
     "set_enabled",
     "capture_site",
+    "site_from",
     "capture_frames",
     "format_site",
     "format_size",
@@ -58,33 +59,38 @@ def _prefixes() -> tuple[str, ...]:
 
 
 def capture_site(depth: int = 1):
-    """(filename, line, function) of the nearest caller outside gpu_tensor and cupy.
-    (CachingAllocator.malloc runs the same walk written out: see there.)"""
-    frame = sys._getframe(depth)
+    """(filename, line, function) of the nearest caller outside gpu_tensor and cupy."""
+    return site_from(sys._getframe(depth))
+
+
+def site_from(frame):
+    """capture_site from `frame` up (CachingAllocator.malloc runs its first loop written
+    out, and calls this for a file it has not seen before)."""
+    inside = INSIDE
     try:
-        while INSIDE[frame.f_code.co_filename]:  # (the loop every malloc runs)
-            frame = frame.f_back
-        code = frame.f_code
-        return (code.co_filename, frame.f_lineno, code.co_name)
+        while True:
+            while frame.f_code.co_filename in inside:  # (the loop every malloc runs)
+                frame = frame.f_back
+            code = frame.f_code
+            if code.co_filename in OUTSIDE or not _classify(code.co_filename):
+                return (code.co_filename, frame.f_lineno, code.co_name)
     except AttributeError:  # past the outermost frame (None): every caller was inside
         return None
 
 
-class _Files(dict):
-    """filename -> whether it lies inside gpu_tensor or cupy, for every file seen so far; a
-    file seen for the first time is looked up (`__missing__`) and remembered. Every tensor's
-    malloc walks the frames of the caller's stack (~15, ~20 in backward): a subscript per
-    frame answers both "inside?" and "seen before?" without a call, where a set of inside
-    files and one of outside files needed a second test for the frame the walk stops at."""
-
-    __slots__ = ()
-
-    def __missing__(self, filename: str) -> bool:
-        inside = self[filename] = filename.startswith(_skip_prefixes or _prefixes())
-        return inside
+# The files seen so far, by whether they lie inside gpu_tensor or cupy. Every tensor's
+# malloc walks the frames of the caller's stack (~15, ~20 in backward): a set test per
+# frame costs half a dict lookup's call and a sixth of a `startswith` over the prefixes
+# (and ~11 ns less than a subscript of a dict of both kinds with a __missing__, measured)
+INSIDE: set[str] = set()
+OUTSIDE: set[str] = set()
 
 
-INSIDE = _Files()
+def _classify(filename: str) -> bool:
+    """Whether `filename` is inside gpu_tensor or cupy (first sight: remembered)."""
+    known = filename.startswith(_skip_prefixes or _prefixes())
+    (INSIDE if known else OUTSIDE).add(filename)
+    return known
 
 
 def capture_frames(depth: int = 1, limit: int = 64) -> list[dict]:

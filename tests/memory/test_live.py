@@ -110,7 +110,7 @@ def test_malloc_sites_as_capture_site_does_and_skips_the_frames_it_is_told_are_i
         line,
         "test_malloc_sites_as_capture_site_does_and_skips_the_frames_it_is_told_are_inside",
     )
-    assert block.site == site == here and live.INSIDE[inside] is True
+    assert block.site == site == here and inside in live.INSIDE
     block, site = user_call(a, 100)
     assert block.site == site == (outside, 2, "call")
     block, _ = user_call(a, 100, inside=1)  # the frame is passed over unread
