@@ -165,7 +165,9 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                 ):
                     # The parked block's proof holds (reuse.py: `_proved`) and this is the
                     # request it last served: the free and this malloc cancel, and their
-                    # counts wait in `_reuses` (reuse.settle).
+                    # counts wait in `_reuses` (reuse.settle). (`_busy` is set first: a
+                    # finaliser that a trace function's gc sets off between two lines of
+                    # this test would otherwise free in its middle.)
                     self._parked = None
                     self._reuses += 1
                     block.tag = None
