@@ -144,7 +144,7 @@ def _run(ops, conf, eager):
         "",
         "expandable_segments:True",
         "max_split_size_mb:20,roundup_power2_divisions:4",
-        "garbage_collection_threshold:0.5,release_on_miss:False",
+        "garbage_collection_threshold:0.5,release_on_miss:False,expandable_segments:False",
     ],
 )
 @pytest.mark.parametrize("seed", [0, 1])
