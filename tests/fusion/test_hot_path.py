@@ -159,8 +159,9 @@ def test_mixed_dtypes_match_the_cpu_rules():
 
 @requires_real_cuda
 def test_the_warm_entry_is_bound_once_and_results_give_their_blocks_back(monkeypatch):
-    """With one device the backend's `kernel` becomes eager.run_planned bound to its plans
-    and allocator after the first op (a frame less per op); with more it stays the method,
+    """With one device the backend's `kernel` (the kernel path of operators with rules to
+    check per call, and of apply()) becomes eager.run_planned bound to its plans and
+    allocator after its first call (a frame less per op); with more it stays the method,
     entering the device each call. Both give the same values, and a dropped result's
     block goes back to the allocator (its owner is a tuple, freed by its finaliser)."""
     _sim()
@@ -172,11 +173,10 @@ def test_the_warm_entry_is_bound_once_and_results_give_their_blocks_back(monkeyp
     y = x * 3
     backend = x.device._backend
     f32 = np.dtype(np.float32)
-    x + y
+    got = backend.kernel("add", (x._data, y._data), f32, None, None)
     bound = vars(backend)["kernel"]
     assert isinstance(bound, partial) and bound.func is eager.run_planned
     assert bound.args == (backend._plans, backend._result)
-    got = backend.kernel("add", (x._data, y._data), f32, None, None)
     monkeypatch.delattr(backend, "kernel")  # the method again, as with two devices
     monkeypatch.setattr(backend, "_one_device", False)
     again = backend.kernel("add", (x._data, y._data), f32, None, None)
