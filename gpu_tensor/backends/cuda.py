@@ -19,8 +19,6 @@ to float32, compute, and round back to bfloat16 (round-to-nearest-even), see
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from .. import dtype as _dt
@@ -252,39 +250,20 @@ class CudaBackend(Backend):
             r = fn(*args, **params) if params else fn(*args)
             return self._tag(r) if isinstance(r, self.xp.ndarray) else r
 
-    def kernel(self, key, args, out_np, params, via):
-        """`elementwise` for ops/_dispatch.py's fast paths, whose operands are this
-        device's arrays and Python scalars already: the cached launch, or None where the
-        codegen has no kernel (complex dtypes; the caller then takes apply()'s path).
-        `params`: None (the fast paths have none). `via`: None, or (half dtype, _) to round
-        array operands of other dtypes through that dtype in the kernel, as apply() does
-        before computing in float32. With one device (always current), the first call
-        replaces this method, for this backend, by eager.run_planned with the plan cache
-        and allocator bound: one Python frame less on every later op."""
-        run = self._run
-        if run is None:
-            from ..fusion.eager import run_planned as run
-
-            self._run = run
-        if self._one_device:
-            self.kernel = partial(run, self._plans, self._result)
-            return run(self._plans, self._result, key, args, out_np, params, via)
-        with self._dev:
-            return run(self._plans, self._result, key, args, out_np, params, via)
-
-    def warm_entry(self, sig, key, operands, out_np, out, swap=False):
+    def warm_entry(self, sig, key, operands, out_np, out, swap=False, via=None):
         """ops/_dispatch.py's warm path, on a miss of `sig` (its key of an operator's
         operand dtypes, shapes, layouts and alignment) in `self.warm`: the entry of `key`
         over operands like `operands` (in the kernel's order: `swap`ped from the
         operator's) with result dtype `out_np` (cuda_warm.bind), its `out` set to `out`;
-        False where the operator takes its general path (`key` None: rules to check on
-        every call; no kernel for these dtypes). Kept in the plan cache under `sig` either
-        way. Raises ValueError where the shapes do not broadcast (nothing is kept)."""
+        False where the operator takes apply() (`key` None; no kernel for these dtypes).
+        Kept in the plan cache under `sig` either way. `via`: eager.run_planned's (None, or a half dtype the kernel rounds other
+        operands through). Raises ValueError where the shapes do not broadcast (nothing is
+        kept)."""
         from ..fusion.eager import keep, launch_for
 
         entry = False
         if key is not None:
-            launch = launch_for(self._plans, key, operands, out_np)
+            launch = launch_for(self._plans, key, operands, out_np, None, via)
             if launch is not None:
                 from .cuda_warm import bind
 

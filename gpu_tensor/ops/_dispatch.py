@@ -16,8 +16,7 @@ Everything else goes through `apply()`.
 This file holds those operators; the rest of the dispatcher lives beside it, each read by
 name at import so the operators' bytecodes are those of one file: the op table and dtype
 rule (_specs.py), numpy's cheap silencing (_quiet.py), the cuda kernel path's out dtypes,
-its cold half, its checked path and integer division's zero-divisor refusal
-(_kernel_out.py), the device and emulated cuda short paths (_host_paths.py), and the
+its cold half and integer division's zero-divisor refusal (_kernel_out.py), the device and emulated cuda short paths (_host_paths.py), and the
 general path apply() (_apply.py).
 """
 
@@ -42,7 +41,7 @@ from ._host_paths import (
     host_relu_grad,
     host_relu_grad_fits,
 )
-from ._kernel_out import kernel_checked, warm_entry
+from ._kernel_out import warm_entry
 from ._quiet import _CV, _QUIET_EXTOBJ
 from ._specs import _HALF, _SCALAR_CATEGORY, SPECS
 
@@ -159,9 +158,8 @@ def make_binary(key, reflected=False):
             # them: one launch. This operator's key of its operands (dtypes, shapes,
             # layouts, alignment: eager.run_planned's rules) finds the backend's warm entry
             # (backends/cuda_warm.py), which allocates, packs and launches in one frame; the
-            # Tensor is made here (Tensor._make, written out). False: rules to check on
-            # every call (an operand check, rounding via a half), or apply(): the general
-            # kernel path. tests/fusion/test_warm_entry.py checks both against apply().
+            # Tensor is made here (Tensor._make, written out). False: apply().
+            # tests/fusion/test_hot_path.py and test_warm_entry.py check it against apply().
             if other.__class__ is Tensor:
                 if other.device is dev:
                     x, y = self._data, other._data
@@ -197,10 +195,6 @@ def make_binary(key, reflected=False):
                 elif entry is None:  # a key not seen yet: bind its entry, then take it
                     warm_entry(backend, sig, key, self, other, reflected)
                     return f(self, other)
-                else:
-                    r = kernel_checked(backend, key, self, other, x, y, reflected)
-                    if r is not None:
-                        return r
         elif backend.device_fast_path:
             r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
             if r is not None:

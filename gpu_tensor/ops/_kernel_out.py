@@ -1,9 +1,8 @@
 """The cuda kernel path's rules: which out dtype a kernel that casts its operands as it loads
 them gives for an operand signature (`_kernel_out`), the cold half of the warm path that
-binds a backend entry to it (`warm_entry`), the path of signatures with checks that depend
-on the operands (`kernel_checked`: out dtypes kept in `_KERNEL_OUT`, the checks in
-`_kernel_via`), and integer division's refusal of a zero divisor (`refuse_zero_divisor`,
-`_ZeroDivisor`), which apply() uses too.
+binds a backend entry to it (`warm_entry`), with the checks that depend on the operands
+(`_kernel_via`, `_checked`), and integer division's refusal of a zero divisor
+(`refuse_zero_divisor`, `_ZeroDivisor`), which apply() uses too.
 
 Its own file because these are apply()'s dtype rules restated for the written-out kernel
 path of make_binary/make_unary (_dispatch.py), which reads them by name at import.
@@ -14,8 +13,6 @@ from __future__ import annotations
 from .. import dtype as _dt
 from .._tensor import Tensor
 from ._specs import _HALF, SPECS, _dtypes
-
-_KERNEL_OUT: dict = {}  # (key, dtypes/scalar type, 0-dim flags) -> _kernel_out(), or False
 
 
 def _kernel_via(extra, a, other, y, reflected):
@@ -72,48 +69,51 @@ def _kernel_out(key, a, other):
 def warm_entry(backend, sig, key, a, other, reflected):
     """The cold half of the cuda warm path (_dispatch.make_binary/make_unary): binds the
     backend's entry for the operator key `sig` of `a <key> other` (`key(a)`: other None),
-    kept under `sig`, or keeps False there, where the operator takes kernel_checked (rules
-    to check on every call, or apply()). The operator then calls itself again, so `sig`
-    always holds something when this returns."""
+    kept under `sig`, or keeps False there, where the operator takes apply() (no kernel
+    computes what apply() does, the shapes do not broadcast, or these operands are
+    refused). The operator then calls itself again, so `sig` holds something on return.
+
+    An op with rules that depend on the operands (`extra`: an operand check, rounding via
+    a half) gets them here, with these operands: the half's one-element rule and the
+    check's dtype-only refusals are fixed by `sig` (shapes and dtypes are in it); what
+    depends on values (int ** -1, a zero divisor) is checked again on every call, on the
+    operator's arrays and numbers (_checked)."""
     known = _kernel_out(key, a, other)
-    if not known or known[2] is not None:
+    if not known:
         return backend.warm_entry(sig, None, None, None, None)
-    out, out_np, _ = known
+    out, out_np, extra = known
+    via = None
     if other is None:
         operands = (a._data,)
     else:
         b = other._data if type(other) is Tensor else other
         operands = (b, a._data) if reflected else (a._data, b)
+        if extra is not None:
+            try:
+                via = _kernel_via(extra, a, other, b, reflected)
+            except (RuntimeError, NotImplementedError, TypeError, ValueError):
+                via = False  # refused: apply() raises it, on every call with this key
+            if via is False:
+                return backend.warm_entry(sig, None, None, None, None)
     try:
-        return backend.warm_entry(sig, key, operands, out_np, out, reflected)
+        entry = backend.warm_entry(sig, key, operands, out_np, out, reflected, via)
     except (ValueError, OverflowError):  # shapes that do not broadcast: apply() raises
         return backend.warm_entry(sig, None, None, None, None)
+    if entry and extra is not None and extra[1] is not None:
+        entry = backend.warm[sig] = _checked(entry, extra[1], extra[0], reflected)
+    return entry
 
 
-def kernel_checked(backend, key, a, other, x, y, reflected):
-    """The cuda kernel path of a binary operator whose warm key has no entry: the out dtype
-    per operand signature from _kernel_out (kept in _KERNEL_OUT), its per-call rules
-    (_kernel_via), then the backend's `kernel`; None where apply() must run."""
-    if type(other) is Tensor:
-        sig = (key, a.dtype, other.dtype, x.ndim == 0, y.ndim == 0)
-    else:
-        sig = (key, a.dtype, type(other))
-    known = _KERNEL_OUT.get(sig)
-    if known is None:
-        known = _KERNEL_OUT[sig] = _kernel_out(key, a, other)
-    if not known:  # (False: apply() must run)
-        return None
-    out, out_np, extra = known
-    via = None
-    if extra is not None:  # an operand check, or rounding via a half
-        via = _kernel_via(extra, a, other, y, reflected)
-        if via is False:
-            return None
-    try:
-        r = backend.kernel(key, (y, x) if reflected else (x, y), out_np, None, via)
-    except (ValueError, OverflowError):
-        return None  # shapes do not broadcast, an int out of range: apply()
-    return None if r is None else Tensor._make(r, a.device, out)
+def _checked(run, check, common, reflected):
+    """The warm entry `run` with the operand check `check` run first, on every call, on
+    the operator's arrays and numbers (in the op's order), as _kernel_via runs it."""
+
+    def checked(x, y):
+        check((y, x) if reflected else (x, y), common)
+        return run(x, y)
+
+    checked.out = run.out
+    return checked
 
 
 def refuse_zero_divisor(key, divisor):

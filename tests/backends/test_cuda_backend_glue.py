@@ -93,7 +93,7 @@ def fake_cuda(monkeypatch):
         ),
     )
 
-    def fake_warm_entry(self, sig, key, operands, out_np, out, swap=False):
+    def fake_warm_entry(self, sig, key, operands, out_np, out, swap=False, via=None):
         """CudaBackend.warm_entry's contract over fake_eager_run: an entry taking the
         operator's operands (swapped back into the kernel's order), kept under `sig`."""
         from gpu_tensor.fusion.eager import keep  # as the backend imports it: on a miss

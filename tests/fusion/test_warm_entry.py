@@ -170,19 +170,39 @@ def test_entries_are_kept_in_the_plan_cache_and_go_with_it(monkeypatch):
 
 
 @requires_real_cuda
-def test_a_rule_checked_per_call_keeps_the_general_kernel_path():
-    """Integer division keeps its zero-divisor check on every call: its key holds False
-    (no entry) and the op runs through the backend's `kernel`, one launch."""
+def test_rules_that_depend_on_values_are_checked_in_the_entry_on_every_call():
+    """Integer division and int ** int get an entry that runs the op's check first: a zero
+    divisor (tensor or number) and a negative integer exponent raise torch's errors on the
+    warm path too, and valid operands with the same key are one launch. A key whose first
+    operands were refused keeps False (apply() raises, and computes later operands)."""
     _sim()
     from gpu_tensor.testing import sim
 
-    a = gt.from_numpy(np.arange(1, 7)).to("cuda")
+    host = np.arange(1, 7)
+    a = gt.from_numpy(host).to("cuda")
     b = gt.from_numpy(np.array([1, 2, 3, 1, 2, 3])).to("cuda")
-    a // b
-    launches = sim.counters()["kernel_launches"]
-    r = a // b
-    assert sim.counters()["kernel_launches"] == launches + 1
-    np.testing.assert_array_equal(r.cpu().numpy(), np.arange(1, 7) // [1, 2, 3, 1, 2, 3])
-    assert False in a.device._backend.warm.values()
-    with pytest.raises(RuntimeError, match="by zero"):
-        a // gt.zeros(6, dtype=gt.int64).to("cuda")
+    zeros = gt.zeros(6, dtype=gt.int64).to("cuda")
+    for _ in range(2):
+        launches = sim.counters()["kernel_launches"]
+        r = a // b
+        q = a // 4
+        p = a**2
+        assert sim.counters()["kernel_launches"] - launches == 3
+        np.testing.assert_array_equal(r.cpu().numpy(), host // [1, 2, 3, 1, 2, 3])
+        np.testing.assert_array_equal(q.cpu().numpy(), host // 4)
+        np.testing.assert_array_equal(p.cpu().numpy(), host**2)
+        with pytest.raises(RuntimeError, match="by zero"):
+            a // zeros
+        with pytest.raises(RuntimeError, match="by zero"):
+            a // 0
+        with pytest.raises(RuntimeError, match="negative integer powers"):
+            a ** (-1)
+    warm = a.device._backend.warm
+    assert any(
+        k[0] == "floor_divide:warm" and v.__name__ == "checked" for k, v in warm.items() if v
+    )
+    c = gt.from_numpy(host.astype(np.int32)).to("cuda")
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        c ** (-2)  # the first of its key: refused, so the key keeps False
+    assert warm[("pow:warm", gt.int32, (6,), True, c._data.data.ptr & 15, int)] is False
+    np.testing.assert_array_equal((c**3).cpu().numpy(), host**3)
