@@ -188,7 +188,8 @@ def run(key: str, inputs, out_dtype, *, alloc=None, plans=None, **params):
 
 def run_planned(plans: dict, alloc, key: str, inputs, out_dtype, params, via=None):
     """`run` with its launch-plan cache `plans` and allocator `alloc` (both required),
-    positional, and `params` a dict or None: the cuda backend's warm path. `alloc(shape,
+    positional, and `params` a dict or None: the cuda backend's `elementwise` (apply()'s
+    kernel path; the operators take the warm entries bound to these plans). `alloc(shape,
     dtype, launch)` may keep what it works out per result layout in `launch.result`. No
     calls of ours here beyond `alloc` (see tests/fusion/test_hot_path.py): the signature,
     one dict lookup, the result, the packed launch. `via`: None, or (half numpy dtype,

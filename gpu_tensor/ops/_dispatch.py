@@ -175,7 +175,11 @@ def make_binary(key, reflected=False):
             else:
                 sig = None
             if sig is not None:
-                entry = backend.warm.get(sig)
+                try:
+                    entry = backend.warm[sig]
+                except KeyError:  # a key not seen yet: bind its entry, then take it
+                    warm_entry(backend, sig, key, self, other, reflected)
+                    return f(self, other)
                 if entry:
                     try:
                         r = entry(x, y)
@@ -192,9 +196,6 @@ def make_binary(key, reflected=False):
                         t.grad_fn = None
                         t._base = None
                         return t
-                elif entry is None:  # a key not seen yet: bind its entry, then take it
-                    warm_entry(backend, sig, key, self, other, reflected)
-                    return f(self, other)
         elif backend.device_fast_path:
             r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
             if r is not None:
@@ -334,7 +335,11 @@ def make_unary(key):
                 x = input._data
                 sig = (token, input.dtype, x.shape, x._c_contiguous or x.strides,
                        x.data.ptr & 15)  # fmt: skip
-                entry = backend.warm.get(sig)
+                try:
+                    entry = backend.warm[sig]
+                except KeyError:  # a key not seen yet: bind its entry, then take it
+                    warm_entry(backend, sig, key, input, None, False)
+                    return f(input)
                 if entry:
                     t = new(Tensor)  # Tensor._make, inlined: this is the hot path
                     t._data = entry(x)
@@ -346,9 +351,6 @@ def make_unary(key):
                     t.grad_fn = None
                     t._base = None
                     return t
-                if entry is None:  # a key not seen yet: bind its entry, then take it
-                    warm_entry(backend, sig, key, input, None, False)
-                    return f(input)
             elif backend is not None and backend.device_fast_path:
                 out = fast_device.get(input.dtype)
                 if out is not None:
