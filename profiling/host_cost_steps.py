@@ -8,17 +8,15 @@ gpu_tensor/testing/sim/boundary.py). It times nested entry points of `x + y` (32
 float32, the result dropped each call) and reports the differences, so each row is the
 own host time of one step:
 
-- dispatch: Tensor.__add__ to the backend (ops/_dispatch.py) and the result Tensor;
-- device context: `CudaBackend.kernel` (with one device, eager.run_planned bound to the
-  backend's plans and allocator by functools.partial; else the device's `with`);
-- signature, plan lookup, launch: fusion/eager.py `run_planned` less its allocation;
+- dispatch: Tensor.__add__ (ops/_dispatch.py): the operator's key of its operands, the
+  lookup of the backend's warm entry, and the result Tensor;
+- the warm entry (backends/cuda_warm.py) less its allocation: the stream query, the
+  block's owner and tag, packing and the launch call;
 - caching allocator: malloc and free of the result's block (gpu_tensor/memory/);
 - cupy objects: calling the UnownedMemory, MemoryPointer and ndarray constructors that
   wrap the block, and dropping them: what is left once the simulator's share (their
   `__new__`, `__init__`, `__del__` on the clock, the rest of their life by
-  `BoundaryTimer.objects_ns`) is taken out, i.e. the calls themselves;
-- the rest of the result: the stream query, the block's owner and tag, the layout (kept in
-  the launch plan).
+  `BoundaryTimer.objects_ns`) is taken out, i.e. the calls themselves.
 
 It reaches into the backend's internals, so it measures this tree only.
 """
@@ -44,7 +42,6 @@ def steps(n: int) -> list[tuple[str, float]]:
     import numpy as np
 
     import gpu_tensor as gt
-    from gpu_tensor.fusion.eager import _key, run_planned
     from gpu_tensor.testing import sim
     from gpu_tensor.testing.sim.boundary import BoundaryTimer
 
@@ -59,18 +56,16 @@ def steps(n: int) -> list[tuple[str, float]]:
     xd, yd = x._data, y._data
     nbytes = f32.itemsize * SHAPE[0] * SHAPE[1]
     held = alloc.malloc(nbytes, 0)  # a block for the cupy-objects step (not freed by it)
-    # the plan of x + y: the result step reads the layout from it, as run_planned has it do
-    launch = backend._plans[_key("add", (xd, yd), f32, None, None)]
+    # the warm entry of x + y, as the operator finds it
+    entry = next(e for k, e in backend.warm.items() if k[0] == "add:warm")
 
     def objects():
         mem = cp.cuda.UnownedMemory(held.ptr, nbytes, None, 0)
-        return cp.ndarray(SHAPE, f32, memptr=cp.cuda.MemoryPointer(mem, 0))
+        return cp.ndarray(SHAPE, f32, cp.cuda.MemoryPointer(mem, 0))
 
     probes = {
         "op": lambda: x + y,
-        "kernel": lambda: backend.kernel("add", (xd, yd), f32, None, None),
-        "run": lambda: run_planned(backend._plans, backend._result, "add", (xd, yd), f32, None),
-        "result": lambda: backend._result(SHAPE, f32, launch),
+        "entry": lambda: entry(xd, yd),
         "allocator": lambda: alloc.free(alloc.malloc(nbytes, 0)),
         "objects": objects,
     }
@@ -86,18 +81,13 @@ def steps(n: int) -> list[tuple[str, float]]:
         timer.uninstall()
         alloc.free(held)
     return [
-        ("dispatch: Tensor.__add__ to the backend, the result Tensor", us["op"] - us["kernel"]),
-        ("device context: CudaBackend.kernel", us["kernel"] - us["run"]),
+        ("dispatch: the operator, its key, the entry's lookup, the Tensor", us["op"] - us["entry"]),
         (
-            "signature, plan lookup, packing and launch (eager.run_planned)",
-            us["run"] - us["result"],
+            "warm entry: stream query, owner, tag, packing, launch call",
+            us["entry"] - us["allocator"] - us["objects"],
         ),
         ("caching allocator: malloc + free (gpu_tensor/memory)", us["allocator"]),
         ("cupy objects: calling UnownedMemory, MemoryPointer, ndarray", us["objects"]),
-        (
-            "rest of the result: stream query, owner, tag, layout from the plan",
-            us["result"] - us["allocator"] - us["objects"],
-        ),
         ("the whole op, x + y", us["op"]),
     ]
 

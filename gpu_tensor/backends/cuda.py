@@ -19,8 +19,6 @@ to float32, compute, and round back to bfloat16 (round-to-nearest-even), see
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from .. import dtype as _dt
@@ -96,6 +94,8 @@ class CudaBackend(Backend):
         self._copy = None  # kernel.copy.copy_to_fresh, imported on the first contiguous()
         self._copies: dict = {}  # its launch plans on this device
         self._plans: dict = {}  # eager launch plans of this device (fusion/eager.py run)
+        # ... and the warm entries bound to them, which ops/_dispatch.py looks up here
+        self.warm = self._plans
         self._results: dict = {}  # (shape, dtype) -> (stored dtype, bytes, tag dtype name)
         if self._one_device:  # always current: `contiguous` needs no `with self._dev`
             self.contiguous = self._contiguous  # (a frame less per copy)
@@ -194,7 +194,9 @@ class CudaBackend(Backend):
 
     def _contiguous(self, array):
         bits = array.dtype == _BITS
-        out = self._result(array.shape, _BF16 if bits else array.dtype)
+        # inside=2: _result and this method are gpu_tensor's (the creation site's walk
+        # starts at this method's caller)
+        out = self._result(array.shape, _BF16 if bits else array.dtype, None, 2)
         copy = self._copy
         if copy is None:
             from ..kernel.copy import copy_to_fresh as copy
@@ -248,25 +250,27 @@ class CudaBackend(Backend):
             r = fn(*args, **params) if params else fn(*args)
             return self._tag(r) if isinstance(r, self.xp.ndarray) else r
 
-    def kernel(self, key, args, out_np, params, via):
-        """`elementwise` for ops/_dispatch.py's fast paths, whose operands are this
-        device's arrays and Python scalars already: the cached launch, or None where the
-        codegen has no kernel (complex dtypes; the caller then takes apply()'s path).
-        `params`: None (the fast paths have none). `via`: None, or (half dtype, _) to round
-        array operands of other dtypes through that dtype in the kernel, as apply() does
-        before computing in float32. With one device (always current), the first call
-        replaces this method, for this backend, by eager.run_planned with the plan cache
-        and allocator bound: one Python frame less on every later op."""
-        run = self._run
-        if run is None:
-            from ..fusion.eager import run_planned as run
+    def warm_entry(self, sig, key, operands, out_np, out, swap=False, via=None):
+        """ops/_dispatch.py's warm path, on a miss of `sig` (its key of an operator's
+        operand dtypes, shapes, layouts and alignment) in `self.warm`: the entry of `key`
+        over operands like `operands` (in the kernel's order: `swap`ped from the
+        operator's) with result dtype `out_np` (cuda_warm.bind), its `out` set to `out`;
+        False where the operator takes apply() (`key` None; no kernel for these dtypes).
+        Kept in the plan cache under `sig` either way. `via`: eager.run_planned's (None, or a half dtype the kernel rounds other
+        operands through). Raises ValueError where the shapes do not broadcast (nothing is
+        kept)."""
+        from ..fusion.eager import keep, launch_for
 
-            self._run = run
-        if self._one_device:
-            self.kernel = partial(run, self._plans, self._result)
-            return run(self._plans, self._result, key, args, out_np, params, via)
-        with self._dev:
-            return run(self._plans, self._result, key, args, out_np, params, via)
+        entry = False
+        if key is not None:
+            launch = launch_for(self._plans, key, operands, out_np, None, via)
+            if launch is not None:
+                from .cuda_warm import bind
+
+                entry = bind(self, launch, out_np, swap)
+                entry.out = out
+        keep(self._plans, sig, entry)
+        return entry
 
     def index_add_(self, array, index, values) -> None:
         """cupy.add.at where cupy takes the dtype; otherwise through a dtype it takes:
@@ -312,12 +316,13 @@ class CudaBackend(Backend):
             keep[first] = False
             pos, vals = pos[keep], vals[keep]
 
-    def _result(self, shape, np_dtype, launch=None):
+    def _result(self, shape, np_dtype, launch=None, inside=0):
         """An elementwise result: the backend allocates it, not fusion. Straight from our
         allocator (what cupy.empty would reach through set_allocator, minus the lookups),
         and tagged once, on the block malloc returns. `launch`: eager.run_planned's plan
         for this (shape, dtype), where the layout is kept after its first result (no
-        (shape, dtype) hashing on the warm path); None: the layout cache of this backend."""
+        (shape, dtype) hashing on the warm path); None: the layout cache of this backend.
+        `inside`: malloc's, the frames from here up that are gpu_tensor's for sure."""
         known = self._results.get((shape, np_dtype)) if launch is None else launch.result
         if known is None:
             known = self._layout(shape, np_dtype, launch)
@@ -327,7 +332,7 @@ class CudaBackend(Backend):
         alloc = self._alloc
         # the stream looked up on every call (the current stream can change; the boundary
         # clock of bench_host_cost wraps the function where it is found)
-        block = alloc.malloc(nbytes, self._cuda.get_current_stream().ptr)
+        block = alloc.malloc(nbytes, self._cuda.get_current_stream().ptr, inside)
         block.tag = tag  # one dict per layout, shared: tags are replaced, never edited
         mem = self._unowned(block.ptr, nbytes, self._owner((alloc, block)), self.index)
         # memptr positional: cupy 14's ndarray() takes ~0.3 us longer with it as a keyword

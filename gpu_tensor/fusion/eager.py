@@ -19,7 +19,15 @@ from .layout import Operand, broadcast_shapes, launch_config, plan
 from .optable import OPS
 from .trace import Proxy, apply
 
-__all__ = ["run", "run_planned", "prepare", "launch_graph", "empty_like_result"]
+__all__ = [
+    "run",
+    "run_planned",
+    "launch_for",
+    "keep",
+    "prepare",
+    "launch_graph",
+    "empty_like_result",
+]
 
 _BITS = np.dtype(np.uint16)
 _BF16 = as_np_dtype("bfloat16")
@@ -180,7 +188,8 @@ def run(key: str, inputs, out_dtype, *, alloc=None, plans=None, **params):
 
 def run_planned(plans: dict, alloc, key: str, inputs, out_dtype, params, via=None):
     """`run` with its launch-plan cache `plans` and allocator `alloc` (both required),
-    positional, and `params` a dict or None: the cuda backend's warm path. `alloc(shape,
+    positional, and `params` a dict or None: the cuda backend's `elementwise` (apply()'s
+    kernel path; the operators take the warm entries bound to these plans). `alloc(shape,
     dtype, launch)` may keep what it works out per result layout in `launch.result`. No
     calls of ours here beyond `alloc` (see tests/fusion/test_hot_path.py): the signature,
     one dict lookup, the result, the packed launch. `via`: None, or (half numpy dtype,
@@ -214,9 +223,7 @@ def run_planned(plans: dict, alloc, key: str, inputs, out_dtype, params, via=Non
         sig = _key(key, inputs, out_dtype, params, via)
     launch = plans.get(sig)
     if launch is None:
-        if len(plans) >= MAX_PLANS:  # shapes that never repeat must not grow it forever
-            plans.clear()
-        launch = plans[sig] = _plan(key, inputs, out_dtype, params or {}, via)
+        launch = _planned(plans, sig, key, inputs, out_dtype, params, via)
     call = launch.call
     if call is None:  # no kernel for these dtypes, or nothing to compute (an empty result)
         return None if launch is _NO_KERNEL else alloc(launch.shape, out_dtype, launch)
@@ -239,6 +246,33 @@ def run_planned(plans: dict, alloc, key: str, inputs, out_dtype, params, via=Non
         args.append(to(inputs[i]))
     call((*args, *launch.tail))
     return out
+
+
+def launch_for(plans: dict, key: str, inputs, out_dtype, params=None, via=None):
+    """The cached _Launch of `key` over operands like `inputs` (planned, generated and
+    compiled on first sight): what a backend binds its own warm entry to (backends/cuda.py
+    `warm_entry`); None where the codegen has no kernel for these dtypes (complex). Raises
+    ValueError where the shapes do not broadcast."""
+    sig = _key(key, inputs, out_dtype, params, via)
+    launch = plans.get(sig)
+    if launch is None:
+        launch = _planned(plans, sig, key, inputs, out_dtype, params, via)
+    return None if launch is _NO_KERNEL else launch
+
+
+def keep(plans: dict, sig, entry) -> None:
+    """Keep `entry` (what a caller derives from a plan) in the plan cache under `sig`, a key
+    no plan has (its first item is no op key): it goes with the plans when they start over."""
+    if len(plans) >= MAX_PLANS:  # shapes that never repeat must not grow it forever
+        plans.clear()
+    plans[sig] = entry
+
+
+def _planned(plans, sig, key, inputs, out_dtype, params, via):
+    """The miss of the plan cache: plan, keep and return the _Launch."""
+    launch = _plan(key, inputs, out_dtype, params or {}, via)
+    keep(plans, sig, launch)
+    return launch
 
 
 def _key(key, inputs, out_dtype, params, via) -> tuple:

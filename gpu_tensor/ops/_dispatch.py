@@ -9,14 +9,15 @@ fusion engine's eager kernels (backends/cuda.py `elementwise`).
 
 Hot path: `make_binary`/`make_unary` build one function per op (the Tensor operators).
 Operands that need no promotion or conversion take a short path: on cpu the numpy ufunc
-runs inline; on real cuda they go straight to the backend's `elementwise` (the fusion
-engine's kernel). Everything else goes through `apply()`.
+runs inline; on real cuda the operator keys its operands and calls the backend's warm
+entry for that key (backends/cuda_warm.py: the fusion engine's kernel, planned once).
+Everything else goes through `apply()`.
 
 This file holds those operators; the rest of the dispatcher lives beside it, each read by
 name at import so the operators' bytecodes are those of one file: the op table and dtype
-rule (_specs.py), numpy's cheap silencing (_quiet.py), the cuda kernel path's out dtypes
-and integer division's zero-divisor refusal (_kernel_out.py), the device and emulated
-cuda short paths (_host_paths.py), and the general path apply() (_apply.py).
+rule (_specs.py), numpy's cheap silencing (_quiet.py), the cuda kernel path's out dtypes,
+its cold half and integer division's zero-divisor refusal (_kernel_out.py), the device and emulated cuda short paths (_host_paths.py), and the
+general path apply() (_apply.py).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from ._host_paths import (
     host_relu_grad,
     host_relu_grad_fits,
 )
-from ._kernel_out import _KERNEL_OUT, _kernel_out, _kernel_via
+from ._kernel_out import warm_entry
 from ._quiet import _CV, _QUIET_EXTOBJ
 from ._specs import _HALF, _SCALAR_CATEGORY, SPECS
 
@@ -154,38 +155,47 @@ def make_binary(key, reflected=False):
         elif backend.casts_in_kernel:  # (such a backend has the device fast path)
             # Real cuda: operands go in their own dtypes, mixed ones included (float + int
             # tensor, half + float, a scalar of another kind), cast as the kernel loads
-            # them: one launch. Written out here rather than called (a frame of eight
-            # arguments less per op; tests/fusion/test_hot_path.py checks it against
-            # apply()). The out dtype per operand signature is worked out once (_kernel_out,
-            # apply()'s rules) and kept: in `same` (this op's, by dtype) for two tensors of
-            # one dtype, else in _KERNEL_OUT.
-            table = None
-            if type(other) is Tensor:
-                if other.device is dev:  # else a 0-dim cpu operand or a mismatch: apply()
+            # them: one launch. This operator's key of its operands (dtypes, shapes,
+            # layouts, alignment: eager.run_planned's rules) finds the backend's warm entry
+            # (backends/cuda_warm.py), which allocates, packs and launches in one frame; the
+            # Tensor is made here (Tensor._make, written out). False: apply().
+            # tests/fusion/test_hot_path.py and test_warm_entry.py check it against apply().
+            if other.__class__ is Tensor:
+                if other.device is dev:
                     x, y = self._data, other._data
-                    if other.dtype is dt:
-                        table, sig = same, dt
+                    sig = (token, dt, x.shape, x._c_contiguous or x.strides, x.data.ptr & 15,
+                           other.dtype, y.shape, y._c_contiguous or y.strides, y.data.ptr & 15)  # fmt: skip
+                else:  # a 0-dim cpu operand or a mismatch: apply()
+                    sig = None
+            elif other.__class__ in _SCALAR_CATEGORY:
+                x = self._data
+                y = other
+                sig = (token, dt, x.shape, x._c_contiguous or x.strides, x.data.ptr & 15,
+                       other.__class__)  # fmt: skip
+            else:
+                sig = None
+            if sig is not None:
+                try:
+                    entry = backend.warm[sig]
+                except KeyError:  # a key not seen yet: bind its entry, then take it
+                    warm_entry(backend, sig, key, self, other, reflected)
+                    return f(self, other)
+                if entry:
+                    try:
+                        r = entry(x, y)
+                    except (ValueError, OverflowError):
+                        pass  # a number out of the kernel's range (int64): apply()
                     else:
-                        table, sig = _KERNEL_OUT, (key, dt, other.dtype, x.ndim == 0, y.ndim == 0)  # fmt: skip
-            elif type(other) in _SCALAR_CATEGORY:
-                x, y = self._data, other
-                table, sig = _KERNEL_OUT, (key, dt, type(other))
-            if table is not None:
-                known = table.get(sig)
-                if known is None:
-                    known = table[sig] = _kernel_out(key, self, other)
-                if known:  # (False: apply() must run)
-                    out, out_np, extra = known
-                    via = None
-                    if extra is not None:  # an operand check, or rounding via a half
-                        via = _kernel_via(extra, self, other, y, reflected)
-                    if via is not False:
-                        try:
-                            r = backend.kernel(key, (y, x) if reflected else (x, y), out_np, None, via)  # fmt: skip
-                        except (ValueError, OverflowError):
-                            r = None  # shapes do not broadcast, an int out of range: apply()
-                        if r is not None:  # (None: no kernel for these dtypes)
-                            return make(r, dev, out)
+                        t = new(Tensor)  # Tensor._make, inlined: this is the hot path
+                        t._data = r
+                        t._st = None
+                        t.device = dev
+                        t.dtype = entry.out
+                        t._requires_grad = False
+                        t._grad = None
+                        t.grad_fn = None
+                        t._base = None
+                        return t
         elif backend.device_fast_path:
             r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
             if r is not None:
@@ -235,8 +245,7 @@ def make_binary(key, reflected=False):
         return apply(key, other, self) if reflected else apply(key, self, other)
 
     fast_device = spec.fast  # on a GPU every table op runs as a kernel, ufunc or not
-    same = {}  # the cuda path's _kernel_out() for two tensors of one dtype, per dtype
-    make = Tensor._make
+    token = key + (":reflected" if reflected else ":warm")  # the warm key's first item
     f.__name__ = f.__qualname__ = key
     f.__gt_differentiable__ = True
     return f
@@ -321,16 +330,27 @@ def make_unary(key):
             dev = input.device
             backend = dev._backend
             if backend is not None and backend.casts_in_kernel:
-                # real cuda: any dtype the op takes, cast in the kernel, the out dtype kept
-                # per dtype in `kernel_out` (_kernel_out(); a unary one has no `extra`);
-                # written out, not called, as in make_binary
-                known = kernel_out.get(input.dtype)
-                if known is None:
-                    known = kernel_out[input.dtype] = _kernel_out(key, input, None)
-                if known:
-                    r = backend.kernel(key, (input._data,), known[1], None, None)
-                    if r is not None:  # (None: no kernel for these dtypes)
-                        return make(r, dev, known[0])
+                # real cuda: any dtype the op takes, cast in the kernel; the warm entry
+                # found by the operand's key, as in make_binary (False: apply())
+                x = input._data
+                sig = (token, input.dtype, x.shape, x._c_contiguous or x.strides,
+                       x.data.ptr & 15)  # fmt: skip
+                try:
+                    entry = backend.warm[sig]
+                except KeyError:  # a key not seen yet: bind its entry, then take it
+                    warm_entry(backend, sig, key, input, None, False)
+                    return f(input)
+                if entry:
+                    t = new(Tensor)  # Tensor._make, inlined: this is the hot path
+                    t._data = entry(x)
+                    t._st = None
+                    t.device = dev
+                    t.dtype = entry.out
+                    t._requires_grad = False
+                    t._grad = None
+                    t.grad_fn = None
+                    t._base = None
+                    return t
             elif backend is not None and backend.device_fast_path:
                 out = fast_device.get(input.dtype)
                 if out is not None:
@@ -341,8 +361,8 @@ def make_unary(key):
         return apply(key, input)
 
     fast_device = spec.fast
-    kernel_out = {}  # the cuda path's _kernel_out() per dtype
-    make = Tensor._make
+    token = key + ":warm"  # the warm key's first item
+    new = _new
 
     f.__name__ = f.__qualname__ = key
     f.__doc__ = f"torch.{key}: elementwise."

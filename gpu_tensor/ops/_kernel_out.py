@@ -1,7 +1,8 @@
 """The cuda kernel path's rules: which out dtype a kernel that casts its operands as it loads
-them gives for an operand signature (`_kernel_out`, kept per signature in `_KERNEL_OUT`),
-the operand-dependent checks of such an entry (`_kernel_via`), and integer division's
-refusal of a zero divisor (`refuse_zero_divisor`, `_ZeroDivisor`), which apply() uses too.
+them gives for an operand signature (`_kernel_out`), the cold half of the warm path that
+binds a backend entry to it (`warm_entry`), with the checks that depend on the operands
+(`_kernel_via`, `_checked`), and integer division's refusal of a zero divisor
+(`refuse_zero_divisor`, `_ZeroDivisor`), which apply() uses too.
 
 Its own file because these are apply()'s dtype rules restated for the written-out kernel
 path of make_binary/make_unary (_dispatch.py), which reads them by name at import.
@@ -12,8 +13,6 @@ from __future__ import annotations
 from .. import dtype as _dt
 from .._tensor import Tensor
 from ._specs import _HALF, SPECS, _dtypes
-
-_KERNEL_OUT: dict = {}  # (key, dtypes/scalar type, 0-dim flags) -> _kernel_out(), or False
 
 
 def _kernel_via(extra, a, other, y, reflected):
@@ -65,6 +64,56 @@ def _kernel_out(key, a, other):
     ):
         via = (common.np, op.opmath_scalar)  # another dtype is rounded through the half first
     return out, out.np, None if check is None and via is None else (common, check, via)
+
+
+def warm_entry(backend, sig, key, a, other, reflected):
+    """The cold half of the cuda warm path (_dispatch.make_binary/make_unary): binds the
+    backend's entry for the operator key `sig` of `a <key> other` (`key(a)`: other None),
+    kept under `sig`, or keeps False there, where the operator takes apply() (no kernel
+    computes what apply() does, the shapes do not broadcast, or these operands are
+    refused). The operator then calls itself again, so `sig` holds something on return.
+
+    An op with rules that depend on the operands (`extra`: an operand check, rounding via
+    a half) gets them here, with these operands: the half's one-element rule and the
+    check's dtype-only refusals are fixed by `sig` (shapes and dtypes are in it); what
+    depends on values (int ** -1, a zero divisor) is checked again on every call, on the
+    operator's arrays and numbers (_checked)."""
+    known = _kernel_out(key, a, other)
+    if not known:
+        return backend.warm_entry(sig, None, None, None, None)
+    out, out_np, extra = known
+    via = None
+    if other is None:
+        operands = (a._data,)
+    else:
+        b = other._data if type(other) is Tensor else other
+        operands = (b, a._data) if reflected else (a._data, b)
+        if extra is not None:
+            try:
+                via = _kernel_via(extra, a, other, b, reflected)
+            except (RuntimeError, NotImplementedError, TypeError, ValueError):
+                via = False  # refused: apply() raises it, on every call with this key
+            if via is False:
+                return backend.warm_entry(sig, None, None, None, None)
+    try:
+        entry = backend.warm_entry(sig, key, operands, out_np, out, reflected, via)
+    except (ValueError, OverflowError):  # shapes that do not broadcast: apply() raises
+        return backend.warm_entry(sig, None, None, None, None)
+    if entry and extra is not None and extra[1] is not None:
+        entry = backend.warm[sig] = _checked(entry, extra[1], extra[0], reflected)
+    return entry
+
+
+def _checked(run, check, common, reflected):
+    """The warm entry `run` with the operand check `check` run first, on every call, on
+    the operator's arrays and numbers (in the op's order), as _kernel_via runs it."""
+
+    def checked(x, y):
+        check((y, x) if reflected else (x, y), common)
+        return run(x, y)
+
+    checked.out = run.out
+    return checked
 
 
 def refuse_zero_divisor(key, divisor):

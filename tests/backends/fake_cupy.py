@@ -71,6 +71,11 @@ class ndarray(np.ndarray):  # noqa: N801  (cupy's name)
         return MemoryPointer(mem, ptr - mem.ptr)
 
     @property
+    def _c_contiguous(self) -> bool:
+        """cupy's readonly field (the operators' plan key reads it)."""
+        return self.flags.c_contiguous
+
+    @property
     def device(self):
         return types.SimpleNamespace(id=0)
 

@@ -85,13 +85,31 @@ def fake_cuda(monkeypatch):
         kcopy, "copy_to_fresh", lambda dst, src, dd, sd, plans: fake_strided_copy(dst, src, dd, sd)
     )
     monkeypatch.setattr(eager, "run", fake_eager_run)
-    monkeypatch.setattr(  # the backend's warm entry (positional, params a dict or None)
+    monkeypatch.setattr(  # the backend's kernel path (positional, params a dict or None)
         eager,
         "run_planned",
         lambda plans, alloc, key, inputs, out, params, via=None: fake_eager_run(
             key, inputs, out, alloc=alloc, **(params or {})
         ),
     )
+
+    def fake_warm_entry(self, sig, key, operands, out_np, out, swap=False, via=None):
+        """CudaBackend.warm_entry's contract over fake_eager_run: an entry taking the
+        operator's operands (swapped back into the kernel's order), kept under `sig`."""
+        from gpu_tensor.fusion.eager import keep  # as the backend imports it: on a miss
+
+        entry = False
+        if key is not None:
+
+            def entry(a, b=None):
+                ins = (a,) if b is None else (b, a) if swap else (a, b)
+                return fake_eager_run(key, ins, out_np, alloc=self._result)
+
+            entry.out = out
+        keep(self._plans, sig, entry)
+        return entry
+
+    monkeypatch.setattr(cuda_backend.CudaBackend, "warm_entry", fake_warm_entry)
     dev = dv._make("cuda", 0)
     backend = cuda_backend.CudaBackend(0)
     monkeypatch.setattr(dev, "_backend", backend)

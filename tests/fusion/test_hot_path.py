@@ -158,29 +158,33 @@ def test_mixed_dtypes_match_the_cpu_rules():
 
 
 @requires_real_cuda
-def test_the_warm_entry_is_bound_once_and_results_give_their_blocks_back(monkeypatch):
-    """With one device the backend's `kernel` becomes eager.run_planned bound to its plans
-    and allocator after the first op (a frame less per op); with more it stays the method,
-    entering the device each call. Both give the same values, and a dropped result's
-    block goes back to the allocator (its owner is a tuple, freed by its finaliser)."""
+def test_the_warm_entry_enters_its_device_with_several_and_results_give_their_blocks_back(
+    monkeypatch,
+):
+    """With one device the warm entry is the packing function itself; with more it runs
+    inside the backend's device (`with`). Both give the same values, and a dropped
+    result's block goes back to the allocator (its owner is a tuple, freed by its
+    finaliser)."""
     _sim()
-    from functools import partial
-
-    from gpu_tensor.fusion import eager
+    from gpu_tensor.backends import cuda_warm
 
     x = gt.from_numpy(np.arange(12, dtype=np.float32)).to("cuda")
     y = x * 3
     backend = x.device._backend
     f32 = np.dtype(np.float32)
-    x + y
-    bound = vars(backend)["kernel"]
-    assert isinstance(bound, partial) and bound.func is eager.run_planned
-    assert bound.args == (backend._plans, backend._result)
-    got = backend.kernel("add", (x._data, y._data), f32, None, None)
-    monkeypatch.delattr(backend, "kernel")  # the method again, as with two devices
+    got = (x + y)._data
+    xd = x._data
+    layout = ((12,), True, xd.data.ptr & 15)  # y's too: made alike
+    entry = backend.warm[("add:warm", gt.float32, *layout, gt.float32, *layout)]
+    launch = backend.warm[("add", f32, f32, *layout, f32, *layout)]
+    assert entry.__name__ == "run"
     monkeypatch.setattr(backend, "_one_device", False)
-    again = backend.kernel("add", (x._data, y._data), f32, None, None)
-    assert "kernel" not in vars(backend)  # several devices: nothing bound
+    several = cuda_warm.bind(backend, launch, f32, False)
+    assert several.__name__ == "on_device"
+    entered, enter = [], type(backend._dev).__enter__
+    monkeypatch.setattr(type(backend._dev), "__enter__", lambda d: entered.append(d) or enter(d))
+    again = several(x._data, y._data)
+    assert entered == [backend._dev]
     want = np.arange(12, dtype=np.float32) * 4
     for r in (got, again):
         np.testing.assert_array_equal(gt.Tensor._make(r, x.device, gt.float32).cpu().numpy(), want)
