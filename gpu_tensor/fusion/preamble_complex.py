@@ -1,12 +1,18 @@
 """Complex C types and the complex overloads of the op table's templates, appended to the
 preamble (fusion/preamble.py) after the special functions it reuses.
 
-Only rows marked `complex_kernel` (sgn, nan_to_num, abs) call these; every other row keeps
-refusing complex operands in the codegen (eager cuda falls back to cupy for them). The
+Only rows marked `complex_kernel` (add, sub, mul, neg, eq, ne, where, sgn, nan_to_num, abs,
+angle) call these; every other row keeps refusing complex operands in the codegen (eager cuda falls
+back to cupy for them, @gt.fuse refuses them). A real operand of a complex op is converted
+as it is loaded (`gt_to_c64`/`gt_to_c128`: the imaginary part 0), as torch converts it
+before its complex kernel. The
 structs are written out by hand because NVRTC gets no headers here (no cuComplex, no
 thrust); g++ compiles them unchanged under kernels/host_emulation.h. Values follow torch
 2.13's c10::complex: |z| is hypot(re, im), and sgn divides each part by that real |z|
-(a complex division would round differently).
+(a complex division would round differently). A product is written with the
+round-to-nearest intrinsics (`gt_cmul_rn`), so NVRTC cannot contract a*b - c*d into an FMA:
+each product and the sum round once, as torch 2.13's vectorized cpu kernels compute, and
+alike under NVRTC and g++ (numpy's complex multiply uses FMA where the CPU has it).
 """
 
 from __future__ import annotations
@@ -18,11 +24,50 @@ struct gt_c64 { float re, im; };
 struct gt_c128 { double re, im; };
 GT_FN gt_c64 gt_c64_of(float re, float im) { gt_c64 z; z.re = re; z.im = im; return z; }
 GT_FN gt_c128 gt_c128_of(double re, double im) { gt_c128 z; z.re = re; z.im = im; return z; }
+// a real or complex value as a complex one (torch's cast: the imaginary part 0; complex128
+// to complex64 rounds each part to float)
+template <typename T> GT_FN gt_c64 gt_to_c64(T x) { return gt_c64_of((float)x, 0.0f); }
+template <typename T> GT_FN gt_c128 gt_to_c128(T x) { return gt_c128_of((double)x, 0.0); }
+GT_FN gt_c64 gt_to_c64(gt_c64 z) { return z; }
+GT_FN gt_c64 gt_to_c64(gt_c128 z) { return gt_c64_of((float)z.re, (float)z.im); }
+GT_FN gt_c128 gt_to_c128(gt_c64 z) { return gt_c128_of(z.re, z.im); }
+GT_FN gt_c128 gt_to_c128(gt_c128 z) { return z; }
+// products and sums that round once each, whatever the compiler's contraction setting
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+GT_FN float gt_mul_rn(float a, float b) { return __fmul_rn(a, b); }
+GT_FN double gt_mul_rn(double a, double b) { return __dmul_rn(a, b); }
+GT_FN float gt_add_rn(float a, float b) { return __fadd_rn(a, b); }
+GT_FN double gt_add_rn(double a, double b) { return __dadd_rn(a, b); }
+GT_FN float gt_sub_rn(float a, float b) { return __fsub_rn(a, b); }
+GT_FN double gt_sub_rn(double a, double b) { return __dsub_rn(a, b); }
+#else  // g++ under host emulation: x86-64 without -march has no FMA to contract into
+template <typename T> GT_FN T gt_mul_rn(T a, T b) { return a * b; }
+template <typename T> GT_FN T gt_add_rn(T a, T b) { return a + b; }
+template <typename T> GT_FN T gt_sub_rn(T a, T b) { return a - b; }
+#endif
+// arithmetic and comparison, part by part (a product: (ac - bd) + (ad + bc)i)
+#define GT_COMPLEX_OPS(C)                                                             \
+  GT_FN C operator+(C a, C b) { C r; r.re = a.re + b.re; r.im = a.im + b.im; return r; } \
+  GT_FN C operator-(C a, C b) { C r; r.re = a.re - b.re; r.im = a.im - b.im; return r; } \
+  GT_FN C operator-(C a) { C r; r.re = -a.re; r.im = -a.im; return r; }                \
+  GT_FN C operator*(C a, C b) {                                                       \
+    C r;                                                                              \
+    r.re = gt_sub_rn(gt_mul_rn(a.re, b.re), gt_mul_rn(a.im, b.im));                   \
+    r.im = gt_add_rn(gt_mul_rn(a.re, b.im), gt_mul_rn(a.im, b.re));                   \
+    return r;                                                                         \
+  }                                                                                   \
+  GT_FN bool operator==(C a, C b) { return a.re == b.re && a.im == b.im; }             \
+  GT_FN bool operator!=(C a, C b) { return !(a == b); }
+GT_COMPLEX_OPS(gt_c64)
+GT_COMPLEX_OPS(gt_c128)
 GT_FN float gt_cabs(gt_c64 z) { return hypotf(z.re, z.im); }
 GT_FN double gt_cabs(gt_c128 z) { return hypot(z.re, z.im); }
 // abs: |z|, real (the row's out dtype is the real type)
 GT_FN float gt_abs(gt_c64 z) { return gt_cabs(z); }
 GT_FN double gt_abs(gt_c128 z) { return gt_cabs(z); }
+// angle: atan2(im, re), real (eagerly the atan2 row over .imag and .real: the same call)
+GT_FN float gt_angle(gt_c64 z) { return gt_atan2(z.im, z.re); }
+GT_FN double gt_angle(gt_c128 z) { return gt_atan2(z.im, z.re); }
 // sgn: z / |z| part by part, 0 at 0 (nan parts give nan, an infinite part gives nan / 0)
 GT_FN gt_c64 gt_sign(gt_c64 z) {
   const float m = gt_cabs(z);

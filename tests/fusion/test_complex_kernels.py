@@ -105,13 +105,6 @@ def test_non_contiguous_and_method(device):
     np.testing.assert_array_equal(_bits(z.sgn().cpu().numpy()), _bits(want))
 
 
-def test_fuse_still_refuses_complex():
-    """@gt.fuse takes no complex inputs yet (only eager cuda has the complex kernels)."""
-    f = gt.fuse(lambda x: gt.sgn(x))
-    with pytest.raises(TypeError, match="complex64 is not supported"):
-        f(gt.tensor(_Z64, device="cpu"))
-
-
 @pytest.mark.sim
 @pytest.mark.parametrize("op", ["sgn", "nan_to_num", "nan_to_num_limits", "abs"])
 @pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
@@ -153,9 +146,10 @@ def test_complex_kernels_compile_under_nvrtc(npdt):
         nvrtc.nvrtc_version()
     except Exception as exc:  # noqa: BLE001 - any failure to load NVRTC means: skip
         pytest.skip(f"NVRTC is not available here: {exc}")
-    for key, params in (("sgn", {}), ("nan_to_num", {"limits": (1.0, 2.0, -3.0)}), ("abs", {})):
+    rows = (("sgn", {}), ("nan_to_num", {"limits": (1.0, 2.0, -3.0)}), ("abs", {}), ("angle", {}))
+    for key, params in rows:
         for x in (np.zeros(64, npdt), np.zeros((8, 8), npdt).T):
             graph = eager._graph_for(key, [x], params)
-            out = np.empty(x.shape, graph.outputs[0].dtype)  # abs: the real type
+            out = np.empty(x.shape, graph.outputs[0].dtype)  # abs, angle: the real type
             ksrc, _, _ = eager.prepare(graph, graph.outputs, [x], [], [out])
             assert nvrtc.compile_ptx(ksrc.source, "compute_90").count(".entry") == 1
