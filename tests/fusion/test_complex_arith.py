@@ -260,3 +260,36 @@ def test_complex_arithmetic_compiles_under_nvrtc(npdt):
         assert ptx.count(".entry") == 1, key
         if key == "mul":  # the products stay unfused: no fma instruction in the PTX
             assert "fma.rn" not in ptx, ptx[-2000:]
+
+
+@pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
+def test_kernel_values_match_torch(dt, npdt):
+    """The kernel's products are torch 2.13's cpu values bit for bit (a nan is any nan),
+    over every grid pair, with a real tensor and with Python scalars. The grid is padded so
+    that every pair falls in torch's vectorized loop: its scalar tail (the last n mod 8
+    elements) computes complex128 products with FMA, like numpy.
+
+    add and sub are numpy's, part by part (here and in the kernel), not torch's: torch
+    computes a + alpha * b with alpha = 1 + 0i (-1 + 0i for sub), a complex product that
+    turns an infinite part of b into a nan in the other part and a -0 part into +0
+    (0j + (inf+1j) is inf+nanj in torch 2.13, inf+1j in numpy). That model is checked
+    below, so a change in torch shows here.
+    """
+    torch = pytest.importorskip("torch", reason="the torch parity check needs torch")
+    a, b = _pairs(npdt)
+    n = len(a)
+    pad = np.zeros(64 - n % 64, npdt)
+    ta, tb = torch.from_numpy(np.concatenate([a, pad])), torch.from_numpy(np.concatenate([b, pad]))
+    got = torch.mul(ta, tb).numpy()[:n]
+    np.testing.assert_array_equal(_bits(got), _bits(_expected("mul", a, b, kernel=True)))
+    x = np.resize(_real_values(np.float32), n + len(pad))
+    got = (ta * torch.from_numpy(x)).numpy()[:n]
+    want = _expected("mul", a, x[:n].astype(npdt), kernel=True)
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+    for s in (2.5, 0.1 + 2j, complex(_INF, 0.0)):
+        got = (ta * s).numpy()[:n]
+        want = _expected("mul", a, np.full(n, s, npdt), kernel=True)
+        np.testing.assert_array_equal(_bits(got), _bits(want))
+    for fn, alpha in ((torch.add, 1), (torch.sub, -1)):
+        torch_model = np.add(a, _product(np.full(n, alpha, npdt), b))
+        np.testing.assert_array_equal(_bits(fn(ta, tb).numpy()[:n]), _bits(torch_model))
