@@ -1,8 +1,8 @@
 """Complex C types and the complex overloads of the op table's templates, appended to the
 preamble (fusion/preamble.py) after the special functions it reuses.
 
-Only rows marked `complex_kernel` (add, sub, mul, neg, eq, ne, where, sgn, nan_to_num, abs,
-angle) call these; every other row keeps refusing complex operands in the codegen (eager cuda falls
+Only rows marked `complex_kernel` (add, sub, mul, neg, eq, ne, where, exp, sgn, nan_to_num,
+abs, angle) call these; every other row keeps refusing complex operands in the codegen (eager cuda falls
 back to cupy for them, @gt.fuse refuses them). A real operand of a complex op is converted
 as it is loaded (`gt_to_c64`/`gt_to_c128`: the imaginary part 0), as torch converts it
 before its complex kernel. The
@@ -68,6 +68,46 @@ GT_FN double gt_abs(gt_c128 z) { return gt_cabs(z); }
 // angle: atan2(im, re), real (eagerly the atan2 row over .imag and .real: the same call)
 GT_FN float gt_angle(gt_c64 z) { return gt_atan2(z.im, z.re); }
 GT_FN double gt_angle(gt_c128 z) { return gt_atan2(z.im, z.re); }
+// exp: glibc's cexp step for step (numpy and torch 2.13's cpu kernels call it, so the
+// sim's g++ build gives their bits): exp(re) (cos im + i sin im), exp(re) split into
+// factors exp(t), t = (int)((max_exp - 1) ln 2), where re > t (a finite product is not lost
+// to exp(re) overflowing alone); C99 Annex G's values for infinite and nan parts
+GT_FN void gt_sincos(float x, float* s, float* c) { sincosf(x, s, c); }
+GT_FN void gt_sincos(double x, double* s, double* c) { sincos(x, s, c); }
+template <typename T> GT_FN void gt_cexp(T re, T im, int t, T tiny, T big, T& rr, T& ri) {
+  const bool re_finite = re - re == T(0), im_finite = im - im == T(0);
+  T s = im, c = T(1);  // (sin, cos) of an im below the smallest normal: (im, 1)
+  if (im_finite && (im < T(0) ? -im : im) > tiny) gt_sincos(im, &s, &c);
+  if (re_finite) {
+    if (!im_finite) { rr = ri = gt_nan<T>(); return; }
+    if (re > T(t)) {
+      const T et = gt_exp(T(t));
+      re -= T(t); s *= et; c *= et;
+      if (re > T(t)) { re -= T(t); s *= et; c *= et; }
+    }
+    if (re > T(t)) { rr = big * c; ri = big * s; return; }  // re was above 3t: overflow
+    const T e = gt_exp(re);
+    rr = e * c; ri = e * s;
+  } else if (re == re) {  // re is +-inf
+    const T v = re < T(0) ? T(0) : gt_inf<T>();
+    if (im == T(0)) { rr = v; ri = im; }
+    else if (im_finite) { rr = gt_copysign(v, c); ri = gt_copysign(v, s); }
+    else if (re > T(0)) { rr = v; ri = im - im; }
+    else { rr = T(0); ri = gt_copysign(T(0), im); }
+  } else {  // re is nan
+    rr = gt_nan<T>(); ri = im == T(0) ? im : gt_nan<T>();
+  }
+}
+GT_FN gt_c64 gt_exp(gt_c64 z) {
+  gt_c64 r;
+  gt_cexp(z.re, z.im, 88, 1.17549435e-38f, 3.40282347e+38f, r.re, r.im);
+  return r;
+}
+GT_FN gt_c128 gt_exp(gt_c128 z) {
+  gt_c128 r;
+  gt_cexp(z.re, z.im, 709, 2.2250738585072014e-308, 1.7976931348623157e308, r.re, r.im);
+  return r;
+}
 // sgn: z / |z| part by part, 0 at 0 (nan parts give nan, an infinite part gives nan / 0)
 GT_FN gt_c64 gt_sign(gt_c64 z) {
   const float m = gt_cabs(z);

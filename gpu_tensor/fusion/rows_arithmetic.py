@@ -201,7 +201,8 @@ ROWS = [
             "complex_to_real": True,
         },
     ),
-    ("exp", 1, "float", "gt_exp({0})", np.exp, {**QUIET, "grad": dx.exp}),
+    # complex: glibc's cexp, step for step (fusion/preamble_complex.py)
+    ("exp", 1, "float", "gt_exp({0})", np.exp, {**QUIET, "grad": dx.exp, "complex_kernel": True}),
     ("log", 1, "float", "gt_log({0})", np.log, {**QUIET, "grad": dx.log}),
     ("log1p", 1, "float", "gt_log1p({0})", np.log1p, {**QUIET, "grad": dx.log1p}),
     ("sqrt", 1, "float", "gt_sqrt({0})", np.sqrt, {**QUIET, "grad": dx.sqrt}),

@@ -1,4 +1,4 @@
-"""Complex sgn, nan_to_num and abs on cuda are ONE generated kernel (issue 23): hand-written
+"""Complex sgn, nan_to_num, abs and exp on cuda are ONE generated kernel (issue 23): hand-written
 complex C types in the preamble (fusion/preamble_complex.py), no cupy routine, no sync, no
 copy; values bit-equal on cpu, emulated cuda and the simulated CuPy (which runs the kernel's
 CUDA source under g++). Expected values are computed here with numpy, part by part."""
@@ -99,6 +99,48 @@ def test_abs_values(device, dt, npdt):
     assert int((~((a == h) | (np.isnan(a) & np.isnan(h)))).sum()) == (npdt is np.complex128)
 
 
+# exp's grid adds the real parts where glibc's cexp takes exp(re) in factors exp(t) (t = 88
+# for complex64, 709 for complex128) and where even that overflows (above 3t)
+_EXP_PARTS = _PARTS + [88.5, 100.0, -100.0, 200.0, 710.0, 1000.0, 1500.0, 2200.0, 3.3]
+_EXP128 = np.array([complex(a, b) for a in _EXP_PARTS for b in _EXP_PARTS])
+
+
+@pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
+def test_exp_values(device, dt, npdt):
+    """exp of complex: numpy's np.exp on cpu and emulated cuda; real cuda's kernel ports
+    glibc's cexp, which numpy and torch 2.13 cpu call, so under the sim (g++, glibc's
+    expf/sincosf) the bits are numpy's on every grid value, special ones included. On a GPU
+    CUDA's expf/sincosf may differ from glibc's by an ulp: compared within tolerance there."""
+    with np.errstate(over="ignore"):
+        z = _EXP128.astype(npdt)
+    r = gt.tensor(z, device=device).exp()
+    assert r.dtype is dt
+    with np.errstate(all="ignore"):
+        want = np.exp(z)
+    got = r.cpu().numpy()
+    if r.device.type == "cuda" and dv.cuda_kind() == "cuda":  # a GPU's own expf/sincosf
+        from fusion_tolerance import assert_close
+
+        real = got.real.dtype
+        assert_close(got.view(real), want.view(real), real)
+        return
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("npdt", [np.complex64, np.complex128])
+def test_exp_reference_is_torchs(npdt):
+    """numpy's complex exp (the kernel's reference above) is torch 2.13 cpu's, bit for bit
+    on the whole exp grid: both call glibc's cexp."""
+    torch = pytest.importorskip("torch", reason="the torch parity check needs torch")
+    with np.errstate(over="ignore"):
+        z = _EXP128.astype(npdt)
+    padded = np.concatenate([z, np.zeros(64 - len(z) % 64, npdt)])  # all in the vector loop
+    with np.errstate(all="ignore"):
+        want = np.exp(z)
+    np.testing.assert_array_equal(_bits(torch.exp(torch.from_numpy(padded)).numpy()[: len(z)]),
+                                  _bits(want))  # fmt: skip
+
+
 def test_non_contiguous_and_method(device):
     z = gt.tensor(_Z64.reshape(11, 11), device=device).t()
     want = _sgn(_Z64.reshape(11, 11).T)
@@ -106,7 +148,7 @@ def test_non_contiguous_and_method(device):
 
 
 @pytest.mark.sim
-@pytest.mark.parametrize("op", ["sgn", "nan_to_num", "nan_to_num_limits", "abs"])
+@pytest.mark.parametrize("op", ["sgn", "nan_to_num", "nan_to_num_limits", "abs", "exp"])
 @pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
 def test_one_launch_on_sim(op, dt, npdt):
     if not dv.cuda_is_simulated():
@@ -118,6 +160,7 @@ def test_one_launch_on_sim(op, dt, npdt):
         "nan_to_num": gt.nan_to_num,
         "nan_to_num_limits": lambda t: gt.nan_to_num(t, 1.0, 2.0, -2.0),
         "abs": gt.abs,
+        "exp": gt.exp,
     }[op]
     x = gt.tensor(_values(npdt), device="cuda")
     fn(x)  # warm: the kernel is compiled and its launch planned
@@ -146,7 +189,8 @@ def test_complex_kernels_compile_under_nvrtc(npdt):
         nvrtc.nvrtc_version()
     except Exception as exc:  # noqa: BLE001 - any failure to load NVRTC means: skip
         pytest.skip(f"NVRTC is not available here: {exc}")
-    rows = (("sgn", {}), ("nan_to_num", {"limits": (1.0, 2.0, -3.0)}), ("abs", {}), ("angle", {}))
+    rows = (("sgn", {}), ("nan_to_num", {"limits": (1.0, 2.0, -3.0)}), ("abs", {}), ("angle", {}),
+            ("exp", {}))  # fmt: skip
     for key, params in rows:
         for x in (np.zeros(64, npdt), np.zeros((8, 8), npdt).T):
             graph = eager._graph_for(key, [x], params)
