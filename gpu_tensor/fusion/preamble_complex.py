@@ -1,8 +1,8 @@
 """Complex C types and the complex overloads of the op table's templates, appended to the
 preamble (fusion/preamble.py) after the special functions it reuses.
 
-Only rows marked `complex_kernel` (add, sub, mul, neg, eq, ne, where, exp, sgn, nan_to_num,
-abs, angle) call these; every other row keeps refusing complex operands in the codegen (eager cuda falls
+Only rows marked `complex_kernel` (add, sub, mul, div, neg, eq, ne, where, exp, sgn,
+nan_to_num, abs, angle) call these; every other row keeps refusing complex operands in the codegen (eager cuda falls
 back to cupy for them, @gt.fuse refuses them). A real operand of a complex op is converted
 as it is loaded (`gt_to_c64`/`gt_to_c128`: the imaginary part 0), as torch converts it
 before its complex kernel. The
@@ -40,12 +40,35 @@ GT_FN float gt_add_rn(float a, float b) { return __fadd_rn(a, b); }
 GT_FN double gt_add_rn(double a, double b) { return __dadd_rn(a, b); }
 GT_FN float gt_sub_rn(float a, float b) { return __fsub_rn(a, b); }
 GT_FN double gt_sub_rn(double a, double b) { return __dsub_rn(a, b); }
+GT_FN float gt_div_rn(float a, float b) { return __fdiv_rn(a, b); }
+GT_FN double gt_div_rn(double a, double b) { return __ddiv_rn(a, b); }
 #else  // g++ under host emulation: x86-64 without -march has no FMA to contract into
 template <typename T> GT_FN T gt_mul_rn(T a, T b) { return a * b; }
 template <typename T> GT_FN T gt_add_rn(T a, T b) { return a + b; }
 template <typename T> GT_FN T gt_sub_rn(T a, T b) { return a - b; }
+template <typename T> GT_FN T gt_div_rn(T a, T b) { return a / b; }
 #endif
-// arithmetic and comparison, part by part (a product: (ac - bd) + (ad + bc)i)
+// a quotient as numpy computes it (Smith's: the larger part of the divisor divides the
+// other, a ratio and a scale), every step rounded once: numpy's bits
+template <typename T> GT_FN void gt_cdiv(T a, T b, T c, T d, T& re, T& im) {
+  const T ac = gt_copysign(c, T(1)), ad = gt_copysign(d, T(1));  // |c|, |d| (of -0: +0)
+  if (ac >= ad) {
+    if (ac == T(0) && ad == T(0)) {  // a zero divisor: inf or nan parts, as numpy gives
+      re = gt_div_rn(a, ac);
+      im = gt_div_rn(b, ac);
+      return;
+    }
+    const T rat = gt_div_rn(d, c), scl = gt_div_rn(T(1), gt_add_rn(c, gt_mul_rn(d, rat)));
+    re = gt_mul_rn(gt_add_rn(a, gt_mul_rn(b, rat)), scl);
+    im = gt_mul_rn(gt_sub_rn(b, gt_mul_rn(a, rat)), scl);
+  } else {
+    const T rat = gt_div_rn(c, d), scl = gt_div_rn(T(1), gt_add_rn(d, gt_mul_rn(c, rat)));
+    re = gt_mul_rn(gt_add_rn(gt_mul_rn(a, rat), b), scl);
+    im = gt_mul_rn(gt_sub_rn(gt_mul_rn(b, rat), a), scl);
+  }
+}
+// arithmetic and comparison, part by part (a product: (ac - bd) + (ad + bc)i; a quotient:
+// gt_cdiv)
 #define GT_COMPLEX_OPS(C)                                                             \
   GT_FN C operator+(C a, C b) { C r; r.re = a.re + b.re; r.im = a.im + b.im; return r; } \
   GT_FN C operator-(C a, C b) { C r; r.re = a.re - b.re; r.im = a.im - b.im; return r; } \
@@ -56,6 +79,7 @@ template <typename T> GT_FN T gt_sub_rn(T a, T b) { return a - b; }
     r.im = gt_add_rn(gt_mul_rn(a.re, b.im), gt_mul_rn(a.im, b.re));                   \
     return r;                                                                         \
   }                                                                                   \
+  GT_FN C operator/(C a, C b) { C r; gt_cdiv(a.re, a.im, b.re, b.im, r.re, r.im); return r; } \
   GT_FN bool operator==(C a, C b) { return a.re == b.re && a.im == b.im; }             \
   GT_FN bool operator!=(C a, C b) { return !(a == b); }
 GT_COMPLEX_OPS(gt_c64)

@@ -88,7 +88,7 @@ def _complex_silu(x):
 
 ROWS = [
     # name, arity, kind, cuda template, numpy function, extra fields
-    # add, sub, mul, neg, eq, ne and where take complex operands in their kernels too
+    # add, sub, mul, div, neg, eq, ne and where take complex operands in their kernels too
     # (complex_kernel: fusion/preamble_complex.py's operators; a real operand is converted
     # as it is loaded)
     (
@@ -141,6 +141,7 @@ ROWS = [
             "opmath_scalar": True,
             **UNSIGNED,
             "grad": dx.div,
+            "complex_kernel": True,
         },
     ),
     (

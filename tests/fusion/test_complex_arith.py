@@ -1,13 +1,18 @@
-"""Complex add, sub, mul, neg, eq, ne and where on cuda are ONE generated kernel (issue 23):
+"""Complex add, sub, mul, div, neg, eq, ne and where on cuda are ONE generated kernel
+(issue 23):
 a real operand (a tensor of another dtype, a Python int/float) or a Python complex is
 converted as the kernel loads it, with no cast launch, no cupy routine and no temporary.
 
 Expected values are computed here with numpy, part by part, over every pair of the (re, im)
 grid below, and compared bit for bit (zero signs count; a nan is any nan, see _bits):
 - add, sub, neg, eq, ne, where: numpy's own result on every device;
+- div: numpy's too, on every device: the kernel computes numpy's Smith division step for
+  step, each step rounded once (numpy compiles it without FMA). torch 2.13's cpu kernel
+  computes it otherwise and differs from both in the last bits (or the sign of a zero
+  part) of some values, so it is not the reference;
 - mul: a kernel (real cuda; the simulated CuPy runs it) rounds each product and each sum
   once, (ac - bd) + (ad + bc)i, which is what torch 2.13's vectorized cpu kernel gives
-  (test_mul_matches_torch). numpy 2.x contracts its complex product into FMAs where the
+  (test_kernel_values_match_torch). numpy 2.x contracts its complex product into FMAs where the
   CPU has them, so cpu and emulated cuda (numpy) may differ from the kernel by an ulp or
   by an overflow: those devices keep numpy's value, unchanged.
 """
@@ -69,10 +74,11 @@ def _expected(key, a, b, kernel: bool):
     with np.errstate(all="ignore"):
         if key == "mul":
             return _product(a, b) if kernel else a * b
-        return {"add": np.add, "sub": np.subtract, "eq": np.equal, "ne": np.not_equal}[key](a, b)
+        fns = {"add": np.add, "sub": np.subtract, "div": np.true_divide}
+        return {**fns, "eq": np.equal, "ne": np.not_equal}[key](a, b)
 
 
-@pytest.mark.parametrize("key", ["add", "sub", "mul", "eq", "ne"])
+@pytest.mark.parametrize("key", ["add", "sub", "mul", "div", "eq", "ne"])
 @pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
 def test_binary_values(device, key, dt, npdt):
     a, b = _pairs(npdt)
@@ -111,7 +117,10 @@ def _real_values(npdt):
 
 
 _REAL_CASES = [
-    (k, *r) for k in ("add", "sub", "mul") for r in _REAL if not (k == "sub" and r[0] == "bool")
+    (k, *r)
+    for k in ("add", "sub", "mul", "div")
+    for r in _REAL
+    if not (k == "sub" and r[0] == "bool")
 ]  # fmt: skip (torch: no bool -)
 
 
@@ -138,7 +147,10 @@ _SCALARS = [2.5, -3, True, 0.1 + 2j, complex(_INF, 0.0), -0.0]
 
 
 _SCALAR_CASES = [
-    (k, v) for k in ("add", "sub", "mul") for v in _SCALARS if not (k == "sub" and type(v) is bool)
+    (k, v)
+    for k in ("add", "sub", "mul", "div")
+    for v in _SCALARS
+    if not (k == "sub" and type(v) is bool)
 ]  # fmt: skip (torch: no bool -)
 
 
@@ -150,7 +162,8 @@ def test_complex_with_a_python_scalar(device, key, scalar, dt, npdt):
     z = _grid(npdt)
     zt = gt.tensor(z, device=device)
     for reflected in (False, True):
-        r = getattr(gt.Tensor, f"__{'r' if reflected else ''}{key}__")(zt, scalar)
+        dunder = {"div": "truediv"}.get(key, key)
+        r = getattr(gt.Tensor, f"__{'r' if reflected else ''}{dunder}__")(zt, scalar)
         assert r.dtype is dt
         s = np.full(z.shape, complex(scalar), npdt)
         want = (
@@ -188,6 +201,8 @@ _CASES = {
     "z + w": lambda z, w, x, d: z + w,
     "z - w": lambda z, w, x, d: z - w,
     "z * w": lambda z, w, x, d: z * w,
+    "z / w": lambda z, w, x, d: z / w,
+    "2.5 / z": lambda z, w, x, d: 2.5 / z,
     "-z": lambda z, w, x, d: -z,
     "z == w": lambda z, w, x, d: z == w,
     "z != w": lambda z, w, x, d: z != w,
@@ -246,7 +261,7 @@ def test_complex_arithmetic_compiles_under_nvrtc(npdt):
     z, zt = np.zeros(64, npdt), np.zeros((8, 8), npdt).T
     real = np.zeros(64, np.float64 if npdt is np.complex64 else np.float32)
     cases = [("add", [z, z]), ("sub", [zt, zt]), ("mul", [z, z]), ("mul", [zt, zt]),
-             ("neg", [z]), ("eq", [z, z]), ("ne", [zt, zt]), ("mul", [z, real]),
+             ("div", [z, z]), ("div", [zt, 2.5]), ("neg", [z]), ("eq", [z, z]), ("ne", [zt, zt]), ("mul", [z, real]),
              ("add", [real, z]), ("mul", [z, 0.5 - 2j]), ("sub", [zt, 2.5]),
              ("where", [np.zeros(64, np.bool_), z, real])]  # fmt: skip
     for key, inputs in cases:
@@ -258,7 +273,7 @@ def test_complex_arithmetic_compiles_under_nvrtc(npdt):
         ksrc, _, _ = eager.prepare(graph, graph.outputs, arrays, scalars, [out])
         ptx = nvrtc.compile_ptx(ksrc.source, "compute_90")
         assert ptx.count(".entry") == 1, key
-        if key == "mul":  # the products stay unfused: no fma instruction in the PTX
+        if key in ("mul", "div"):  # products and sums stay unfused: no fma in the PTX
             assert "fma.rn" not in ptx, ptx[-2000:]
 
 
