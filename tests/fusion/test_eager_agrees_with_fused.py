@@ -338,3 +338,17 @@ def test_fused_angle_is_eager_angle_on_the_grid(device):
         got, want = gt.fuse(gt.angle)(z), gt.angle(z)
         assert got.dtype is want.dtype is dt.to_real()
         np.testing.assert_array_equal(_complex_bits(got.cpu()), _complex_bits(want.cpu()))
+
+
+def test_complex_scalar_arguments_of_a_fused_function(device):
+    """A Python complex passed to a fused function is a by-value argument (both parts in
+    double), rounded to the tensor's complex dtype where it is used, as eagerly; with a
+    real tensor it gives torch's default complex dtype (complex128 for float64)."""
+    z = gt.tensor([1 + 2j, -0.5 + 0.25j, complex("inf+0j")], device=device)
+    x = gt.tensor([1.0, -2.0, 0.1], device=device)
+    f = gt.fuse(lambda a, s: a * s + 1)
+    for t, s in ((z, 2j), (z, 0.1 - 1j), (x, 0.1 - 1j), (x.double(), 2j), (z, 3.0)):
+        got, want = f(t, s), t * s + 1
+        assert got.dtype is want.dtype
+        np.testing.assert_array_equal(_complex_bits(got.cpu()), _complex_bits(want.cpu()))
+    assert f(x.double(), 2j).dtype is gt.complex128 and f(x, 2j).dtype is gt.complex64
