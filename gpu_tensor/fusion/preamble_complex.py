@@ -2,17 +2,19 @@
 preamble (fusion/preamble.py) after the special functions it reuses.
 
 Only rows marked `complex_kernel` (add, sub, mul, div, neg, eq, ne, where, exp, sgn,
-nan_to_num, abs, angle) call these; every other row keeps refusing complex operands in the codegen (eager cuda falls
-back to cupy for them, @gt.fuse refuses them). A real operand of a complex op is converted
-as it is loaded (`gt_to_c64`/`gt_to_c128`: the imaginary part 0), as torch converts it
-before its complex kernel. The
-structs are written out by hand because NVRTC gets no headers here (no cuComplex, no
-thrust); g++ compiles them unchanged under kernels/host_emulation.h. Values follow torch
-2.13's c10::complex: |z| is hypot(re, im), and sgn divides each part by that real |z|
-(a complex division would round differently). A product is written with the
-round-to-nearest intrinsics (`gt_cmul_rn`), so NVRTC cannot contract a*b - c*d into an FMA:
-each product and the sum round once, as torch 2.13's vectorized cpu kernels compute, and
-alike under NVRTC and g++ (numpy's complex multiply uses FMA where the CPU has it).
+nan_to_num, abs, angle) call these; every other row keeps refusing complex operands in the
+codegen (eager cuda falls back to cupy's routines for them, @gt.fuse refuses them). A real
+operand of a complex op is converted as it is loaded (`gt_to_c64`/`gt_to_c128`: the
+imaginary part 0), as torch and numpy convert it before their complex loops. The structs
+are written out by hand because NVRTC gets no headers here (no cuComplex, no thrust); g++
+compiles them unchanged under kernels/host_emulation.h.
+
+Values: |z| is hypot(re, im) and sgn divides each part by that real |z| (torch 2.13's
+c10::complex). Products and quotients go through the round-to-nearest intrinsics
+(`gt_mul_rn`, ...), so NVRTC cannot contract a*b - c*d into an FMA: every step rounds once,
+alike under NVRTC and g++. A product is then torch 2.13's vectorized cpu value (numpy's
+complex multiply uses FMA where the CPU has it); a quotient is numpy's Smith division, bit
+for bit. exp follows glibc's cexp, which numpy and torch's cpu kernels call.
 """
 
 from __future__ import annotations
