@@ -1,8 +1,8 @@
 """Complex C types and the complex overloads of the op table's templates, appended to the
 preamble (fusion/preamble.py) after the special functions it reuses.
 
-Only rows marked `complex_kernel` (add, sub, mul, div, neg, eq, ne, where, exp, sgn,
-nan_to_num, abs, angle) call these; every other row keeps refusing complex operands in the
+Only rows marked `complex_kernel` (add, sub, mul, div, neg, eq, ne, where, exp, sigmoid,
+silu, sgn, nan_to_num, abs, angle) call these; every other row keeps refusing complex operands in the
 codegen (eager cuda falls back to cupy's routines for them, @gt.fuse refuses them). A real
 operand of a complex op is converted as it is loaded (`gt_to_c64`/`gt_to_c128`: the
 imaginary part 0), as torch and numpy convert it before their complex loops. The structs
@@ -134,6 +134,18 @@ GT_FN gt_c128 gt_exp(gt_c128 z) {
   gt_cexp(z.re, z.im, 709, 2.2250738585072014e-308, 1.7976931348623157e308, r.re, r.im);
   return r;
 }
+// sigmoid 1 / (1 + exp(-z)) and silu z sigmoid(z), each step as numpy's (the rows'
+// complex_fn): the sum and quotient as numpy's, exp glibc's, the product gt_mul_rn's
+GT_FN gt_c64 gt_sigmoid(gt_c64 z) {
+  const gt_c64 one = gt_c64_of(1.0f, 0.0f);
+  return one / (one + gt_exp(-z));
+}
+GT_FN gt_c128 gt_sigmoid(gt_c128 z) {
+  const gt_c128 one = gt_c128_of(1.0, 0.0);
+  return one / (one + gt_exp(-z));
+}
+GT_FN gt_c64 gt_silu(gt_c64 z) { return z * gt_sigmoid(z); }
+GT_FN gt_c128 gt_silu(gt_c128 z) { return z * gt_sigmoid(z); }
 // sgn: z / |z| part by part, 0 at 0 (nan parts give nan, an infinite part gives nan / 0)
 GT_FN gt_c64 gt_sign(gt_c64 z) {
   const float m = gt_cabs(z);

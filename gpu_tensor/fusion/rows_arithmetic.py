@@ -217,7 +217,12 @@ ROWS = [
         "float",
         "gt_sigmoid({0})",
         npmath.sigmoid,
-        {"quiet": True, "complex_fn": _complex_sigmoid, "grad": dx.sigmoid},
+        {
+            "quiet": True,
+            "complex_fn": _complex_sigmoid,
+            "complex_kernel": True,  # (its overload: _complex_sigmoid's steps)
+            "grad": dx.sigmoid,
+        },
     ),
     (
         "relu",
@@ -257,6 +262,7 @@ ROWS = [
             "float_only": True,
             "quiet": True,
             "complex_fn": _complex_silu,
+            "complex_kernel": True,
             "inplace": False,
             "grad": dx.silu,
         },
