@@ -43,6 +43,7 @@ CTYPE = {
     np.dtype(np.complex128): "gt_c128",
 }
 _SIXTEEN_BIT = {"gt_half", "gt_bf16"}
+_COMPLEX = {"gt_c64": "gt_to_c64", "gt_c128": "gt_to_c128"}
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ def scalar_ctype(dtype: np.dtype) -> str:
     """C type of a scalar parameter: full precision, converted where it is used."""
     if dtype == np.bool_:
         return "int"
+    if dtype.kind == "c":  # a Python complex: both parts in double, as one struct
+        return "gt_c128"
     return "long long" if dtype.kind in "iu" else "double"
 
 
@@ -68,10 +71,16 @@ def _value_ctype(node) -> str:
 
 
 def _convert(expr: str, src: str, dst: str) -> str:
-    return expr if src == dst else f"(({dst})({expr}))"
+    if src == dst:
+        return expr
+    if dst in _COMPLEX:  # a struct: built by the preamble's gt_to_c64 / gt_to_c128
+        return f"{_COMPLEX[dst]}({expr})"
+    return f"(({dst})({expr}))"
 
 
 def _literal(value) -> str:
+    if isinstance(value, complex):
+        return f"gt_c128_of({_literal(value.real)}, {_literal(value.imag)})"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

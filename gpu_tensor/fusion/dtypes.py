@@ -39,8 +39,8 @@ SUPPORTED = tuple(
 )  # fmt: skip
 
 _LOW_PRECISION = (np.dtype(np.float16), BFLOAT16)
-# Complex dtypes reach the codegen only through eager cuda ops whose row has complex C
-# overloads (OpDef.complex_kernel); @gt.fuse still refuses complex inputs.
+# Complex dtypes reach the codegen only through rows with complex C overloads
+# (OpDef.complex_kernel): eager cuda ops and @gt.fuse alike (trace.apply refuses the rest).
 COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
 
 

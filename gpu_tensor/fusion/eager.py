@@ -63,7 +63,7 @@ def _overlap(a: Operand, b: Operand) -> bool:
 
 def _scalar_arg(value, dtype: np.dtype):
     kind = scalar_ctype(dtype)
-    return {"double": np.float64, "long long": np.int64, "int": np.int32}[kind](value)
+    return _SCALAR_TYPES[kind](value)
 
 
 def prepare(graph: Graph, roots, arrays, scalars, outs, out_dtypes=None):
@@ -114,7 +114,7 @@ def _signature(key, inputs, params, via=None):
     for x in inputs:
         if x is None:
             sig.append(None)
-        elif isinstance(x, (bool, int, float)):
+        elif isinstance(x, (bool, int, float, complex)):
             sig.append(type(x))
         else:
             dt = np.dtype(x.dtype)  # uint16 arrays are bfloat16 bits (backends/cuda.py)
@@ -155,6 +155,8 @@ def _graph_for(key, inputs, params, via=None) -> Graph:
 def _scalar_np(t: type) -> np.dtype:
     from .dtypes import default_float
 
+    if t is complex:  # passed as both parts in double (codegen.scalar_ctype)
+        return np.dtype(np.complex128)
     return (
         np.dtype(np.bool_) if t is bool else (np.dtype(np.int64) if t is int else default_float())
     )
@@ -294,7 +296,9 @@ def _key(key, inputs, out_dtype, params, via) -> tuple:
 # types an eager operand passes by value (the rest are arrays): one set lookup on the warm path
 _BY_VALUE = frozenset((bool, int, float, complex, type(None)))
 MAX_PLANS = 4096  # launch plans kept per device before the cache starts over
-_SCALAR_TYPES = {"double": np.float64, "long long": np.int64, "int": np.int32}
+_SCALAR_TYPES = {
+    "double": np.float64, "long long": np.int64, "int": np.int32, "gt_c128": np.complex128,
+}  # fmt: skip
 
 
 class _Launch:
@@ -388,7 +392,7 @@ def _plan(key, inputs, out_dtype, params, via=None):
 
 
 def _is_scalar(x) -> bool:
-    return isinstance(x, (bool, int, float))
+    return isinstance(x, (bool, int, float, complex))
 
 
 def _c_order(shape) -> tuple:
@@ -411,5 +415,6 @@ def _run_unplanned(key, inputs, out_dtype, alloc, params, via=None):
     scalars = [x for x in inputs if _is_scalar(x)]
     shape = broadcast_shapes(*(tuple(a.shape) for a in arrays))
     out = (alloc or empty_like_result)(shape, out_dtype)
-    launch_graph(graph, graph.outputs, arrays, scalars, [out], out_dtypes=(as_np_dtype(out_dtype),))
+    out_np = as_np_dtype(out_dtype, complex_ok=True)
+    launch_graph(graph, graph.outputs, arrays, scalars, [out], out_dtypes=(out_np,))
     return out

@@ -160,7 +160,12 @@ def evaluate(graph: Graph, arrays, scalars=(), roots=None) -> list[np.ndarray]:
                     for a, d in zip(node.args, node.in_dtypes, strict=True)
                 ]
                 kwargs = {op.param: node.param} if op.param and node.param is not None else {}
-                value = np.asarray(op.np_fn(*args, **kwargs))
+                fn = op.np_fn
+                if op.complex_fn is not None and any(
+                    a.dtype.kind == "c" for a in args if a is not None
+                ):
+                    fn = op.complex_fn  # (sgn: the row's numpy function is real-only)
+                value = np.asarray(fn(*args, **kwargs))
                 value = value.astype(compute_dtype(node.dtype), copy=False)
             values[id(node)] = value
     return [values[id(r)] for r in (roots if roots is not None else graph.outputs)]

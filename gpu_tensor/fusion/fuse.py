@@ -70,7 +70,7 @@ class Fused:
             if isinstance(a, Tensor):
                 specs.append(("tensor", a.dtype.np, a.ndim))
                 layout.append(_is_contiguous(a))
-            elif isinstance(a, (bool, int, float)):
+            elif isinstance(a, (bool, int, float, complex)):
                 specs.append(("scalar", type(a)))
             else:
                 try:
@@ -115,7 +115,7 @@ class Fused:
                     f"{device} and {t.device}; move them with .to(device) first"
                 )
         graph, single = self._trace(args)
-        scalars = [a for a in args if isinstance(a, (bool, int, float))]
+        scalars = [a for a in args if isinstance(a, (bool, int, float, complex))]
         outs = _check_out(out, len(graph.outputs), device, self.kernel_name)
         shapes = []
         for root in graph.outputs:

@@ -38,6 +38,7 @@ __all__ = [
     "frac",
     "sgn_complex",
     "angle",
+    "angle_complex",
     "nan_to_num",
 ]
 
@@ -281,6 +282,12 @@ def angle(x):
     """The argument of a real number: pi below 0, nan for nan, 0 otherwise (-0.0 too)."""
     pi = x.dtype.type(math.pi)
     return np.where(x < 0, pi, np.where(x != x, x, 0)).astype(x.dtype, copy=False)
+
+
+def angle_complex(z):
+    """The argument of a complex number: atan2(imag, real), real (what ops/special.angle
+    computes eagerly with the atan2 row)."""
+    return np.arctan2(z.imag, z.real)
 
 
 def nan_to_num(x, limits=None):

@@ -16,7 +16,7 @@ from .opdef import INT_DIV, NO_BOOL, NO_INPLACE, QUIET, UNSIGNED, not_implemente
 __all__ = ["ROWS"]
 
 _BOOL = np.dtype(np.bool_)
-_CMP_EQ = {"inplace": False}
+_CMP_EQ = {"inplace": False, "complex_kernel": True}
 _CMP = {"inplace": False, "real_only": True}
 
 
@@ -88,14 +88,30 @@ def _complex_silu(x):
 
 ROWS = [
     # name, arity, kind, cuda template, numpy function, extra fields
-    ("add", 2, "promote", "({0} + {1})", np.add, {"dunder": "add", "grad": dx.add}),
+    # add, sub, mul, div, neg, eq, ne and where take complex operands in their kernels too
+    # (complex_kernel: fusion/preamble_complex.py's operators; a real operand is converted
+    # as it is loaded)
+    (
+        "add",
+        2,
+        "promote",
+        "({0} + {1})",
+        np.add,
+        {"dunder": "add", "grad": dx.add, "complex_kernel": True},
+    ),
     (
         "sub",
         2,
         "promote",
         "({0} - {1})",
         np.subtract,
-        {"no_bool": _SUB_BOOL, "aliases": ("subtract",), "dunder": "sub", "grad": dx.sub},
+        {
+            "no_bool": _SUB_BOOL,
+            "aliases": ("subtract",),
+            "dunder": "sub",
+            "grad": dx.sub,
+            "complex_kernel": True,
+        },
     ),
     (
         "mul",
@@ -109,6 +125,7 @@ ROWS = [
             "opmath_scalar": True,
             **UNSIGNED,
             "grad": dx.mul,
+            "complex_kernel": True,
         },
     ),
     (
@@ -124,6 +141,7 @@ ROWS = [
             "opmath_scalar": True,
             **UNSIGNED,
             "grad": dx.div,
+            "complex_kernel": True,
         },
     ),
     (
@@ -162,7 +180,13 @@ ROWS = [
         "same",
         "(-{0})",
         np.negative,
-        {"no_bool": _NEG_BOOL, "aliases": ("negative",), "dunder": "neg", "grad": dx.neg},
+        {
+            "no_bool": _NEG_BOOL,
+            "aliases": ("negative",),
+            "dunder": "neg",
+            "grad": dx.neg,
+            "complex_kernel": True,
+        },
     ),
     (
         "abs",
@@ -178,7 +202,8 @@ ROWS = [
             "complex_to_real": True,
         },
     ),
-    ("exp", 1, "float", "gt_exp({0})", np.exp, {**QUIET, "grad": dx.exp}),
+    # complex: glibc's cexp, step for step (fusion/preamble_complex.py)
+    ("exp", 1, "float", "gt_exp({0})", np.exp, {**QUIET, "grad": dx.exp, "complex_kernel": True}),
     ("log", 1, "float", "gt_log({0})", np.log, {**QUIET, "grad": dx.log}),
     ("log1p", 1, "float", "gt_log1p({0})", np.log1p, {**QUIET, "grad": dx.log1p}),
     ("sqrt", 1, "float", "gt_sqrt({0})", np.sqrt, {**QUIET, "grad": dx.sqrt}),
@@ -192,7 +217,12 @@ ROWS = [
         "float",
         "gt_sigmoid({0})",
         npmath.sigmoid,
-        {"quiet": True, "complex_fn": _complex_sigmoid, "grad": dx.sigmoid},
+        {
+            "quiet": True,
+            "complex_fn": _complex_sigmoid,
+            "complex_kernel": True,  # (its overload: _complex_sigmoid's steps)
+            "grad": dx.sigmoid,
+        },
     ),
     (
         "relu",
@@ -232,6 +262,7 @@ ROWS = [
             "float_only": True,
             "quiet": True,
             "complex_fn": _complex_silu,
+            "complex_kernel": True,
             "inplace": False,
             "grad": dx.silu,
         },
@@ -318,7 +349,12 @@ ROWS = [
         "where",
         "({0} ? {1} : {2})",
         npmath.where,
-        {"operand_check": _check_where, "inplace": False, "grad": dx.where_grad},
+        {
+            "operand_check": _check_where,
+            "inplace": False,
+            "grad": dx.where_grad,
+            "complex_kernel": True,
+        },
     ),
     (
         "clamp",

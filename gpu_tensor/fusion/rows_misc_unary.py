@@ -81,14 +81,23 @@ ROWS = [
         npmath.sign,
         {**_LAST, "complex_fn": npmath.sgn_complex, "complex_kernel": True, "grad": dxs.sgn},
     ),
-    # complex input: ops/special.angle computes atan2(imag, real) (a real result)
+    # complex input: atan2(imag, real), real. Eagerly ops/special.angle computes it with the
+    # atan2 row over the .imag/.real views; a traced value (@gt.fuse) takes this row, whose
+    # complex overload calls the same gt_atan2 (fusion/preamble_complex.py): the same bits
     (
         "angle",
         1,
         "float",
         "gt_angle({0})",
         npmath.angle,
-        {**_LAST, **QUIET, "real_only": True, "grad": dx.zero},
+        {
+            **_LAST,
+            **QUIET,
+            "complex_fn": npmath.angle_complex,
+            "complex_kernel": True,
+            "complex_to_real": True,
+            "grad": dx.zero,
+        },
     ),
     ("positive", 1, "same", "{0}", np.copy, {**_LAST, "no_bool": _POS_BOOL, "grad": dxs.identity}),
     (

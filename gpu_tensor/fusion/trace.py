@@ -35,13 +35,12 @@ class _Shim:
         self.ndim = 0 if node.tier == 1 else 1
 
 
-_WEAK_SAMPLE = {0: True, 1: 1, 2: 1.0}  # a Python scalar of each category, for result_type
+_WEAK_SAMPLE = {"b": True, "i": 1, "u": 1, "f": 1.0, "c": 1j}  # a Python scalar per kind
 
 
 def _promotion_operand(node: Node):
-    if node.tier == 2:
-        kind = 0 if node.dtype == np.bool_ else (1 if node.dtype.kind in "iu" else 2)
-        return _WEAK_SAMPLE[kind]
+    if node.tier == 2:  # (bfloat16's kind is "V": a float)
+        return _WEAK_SAMPLE.get(node.dtype.kind, 1.0)
     return _Shim(node)
 
 
@@ -52,9 +51,11 @@ def _scalar_dtype(value) -> np.dtype:
         return np.dtype(np.int64)
     if isinstance(value, numbers.Real):
         return default_float()
+    if isinstance(value, numbers.Complex):  # both parts in double (codegen.scalar_ctype)
+        return np.dtype(np.complex128)
     raise FusionError(
         f"{type(value).__name__} value {value!r} cannot be used in a fused function; "
-        "only tensors and Python bool/int/float scalars can"
+        "only tensors and Python bool/int/float/complex scalars can"
     )
 
 
@@ -64,7 +65,7 @@ def _as_node(value, key: str) -> tuple[Node | None, int]:
         return value.node, value.ndim
     if value is None:
         return None, 0
-    if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+    if isinstance(value, (bool, int, float, complex, np.bool_, np.number)):
         py = value.item() if isinstance(value, np.generic) else value
         return Const(dtype=_scalar_dtype(py), tier=2, value=py), 0
     raise FusionError(
@@ -98,11 +99,13 @@ def apply(key: str, *operands, **params) -> Proxy:
     else:
         ops = present[1:] if op.kind == "where" else present
         common = core_dtype.result_type(*(_promotion_operand(n) for n in ops))
-        common = as_np_dtype(common, complex_ok=op.complex_kernel)
+        common = as_np_dtype(common, complex_ok=True)
     # torch's errors, as eager code raises them (the same table rules)
     op.check([n.dtype if n is not None and n.tier < 2 else None for n in nodes], common)
     if op.operand_check is not None:
         op.operand_check(operands, core_dtype.to_dtype(common))
+    if not op.complex_kernel and (common.kind == "c" or any(n.dtype.kind == "c" for n in present)):
+        raise _complex_refused(key)
     in_dtypes = op.operand_dtypes(common, len(nodes))
     in_dtypes = tuple(None if n is None else d for n, d in zip(nodes, in_dtypes, strict=True))
     if op.param and param is not None:
@@ -118,14 +121,29 @@ def apply(key: str, *operands, **params) -> Proxy:
     return Proxy(node, max(nd for _, nd in pairs))
 
 
+def _complex_refused(key: str) -> FusionError:
+    """The error for a complex operand of a row with no complex kernel (eager runs it)."""
+    rows = sorted(k for k, op in OPS.items() if op.complex_kernel)
+    return FusionError(
+        f"{key} of a complex tensor cannot be fused: inside @gt.fuse complex tensors only "
+        f"take {', '.join(rows)}. Run {key} outside the fused function (eager ops take "
+        "complex tensors) and pass its result in as an argument"
+    )
+
+
 def _cast(x: Proxy, dtype) -> Proxy:
     try:
-        target = as_np_dtype(core_dtype.to_dtype(dtype).np)
+        target = as_np_dtype(core_dtype.to_dtype(dtype).np, complex_ok=True)
     except TypeError:
         raise FusionError(
             f"cannot cast to {dtype!r} inside a fused function: .to() there only takes a dtype "
             "(no device, copy or memory_format); move tensors before calling the fused function"
         ) from None
+    if x.node.dtype.kind == "c" and target.kind != "c":
+        raise FusionError(
+            "a complex tensor cannot be cast to a real dtype inside a fused function (torch "
+            "would drop the imaginary part); take .real outside it, or cast outside it"
+        )
     return Proxy(Cast(dtype=target, tier=x.node.tier, arg=x.node), x.ndim)
 
 
@@ -306,8 +324,8 @@ def trace(fn, specs) -> tuple[Graph, bool]:
     args, inputs, scalars = [], [], []
     for spec in specs:
         if spec[0] == "tensor":
-            node = Input(dtype=as_np_dtype(spec[1]), tier=1 if spec[2] == 0 else 0,
-                         index=len(inputs))  # fmt: skip
+            node = Input(dtype=as_np_dtype(spec[1], complex_ok=True),
+                         tier=1 if spec[2] == 0 else 0, index=len(inputs))  # fmt: skip
             inputs.append(node)
             args.append(Proxy(node, spec[2]))
         elif spec[0] == "scalar":

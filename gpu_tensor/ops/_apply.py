@@ -107,7 +107,8 @@ def apply(key, *operands, **params):
     # float32: a float16 operand of a bfloat16 op is rounded to bfloat16 first
     via = common.np if compute is not common and common in _HALF else None
     # real cuda: tensors go in their own dtypes, the kernel casts as it loads (one launch)
-    in_kernel = backend.casts_in_kernel and compute.category != _dt.COMPLEX
+    # (complex too where the row has complex overloads: op.complex_kernel)
+    in_kernel = backend.casts_in_kernel and (compute.category != _dt.COMPLEX or op.complex_kernel)
     args = []
     for i, x in enumerate(operands):
         target = cnp

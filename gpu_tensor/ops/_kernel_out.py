@@ -51,8 +51,8 @@ def _kernel_out(key, a, other):
         compute, out = _dtypes(spec, common)
     except (RuntimeError, NotImplementedError):
         return False
-    if compute.category == _dt.COMPLEX or out.category == _dt.COMPLEX:
-        return False  # the codegen has no complex types
+    if (compute.category == _dt.COMPLEX or out.category == _dt.COMPLEX) and not op.complex_kernel:
+        return False  # the codegen has complex types for complex_kernel rows only
     check = op.operand_check
     if op.int_division and compute.category <= _dt.INT:
         check = _ZeroDivisor(key, check)

@@ -1,4 +1,4 @@
-"""Complex sgn, nan_to_num and abs on cuda are ONE generated kernel (issue 23): hand-written
+"""Complex sgn, nan_to_num, abs, exp, sigmoid and silu on cuda are ONE generated kernel (issue 23): hand-written
 complex C types in the preamble (fusion/preamble_complex.py), no cupy routine, no sync, no
 copy; values bit-equal on cpu, emulated cuda and the simulated CuPy (which runs the kernel's
 CUDA source under g++). Expected values are computed here with numpy, part by part."""
@@ -30,6 +30,14 @@ def _bits(a: np.ndarray) -> np.ndarray:
     """The parts' bit patterns (nan payloads and zero signs count)."""
     real = np.float32 if a.dtype == np.complex64 else np.float64
     return np.ascontiguousarray(a).view(real).view(np.uint32 if real is np.float32 else np.uint64)
+
+
+def _bits_any_nan(a: np.ndarray) -> np.ndarray:
+    """_bits with every nan part the same nan: which operand's nan an x86 instruction passes
+    on (its sign) depends on the order the compiler picked for a commutative step."""
+    parts = np.array(a).view(np.float32 if a.dtype == np.complex64 else np.float64)
+    parts[np.isnan(parts)] = np.nan
+    return _bits(parts.view(a.dtype))
 
 
 def _sgn(z: np.ndarray) -> np.ndarray:
@@ -99,21 +107,84 @@ def test_abs_values(device, dt, npdt):
     assert int((~((a == h) | (np.isnan(a) & np.isnan(h)))).sum()) == (npdt is np.complex128)
 
 
+# exp's grid adds the real parts where glibc's cexp takes exp(re) in factors exp(t) (t = 88
+# for complex64, 709 for complex128) and where even that overflows (above 3t)
+_EXP_PARTS = _PARTS + [88.5, 100.0, -100.0, 200.0, 710.0, 1000.0, 1500.0, 2200.0, 3.3]
+_EXP128 = np.array([complex(a, b) for a in _EXP_PARTS for b in _EXP_PARTS])
+
+
+@pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
+def test_exp_values(device, dt, npdt):
+    """exp of complex: numpy's np.exp on cpu and emulated cuda; real cuda's kernel ports
+    glibc's cexp, which numpy and torch 2.13 cpu call, so under the sim (g++, glibc's
+    expf/sincosf) the bits are numpy's on every grid value, special ones included. On a GPU
+    CUDA's expf/sincosf may differ from glibc's by an ulp: compared within tolerance there."""
+    with np.errstate(over="ignore"):
+        z = _EXP128.astype(npdt)
+    r = gt.tensor(z, device=device).exp()
+    assert r.dtype is dt
+    with np.errstate(all="ignore"):
+        want = np.exp(z)
+    got = r.cpu().numpy()
+    if r.device.type == "cuda" and dv.cuda_kind() == "cuda":  # a GPU's own expf/sincosf
+        from fusion_tolerance import assert_close
+
+        real = got.real.dtype
+        assert_close(got.view(real), want.view(real), real)
+        return
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("npdt", [np.complex64, np.complex128])
+def test_exp_reference_is_torchs(npdt):
+    """numpy's complex exp (the kernel's reference above) is torch 2.13 cpu's, bit for bit
+    on the whole exp grid: both call glibc's cexp."""
+    torch = pytest.importorskip("torch", reason="the torch parity check needs torch")
+    with np.errstate(over="ignore"):
+        z = _EXP128.astype(npdt)
+    padded = np.concatenate([z, np.zeros(64 - len(z) % 64, npdt)])  # all in the vector loop
+    with np.errstate(all="ignore"):
+        want = np.exp(z)
+    np.testing.assert_array_equal(_bits(torch.exp(torch.from_numpy(padded)).numpy()[: len(z)]),
+                                  _bits(want))  # fmt: skip
+
+
+@pytest.mark.parametrize("key", ["sigmoid", "silu"])
+@pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
+def test_sigmoid_and_silu_values(device, key, dt, npdt):
+    """sigmoid of complex: 1 / (1 + exp(-z)) in numpy's steps (the row's complex_fn), so
+    the kernel's bits are numpy's (glibc's exp, numpy's sum and Smith quotient). silu
+    multiplies by z: the kernel rounds that product's steps once each (test_complex_arith),
+    where numpy, on cpu and emulated cuda, may contract them into FMAs."""
+    z = _values(npdt)
+    fn = gt.sigmoid if key == "sigmoid" else gt.nn.functional.silu
+    r = fn(gt.tensor(z, device=device))
+    assert r.dtype is dt
+    one = np.ones(1, npdt)
+    with np.errstate(all="ignore"):
+        want = one / (one + np.exp(-z))
+        if key == "silu":
+            kernel = r.device.type == "cuda" and r.device._backend.casts_in_kernel
+            if kernel:  # (ac - bd) + (ad + bc)i, each step rounded once
+                prod = np.empty_like(z)
+                prod.real = z.real * want.real - z.imag * want.imag
+                prod.imag = z.real * want.imag + z.imag * want.real
+                want = prod
+            else:
+                want = z * want
+    np.testing.assert_array_equal(_bits_any_nan(r.cpu().numpy()), _bits_any_nan(want))
+
+
 def test_non_contiguous_and_method(device):
     z = gt.tensor(_Z64.reshape(11, 11), device=device).t()
     want = _sgn(_Z64.reshape(11, 11).T)
     np.testing.assert_array_equal(_bits(z.sgn().cpu().numpy()), _bits(want))
 
 
-def test_fuse_still_refuses_complex():
-    """@gt.fuse takes no complex inputs yet (only eager cuda has the complex kernels)."""
-    f = gt.fuse(lambda x: gt.sgn(x))
-    with pytest.raises(TypeError, match="complex64 is not supported"):
-        f(gt.tensor(_Z64, device="cpu"))
-
-
 @pytest.mark.sim
-@pytest.mark.parametrize("op", ["sgn", "nan_to_num", "nan_to_num_limits", "abs"])
+@pytest.mark.parametrize(
+    "op", ["sgn", "nan_to_num", "nan_to_num_limits", "abs", "exp", "sigmoid", "silu"]
+)
 @pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
 def test_one_launch_on_sim(op, dt, npdt):
     if not dv.cuda_is_simulated():
@@ -125,6 +196,9 @@ def test_one_launch_on_sim(op, dt, npdt):
         "nan_to_num": gt.nan_to_num,
         "nan_to_num_limits": lambda t: gt.nan_to_num(t, 1.0, 2.0, -2.0),
         "abs": gt.abs,
+        "exp": gt.exp,
+        "sigmoid": gt.sigmoid,
+        "silu": gt.nn.functional.silu,
     }[op]
     x = gt.tensor(_values(npdt), device="cuda")
     fn(x)  # warm: the kernel is compiled and its launch planned
@@ -134,12 +208,14 @@ def test_one_launch_on_sim(op, dt, npdt):
     assert c["kernel_launches"] == 1, c
     assert c["device_syncs"] == c["host_waits"] == 0, c
     assert c["bytes_copied"] == c["memcpy_calls"] == c["cupy_routines"] == 0, c
+    if op == "silu":  # (its product: numpy's FMAs on cpu, test_sigmoid_and_silu_values)
+        return
     if op == "abs":  # real, and hypot's (test_abs_values)
         got, want = r.cpu().numpy(), _abs(_values(npdt))
         np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
         return
     want = fn(gt.tensor(_values(npdt), device="cpu"))
-    np.testing.assert_array_equal(_bits(r.cpu().numpy()), _bits(want.numpy()))
+    np.testing.assert_array_equal(_bits_any_nan(r.cpu().numpy()), _bits_any_nan(want.numpy()))
 
 
 @pytest.mark.parametrize("npdt", [np.complex64, np.complex128])
@@ -153,9 +229,11 @@ def test_complex_kernels_compile_under_nvrtc(npdt):
         nvrtc.nvrtc_version()
     except Exception as exc:  # noqa: BLE001 - any failure to load NVRTC means: skip
         pytest.skip(f"NVRTC is not available here: {exc}")
-    for key, params in (("sgn", {}), ("nan_to_num", {"limits": (1.0, 2.0, -3.0)}), ("abs", {})):
+    rows = (("sgn", {}), ("nan_to_num", {"limits": (1.0, 2.0, -3.0)}), ("abs", {}), ("angle", {}),
+            ("exp", {}), ("sigmoid", {}), ("silu", {}))  # fmt: skip
+    for key, params in rows:
         for x in (np.zeros(64, npdt), np.zeros((8, 8), npdt).T):
             graph = eager._graph_for(key, [x], params)
-            out = np.empty(x.shape, graph.outputs[0].dtype)  # abs: the real type
+            out = np.empty(x.shape, graph.outputs[0].dtype)  # abs, angle: the real type
             ksrc, _, _ = eager.prepare(graph, graph.outputs, [x], [], [out])
             assert nvrtc.compile_ptx(ksrc.source, "compute_90").count(".entry") == 1

@@ -233,3 +233,122 @@ def test_wrong_arguments_of_a_traced_method_name_the_tensor_method():
     assert "<locals>" not in str(info.value)
     with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
         gt.fuse(lambda t: t.mvlgamma(0))(x)
+
+
+# -- complex operands (issue 23) ----------------------------------------------------------
+_ROWS_1_2 = [k for k, op in sorted(OPS.items()) if op.arity in (1, 2)]
+
+
+def _complex_bits(t) -> np.ndarray:
+    a = np.array(t.numpy())
+    if a.dtype.kind == "c":
+        a = a.view(np.float32 if a.dtype == np.complex64 else np.float64)
+    return a.view(f"u{a.itemsize}")
+
+
+@pytest.mark.parametrize("key", _ROWS_1_2)
+def test_complex_operands_eager_and_fused(key):
+    """A row with complex overloads (complex_kernel) fuses complex tensors and gives what
+    it gives eagerly: the same dtype and bits, or the same exception class. Any other row
+    that takes complex tensors eagerly is refused under @gt.fuse, with an error that names
+    the op and the fix (the rows that refuse complex eagerly raise torch's error in both)."""
+    fn = getattr(ew, key)
+    z = gt.tensor([1.5 - 2j, -0.25 + 0.5j, 0j, complex("inf-0j")], dtype=gt.complex64)
+    args = [z] * OPS[key].arity
+    eager = _outcome(fn, *args)
+    if OPS[key].complex_kernel or eager[0] == "raises":
+        assert _outcome(gt.fuse(fn), *args) == eager
+        if eager[0] == "ok":
+            got, want = gt.fuse(fn)(*args), fn(*args)
+            np.testing.assert_array_equal(_complex_bits(got), _complex_bits(want))
+    else:
+        with pytest.raises(
+            gt.FusionError,
+            match=rf"^{key} of a complex tensor cannot be fused: .* Run {key} outside the fused",
+        ):
+            gt.fuse(fn)(*args)
+
+
+def test_every_complex_kernel_row_is_fused_and_the_rest_refused():
+    """What the test above covers, counted: the rows that fuse complex tensors."""
+    kernel = sorted(k for k in _ROWS_1_2 if OPS[k].complex_kernel)
+    want = "abs add angle div eq exp mul nan_to_num ne neg sgn sigmoid silu sub".split()
+    assert kernel == want
+
+
+_COMPLEX_FUSED = {
+    "z * w + x": lambda z, w, x: z * w + x,
+    "-(z - 2.5j) * 2": lambda z, w, x: -(z - 2.5j) * 2,
+    "where(x > 0, sgn(z), abs(w))": lambda z, w, x: gt.where(x > 0, gt.sgn(z), gt.abs(w)),
+    "nan_to_num(z * w) != z": lambda z, w, x: gt.nan_to_num(z * w) != z,
+    "x.to(complex128) * z": lambda z, w, x: x.to(gt.complex128) * z,
+    "angle(z) + x": lambda z, w, x: gt.angle(z) + x,
+    "exp(z * x) - w": lambda z, w, x: gt.exp(z * x) - w,
+    "z / (w + x) + 1": lambda z, w, x: z / (w + x) + 1,
+}
+
+
+@pytest.mark.parametrize("name", list(_COMPLEX_FUSED))
+def test_complex_fused_on_each_device(name, device):
+    """Fused and eager agree bit for bit on each device (on cuda: one generated kernel,
+    and on the simulated CuPy 1 launch, no sync, no copy, no cupy routine)."""
+    from gpu_tensor import device as dv
+
+    inf = float("inf")
+    zs = [1.5 - 2j, -0.25 + 0.5j, 0j, complex(inf, -0.0), 1e38 + 1e38j, 0.1 + 0.1j]
+    z = gt.tensor(zs, dtype=gt.complex64, device=device)
+    w = gt.tensor(zs[::-1], dtype=gt.complex64, device=device)
+    x = gt.tensor([0.5, -1.0, -0.0, 2.0, 3e-39, 0.1], device=device)
+    fn = _COMPLEX_FUSED[name]
+    fused = gt.fuse(fn)
+    got, want = fused(z, w, x), fn(z, w, x)
+    assert got.dtype == want.dtype and got.device == z.device
+    np.testing.assert_array_equal(_complex_bits(got.cpu()), _complex_bits(want.cpu()))
+    if z.device.type == "cuda" and dv.cuda_is_simulated():
+        from gpu_tensor.testing import sim
+
+        sim.synchronize()
+        sim.reset_counters()
+        fused(z, w, x)
+        c = sim.counters()
+        assert (c["kernel_launches"], c["device_syncs"], c["host_waits"]) == (1, 0, 0), c
+        assert c["bytes_copied"] == c["cupy_routines"] == 0, c
+
+
+def test_complex_in_fuse_refusals_say_what_to_do():
+    z = gt.tensor([1 + 2j], dtype=gt.complex64)
+    with pytest.raises(gt.FusionError, match="^log of a complex tensor cannot be fused"):
+        gt.fuse(lambda a: (a * 2).log())(z)
+    with pytest.raises(gt.FusionError, match="cannot be cast to a real dtype inside a fused"):
+        gt.fuse(lambda a: a.float() + 1)(z)
+    with pytest.raises(NotImplementedError, match="not implemented for 'ComplexFloat'"):
+        gt.fuse(lambda a: gt.floor(a))(z)  # torch's own error, as eagerly
+
+
+def test_fused_angle_is_eager_angle_on_the_grid(device):
+    """angle of a traced complex value takes the row (its complex overload calls gt_atan2),
+    eagerly ops/special.angle calls the atan2 row over .imag and .real: the same bits on
+    every pair of a grid of zeros of both signs, subnormals, huge values, inf and nan."""
+    parts = [0.0, -0.0, 1.0, -2.5, 0.1, 3e-39, 5e-324, 1e38, 1e300]
+    parts += [float("inf"), float("-inf"), float("nan")]
+    grid = np.array([complex(a, b) for a in parts for b in parts])
+    for dt in (gt.complex64, gt.complex128):
+        with np.errstate(over="ignore"):
+            z = gt.tensor(grid.astype(dt.np), device=device)
+        got, want = gt.fuse(gt.angle)(z), gt.angle(z)
+        assert got.dtype is want.dtype is dt.to_real()
+        np.testing.assert_array_equal(_complex_bits(got.cpu()), _complex_bits(want.cpu()))
+
+
+def test_complex_scalar_arguments_of_a_fused_function(device):
+    """A Python complex passed to a fused function is a by-value argument (both parts in
+    double), rounded to the tensor's complex dtype where it is used, as eagerly; with a
+    real tensor it gives torch's default complex dtype (complex128 for float64)."""
+    z = gt.tensor([1 + 2j, -0.5 + 0.25j, complex("inf+0j")], device=device)
+    x = gt.tensor([1.0, -2.0, 0.1], device=device)
+    f = gt.fuse(lambda a, s: a * s + 1)
+    for t, s in ((z, 2j), (z, 0.1 - 1j), (x, 0.1 - 1j), (x.double(), 2j), (z, 3.0)):
+        got, want = f(t, s), t * s + 1
+        assert got.dtype is want.dtype
+        np.testing.assert_array_equal(_complex_bits(got.cpu()), _complex_bits(want.cpu()))
+    assert f(x.double(), 2j).dtype is gt.complex128 and f(x, 2j).dtype is gt.complex64
