@@ -4,7 +4,8 @@ Python frame that allocates the result, packs the arguments and launches.
 ops/_dispatch.py keys a warm op by (op, operand dtypes, shapes, layouts, alignment) and
 finds, in the backend's plan cache, the entry `bind` made for that key the first time:
 `entry(a)` or `entry(a, b)` (the operator's own operands, arrays or a Python scalar)
-returns the result array, and `entry.out` is its gpu_tensor dtype. The plan itself (the
+returns the result array, `entry.out` is its gpu_tensor dtype and `entry.scalar_to` the
+conversion of a number second operand (None: none). The plan itself (the
 kernel, grid, block, argument layout) is fusion/eager.py's `_Launch`, from its cache: an
 entry only binds it to this backend's allocator and cupy's classes, which is what
 `run_planned` and `CudaBackend._result` do on every call, once.
@@ -31,7 +32,9 @@ def bind(backend, launch, out_np, swap: bool):
         def empty(a, b=None):
             return result(shape, out_np, launch)
 
-        return _current(backend, empty)
+        entry = _current(backend, empty)
+        entry.scalar_to = None
+        return entry
     # `cuda.get_current_stream` is looked up on each call: the current stream can change,
     # and bench_host_cost's clock wraps the function where it is found.
     # malloc's `inside`: the frames from the entry up that are gpu_tensor's for sure (the
@@ -86,7 +89,11 @@ def bind(backend, launch, out_np, swap: bool):
             call((*args, out, *scalar_args, *tail))
             return out
 
-    return _current(backend, run)
+    entry = _current(backend, run)
+    # the number's conversion, for ops/_kernel_out._checked (a number out of range is
+    # refused before the op's own check, as the entry converts it before the block)
+    entry.scalar_to = next((to for i, to in scalars if i == 1), None)
+    return entry
 
 
 def _current(backend, run):

@@ -15,13 +15,12 @@ from .._tensor import Tensor
 from ._specs import _HALF, SPECS, _dtypes
 
 
-def _kernel_via(extra, a, other, y, reflected):
-    """The cuda path's rules that depend on the operands, for a _kernel_out() entry that has
-    any (`extra`): the operand check (int ** -1 raises), then the kernel's `via`, or False
-    where apply() must run (its opmath_scalar rule: a one-element factor at full precision)."""
-    common, check, via = extra
-    if check is not None:
-        check((other, a) if reflected else (a, other), common)
+def _kernel_via(extra, y):
+    """The kernel's `via` for a _kernel_out() entry with rules that depend on the operands
+    (`extra`), or False where apply() must run (its opmath_scalar rule: a one-element second
+    operand `y` at full precision). Fixed by the warm key (dtypes and shapes are in it); the
+    operand check, which depends on values, is not run here but by the entry (_checked)."""
+    via = extra[2]
     if via is not None and via[1] and y.size == 1:
         return False
     return via
@@ -74,10 +73,9 @@ def warm_entry(backend, sig, key, a, other, reflected):
     refused). The operator then calls itself again, so `sig` holds something on return.
 
     An op with rules that depend on the operands (`extra`: an operand check, rounding via
-    a half) gets them here, with these operands: the half's one-element rule and the
-    check's dtype-only refusals are fixed by `sig` (shapes and dtypes are in it); what
-    depends on values (int ** -1, a zero divisor) is checked again on every call, on the
-    operator's arrays and numbers (_checked)."""
+    a half) gets them here: the half's one-element rule is fixed by `sig` (shapes and
+    dtypes are in it); the check, which depends on values (int ** -1, a zero divisor), is
+    run by the entry on every call, this one included (_checked)."""
     known = _kernel_out(key, a, other)
     if not known:
         return backend.warm_entry(sig, None, None, None, None)
@@ -89,10 +87,7 @@ def warm_entry(backend, sig, key, a, other, reflected):
         b = other._data if type(other) is Tensor else other
         operands = (b, a._data) if reflected else (a._data, b)
         if extra is not None:
-            try:
-                via = _kernel_via(extra, a, other, b, reflected)
-            except (RuntimeError, NotImplementedError, TypeError, ValueError):
-                via = False  # refused: apply() raises it, on every call with this key
+            via = _kernel_via(extra, b)
             if via is False:
                 return backend.warm_entry(sig, None, None, None, None)
     try:
@@ -105,10 +100,16 @@ def warm_entry(backend, sig, key, a, other, reflected):
 
 
 def _checked(run, check, common, reflected):
-    """The warm entry `run` with the operand check `check` run first, on every call, on
-    the operator's arrays and numbers (in the op's order), as _kernel_via runs it."""
+    """The warm entry `run` with the operand check `check` (a zero divisor, int ** -1) run
+    on every call, the first included, on the operator's arrays and numbers in the op's
+    order, as apply() runs it: never at bind, so one refused call leaves the key's entry
+    in place. A number out of the kernel's range is refused first (OverflowError: the
+    operator then takes apply(), which raises torch's error for it)."""
+    to = run.scalar_to
 
     def checked(x, y):
+        if to is not None:
+            to(y)
         check((y, x) if reflected else (x, y), common)
         return run(x, y)
 

@@ -176,8 +176,8 @@ def test_entries_are_kept_in_the_plan_cache_and_go_with_it(monkeypatch):
 def test_rules_that_depend_on_values_are_checked_in_the_entry_on_every_call():
     """Integer division and int ** int get an entry that runs the op's check first: a zero
     divisor (tensor or number) and a negative integer exponent raise torch's errors on the
-    warm path too, and valid operands with the same key are one launch. A key whose first
-    operands were refused keeps False (apply() raises, and computes later operands)."""
+    warm path too, and valid operands with the same key are one launch, also after the
+    key's first operands were refused."""
     _sim()
     from gpu_tensor.testing import sim
 
@@ -205,8 +205,42 @@ def test_rules_that_depend_on_values_are_checked_in_the_entry_on_every_call():
     assert any(
         k[0] == "floor_divide:warm" and v.__name__ == "checked" for k, v in warm.items() if v
     )
+    # The first call of a key refused by its values binds the checked entry all the same: a
+    # later call with good values of that key takes the kernel, not apply() for good
     c = gt.from_numpy(host.astype(np.int32)).to("cuda")
     with pytest.raises(RuntimeError, match="negative integer powers"):
-        c ** (-2)  # the first of its key: refused, so the key keeps False
-    assert warm[("pow:warm", gt.int32, (6,), True, c._data.data.ptr & 15, int)] is False
+        c ** (-2)
+    assert (
+        warm[("pow:warm", gt.int32, (6,), True, c._data.data.ptr & 15, int)].__name__ == "checked"
+    )
+    launches = sim.counters()["kernel_launches"]
     np.testing.assert_array_equal((c**3).cpu().numpy(), host**3)
+    assert sim.counters()["kernel_launches"] - launches == 1
+    # a cold tensor divisor is checked once (one reduction, one sync), not at bind and again
+    d = gt.from_numpy(host.astype(np.int16)).to("cuda")
+    syncs = sim.counters()["device_syncs"]
+    d // d
+    assert sim.counters()["device_syncs"] - syncs == 1
+
+
+@requires_real_cuda
+def test_a_number_out_of_range_is_refused_before_the_zero_divisor_as_torch_does():
+    """2**70 // x with a zero in x: torch 2.13 raises OverflowError ("int too big to
+    convert"), as gpu_tensor's cpu does; the checked entry converts the number first."""
+    _sim()
+    x = gt.tensor([0, 1, 2], device="cuda")
+    y = gt.tensor([1, 2, 3], device="cuda")
+    for first in (lambda: 7 // y, lambda: 2**70 // x):  # whichever binds the key
+        try:
+            first()
+        except OverflowError:
+            pass
+        for _ in range(2):
+            with pytest.raises(OverflowError):
+                2**70 // x
+            with pytest.raises(OverflowError):
+                2**70 % x
+            with pytest.raises(RuntimeError, match="by zero"):
+                7 // x
+    with pytest.raises(OverflowError):
+        2**70 // gt.tensor([0, 1, 2])  # the cpu device, for comparison
