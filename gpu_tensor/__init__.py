@@ -17,7 +17,14 @@ from . import (
 )
 from ._interop import from_dlpack
 from ._tensor import Size, Tensor, channels_last, contiguous_format, preserve_format
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .creation import *  # noqa: F403
 from .creation import __all__ as _creation_all
 from .device import Device, get_default_device, set_default_device
@@ -62,6 +69,8 @@ __all__ = [
     "enable_grad",
     "set_grad_enabled",
     "is_grad_enabled",
+    "inference_mode",
+    "is_inference_mode_enabled",
     *_dtype_all,
     *_creation_all,
     *_elementwise_all,

@@ -8,7 +8,14 @@ torch's node names), `engine.py` the backward pass.
 
 from .engine import backward, grad
 from .function import Function, Node
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .gradcheck import GradcheckError, gradcheck
 
 __all__ = [
@@ -20,6 +27,8 @@ __all__ = [
     "enable_grad",
     "set_grad_enabled",
     "is_grad_enabled",
+    "inference_mode",
+    "is_inference_mode_enabled",
     "gradcheck",
     "GradcheckError",
     "Variable",
