@@ -17,14 +17,8 @@ from . import (
 )
 from ._interop import from_dlpack
 from ._tensor import Size, Tensor, channels_last, contiguous_format, preserve_format
-from .autograd import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
+from .autograd.grad_mode import *  # noqa: F403
+from .autograd.grad_mode import __all__ as _grad_mode_all
 from .creation import *  # noqa: F403
 from .creation import __all__ as _creation_all
 from .device import Device, get_default_device, set_default_device
@@ -65,12 +59,7 @@ __all__ = [
     "utils",
     "autograd",
     "nn",
-    "no_grad",
-    "enable_grad",
-    "set_grad_enabled",
-    "is_grad_enabled",
-    "inference_mode",
-    "is_inference_mode_enabled",
+    *_grad_mode_all,
     *_dtype_all,
     *_creation_all,
     *_elementwise_all,

@@ -8,14 +8,8 @@ torch's node names), `engine.py` the backward pass.
 
 from .engine import backward, grad
 from .function import Function, Node
-from .grad_mode import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
+from .grad_mode import *  # noqa: F403
+from .grad_mode import __all__ as _grad_mode_all
 from .gradcheck import GradcheckError, gradcheck
 
 __all__ = [
@@ -23,16 +17,11 @@ __all__ = [
     "grad",
     "Function",
     "Node",
-    "no_grad",
-    "enable_grad",
-    "set_grad_enabled",
-    "is_grad_enabled",
-    "inference_mode",
-    "is_inference_mode_enabled",
+    *_grad_mode_all,
     "gradcheck",
     "GradcheckError",
-    "Variable",
-    "functional",
+    "Variable",  # noqa: F405 - both come from __getattr__ below, on first use
+    "functional",  # noqa: F405
 ]
 
 
