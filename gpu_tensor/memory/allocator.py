@@ -142,7 +142,7 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                     frame = frame.f_back
                 code = frame.f_code
                 if code.co_filename in OUTSIDE:
-                    site = (code.co_filename, frame.f_lineno, code.co_name)
+                    site = (code, frame.f_lasti)  # the line when read (Block.site)
                 else:  # a file not seen before
                     site = live.site_from(frame)
             except AttributeError:  # past the outermost frame: every caller was inside
@@ -171,7 +171,7 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                     self._parked = None
                     self._reuses += 1
                     block.tag = None
-                    block.site = site
+                    block._site = site
                     self._allocated[block.ptr] = block
                     return block
                 if self._reuses:  # what follows reads or moves what they wait to change
@@ -352,7 +352,7 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         )
         block.requested_size = nbytes
         block.tag = block.frames = None
-        block.site = site
+        block._site = site
         self._allocated[block.ptr] = block
         self._proved = block
         return block
@@ -413,7 +413,7 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                 split_blocks = split_bytes = 0
         block.allocated = True
         block.requested_size = nbytes
-        block.site = site
+        block._site = site
         self._allocated[block.ptr] = block
         self._stats.block_allocated(pool.is_small, size, nbytes, split_blocks, split_bytes)
         if size >= self._max_split:
@@ -479,6 +479,6 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
             self._stats.block_deactivated(small, orig_size, net_blocks, net_bytes)
         else:
             self._stats.block_freed(small, orig_size, requested, net_blocks, net_bytes)
-        block.tag = block.site = block.frames = block.stream_uses = None
+        block.tag = block._site = block.frames = block.stream_uses = None
         if self.history is not None:
             self.history.record("free_completed", orig_ptr, orig_size, block.stream)

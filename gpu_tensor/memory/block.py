@@ -81,7 +81,7 @@ class Block:
         "event_count",
         "gc_count_base",
         "tag",
-        "site",
+        "_site",
         "frames",
         "__weakref__",
     )
@@ -99,8 +99,23 @@ class Block:
         self.event_count = 0  # events still pending before it may return to its pool
         self.gc_count_base = 0  # pool's lookup counter when cached; age = counter - base
         self.tag: dict | None = None  # caller's description, e.g. {"shape":..., "dtype":...}
-        self.site = None  # (filename, line, function) of the user code that asked for it
+        self._site = None  # see `site`
         self.frames = None  # full stack, only while history with stacks is recorded
+
+    @property
+    def site(self):
+        """(filename, line, function) of the user code that asked for the block, or None.
+        malloc stores (code object, f_lasti) instead, on every call: a frame's f_lineno walks
+        its code's line table (~0.1 us in a small function, more in a long one), so the line
+        is worked out here, when the site is first read, as f_lineno would have given it."""
+        site = self._site
+        if site is not None and len(site) == 2:
+            site = self._site = decode_site(*site)
+        return site
+
+    @site.setter
+    def site(self, value) -> None:
+        self._site = value
 
     @property
     def is_small(self) -> bool:
@@ -112,3 +127,14 @@ class Block:
     def __repr__(self) -> str:
         state = "allocated" if self.allocated else "free"
         return f"Block(ptr={self.ptr:#x}, size={self.size}, stream={self.stream}, {state})"
+
+
+def decode_site(code, lasti: int) -> tuple:
+    """(filename, line, function) of a frame running `code` at byte offset `lasti` (its
+    f_lasti): the line f_lineno gives there (the code's line table, co_lines)."""
+    line = None  # (f_lineno is None there too)
+    for start, end, at in code.co_lines():
+        if start <= lasti < end:
+            line = at
+            break
+    return (code.co_filename, line, code.co_name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from gpu_tensor.memory import live
@@ -148,3 +150,38 @@ def test_emulated_cuda_results_are_sited_at_the_user_line():
     for shape, line in (((3, 5), lines[2]), ((7, 2), lines[3])):
         assert [r["site"] for r in rows if r["shape"] == shape] == [f"{__file__}:{line} in {name}"]
     del made, summed
+
+
+def _sites_of_the_stack():
+    """(decode_site of each frame's code and f_lasti, what f_lineno gives) for the caller's
+    whole stack, pytest's frames included."""
+    from gpu_tensor.memory.block import decode_site
+
+    pairs = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        pairs.append(
+            (decode_site(code, frame.f_lasti), (code.co_filename, frame.f_lineno, code.co_name))
+        )
+        frame = frame.f_back
+    return pairs
+
+
+def test_a_site_stored_as_code_and_offset_reads_as_f_lineno_gives_it():
+    """malloc stores (code, f_lasti) and Block.site works the line out when read: it is the
+    line f_lineno gives, on every frame of a real stack, in a loop and in a comprehension."""
+    pairs = _sites_of_the_stack()
+    assert len(pairs) > 10
+    for _ in range(2):
+        pairs += _sites_of_the_stack()
+    pairs += [p for _ in range(2) for p in _sites_of_the_stack()]
+    for decoded, expected in pairs:
+        assert decoded == expected
+    a = make()
+    block = a.malloc(100)
+    line = sys._getframe(0).f_lineno - 1
+    assert type(block._site[0]) is not str  # stored undecoded, decoded on first read
+    name = "test_a_site_stored_as_code_and_offset_reads_as_f_lineno_gives_it"
+    assert block.site == (__file__, line, name)
+    assert block._site == block.site  # kept decoded
