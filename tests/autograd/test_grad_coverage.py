@@ -125,6 +125,7 @@ NOT_FLOAT_OPS = {
     "manual_seed",
     "seed",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "sparse_coo_tensor",
     # integer and bool tensors only
     "gcd",
