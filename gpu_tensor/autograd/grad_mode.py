@@ -121,17 +121,14 @@ class inference_mode(_Mode):  # noqa: N801
         return super().__exit__(*exc)
 
     def __call__(self, fn):
-        inner = super().__call__(fn)
-        on = self._on
+        # each call enters a fresh copy (both flags, restored on the way out, by the
+        # __enter__/__exit__ above): one wrapper, where _Mode's sets grad mode alone
+        clone = self.clone
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            prev = is_inference_mode_enabled()
-            _INFERENCE.on = on
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                _INFERENCE.on = prev
+            with clone():
+                return fn(*args, **kwargs)
 
         return wrapper
 

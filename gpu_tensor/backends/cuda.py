@@ -256,9 +256,9 @@ class CudaBackend(Backend):
         over operands like `operands` (in the kernel's order: `swap`ped from the
         operator's) with result dtype `out_np` (cuda_warm.bind), its `out` set to `out`;
         False where the operator takes apply() (`key` None; no kernel for these dtypes).
-        Kept in the plan cache under `sig` either way. `via`: eager.run_planned's (None, or a half dtype the kernel rounds other
-        operands through). Raises ValueError where the shapes do not broadcast (nothing is
-        kept)."""
+        Kept in the plan cache under `sig` either way. `via`: eager.run_planned's (None, or
+        a half dtype the kernel rounds other operands through). Raises ValueError where the
+        shapes do not broadcast (nothing is kept)."""
         from ..fusion.eager import keep, launch_for
 
         entry = False
