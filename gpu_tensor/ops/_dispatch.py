@@ -16,8 +16,8 @@ Everything else goes through `apply()`.
 This file holds those operators; the rest of the dispatcher lives beside it, each read by
 name at import so the operators' bytecodes are those of one file: the op table and dtype
 rule (_specs.py), numpy's cheap silencing (_quiet.py), the cuda kernel path's out dtypes,
-its cold half and integer division's zero-divisor refusal (_kernel_out.py), the device and emulated cuda short paths (_host_paths.py), and the
-general path apply() (_apply.py).
+its cold half and integer division's zero-divisor refusal (_kernel_out.py), the device and
+emulated cuda short paths (_host_paths.py), and the general path apply() (_apply.py).
 """
 
 from __future__ import annotations
