@@ -41,6 +41,7 @@ import warnings
 import numpy as np
 
 from ..memory import registry
+from ..memory.allocator import BlockOwner as _BlockOwner
 from ..memory.allocator import CachingAllocator
 from ..memory.config import AllocatorConfig
 from ..memory.raw import RawOutOfMemory
@@ -241,23 +242,6 @@ def _read(ptr: int, nbytes: int) -> np.ndarray:
     host = np.empty(nbytes, dtype=np.uint8)
     runtime.memcpy(host.ctypes.data, ptr, nbytes, runtime.memcpyDeviceToHost)
     return host
-
-
-class _BlockOwner(tuple):
-    """Owner object CuPy keeps alive with the memory, `_BlockOwner((allocator, block))`;
-    returns the block when it dies. A tuple, so that making one (once per cuda result)
-    runs no Python code."""
-
-    __slots__ = ()
-
-    allocator = property(lambda self: self[0])
-    block = property(lambda self: self[1])
-
-    def __del__(self):
-        try:
-            self[0].free(self[1])
-        except Exception:  # noqa: BLE001 - finalisers run late (interpreter exit): never raise
-            pass
 
 
 def memory_pointer(allocator: CachingAllocator, nbytes: int, stream: int, device_id: int):

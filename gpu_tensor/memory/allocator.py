@@ -48,7 +48,7 @@ from .segments import SegmentSupply
 from .sizes import MIN_BLOCK_SIZE, SMALL_SIZE, allocation_size, round_size
 from .stream_ids import PER_THREAD_STREAM, per_thread_key, stream_key
 
-__all__ = ["CachingAllocator", "round_size", "allocation_size"]
+__all__ = ["BlockOwner", "CachingAllocator", "round_size", "allocation_size"]
 
 
 class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.StreamUses):
@@ -178,18 +178,20 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                     reuse.settle(self)
                 if nbytes.__class__ is not int:
                     nbytes = int(nbytes)
-                if nbytes < 0:
+                # round_size's plain rule, inlined (most requests), before the sign test:
+                # a size above 512 B needs none
+                if nbytes > MIN_BLOCK_SIZE and self._rounding is None:
+                    size = -(-nbytes // MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
+                elif nbytes < 0:
                     raise ValueError(f"cannot allocate a negative size ({nbytes} bytes)")
+                elif self._rounding is None:
+                    size = MIN_BLOCK_SIZE
+                else:
+                    size = round_size(nbytes, self._rounding)
                 if stream.__class__ is not int:
                     stream = stream_key(stream)
                 elif stream == PER_THREAD_STREAM:  # the calling thread's own stream: see
                     stream = per_thread_key()  # stream_ids.py
-                if self._rounding is not None:
-                    size = round_size(nbytes, self._rounding)
-                elif nbytes > MIN_BLOCK_SIZE:  # round_size's plain rule, inlined (hot path)
-                    size = -(-nbytes // MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
-                else:
-                    size = MIN_BLOCK_SIZE
                 if self._capturing and stream in self._capturing:  # graph_pool.py
                     return self._malloc_captured(
                         self._capturing[stream], stream, size, nbytes, site
@@ -238,9 +240,19 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         finally:
             self._lock.release()
 
-    def free(self, block: Block) -> None:
+    def free(self, block: Block | None = None) -> None:
         """Return a block. If other streams used it (record_stream), it is reused only once
-        events recorded on those streams now have completed."""
+        events recorded on those streams now have completed.
+
+        Also the finaliser of `BlockOwner((allocator, block))` (its `__del__`): called with
+        the owner as `self` and no block, it frees that block and never raises (a finaliser
+        runs wherever the last reference goes, late at interpreter exit too). One function
+        for both, so that a cuda result's free is one Python call, not two."""
+        if block is None:  # the owner's finaliser
+            self, block = self
+            quiet = True
+        else:
+            quiet = False
         self._lock.acquire()  # not `with`: see malloc
         try:
             if self._allocated.pop(block.ptr, None) is not block:
@@ -267,6 +279,9 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                     self._end_operation()
                 else:
                     self._busy = False
+        except Exception:
+            if not quiet:
+                raise
         finally:
             self._lock.release()
 
@@ -320,9 +335,9 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         """Do the parked free now (reuse.py)."""
         if self._reuses:  # the free moves what they wait to change
             reuse.settle(self)
-        block, self._parked = self._parked, None
-        history = self.history
-        if history is None:  # _release_allocated, inlined: a parked block has no stream uses
+        block = self._parked
+        self._parked = None
+        if self.history is None:  # _release_allocated, inlined: a parked block has no stream uses
             block.allocated = False
             if block.size >= self._max_split:
                 self._stats.update_single("oversize_allocations", -1)
@@ -331,7 +346,7 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         # history was turned on after the free (registry.set_history and the profiler's
         # memory tap set it directly; a free is never parked while it is on): the free
         # predates the recording, so it is not recorded, as when it was done at once
-        self.history = None
+        history, self.history = self.history, None
         try:
             self._release_allocated(block)
         finally:
@@ -482,3 +497,17 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         block.tag = block._site = block.frames = block.stream_uses = None
         if self.history is not None:
             self.history.record("free_completed", orig_ptr, orig_size, block.stream)
+
+
+class BlockOwner(tuple):
+    """`BlockOwner((allocator, block))`: the object that holds a block for as long as the
+    memory over it lives (cupy's UnownedMemory keeps its owner exactly that long), and
+    returns the block when it dies: its finaliser is the allocator's `free` itself (see
+    there). A tuple, so that making one (once per cuda result) runs no Python code."""
+
+    __slots__ = ()
+
+    allocator = property(lambda self: self[0])
+    block = property(lambda self: self[1])
+
+    __del__ = CachingAllocator.free

@@ -65,9 +65,10 @@ def _program(seed, steps=700):
     return ops
 
 
-def _run(ops, conf, eager):
+def _run(ops, conf, eager, free=None):
     """Replay `ops`; returns (allocator, what every read saw, addresses, history records,
-    reuses taken by the first test)."""
+    reuses taken by the first test). `free(allocator, block)`: how blocks are freed (by
+    default `allocator.free(block)`)."""
     events = []
 
     def factory(stream):
@@ -78,6 +79,7 @@ def _run(ops, conf, eager):
     if "garbage_collection_threshold" in conf:
         a.set_memory_fraction(0.003)  # ~200 MiB of the fake 64 GiB: the gc runs
     live, reads, ptrs, logs, first = [], [], [], [], [0]
+    release = a.free if free is None else lambda block: free(a, block)
 
     def malloc(nbytes, stream):
         before = a._reuses
@@ -97,7 +99,7 @@ def _run(ops, conf, eager):
         elif kind in ("free", "loop", "near") and live:
             block = live.pop(int(op[1] * len(live)))
             nbytes, stream = block.requested_size, block.stream
-            a.free(block)
+            release(block)
             if kind == "near":
                 nbytes = max(nbytes + op[2], 0)
             if kind != "free":
@@ -107,7 +109,7 @@ def _run(ops, conf, eager):
                     if eager:
                         a.stats()
                     block = live.pop()
-                    a.free(block)
+                    release(block)
                     if eager:
                         a.stats()
                     malloc(nbytes, stream)
