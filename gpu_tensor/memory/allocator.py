@@ -25,7 +25,9 @@ may wait for stream uses). malloc, free and what they call per tensor stay here.
 One lock guards all state; every public method takes it. The lock is re-entrant
 because frees arrive from finalisers (a cupy array or numpy buffer collected by the
 garbage collector), which can run in the middle of another operation on the same
-thread; such a free is queued and done when that operation ends (`_busy`).
+thread; such a free is queued and done when that operation ends (`_busy`). The memory
+of a cuda result holds a `BlockOwner((allocator, block))`, whose finaliser is `free`
+itself: a result's free is one Python call.
 """
 
 from __future__ import annotations
