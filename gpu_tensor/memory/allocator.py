@@ -504,8 +504,9 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
 class BlockOwner(tuple):
     """`BlockOwner((allocator, block))`: the object that holds a block for as long as the
     memory over it lives (cupy's UnownedMemory keeps its owner exactly that long), and
-    returns the block when it dies: its finaliser is the allocator's `free` itself (see
-    there). A tuple, so that making one (once per cuda result) runs no Python code."""
+    returns the block when it dies: its finaliser is `CachingAllocator.free` itself (see
+    there; a subclass's own `free`, were there one, is not called). A tuple, so that
+    making one (once per cuda result) runs no Python code."""
 
     __slots__ = ()
 
