@@ -75,6 +75,24 @@ def test_roundup_power2_divisions():
     assert round_size(1200, conf) == 1536
 
 
+@pytest.mark.parametrize("conf", ["", "roundup_power2_divisions:4"])
+def test_malloc_sizes_blocks_as_round_size_does_and_refuses_negative_sizes(conf):
+    """malloc writes round_size's plain rule out and tests the sign only at 512 B and below:
+    the same sizes, the same refusal, nothing allocated by a refused request."""
+    a = make(conf=conf)
+    rounding = parse_alloc_conf(conf)
+    for nbytes in (0, 1, 511, 512, 513, 1200, 5000, 9 * MiB + 1, True, 700.0):
+        block = a.malloc(nbytes)
+        assert block.size == round_size(int(nbytes), rounding), nbytes
+        assert block.requested_size == int(nbytes)
+        a.free(block)
+    for nbytes in (-1, -512, -513, -(3 * MiB), -1.0):
+        with pytest.raises(ValueError, match="negative size"):
+            a.malloc(nbytes)
+    assert a.stats()["allocation.all.allocated"] == 10  # the refused ones never counted
+    check(a)
+
+
 def test_small_requests_share_a_2mib_segment_and_merge_back():
     a = make()
     blocks = [a.malloc(100 * KiB) for _ in range(5)]
