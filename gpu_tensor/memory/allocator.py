@@ -52,6 +52,10 @@ from .stream_ids import PER_THREAD_STREAM, per_thread_key, stream_key
 
 __all__ = ["BlockOwner", "CachingAllocator", "round_size", "allocation_size"]
 
+# round_size's plain rule as one add and one mask (MIN_BLOCK_SIZE is a power of two)
+_BELOW_BLOCK = MIN_BLOCK_SIZE - 1
+_BLOCK_MASK = -MIN_BLOCK_SIZE
+
 
 class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.StreamUses):
     """A per-device caching allocator. See the module docstring; API in CONTRACTS."""
@@ -183,7 +187,7 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                 # round_size's plain rule, inlined (most requests), before the sign test:
                 # a size above 512 B needs none
                 if nbytes > MIN_BLOCK_SIZE and self._rounding is None:
-                    size = -(-nbytes // MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
+                    size = (nbytes + _BELOW_BLOCK) & _BLOCK_MASK
                 elif nbytes < 0:
                     raise ValueError(f"cannot allocate a negative size ({nbytes} bytes)")
                 elif self._rounding is None:
@@ -216,10 +220,8 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                 if self._events and not self._capturing:  # no event queries under capture
                     events.process(self)
                 pool = self._small if size <= SMALL_SIZE else self._large
-                max_split = self._max_split
-                if size < max_split:
-                    limit = max_split  # never hand an oversize block to a small request
-                else:  # nor one far bigger than an oversize request
+                limit = self._max_split  # never hand an oversize block to a small request,
+                if size >= limit:  # nor one far bigger than an oversize request
                     limit = size + self.config.max_non_split_rounding
                 # pool.fit and pool.block_at, inlined (every malloc that is not a reuse)
                 pool.lookups += 1

@@ -43,10 +43,6 @@ from .sizes import SMALL_SIZE
 __all__ = ["park", "settle"]
 
 
-def _mergeable(block) -> bool:
-    return not (block.allocated or block.event_count or block.stream_uses)
-
-
 def park(alloc, block):
     """Prove that torch's policy would give the parked `block` (freed, nothing since) to a
     malloc of its size and stream (see the module docstring); None: free it first.
@@ -56,13 +52,14 @@ def park(alloc, block):
     whether it is oversize), all that a reuse needs (CachingAllocator._reuse_parked,
     `settle`)."""
     prev = block.prev
-    if prev is not None and _mergeable(prev):
+    # (a neighbour merges when it is free and waits on no stream event: _free_block's test)
+    if prev is not None and not (prev.allocated or prev.event_count or prev.stream_uses):
         return None  # the free merges backwards: the next malloc would start lower
     size = block.size
     after = block.next
     segment = block.segment
     small = segment.is_small
-    if after is not None and _mergeable(after):
+    if after is not None and not (after.allocated or after.event_count or after.stream_uses):
         merged = size + after.size
         rest_next = after.next
         if not (small or segment.expandable) and not (
