@@ -115,6 +115,9 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                 RuntimeWarning,
                 stacklevel=2,
             )
+        # address -> allocated block, in the order of the mallocs that handed them out; the
+        # parked block is listed until its free is done (_unpark), so that the first test
+        # does not list it again (reuse.settle puts it last, where those mallocs did)
         self._allocated: dict[int, Block] = {}
         self._events: dict = {}  # stream -> deque of (event, block); see events.py
         self._stats = BlockStats()
@@ -171,14 +174,14 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                 ):
                     # The parked block's proof holds (reuse.py: `_proved`) and this is the
                     # request it last served: the free and this malloc cancel, and their
-                    # counts wait in `_reuses` (reuse.settle). (`_busy` is set first: a
+                    # counts wait in `_reuses` (reuse.settle; the block is still listed in
+                    # `_allocated`, its place there settled too). (`_busy` is set first: a
                     # finaliser that a trace function's gc sets off between two lines of
                     # this test would otherwise free in its middle.)
                     self._parked = None
                     self._reuses += 1
                     block.tag = None
                     block._site = site
-                    self._allocated[block.ptr] = block
                     return block
                 if self._reuses:  # what follows reads or moves what they wait to change
                     reuse.settle(self)
@@ -259,14 +262,19 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
             quiet = False
         self._lock.acquire()  # not `with`: see malloc
         try:
-            if self._allocated.pop(block.ptr, None) is not block:
+            if self._allocated.get(block.ptr) is not block:
                 self._not_allocated(block)
             if self._busy:  # a finaliser inside another operation of this thread: queue it
+                if block is self._parked:
+                    self._not_allocated(block)
+                del self._allocated[block.ptr]
                 self._deferred.append(block)
                 return
             self._busy = True
             try:
                 if self._parked is not None:
+                    if block is self._parked:  # (listed until its free is done)
+                        self._not_allocated(block)
                     self._unpark()
                 if (
                     block.stream_uses
@@ -275,9 +283,10 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                 ):  # a graph's: never parked
                     if self._reuses:
                         reuse.settle(self)
+                    del self._allocated[block.ptr]
                     self._release_allocated(block)
-                else:  # proved (_proved) only when the next operation is a malloc of its size
-                    self._parked = block
+                else:  # proved (_proved) only when the next operation is a malloc of its size;
+                    self._parked = block  # listed in `_allocated` until its free is done
             finally:
                 if self._deferred:
                     self._end_operation()
@@ -290,18 +299,8 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
             self._lock.release()
 
     def _not_allocated(self, block: Block) -> None:
-        """free's refusal of a block that is not allocated here. free has popped its address
-        already: a block of ours allocated there (another device's block can share its
-        address) goes back (last in `_allocated`'s order, the one thing that changes)."""
-        for segment in self._segments.values():
-            for other in segment.blocks():
-                if (
-                    other.ptr == block.ptr
-                    and other.allocated
-                    and other is not self._parked
-                    and all(other is not d for d in self._deferred)
-                ):
-                    self._allocated[other.ptr] = other
+        """free's refusal of a block that is not allocated here (`_allocated` does not list
+        it, or it is the parked one: freed already)."""
         raise ValueError(
             f"free of {block!r}: not allocated by this allocator "
             "(double free, or a block from another device)"
@@ -341,6 +340,7 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
             reuse.settle(self)
         block = self._parked
         self._parked = None
+        del self._allocated[block.ptr]
         if self.history is None:  # _release_allocated, inlined: a parked block has no stream uses
             block.allocated = False
             if block.size >= self._max_split:
@@ -372,6 +372,7 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         block.requested_size = nbytes
         block.tag = block.frames = None
         block._site = site
+        del self._allocated[block.ptr]  # last in the order, where a malloc puts its block
         self._allocated[block.ptr] = block
         self._proved = block
         return block

@@ -58,7 +58,8 @@ class AllocatorReaders:
 
     def lookup(self, ptr: int) -> Block | None:
         """The allocated block starting at `ptr` (e.g. to tag a CuPy-made array)."""
-        return self._allocated.get(ptr)
+        block = self._allocated.get(ptr)
+        return None if block is self._parked else block  # (a parked block is freed)
 
     def allocated_blocks(self) -> list[Block]:
         with self._operation():

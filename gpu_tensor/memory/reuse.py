@@ -30,8 +30,11 @@ holds, `alloc._proved` is its block, and malloc's first test takes that block ba
 request it last served (same bytes, same stream, no history) with no more work: a loop that
 frees and asks for the same block again proves it once. Such reuses are only counted
 (`alloc._reuses`); `settle` adds what they did, n times over, before anything reads or
-moves it: the accumulated stats totals, the gc clock of the block's pool and the gc age of
-the free block after it. Their current stats values end where they began, and their peaks
+moves it: the accumulated stats totals, the gc clock of the block's pool, the gc age of
+the free block after it, and the block's place in `alloc._allocated` (a parked block stays
+listed there, so the first test lists nothing; each malloc lists its block last, so settle
+moves it last: nothing was listed since, as a malloc that lists a block settles first).
+Their current stats values end where they began, and their peaks
 are those the first reuse tested: nothing that could move them (the pools' inactive_split,
 a reset) can change while the proof holds.
 """
@@ -101,3 +104,10 @@ def settle(alloc) -> None:
     alloc._stats.reuses_settled(
         small, block.size, block.requested_size, split_blocks, split_bytes, oversize, n
     )
+    # each reuse was a malloc, which lists its block last in `_allocated` (the first test
+    # leaves it where it is: nothing else was listed since). Unless a finaliser's free,
+    # deferred, has taken it out.
+    allocated = alloc._allocated
+    if allocated.get(block.ptr) is block:
+        del allocated[block.ptr]
+        allocated[block.ptr] = block

@@ -100,6 +100,7 @@ def _run(ops, conf, eager, free=None):
             block = live.pop(int(op[1] * len(live)))
             nbytes, stream = block.requested_size, block.stream
             release(block)
+            assert a.lookup(block.ptr) is None  # parked or freed: not found
             if kind == "near":
                 nbytes = max(nbytes + op[2], 0)
             if kind != "free":
@@ -110,6 +111,7 @@ def _run(ops, conf, eager, free=None):
                         a.stats()
                     block = live.pop()
                     release(block)
+                    assert a.lookup(block.ptr) is None
                     if eager:
                         a.stats()
                     malloc(nbytes, stream)
@@ -128,8 +130,9 @@ def _run(ops, conf, eager, free=None):
                 logs.append(a.history)
             else:
                 a.history = None
-        elif kind == "read":
+        elif kind == "read":  # the stats, and the allocated blocks in their order
             reads.append(a.stats())
+            reads.append([b.ptr for b in a.allocated_blocks()])
         elif kind == "empty":
             a.empty_cache()
 
@@ -161,6 +164,9 @@ def test_the_first_test_changes_nothing_observable(conf, seed):
     assert logs == slow_logs
     assert fast.stats() == slow.stats()
     assert _layout(fast) == _layout(slow)
+    assert fast.allocated_blocks() != [] and (
+        [b.ptr for b in fast.allocated_blocks()] == [b.ptr for b in slow.allocated_blocks()]
+    )
     verify.check(fast, accumulated=False)  # (reset_accumulated_stats ran)
 
 
@@ -337,8 +343,8 @@ def test_a_capture_on_the_blocks_stream_ends_the_proof():
 
 
 def test_a_free_of_another_allocators_block_at_the_same_address_keeps_ours():
-    """free pops the address before it knows whose block that is: a refused block of
-    another allocator leaves ours allocated and findable."""
+    """A refused block of another allocator at the same address leaves ours allocated and
+    findable."""
     ours, theirs = (CachingAllocator(Addresses(), 0, config=parse_alloc_conf("")) for _ in "ab")
     mine, foreign = ours.malloc(1000), theirs.malloc(1000)
     assert mine.ptr == foreign.ptr
@@ -348,3 +354,77 @@ def test_a_free_of_another_allocators_block_at_the_same_address_keeps_ours():
     ours.free(mine)
     assert ours.stats()["allocation.all.current"] == 0
     verify.check(ours)
+
+
+def test_a_parked_block_stays_listed_unfound_and_its_reuses_keep_the_malloc_order():
+    """The parked block stays in `_allocated` (its free is not done yet), so the first test
+    does not list it again: lookup must not find it, and once settled the reused block
+    stands last in allocated_blocks(), where the mallocs it stands for put it."""
+    a = CachingAllocator(Addresses(), 0, config=parse_alloc_conf(""))
+    first, second = a.malloc(1000), a.malloc(1000)
+    a.free(first)
+    assert a.lookup(first.ptr) is None
+    assert a.malloc(1000) is first  # the proof is made (_reuse_parked)
+    assert [b.ptr for b in a.allocated_blocks()] == [second.ptr, first.ptr]
+    for _ in range(3):
+        a.free(second)
+        assert a.lookup(second.ptr) is None
+        assert a.malloc(1000) is second  # the first test, from the second round on
+    assert a._reuses == 2
+    assert a.lookup(second.ptr) is second
+    assert a.allocated_blocks() == [first, second]  # settled: `second` last
+    verify.check(a)
+
+
+def test_a_second_free_of_the_parked_block_inside_an_operation_raises():
+    """A finaliser's free inside another operation of this thread (`_busy`) is queued; the
+    parked block is listed in `_allocated`, so its second free is refused there too."""
+    a = CachingAllocator(Addresses(), 0, config=parse_alloc_conf(""))
+    block, other = a.malloc(1000), a.malloc(5000)
+    a.free(block)
+    a._busy = True  # as inside another operation of this thread
+    try:
+        with pytest.raises(ValueError, match="double free"):
+            a.free(block)
+        a.free(other)  # queued, and no longer listed
+        assert a._deferred == [other] and a.lookup(other.ptr) is None
+    finally:
+        a._end_operation()
+    assert a.stats()["allocation.all.current"] == 0
+    verify.check(a)
+
+
+def test_a_queued_free_of_a_reused_block_before_its_reuses_are_settled():
+    """settle lists the reused block last again only while it is listed: a finaliser's free
+    queued before the settle has taken it out."""
+    a = CachingAllocator(Addresses(), 0, config=parse_alloc_conf(""))
+    block = a.malloc(1000)
+    a.malloc(1000)
+    for _ in range(3):
+        a.free(block)
+        assert a.malloc(1000) is block
+    assert a._reuses == 2  # (the first round made the proof)
+    a._busy = True  # as inside another operation of this thread
+    try:
+        a.free(block)
+    finally:
+        a._end_operation()  # settles the reuse, then does the queued free
+    assert a._reuses == 0 and a.lookup(block.ptr) is None
+    assert a.stats()["allocation.all.current"] == 1
+    verify.check(a)
+
+
+def test_reuses_after_a_malloc_that_changed_no_pool_are_listed_after_it():
+    """A malloc that takes a new segment whole changes no pool, so the proof holds across
+    it; the reuses that follow it were mallocs after it, and settle lists them so."""
+    a = CachingAllocator(Addresses(), 0, config=parse_alloc_conf("expandable_segments:False"))
+    block = a.malloc(1000)
+    a.malloc(1000)
+    a.free(block)
+    assert a.malloc(1000) is block  # the proof is made
+    whole = a.malloc(20 * MiB)  # a segment of its own, taken whole
+    assert whole.prev is whole.next is None and a._proved is block
+    a.free(block)
+    assert a.malloc(1000) is block and a._reuses == 1  # the first test
+    assert [b.ptr for b in a.allocated_blocks()][-2:] == [whole.ptr, block.ptr]
+    verify.check(a)
