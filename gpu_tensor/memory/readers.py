@@ -58,8 +58,10 @@ class AllocatorReaders:
 
     def lookup(self, ptr: int) -> Block | None:
         """The allocated block starting at `ptr` (e.g. to tag a CuPy-made array)."""
-        block = self._allocated.get(ptr)
-        return None if block is self._parked else block  # (a parked block is freed)
+        if self._parked is None:
+            return self._allocated.get(ptr)
+        block = self._allocated.get(ptr)  # the parked block is listed, but freed
+        return None if block is self._parked else block
 
     def allocated_blocks(self) -> list[Block]:
         with self._operation():
