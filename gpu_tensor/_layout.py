@@ -80,12 +80,12 @@ def empty_at(self, shape, strides, offset):
     a placeholder elsewhere. cupy's ndarray takes such an address as it is."""
     data, st = self._data, self._storage
     b = get_backend(self.device)
-    if not b.host_arrays:
+    if not b.host_arrays:  # the logical dtype: cuda stores bfloat16 as uint16 bits
         try:
-            return b.from_storage(st, shape, strides, offset, data.dtype)
+            return b.from_storage(st, shape, strides, offset, self.dtype.np)
         except AssertionError:  # cupy adds no offset to a null pointer (a 0-byte storage):
             # keep the view valid at offset 0 (storage_offset() then reads 0, not torch's)
-            return b.from_storage(st, shape, strides, 0, data.dtype)
+            return b.from_storage(st, shape, strides, 0, self.dtype.np)
     isz = data.itemsize
     raw = np.asarray(_At(st._ptr + offset * isz, not data.flags.writeable, st._buf))
     return np.lib.stride_tricks.as_strided(

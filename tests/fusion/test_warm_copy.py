@@ -1,0 +1,181 @@
+"""The cuda warm path of copies (backends/cuda_warm.py `bind_copy`): a dtype cast, and (below)
+`clone()` and `contiguous()`. The first op of a key takes the general path and binds, from
+its result, the entry that later ones take: one launch (or one memcpy) and two Python frames
+of ours outside the allocator. Checked on the real CUDA backend over the simulated CuPy:
+exact counts, and the warm result against the general path's on the same inputs (dtype,
+shape, strides, bits, block size and tag, creation site)."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import gpu_tensor as gt
+from gpu_tensor import device as dv
+from gpu_tensor.testing import requires_real_cuda
+from tests.fusion.test_warm_entry import _frames  # frames of ours outside the allocator
+
+
+def _sim():
+    if not dv.cuda_is_simulated():
+        pytest.skip("counts launches and frames through the simulated CuPy")
+    from gpu_tensor.testing import sim
+
+    return sim
+
+
+def _counted(sim, fn):
+    """(result, the simulator's counters of `fn()` alone, its frames of ours)."""
+    sim.synchronize()
+    sim.reset_counters()
+    r, seen = _frames(fn)
+    sim.synchronize()
+    return r, sim.counters(), seen
+
+
+def _same(warm, general):
+    """The warm result is the general path's: dtype, shape, strides, bits, and its block's
+    size and tag."""
+    assert warm.dtype is general.dtype
+    assert warm.shape == general.shape and warm.stride() == general.stride()
+    w, g = warm.cpu().numpy(), general.cpu().numpy()
+    assert w.dtype == g.dtype
+    assert w.tobytes() == g.tobytes()  # bit for bit: NaN payloads, -0.0, wrapped integers
+    if warm.numel():
+        lookup = warm.device._backend._alloc.lookup
+        bw, bg = lookup(warm._data.data.ptr), lookup(general._data.data.ptr)
+        assert bw.requested_size == bg.requested_size and bw.tag == bg.tag
+
+
+def _sources():
+    """float32/float16/bfloat16/int64/bool/complex64 sources with NaN, inf, -0.0, large and
+    negative values, in several layouts: contiguous, transposed, sliced (unaligned start),
+    a stride-0 broadcast, 0-dim, empty."""
+    rng = np.random.default_rng(3)
+    f = rng.standard_normal((5, 8)).astype(np.float32) * 300
+    f.flat[:6] = [np.nan, np.inf, -np.inf, -0.0, 3e9, -129.5]
+    with np.errstate(over="ignore", invalid="ignore"):
+        base = {
+            gt.float32: f,
+            gt.float16: f.astype(np.float16),
+            gt.bfloat16: f,
+            gt.int64: rng.integers(-(2**40), 2**40, (5, 8)),
+            gt.bool: rng.integers(0, 2, (5, 8)).astype(bool),
+            gt.complex64: (f + 1j * f[::-1]).astype(np.complex64),
+        }
+    out = []
+    for dt, host in base.items():
+        t = gt.from_numpy(host).to(dtype=dt).to("cuda")
+        out += [
+            (f"{dt.name} contiguous", t),
+            (f"{dt.name} transposed", t.t()),
+            (f"{dt.name} sliced", t[1:, 1:]),
+            (f"{dt.name} broadcast", t[:1].expand(4, 8)),
+            (f"{dt.name} 0-dim", t[2, 3]),
+            (f"{dt.name} empty", t[:0]),
+        ]
+    return out
+
+
+_TARGETS = [gt.float16, gt.bfloat16, gt.float32, gt.float64, gt.int8, gt.uint8, gt.int32]
+_TARGETS += [gt.int64, gt.bool, gt.complex64, gt.complex128]
+
+
+@requires_real_cuda
+def test_a_warm_cast_gives_what_the_general_path_gives():
+    """Every source dtype and layout, cast to every dtype with a kernel: the first cast of
+    a key (general, binding) and the next two (warm) are bit for bit the general path's
+    result, with its strides and its block's size and tag."""
+    _sim()
+    from gpu_tensor.transfer.move import astype
+
+    for name, src in _sources():
+        for dt in _TARGETS:
+            if dt is src.dtype:
+                continue
+            general = astype(src, dt)
+            for _ in range(3):
+                try:
+                    _same(src.to(dt), general)
+                except AssertionError as exc:
+                    raise AssertionError(f"{name} -> {dt.name}") from exc
+
+
+_CAST, _RUN = "_caster.<locals>.method", "bind_copy.<locals>.run"  # (code names)
+
+
+@requires_real_cuda
+@pytest.mark.parametrize(
+    ("expr", "frames"),
+    [
+        ("x.half()", [_CAST, _RUN]),
+        ("x.to(gt.float64)", ["to", _CAST, _RUN]),
+        ("x.type(gt.int32)", ["_type", "to", _CAST, _RUN]),
+        ("t.bool()", [_CAST, _RUN]),
+        ("s.to('cuda', gt.float16)", None),  # the device parsed: more frames, one launch
+    ],
+)
+def test_a_warm_cast_is_one_launch_and_its_entry(expr, frames):
+    """A warm cast is one kernel launch, with no sync, host wait, memcpy or cupy routine,
+    in the cast method and the entry (and `to`'s parsing where the call goes through it)."""
+    sim = _sim()
+    x = gt.from_numpy(np.arange(-16, 16, dtype=np.float32).reshape(4, 8)).to("cuda")
+    names = {"gt": gt, "x": x, "t": x.t(), "s": x[:, 1:]}
+    op = eval("lambda: " + expr, dict(names))  # noqa: S307 - the test's own text
+    op()
+    r, c, seen = _counted(sim, op)
+    assert c["kernel_launches"] == 1, c
+    assert c["device_syncs"] == 0 and c["host_waits"] == 0, c
+    assert c["memcpy_calls"] == 0 and c["bytes_copied"] == 0 and c["cupy_routines"] == 0, c
+    if frames is not None:
+        assert seen == frames
+    else:
+        assert seen[-1] == _RUN and len(seen) <= 12, seen
+    on_cpu = {k: v if k == "gt" else v.cpu() for k, v in names.items()}
+    want = eval(expr.replace("'cuda'", "'cpu'"), on_cpu)  # noqa: S307
+    assert r.dtype is want.dtype and r.stride() == want.stride()
+    np.testing.assert_array_equal(r.cpu().numpy(), want.numpy())
+
+
+@requires_real_cuda
+def test_a_warm_casts_creation_site_is_the_callers_line():
+    """The cast's block is created, for the allocator's record, at the line that wrote the
+    cast: on the general path, then on the warm one, through `to` too."""
+    _sim()
+    from gpu_tensor.memory import live
+
+    if not live.enabled():
+        pytest.skip("creation sites are off (GPU_TENSOR_RECORD_SITES=0)")
+    x = gt.from_numpy(np.ones((3, 5), np.float32)).to("cuda")
+    lookup = x.device._backend._alloc.lookup
+    me = "test_a_warm_casts_creation_site_is_the_callers_line"
+    for _ in range(3):
+        line = inspect.currentframe().f_lineno + 1
+        r = x.double()
+        assert lookup(r._data.data.ptr).site[1:] == (line, me)
+        line = inspect.currentframe().f_lineno + 1
+        r = x.to(gt.int8)
+        assert lookup(r._data.data.ptr).site[1:] == (line, me)
+
+
+@requires_real_cuda
+def test_a_cast_that_requires_grad_or_has_no_kernel_takes_the_general_path():
+    """A source that requires grad records ToCopyBackward0 on a key already warm; a cast
+    with no kernel (uint32) keeps False under its key and is computed by the general path
+    each time."""
+    _sim()
+    host = np.array([[1.5, -2.0, 3.25]], np.float32)
+    x = gt.from_numpy(host).to("cuda")
+    x.half()
+    x.half()
+    g = gt.from_numpy(host).to("cuda").requires_grad_()
+    h = g.half()
+    assert type(h.grad_fn).__name__ == "ToCopyBackward0"
+    h.float().sum().backward()
+    np.testing.assert_array_equal(g.grad.cpu().numpy(), np.ones_like(host))
+    u = gt.from_numpy(np.array([1, 7, 2**31], np.uint32)).to("cuda")
+    backend = u.device._backend
+    for _ in range(2):
+        np.testing.assert_array_equal(u.float().cpu().numpy(), [1.0, 7.0, 2.0**31])
+    ud = u._data
+    assert backend.warm[("to:float32", gt.uint32, ud.shape, True, ud.data.ptr & 15)] is False
