@@ -138,9 +138,11 @@ def test_a_warm_cast_is_one_launch_and_its_entry(expr, frames):
 
 
 @requires_real_cuda
-def test_a_warm_casts_creation_site_is_the_callers_line():
-    """The cast's block is created, for the allocator's record, at the line that wrote the
-    cast: on the general path, then on the warm one, through `to` too."""
+@pytest.mark.parametrize("kind", ["casts", "copies"])
+def test_a_warm_copys_creation_site_is_the_callers_line(kind):
+    """A cast's, clone()'s and contiguous()'s block is created, for the allocator's
+    record, at the line that wrote the op: on the general path, then on the warm one,
+    through `to` too."""
     _sim()
     from gpu_tensor.memory import live
 
@@ -148,14 +150,16 @@ def test_a_warm_casts_creation_site_is_the_callers_line():
         pytest.skip("creation sites are off (GPU_TENSOR_RECORD_SITES=0)")
     x = gt.from_numpy(np.ones((3, 5), np.float32)).to("cuda")
     lookup = x.device._backend._alloc.lookup
-    me = "test_a_warm_casts_creation_site_is_the_callers_line"
+    me = "test_a_warm_copys_creation_site_is_the_callers_line"
+    if kind == "casts":
+        ops = [(x, "double", ()), (x, "to", (gt.int8,))]
+    else:
+        ops = [(x, "clone", ()), (x.t(), "contiguous", ())]
     for _ in range(3):
-        line = inspect.currentframe().f_lineno + 1
-        r = x.double()
-        assert lookup(r._data.data.ptr).site[1:] == (line, me)
-        line = inspect.currentframe().f_lineno + 1
-        r = x.to(gt.int8)
-        assert lookup(r._data.data.ptr).site[1:] == (line, me)
+        for src, name, args in ops:
+            line = inspect.currentframe().f_lineno + 1
+            r = getattr(src, name)(*args)
+            assert lookup(r._data.data.ptr).site[1:] == (line, me), name
 
 
 @requires_real_cuda
@@ -179,3 +183,94 @@ def test_a_cast_that_requires_grad_or_has_no_kernel_takes_the_general_path():
         np.testing.assert_array_equal(u.float().cpu().numpy(), [1.0, 7.0, 2.0**31])
     ud = u._data
     assert backend.warm[("to:float32", gt.uint32, ud.shape, True, ud.data.ptr & 15)] is False
+
+
+def _layouts():
+    """Sources for clone()/contiguous() in every layout: contiguous, transposed, sliced (an
+    unaligned start), a stride-0 broadcast, size-1 dims, a permuted 3-d, 0-dim, empty; of
+    float32, float16, bfloat16, int64, bool and complex64."""
+    out = []
+    for name, t in _sources():
+        if name.endswith(("contiguous", "transposed")):
+            out.append((name + " size-1 dims", t[:, :1] if "contiguous" in name else t[1:2]))
+        if name.endswith("contiguous"):
+            out.append((name + " permuted 3-d", t.reshape(5, 2, 4).permute(2, 0, 1)))
+        out.append((name, t))
+    return out
+
+
+@requires_real_cuda
+def test_a_warm_clone_or_contiguous_gives_what_the_general_path_gives():
+    """clone() (preserve_format and contiguous_format) and contiguous() of every layout:
+    the first call of a key (general, binding) and the next two (warm) are bit for bit the
+    general path's result, with its strides and its block's size and tag."""
+    _sim()
+    from gpu_tensor import _layout
+
+    for name, src in _layouts():
+        cases = [
+            (lambda s=src: s.clone(), _layout._clone(src, None)),
+            (lambda s=src: s.clone(memory_format=gt.preserve_format), _layout._clone(src, None)),
+            (
+                lambda s=src: s.clone(memory_format=gt.contiguous_format),
+                _layout._clone(src, gt.contiguous_format),
+            ),
+        ]
+        if not src.is_contiguous():
+            cases.append((src.contiguous, _layout._copy_of(src)))
+        for k, (op, general) in enumerate(cases):
+            for _ in range(3):
+                try:
+                    _same(op(), general)
+                except AssertionError as exc:
+                    raise AssertionError(f"{name}, case {k}") from exc
+
+
+_CLONE, _WRAPPER = "clone", "differentiable.<locals>.wrapper"
+
+
+@requires_real_cuda
+@pytest.mark.parametrize(
+    ("expr", "launches", "memcpys"),
+    [
+        ("x.clone()", 0, 1),
+        ("t.clone()", 0, 1),  # its own (dense) strides kept: the bytes as they are
+        ("s.clone()", 1, 0),
+        ("t.contiguous()", 1, 0),
+        ("s.contiguous()", 1, 0),
+    ],
+)
+def test_a_warm_clone_or_contiguous_is_one_launch_or_memcpy_and_its_entry(expr, launches, memcpys):
+    """A warm clone of a dense tensor (contiguous or transposed) is one device-to-device
+    memcpy; of a sliced one, and contiguous() of a transposed or sliced one, one kernel
+    launch: no sync, host wait or cupy routine, in the op's autograd wrapper, the op and
+    the entry (and the helper they share)."""
+    sim = _sim()
+    x = gt.from_numpy(np.arange(-16, 16, dtype=np.float32).reshape(4, 8)).to("cuda")
+    names = {"x": x, "t": x.t(), "s": x[:, 1:]}
+    op = eval("lambda: " + expr, dict(names))  # noqa: S307 - the test's own text
+    op()
+    r, c, seen = _counted(sim, op)
+    assert c["kernel_launches"] == launches and c["memcpy_calls"] == memcpys, c
+    assert c["bytes_copied"] == memcpys * r.nbytes, c
+    assert c["device_syncs"] == 0 and c["host_waits"] == 0 and c["cupy_routines"] == 0, c
+    assert seen == [_WRAPPER, expr[2:-2], "_warm", _RUN]
+    want = eval(expr, {k: v.cpu() for k, v in names.items()})  # noqa: S307
+    assert r.stride() == want.stride() and r.data_ptr() != names[expr[0]].data_ptr()
+    np.testing.assert_array_equal(r.cpu().numpy(), want.numpy())
+
+
+@requires_real_cuda
+def test_a_clone_that_requires_grad_records_its_node_on_a_warm_key():
+    """A source that requires grad records CloneBackward0 where a plain source of the same
+    key takes the warm entry; its gradient flows back."""
+    _sim()
+    host = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = gt.from_numpy(host).to("cuda")
+    x.t().contiguous()
+    x.clone()
+    g = gt.from_numpy(host).to("cuda").requires_grad_()
+    for r in (g.clone(), g.t().contiguous()):
+        assert type(r.grad_fn).__name__ == "CloneBackward0"
+    (g.clone() * 2).sum().backward()
+    np.testing.assert_array_equal(g.grad.cpu().numpy(), np.full_like(host, 2))
