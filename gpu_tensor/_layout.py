@@ -117,7 +117,10 @@ def contiguous(self, memory_format=None):
         return _warm(b, sig, self, _copy_of, None)
     if data.flags.c_contiguous:
         return self
-    return _copy_of(self)
+    dev = self.device
+    b = b or get_backend(dev)  # the device's backend ref: no lookup call
+    arr, st = b.adopt(b.contiguous(data))
+    return type(self)._make(arr, dev, self.dtype, st)
 
 
 def _warm(b, sig, self, general, memory_format):
@@ -174,13 +177,21 @@ def clone(self, memory_format=None):
             self.dtype, data.shape, data.strides, data.data.ptr & 15,
         )  # fmt: skip
         return _warm(b, sig, self, _clone, memory_format)
-    return _clone(self, memory_format)
+    data = self._data
+    # C-contiguous with no size-1 dims: the standard strides, which a plain copy gives
+    if memory_format is contiguous_format or (
+        data.flags.c_contiguous and data.size and 1 not in data.shape
+    ):
+        dev = self.device
+        b = b or get_backend(dev)  # the device's backend ref: no lookup call
+        arr, st = b.adopt(b.contiguous(data))
+        return Tensor._make(arr, dev, self.dtype, st)
+    return _dense_copy(self)
 
 
 def _clone(self, memory_format):
-    """clone() of any layout but channels_last: a C-contiguous copy (memory_format
-    contiguous_format, or a C-contiguous self with no size-1 dims: the standard strides),
-    else `_dense_copy`."""
+    """clone() of any layout but channels_last, on the general path (the warm entry's
+    binding, or a key with none): clone()'s own below its warm path."""
     data = self._data
     if memory_format is contiguous_format or (
         data.flags.c_contiguous and data.size and 1 not in data.shape
