@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._dims import shape_args
-from ._grad import differentiable
+from ._grad import STATE, checks_inline, differentiable, record
+from ._modes import PASS, intercept, watch
 from ._tensor import Tensor, channels_last, contiguous_format, preserve_format
 from .backends import get_backend
 
 _new = object.__new__
+MODES_ON = watch(globals())  # the modes word, read first by contiguous() and clone()
 
 __all__ = [
     "as_strided",
@@ -95,12 +97,30 @@ def empty_at(self, shape, strides, offset):
     )
 
 
-@differentiable(first=True)
+def _handed_off(fn, self, memory_format):
+    """The result of the mode (gpu_tensor/_modes.py) or of autograd (gpu_tensor/_grad.py:
+    the recorder calls `fn` again with grad mode off) that takes `fn(self, memory_format)`,
+    or PASS when neither does. contiguous() and clone() make this check themselves, first
+    thing (`checks_inline`), as the hot views do: no wrapper frame on their warm path."""
+    kwargs = None if memory_format is None else {"memory_format": memory_format}
+    if MODES_ON:
+        r = intercept(fn.__name__, fn, (self,), kwargs)
+        if r is not PASS:
+            return r
+    if self._requires_grad and STATE.enabled:
+        return record(fn, None, (self,), kwargs)
+    return PASS
+
+
+@checks_inline
 def contiguous(self, memory_format=None):
     """self when C-contiguous (or channels_last, asked for and met), else a copy that is.
     On real cuda a warm copy is the backend's entry for the source's dtype, shape, strides
     and alignment (backends/cuda_warm.py `bind_copy`), bound from the general path's first
     result of that key (`_copy_of`)."""
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(contiguous, self, memory_format)) is not PASS:
+            return r
     data = self._data
     if memory_format is channels_last:
         if data.ndim != 4:
@@ -156,13 +176,16 @@ def _copy_of(self, memory_format=None):
     return Tensor._make(arr, dev, self.dtype, st)
 
 
-@differentiable(first=True)
+@checks_inline
 def clone(self, memory_format=None):
     """A copy with its own storage. preserve_format (the default) keeps torch's layout: the
     input's own strides when it is non-overlapping and dense (a transpose), else dense
     strides in the input's stride order (`preserved_strides`). On real cuda a warm clone
     is the backend's entry for the source's dtype, shape, strides and alignment, bound as
     contiguous()'s is."""
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(clone, self, memory_format)) is not PASS:
+            return r
     if memory_format is channels_last:
         return (
             contiguous(clone(self, contiguous_format), channels_last)
