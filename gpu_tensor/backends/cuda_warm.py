@@ -132,15 +132,15 @@ def bind_copy(backend, out, tag, how):
     owner, index = backend._owner, backend.index
     if how[0] == "memcpy":
         _, size, doff, soff = how
-        rt = cuda.runtime
-        memcpy, kind = rt.memcpyAsync, rt.memcpyDeviceToDevice
+        rt = cuda.runtime  # memcpyAsync looked up per call, as get_current_stream is
+        kind = rt.memcpyDeviceToDevice
 
         def run(a, b=None):
             stream = cuda.get_current_stream().ptr
             block = malloc(nbytes, stream, inside)
             block.tag = tag  # one dict per layout, shared: tags are replaced, never edited
             out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0), strides)  # fmt: skip
-            memcpy(block.ptr + doff, a.data.ptr + soff, size, kind, stream)
+            rt.memcpyAsync(block.ptr + doff, a.data.ptr + soff, size, kind, stream)
             return out
 
         return _current(backend, run)
