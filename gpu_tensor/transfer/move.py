@@ -66,8 +66,9 @@ def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory
     dt = t.dtype if dtype is None else _dt.to_dtype(dtype)
     if dev is t.device and dt is t.dtype:
         out = t.clone() if copy else t
-    elif dev is t.device:
-        out = _caster(dt)(t)
+    elif dev is t.device:  # real cuda: the cast method's warm path
+        b = dev._backend
+        out = (_CASTERS.get(dt) or _caster(dt))(t) if b and b.casts_in_kernel else astype(t, dt)
     else:
         out = move(t, dev, non_blocking)
         if dt is not out.dtype:
