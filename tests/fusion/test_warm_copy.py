@@ -271,3 +271,47 @@ def test_a_clone_that_requires_grad_records_its_node_on_a_warm_key():
         assert type(r.grad_fn).__name__ == "CloneBackward0"
     (g.clone() * 2).sum().backward()
     np.testing.assert_array_equal(g.grad.cpu().numpy(), np.full_like(host, 2))
+
+
+@requires_real_cuda
+@pytest.mark.parametrize("src", ["x", "x.t()"])
+def test_with_several_devices_a_copy_entry_enters_its_device_and_keeps_the_callers_line(
+    src, monkeypatch
+):
+    """With several devices the entry runs inside its device's `with` (a frame more, which
+    malloc's `inside` counts): the same values, and the block's creation site is still the
+    line that called the op; entries go with the plan cache when it starts over."""
+    _sim()
+    from gpu_tensor.fusion import eager
+    from gpu_tensor.memory import live
+    from gpu_tensor.transfer.move import astype
+
+    x = gt.from_numpy(np.arange(15, dtype=np.float32).reshape(3, 5)).to("cuda")
+    s = eval(src, {"x": x})  # noqa: S307 - the test's own text
+    backend = x.device._backend
+    backend.warm.clear()  # (what other tests planned; compiled kernels stay cached)
+    general = astype(s, gt.float16)
+    sig = ("test:several", s._data.shape)
+    backend._one_device = False
+    try:
+        backend.copy_entry(sig, s._data, general._data)
+    finally:
+        backend._one_device = True
+    entry = backend.warm[sig]
+    assert entry.__qualname__ == "_current.<locals>.on_device"
+
+    def operator(a):  # stands for the op frame the entry counts as inside
+        return entry(a)
+
+    line = inspect.currentframe().f_lineno + 1
+    out = operator(s._data)
+    warm = gt.Tensor._wrap(out, dtype=gt.float16)
+    _same(warm, general)
+    if live.enabled():
+        assert backend._alloc.lookup(out.data.ptr).site[1] == line
+    s.half()  # binds its key
+    monkeypatch.setattr(eager, "MAX_PLANS", len(backend.warm))
+    s.half()  # a key the cache has: no change
+    assert sig in backend.warm
+    s.to(gt.int8)  # a new key, and the cache is full: it starts over
+    assert sig not in backend.warm and len(backend.warm) <= 2
