@@ -42,7 +42,7 @@ def _is_dtype(x) -> bool:
 def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None):
     if len(args) == 1 and device is None and dtype is None and memory_format is None:
         dt = args[0]  # t.to(dtype): the cast's own method (x.half()'s), warm path included
-        if dt.__class__ is DType and not copy:
+        if dt.__class__ is DType and not copy and t.__class__ is Tensor:
             return (_CASTERS.get(dt) or _caster(dt))(t)
     args = list(args)
     if args and hasattr(args[0], "_data"):  # another Tensor
@@ -66,9 +66,12 @@ def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory
     dt = t.dtype if dtype is None else _dt.to_dtype(dtype)
     if dev is t.device and dt is t.dtype:
         out = t.clone() if copy else t
-    elif dev is t.device:  # real cuda: the cast method's warm path
+    elif dev is t.device:  # real cuda: the cast method's warm path (a Tensor's own)
         b = dev._backend
-        out = (_CASTERS.get(dt) or _caster(dt))(t) if b and b.casts_in_kernel else astype(t, dt)
+        if b and b.casts_in_kernel and t.__class__ is Tensor:
+            out = (_CASTERS.get(dt) or _caster(dt))(t)
+        else:
+            out = astype(t, dt)
     else:
         out = move(t, dev, non_blocking)
         if dt is not out.dtype:
@@ -174,13 +177,16 @@ def _caster(dt: DType):
     for the source's dtype, shape, layout and alignment (backends/cuda_warm.py
     `bind_copy`: the copy kernel's one launch into a fresh block), bound on the first
     cast of that key from the general path's result (`astype`), which every other case
-    takes: a mode on, a source that requires grad, a cast with no one-launch kernel."""
+    takes: a mode on, a source that requires grad, a cast with no one-launch kernel. A
+    Tensor subclass's cast is its own `to` (SparseTensor's, QTensor's), as before."""
     method = _CASTERS.get(dt)
     if method is not None:
         return method
     token, new = "to:" + dt.name, _new  # the warm key's first item: no op table key
 
     def method(self):
+        if self.__class__ is not Tensor:  # a subclass's own `to` (sparse, quantized)
+            return self.to(dt)
         if self.dtype is dt:
             return self
         if not MODES_ON and not self._requires_grad:

@@ -315,3 +315,16 @@ def test_with_several_devices_a_copy_entry_enters_its_device_and_keeps_the_calle
     assert sig in backend.warm
     s.to(gt.int8)  # a new key, and the cache is full: it starts over
     assert sig not in backend.warm and len(backend.warm) <= 2
+
+
+@pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning")
+def test_a_tensor_subclasss_cast_is_its_own_to():
+    """x.int(), x.double(), x.to(dtype): a Tensor subclass with its own `to` casts through
+    it (a sparse tensor stays sparse, a quantized one refuses), on any device."""
+    s = gt.tensor([[0.0, 1.5], [2.0, 0.0]]).to_sparse()
+    for r in (s.double(), s.to(gt.float64), s.type(gt.float64)):
+        assert type(r) is type(s) and r.dtype is gt.float64
+        np.testing.assert_array_equal(r.to_dense().numpy(), [[0.0, 1.5], [2.0, 0.0]])
+    q = gt.quantize_per_tensor(gt.tensor([1.0, 2.0]), 0.5, 0, gt.quint8)
+    with pytest.raises(RuntimeError, match="quantized"):
+        q.int()
