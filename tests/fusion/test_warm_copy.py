@@ -77,20 +77,22 @@ def _sources():
     return out
 
 
-_TARGETS = [gt.float16, gt.bfloat16, gt.float32, gt.float64, gt.int8, gt.uint8, gt.int32]
-_TARGETS += [gt.int64, gt.bool, gt.complex64, gt.complex128]
+# Every source is cast to these in its contiguous layout (NaN and inf to int, float to bool,
+# complex to real, bfloat16 both ways); in its other layouts, to the first (each pair of
+# dtypes and kernel is one more compile on a cold kernel cache: ~13 s for these here).
+_TARGETS = [gt.float16, gt.int32, gt.bfloat16, gt.bool, gt.complex64]
 
 
 @requires_real_cuda
 def test_a_warm_cast_gives_what_the_general_path_gives():
-    """Every source dtype and layout, cast to every dtype with a kernel: the first cast of
-    a key (general, binding) and the next two (warm) are bit for bit the general path's
-    result, with its strides and its block's size and tag."""
+    """Every source dtype and layout, cast to dtypes with a kernel: the first cast of a key
+    (general, binding) and the next two (warm) are bit for bit the general path's result,
+    with its strides and its block's size and tag."""
     _sim()
     from gpu_tensor.transfer.move import astype
 
     for name, src in _sources():
-        for dt in _TARGETS:
+        for dt in _TARGETS if name.endswith("contiguous") else _TARGETS[:1]:
             if dt is src.dtype:
                 continue
             general = astype(src, dt)
