@@ -14,7 +14,7 @@ from .._grad import differentiable
 from .._modes import watch
 from .._tensor import Tensor, preserve_format
 from ..backends import get_backend
-from ..device import CPU, resolve
+from ..device import CPU, Device, resolve
 from ..dtype import DType
 from ..ops._inplace import check_writable
 
@@ -40,10 +40,23 @@ def _is_dtype(x) -> bool:
 
 
 def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None):
-    if len(args) == 1 and device is None and dtype is None and memory_format is None:
-        dt = args[0]  # t.to(dtype): the cast's own method (x.half()'s), warm path included
-        if dt.__class__ is DType and not copy and t.__class__ is Tensor:
-            return (_CASTERS.get(dt) or _caster(dt))(t)
+    if device is None and dtype is None and memory_format is None and not copy:
+        # t.to(dtype), t.to(its own device, dtype): the cast's own method (x.half()'s),
+        # warm path included
+        n = len(args)
+        if n == 1:
+            dt = args[0]
+            if dt.__class__ is DType and t.__class__ is Tensor:
+                return (_CASTERS.get(dt) or _caster(dt))(t)
+        elif n == 2:
+            dev, dt = args
+            if (
+                dt.__class__ is DType
+                and (dev.__class__ is str or dev.__class__ is Device)
+                and t.__class__ is Tensor
+                and (dev is t.device or resolve(dev) is t.device)
+            ):
+                return (_CASTERS.get(dt) or _caster(dt))(t)
     args = list(args)
     if args and hasattr(args[0], "_data"):  # another Tensor
         other = args.pop(0)
