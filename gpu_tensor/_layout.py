@@ -5,9 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._dims import shape_args
-from ._grad import differentiable
+from ._grad import STATE, checks_inline, differentiable, record
+from ._modes import PASS, intercept, watch
 from ._tensor import Tensor, channels_last, contiguous_format, preserve_format
 from .backends import get_backend
+
+_new = object.__new__
+MODES_ON = watch(globals())  # the modes word, read first by contiguous() and clone()
 
 __all__ = [
     "as_strided",
@@ -80,12 +84,12 @@ def empty_at(self, shape, strides, offset):
     a placeholder elsewhere. cupy's ndarray takes such an address as it is."""
     data, st = self._data, self._storage
     b = get_backend(self.device)
-    if not b.host_arrays:
+    if not b.host_arrays:  # the logical dtype: cuda stores bfloat16 as uint16 bits
         try:
-            return b.from_storage(st, shape, strides, offset, data.dtype)
+            return b.from_storage(st, shape, strides, offset, self.dtype.np)
         except AssertionError:  # cupy adds no offset to a null pointer (a 0-byte storage):
             # keep the view valid at offset 0 (storage_offset() then reads 0, not torch's)
-            return b.from_storage(st, shape, strides, 0, data.dtype)
+            return b.from_storage(st, shape, strides, 0, self.dtype.np)
     isz = data.itemsize
     raw = np.asarray(_At(st._ptr + offset * isz, not data.flags.writeable, st._buf))
     return np.lib.stride_tricks.as_strided(
@@ -93,8 +97,30 @@ def empty_at(self, shape, strides, offset):
     )
 
 
-@differentiable(first=True)
+def _handed_off(fn, self, memory_format):
+    """The result of the mode (gpu_tensor/_modes.py) or of autograd (gpu_tensor/_grad.py:
+    the recorder calls `fn` again with grad mode off) that takes `fn(self, memory_format)`,
+    or PASS when neither does. contiguous() and clone() make this check themselves, first
+    thing (`checks_inline`), as the hot views do: no wrapper frame on their warm path."""
+    kwargs = None if memory_format is None else {"memory_format": memory_format}
+    if MODES_ON:
+        r = intercept(fn.__name__, fn, (self,), kwargs)
+        if r is not PASS:
+            return r
+    if self._requires_grad and STATE.enabled:
+        return record(fn, None, (self,), kwargs)
+    return PASS
+
+
+@checks_inline
 def contiguous(self, memory_format=None):
+    """self when C-contiguous (or channels_last, asked for and met), else a copy that is.
+    On real cuda a warm copy is the backend's entry for the source's dtype, shape, strides
+    and alignment (backends/cuda_warm.py `bind_copy`), bound from the general path's first
+    result of that key (`_copy_of`)."""
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(contiguous, self, memory_format)) is not PASS:
+            return r
     data = self._data
     if memory_format is channels_last:
         if data.ndim != 4:
@@ -103,35 +129,97 @@ def contiguous(self, memory_format=None):
             return self
         nhwc = contiguous(self.permute(0, 2, 3, 1))
         return nhwc.permute(0, 3, 1, 2)
+    b = self.device._backend
+    if b is not None and b.casts_in_kernel:
+        if data._c_contiguous:
+            return self
+        sig = ("contiguous", self.dtype, data.shape, data.strides, data.data.ptr & 15)
+        return _warm(b, sig, self, _copy_of, None)
     if data.flags.c_contiguous:
         return self
     dev = self.device
-    b = dev._backend or get_backend(dev)  # the device's backend ref: no lookup call
+    b = b or get_backend(dev)  # the device's backend ref: no lookup call
     arr, st = b.adopt(b.contiguous(data))
     return type(self)._make(arr, dev, self.dtype, st)
 
 
-@differentiable(first=True)
+def _warm(b, sig, self, general, memory_format):
+    """The copy of self by the backend's warm entry for `sig` (clone's or contiguous()'s
+    key of self), or by `general(self, memory_format)`: on the key's first sight, where
+    the result binds the entry, and where the key has no entry (False)."""
+    data = self._data
+    try:
+        entry = b.warm[sig]
+    except KeyError:  # first sight of this key: the general path binds it
+        r = general(self, memory_format)
+        b.copy_entry(sig, data, r._data)
+        return r
+    if not entry:
+        return general(self, memory_format)
+    t = _new(Tensor)  # Tensor._make, inlined: this is the hot path
+    t._data = entry(data)
+    t._st = None
+    t.device = self.device
+    t.dtype = self.dtype
+    t._requires_grad = False
+    t._grad = None
+    t.grad_fn = None
+    t._base = None
+    return t
+
+
+def _copy_of(self, memory_format=None):
+    """A C-contiguous copy of self (the backend's `contiguous`: one planned launch)."""
+    dev = self.device
+    b = dev._backend or get_backend(dev)  # the device's backend ref: no lookup call
+    arr, st = b.adopt(b.contiguous(self._data))
+    return Tensor._make(arr, dev, self.dtype, st)
+
+
+@checks_inline
 def clone(self, memory_format=None):
     """A copy with its own storage. preserve_format (the default) keeps torch's layout: the
     input's own strides when it is non-overlapping and dense (a transpose), else dense
-    strides in the input's stride order (`preserved_strides`)."""
-    Tensor = type(self)
+    strides in the input's stride order (`preserved_strides`). On real cuda a warm clone
+    is the backend's entry for the source's dtype, shape, strides and alignment, bound as
+    contiguous()'s is."""
+    if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
+        if (r := _handed_off(clone, self, memory_format)) is not PASS:
+            return r
     if memory_format is channels_last:
         return (
             contiguous(clone(self, contiguous_format), channels_last)
             if (not self.is_contiguous(memory_format=channels_last))
             else _dense_copy(self)
         )
+    b = self.device._backend
+    if b is not None and b.casts_in_kernel:
+        data = self._data
+        sig = (
+            "clone:contiguous" if memory_format is contiguous_format else "clone",
+            self.dtype, data.shape, data.strides, data.data.ptr & 15,
+        )  # fmt: skip
+        return _warm(b, sig, self, _clone, memory_format)
     data = self._data
     # C-contiguous with no size-1 dims: the standard strides, which a plain copy gives
     if memory_format is contiguous_format or (
         data.flags.c_contiguous and data.size and 1 not in data.shape
     ):
         dev = self.device
-        b = dev._backend or get_backend(dev)  # the device's backend ref: no lookup call
+        b = b or get_backend(dev)  # the device's backend ref: no lookup call
         arr, st = b.adopt(b.contiguous(data))
         return Tensor._make(arr, dev, self.dtype, st)
+    return _dense_copy(self)
+
+
+def _clone(self, memory_format):
+    """clone() of any layout but channels_last, on the general path (the warm entry's
+    binding, or a key with none): clone()'s own below its warm path."""
+    data = self._data
+    if memory_format is contiguous_format or (
+        data.flags.c_contiguous and data.size and 1 not in data.shape
+    ):
+        return _copy_of(self)
     return _dense_copy(self)
 
 

@@ -72,6 +72,8 @@ CASES = {
     "transposed operand": lambda t: t["x_t"] * t["y"],
     "x.exp()": lambda t: t["x"].exp(),
     "x.t().contiguous()": lambda t: t["x_t"].contiguous(),
+    "x.half()": lambda t: t["x"].half(),
+    "x.clone()": lambda t: t["x"].clone(),
 }
 NUMPY = {
     "x + y": lambda t: t["x"] + t["y"],
@@ -82,6 +84,8 @@ NUMPY = {
     "transposed operand": lambda t: t["x_t"] * t["y"],
     "x.exp()": lambda t: np.exp(t["x"]),
     "x.t().contiguous()": lambda t: np.ascontiguousarray(t["x_t"]),
+    "x.half()": lambda t: t["x"].astype(np.float16),  # (a cupy array's spelling too)
+    "x.clone()": lambda t: t["x"].copy(),
 }
 
 

@@ -272,6 +272,29 @@ class CudaBackend(Backend):
         keep(self._plans, sig, entry)
         return entry
 
+    def copy_entry(self, sig, src, out) -> None:
+        """The warm path of a copy (a cast, `clone()`, `contiguous()`: transfer/move.py,
+        _layout.py), on a miss of `sig` (the caller's key of the op and `src`'s dtype,
+        shape, layout and alignment) in `self.warm`: keeps under `sig` the entry
+        (cuda_warm.bind_copy) that copies arrays like `src` into fresh arrays laid out as
+        `out`, the general path's result for `src`, in the same block size and tag; False
+        where that copy is not one launch or one memcpy (the caller then keeps taking the
+        general path)."""
+        from ..fusion.eager import keep
+
+        entry = False
+        block = self._alloc.lookup(out.data.ptr) if out.size else None
+        if block is not None:
+            from ..kernel.copy import fresh_copy
+
+            with self._dev:  # (compiles on first sight, for the arrays' device)
+                how = fresh_copy(out, src, _logical(out), _logical(src))
+            if how is not None:
+                from .cuda_warm import bind_copy
+
+                entry = bind_copy(self, out, block.tag, how)
+        keep(self._plans, sig, entry)
+
     def index_add_(self, array, index, values) -> None:
         """cupy.add.at where cupy takes the dtype; otherwise through a dtype it takes:
         bfloat16 bits as float32 values (adding the bits as integers would be wrong), small

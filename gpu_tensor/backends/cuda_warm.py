@@ -10,6 +10,10 @@ kernel, grid, block, argument layout) is fusion/eager.py's `_Launch`, from its c
 entry only binds it to this backend's allocator and cupy's classes, which is what
 `run_planned` and `CudaBackend._result` do on every call, once.
 
+`bind_copy` makes the same kind of entry for a copy (a cast, `clone()`, `contiguous()`):
+`entry(a)` returns a fresh array laid out as the general path's first result was, filled by
+the copy kernel's one launch (or one memcpy) that kernel/copy.py `fresh_copy` planned.
+
 Written out per argument order (one array; two arrays; an array then a scalar), each a few
 lines that are the same on purpose: a shared helper would be one more frame per op, which is
 what this file saves (tests/fusion/test_warm_entry.py compares every order with apply()).
@@ -17,7 +21,11 @@ what this file saves (tests/fusion/test_warm_entry.py compares every order with 
 
 from __future__ import annotations
 
-__all__ = ["bind"]
+from functools import partial
+
+import numpy as np
+
+__all__ = ["bind", "bind_copy"]
 
 
 def bind(backend, launch, out_np, swap: bool):
@@ -108,3 +116,63 @@ def _current(backend, run):
             return run(a, b)
 
     return on_device
+
+
+def bind_copy(backend, out, tag, how):
+    """The warm entry of a copy whose general path gave `out` (a fresh array: its shape,
+    strides and dtype are every later result's) with block tag `tag`, run as `how`
+    (kernel/copy.py `fresh_copy`: one launch or one memcpy, planned for a fresh block,
+    which the allocator aligns to 512 bytes)."""
+    shape, stored, nbytes = out.shape, out.dtype, out.nbytes
+    strides = None if out.strides == _c_strides(shape, stored.itemsize) else out.strides
+    inside = 2 if backend._one_device else 3  # the entry (its device's `with`) and the op
+    alloc = backend._alloc
+    malloc, cuda = alloc.malloc, backend._cuda
+    unowned, pointer, ndarray = backend._unowned, backend._pointer, backend._ndarray
+    owner, index = backend._owner, backend.index
+    if how[0] == "memcpy":
+        _, size, doff, soff = how
+        rt = cuda.runtime  # memcpyAsync looked up per call, as get_current_stream is
+        kind = rt.memcpyDeviceToDevice
+
+        def run(a, b=None):
+            stream = cuda.get_current_stream().ptr
+            block = malloc(nbytes, stream, inside)
+            block.tag = tag  # one dict per layout, shared: tags are replaced, never edited
+            out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0), strides)  # fmt: skip
+            rt.memcpyAsync(block.ptr + doff, a.data.ptr + soff, size, kind, stream)
+            return out
+
+        return _current(backend, run)
+    _, fn, grid, block_dim, doff, soff, tail = how
+    call = partial(fn, grid, block_dim)
+    tail = tuple(tail)
+    if doff or soff:  # a source walked from its end (a negative stride): addresses
+        uint64 = np.uint64
+
+        def run(a, b=None):
+            block = malloc(nbytes, cuda.get_current_stream().ptr, inside)
+            block.tag = tag
+            out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0), strides)  # fmt: skip
+            call((uint64(block.ptr + doff), uint64(a.data.ptr + soff)) + tail)
+            return out
+
+    else:  # the kernel takes the arrays (cupy passes an array as its data pointer)
+
+        def run(a, b=None):
+            block = malloc(nbytes, cuda.get_current_stream().ptr, inside)
+            block.tag = tag
+            out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0), strides)  # fmt: skip
+            call((out, a) + tail)
+            return out
+
+    return _current(backend, run)
+
+
+def _c_strides(shape, itemsize) -> tuple:
+    """cupy's strides of a C-contiguous array of `shape` (what ndarray() gives unasked)."""
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))

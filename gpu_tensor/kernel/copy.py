@@ -30,6 +30,7 @@ from .variants import KernelVariant, all_variants
 __all__ = [
     "strided_copy",
     "copy_to_fresh",
+    "fresh_copy",
     "execute",
     "broadcast_strides",
     "CudaLauncher",
@@ -143,15 +144,38 @@ def copy_to_fresh(dst, src, dst_dtype, src_dtype, plans: dict) -> None:
 def _fresh_launch(dst, src, dst_dtype, src_dtype, dptr, sptr):
     """(function, grid, block, dst offset, src offset, other args) of the one kernel launch
     copying ``src`` into the fresh ``dst``; False when the copy is not one launch."""
-    launcher = _cuda_launcher()
-    launcher.check(dst, src)
-    ddt, sdt = _logical(dst, dst_dtype), _logical(src, src_dtype)
-    sstrides = broadcast_strides(src.shape, src.strides, dst.shape)
-    plan = copy_plan.plan_copy(dst.shape, dst.strides, sstrides, ddt, sdt, dptr, sptr)
+    plan = _fresh_plan(dst, src, dst_dtype, src_dtype, dptr, sptr)
     if plan.path in ("empty", "fallback", "staged", "memcpy") or any(
         n != 1 for n, _, _ in plan.loops or ()
     ):
         return False
+    return _launch_parts(plan)
+
+
+def fresh_copy(dst, src, dst_dtype=None, src_dtype=None):
+    """How ``strided_copy(dst, src, ...)`` runs where ``dst`` was just allocated, for a
+    caller that binds it once per layout (backends/cuda_warm.py `bind_copy`):
+    ``("launch", function, grid, block, dst offset, src offset, other args)``, ``("memcpy",
+    bytes, dst offset, src offset)``, or None where it is neither (a cast with no kernel,
+    a staged cast, host loops, nothing to copy). The plan depends on the addresses only
+    through their alignment, which the caller keys."""
+    plan = _fresh_plan(dst, src, dst_dtype, src_dtype, dst.data.ptr, src.data.ptr)
+    if plan.path == "memcpy":
+        return ("memcpy", plan.nbytes, plan.dst_offset, plan.src_offset)
+    if plan.path in ("empty", "fallback", "staged") or any(n != 1 for n, _, _ in plan.loops):
+        return None
+    return ("launch", *_launch_parts(plan))
+
+
+def _fresh_plan(dst, src, dst_dtype, src_dtype, dptr, sptr):
+    launcher = _cuda_launcher()
+    launcher.check(dst, src)
+    ddt, sdt = _logical(dst, dst_dtype), _logical(src, src_dtype)
+    sstrides = broadcast_strides(src.shape, src.strides, dst.shape)
+    return copy_plan.plan_copy(dst.shape, dst.strides, sstrides, ddt, sdt, dptr, sptr)
+
+
+def _launch_parts(plan):
     spec = copy_launch.launch_spec(plan, 0, 0)
     fn = kcompile.get_function(
         sources.read_kernel(spec.file), spec.name, copy_launch.options_for((spec.name,))

@@ -11,13 +11,17 @@ import numpy as np
 
 from .. import dtype as _dt
 from .._grad import differentiable
+from .._modes import watch
 from .._tensor import Tensor, preserve_format
 from ..backends import get_backend
-from ..device import CPU, resolve
+from ..device import CPU, Device, resolve
 from ..dtype import DType
 from ..ops._inplace import check_writable
 
 __all__ = ["to", "move", "astype", "copy_", "pin_memory", "is_pinned", "record_stream"]
+
+MODES_ON = watch(globals())  # the modes word, read first by the casts' warm path (_modes.py)
+_new = object.__new__
 
 
 def _transfer():
@@ -36,6 +40,23 @@ def _is_dtype(x) -> bool:
 
 
 def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None):
+    if device is None and dtype is None and memory_format is None and not copy:
+        # t.to(dtype), t.to(its own device, dtype): the cast's own method (x.half()'s),
+        # warm path included
+        n = len(args)
+        if n == 1:
+            dt = args[0]
+            if dt.__class__ is DType and t.__class__ is Tensor:
+                return (_CASTERS.get(dt) or _caster(dt))(t)
+        elif n == 2:
+            dev, dt = args
+            if (
+                dt.__class__ is DType
+                and (dev.__class__ is str or dev.__class__ is Device)
+                and t.__class__ is Tensor
+                and (dev is t.device or resolve(dev) is t.device)
+            ):
+                return (_CASTERS.get(dt) or _caster(dt))(t)
     args = list(args)
     if args and hasattr(args[0], "_data"):  # another Tensor
         other = args.pop(0)
@@ -58,8 +79,12 @@ def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory
     dt = t.dtype if dtype is None else _dt.to_dtype(dtype)
     if dev is t.device and dt is t.dtype:
         out = t.clone() if copy else t
-    elif dev is t.device:
-        out = astype(t, dt)
+    elif dev is t.device:  # real cuda: the cast method's warm path (a Tensor's own)
+        b = dev._backend
+        if b and b.casts_in_kernel and t.__class__ is Tensor:
+            out = (_CASTERS.get(dt) or _caster(dt))(t)
+        else:
+            out = astype(t, dt)
     else:
         out = move(t, dev, non_blocking)
         if dt is not out.dtype:
@@ -156,11 +181,53 @@ def _type(self, dtype=None) -> str | Tensor:
     return self.to(dtype)
 
 
+_CASTERS: dict = {}  # DType -> its cast method (x.half(), and x.to(dtype) on x's device)
+
+
 def _caster(dt: DType):
+    """The method casting a tensor to `dt` on its device (the tensor itself when it is
+    `dt` already), made once per dtype. On real cuda a warm cast is the backend's entry
+    for the source's dtype, shape, layout and alignment (backends/cuda_warm.py
+    `bind_copy`: the copy kernel's one launch into a fresh block), bound on the first
+    cast of that key from the general path's result (`astype`), which every other case
+    takes: a mode on, a source that requires grad, a cast with no one-launch kernel. A
+    Tensor subclass's cast is its own `to` (SparseTensor's, QTensor's), as before."""
+    method = _CASTERS.get(dt)
+    if method is not None:
+        return method
+    token, new = "to:" + dt.name, _new  # the warm key's first item: no op table key
+
     def method(self):
-        return self.to(dt)
+        if self.__class__ is not Tensor:  # a subclass's own `to` (sparse, quantized)
+            return self.to(dt)
+        if self.dtype is dt:
+            return self
+        if not MODES_ON and not self._requires_grad:
+            backend = self.device._backend
+            if backend is not None and backend.casts_in_kernel:
+                x = self._data
+                sig = (token, self.dtype, x.shape, x._c_contiguous or x.strides, x.data.ptr & 15)
+                try:
+                    entry = backend.warm[sig]
+                except KeyError:  # first sight of this key: the general path binds it
+                    r = astype(self, dt)
+                    backend.copy_entry(sig, x, r._data)
+                    return r
+                if entry:
+                    t = new(Tensor)  # Tensor._make, inlined: this is the hot path
+                    t._data = entry(x)
+                    t._st = None
+                    t.device = self.device
+                    t.dtype = dt
+                    t._requires_grad = False
+                    t._grad = None
+                    t.grad_fn = None
+                    t._base = None
+                    return t
+        return astype(self, dt)
 
     method.__doc__ = f"self.to(gpu_tensor.{dt.name})"
+    _CASTERS[dt] = method
     return method
 
 

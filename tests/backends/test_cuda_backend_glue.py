@@ -111,6 +111,20 @@ def fake_cuda(monkeypatch):
         return entry
 
     monkeypatch.setattr(cuda_backend.CudaBackend, "warm_entry", fake_warm_entry)
+
+    def fake_copy_entry(self, sig, src, out):
+        """CudaBackend.copy_entry's contract over fake_strided_copy: an entry copying arrays
+        like `src` into fresh arrays laid out as `out`, kept under `sig`."""
+        from gpu_tensor.fusion.eager import keep
+
+        def entry(a, b=None):
+            r = self.xp.empty_like(out)
+            fake_strided_copy(r, a, _BF16 if r.dtype == _BITS else None, _BF16 if a.dtype == _BITS else None)  # fmt: skip
+            return r
+
+        keep(self._plans, sig, entry)
+
+    monkeypatch.setattr(cuda_backend.CudaBackend, "copy_entry", fake_copy_entry)
     dev = dv._make("cuda", 0)
     backend = cuda_backend.CudaBackend(0)
     monkeypatch.setattr(dev, "_backend", backend)
