@@ -38,6 +38,16 @@ def where(cond, a, b):
     return elementwise.where(cond, a, b)
 
 
+def _cj(v):
+    """v conjugated where it is complex, else v itself. torch's gradient of a complex op is
+    g * conj(f'(z)) (the conjugate Wirtinger convention), so every factor a rule multiplies g
+    by is conjugated; a real factor is returned as it is, at no cost to real ops."""
+    if type(v) is complex:
+        return v.conjugate()
+    dt = getattr(v, "dtype", None)
+    return v.conj() if dt is not None and dt.is_complex else v
+
+
 def _zero(g, x):
     return g * 0 if tensor_like(x) else None
 
@@ -52,29 +62,29 @@ def sub(g, out, a, b):
 
 
 def mul(g, out, a, b):
-    return (g * b if tensor_like(a) else None), (g * a if tensor_like(b) else None)
+    return (g * _cj(b) if tensor_like(a) else None), (g * _cj(a) if tensor_like(b) else None)
 
 
 def div(g, out, a, b):
     # torch: -grad * ((self / other) / other); out is self / other
-    return (g / b if tensor_like(a) else None), (-g * (out / b) if tensor_like(b) else None)
+    return (g / _cj(b) if tensor_like(a) else None), (-g * _cj(out / b) if tensor_like(b) else None)
 
 
 def pow(g, out, a, b):  # noqa: A001  (the row's name)
     ga = gb = None
     if tensor_like(a):
-        ga = g * 0 if not tensor_like(b) and b == 0 else g * b * a ** (b - 1)
+        ga = g * 0 if not tensor_like(b) and b == 0 else g * _cj(b) * _cj(a ** (b - 1))
     if tensor_like(b):
         # d(a**b)/db = a**b * log(a); torch masks a == 0 (and b >= 0) to 0 instead of nan
         if tensor_like(a):
             masked = (a == 0) & (b >= 0)
             # log(1) where the mask zeroes the result anyway: no 0 * -inf (nan)
-            gb = where(masked, 0.0, g * out * where(masked, 1.0, a).log())
+            gb = where(masked, 0.0, g * _cj(out) * _cj(where(masked, 1.0, a).log()))
         elif a == 0:  # 0 ** b: torch's mask again (b >= 0 gives 0)
             keep = b >= 0
             gb = where(keep, 0.0, g * where(keep, 1.0, out) * float("-inf"))
         else:
-            gb = g * out * (math.log(a) if a > 0 else float("nan"))
+            gb = g * _cj(out) * (math.log(a) if a > 0 else float("nan"))
     return ga, gb
 
 
@@ -109,43 +119,44 @@ def neg(g, out, x):
 
 
 def abs(g, out, x):  # noqa: A001
-    return (g * x.sign(),)
+    # torch: g * sgn(x); sgn is sign for a real x (sign refuses complex operands)
+    return (g * (x.sgn() if x.dtype.is_complex else x.sign()),)
 
 
 def exp(g, out, x):
-    return (g * out,)
+    return (g * _cj(out),)
 
 
 def log(g, out, x):
-    return (g / x,)
+    return (g / _cj(x),)
 
 
 def log1p(g, out, x):
-    return (g / (x + 1),)
+    return (g / _cj(x + 1),)
 
 
 def sqrt(g, out, x):
-    return (g / (out * 2),)
+    return (g / _cj(out * 2),)
 
 
 def rsqrt(g, out, x):
-    return (g * (out * out * out) * -0.5,)
+    return (g * _cj(out * out * out) * -0.5,)
 
 
 def sin(g, out, x):
-    return (g * x.cos(),)
+    return (g * _cj(x.cos()),)
 
 
 def cos(g, out, x):
-    return (-g * x.sin(),)
+    return (-g * _cj(x.sin()),)
 
 
 def tanh(g, out, x):
-    return (g * (1 - out * out),)
+    return (g * _cj(1 - out * out),)
 
 
 def sigmoid(g, out, x):
-    return (g * out * (1 - out),)
+    return (g * _cj(out) * _cj(1 - out),)
 
 
 def relu(g, out, x):
@@ -154,6 +165,10 @@ def relu(g, out, x):
 
 
 def silu(g, out, x):
+    if x.dtype.is_complex:  # torch 2.13 has no complex derivative of silu
+        raise RuntimeError(
+            "silu does not support automatic differentiation for outputs with complex dtype."
+        )
     s = x.sigmoid()
     return (g * s * (1 + x * (1 - s)),)
 

@@ -2,7 +2,7 @@
 preamble (fusion/preamble.py) after the special functions it reuses.
 
 Only rows marked `complex_kernel` (add, sub, mul, div, neg, eq, ne, where, exp, sigmoid,
-silu, sgn, nan_to_num, abs, angle) call these; every other row keeps refusing complex operands in the
+silu, sgn, nan_to_num, abs, angle, conj, conj_physical) call these; every other row keeps refusing complex operands in the
 codegen (eager cuda falls back to cupy's routines for them, @gt.fuse refuses them). A real
 operand of a complex op is converted as it is loaded (`gt_to_c64`/`gt_to_c128`: the
 imaginary part 0), as torch and numpy convert it before their complex loops. The structs
@@ -86,6 +86,11 @@ template <typename T> GT_FN void gt_cdiv(T a, T b, T c, T d, T& re, T& im) {
   GT_FN bool operator!=(C a, C b) { return !(a == b); }
 GT_COMPLEX_OPS(gt_c64)
 GT_COMPLEX_OPS(gt_c128)
+// conj, conj_physical: the imaginary part negated; a real operand is itself (torch: conj of
+// a real tensor is the tensor)
+template <typename T> GT_FN T gt_conj(T x) { return x; }
+GT_FN gt_c64 gt_conj(gt_c64 z) { return gt_c64_of(z.re, -z.im); }
+GT_FN gt_c128 gt_conj(gt_c128 z) { return gt_c128_of(z.re, -z.im); }
 GT_FN float gt_cabs(gt_c64 z) { return hypotf(z.re, z.im); }
 GT_FN double gt_cabs(gt_c128 z) { return hypot(z.re, z.im); }
 // abs: |z|, real (the row's out dtype is the real type)

@@ -272,7 +272,8 @@ def test_complex_operands_eager_and_fused(key):
 def test_every_complex_kernel_row_is_fused_and_the_rest_refused():
     """What the test above covers, counted: the rows that fuse complex tensors."""
     kernel = sorted(k for k in _ROWS_1_2 if OPS[k].complex_kernel)
-    want = "abs add angle div eq exp mul nan_to_num ne neg sgn sigmoid silu sub".split()
+    want = "abs add angle conj conj_physical div eq exp mul nan_to_num ne neg sgn sigmoid silu sub"
+    want = want.split()
     assert kernel == want
 
 
