@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fusion_sim_counts import one_warm_launch
 
 import gpu_tensor as gt
-from gpu_tensor import device as dv
 
 _INF, _NAN = float("inf"), float("nan")
 # zeros of both signs, ordinary and inexact values, subnormals, huge values, inf and nan
@@ -222,10 +222,6 @@ _CASES = {
 def test_one_launch_on_sim(case):
     """A warm op: 1 kernel launch, 0 cupy routines, 0 device syncs, 0 host waits, 0 bytes
     copied (before: `z + w` was 1 cupy routine, `z * x` a cast launch and 1 routine)."""
-    if not dv.cuda_is_simulated():
-        pytest.skip("counts launches through the simulated CuPy (GPU_TENSOR_FALLBACK=sim)")
-    from gpu_tensor.testing import sim
-
     a, b = _pairs(np.complex64)
     x = np.resize(_real_values(np.float32), a.shape)
     args = [gt.tensor(v, device="cuda") for v in (a, b, x, x.astype(np.float64))]
@@ -233,14 +229,7 @@ def test_one_launch_on_sim(case):
     if case.startswith("where"):  # its condition computed before counting
         c = args[3] > 0
         fn = lambda z, w, x, d: gt.where(c, z, w)  # noqa: E731
-    fn(*args)  # warm: the kernel is compiled and its launch planned
-    sim.synchronize()
-    sim.reset_counters()
-    r = fn(*args)
-    c = sim.counters()
-    assert c["kernel_launches"] == 1, c
-    assert c["device_syncs"] == c["host_waits"] == 0, c
-    assert c["bytes_copied"] == c["memcpy_calls"] == c["cupy_routines"] == 0, c
+    r = one_warm_launch(fn, *args)
     if "*" not in case:  # (mul: numpy's FMAs on cpu, test_binary_values)
         want = _CASES[case](*(t.cpu() for t in args))
         assert r.dtype is want.dtype

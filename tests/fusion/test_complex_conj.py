@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fusion_sim_counts import one_warm_launch
 
 import gpu_tensor as gt
-from gpu_tensor import device as dv
 from gpu_tensor.fusion.optable import OPS
 
 _INF, _NAN = float("inf"), float("nan")
@@ -142,18 +142,7 @@ def test_fused_is_eager(device):
 @pytest.mark.parametrize("name", list(_FNS))
 @pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
 def test_one_launch_on_sim(name, dt, npdt):
-    if not dv.cuda_is_simulated():
-        pytest.skip("counts launches through the simulated CuPy (GPU_TENSOR_FALLBACK=sim)")
-    from gpu_tensor.testing import sim
-
-    x = gt.tensor(_grid(npdt), device="cuda")
-    _FNS[name](x)  # warm: the kernel is compiled and its launch planned
-    sim.reset_counters()
-    r = _FNS[name](x)
-    c = sim.counters()
-    assert c["kernel_launches"] == 1, c
-    assert c["device_syncs"] == c["host_waits"] == 0, c
-    assert c["bytes_copied"] == c["memcpy_calls"] == c["cupy_routines"] == 0, c
+    r = one_warm_launch(_FNS[name], gt.tensor(_grid(npdt), device="cuda"))
     np.testing.assert_array_equal(_bits(r.cpu().numpy()), _bits(np.conjugate(_grid(npdt))))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fusion_sim_counts import one_warm_launch
 
 import gpu_tensor as gt
 from gpu_tensor import device as dv
@@ -110,19 +111,7 @@ def test_fused_is_eager(device):
 @pytest.mark.parametrize("key", list(_FNS))
 @pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
 def test_one_launch_on_sim(key, dt, npdt):
-    if not dv.cuda_is_simulated():
-        pytest.skip("counts launches through the simulated CuPy (GPU_TENSOR_FALLBACK=sim)")
-    from gpu_tensor.testing import sim
-
-    x = gt.tensor(_grid(npdt)[:256], device="cuda")
-    fn = getattr(gt, key)
-    fn(x)  # warm: the kernel is compiled and its launch planned
-    sim.reset_counters()
-    fn(x)
-    c = sim.counters()
-    assert c["kernel_launches"] == 1, c
-    assert c["device_syncs"] == c["host_waits"] == 0, c
-    assert c["bytes_copied"] == c["memcpy_calls"] == c["cupy_routines"] == 0, c
+    one_warm_launch(getattr(gt, key), gt.tensor(_grid(npdt)[:256], device="cuda"))
 
 
 @pytest.mark.parametrize("npdt", [np.complex64, np.complex128])
