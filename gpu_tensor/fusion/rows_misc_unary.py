@@ -132,21 +132,22 @@ ROWS = [
     ),
     # conj and conj_physical: the imaginary part negated (gt_conj, fusion/preamble_complex.py).
     # Eagerly a real tensor is returned itself (torch's conj and conj_physical both do); a
-    # traced real value records the row, whose real overload is the identity
+    # traced real value records the row, whose real overload is the identity. (QUIET: the
+    # cpu fast path's cheap silencing, which complex operands of a loud row lack: _specs.py)
     (
         "conj",
         1,
         "same",
         "gt_conj({0})",
-        np.copy,
-        {**_LAST, "complex_fn": np.conjugate, "complex_kernel": True, "grad": dxs.conj},
+        np.conjugate,
+        {**_LAST, **QUIET, "complex_kernel": True, "grad": dxs.conj},
     ),
     (
         "conj_physical",
         1,
         "same",
         "gt_conj({0})",
-        np.copy,
-        {**_LAST, "complex_fn": np.conjugate, "complex_kernel": True, "grad": dxs.conj},
+        np.conjugate,
+        {**_LAST, **QUIET, "complex_kernel": True, "grad": dxs.conj},
     ),
 ]

@@ -299,25 +299,64 @@ def test_kernel_values_match_torch(dt, npdt):
         np.testing.assert_array_equal(_bits(fn(ta, tb).numpy()[:n]), _bits(torch_model))
 
 
+_QUIET_CASES = {
+    "z + w": lambda z, w: z + w,
+    "z - w": lambda z, w: z - w,
+    "z * w": lambda z, w: z * w,
+    "z / w": lambda z, w: z / w,
+    "gt.mul(z, w)": lambda z, w: gt.mul(z, w),
+    "z * inf": lambda z, w: z * _INF,
+    "inf * z": lambda z, w: _INF * z,
+    "z + nan": lambda z, w: z + _NAN,
+    "2 - z": lambda z, w: 2 - z,
+    "z * (1+2j)": lambda z, w: z * (1 + 2j),
+    "z / 3": lambda z, w: z / 3,
+    "-z": lambda z, w: -z,
+    "z.exp()": lambda z, w: z.exp(),
+    "z.sqrt()": lambda z, w: z.sqrt(),
+    "z.log()": lambda z, w: z.log(),
+    "z.abs()": lambda z, w: z.abs(),
+    "z.sgn()": lambda z, w: z.sgn(),
+    "z.conj()": lambda z, w: z.conj(),
+    "z.sigmoid()": lambda z, w: z.sigmoid(),
+}
+
+
 @pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
 def test_no_numpy_warnings(device, dt, npdt):
     """torch never warns on inf/nan parts; numpy's complex loops do (overflow or invalid in
-    multiply, ...): cpu runs the complex rows through apply(), whose numpy call is silenced,
-    and real dtypes keep their unsilenced fast path (bench_dispatch: 0 bytecodes more)."""
+    multiply, ...). On cpu the complex operands of a loud row take the fast path's numpy
+    call silenced (ops/_specs.py's fast_quiet, _dispatch._silenced), after the real fast
+    path, which stays unsilenced (bench_dispatch: 0 bytecodes more); each value is the
+    general path's (apply()), bit for bit."""
     import warnings
+
+    from gpu_tensor.ops._apply import apply
 
     a, b = _pairs(npdt)
     z, w = gt.tensor(a, device=device), gt.tensor(b, device=device)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        results = [z + w, z - w, z * w, z / w, -z, z * _INF, _INF * z, z + _NAN, gt.mul(z, w)]
-        results += [z.exp(), z.sqrt(), z.log(), z.abs(), z.sgn(), z.conj(), z.sigmoid()]
+        results = {name: fn(z, w) for name, fn in _QUIET_CASES.items()}
         y = z.clone()
         y *= w
         y /= w
-    with np.errstate(all="ignore"):  # the values are unchanged: numpy's
-        want = [a + b, a - b, a / b, (a * b) / b]
-    for got, ref in zip([results[0], results[1], results[3], y], want, strict=True):
-        if got is y and _runs_kernel(z):
-            continue  # (mul: the kernel's rounded-once product, test_binary_values)
-        np.testing.assert_array_equal(_bits(got.cpu().numpy()), _bits(ref))
+        general = {
+            "z * w": apply("mul", z, w),
+            "z * inf": apply("mul", z, _INF),
+            "2 - z": apply("sub", 2, z),
+            "z * (1+2j)": apply("mul", z, 1 + 2j),
+            "z / 3": apply("div", z, 3),
+            "z.conj()": apply("conj", z),
+        }
+    for name, want in general.items():
+        got = results[name]
+        assert got.dtype is want.dtype is dt
+        np.testing.assert_array_equal(_bits(got.cpu().numpy()), _bits(want.cpu().numpy()))
+    with np.errstate(all="ignore"):  # numpy's values
+        want = {"z + w": a + b, "z - w": a - b, "z / w": a / b}
+    for name, ref in want.items():
+        np.testing.assert_array_equal(_bits(results[name].cpu().numpy()), _bits(ref))
+    if not _runs_kernel(z):  # (mul on a kernel: its rounded-once product, test_binary_values)
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(_bits(y.cpu().numpy()), _bits((a * b) / b))
