@@ -295,3 +295,19 @@ def test_recorded_values_are_torchs():
             assert (t.grad is None) == (want is None), name
             if want is not None:
                 np.testing.assert_array_equal(t.grad.resolve_conj().numpy(), np.array(want))
+
+
+@pytest.mark.parametrize(("cdt", "rdt", "tol"), _DTYPES)
+def test_fused_function_records_the_complex_graph(device, cdt, rdt, tol):
+    """A fused function over complex tensors that require grad runs its body op by op (the
+    fused backward is real-only), so the graph is recorded, not dropped: torch's gradients
+    (the loss "chain" above, its elementwise part fused)."""
+    z, w, x = (
+        gt.tensor(v, dtype=d, requires_grad=True, device=device)
+        for v, d in ((_Z, cdt), (_W, cdt), (_X, rdt))
+    )
+    r = gt.fuse(lambda a, b, c: gt.exp(a * b) / (a + 2) - c)(z, w, x)
+    assert r.grad_fn is not None
+    r.abs().sum().backward()
+    for t, want in zip((z, w, x), _TORCH["chain"], strict=True):
+        np.testing.assert_allclose(t.grad.cpu().numpy(), np.array(want), rtol=tol, atol=tol)
