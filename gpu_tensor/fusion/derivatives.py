@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-__all__ = ["tensor_like", "where"]
+__all__ = ["conj_factor", "tensor_like", "where"]
 
 
 def tensor_like(x) -> bool:
@@ -38,7 +38,7 @@ def where(cond, a, b):
     return elementwise.where(cond, a, b)
 
 
-def _cj(v):
+def conj_factor(v):
     """v conjugated where it is complex, else v itself. torch's gradient of a complex op is
     g * conj(f'(z)) (the conjugate Wirtinger convention), so every factor a rule multiplies g
     by is conjugated; a real factor is returned as it is, at no cost to real ops."""
@@ -46,6 +46,12 @@ def _cj(v):
         return v.conjugate()
     dt = getattr(v, "dtype", None)
     return v.conj() if dt is not None and dt.is_complex else v
+
+
+def _real(v):
+    """The real part of a complex tensor (torch compares a complex exponent's real part)."""
+    dt = getattr(v, "dtype", None)
+    return v.real if dt is not None and dt.is_complex else v
 
 
 def _zero(g, x):
@@ -62,29 +68,37 @@ def sub(g, out, a, b):
 
 
 def mul(g, out, a, b):
-    return (g * _cj(b) if tensor_like(a) else None), (g * _cj(a) if tensor_like(b) else None)
+    return (g * conj_factor(b) if tensor_like(a) else None), (
+        g * conj_factor(a) if tensor_like(b) else None
+    )
 
 
 def div(g, out, a, b):
     # torch: -grad * ((self / other) / other); out is self / other
-    return (g / _cj(b) if tensor_like(a) else None), (-g * _cj(out / b) if tensor_like(b) else None)
+    return (g / conj_factor(b) if tensor_like(a) else None), (
+        -g * conj_factor(out / b) if tensor_like(b) else None
+    )
 
 
 def pow(g, out, a, b):  # noqa: A001  (the row's name)
     ga = gb = None
     if tensor_like(a):
-        ga = g * 0 if not tensor_like(b) and b == 0 else g * _cj(b) * _cj(a ** (b - 1))
+        ga = (
+            g * 0
+            if not tensor_like(b) and b == 0
+            else g * conj_factor(b) * conj_factor(a ** (b - 1))
+        )
     if tensor_like(b):
         # d(a**b)/db = a**b * log(a); torch masks a == 0 (and b >= 0) to 0 instead of nan
         if tensor_like(a):
-            masked = (a == 0) & (b >= 0)
+            masked = (a == 0) & (_real(b) >= 0)
             # log(1) where the mask zeroes the result anyway: no 0 * -inf (nan)
-            gb = where(masked, 0.0, g * _cj(out) * _cj(where(masked, 1.0, a).log()))
+            gb = where(masked, 0.0, g * conj_factor(out) * conj_factor(where(masked, 1.0, a).log()))
         elif a == 0:  # 0 ** b: torch's mask again (b >= 0 gives 0)
-            keep = b >= 0
+            keep = _real(b) >= 0
             gb = where(keep, 0.0, g * where(keep, 1.0, out) * float("-inf"))
         else:
-            gb = g * _cj(out) * (math.log(a) if a > 0 else float("nan"))
+            gb = g * conj_factor(out) * (math.log(a) if a > 0 else float("nan"))
     return ga, gb
 
 
@@ -124,39 +138,39 @@ def abs(g, out, x):  # noqa: A001
 
 
 def exp(g, out, x):
-    return (g * _cj(out),)
+    return (g * conj_factor(out),)
 
 
 def log(g, out, x):
-    return (g / _cj(x),)
+    return (g / conj_factor(x),)
 
 
 def log1p(g, out, x):
-    return (g / _cj(x + 1),)
+    return (g / conj_factor(x + 1),)
 
 
 def sqrt(g, out, x):
-    return (g / _cj(out * 2),)
+    return (g / conj_factor(out * 2),)
 
 
 def rsqrt(g, out, x):
-    return (g * _cj(out * out * out) * -0.5,)
+    return (g * conj_factor(out * out * out) * -0.5,)
 
 
 def sin(g, out, x):
-    return (g * _cj(x.cos()),)
+    return (g * conj_factor(x.cos()),)
 
 
 def cos(g, out, x):
-    return (-g * _cj(x.sin()),)
+    return (-g * conj_factor(x.sin()),)
 
 
 def tanh(g, out, x):
-    return (g * _cj(1 - out * out),)
+    return (g * conj_factor(1 - out * out),)
 
 
 def sigmoid(g, out, x):
-    return (g * _cj(out) * _cj(1 - out),)
+    return (g * conj_factor(out) * conj_factor(1 - out),)
 
 
 def relu(g, out, x):

@@ -26,7 +26,11 @@ def _is_int(x: np.ndarray) -> bool:
 
 
 def _pow(a, b):
-    return npmath.int_pow(a, b) if a.dtype.kind in "iu" else np.power(a, b)
+    try:
+        ints = a.dtype.kind in "iu"
+    except AttributeError:  # a Python number base (cuda's routine path passes it as it is)
+        ints = type(a) is int
+    return npmath.int_pow(a, b) if ints else np.power(a, b)
 
 
 def _clamp(x, lo=None, hi=None):
