@@ -16,7 +16,7 @@ each operand's shape and dtype. The formulas are torch's derivatives.yaml.
 from __future__ import annotations
 
 import math
-from numbers import Number
+from numbers import Number, Real
 
 __all__ = ["conj_factor", "tensor_like", "where"]
 
@@ -42,16 +42,14 @@ def conj_factor(v):
     """v conjugated where it is complex, else v itself. torch's gradient of a complex op is
     g * conj(f'(z)) (the conjugate Wirtinger convention), so every factor a rule multiplies g
     by is conjugated; a real factor is returned as it is, at no cost to real ops."""
-    if type(v) is complex:
-        return v.conjugate()
-    dt = getattr(v, "dtype", None)
-    return v.conj() if dt is not None and dt.is_complex else v
+    if isinstance(v, Number):  # Python and numpy numbers
+        return v if isinstance(v, Real) else v.conjugate()
+    return v.conj() if v.dtype.is_complex else v
 
 
 def _real(v):
     """The real part of a complex tensor (torch compares a complex exponent's real part)."""
-    dt = getattr(v, "dtype", None)
-    return v.real if dt is not None and dt.is_complex else v
+    return v.real if tensor_like(v) and v.dtype.is_complex else v
 
 
 def _zero(g, x):

@@ -474,3 +474,18 @@ def test_fused_function_records_the_complex_graph(device, cdt, rdt, tol):
     r.abs().sum().backward()
     for t, want in zip((z, w, x), _TORCH["chain"], strict=True):
         np.testing.assert_allclose(t.grad.cpu().numpy(), np.array(want), rtol=tol, atol=tol)
+
+
+def test_numpy_scalar_operands():
+    """A numpy scalar factor (np.float32(3), np.complex128(1-1j)) is a number to the rules:
+    a real one is used as it is, a complex one conjugated (torch 2.13's values for the real
+    ones and for a Python complex, recorded)."""
+    x = gt.tensor([1.0, 2.0], requires_grad=True)
+    (x * np.float64(2.0)).abs().sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    z = gt.tensor([1 + 2j, 3 - 1j], dtype=gt.complex128, requires_grad=True)
+    (z * np.complex128(1 - 1j)).real.sum().backward()
+    assert z.grad.tolist() == [1 + 1j, 1 + 1j]  # conj(1 - 1j)
+    z.grad = None
+    (z ** np.int64(2)).real.sum().backward()
+    assert z.grad.tolist() == [2 - 4j, 6 + 2j]  # 2 conj(z)
