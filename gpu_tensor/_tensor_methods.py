@@ -158,7 +158,7 @@ _VIEWS = [
 ]
 # Elementwise methods: every op of the table (fusion/optable.py) under its name and its
 # aliases, plus the composite ops of ops/elementwise.py; where() takes self second.
-_COMPOSITE = ["fmod", "trunc", "square", "reciprocal", "isnan", "isinf", "isfinite", "conj", "lerp"]
+_COMPOSITE = ["fmod", "trunc", "square", "reciprocal", "isnan", "isinf", "isfinite", "lerp"]
 _SPECIAL_ONLY = {"where", "xlog1py"}  # rows torch binds as no Tensor method (special_* neither)
 _ELEMENTWISE = [
     name
@@ -326,7 +326,6 @@ _TENSOR_ONLY = {
     "unsafe_chunk": meta.unsafe_chunk,
     "unsafe_split": meta.unsafe_split,
     "unsafe_split_with_sizes": meta.split_with_sizes,
-    "conj_physical": meta.conj_physical,
     "ravel": meta.ravel,
     "adjoint": meta.adjoint,
     "const_data_ptr": meta.const_data_ptr,

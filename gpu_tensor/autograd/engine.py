@@ -82,6 +82,8 @@ def _fit(g: Tensor, shape, dtype: str, device: str) -> Tensor:
     if g._data.shape != shape:
         g = sum_to(g, shape)
     if g.dtype.name != dtype:
+        if g.dtype.is_complex and not to_dtype(dtype).is_complex:
+            g = g.real  # a real input of a complex op: the real part (torch's handle_r_to_c)
         g = g.to(to_dtype(dtype))
     return g
 

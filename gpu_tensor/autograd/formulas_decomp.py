@@ -12,6 +12,7 @@ gradient ('r', and 'complete' with more rows than columns).
 from __future__ import annotations
 
 from .. import dtype as _dt
+from ..fusion.optable import OPS
 from ..ops import matrix as la
 from .record import first, formula
 
@@ -255,4 +256,7 @@ def _complex_part(name, node, back):
 
 _complex_part("real", "RealBackward0", lambda g: g)
 _complex_part("imag", "ImagBackward0", lambda g: g * 1j)
-_complex_part("conj", "ConjBackward0", lambda g: g.conj())
+_complex_part("conj", "ConjBackward0", lambda g: OPS["conj"].grad(g, None, None)[0])
+_complex_part(
+    "conj_physical", "ConjPhysicalBackward0", lambda g: OPS["conj_physical"].grad(g, None, None)[0]
+)

@@ -15,6 +15,7 @@ from .. import dtype as _dt
 from .._modes import ACTIVE
 from .._tensor import Tensor
 from ..device import CPU
+from ..fusion.derivatives import conj_factor
 from ..fusion.optable import OPS
 from ..ops import _dispatch
 from ..ops import elementwise as ew
@@ -304,8 +305,9 @@ def _eager_only(name, key, deriv, save_out=False):
     return unary_rule(name, (ew, key), deriv, save_out)
 
 
-_eager_only("ReciprocalBackward0", "reciprocal", lambda g, x, out: -g * out * out, True)
-_eager_only("PowBackward0", "square", lambda g, x, out: g * x * 2)
+_cf = conj_factor  # complex: g * conj(f'(z)), torch's convention; real: the factor itself
+_eager_only("ReciprocalBackward0", "reciprocal", lambda g, x, out: -g * _cf(out) * _cf(out), True)
+_eager_only("PowBackward0", "square", lambda g, x, out: g * _cf(x) * 2)
 _eager_only("TruncBackward0", "trunc", lambda g, x, out: g * 0)
 
 

@@ -28,6 +28,8 @@ __all__ = ["call_with_grad"]
 
 def _differentiable(graph) -> bool:
     for node in graph.topo():
+        if node.dtype.kind == "c":  # complex: the body op by op (the rows' complex rules)
+            return False
         if isinstance(node, Op) and OPS[node.key].grad is None and node.dtype.kind == "f":
             return False
     return True

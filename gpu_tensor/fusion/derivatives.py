@@ -16,9 +16,9 @@ each operand's shape and dtype. The formulas are torch's derivatives.yaml.
 from __future__ import annotations
 
 import math
-from numbers import Number
+from numbers import Number, Real
 
-__all__ = ["tensor_like", "where"]
+__all__ = ["conj_factor", "tensor_like", "where"]
 
 
 def tensor_like(x) -> bool:
@@ -38,6 +38,20 @@ def where(cond, a, b):
     return elementwise.where(cond, a, b)
 
 
+def conj_factor(v):
+    """v conjugated where it is complex, else v itself. torch's gradient of a complex op is
+    g * conj(f'(z)) (the conjugate Wirtinger convention), so every factor a rule multiplies g
+    by is conjugated; a real factor is returned as it is, at no cost to real ops."""
+    if isinstance(v, Number):  # Python and numpy numbers
+        return v if isinstance(v, Real) else v.conjugate()
+    return v.conj() if v.dtype.is_complex else v
+
+
+def _real(v):
+    """The real part of a complex tensor (torch compares a complex exponent's real part)."""
+    return v.real if tensor_like(v) and v.dtype.is_complex else v
+
+
 def _zero(g, x):
     return g * 0 if tensor_like(x) else None
 
@@ -52,29 +66,37 @@ def sub(g, out, a, b):
 
 
 def mul(g, out, a, b):
-    return (g * b if tensor_like(a) else None), (g * a if tensor_like(b) else None)
+    return (g * conj_factor(b) if tensor_like(a) else None), (
+        g * conj_factor(a) if tensor_like(b) else None
+    )
 
 
 def div(g, out, a, b):
     # torch: -grad * ((self / other) / other); out is self / other
-    return (g / b if tensor_like(a) else None), (-g * (out / b) if tensor_like(b) else None)
+    return (g / conj_factor(b) if tensor_like(a) else None), (
+        -g * conj_factor(out / b) if tensor_like(b) else None
+    )
 
 
 def pow(g, out, a, b):  # noqa: A001  (the row's name)
     ga = gb = None
     if tensor_like(a):
-        ga = g * 0 if not tensor_like(b) and b == 0 else g * b * a ** (b - 1)
+        ga = (
+            g * 0
+            if not tensor_like(b) and b == 0
+            else g * conj_factor(b) * conj_factor(a ** (b - 1))
+        )
     if tensor_like(b):
         # d(a**b)/db = a**b * log(a); torch masks a == 0 (and b >= 0) to 0 instead of nan
         if tensor_like(a):
-            masked = (a == 0) & (b >= 0)
+            masked = (a == 0) & (_real(b) >= 0)
             # log(1) where the mask zeroes the result anyway: no 0 * -inf (nan)
-            gb = where(masked, 0.0, g * out * where(masked, 1.0, a).log())
+            gb = where(masked, 0.0, g * conj_factor(out) * conj_factor(where(masked, 1.0, a).log()))
         elif a == 0:  # 0 ** b: torch's mask again (b >= 0 gives 0)
-            keep = b >= 0
+            keep = _real(b) >= 0
             gb = where(keep, 0.0, g * where(keep, 1.0, out) * float("-inf"))
         else:
-            gb = g * out * (math.log(a) if a > 0 else float("nan"))
+            gb = g * conj_factor(out) * (math.log(a) if a > 0 else float("nan"))
     return ga, gb
 
 
@@ -109,43 +131,44 @@ def neg(g, out, x):
 
 
 def abs(g, out, x):  # noqa: A001
-    return (g * x.sign(),)
+    # torch: g * sgn(x); sgn is sign for a real x (sign refuses complex operands)
+    return (g * (x.sgn() if x.dtype.is_complex else x.sign()),)
 
 
 def exp(g, out, x):
-    return (g * out,)
+    return (g * conj_factor(out),)
 
 
 def log(g, out, x):
-    return (g / x,)
+    return (g / conj_factor(x),)
 
 
 def log1p(g, out, x):
-    return (g / (x + 1),)
+    return (g / conj_factor(x + 1),)
 
 
 def sqrt(g, out, x):
-    return (g / (out * 2),)
+    return (g / conj_factor(out * 2),)
 
 
 def rsqrt(g, out, x):
-    return (g * (out * out * out) * -0.5,)
+    return (g * conj_factor(out * out * out) * -0.5,)
 
 
 def sin(g, out, x):
-    return (g * x.cos(),)
+    return (g * conj_factor(x.cos()),)
 
 
 def cos(g, out, x):
-    return (-g * x.sin(),)
+    return (-g * conj_factor(x.sin()),)
 
 
 def tanh(g, out, x):
-    return (g * (1 - out * out),)
+    return (g * conj_factor(1 - out * out),)
 
 
 def sigmoid(g, out, x):
-    return (g * out * (1 - out),)
+    return (g * conj_factor(out) * conj_factor(1 - out),)
 
 
 def relu(g, out, x):
@@ -154,6 +177,10 @@ def relu(g, out, x):
 
 
 def silu(g, out, x):
+    if x.dtype.is_complex:  # torch 2.13 has no complex derivative of silu
+        raise RuntimeError(
+            "silu does not support automatic differentiation for outputs with complex dtype."
+        )
     s = x.sigmoid()
     return (g * s * (1 + x * (1 - s)),)
 

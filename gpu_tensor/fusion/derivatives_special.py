@@ -166,6 +166,20 @@ def identity(g, out, x):
     return (g,)
 
 
+def conj(g, out, x):
+    """conj, conj_physical: the gradient conjugated (torch's ConjBackward0 and
+    ConjPhysicalBackward0; of a real gradient, the gradient)."""
+    return (g.conj(),)
+
+
+def angle(g, out, x):
+    """0 for real x; for complex z: g z i / |z|^2, 0 at 0 (torch's angle_backward)."""
+    if not x.dtype.is_complex:
+        return (g * 0,)
+    step = g * x / x.abs().pow(2) * 1j
+    return (where(x == 0, 0, step),)
+
+
 def sgn(g, out, x):
     """0 for real x; for complex z: (g - s re(g conj s)) / |z| with s = sgn z, 0 at 0 (torch's
     sgn_backward)."""
@@ -178,6 +192,10 @@ def sgn(g, out, x):
 
 
 def nan_to_num(g, out, x, limits=None):
+    if x.dtype.is_complex:  # torch 2.13 has no complex derivative of nan_to_num
+        raise RuntimeError(
+            "nan_to_num does not support automatic differentiation for outputs with complex dtype."
+        )
     return (where(x.isfinite(), g, 0),)
 
 

@@ -2,7 +2,7 @@
 preamble (fusion/preamble.py) after the special functions it reuses.
 
 Only rows marked `complex_kernel` (add, sub, mul, div, neg, eq, ne, where, exp, sigmoid,
-silu, sgn, nan_to_num, abs, angle) call these; every other row keeps refusing complex operands in the
+silu, sgn, nan_to_num, abs, angle, conj, conj_physical, sqrt, log) call these; every other row keeps refusing complex operands in the
 codegen (eager cuda falls back to cupy's routines for them, @gt.fuse refuses them). A real
 operand of a complex op is converted as it is loaded (`gt_to_c64`/`gt_to_c128`: the
 imaginary part 0), as torch and numpy convert it before their complex loops. The structs
@@ -86,6 +86,11 @@ template <typename T> GT_FN void gt_cdiv(T a, T b, T c, T d, T& re, T& im) {
   GT_FN bool operator!=(C a, C b) { return !(a == b); }
 GT_COMPLEX_OPS(gt_c64)
 GT_COMPLEX_OPS(gt_c128)
+// conj, conj_physical: the imaginary part negated; a real operand is itself (torch: conj of
+// a real tensor is the tensor)
+template <typename T> GT_FN T gt_conj(T x) { return x; }
+GT_FN gt_c64 gt_conj(gt_c64 z) { return gt_c64_of(z.re, -z.im); }
+GT_FN gt_c128 gt_conj(gt_c128 z) { return gt_c128_of(z.re, -z.im); }
 GT_FN float gt_cabs(gt_c64 z) { return hypotf(z.re, z.im); }
 GT_FN double gt_cabs(gt_c128 z) { return hypot(z.re, z.im); }
 // abs: |z|, real (the row's out dtype is the real type)
@@ -132,6 +137,143 @@ GT_FN gt_c64 gt_exp(gt_c64 z) {
 GT_FN gt_c128 gt_exp(gt_c128 z) {
   gt_c128 r;
   gt_cexp(z.re, z.im, 709, 2.2250738585072014e-308, 1.7976931348623157e308, r.re, r.im);
+  return r;
+}
+// sqrt and log: glibc's csqrt and clog step for step (numpy calls them, so the sim's g++
+// build gives numpy's bits; a GPU's sqrt/hypot/log/log1p/atan2 may differ by an ulp). tiny and
+// big are the real type's smallest normal and largest finite value
+template <typename T> GT_FN T gt_fabs(T x) { return gt_copysign(x, T(1)); }
+template <typename T> GT_FN bool gt_finite(T x) { return x - x == T(0); }
+template <typename T> GT_FN void gt_csqrt(T x, T y, T tiny, T big, int half_mant, T& rr, T& ri) {
+  if (!gt_finite(x) || !gt_finite(y)) {  // C99 Annex G: an infinite im wins, then re
+    if (y == y && !gt_finite(y)) { rr = gt_inf<T>(); ri = y; }
+    else if (x == x && !gt_finite(x)) {
+      if (x < T(0)) { rr = y != y ? gt_nan<T>() : T(0); ri = gt_copysign(gt_inf<T>(), y); }
+      else { rr = x; ri = y != y ? gt_nan<T>() : gt_copysign(T(0), y); }
+    } else { rr = ri = gt_nan<T>(); }
+    return;
+  }
+  if (y == T(0)) {
+    if (x < T(0)) { rr = T(0); ri = gt_copysign(gt_sqrt(-x), y); }
+    else { rr = gt_fabs(gt_sqrt(x)); ri = gt_copysign(T(0), y); }
+    return;
+  }
+  if (x == T(0)) {
+    const T ay = gt_fabs(y);
+    const T r = ay >= T(2) * tiny ? gt_sqrt(T(0.5) * ay) : T(0.5) * gt_sqrt(T(2) * ay);
+    rr = r; ri = gt_copysign(r, y);
+    return;
+  }
+  int scale = 0;  // huge parts are scaled down by 4, tiny ones up, so hypot neither overflows
+  if (gt_fabs(x) > big / T(4)) { scale = 1; x = scalbn(x, -2); y = scalbn(y, -2); }
+  if (gt_fabs(y) > big / T(4)) {
+    scale = 1;
+    x = gt_fabs(x) >= T(4) * tiny ? scalbn(x, -2) : T(0);
+    y = scalbn(y, -2);
+  } else if (gt_fabs(x) < T(2) * tiny && gt_fabs(y) < T(2) * tiny) {
+    scale = -half_mant;
+    x = scalbn(x, -2 * scale); y = scalbn(y, -2 * scale);
+  }
+  const T d = gt_hypot(x, y);
+  T r, s;  // 2 re(res) im(res) = im(x): the part that d +- re(x) would cancel is a quotient
+  if (x > T(0)) {
+    r = gt_sqrt(T(0.5) * (d + x));
+    if (scale == 1 && gt_fabs(y) < T(1)) { s = y / r; r = scalbn(r, scale); scale = 0; }
+    else s = T(0.5) * (y / r);
+  } else {
+    s = gt_sqrt(T(0.5) * (d - x));
+    if (scale == 1 && gt_fabs(y) < T(1)) { r = gt_fabs(y / s); s = scalbn(s, scale); scale = 0; }
+    else r = gt_fabs(T(0.5) * (y / s));
+  }
+  if (scale) { r = scalbn(r, scale); s = scalbn(s, scale); }
+  rr = r; ri = gt_copysign(s, y);
+}
+GT_FN gt_c64 gt_sqrt(gt_c64 z) {
+  gt_c64 r;
+  gt_csqrt(z.re, z.im, 1.17549435e-38f, 3.40282347e+38f, 12, r.re, r.im);
+  return r;
+}
+GT_FN gt_c128 gt_sqrt(gt_c128 z) {
+  gt_c128 r;
+  gt_csqrt(z.re, z.im, 2.2250738585072014e-308, 1.7976931348623157e308, 27, r.re, r.im);
+  return r;
+}
+// x^2 + y^2 - 1 for 0.5 <= x < 1 without cancellation (glibc's __x2y2m1): float in double,
+// where the products are exact; double as an exact sum of the products' split parts
+GT_FN float gt_x2y2m1(float x, float y) {
+  const double dx = x, dy = y;
+  return (float)gt_add_rn(gt_mul_rn(dx - 1.0, dx + 1.0), gt_mul_rn(dy, dy));
+}
+GT_FN void gt_sort_abs(double* v, int n) {  // insertion sort by magnitude (equal ones: any order)
+  for (int i = 1; i < n; ++i)
+    for (int j = i; j > 0 && gt_fabs(v[j - 1]) > gt_fabs(v[j]); --j) {
+      const double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t;
+    }
+}
+GT_FN double gt_x2y2m1(double x, double y) {
+  double v[5];
+  v[1] = gt_mul_rn(x, x); v[0] = fma(x, x, -v[1]);  // x^2 = v[1] + v[0] exactly
+  v[3] = gt_mul_rn(y, y); v[2] = fma(y, y, -v[3]);
+  v[4] = -1.0;
+  gt_sort_abs(v, 5);
+  for (int i = 0; i <= 3; ++i) {  // each step's error goes down to the next smaller slot
+    const double hi = v[i + 1] + v[i];
+    v[i] = (v[i + 1] - hi) + v[i];
+    v[i + 1] = hi;
+    gt_sort_abs(v + i + 1, 4 - i);
+  }
+  return (((v[4] + v[3]) + v[2]) + v[1]) + v[0];
+}
+template <typename T>
+GT_FN void gt_clog(T x, T y, T tiny, T big, T eps, int mant, T pi, T ln2, T& rr, T& ri) {
+  if (x == T(0) && y == T(0)) {  // -inf, and the angle of a signed zero
+    ri = gt_copysign(gt_copysign(T(1), x) < T(0) ? pi : T(0), y);
+    rr = T(-1) / gt_fabs(x);
+    return;
+  }
+  if (x != x || y != y) {
+    ri = gt_nan<T>();
+    rr = (x == x && !gt_finite(x)) || (y == y && !gt_finite(y)) ? gt_inf<T>() : gt_nan<T>();
+    return;
+  }
+  T ax = gt_fabs(x), ay = gt_fabs(y);
+  if (ax < ay) { const T t = ax; ax = ay; ay = t; }
+  int scale = 0;
+  if (ax > big / T(2)) {
+    scale = -1;
+    ax = scalbn(ax, scale);
+    ay = ay >= tiny * T(2) ? scalbn(ay, scale) : T(0);
+  } else if (ax < tiny && ay < tiny) {
+    scale = mant;
+    ax = scalbn(ax, scale); ay = scalbn(ay, scale);
+  }
+  // log |z| near |z| = 1 as log1p(|z|^2 - 1) / 2, |z|^2 - 1 computed without cancellation
+  if (ax == T(1) && scale == 0) {
+    rr = gt_log1p(gt_mul_rn(ay, ay)) / T(2);
+  } else if (ax > T(1) && ax < T(2) && ay < T(1) && scale == 0) {
+    T d2m1 = gt_mul_rn(ax - T(1), ax + T(1));
+    if (ay >= eps) d2m1 = gt_add_rn(d2m1, gt_mul_rn(ay, ay));
+    rr = gt_log1p(d2m1) / T(2);
+  } else if (ax < T(1) && ax >= T(0.5) && ay < eps / T(2) && scale == 0) {
+    rr = gt_log1p(gt_mul_rn(ax - T(1), ax + T(1))) / T(2);
+  } else if (ax < T(1) && ax >= T(0.5) && scale == 0 &&
+             gt_add_rn(gt_mul_rn(ax, ax), gt_mul_rn(ay, ay)) >= T(0.5)) {
+    rr = gt_log1p(gt_x2y2m1(ax, ay)) / T(2);
+  } else {
+    rr = gt_sub_rn(gt_log(gt_hypot(ax, ay)), gt_mul_rn(T(scale), ln2));
+  }
+  ri = gt_atan2(y, x);
+}
+GT_FN gt_c64 gt_log(gt_c64 z) {
+  gt_c64 r;
+  gt_clog(z.re, z.im, 1.17549435e-38f, 3.40282347e+38f, 1.1920929e-07f, 24, 3.14159265f,
+          0.693147181f, r.re, r.im);
+  return r;
+}
+GT_FN gt_c128 gt_log(gt_c128 z) {
+  gt_c128 r;
+  gt_clog(z.re, z.im, 2.2250738585072014e-308, 1.7976931348623157e308, 2.220446049250313e-16, 53,
+          3.141592653589793, 0.6931471805599453, r.re, r.im);
   return r;
 }
 // sigmoid 1 / (1 + exp(-z)) and silu z sigmoid(z), each step as numpy's (the rows'

@@ -26,7 +26,11 @@ def _is_int(x: np.ndarray) -> bool:
 
 
 def _pow(a, b):
-    return npmath.int_pow(a, b) if a.dtype.kind in "iu" else np.power(a, b)
+    try:
+        ints = a.dtype.kind in "iu"
+    except AttributeError:  # a Python number base (cuda's routine path passes it as it is)
+        ints = type(a) is int
+    return npmath.int_pow(a, b) if ints else np.power(a, b)
 
 
 def _clamp(x, lo=None, hi=None):
@@ -204,9 +208,17 @@ ROWS = [
     ),
     # complex: glibc's cexp, step for step (fusion/preamble_complex.py)
     ("exp", 1, "float", "gt_exp({0})", np.exp, {**QUIET, "grad": dx.exp, "complex_kernel": True}),
-    ("log", 1, "float", "gt_log({0})", np.log, {**QUIET, "grad": dx.log}),
+    # log, sqrt of complex: glibc's clog/csqrt in the kernel (fusion/preamble_complex.py)
+    ("log", 1, "float", "gt_log({0})", np.log, {**QUIET, "complex_kernel": True, "grad": dx.log}),
     ("log1p", 1, "float", "gt_log1p({0})", np.log1p, {**QUIET, "grad": dx.log1p}),
-    ("sqrt", 1, "float", "gt_sqrt({0})", np.sqrt, {**QUIET, "grad": dx.sqrt}),
+    (
+        "sqrt",
+        1,
+        "float",
+        "gt_sqrt({0})",
+        np.sqrt,
+        {**QUIET, "complex_kernel": True, "grad": dx.sqrt},
+    ),
     ("rsqrt", 1, "float", "gt_rsqrt({0})", npmath.rsqrt, {**QUIET, "grad": dx.rsqrt}),
     ("sin", 1, "float", "gt_sin({0})", np.sin, {**QUIET, "grad": dx.sin}),
     ("cos", 1, "float", "gt_cos({0})", np.cos, {**QUIET, "grad": dx.cos}),

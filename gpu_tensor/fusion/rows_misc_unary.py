@@ -1,6 +1,6 @@
 """The op table's remaining unary rows: trunc (fix) and frac, deg2rad and rad2deg, sgn and
-angle, positive, nan_to_num and mvlgamma. Their module functions are in ops/special.py
-(trunc: ops/elementwise.py); their in-place methods come from the breadth block of
+angle, positive, nan_to_num, mvlgamma, conj and conj_physical. Their module functions are in ops/special.py
+(trunc, conj, conj_physical: ops/elementwise.py); their in-place methods come from the breadth block of
 _tensor_methods.py (ops/_inplace.py).
 """
 
@@ -96,7 +96,7 @@ ROWS = [
             "complex_fn": npmath.angle_complex,
             "complex_kernel": True,
             "complex_to_real": True,
-            "grad": dx.zero,
+            "grad": dxs.angle,
         },
     ),
     ("positive", 1, "same", "{0}", np.copy, {**_LAST, "no_bool": _POS_BOOL, "grad": dxs.identity}),
@@ -129,5 +129,25 @@ ROWS = [
             "param_default": 1,
             "grad": dxs.mvlgamma,
         },
+    ),
+    # conj and conj_physical: the imaginary part negated (gt_conj, fusion/preamble_complex.py).
+    # Eagerly a real tensor is returned itself (torch's conj and conj_physical both do); a
+    # traced real value records the row, whose real overload is the identity. (QUIET: the
+    # cpu fast path's cheap silencing, which complex operands of a loud row lack: _specs.py)
+    (
+        "conj",
+        1,
+        "same",
+        "gt_conj({0})",
+        np.conjugate,
+        {**_LAST, **QUIET, "complex_kernel": True, "grad": dxs.conj},
+    ),
+    (
+        "conj_physical",
+        1,
+        "same",
+        "gt_conj({0})",
+        np.conjugate,
+        {**_LAST, **QUIET, "complex_kernel": True, "grad": dxs.conj},
     ),
 ]

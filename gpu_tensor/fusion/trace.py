@@ -310,6 +310,7 @@ _NUMPY_NAMES = {
     "absolute": "abs", "power": "pow", "rint": "round", "invert": "bitwise_not",
     "equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt",
     "greater_equal": "ge", "degrees": "rad2deg", "radians": "deg2rad",
+    "conjugate": "conj",
 }  # fmt: skip
 _UFUNCS = {
     **{name: key for key, op in OPS.items() for name in (key, *op.aliases)},

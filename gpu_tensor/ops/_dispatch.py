@@ -82,6 +82,27 @@ def _finish_fast(r, dev, out):
     return t
 
 
+def _silenced(fn, a, other, categories, reflected):
+    """fn over a cpu tensor `a` and `other` (a tensor of a's device and dtype, or a scalar
+    the fast path takes) with numpy's warnings off; None where apply() must run it."""
+    if type(other) is Tensor:
+        if other.device is not a.device or other.dtype is not a.dtype:
+            return None
+        y = other._data
+    elif categories.get(type(other)) is None:
+        return None
+    else:
+        y = other  # (any scalar kind: the tensor is complex)
+    x, y = (y, a._data) if reflected else (a._data, y)
+    tok = _CV.set(_QUIET_EXTOBJ)
+    try:
+        return fn(x, y)
+    except (ValueError, OverflowError, MemoryError):
+        return None  # apply() raises the clear error
+    finally:
+        _CV.reset(tok)
+
+
 def make_binary(key, reflected=False):
     """`f(self, other)` computing self <op> other (other <op> self when reflected), with
     a fast path for cpu operands that need no promotion or conversion."""
@@ -98,6 +119,8 @@ def make_binary(key, reflected=False):
     state = STATE
     name = key if not reflected else _REFLECTED.get(key, key)
     bool_dt, wide_floats, float_by_bool = _dt.bool, (_dt.float32, _dt.float64), key == "mul"
+    # complex operands of a loud op: the fast path, silenced (_specs.py's fast_quiet)
+    loud = {d: o for d, o in spec.fast_quiet.items() if d not in fast} if fast and cv else {}
 
     def f(self, other):
         if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
@@ -150,6 +173,10 @@ def make_binary(key, reflected=False):
                     t.grad_fn = None
                     t._base = None
                     return t
+            elif dt in loud:  # (after the real fast path: it pays nothing for this)
+                r = _silenced(fn, self, other, categories, reflected)
+                if r is not None:
+                    return _finish_fast(r, dev, loud[dt])
         elif (backend := dev._backend) is None:
             pass
         elif backend.casts_in_kernel:  # (such a backend has the device fast path)
@@ -244,7 +271,7 @@ def make_binary(key, reflected=False):
                     return _finish_fast(r, dev, out)
         return apply(key, other, self) if reflected else apply(key, self, other)
 
-    fast_device = spec.fast  # on a GPU every table op runs as a kernel, ufunc or not
+    fast_device = spec.fast_quiet  # on a GPU every table op runs as a kernel, ufunc or not
     token = key + (":reflected" if reflected else ":warm")  # the warm key's first item
     f.__name__ = f.__qualname__ = key
     f.__gt_differentiable__ = True
@@ -285,7 +312,8 @@ def make_unary(key):
     out_rule = "same" if spec.kind in ("same", "bitwise") else "cast"
     # not a ufunc: on cpu, the operand dtypes apply() calls it with as they are, silenced as
     # apply() silences it (relu: 16 calls a step of bench_train's deep MLP went through apply)
-    composed = spec.fast if not spec.ufunc and _CV is not None else {}
+    # (complex operands of a ufunc too: apply()'s call, quiet; _specs.py's fast_quiet)
+    composed = (spec.fast if not spec.ufunc else spec.fast_quiet) if _CV is not None else {}
 
     def f(input, out=None):  # out: positional-or-keyword, see _out.keyword_out
         if MODES_ON:  # a mode is on somewhere (gpu_tensor/_modes.py)
@@ -360,7 +388,7 @@ def make_unary(key):
                     return Tensor._make(r, dev, out)
         return apply(key, input)
 
-    fast_device = spec.fast
+    fast_device = spec.fast_quiet
     token = key + ":warm"  # the warm key's first item
     new = _new
 

@@ -19,7 +19,7 @@ _SCALAR_CATEGORY = {bool: _dt.BOOL, int: _dt.INT, float: _dt.FLOAT, complex: _dt
 
 
 class _Spec:
-    __slots__ = ("key", "op", "fn", "kind", "quiet", "fast", "ufunc")
+    __slots__ = ("key", "op", "fn", "kind", "quiet", "fast", "fast_quiet", "ufunc")
 
     def __init__(self, key, op):
         self.key = key
@@ -30,6 +30,10 @@ class _Spec:
         self.quiet = op.quiet
         self.ufunc = isinstance(op.np_fn, np.ufunc)
         self.fast = {}  # dtype -> out dtype when operands of that dtype need no conversion
+        # ... and the dtypes whose short path must silence numpy even though the op is not
+        # quiet: complex ones (numpy warns on inf/nan parts, torch never does), so the
+        # unsilenced fast path of real dtypes pays nothing for them (_dispatch.py)
+        self.fast_quiet = {}
         for d in _dt.ALL:
             try:
                 compute, out = _dtypes(self, d)
@@ -42,7 +46,9 @@ class _Spec:
             if op.complex_fn is not None and d.category == _dt.COMPLEX:
                 continue  # the table's numpy function is real-only: apply() swaps it
             if compute is d and d not in _HALF:
-                self.fast[d] = out
+                self.fast_quiet[d] = out
+                if d.category != _dt.COMPLEX or op.quiet:
+                    self.fast[d] = out
 
 
 def _dtypes(spec, common):

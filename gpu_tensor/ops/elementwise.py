@@ -8,7 +8,6 @@ from .._grad import differentiable
 from .._out import call as out_call
 from .._out import keyword_out
 from .._tensor import Tensor
-from ..backends import get_backend
 from ..fusion.optable import OPS
 from ._dispatch import _HALF, apply, binary, make_unary, not_implemented
 from .row_function import binary_function, tensor_like
@@ -71,6 +70,7 @@ __all__ = [
     "isinf",
     "isfinite",
     "conj",
+    "conj_physical",
     "real",
     "imag",
     "lerp",
@@ -241,13 +241,27 @@ def _part_view(t, arr):
     return v
 
 
+_conj, _conj_physical = _u("conj"), _u("conj_physical")  # the rows' warm paths
+
+
 @differentiable  # formula: autograd/formulas_decomp.py (complex parts)
 def conj(input):
+    """The row conj for complex tensors (a copy: no lazy conjugate flag here); a real tensor
+    is returned itself, as torch does."""
     if input.dtype.category != _dt.COMPLEX:
         return input
-    b = get_backend(input.device)
-    arr, st = b.adopt(b.elementwise(None, b.xp.conj, (input._data,), None))
-    return Tensor._make(arr, input.device, input.dtype, st)
+    return _conj(input)
+
+
+@differentiable  # formula: autograd/formulas_decomp.py (complex parts)
+def conj_physical(input, *, out=None):
+    """The row conj_physical: like conj, always computed for complex tensors; a real tensor
+    is returned itself (torch 2.13 too)."""
+    if out is not None:
+        return out_call("conj_physical", conj_physical, (input,), {}, out, "same")
+    if input.dtype.category != _dt.COMPLEX:
+        return input
+    return _conj_physical(input)
 
 
 @differentiable  # formula: autograd/formulas_decomp.py (complex parts)

@@ -21,6 +21,7 @@ NO_HISTORY = {
     "Tensor.conj",
     "conj",
     "Tensor.conj_physical",
+    "conj_physical",
     "Tensor.resolve_conj",
     "Tensor.resolve_neg",
     "real",

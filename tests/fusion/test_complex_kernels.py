@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fusion_sim_counts import one_warm_launch
 
 import gpu_tensor as gt
 from gpu_tensor import device as dv
@@ -187,10 +188,6 @@ def test_non_contiguous_and_method(device):
 )
 @pytest.mark.parametrize(("dt", "npdt"), _DTYPES)
 def test_one_launch_on_sim(op, dt, npdt):
-    if not dv.cuda_is_simulated():
-        pytest.skip("counts launches through the simulated CuPy (GPU_TENSOR_FALLBACK=sim)")
-    from gpu_tensor.testing import sim
-
     fn = {
         "sgn": gt.sgn,
         "nan_to_num": gt.nan_to_num,
@@ -200,14 +197,7 @@ def test_one_launch_on_sim(op, dt, npdt):
         "sigmoid": gt.sigmoid,
         "silu": gt.nn.functional.silu,
     }[op]
-    x = gt.tensor(_values(npdt), device="cuda")
-    fn(x)  # warm: the kernel is compiled and its launch planned
-    sim.reset_counters()
-    r = fn(x)
-    c = sim.counters()
-    assert c["kernel_launches"] == 1, c
-    assert c["device_syncs"] == c["host_waits"] == 0, c
-    assert c["bytes_copied"] == c["memcpy_calls"] == c["cupy_routines"] == 0, c
+    r = one_warm_launch(fn, gt.tensor(_values(npdt), device="cuda"))
     if op == "silu":  # (its product: numpy's FMAs on cpu, test_sigmoid_and_silu_values)
         return
     if op == "abs":  # real, and hypot's (test_abs_values)
