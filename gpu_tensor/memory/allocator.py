@@ -256,7 +256,10 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         runs wherever the last reference goes, late at interpreter exit too). One function
         for both, so that a cuda result's free is one Python call, not two."""
         if block is None:  # the owner's finaliser
-            self, block = self
+            try:
+                self, block = self
+            except TypeError:  # (free() on an allocator: no block given)
+                raise TypeError("CachingAllocator.free() needs the Block to return") from None
             quiet = True
         else:
             quiet = False

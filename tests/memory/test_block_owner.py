@@ -118,9 +118,9 @@ def test_a_failing_free_from_an_owner_is_silent_and_lets_the_lock_go(monkeypatch
 
 def test_free_without_a_block_is_an_error_not_a_silent_finaliser():
     a = CachingAllocator(Addresses(), 0)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"free\(\) needs the Block to return"):
         a.free()
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"free\(\) needs the Block to return"):
         a.free(None)
 
 
