@@ -125,3 +125,20 @@ def test_torch_functional_helpers_match_numpy():
     assert gt.atleast_3d(gt.tensor(a)).shape == (1, 3, 1)
     with pytest.raises(RuntimeError, match="Shape mismatch"):
         gt.broadcast_shapes((2,), (3,))
+
+
+def test_to_refuses_a_dtype_where_its_flags_go():
+    """torch's to() takes (device, dtype, non_blocking, copy) or (tensor, non_blocking, copy):
+    a dtype string after the device, or a dtype after a tensor, is a TypeError there, where we
+    took it as non_blocking and ignored it. Bool flags (numpy's too) still pass."""
+    x = gt.ones(2)
+    with pytest.raises(TypeError, match="non_blocking"):
+        x.to("cpu", "float16")
+    with pytest.raises(TypeError, match="non_blocking"):
+        x.to(x.double(), gt.float16)
+    with pytest.raises(TypeError, match="copy"):
+        x.to(gt.float16, False, "yes")
+    assert x.to("cpu", gt.float16, True).dtype is gt.float16
+    assert x.to(x.double(), np.bool_(False), True).dtype is gt.float64
+    y = x.to(gt.float32, False, True)
+    assert y is not x and y.dtype is gt.float32

@@ -39,6 +39,18 @@ def _is_dtype(x) -> bool:
     )
 
 
+def _flag_arg(name: str, value):
+    """A positional non_blocking/copy of to(): a bool, as torch's parser takes it (a dtype
+    given as a string, or after a tensor, lands here and is refused, not ignored)."""
+    if value.__class__ is bool or isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(
+        f"to() takes {name} (a bool) here, got {value!r} ({type(value).__name__}): give a "
+        "dtype as a gpu_tensor dtype (gt.float16), and after a tensor only the flags (the "
+        "tensor gives the device and the dtype)"
+    )
+
+
 def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None):
     if device is None and dtype is None and memory_format is None and not copy:
         # t.to(dtype), t.to(its own device, dtype): the cast's own method (x.half()'s),
@@ -70,9 +82,9 @@ def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory
     elif args:
         args.pop(0)
     if args:
-        non_blocking = args.pop(0)
+        non_blocking = _flag_arg("non_blocking", args.pop(0))
     if args:
-        copy = args.pop(0)
+        copy = _flag_arg("copy", args.pop(0))
     if args:
         raise TypeError(f"to() got unexpected extra arguments {args!r}")
     dev = t.device if device is None else resolve(device)
