@@ -204,6 +204,19 @@ def tensor_type_name(d: DType, device_type: str = "cpu") -> str:
     return f"{prefix}{SCALAR_TYPE_NAMES[d.name]}Tensor"
 
 
+def from_tensor_type_name(name: str) -> tuple[str, DType]:
+    """(device type, dtype) of a legacy tensor type string, torch's ('torch.cuda.HalfTensor')
+    or ours ('gpu_tensor.FloatTensor'): what `x.type(name)` converts to. ValueError
+    'invalid type' otherwise, as torch's."""
+    package, _, rest = name.partition(".")
+    cuda = rest.startswith("cuda.")
+    dt = _BY_TYPE_NAME.get(rest[5:] if cuda else rest)
+    if dt is None or package not in ("torch", "gpu_tensor"):
+        raise ValueError(f"invalid type: {name!r}")
+    return ("cuda" if cuda else "cpu"), dt
+
+
+_BY_TYPE_NAME = {v + "Tensor": _BY_NAME[k] for k, v in SCALAR_TYPE_NAMES.items() if k in _BY_NAME}
 _default = float32
 
 

@@ -142,3 +142,23 @@ def test_to_refuses_a_dtype_where_its_flags_go():
     assert x.to(x.double(), np.bool_(False), True).dtype is gt.float64
     y = x.to(gt.float32, False, True)
     assert y is not x and y.dtype is gt.float32
+
+
+def test_type_takes_legacy_type_names_and_classes(device):
+    """x.type(name): torch's legacy names ('torch.cuda.HalfTensor') and ours (what x.type()
+    gives, so x.type(x.type()) is x) convert dtype and device kind; a legacy class too; any
+    other string is torch's ValueError 'invalid type'."""
+    x = gt.ones(2, device=device)
+    assert x.type(x.type()) is x
+    h = x.type("torch.HalfTensor")
+    assert h.dtype is gt.float16 and h.device.type == "cpu"
+    assert x.type("gpu_tensor.LongTensor").dtype is gt.int64
+    assert x.type(gt.DoubleTensor).dtype is gt.float64
+    assert x.type(gt.float16).device == x.device
+    if x.device.type == "cuda":
+        c = gt.ones(2).type("torch.cuda.BFloat16Tensor")
+        assert c.dtype is gt.bfloat16 and c.device.type == "cuda"
+        assert gt.ones(2).type(gt.cuda.HalfTensor).device.type == "cuda"
+    for bad in ("torch.FooTensor", "foo", "torch.float16", "numpy.FloatTensor"):
+        with pytest.raises(ValueError, match="invalid type"):
+            x.type(bad)

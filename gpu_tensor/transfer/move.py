@@ -185,12 +185,22 @@ def record_stream(t, stream) -> None:
     _transfer().record_stream(t, stream)
 
 
-def _type(self, dtype=None) -> str | Tensor:
+def _type(self, dtype=None, non_blocking=False) -> str | Tensor:
     """t.type() -> torch's legacy name with our prefix ('gpu_tensor.FloatTensor',
-    'gpu_tensor.cuda.LongTensor'); t.type(dtype) -> t.to(dtype)."""
+    'gpu_tensor.cuda.LongTensor'); t.type(dtype) -> t.to(dtype); t.type(name), torch's name
+    or ours ('torch.cuda.HalfTensor', what t.type() gave), or a legacy class
+    (gt.cuda.HalfTensor) -> t on that device kind in that dtype."""
     if dtype is None:
         return _dt.tensor_type_name(self.dtype, self.device.type)
-    return self.to(dtype)
+    if dtype.__class__ is str:
+        device, dt = _dt.from_tensor_type_name(dtype)
+    elif hasattr(dtype, "device_type") and dtype.dtype.__class__ is DType:  # legacy.py's
+        device, dt = dtype.device_type, dtype.dtype
+    else:
+        return self.to(dtype, non_blocking=non_blocking)
+    if device == self.device.type:
+        return self.to(dt, non_blocking=non_blocking)
+    return self.to(device, dt, non_blocking)
 
 
 _CASTERS: dict = {}  # DType -> its cast method (x.half(), and x.to(dtype) on x's device)
