@@ -335,10 +335,6 @@ def dense_dim(self) -> int:
     return self.ndim
 
 
-def conj_physical(self) -> Tensor:
-    return self.conj()
-
-
 def ravel(self) -> Tensor:
     return self.reshape(-1)
 
