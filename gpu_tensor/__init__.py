@@ -76,7 +76,9 @@ __all__ = [
 from . import accelerator, layouts, linalg, sparse, special  # noqa: E402
 from .autograd import formulas_more as _formulas_more  # noqa: E402, F401  (registers)
 from .layouts import (  # noqa: E402
+    channels_last_3d,
     layout,
+    memory_format,
     sparse_coo,
     sparse_csc,
     sparse_csr,
@@ -272,6 +274,7 @@ from .ops.statistics import (  # noqa: E402
 from .sparse import (  # noqa: E402
     sparse_coo_tensor,
 )
+from .typeinfo import finfo, iinfo  # noqa: E402
 
 __all__ += ["accelerator", "layouts", "linalg", "sparse", "special", *_legacy_all]
 # the names imported above
@@ -374,6 +377,10 @@ __all__ += [
     "kron",
     "kthvalue",
     "layout",
+    "memory_format",
+    "channels_last_3d",
+    "finfo",
+    "iinfo",
     "lcm",
     "ldexp",
     "less",

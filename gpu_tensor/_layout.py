@@ -9,6 +9,7 @@ from ._grad import STATE, checks_inline, differentiable, record
 from ._modes import PASS, intercept, watch
 from ._tensor import Tensor, channels_last, contiguous_format, preserve_format
 from .backends import get_backend
+from .layouts import channels_last_3d, format_strides, memory_format_arg
 
 _new = object.__new__
 MODES_ON = watch(globals())  # the modes word, read first by contiguous() and clone()
@@ -22,6 +23,7 @@ __all__ = [
     "preserve_format",
     "preserved_strides",
     "empty_preserving",
+    "empty_with_strides",
 ]
 
 
@@ -122,13 +124,13 @@ def contiguous(self, memory_format=None):
         if (r := _handed_off(contiguous, self, memory_format)) is not PASS:
             return r
     data = self._data
-    if memory_format is channels_last:
-        if data.ndim != 4:
-            raise RuntimeError("required rank 4 tensor to use channels_last format")
-        if self.is_contiguous(memory_format=channels_last):
-            return self
-        nhwc = contiguous(self.permute(0, 2, 3, 1))
-        return nhwc.permute(0, 3, 1, 2)
+    if memory_format is not None:
+        if memory_format is channels_last or memory_format is channels_last_3d:
+            strides = format_strides(memory_format, data.shape)  # torch's error for a rank
+            if self.is_contiguous(memory_format=memory_format):
+                return self
+            return _copy_with_strides(self, strides)
+        memory_format_arg(memory_format, "contiguous")  # torch's TypeError for "x", 1, ...
     b = self.device._backend
     if b is not None and b.casts_in_kernel:
         if data._c_contiguous:
@@ -152,7 +154,7 @@ def _warm(b, sig, self, general, memory_format):
         entry = b.warm[sig]
     except KeyError:  # first sight of this key: the general path binds it
         r = general(self, memory_format)
-        b.copy_entry(sig, data, r._data)
+        b.copy_entry(sig, data, r._data, r._warm_key(), 2)  # (the op, then _warm)
         return r
     if not entry:
         return general(self, memory_format)
@@ -165,6 +167,7 @@ def _warm(b, sig, self, general, memory_format):
     t._grad = None
     t.grad_fn = None
     t._base = None
+    t._key = entry.key
     return t
 
 
@@ -186,12 +189,12 @@ def clone(self, memory_format=None):
     if MODES_ON or self._requires_grad:  # a mode or autograd may take the call
         if (r := _handed_off(clone, self, memory_format)) is not PASS:
             return r
-    if memory_format is channels_last:
-        return (
-            contiguous(clone(self, contiguous_format), channels_last)
-            if (not self.is_contiguous(memory_format=channels_last))
-            else _dense_copy(self)
-        )
+    if memory_format is not None:
+        if memory_format is channels_last or memory_format is channels_last_3d:
+            # torch: a new tensor's channels-last strides, even when self has others that
+            # also pass is_contiguous(memory_format) (size-1 dims)
+            return _copy_with_strides(self, format_strides(memory_format, self._data.shape))
+        memory_format_arg(memory_format, "clone")  # torch's TypeError for "x", 1, ...
     b = self.device._backend
     if b is not None and b.casts_in_kernel:
         data = self._data
@@ -223,6 +226,23 @@ def _clone(self, memory_format):
     return _dense_copy(self)
 
 
+def empty_with_strides(shape, strides, dt, dev) -> Tensor:
+    """An uninitialised tensor with these (dense) strides, the root of its own storage:
+    what torch's empty(memory_format=) gives, size-0 dims' strides included."""
+    n = 0 if 0 in shape else 1 + sum((k - 1) * s for k, s in zip(shape, strides, strict=True))
+    buf, st = get_backend(dev).empty((n,), dt.np)
+    flat = Tensor._make(buf, dev, dt, st)
+    view = as_strided(flat, shape, strides, 0)
+    return Tensor._make(view._data, dev, dt, flat._storage)
+
+
+def _copy_with_strides(self, strides) -> Tensor:
+    out = empty_with_strides(tuple(self._data.shape), strides, self.dtype, self.device)
+    if self._data.size:
+        get_backend(self.device).copy_(out._data, self._data)
+    return out
+
+
 def _dense_copy(self):
     out = empty_preserving(self)
     get_backend(self.device).copy_(out._data, self._data)
@@ -247,8 +267,8 @@ def preserved_strides(shape, strides) -> tuple:
     infer_dense_strides (dense, dims ordered by the input's strides, stable; 0 strides
     keep their place; equal strides put the smaller dim inner)."""
     nd = len(shape)
-    if _non_overlapping_and_dense(shape, strides):
-        return tuple(strides)
+    if 0 in shape or _non_overlapping_and_dense(shape, strides):  # torch: no elements is
+        return tuple(strides)  # contiguous, so non-overlapping and dense, whatever the strides
     perm = list(range(nd - 1, -1, -1))  # innermost first
     for i in range(1, nd):  # insertion sort, as in c10 (stable, early break)
         d1 = i
@@ -282,6 +302,8 @@ def empty_preserving(t, dtype=None, device=None):
     dev = t.device if device is None else device
     shp = tuple(t._data.shape)
     strides = preserved_strides(shp, t.stride())
+    if 0 in shp:  # no elements: the strides still are torch's (a transpose's, channels_last)
+        return empty_with_strides(shp, strides, dt, dev)
     # the memory order: dims from the largest stride to the smallest, as a permuted
     # contiguous buffer; then size-1 dims get their exact strides (any value is valid there)
     order = sorted(range(len(shp)), key=lambda i: (-strides[i], i))

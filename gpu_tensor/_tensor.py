@@ -16,29 +16,15 @@ import numpy as np
 
 from . import dtype as _dt
 from ._dims import wrap_dim as _wrap_dim
+from ._layout_ids import IDS as _LAYOUT_IDS
+from ._layout_ids import new_id as _new_layout_id
 from .backends import get_backend
 from .device import CPU, Device, resolve
 from .device import _make as _make_device
 from .dtype import DType
+from .layouts import channels_last, contiguous_format, is_contiguous_as, preserve_format
 
 __all__ = ["Tensor", "Size", "contiguous_format", "channels_last", "preserve_format"]
-
-
-class _MemoryFormat:
-    """torch.memory_format: how a tensor's elements are laid out in memory."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"gpu_tensor.{self.name}"
-
-
-contiguous_format = _MemoryFormat("contiguous_format")
-channels_last = _MemoryFormat("channels_last")  # NHWC strides for 4-d (N, C, H, W) tensors
-preserve_format = _MemoryFormat("preserve_format")
 
 
 class Size(tuple):
@@ -91,16 +77,29 @@ class Tensor:
         "_grad",
         "grad_fn",
         "_base",
+        "_key",  # the layout's id (_layout_ids.py) on the warm cuda paths; None: not named yet
         "__weakref__",
     )
 
     __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to our reflected ops
     __array_ufunc__ = None  # ... and numpy ufuncs refuse Tensors instead of making object arrays
 
+    def __new__(cls, *args, device=None):
+        """torch.Tensor(...), the legacy constructor pasted code still uses: `Tensor()`,
+        `Tensor(2, 3)` or `Tensor(size)` (uninitialised float32), `Tensor(data)` (float32
+        values), `Tensor(tensor)` (an alias of it). gpu_tensor/legacy.py builds it."""
+        if cls is not Tensor:  # a subclass makes itself in its own __init__ (SparseTensor)
+            return object.__new__(cls)
+        from . import legacy  # (the legacy constructors, built on the factories)
+
+        return legacy.tensor_new(args, device)
+
     def __init__(self, *args, **kwargs):
-        raise TypeError(
-            "use gt.tensor(data), gt.empty(shape) or another factory function to make a Tensor"
-        )
+        if type(self) is not Tensor:  # a subclass with no constructor of its own
+            raise TypeError(
+                "use gt.tensor(data), gt.empty(shape) or another factory function to make a "
+                f"{type(self).__name__}"
+            )
 
     # -- construction ---------------------------------------------------------------
     @staticmethod
@@ -115,7 +114,26 @@ class Tensor:
         t._grad = None
         t.grad_fn = None
         t._base = base
+        t._key = None  # its layout, named when a warm cuda op first needs it
         return t
+
+    def _warm_key(self) -> int:
+        """The id of self's layout (_layout_ids.py: dtype, shape, strides, alignment), by
+        which the warm cuda paths key their entries: named on first use and kept in `_key`
+        (None until then; a result of a warm entry is born with it) until self's array or
+        dtype is replaced (`_layout_changed`). A cupy-backed tensor only."""
+        x = self._data
+        layout = (self.dtype, x.shape, x._c_contiguous or x.strides, x.data.ptr & 15)
+        key = _LAYOUT_IDS.get(layout)  # (_layout_ids.layout_id, written out: one call less)
+        if key is None:
+            key = _new_layout_id(layout)
+        self._key = key
+        return key
+
+    def _layout_changed(self) -> None:
+        """After self's array or dtype is replaced in place (set_, resize_, `x.data = y`, the
+        in-place view ops): its layout is named again when next used."""
+        self._key = None
 
     @classmethod
     def _wrap(cls, array, device=None, storage=None, dtype=None) -> Tensor:
@@ -162,6 +180,7 @@ class Tensor:
         t.grad_fn = None
         base = self._base
         t._base = self if base is None else base
+        t._key = None
         return t
 
     # -- metadata ---------------------------------------------------------------------
@@ -217,8 +236,10 @@ class Tensor:
         return self._storage
 
     def is_contiguous(self, memory_format=contiguous_format) -> bool:
-        if memory_format is channels_last:
-            return _is_channels_last(self)
+        if memory_format is not contiguous_format:  # channels_last(_3d); a bad one raises
+            r = is_contiguous_as(memory_format, self._data.shape, self.stride())
+            if r is not None:
+                return r
         data = self._data
         # torch: a tensor with no elements is contiguous whatever its strides (the array
         # library's flag need not agree for a view cut from a non-contiguous one)
@@ -347,6 +368,7 @@ class Tensor:
             )
         new._storage  # noqa: B018  (one storage object for both, as set_ makes it)
         self._data, self._st, self.dtype, self.device = new._data, new._st, new.dtype, new.device
+        self._layout_changed()
 
     # -- host values ------------------------------------------------------------------
     def _host(self) -> np.ndarray:
@@ -440,7 +462,8 @@ class Tensor:
         return bool((self == element).any())
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        # torch: a 0-dim Tensor formats its value, also with no spec (f"loss: {loss}")
+        if self._data.ndim == 0 and (spec or type(self) is Tensor):
             return format(self.item(), spec)
         return format(repr(self), spec)
 
@@ -463,16 +486,3 @@ def _load_transfer():
 
     _TRANSFER = transfer
     return transfer
-
-
-def _is_channels_last(t: Tensor) -> bool:
-    if t.ndim != 4:
-        return False
-    n, c, h, w = t._data.shape
-    sn, sc, sh, sw = t.stride()
-    expected = 1
-    for size, st in ((c, sc), (w, sw), (h, sh), (n, sn)):
-        if size != 1 and st != expected:
-            return False
-        expected *= size
-    return True

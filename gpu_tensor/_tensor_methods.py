@@ -403,9 +403,17 @@ def _breadth_rows(core: dict) -> dict:
 
 
 METHODS = _rows()
+_ROWS_OF = {}  # id(function) -> how many public rows it serves
+for _value in METHODS.values():
+    _ROWS_OF[id(_value)] = _ROWS_OF.get(id(_value), 0) + 1
 for _name, _value in METHODS.items():
-    # a method made by a factory (`_caster.<locals>.method`) takes its public name, which
-    # Python's own errors print: "float() got an unexpected keyword argument 'x'"
-    if "<locals>" in getattr(_value, "__qualname__", ""):
+    # a method made by a factory (`_caster.<locals>.method`), or a private function serving
+    # one row (`move._cpu`), takes its public name, which Python's own errors print:
+    # "cpu() got an unexpected keyword argument 'x'", not "_cpu() ..."
+    _q = getattr(_value, "__qualname__", "")
+    if "<locals>" in _q or (
+        _q.startswith("_") and not _name.startswith("_") and _ROWS_OF[id(_value)] == 1
+    ):
         _value.__qualname__ = _name
     setattr(Tensor, _name, _value)
+del _ROWS_OF

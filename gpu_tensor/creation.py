@@ -12,6 +12,7 @@ from . import _torch_samplers as _samplers
 from . import dtype as _dt
 from ._data import host_from_data
 from ._host_memory import host_memory
+from ._layout import empty_with_strides
 from ._modes import PASS, intercept, watch
 from ._mt19937 import DEFAULT_SEED as _DEFAULT_SEED
 from ._mt19937 import MTStream
@@ -22,6 +23,7 @@ from .backends import PIECE, get_backend
 from .device import CPU as _CPU
 from .device import get_default_device, resolve
 from .dtype import DType as _DType
+from .layouts import contiguous_format, format_strides, memory_format_arg, preserve_format
 
 __all__ = [
     "tensor",
@@ -35,6 +37,7 @@ __all__ = [
     "eye",
     "arange",
     "linspace",
+    "logspace",
     "rand",
     "randn",
     "randint",
@@ -327,16 +330,22 @@ def empty(
         b = dev._backend or get_backend(dev)
         arr, st = b.empty(shp, dt.np)
         return _make(arr, dev, dt, st)
+    if memory_format is not None:
+        memory_format_arg(memory_format, "empty")
+        if memory_format is preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
     if pin_memory:
         if dev.type != "cpu":
             raise RuntimeError("pin_memory=True only applies to cpu tensors")
         from .transfer import empty_pinned  # the user-facing layer: imported when asked for
 
         t = empty_pinned(shp, dt)
+        if memory_format is not None and memory_format is not contiguous_format:
+            t = t.clone(memory_format=memory_format)
+    elif memory_format is not None and memory_format is not contiguous_format:
+        t = empty_with_strides(shp, format_strides(memory_format, shp), dt, dev)  # torch's
     else:
         t = _empty(shp, dt, dev)
-    if memory_format is not None and memory_format.name == "channels_last":
-        t = t.contiguous(memory_format=memory_format)
     return _finish(t, requires_grad)
 
 
@@ -507,6 +516,37 @@ def linspace(
     return _finish(_generated((steps,), dt, device, values), requires_grad)
 
 
+def logspace(
+    start, end, steps, base=10.0, *, out=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
+    """`base ** linspace(start, end, steps)`, as torch's: the exponents step from `start`
+    for the first half and back from `end` for the rest; computed in float64 (torch's
+    float32 results for an integer base, within an ulp of them for another)."""
+    if MODES_ON and (r := intercept("logspace", logspace, (), _kw(locals()))) is not PASS:
+        return r  # a mode took the op (gpu_tensor/_modes.py)
+    if out is not None:
+        args = (start, end, steps, base)
+        return _out("logspace", logspace, args, out, dtype, device, requires_grad)
+    dt = _dtype_or_default(dtype)
+    steps = _args.int_arg(steps, "logspace", "steps", 3)
+    start = float(_args.number_arg(start, "logspace", "start").real)
+    end = float(_args.number_arg(end, "logspace", "end").real)
+    base = np.float64(_args.number_arg(base, "logspace", "base").real)
+    if steps < 0:
+        raise RuntimeError(f"logspace(): number of steps must be non-negative, got {steps}")
+    if dt.category < _dt.FLOAT:  # torch takes the end points in the integer dtype
+        start, end = float(int(start)), float(int(end))
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+
+    def values(lo, k):
+        i = np.arange(lo, lo + k, dtype=np.float64)
+        exps = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+        y = np.power(base, exps)
+        return np.trunc(y, out=y) if dt.category < _dt.FLOAT else y
+
+    return _finish(_generated((steps,), dt, device, values), requires_grad)
+
+
 def _linspace_values(start, end, steps: int, trunc: bool):
     """linspace's values lo..lo+k-1 in float64, exactly as np.linspace computes them (step
     = (end - start) / (steps - 1) times the index, plus start, with end itself last);
@@ -623,6 +663,8 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
 
 def _like(fn, name, input, dtype, device, requires_grad, memory_format, before=(), after=()):
     """`fn(*before, <input's shape>, *after)` in input's dtype and on its device unless given."""
+    if memory_format is not None:
+        memory_format_arg(memory_format, name)
     t = fn(
         *before,
         _shape(input, name),
@@ -644,10 +686,10 @@ def _relayout(t, input, memory_format):
     preserve_format (the default) the input's strides when it is non-overlapping and dense
     (a transpose, channels_last), else dense strides in the input's stride order."""
     name = getattr(memory_format, "name", "preserve_format")
-    if name == "channels_last":
-        return t.contiguous(memory_format=memory_format)
+    if name.startswith("channels_last"):  # torch's strides for a new tensor in that format
+        return t.clone(memory_format=memory_format)
     data = input._data
-    if name != "preserve_format" or (data.flags.c_contiguous and 1 not in data.shape):
+    if name != "preserve_format" or (data.flags.c_contiguous and data.size and 1 not in data.shape):
         return t  # standard C strides already
     from ._layout import empty_preserving, preserved_strides
 

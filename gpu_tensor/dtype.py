@@ -389,3 +389,19 @@ def result_type(*operands) -> DType:
     if out is None:
         raise TypeError("result_type needs at least one operand")
     return out
+
+
+class _DTypeModule(type(np)):
+    """This module's class. torch.dtype is the class of the dtypes, and torch code checks
+    `isinstance(x, torch.dtype)`; gt.dtype is this module (the package's imports name it),
+    so isinstance and issubclass against it answer for DType instead of raising
+    "isinstance() arg 2 must be a type"."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, DType)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return isinstance(sub, type) and issubclass(sub, DType)
+
+
+__import__("sys").modules[__name__].__class__ = _DTypeModule

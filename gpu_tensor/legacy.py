@@ -7,8 +7,9 @@ gt.FloatTensor)` (a float32 cpu tensor), `gt.cuda.FloatTensor` (the same on cuda
 from __future__ import annotations
 
 from . import creation
+from . import device as _device
 from . import dtype as _dt
-from ._tensor import Tensor
+from ._tensor import Size, Tensor
 
 __all__ = [
     "FloatTensor",
@@ -46,6 +47,39 @@ class _LegacyType(type):
     def __repr__(cls) -> str:
         prefix = "gpu_tensor.cuda." if cls.device_type == "cuda" else "gpu_tensor."
         return f"<class '{prefix}{cls.__name__}'>"
+
+
+def tensor_new(args: tuple, device=None) -> Tensor:
+    """`gt.Tensor(*args, device=None)` as torch's legacy constructor: no argument, an empty
+    float32 tensor; ints or a gt.Size, an uninitialised float32 tensor of those sizes; a
+    tensor, a new Tensor viewing it (its own dtype); other data (a list, a tuple, an
+    array), a float32 tensor of its values."""
+    if not args:
+        return creation.empty(0, device=device)
+    if len(args) == 1 and not isinstance(args[0], int):
+        data = args[0]
+        if isinstance(data, Size):
+            return creation.empty(data, device=device)
+        if isinstance(data, Tensor):
+            if device is not None and data.device != _device.resolve(device):
+                raise RuntimeError(
+                    f"Tensor(): the tensor is on {data.device}, not on the device asked for "
+                    f"({device}); move it first with .to()"
+                )
+            return data._view_of(data._data)
+        if isinstance(data, (float, complex, bool, str)) or data is None:
+            raise TypeError(
+                f"new(): data must be a sequence (got {type(data).__name__}); "
+                "use gt.tensor(x) for a 0-dim tensor"
+            )
+        return creation.tensor(data, dtype=_dt.float32, device=device)
+    for a in args:
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise TypeError(
+                f"new(): the sizes must be ints, not {type(a).__name__} (to make a tensor "
+                "of values, pass them as one list: gt.Tensor([1, 2]))"
+            )
+    return creation.empty(*args, device=device)
 
 
 def _make(name, dtype, device_type):

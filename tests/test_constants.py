@@ -8,11 +8,12 @@ import pytest
 
 import gpu_tensor as gt
 from gpu_tensor import layouts
+from gpu_tensor._constant import Constant
 from gpu_tensor.distributed import ReduceOp
 from gpu_tensor.quantized import quantizer
 
 CONSTANTS = [
-    *(getattr(layouts, n) for n in layouts.__all__ if n != "layout"),
+    *(v for n in layouts.__all__ if isinstance(v := getattr(layouts, n), Constant)),
     *(getattr(quantizer, n) for n in quantizer.__all__ if n.startswith("per_")),
     ReduceOp.SUM,
     ReduceOp.BXOR,
@@ -30,7 +31,8 @@ def test_constants_print_by_name_and_hold_only_their_name():
     assert repr(gt.strided) == "gpu_tensor.strided"
     assert repr(gt.per_channel_affine) == "gpu_tensor.per_channel_affine"
     assert repr(ReduceOp.AVG) == "<ReduceOp.AVG>"
-    assert len(CONSTANTS) == 7 + 5 + 2
+    assert len(CONSTANTS) == 7 + 4 + 5 + 2  # layouts, memory formats, qschemes, ReduceOps
+    assert repr(gt.channels_last_3d) == "gpu_tensor.channels_last_3d"
     for c in CONSTANTS:
         assert not hasattr(c, "__dict__")
         with pytest.raises(AttributeError):

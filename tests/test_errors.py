@@ -164,7 +164,7 @@ CASES = [
         RuntimeError,
         "storage",
     ),
-    ("tensor constructor", lambda d: Tensor(3), TypeError, "factory"),
+    ("tensor constructor", lambda d: Tensor(3.5, device=d), TypeError, "gt.tensor"),
 ]
 
 

@@ -26,8 +26,23 @@ LAYERS = [
     #                                       _constant: the base of gt.strided & co
     # _args: the argument checks (torch's parser role); _capsule: legacy DLPack capsules;
     # layouts: gt.strided & co; typed_storage: what Tensor.storage() returns;
-    # return_types: the named tuples of tuple-returning ops
-    ["dtype", "device", "_dims", "_args", "_capsule", "layouts", "typed_storage", "return_types"],
+    # return_types: the named tuples of tuple-returning ops; _layout_ids: the ints naming
+    # operand layouts in the warm paths' keys
+    # _result_strides: torch's TensorIterator rule for a new elementwise result's strides
+    # typeinfo: gt.finfo / gt.iinfo
+    [
+        "dtype",
+        "device",
+        "_dims",
+        "_args",
+        "_capsule",
+        "layouts",
+        "typed_storage",
+        "return_types",
+        "_layout_ids",
+        "_result_strides",
+        "typeinfo",
+    ],
     ["memory", "memory.*"],
     ["kernel", "kernel.*", "fusion.*"],  # pure planners and codegen, and their compile steps
     ["storage", "backends", "backends.*", "cuda", "cuda.*"],  # mechanism per device kind
@@ -91,6 +106,8 @@ LAYERS = [
 UPWARD = {
     ("_grad", "autograd.record"): "the recorder, on the first op that records a node",
     ("_tensor", "transfer"): "Tensor._host waits for a non_blocking copy landing in it",
+    ("_tensor", "legacy"): "gt.Tensor(data) / gt.Tensor(2, 3), torch's legacy constructor, "
+    "when called",
     ("creation", "transfer"): "pin_memory=True: the pinned pool is transfer's",
     ("autograd", "legacy"): "autograd.Variable, torch's legacy name, made on first use",
     ("cuda", "legacy"): "gt.cuda.FloatTensor and the other legacy types, made on first use",

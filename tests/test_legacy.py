@@ -18,6 +18,45 @@ def test_float_tensor_by_sizes_and_by_data():
     assert gt.BoolTensor([True]).dtype is gt.bool
 
 
+def test_tensor_itself_is_the_legacy_constructor(device):
+    """gt.Tensor(...) as torch 2.13's torch.Tensor(...) (its answers recorded here): by data
+    (float32, a tuple is data), by sizes (uninitialised float32; gt.Size is sizes), no
+    argument (empty), a tensor (a new Tensor viewing it, its own dtype)."""
+    t = gt.Tensor([1, 2], device=device)
+    assert t.dtype is gt.float32 and t.tolist() == [1.0, 2.0] and t.device.type == device
+    assert gt.Tensor([[1, 2], [3, 4]]).tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert gt.Tensor((2, 3)).tolist() == [2.0, 3.0]
+    assert gt.Tensor([True, False]).tolist() == [1.0, 0.0]
+    assert gt.Tensor(np.array([1.5, 2])).tolist() == [1.5, 2.0]
+    for sized in (gt.Tensor(2, 3, device=device), gt.Tensor(gt.Size([2, 3]), device=device)):
+        assert sized.shape == (2, 3) and sized.dtype is gt.float32
+        assert sized.device.type == device
+    assert gt.Tensor(3).shape == (3,)
+    assert gt.Tensor().shape == (0,) and gt.Tensor().dtype is gt.float32
+    x = gt.arange(4, device=device)
+    a = gt.Tensor(x)
+    assert a is not x and a.dtype is gt.int64 and a.data_ptr() == x.data_ptr()
+    a[0] = 7
+    assert x[0].item() == 7
+    assert type(gt.nn.Parameter(gt.ones(2))) is gt.nn.Parameter  # subclasses: their own
+
+    class Bare(gt.Tensor):  # a subclass with no constructor of its own: refused, as before
+        pass
+
+    with pytest.raises(TypeError, match="factory function to make a Bare"):
+        Bare([1.0])
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, error",
+    [((3.5,), {}, TypeError), (("a",), {}, TypeError), ((2, 3.0), {}, TypeError),
+     ((-1,), {}, RuntimeError), (([1],), {"dtype": gt.float64}, TypeError)],
+)  # fmt: skip
+def test_tensor_constructor_refuses_as_torch(args, kwargs, error):
+    with pytest.raises(error):
+        gt.Tensor(*args, **kwargs)
+
+
 def test_isinstance_checks_dtype_and_device():
     x = gt.ones(2)
     assert isinstance(x, gt.FloatTensor)

@@ -150,9 +150,10 @@ def test_channels_last(device):
     np.testing.assert_array_equal(y.cpu().numpy(), x.cpu().numpy())
 
 
-def test_tensor_constructor_refused():
-    with pytest.raises(TypeError, match="gt.tensor"):
-        Tensor([1, 2])
+def test_tensor_constructor_is_torchs_legacy_one():
+    assert Tensor([1, 2]).dtype is dt.float32 and Tensor([1, 2]).tolist() == [1.0, 2.0]
+    with pytest.raises(TypeError, match="gt.tensor"):  # a number is not data: the fix named
+        Tensor(3.5)
 
 
 def test_wrap_existing_array():

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .._result_strides import c_strides as contiguous_strides  # torch's, in bytes here
 from ..device import CPU
 from ..storage import UntypedStorage
 from .base import Backend
@@ -22,16 +23,6 @@ __all__ = [
     "host_ptr",
     "torch_empty_strides",
 ]
-
-
-def contiguous_strides(shape, itemsize: int) -> tuple:
-    """torch's contiguous strides, in bytes: the C strides with 0-size dims counted as 1
-    (zeros(6, 0) is (1, 1) elements, zeros(2, 3, 0) is (3, 1, 1))."""
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def torch_empty_strides(array):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtype as _dt
+from .._layout_ids import layout_id, layout_of
 from ..device import _make
 from ..memory import graph_pool as _graph_pool
 from ..storage import UntypedStorage
@@ -96,7 +97,7 @@ class CudaBackend(Backend):
         self._plans: dict = {}  # eager launch plans of this device (fusion/eager.py run)
         # ... and the warm entries bound to them, which ops/_dispatch.py looks up here
         self.warm = self._plans
-        self._results: dict = {}  # (shape, dtype) -> (stored dtype, bytes, tag dtype name)
+        self._results: dict = {}  # (shape, dtype) -> (stored dtype, bytes, tag, None: C strides)
         if self._one_device:  # always current: `contiguous` needs no `with self._dev`
             self.contiguous = self._contiguous  # (a frame less per copy)
 
@@ -121,6 +122,14 @@ class CudaBackend(Backend):
                     strides=contiguous_strides(arr.shape, arr.itemsize),
                 )
             return arr, None
+
+    def empty_laid_out(self, shape, np_dtype, strides):
+        """A fresh array of `shape` with element `strides`, a dense layout (torch's layout
+        of a new elementwise result, _result_strides.py), allocated and tagged as `empty`'s."""
+        arr = self.empty(shape, np_dtype)[0]
+        if not arr.size or strides == contiguous_strides(shape, 1):
+            return arr
+        return self._ndarray(shape, arr.dtype, arr.data, tuple(s * arr.itemsize for s in strides))
 
     def adopt(self, array):
         """Tag the block under an array cupy made through our allocator; a block this
@@ -269,17 +278,23 @@ class CudaBackend(Backend):
 
                 entry = bind(self, launch, out_np, swap)
                 entry.out = out
+                # its results' layout id (_layout_ids.py): in a fresh block, C order or the
+                # plan's strides (torch's layout of the operands)
+                layout = layout_of(launch.shape, launch.strides, np.dtype(out_np).itemsize)
+                entry.key = layout_id(out, launch.shape, layout, 0)
         keep(self._plans, sig, entry)
         return entry
 
-    def copy_entry(self, sig, src, out) -> None:
+    def copy_entry(self, sig, src, out, key, callers=1) -> None:
         """The warm path of a copy (a cast, `clone()`, `contiguous()`: transfer/move.py,
         _layout.py), on a miss of `sig` (the caller's key of the op and `src`'s dtype,
         shape, layout and alignment) in `self.warm`: keeps under `sig` the entry
         (cuda_warm.bind_copy) that copies arrays like `src` into fresh arrays laid out as
         `out`, the general path's result for `src`, in the same block size and tag; False
         where that copy is not one launch or one memcpy (the caller then keeps taking the
-        general path)."""
+        general path). `key`: `out`'s layout id (_layout_ids.py), every result's: they are
+        laid out as `out`, in fresh blocks. `callers`: bind_copy's (the frames above the
+        entry that are gpu_tensor's, for the creation site)."""
         from ..fusion.eager import keep
 
         entry = False
@@ -292,7 +307,8 @@ class CudaBackend(Backend):
             if how is not None:
                 from .cuda_warm import bind_copy
 
-                entry = bind_copy(self, out, block.tag, how)
+                entry = bind_copy(self, out, block.tag, how, callers)
+                entry.key = key
         keep(self._plans, sig, entry)
 
     def index_add_(self, array, index, values) -> None:
@@ -349,7 +365,7 @@ class CudaBackend(Backend):
         known = self._results.get((shape, np_dtype)) if launch is None else launch.result
         if known is None:
             known = self._layout(shape, np_dtype, launch)
-        stored, nbytes, tag = known
+        stored, nbytes, tag, strides = known
         if not nbytes:
             return self.empty(shape, np_dtype)[0]
         alloc = self._alloc
@@ -359,11 +375,15 @@ class CudaBackend(Backend):
         block.tag = tag  # one dict per layout, shared: tags are replaced, never edited
         mem = self._unowned(block.ptr, nbytes, self._owner((alloc, block)), self.index)
         # memptr positional: cupy 14's ndarray() takes ~0.3 us longer with it as a keyword
-        return self._ndarray(shape, stored, self._pointer(mem, 0))
+        return self._ndarray(shape, stored, self._pointer(mem, 0), strides)
 
     def _layout(self, shape, np_dtype, launch):
         """_result's layout of a (shape, dtype) met for the first time (by this backend, or
-        by this plan: kept in `launch.result` too, where given)."""
+        by this plan: kept in `launch.result` too, where given). A plan whose result is not
+        C-contiguous (launch.strides: torch's layout of its operands) has a layout of its own."""
+        if launch is not None and launch.strides is not None:
+            launch.result = _result_layout(shape, np_dtype, launch.strides)
+            return launch.result
         known = self._results.get((shape, np_dtype))
         if known is None:
             if len(self._results) >= 4096:
@@ -391,13 +411,14 @@ def _bf16_values(values, xp):
     return float(v.view(_BF16) if v.dtype == _BITS else v)
 
 
-def _result_layout(shape, np_dtype) -> tuple:
-    """(stored dtype, bytes, the block's tag) of a C-contiguous result."""
+def _result_layout(shape, np_dtype, strides=None) -> tuple:
+    """(stored dtype, bytes, the block's tag, strides) of a dense result: C-contiguous
+    (strides None), or as `strides` (bytes) give it."""
     stored = _storable(np_dtype)
     n = stored.itemsize
     for size in shape:
         n *= size
-    return stored, n, {"shape": shape, "dtype": str(np.dtype(np_dtype))}
+    return stored, n, {"shape": shape, "dtype": str(np.dtype(np_dtype))}, strides
 
 
 def _storable(np_dtype):

@@ -14,9 +14,11 @@ entry only binds it to this backend's allocator and cupy's classes, which is wha
 `entry(a)` returns a fresh array laid out as the general path's first result was, filled by
 the copy kernel's one launch (or one memcpy) that kernel/copy.py `fresh_copy` planned.
 
-Written out per argument order (one array; two arrays; an array then a scalar), each a few
-lines that are the same on purpose: a shared helper would be one more frame per op, which is
-what this file saves (tests/fusion/test_warm_entry.py compares every order with apply()).
+Written out per argument order (one array; two arrays; an array then a scalar; any other
+order), each a few lines that are the same on purpose: a shared helper would be one more
+frame per op, which is what this file saves (tests/fusion/test_warm_entry.py compares every
+order with apply()). The result's strides are the plan's: None for C order, else torch's
+layout of non-contiguous operands, such as `x.t().exp()` (fusion/eager.py `_plan`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def bind(backend, launch, out_np, swap: bool):
     order) on `backend`, for an operator whose operands come `swap`ped (a reflected op).
     `out_np`: the result's numpy dtype."""
     shape, call, tail = launch.shape, launch.call, launch.tail
-    stored, nbytes, tag = backend._layout(shape, out_np, launch)
+    stored, nbytes, tag, strides = backend._layout(shape, out_np, launch)
     if call is None or not nbytes:  # nothing to compute: an empty result
         result = backend._result
 
@@ -61,7 +63,7 @@ def bind(backend, launch, out_np, swap: bool):
         def run(a, b=None):
             block = malloc(nbytes, cuda.get_current_stream().ptr, inside)
             block.tag = tag  # one dict per layout, shared: tags are replaced, never edited
-            out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0))  # fmt: skip
+            out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0), strides)  # fmt: skip
             call((a, out) + tail)
             return out
 
@@ -70,7 +72,7 @@ def bind(backend, launch, out_np, swap: bool):
         def run(a, b):
             block = malloc(nbytes, cuda.get_current_stream().ptr, inside)
             block.tag = tag
-            out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0))  # fmt: skip
+            out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0), strides)  # fmt: skip
             call((a, b, out) + tail)
             return out
 
@@ -81,7 +83,7 @@ def bind(backend, launch, out_np, swap: bool):
             s = to(b)  # before the block: a number out of the kernel's range raises here
             block = malloc(nbytes, cuda.get_current_stream().ptr, inside)
             block.tag = tag
-            out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0))  # fmt: skip
+            out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0), strides)  # fmt: skip
             call((a, out, s) + tail)
             return out
 
@@ -93,7 +95,7 @@ def bind(backend, launch, out_np, swap: bool):
             scalar_args = [to(operands[i]) for i, to in scalars]
             block = malloc(nbytes, cuda.get_current_stream().ptr, inside)
             block.tag = tag
-            out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0))  # fmt: skip
+            out = ndarray(shape, stored, pointer(unowned(block.ptr, nbytes, owner((alloc, block)), index), 0), strides)  # fmt: skip
             call((*args, out, *scalar_args, *tail))
             return out
 
@@ -118,14 +120,15 @@ def _current(backend, run):
     return on_device
 
 
-def bind_copy(backend, out, tag, how):
+def bind_copy(backend, out, tag, how, callers=1):
     """The warm entry of a copy whose general path gave `out` (a fresh array: its shape,
     strides and dtype are every later result's) with block tag `tag`, run as `how`
     (kernel/copy.py `fresh_copy`: one launch or one memcpy, planned for a fresh block,
-    which the allocator aligns to 512 bytes)."""
+    which the allocator aligns to 512 bytes). `callers`: the frames above the entry that are
+    gpu_tensor's for sure (the cast method: 1; clone() or contiguous() and _layout's `_warm`: 2)."""
     shape, stored, nbytes = out.shape, out.dtype, out.nbytes
     strides = None if out.strides == _c_strides(shape, stored.itemsize) else out.strides
-    inside = 2 if backend._one_device else 3  # the entry (its device's `with`) and the op
+    inside = callers + (1 if backend._one_device else 2)  # the entry (its device's `with`)
     alloc = backend._alloc
     malloc, cuda = alloc.malloc, backend._cuda
     unowned, pointer, ndarray = backend._unowned, backend._pointer, backend._ndarray

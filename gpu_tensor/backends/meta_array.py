@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from .._result_strides import c_strides
 from .meta_shapes import data_dependent as _data_dependent
 from .meta_shapes import infer as _infer
 from .meta_shapes import matmul_shape as _matmul_shape
@@ -91,19 +92,11 @@ def phantom(addr: int, shape, strides_bytes, dtype) -> np.ndarray:
     return arr.view(dtype)
 
 
-def _c_strides(shape, itemsize):
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
-
-
 def meta_empty(shape, dtype) -> MetaArray:
     """A fresh C-contiguous MetaArray (torch's strides, 0-size dims counted as 1)."""
     dtype = np.dtype(dtype)
     shape = tuple(int(n) for n in shape)
-    return MetaArray(phantom(FAKE_BASE, shape, _c_strides(shape, dtype.itemsize), dtype))
+    return MetaArray(phantom(FAKE_BASE, shape, c_strides(shape, dtype.itemsize), dtype))
 
 
 def _shape_of(x):

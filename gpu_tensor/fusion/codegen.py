@@ -20,7 +20,7 @@ from .dtypes import BFLOAT16, compute_dtype
 from .expr import Cast, Const, Graph, Input, Scalar
 from .layout import Plan
 from .optable import OPS
-from .preamble import PREAMBLE
+from .preamble import PREAMBLE, PREAMBLE_REAL
 
 __all__ = ["CTYPE", "KernelSource", "generate", "plan_args", "scalar_ctype"]
 
@@ -195,7 +195,9 @@ def generate(
     header = "// " + graph.describe(roots).replace("\n", "\n// ") + f"\n// plan: {plan.key}\n"
     digest = hashlib.sha1((header + kernel).encode()).hexdigest()[:16]
     name = f"gt_fused_{digest}"
-    source = PREAMBLE + "\n" + header + kernel.replace("KERNEL_NAME", name)
+    uses_complex = "gt_c64" in kernel or "gt_c128" in kernel  # (its loads, stores, scalars)
+    preamble = PREAMBLE if uses_complex else PREAMBLE_REAL
+    source = preamble + "\n" + header + kernel.replace("KERNEL_NAME", name)
     return KernelSource(name, source, tuple(n.index for n in inputs), tuple(scalars), plan.key)
 
 

@@ -313,7 +313,8 @@ def fmod(g, out, a, b):
 
 
 def ldexp(g, out, a, b):
-    return (g * 2.0**b if tensor_like(a) else None), (g * out * _LN2 if tensor_like(b) else None)
+    ga = g * conj_factor(2.0**b) if tensor_like(a) else None
+    return ga, (g * conj_factor(out) * _LN2 if tensor_like(b) else None)
 
 
 def _nan_aware(keep_first):

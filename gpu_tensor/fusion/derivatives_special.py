@@ -2,7 +2,8 @@
 convention of fusion/derivatives.py: `grad(g, out, x, **params) -> (gradient,)`, with Python
 operators and the methods Tensor and the tracer's traced values share, so each rule serves
 eager autograd (autograd/formulas_more.py reads the row's rule) and the fused backward
-(autograd/fused.py). The formulas are torch's derivatives.yaml.
+(autograd/fused.py). The formulas are torch's derivatives.yaml; for complex operands each factor is conjugated
+(`conj_factor`: torch's g * conj(f'(z))), real ones are unchanged.
 
 Rules that need a torch.special function with no Tensor method (digamma' = polygamma(1, .),
 i0' = i1, ...) call gt.special's, which takes a Tensor or a traced value alike: an upward
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from .derivatives import where
+from .derivatives import conj_factor, where
 
 __all__: list = []
 
@@ -30,60 +31,62 @@ def _special():
 
 
 def tan(g, out, x):
-    return (g * (out * out + 1),)
+    return (g * conj_factor(out * out + 1),)
 
 
 def asin(g, out, x):
-    return (g / (1 - x * x).sqrt(),)
+    return (g / conj_factor((1 - x * x).sqrt()),)
 
 
 def acos(g, out, x):
-    return (-g / (1 - x * x).sqrt(),)
+    return (-g / conj_factor((1 - x * x).sqrt()),)
 
 
 def atan(g, out, x):
-    return (g / (x * x + 1),)
+    return (g / conj_factor(x * x + 1),)
 
 
 def sinh(g, out, x):
-    return (g * x.cosh(),)
+    return (g * conj_factor(x.cosh()),)
 
 
 def cosh(g, out, x):
-    return (g * x.sinh(),)
+    return (g * conj_factor(x.sinh()),)
 
 
 def asinh(g, out, x):
-    return (g / (x * x + 1).sqrt(),)
+    return (g / conj_factor((x * x + 1).sqrt()),)
 
 
 def acosh(g, out, x):
+    if x.dtype.is_complex:  # torch's branch: sqrt(z - 1) sqrt(z + 1), not sqrt(z^2 - 1)
+        return (g / ((x - 1).sqrt() * (x + 1).sqrt()).conj(),)
     return (g / (x * x - 1).sqrt(),)
 
 
 def atanh(g, out, x):
-    return (g / (1 - x * x),)
+    return (g / conj_factor(1 - x * x),)
 
 
 def expm1(g, out, x):
-    return (g * (out + 1),)
+    return (g * conj_factor(out + 1),)
 
 
 def exp2(g, out, x):
-    return (g * out * _LN2,)
+    return (g * conj_factor(out) * _LN2,)
 
 
 def log2(g, out, x):
-    return (g / (x * _LN2),)
+    return (g / conj_factor(x * _LN2),)
 
 
 def log10(g, out, x):
-    return (g / (x * _LN10),)
+    return (g / conj_factor(x * _LN10),)
 
 
 def sinc(g, out, x):
     px = x * math.pi
-    return (g * where(x == 0, 0.0, (px.cos() * px - px.sin()) / (px * x)),)  # 0 at 0
+    return (g * conj_factor(where(x == 0, 0.0, (px.cos() * px - px.sin()) / (px * x))),)  # 0 at 0
 
 
 def erf(g, out, x):

@@ -12,6 +12,7 @@ from functools import partial
 
 import numpy as np
 
+from .._result_strides import dim_order, result_strides
 from .codegen import generate, plan_args, scalar_ctype
 from .dtypes import as_np_dtype
 from .expr import Graph, Input, Scalar
@@ -75,10 +76,18 @@ def prepare(graph: Graph, roots, arrays, scalars, outs, out_dtypes=None):
     used = graph.used_inputs(roots)
     out_dtypes = tuple(np.dtype(d) for d in (out_dtypes or (o.dtype for o in outs)))
     shape = tuple(outs[0].shape)
-    operands = [Operand(tuple(a.shape), _strides(a), a.itemsize, _ptr(a))
-                for a in (arrays[n.index] for n in used)]  # fmt: skip
-    operands += [Operand(tuple(o.shape), _strides(o), o.itemsize, _ptr(o)) for o in outs]
-    p = plan(shape, operands, n_outputs=len(outs))
+    # the kernel runs over the dims in the first output's order (a result in torch's layout
+    # of transposed or channels_last inputs is written C-contiguously there: _plan's way)
+    out_strides = _strides(outs[0])
+    order = None if out_strides == _c_order(shape) else dim_order(shape, out_strides)
+    if order is None:
+        operands = [Operand(tuple(a.shape), _strides(a), a.itemsize, _ptr(a))
+                    for a in (arrays[n.index] for n in used)]  # fmt: skip
+        operands += [Operand(tuple(o.shape), _strides(o), o.itemsize, _ptr(o)) for o in outs]
+        p = plan(shape, operands, n_outputs=len(outs))
+    else:
+        operands = [_permuted(a, shape, order) for a in [arrays[n.index] for n in used] + list(outs)]  # fmt: skip
+        p = plan(tuple(shape[d] for d in order), operands, n_outputs=len(outs))
     n_in = len(operands) - len(outs)
     restrict = not any(_overlap(i, o) for i in operands[:n_in] for o in operands[n_in:])
     key = (id(graph), p.key, out_dtypes, tuple(id(r) for r in roots), restrict)
@@ -309,11 +318,15 @@ class _Launch:
 
     __slots__ = (
         "fn", "grid", "block", "shape", "arrays", "scalars", "tail", "source", "plan", "direct",
-        "call", "scalar", "result",
+        "call", "scalar", "result", "strides",
     )  # fmt: skip
 
-    def __init__(self, fn, grid, block, shape, arrays, scalars, tail, source, plan, n_inputs):
+    def __init__(self, fn, grid, block, shape, arrays, scalars, tail, source, plan, n_inputs,
+                 strides=None):  # fmt: skip
         self.fn, self.grid, self.block, self.shape = fn, grid, block, shape
+        # the result's strides in bytes (torch's layout, _result_strides.py), where they are
+        # not C order's (None): the kernel writes it C-contiguously over the permuted dims
+        self.strides = strides
         self.arrays, self.scalars, self.tail = arrays, scalars, tail
         self.source, self.plan = source, plan
         # `direct`: the inputs are the kernel's array arguments as they stand (x + y, x.exp())
@@ -356,12 +369,28 @@ def _plan(key, inputs, out_dtype, params, via=None):
     roots = graph.outputs
     used = graph.used_inputs(roots)
     out_np = as_np_dtype(out_dtype, complex_ok=True)
-    operands = [Operand(tuple(a.shape), _strides(a), a.itemsize, _ptr(a))
-                for a in (arrays[n.index] for n in used)]  # fmt: skip
     stored = np.dtype(np.uint16) if out_np.name == "bfloat16" else out_np
-    # the result: C-contiguous and fresh (aligned, and overlapping no input)
-    operands.append(Operand(shape, _c_order(shape), stored.itemsize, 0))
-    p = plan(shape, operands, n_outputs=1)
+    # The result is laid out as torch's TensorIterator lays it out (_result_strides.py: an
+    # input's order, channels_last, ...). The kernel runs over the dims in the result's order
+    # (outermost first), where the result is C-contiguous: each operand is described by its
+    # strides in that order (the arrays themselves go to the kernel as pointers, unchanged)
+    out_strides = result_strides(
+        shape, [((), ()) if _is_scalar(x) else (x.shape, _strides(x)) for x in inputs if x is not None]
+    )  # fmt: skip
+    order = dim_order(shape, out_strides)
+    if order is None:
+        operands = [Operand(tuple(a.shape), _strides(a), a.itemsize, _ptr(a))
+                    for a in (arrays[n.index] for n in used)]  # fmt: skip
+        space = shape
+    else:
+        space = tuple(shape[d] for d in order)
+        operands = [_permuted(arrays[n.index], shape, order) for n in used]
+    # the result: fresh (aligned, and overlapping no input), C-contiguous over `space`
+    operands.append(Operand(space, _c_order(space), stored.itemsize, 0))
+    p = plan(space, operands, n_outputs=1)
+    strides = None  # cupy's (bytes) where they are not C order's
+    if out_strides != _c_order(shape) and 0 not in shape:
+        strides = tuple(s * stored.itemsize for s in out_strides)
     skey = (id(graph), p.key, (out_np,), tuple(id(r) for r in roots), True)
     hit = _sources.get(skey)
     if hit is None:
@@ -388,7 +417,15 @@ def _plan(key, inputs, out_dtype, params, via=None):
         ksrc,
         p,
         len(inputs),
+        strides,
     )
+
+
+def _permuted(a, shape, order) -> Operand:
+    """The Operand of array `a` broadcast to `shape`, its dims taken in `order`."""
+    pad = len(shape) - a.ndim
+    strides = [0] * pad + [0 if n == 1 else s for n, s in zip(a.shape, _strides(a), strict=True)]
+    return Operand(tuple(shape[d] for d in order), tuple(strides[d] for d in order), a.itemsize, _ptr(a))  # fmt: skip
 
 
 def _is_scalar(x) -> bool:

@@ -25,6 +25,7 @@ import numpy as np
 from .. import _grad, _modes
 from .. import dtype as core_dtype
 from .._modes import watch
+from .._result_strides import c_strides, is_dense, result_strides
 from ..backends import PIECE
 from .expr import evaluate
 from .layout import broadcast_shapes
@@ -190,11 +191,17 @@ class Fused:
                     and not _aliases_differently(target, tensors)
                     and not _overlaps_any(target, _read_after(graph, groups, group_of[k], tensors))
                 )
-                dest = (
-                    target
-                    if direct
-                    else Tensor._wrap(backend.empty(shape, dt.np)[0], device, dtype=dt)
-                )
+                layout = None  # C order; else torch's layout of the inputs the root reads
+                if target is None:  # (laid out as eager ops lay it out)
+                    used = [tensors[n.index] for n in graph.used_inputs((root,))]
+                    layout = result_strides(shape, [(t.shape, t.stride()) for t in used])
+                    layout = None if layout == c_strides(shape) else layout
+                if direct:
+                    dest = target
+                elif layout is None:  # C order (an out= is computed apart, then copied in)
+                    dest = Tensor._wrap(backend.empty(shape, dt.np)[0], device, dtype=dt)
+                else:
+                    dest = Tensor._wrap(backend.empty_laid_out(shape, dt.np, layout), device, dtype=dt)  # fmt: skip
                 results.append(dest)
                 finals.append(target)
             for ks in groups:
@@ -267,14 +274,21 @@ def _one_result(graph, arrays, scalars, backend, root):
 
 
 def _fresh(value, shape, dtype, tensors) -> bool:
-    """True when `value` is a new array of the result's shape and dtype (not an input's
-    memory), so it can become the result without another copy."""
+    """True when `value` is a new dense array of the result's shape and dtype (not an
+    input's memory, not a broadcast), so it can become the result without another copy, in
+    the layout numpy's ops gave it (the eager ops' on this device: a transposed or
+    channels_last input's)."""
     return (
         value.dtype == dtype
         and value.shape == tuple(shape)
-        and value.flags.c_contiguous
+        and (value.flags.c_contiguous or is_dense(value.shape, _elements(value)))
         and not any(np.may_share_memory(value, t._data) for t in tensors)
     )
+
+
+def _elements(value) -> tuple:
+    """A numpy array's strides in elements."""
+    return tuple(s // value.itemsize for s in value.strides)
 
 
 def _check_out(out, n, device, name):

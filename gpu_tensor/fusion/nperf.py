@@ -71,6 +71,12 @@ def erf(x: np.ndarray) -> np.ndarray:
     vectorised. float32/float16 inputs are computed in float64 and rounded once.
     """
     a = np.asarray(x)
+    if a.ndim > 1 and not a.flags.c_contiguous:
+        # walked in its memory order (no copy for a transposed or channels_last input), the
+        # result comes back laid out as the input, as torch's elementwise results are
+        order = sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))
+        if order != list(range(a.ndim)):
+            return erf(a.transpose(order)).transpose(np.argsort(order))
     flat = a.reshape(-1)
     n = flat.size
     if n <= _ERF_LOOP_MAX:

@@ -74,7 +74,7 @@ def silu(x: np.ndarray) -> np.ndarray:
 def sign(x: np.ndarray) -> np.ndarray:
     """torch.sign: (0 < x) - (x < 0), so sign(NaN) is 0 (torch's behaviour, not numpy's NaN)."""
     if x.dtype == np.bool_:
-        return x.copy()
+        return x.copy(order="K")
     return ((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)).astype(x.dtype)
 
 
@@ -89,7 +89,7 @@ def relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     where x < 0: the same elements."""
     if x.dtype == np.bool_:
         if out is None:
-            return x.copy()
+            return x.copy(order="K")
         np.copyto(out, x)
         return out
     zero = x.dtype.type(0)
@@ -143,7 +143,7 @@ def where(cond, x, y):
 def keep_ints(fn):
     """`fn` for floating arrays; integer and bool arrays pass through as a copy (floor, ceil,
     trunc: torch keeps their values and dtype)."""
-    return lambda x: x.copy() if x.dtype.kind in "iub" else fn(x)
+    return lambda x: x.copy(order="K") if x.dtype.kind in "iub" else fn(x)
 
 
 def rsqrt(x: np.ndarray) -> np.ndarray:
@@ -242,11 +242,11 @@ def nextafter(a, b):
 
 
 def isposinf(x):
-    return np.isposinf(x) if x.dtype.kind == "f" else np.zeros(np.shape(x), np.bool_)
+    return np.isposinf(x) if x.dtype.kind == "f" else np.zeros_like(x, np.bool_)
 
 
 def isneginf(x):
-    return np.isneginf(x) if x.dtype.kind == "f" else np.zeros(np.shape(x), np.bool_)
+    return np.isneginf(x) if x.dtype.kind == "f" else np.zeros_like(x, np.bool_)
 
 
 # -- the last rows (issue 23) ------------------------------------------------------------------
@@ -294,7 +294,7 @@ def nan_to_num(x, limits=None):
     """nan, +inf and -inf replaced by limits = (nan, posinf, neginf); None: (0, the largest
     finite value of x's dtype, the smallest). Integer and bool arrays are copied."""
     if x.dtype.kind not in "fc":
-        return x.copy()
+        return x.copy(order="K")
     if limits is None:
         return np.nan_to_num(x)
     nan, hi, lo = limits

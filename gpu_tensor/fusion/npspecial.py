@@ -51,7 +51,7 @@ def _per_element(fn):
     def run(a):
         a = np.asarray(a)
         if a.size == 0:
-            return a.copy()
+            return a.copy(order="K")
         with np.errstate(all="ignore"):
             return np.asarray(ufunc(a.astype(np.float64)), dtype=np.float64).astype(a.dtype)
 
@@ -157,7 +157,7 @@ def polygamma(a, n=1):
         sign = -1.0 if n % 2 == 0 else 1.0  # (-1)^(n+1)
         fact = math.factorial(n)
         acc = np.zeros_like(x)
-        y = x.copy()
+        y = x.copy(order="K")
         for _ in range(10):
             low = y < 10
             acc += np.where(low, sign * fact / np.where(low, y, 1.0) ** (n + 1), 0.0)
@@ -186,7 +186,7 @@ def _scaled(nu: int, x: np.ndarray) -> np.ndarray:
     xs = np.where(small, ax, 0.0)
     q = (xs / 2) ** 2
     term = (xs / 2) ** nu / math.factorial(nu)
-    total = term.copy()
+    total = term.copy(order="K")
     for k in range(1, _SERIES_TERMS):
         term = term * q / (k * (k + nu))
         total = total + term

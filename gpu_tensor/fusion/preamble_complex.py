@@ -1,9 +1,13 @@
 """Complex C types and the complex overloads of the op table's templates, appended to the
 preamble (fusion/preamble.py) after the special functions it reuses.
 
-Only rows marked `complex_kernel` (add, sub, mul, div, neg, eq, ne, where, exp, sigmoid,
-silu, sgn, nan_to_num, abs, angle, conj, conj_physical, sqrt, log) call these; every other row keeps refusing complex operands in the
-codegen (eager cuda falls back to cupy's routines for them, @gt.fuse refuses them). A real
+Only rows marked `complex_kernel` call the complex overloads: add, sub, mul, div, neg, eq,
+ne, where, exp, abs, angle, conj, conj_physical, sqrt and log here; the trigonometric and
+hyperbolic rows and their inverses in preamble_complex_trig.py and preamble_complex_arc.py;
+sigmoid, silu, sgn, nan_to_num, log1p, expm1, exp2, log2, log10, rsqrt, pow, float_power,
+sinc, ldexp and isnan/isinf/isfinite in preamble_complex_math.py (the logical ops read a
+complex operand through the structs' `operator bool`). Since session 12 that is every row
+that takes complex tensors eagerly; the rest refuse them with torch's error. A real
 operand of a complex op is converted as it is loaded (`gt_to_c64`/`gt_to_c128`: the
 imaginary part 0), as torch and numpy convert it before their complex loops. The structs
 are written out by hand because NVRTC gets no headers here (no cuComplex, no thrust); g++
@@ -22,8 +26,15 @@ from __future__ import annotations
 __all__ = ["COMPLEX_PREAMBLE"]
 
 COMPLEX_PREAMBLE = r"""
-struct gt_c64 { float re, im; };
-struct gt_c128 { double re, im; };
+// as a bool (the logical ops read their operands so): nonzero, a nan part included
+struct gt_c64 {
+  float re, im;
+  GT_FN explicit operator bool() const { return re != 0.0f || im != 0.0f; }
+};
+struct gt_c128 {
+  double re, im;
+  GT_FN explicit operator bool() const { return re != 0.0 || im != 0.0; }
+};
 GT_FN gt_c64 gt_c64_of(float re, float im) { gt_c64 z; z.re = re; z.im = im; return z; }
 GT_FN gt_c128 gt_c128_of(double re, double im) { gt_c128 z; z.re = re; z.im = im; return z; }
 // a real or complex value as a complex one (torch's cast: the imaginary part 0; complex128
@@ -86,9 +97,7 @@ template <typename T> GT_FN void gt_cdiv(T a, T b, T c, T d, T& re, T& im) {
   GT_FN bool operator!=(C a, C b) { return !(a == b); }
 GT_COMPLEX_OPS(gt_c64)
 GT_COMPLEX_OPS(gt_c128)
-// conj, conj_physical: the imaginary part negated; a real operand is itself (torch: conj of
-// a real tensor is the tensor)
-template <typename T> GT_FN T gt_conj(T x) { return x; }
+// conj, conj_physical: the imaginary part negated (a real operand's: preamble.py)
 GT_FN gt_c64 gt_conj(gt_c64 z) { return gt_c64_of(z.re, -z.im); }
 GT_FN gt_c128 gt_conj(gt_c128 z) { return gt_c128_of(z.re, -z.im); }
 GT_FN float gt_cabs(gt_c64 z) { return hypotf(z.re, z.im); }
@@ -275,39 +284,5 @@ GT_FN gt_c128 gt_log(gt_c128 z) {
   gt_clog(z.re, z.im, 2.2250738585072014e-308, 1.7976931348623157e308, 2.220446049250313e-16, 53,
           3.141592653589793, 0.6931471805599453, r.re, r.im);
   return r;
-}
-// sigmoid 1 / (1 + exp(-z)) and silu z sigmoid(z), each step as numpy's (the rows'
-// complex_fn): the sum and quotient as numpy's, exp glibc's, the product gt_mul_rn's
-GT_FN gt_c64 gt_sigmoid(gt_c64 z) {
-  const gt_c64 one = gt_c64_of(1.0f, 0.0f);
-  return one / (one + gt_exp(-z));
-}
-GT_FN gt_c128 gt_sigmoid(gt_c128 z) {
-  const gt_c128 one = gt_c128_of(1.0, 0.0);
-  return one / (one + gt_exp(-z));
-}
-GT_FN gt_c64 gt_silu(gt_c64 z) { return z * gt_sigmoid(z); }
-GT_FN gt_c128 gt_silu(gt_c128 z) { return z * gt_sigmoid(z); }
-// sgn: z / |z| part by part, 0 at 0 (nan parts give nan, an infinite part gives nan / 0)
-GT_FN gt_c64 gt_sign(gt_c64 z) {
-  const float m = gt_cabs(z);
-  return m == 0.0f ? gt_c64_of(0.0f, 0.0f) : gt_c64_of(z.re / m, z.im / m);
-}
-GT_FN gt_c128 gt_sign(gt_c128 z) {
-  const double m = gt_cabs(z);
-  return m == 0.0 ? gt_c128_of(0.0, 0.0) : gt_c128_of(z.re / m, z.im / m);
-}
-// nan_to_num: each part replaced as a real number is, with the real type's limits
-GT_FN gt_c64 gt_nan_to_num(gt_c64 z, double nan, double hi, double lo) {
-  return gt_c64_of(gt_nan_to_num_real(z.re, nan, hi, lo), gt_nan_to_num_real(z.im, nan, hi, lo));
-}
-GT_FN gt_c128 gt_nan_to_num(gt_c128 z, double nan, double hi, double lo) {
-  return gt_c128_of(gt_nan_to_num_real(z.re, nan, hi, lo), gt_nan_to_num_real(z.im, nan, hi, lo));
-}
-GT_FN gt_c64 gt_nan_to_num_default(gt_c64 z) {
-  return gt_c64_of(gt_nan_to_num_default(z.re), gt_nan_to_num_default(z.im));
-}
-GT_FN gt_c128 gt_nan_to_num_default(gt_c128 z) {
-  return gt_c128_of(gt_nan_to_num_default(z.re), gt_nan_to_num_default(z.im));
 }
 """

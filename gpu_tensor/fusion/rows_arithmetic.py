@@ -17,6 +17,7 @@ __all__ = ["ROWS"]
 
 _BOOL = np.dtype(np.bool_)
 _CMP_EQ = {"inplace": False, "complex_kernel": True}
+_CK = {"complex_kernel": True}  # (their complex overloads: fusion/preamble_complex_*.py)
 _CMP = {"inplace": False, "real_only": True}
 
 
@@ -176,7 +177,7 @@ ROWS = [
         "promote",
         "gt_pow({0}, {1})",
         _pow,
-        {"dunder": "pow", "quiet": True, "operand_check": _check_pow, "grad": dx.pow},
+        {"dunder": "pow", "quiet": True, "operand_check": _check_pow, **_CK, "grad": dx.pow},
     ),
     (
         "neg",
@@ -210,7 +211,7 @@ ROWS = [
     ("exp", 1, "float", "gt_exp({0})", np.exp, {**QUIET, "grad": dx.exp, "complex_kernel": True}),
     # log, sqrt of complex: glibc's clog/csqrt in the kernel (fusion/preamble_complex.py)
     ("log", 1, "float", "gt_log({0})", np.log, {**QUIET, "complex_kernel": True, "grad": dx.log}),
-    ("log1p", 1, "float", "gt_log1p({0})", np.log1p, {**QUIET, "grad": dx.log1p}),
+    ("log1p", 1, "float", "gt_log1p({0})", np.log1p, {**QUIET, **_CK, "grad": dx.log1p}),
     (
         "sqrt",
         1,
@@ -219,10 +220,10 @@ ROWS = [
         np.sqrt,
         {**QUIET, "complex_kernel": True, "grad": dx.sqrt},
     ),
-    ("rsqrt", 1, "float", "gt_rsqrt({0})", npmath.rsqrt, {**QUIET, "grad": dx.rsqrt}),
-    ("sin", 1, "float", "gt_sin({0})", np.sin, {**QUIET, "grad": dx.sin}),
-    ("cos", 1, "float", "gt_cos({0})", np.cos, {**QUIET, "grad": dx.cos}),
-    ("tanh", 1, "float", "gt_tanh({0})", np.tanh, {**QUIET, "grad": dx.tanh}),
+    ("rsqrt", 1, "float", "gt_rsqrt({0})", npmath.rsqrt, {**QUIET, **_CK, "grad": dx.rsqrt}),
+    ("sin", 1, "float", "gt_sin({0})", np.sin, {**QUIET, **_CK, "grad": dx.sin}),
+    ("cos", 1, "float", "gt_cos({0})", np.cos, {**QUIET, **_CK, "grad": dx.cos}),
+    ("tanh", 1, "float", "gt_tanh({0})", np.tanh, {**QUIET, **_CK, "grad": dx.tanh}),
     (
         "sigmoid",
         1,
@@ -303,10 +304,11 @@ ROWS = [
     ("le", 2, "compare", "({0} <= {1})", np.less_equal, {**_CMP, "dunder": "le"}),
     ("gt", 2, "compare", "({0} > {1})", np.greater, {**_CMP, "dunder": "gt"}),
     ("ge", 2, "compare", "({0} >= {1})", np.greater_equal, {**_CMP, "dunder": "ge"}),
-    ("logical_and", 2, "logical", "({0} && {1})", np.logical_and, NO_INPLACE),
-    ("logical_or", 2, "logical", "({0} || {1})", np.logical_or, NO_INPLACE),
-    ("logical_xor", 2, "logical", "({0} != {1})", np.logical_xor, NO_INPLACE),
-    ("logical_not", 1, "logical", "(!{0})", np.logical_not, {}),
+    # (a complex operand is read as bool: nonzero, gt_c64's operator bool)
+    ("logical_and", 2, "logical", "({0} && {1})", np.logical_and, {**NO_INPLACE, **_CK}),
+    ("logical_or", 2, "logical", "({0} || {1})", np.logical_or, {**NO_INPLACE, **_CK}),
+    ("logical_xor", 2, "logical", "({0} != {1})", np.logical_xor, {**NO_INPLACE, **_CK}),
+    ("logical_not", 1, "logical", "(!{0})", np.logical_not, _CK),
     (
         "bitwise_and",
         2,

@@ -99,7 +99,14 @@ ROWS = [
             "grad": dxs.angle,
         },
     ),
-    ("positive", 1, "same", "{0}", np.copy, {**_LAST, "no_bool": _POS_BOOL, "grad": dxs.identity}),
+    (
+        "positive",
+        1,
+        "same",
+        "{0}",
+        np.copy,
+        {**_LAST, "no_bool": _POS_BOOL, "complex_kernel": True, "grad": dxs.identity},
+    ),
     (
         "nan_to_num",
         1,

@@ -16,6 +16,9 @@ from .opdef import QUIET, REAL, SPECIAL, PerOrder, PerValue, not_implemented
 
 __all__ = ["ROWS"]
 
+# complex operands run as one kernel: the complex overloads (fusion/preamble_complex_*.py)
+_CK = {"complex_kernel": True}
+
 
 def _logit_template(eps):
     if eps is None:
@@ -71,7 +74,7 @@ def _arc_rows():
     rows = []
     for key in ("asin", "acos", "atan", "asinh", "acosh", "atanh"):
         alias = "arc" + key[1:]
-        extra = {**QUIET, "aliases": (alias,), "grad": getattr(dxs, key)}
+        extra = {**QUIET, **_CK, "aliases": (alias,), "grad": getattr(dxs, key)}
         rows.append((key, 1, "float", f"gt_{key}({{0}})", getattr(np, alias), extra))
     return rows
 
@@ -79,15 +82,15 @@ def _arc_rows():
 ROWS = [
     # Names with a "special_" prefix are torch.special's functions that are no Tensor method
     # (gt.special.i0e is the row special_i0e).
-    ("tan", 1, "float", "gt_tan({0})", np.tan, {**QUIET, "grad": dxs.tan}),
+    ("tan", 1, "float", "gt_tan({0})", np.tan, {**QUIET, **_CK, "grad": dxs.tan}),
     *_arc_rows(),
-    ("sinh", 1, "float", "gt_sinh({0})", np.sinh, {**QUIET, "grad": dxs.sinh}),
-    ("cosh", 1, "float", "gt_cosh({0})", np.cosh, {**QUIET, "grad": dxs.cosh}),
-    ("expm1", 1, "float", "gt_expm1({0})", np.expm1, {**QUIET, "grad": dxs.expm1}),
-    ("exp2", 1, "float", "gt_exp2({0})", np.exp2, {**QUIET, "grad": dxs.exp2}),
-    ("log2", 1, "float", "gt_log2({0})", np.log2, {**QUIET, "grad": dxs.log2}),
-    ("log10", 1, "float", "gt_log10({0})", np.log10, {**QUIET, "grad": dxs.log10}),
-    ("sinc", 1, "float", "gt_sinc({0})", npspecial.sinc, {**QUIET, "grad": dxs.sinc}),
+    ("sinh", 1, "float", "gt_sinh({0})", np.sinh, {**QUIET, **_CK, "grad": dxs.sinh}),
+    ("cosh", 1, "float", "gt_cosh({0})", np.cosh, {**QUIET, **_CK, "grad": dxs.cosh}),
+    ("expm1", 1, "float", "gt_expm1({0})", np.expm1, {**QUIET, **_CK, "grad": dxs.expm1}),
+    ("exp2", 1, "float", "gt_exp2({0})", np.exp2, {**QUIET, **_CK, "grad": dxs.exp2}),
+    ("log2", 1, "float", "gt_log2({0})", np.log2, {**QUIET, **_CK, "grad": dxs.log2}),
+    ("log10", 1, "float", "gt_log10({0})", np.log10, {**QUIET, **_CK, "grad": dxs.log10}),
+    ("sinc", 1, "float", "gt_sinc({0})", npspecial.sinc, {**QUIET, **_CK, "grad": dxs.sinc}),
     ("erf", 1, "float", "gt_erf({0})", npmath.erf, {**REAL, "grad": dxs.erf}),
     ("erfc", 1, "float", "gt_erfc({0})", npspecial.erfc, {**REAL, "grad": dxs.erfc}),
     ("erfinv", 1, "float", "gt_erfinv({0})", npspecial.erfinv, {**REAL, "grad": dxs.erfinv}),

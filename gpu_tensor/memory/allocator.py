@@ -145,8 +145,8 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
         # as there: a finaliser that the walk's allocations set off frees before any state
         # is read.
         if live._enabled or live._enabled is None and live.enabled():
-            frame = _getframe(1 + inside)
             try:
+                frame = _getframe(1 + inside)
                 while frame.f_code.co_filename in INSIDE:
                     frame = frame.f_back
                 code = frame.f_code
@@ -154,8 +154,8 @@ class CachingAllocator(SegmentSupply, GraphCapture, AllocatorReaders, events.Str
                     site = (code, frame.f_lasti)  # the line when read (Block.site)
                 else:  # a file not seen before
                     site = live.site_from(frame)
-            except AttributeError:  # past the outermost frame: every caller was inside
-                site = None
+            except (AttributeError, ValueError):  # past the outermost frame (an op called
+                site = None  # by C, as an atexit callback): every Python caller was inside
         else:
             site = None
         # acquire/release rather than `with`: half the cost (~75 ns each, measured), and

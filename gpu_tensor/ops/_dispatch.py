@@ -182,23 +182,34 @@ def make_binary(key, reflected=False):
         elif backend.casts_in_kernel:  # (such a backend has the device fast path)
             # Real cuda: operands go in their own dtypes, mixed ones included (float + int
             # tensor, half + float, a scalar of another kind), cast as the kernel loads
-            # them: one launch. This operator's key of its operands (dtypes, shapes,
-            # layouts, alignment: eager.run_planned's rules) finds the backend's warm entry
-            # (backends/cuda_warm.py), which allocates, packs and launches in one frame; the
-            # Tensor is made here (Tensor._make, written out). False: apply().
+            # them: one launch. This operator's key of its operands (their layouts' ids,
+            # _layout_ids.py: dtype, shape, strides, alignment, eager.run_planned's rules;
+            # a number's type) finds the backend's warm entry (backends/cuda_warm.py), which
+            # allocates, packs and launches in one frame; the Tensor is made here
+            # (Tensor._make, written out, with its layout's id). False: apply().
             # tests/fusion/test_hot_path.py and test_warm_entry.py check it against apply().
             if other.__class__ is Tensor:
                 if other.device is dev:
+                    try:
+                        k, j = self._key, other._key
+                    except AttributeError:  # made where no `_key` is set (a subclass's own)
+                        k = j = None
+                    if k is None:  # not named yet: named once, here
+                        k = self._warm_key()
+                    if j is None:
+                        j = other._warm_key()
+                    sig = (token, k, j)
                     x, y = self._data, other._data
-                    sig = (token, dt, x.shape, x._c_contiguous or x.strides, x.data.ptr & 15,
-                           other.dtype, y.shape, y._c_contiguous or y.strides, y.data.ptr & 15)  # fmt: skip
                 else:  # a 0-dim cpu operand or a mismatch: apply()
                     sig = None
             elif other.__class__ in _SCALAR_CATEGORY:
+                try:
+                    k = self._key
+                except AttributeError:
+                    k = None
+                sig = (token, k if k is not None else self._warm_key(), other.__class__)
                 x = self._data
                 y = other
-                sig = (token, dt, x.shape, x._c_contiguous or x.strides, x.data.ptr & 15,
-                       other.__class__)  # fmt: skip
             else:
                 sig = None
             if sig is not None:
@@ -222,6 +233,7 @@ def make_binary(key, reflected=False):
                         t._grad = None
                         t.grad_fn = None
                         t._base = None
+                        t._key = entry.key
                         return t
         elif backend.device_fast_path:
             r = _device_fast(backend, key, fn, fast_device, self, other, dev, dt, reflected)
@@ -360,9 +372,12 @@ def make_unary(key):
             if backend is not None and backend.casts_in_kernel:
                 # real cuda: any dtype the op takes, cast in the kernel; the warm entry
                 # found by the operand's key, as in make_binary (False: apply())
+                try:
+                    k = input._key
+                except AttributeError:  # made where no `_key` is set (a subclass's own)
+                    k = None
+                sig = (token, k if k is not None else input._warm_key())  # (None: not named yet)
                 x = input._data
-                sig = (token, input.dtype, x.shape, x._c_contiguous or x.strides,
-                       x.data.ptr & 15)  # fmt: skip
                 try:
                     entry = backend.warm[sig]
                 except KeyError:  # a key not seen yet: bind its entry, then take it
@@ -378,6 +393,7 @@ def make_unary(key):
                     t._grad = None
                     t.grad_fn = None
                     t._base = None
+                    t._key = entry.key
                     return t
             elif backend is not None and backend.device_fast_path:
                 out = fast_device.get(input.dtype)

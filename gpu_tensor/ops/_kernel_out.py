@@ -113,7 +113,7 @@ def _checked(run, check, common, reflected):
         check((y, x) if reflected else (x, y), common)
         return run(x, y)
 
-    checked.out = run.out
+    checked.out, checked.key = run.out, run.key
     return checked
 
 

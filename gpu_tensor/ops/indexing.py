@@ -224,7 +224,7 @@ def getitem(self, index):
         if arr is None:
             arr = data[idx]
             if not arr.flags.owndata:  # numpy transposed its result, or made a view: copy it
-                arr = b.astype(arr, arr.dtype)
+                arr = b.astype(arr, self.dtype.np)  # the logical dtype: cuda keeps bf16 as bits
     except IndexError as exc:
         raise IndexError(str(exc).replace("axis", "dimension")) from None
     except MemoryError as exc:  # an impossible result: torch's error, not numpy's

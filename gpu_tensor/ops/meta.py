@@ -117,6 +117,7 @@ def _repoint(self, view, name):
         )
     self._storage  # noqa: B018  (fix the storage before the array changes)
     self._data = view._data
+    self._layout_changed()
     if view._requires_grad:
         self.grad_fn = view.grad_fn
     return self
@@ -152,12 +153,14 @@ def resize_(self, *sizes, memory_format=None):
         n *= s
     if n == self.numel() and self.is_contiguous():
         self._data = self._data.reshape(shape)
+        self._layout_changed()
         return self
     fresh = empty(shape, dtype=self.dtype, device=self.device)
     keep = min(n, self.numel())
     if keep:
         fresh.reshape(-1)[:keep] = self.reshape(-1)[:keep]
     self._data, self._st, self._base = fresh._data, fresh._st, None
+    self._layout_changed()
     return self
 
 
@@ -303,6 +306,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     self._data, self._st = source._data, source._st
     self._base = source if source._base is None else source._base
     self.dtype = source.dtype
+    self._layout_changed()
     return self
 
 

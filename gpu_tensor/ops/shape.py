@@ -10,6 +10,7 @@ from .._dims import shape_args
 from .._dims import wrap_dim as _wrap_dim
 from .._grad import differentiable
 from .._host_memory import host_memory
+from .._layout import empty_preserving
 from .._tensor import Tensor
 from .._views import (  # the Tensor methods themselves
     as_strided,
@@ -67,11 +68,19 @@ def detach(input):
 
 
 def _copy_result(t, arr):
-    """A tensor over `arr`: a fresh array as it is, a view (flip's) copied in its own
-    layout by the backend (emulated cuda: straight into allocator memory)."""
-    b = get_backend(t.device)
-    arr, st = b.adopt(arr if arr.flags.owndata else b.astype(arr, arr.dtype))
-    return Tensor._make(arr, t.device, t.dtype, st)
+    """A tensor over `arr` (flip's result, shaped like `t`): a fresh array as it is, a view
+    copied into a tensor with t's preserve_format strides (torch's empty_like(t): an
+    expanded input's result is dense in the input's stride order, size-1 dims keep t's
+    strides). A C-contiguous t with no size-1 dim, the commonest, has the strides that
+    the backend's one astype copy gives."""
+    data = t._data
+    if arr.flags.owndata or (data.flags.c_contiguous and 1 not in data.shape):  # commonest
+        b = get_backend(t.device)
+        arr, st = b.adopt(arr if arr.flags.owndata else b.astype(arr, t.dtype.np))
+        return Tensor._make(arr, t.device, t.dtype, st)
+    out = empty_preserving(t)
+    get_backend(t.device).copy_(out._data, arr)
+    return out
 
 
 def _dims(t, dims):
@@ -103,7 +112,7 @@ def _fresh(t, shape):
     """A new C-contiguous array of `shape` in t's dtype on t's device (where emulated cuda
     allocates: allocator memory), its storage, and the backend, for a copy to fill."""
     b = get_backend(t.device)
-    arr, st = b.empty(shape, t._data.dtype)
+    arr, st = b.empty(shape, t.dtype.np)  # the logical dtype: cuda keeps bf16 as bits
     return arr, st, b
 
 

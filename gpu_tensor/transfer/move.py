@@ -12,10 +12,11 @@ import numpy as np
 from .. import dtype as _dt
 from .._grad import differentiable
 from .._modes import watch
-from .._tensor import Tensor, preserve_format
+from .._tensor import Tensor, contiguous_format, preserve_format
 from ..backends import get_backend
 from ..device import CPU, Device, resolve
 from ..dtype import DType
+from ..layouts import format_strides, memory_format_arg, strides_like
 from ..ops._inplace import check_writable
 
 __all__ = ["to", "move", "astype", "copy_", "pin_memory", "is_pinned", "record_stream"]
@@ -69,6 +70,8 @@ def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory
                 and (dev is t.device or resolve(dev) is t.device)
             ):
                 return (_CASTERS.get(dt) or _caster(dt))(t)
+    if memory_format is not None:
+        memory_format_arg(memory_format, "to")
     args = list(args)
     if args and hasattr(args[0], "_data"):  # another Tensor
         other = args.pop(0)
@@ -101,11 +104,20 @@ def to(t, *args, device=None, dtype=None, non_blocking=False, copy=False, memory
         out = move(t, dev, non_blocking)
         if dt is not out.dtype:
             out = astype(out, dt)
-    if memory_format is not None and memory_format is not preserve_format:
-        # torch: a channels_last (or contiguous) request re-lays out even when the device
-        # and dtype already match; contiguous() returns the tensor when it already is
-        out = out.contiguous(memory_format=memory_format)
+    if memory_format is contiguous_format:
+        out = out.contiguous()
+    elif memory_format is not None and memory_format is not preserve_format:
+        # channels_last(_3d): torch keeps the tensor itself when its strides already follow
+        # the format (its suggest_memory_format), else copies into a new tensor's strides
+        shape, strides = out._data.shape, out.stride()
+        keep = strides_like if out is t else _is_new_strides
+        if not keep(memory_format, shape, strides):
+            out = out.clone(memory_format=memory_format)
     return out
+
+
+def _is_new_strides(fmt, shape, strides) -> bool:
+    return format_strides(fmt, shape) == tuple(strides)
 
 
 @differentiable(first=True)
@@ -227,13 +239,17 @@ def _caster(dt: DType):
         if not MODES_ON and not self._requires_grad:
             backend = self.device._backend
             if backend is not None and backend.casts_in_kernel:
+                try:  # the source's layout id (_layout_ids.py); None: not named yet
+                    k = self._key
+                except AttributeError:  # made where no `_key` is set (a subclass's own)
+                    k = None
+                sig = (token, k if k is not None else self._warm_key())
                 x = self._data
-                sig = (token, self.dtype, x.shape, x._c_contiguous or x.strides, x.data.ptr & 15)
                 try:
                     entry = backend.warm[sig]
                 except KeyError:  # first sight of this key: the general path binds it
                     r = astype(self, dt)
-                    backend.copy_entry(sig, x, r._data)
+                    backend.copy_entry(sig, x, r._data, r._warm_key())
                     return r
                 if entry:
                     t = new(Tensor)  # Tensor._make, inlined: this is the hot path
@@ -245,6 +261,7 @@ def _caster(dt: DType):
                     t._grad = None
                     t.grad_fn = None
                     t._base = None
+                    t._key = entry.key
                     return t
         return astype(self, dt)
 

@@ -106,6 +106,7 @@ NOT_FLOAT_OPS = {
     "eye",
     "full",
     "linspace",
+    "logspace",
     "ones",
     "rand",
     "randint",

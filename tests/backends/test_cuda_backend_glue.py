@@ -11,6 +11,7 @@ import pytest
 import gpu_tensor.dtype as dt
 from gpu_tensor import creation as cr
 from gpu_tensor import device as dv
+from gpu_tensor._layout_ids import layout_id
 from gpu_tensor.backends import _cupy, cuda_memory
 from gpu_tensor.backends import cuda as cuda_backend
 from gpu_tensor.fusion import eager
@@ -107,12 +108,14 @@ def fake_cuda(monkeypatch):
 
             entry.out = out
             entry.scalar_to = None  # numbers go to fake_eager_run as they are
+            shapes = [np.shape(a) for a in operands if hasattr(a, "shape")]
+            entry.key = layout_id(out, np.broadcast_shapes(*shapes), True, 0)  # C order
         keep(self._plans, sig, entry)
         return entry
 
     monkeypatch.setattr(cuda_backend.CudaBackend, "warm_entry", fake_warm_entry)
 
-    def fake_copy_entry(self, sig, src, out):
+    def fake_copy_entry(self, sig, src, out, key, callers=1):
         """CudaBackend.copy_entry's contract over fake_strided_copy: an entry copying arrays
         like `src` into fresh arrays laid out as `out`, kept under `sig`."""
         from gpu_tensor.fusion.eager import keep
@@ -122,6 +125,7 @@ def fake_cuda(monkeypatch):
             fake_strided_copy(r, a, _BF16 if r.dtype == _BITS else None, _BF16 if a.dtype == _BITS else None)  # fmt: skip
             return r
 
+        entry.key = key
         keep(self._plans, sig, entry)
 
     monkeypatch.setattr(cuda_backend.CudaBackend, "copy_entry", fake_copy_entry)

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fusion_variants import op_variants, variants  # noqa: E402
 
 from gpu_tensor.fusion.codegen import generate  # noqa: E402
-from gpu_tensor.fusion.preamble import PREAMBLE  # noqa: E402
+from gpu_tensor.fusion.preamble import PREAMBLE, PREAMBLE_REAL  # noqa: E402
 
 GOLDEN = Path(__file__).parent / "golden"
 VARIANTS = variants()
@@ -32,9 +32,17 @@ def _golden_path(name: str) -> Path:
 
 def _kernel_text(name: str) -> str:
     graph, plan, out_dtypes = VARIANTS[name]
-    source = generate(graph, plan, out_dtypes).source
-    assert source.startswith(PREAMBLE)
-    return source[len(PREAMBLE) :]
+    return _split(generate(graph, plan, out_dtypes).source)[1]
+
+
+def _split(source) -> tuple:
+    """(whether the source carries the whole preamble, its kernel text): the whole one
+    where the kernel has a complex operand or scalar, else the real part alone."""
+    whole = source.startswith(PREAMBLE)
+    assert whole or source.startswith(PREAMBLE_REAL)
+    text = source[len(PREAMBLE if whole else PREAMBLE_REAL) :]
+    assert ("gt_c64" in text or "gt_c128" in text) == whole
+    return whole, text
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
@@ -77,7 +85,12 @@ def test_index_width_follows_the_plan():
 
 
 def _combined(sources) -> str:
-    return PREAMBLE + "".join(s[len(PREAMBLE) :] for s in sources)
+    """One translation unit: the real kernels right after the real preamble (so they are
+    shown to need nothing of the complex part), then the complex part and its kernels."""
+    split = [_split(s) for s in sources]
+    real = "".join(text for whole, text in split if not whole)
+    complex_ = "".join(text for whole, text in split if whole)
+    return PREAMBLE_REAL + real + PREAMBLE[len(PREAMBLE_REAL) :] + complex_
 
 
 @pytest.mark.parametrize("arch", ["compute_80", "compute_90"])

@@ -38,7 +38,8 @@ _LOSSES = {
     "chain": lambda T, z, w, x: (T.exp(z * w) / (z + 2) - x).abs().sum(),
     "log": lambda T, z, w, x: (T.log(z) * w).real.sum(),
     "sqrt": lambda T, z, w, x: (T.sqrt(z) * w).imag.sum(),
-    # the rows whose complex forward is still a cupy routine, and the composites
+    # rows whose complex kernels came in session 12 (test_complex_rows.py has the rest), and
+    # the composites
     "tanh": lambda T, z, w, x: (T.tanh(z) * w).real.sum(),
     "sin": lambda T, z, w, x: (T.sin(z) * w).real.sum(),
     "cos": lambda T, z, w, x: (T.cos(z) * w).imag.sum(),

@@ -175,7 +175,7 @@ def test_the_warm_entry_enters_its_device_with_several_and_results_give_their_bl
     got = (x + y)._data
     xd = x._data
     layout = ((12,), True, xd.data.ptr & 15)  # y's too: made alike
-    entry = backend.warm[("add:warm", gt.float32, *layout, gt.float32, *layout)]
+    entry = backend.warm[("add:warm", x._warm_key(), y._warm_key())]
     launch = backend.warm[("add", f32, f32, *layout, f32, *layout)]
     assert entry.__name__ == "run"
     monkeypatch.setattr(backend, "_one_device", False)

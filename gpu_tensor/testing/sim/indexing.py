@@ -66,7 +66,12 @@ def getitem(a: ndarray, key):
         k = key if isinstance(key, tuple) else (key,)
         if Ellipsis not in k:
             k = k + (Ellipsis,)  # a 0-d view, not a numpy scalar, for a full integer index
-        return view_or_run("getitem", lambda h: h[k], (a,), {})
+        r = view_or_run("getitem", lambda h: h[k], (a,), {})
+        if r.size == 0 and a.size != 0:
+            # numpy 2 moves an empty slice's pointer back to the start; cupy adds the
+            # slices' starts and the integers' positions (`_view_getitem`)
+            return ndarray(r.shape, r.dtype, memptr=a.data + _offset(k, a), strides=r.strides)
+        return r
     index_arrays = tuple(sim_arrays(key, []))
     return run(
         "gather (advanced indexing)",
@@ -74,6 +79,29 @@ def getitem(a: ndarray, key):
         (a, *index_arrays),
         {},
     )
+
+
+def _offset(key, a: ndarray) -> int:
+    """The bytes cupy's `_view_getitem` adds to `a`'s pointer for basic index `key` (a tuple
+    with an Ellipsis): each integer's position and each slice's start past 0, times the
+    stride of the dim it indexes."""
+    explicit = sum(k is not None and k is not Ellipsis for k in key)
+    offset, dim = 0, 0
+    for k in key:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            dim += a.ndim - explicit
+            continue
+        n = a.shape[dim]
+        if isinstance(k, slice):
+            start = k.indices(n)[0]
+            offset += a.strides[dim] * start if start > 0 else 0
+        else:
+            i = int(k)
+            offset += a.strides[dim] * (i + n if i < 0 else i)
+        dim += 1
+    return offset
 
 
 def setitem(a: ndarray, key, value) -> None:

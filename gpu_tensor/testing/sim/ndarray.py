@@ -147,7 +147,13 @@ class ndarray:  # noqa: N801 - cupy's name
     def _host(self) -> np.ndarray:
         """numpy's view of the bytes (only inside a task: see the module docstring)."""
         if self.size == 0:
-            return np.empty(self.shape, self.dtype)
+            # no bytes, but this view's strides, over a zero-size root kept on the array: a
+            # numpy view of it (what a view routine returns) is then known as a view of this
+            # array (tasks._view_of), as cupy keeps views of empty arrays at their pointer
+            root = self.__dict__.get("_empty_root")
+            if root is None:
+                root = self._empty_root = np.empty(0, self.dtype)
+            return np.lib.stride_tricks.as_strided(root, self.shape, self.strides)
         lo, hi = self.extent()
         buf = host_bytes(lo, hi - lo, self.data.mem)
         return np.ndarray(

@@ -39,11 +39,34 @@ def to_host(obj):
 def _view_of(r: np.ndarray, arrays):
     """The sim view that numpy result `r` is (it points into an input's memory), or None."""
     if r.size == 0:
-        return None
+        return _empty_view_of(r, arrays)
     ptr = r.__array_interface__["data"][0]
     for a in arrays:
         mem = a.data.mem
         if mem.ptr <= ptr < mem.ptr + max(mem.size, 1):
+            check_dtype(r.dtype)
+            return ndarray(r.shape, r.dtype, memptr=a.data + (ptr - a.data.ptr), strides=r.strides)
+    return None
+
+
+def _empty_view_of(r: np.ndarray, arrays):
+    """The sim view that an empty numpy result is, or None. cupy keeps a view of an empty
+    array at that array's pointer (`_view_getitem`: `if a.size != 0: v.data = a.data +
+    offset`; transpose, reshape and the other views copy `data`); an empty view of a
+    non-empty array points where numpy's does, up to the buffer's end (basic indexing puts
+    it where cupy's does: indexing.getitem)."""
+    root = r
+    while getattr(root, "base", None) is not None:
+        root = root.base
+    ptr = r.__array_interface__["data"][0]
+    for a in arrays:
+        if a.size == 0:
+            if a.__dict__.get("_empty_root") is root:  # a view of a's host view (ndarray._host)
+                check_dtype(r.dtype)
+                return ndarray(r.shape, r.dtype, memptr=a.data, strides=r.strides)
+            continue
+        mem = a.data.mem
+        if r.base is not None and mem.ptr <= ptr <= mem.ptr + mem.size:
             check_dtype(r.dtype)
             return ndarray(r.shape, r.dtype, memptr=a.data + (ptr - a.data.ptr), strides=r.strides)
     return None
