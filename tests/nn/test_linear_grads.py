@@ -2,9 +2,9 @@
 (the weight, always; the input, when it is one) transposed, as torch's mm_mat2_backward and
 MmBackward0 do: (g.t() @ x).t() rather than x.t() @ g. The bits are those of numpy's
 product in torch's orientation, g.T @ x; the old orientation's product is the same sum over
-the batch, but whether BLAS rounds it to the same bits depends on the kernel it picks for the
-CPU (equal on the Intel machines this was written on, 1 ulp apart in 17% of the elements on
-an AMD EPYC's OpenBLAS Haswell kernel, 2026-12-05), so that is compared to within rounding.
+the batch, but whether BLAS rounds it to the same bits depends on the BLAS build and the CPU
+(equal until numpy 2.4.6 with OpenBLAS 0.3.31 came in; with it, on an AMD EPYC, 1 ulp apart
+in 17% of the elements, 2026-12-05), so that is compared to within rounding.
 The weight's .grad is dense, and the engine lets the weight and the bias keep their
 gradients without a copy."""
 

@@ -32,8 +32,8 @@ def _addmm_backward(g, need, bias, x, wt):
     # TBackward0 the weight's gradient is dense and becomes .grad without a copy, and BLAS
     # runs the row-major product (x.t() @ g was 2.6x slower for a 64x784 input). Each
     # element is the same sum over the batch, in the same order, but BLAS may round the two
-    # orientations differently (1 ulp apart on an AMD EPYC, equal on Intel machines;
-    # tests/nn/test_linear_grads.py).
+    # orientations differently (1 ulp apart with numpy 2.4.6's OpenBLAS 0.3.31 on an AMD
+    # EPYC; tests/nn/test_linear_grads.py).
     return (
         g if need[0] else None,
         (_mm(wt, g.t()).t() if _transposed(x) else _mm(g, wt.t())) if need[1] else None,
