@@ -1,27 +1,33 @@
 // host_emulation.h -- compile a CUDA C kernel source with g++ -std=c++20 and run it on the CPU.
 //
 // Include this first, then the .cu source, then one GT_EMU_EXPORT(symbol, kernel<...>) per
-// kernel instantiation to expose. The exported C function has the cuLaunchKernel argument
-// convention, so host code packs arguments the same way for the GPU and for this header:
+// kernel instantiation to expose. This header is the kernel's side only, kept light because
+// every generated kernel compiles it (g++ parses it from a precompiled header, and the
+// launcher's std::thread/std::barrier code is compiled once, not per kernel): the launcher
+// is host_emulation_runtime.cpp, a library of its own, which runs the grid by calling the
+// exported entry once per (block, thread):
 //
-//   extern "C" int symbol(const unsigned* grid3, const unsigned* block3,
-//                         unsigned long long shared_bytes, void** args, int serial)
-//   args[k] points at the bytes of kernel parameter k (a pointer value, a scalar, a struct).
-//   Returns 0, or a nonzero code (see GT_EMU_ERR_*) after the launch completes.
+//   extern "C" int symbol(gt_emu::Ctx* ctx, gt_emu::SyncFn sync, void* dynamic_shared,
+//                         const unsigned* grid3, const unsigned* block3,
+//                         unsigned long long block, unsigned thread, void** args)
+//   args[k] points at the bytes of kernel parameter k (a pointer value, a scalar, a struct),
+//   the cuLaunchKernel convention, so host code packs arguments the same way for the GPU and
+//   for the CPU. Returns 0, or GT_EMU_ERR_EXCEPTION when a C++ exception escaped the kernel.
 //
 // Model and why it is correct:
-//   * threadIdx/blockIdx/blockDim/gridDim are thread_local globals, set by the launcher.
+//   * threadIdx/blockIdx/blockDim/gridDim are thread_local globals of the kernel's library,
+//     set by its entry before each call of the kernel.
 //   * A launch starts blockDim.x*y*z std::threads once; together they run the blocks one at a
 //     time, in order, with a barrier between blocks. Because no two blocks ever run at the same
 //     time, `__shared__` can be a plain `static` (one instance per kernel instantiation, shared
 //     by the threads of the running block) -- exactly CUDA's per-block visibility. It must NOT be
 //     thread_local (threads of a block share it) and blocks must NOT run concurrently (they
 //     would share it too), hence the sequential blocks.
-//   * A process-wide mutex serializes launches: ctypes drops the GIL during the call, and two
-//     concurrent launches of one kernel would share its statics.
-//   * __syncthreads is a std::barrier over the block's threads. As on the GPU, every thread
-//     must reach each __syncthreads (no early return before one); the kernels here loop
-//     uniformly.
+//   * A process-wide mutex (the runtime's) serializes launches: ctypes drops the GIL during
+//     the call, and two concurrent launches of one kernel would share its statics.
+//   * __syncthreads is a std::barrier over the block's threads, reached through `sync`. As on
+//     the GPU, every thread must reach each __syncthreads (no early return before one); the
+//     kernels here loop uniformly.
 //   * serial = 1 runs the threads of a block one after another on the calling thread (much
 //     faster, no OS threads); valid only for kernels without __syncthreads -- calling it then
 //     is detected and reported as GT_EMU_ERR_SYNC_IN_SERIAL.
@@ -29,17 +35,11 @@
 //     per-launch buffer of shared_bytes here and to `extern __shared__` on the GPU.
 #pragma once
 
-#include <atomic>
-#include <barrier>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #ifdef GT_EMU_HAVE_FP16
 // The CUDA headers give the host the real __half/__nv_bfloat16 types and conversions; they
@@ -88,93 +88,43 @@ static const int warpSize = 32;
 
 namespace gt_emu {
 
-struct Launch {
-    std::barrier<>* barrier = nullptr;  // null in serial mode
-    unsigned char* dynamic_shared = nullptr;
-    std::atomic<int> error{0};
-};
+struct Ctx;  // a launch's state: host_emulation_runtime.cpp's, opaque here
+using SyncFn = void (*)(Ctx*);
 
-inline thread_local Launch* current = nullptr;
+inline thread_local Ctx* ctx = nullptr;
+inline thread_local SyncFn sync = nullptr;
+inline thread_local void* dynamic_shared_bytes = nullptr;
 
-inline std::mutex& launch_mutex() {
-    static std::mutex m;
-    return m;
-}
+inline void syncthreads() { sync(ctx); }
 
-inline void syncthreads() {
-    if (current->barrier == nullptr) {
-        current->error.store(GT_EMU_ERR_SYNC_IN_SERIAL);
-        return;
-    }
-    current->barrier->arrive_and_wait();
-}
-
-inline void* dynamic_shared() { return current->dynamic_shared; }
+inline void* dynamic_shared() { return dynamic_shared_bytes; }
 
 template <typename... A, std::size_t... I>
 void call(void (*kernel)(A...), void** args, std::index_sequence<I...>) {
     kernel(*static_cast<std::remove_cv_t<std::remove_reference_t<A>>*>(args[I])...);
 }
 
-inline void set_block(unsigned long long b, const dim3& g) {
-    blockIdx.x = (unsigned)(b % g.x);
-    blockIdx.y = (unsigned)((b / g.x) % g.y);
-    blockIdx.z = (unsigned)(b / ((unsigned long long)g.x * g.y));
-}
-
-inline void set_thread(unsigned t, const dim3& b) {
-    threadIdx.x = t % b.x;
-    threadIdx.y = (t / b.x) % b.y;
-    threadIdx.z = t / (b.x * b.y);
-}
-
+// One (block, thread) of a launch: what the runtime calls through an exported entry.
 template <typename... A>
-int launch(void (*kernel)(A...), const unsigned* g3, const unsigned* b3,
-           unsigned long long shared_bytes, void** args, int serial) {
-    std::lock_guard<std::mutex> lock(launch_mutex());
-    const dim3 g(g3[0], g3[1], g3[2]), b(b3[0], b3[1], b3[2]);
-    const unsigned long long nblocks = (unsigned long long)g.x * g.y * g.z;
-    const unsigned nthreads = b.x * b.y * b.z;
-    std::vector<std::max_align_t> shared((shared_bytes + sizeof(std::max_align_t) - 1) /
-                                         sizeof(std::max_align_t));
-    Launch state;
-    state.dynamic_shared = reinterpret_cast<unsigned char*>(shared.data());
-    auto body = [&](unsigned long long blk, unsigned t) {
-        set_block(blk, g);
-        set_thread(t, b);
-        try {
-            call(kernel, args, std::index_sequence_for<A...>{});
-        } catch (...) {
-            state.error.store(GT_EMU_ERR_EXCEPTION);
-        }
-    };
-    if (serial) {
-        current = &state;
-        gridDim = g;
-        blockDim = b;
-        for (unsigned long long blk = 0; blk < nblocks; ++blk)
-            for (unsigned t = 0; t < nthreads; ++t) body(blk, t);
-        current = nullptr;
-        return state.error.load();
+int run(void (*kernel)(A...), Ctx* c, SyncFn s, void* shared, const unsigned* g3,
+        const unsigned* b3, unsigned long long blk, unsigned t, void** args) {
+    ctx = c;
+    sync = s;
+    dynamic_shared_bytes = shared;
+    gridDim = dim3(g3[0], g3[1], g3[2]);
+    blockDim = dim3(b3[0], b3[1], b3[2]);
+    blockIdx.x = (unsigned)(blk % g3[0]);
+    blockIdx.y = (unsigned)((blk / g3[0]) % g3[1]);
+    blockIdx.z = (unsigned)(blk / ((unsigned long long)g3[0] * g3[1]));
+    threadIdx.x = t % b3[0];
+    threadIdx.y = (t / b3[0]) % b3[1];
+    threadIdx.z = t / (b3[0] * b3[1]);
+    try {
+        call(kernel, args, std::index_sequence_for<A...>{});
+    } catch (...) {
+        return GT_EMU_ERR_EXCEPTION;
     }
-    std::barrier<> barrier((std::ptrdiff_t)nthreads);
-    state.barrier = &barrier;
-    std::vector<std::thread> threads;
-    threads.reserve(nthreads);
-    for (unsigned t = 0; t < nthreads; ++t) {
-        threads.emplace_back([&, t] {
-            current = &state;
-            gridDim = g;
-            blockDim = b;
-            for (unsigned long long blk = 0; blk < nblocks; ++blk) {
-                body(blk, t);
-                barrier.arrive_and_wait();  // block boundary: nobody starts the next block early
-            }
-            current = nullptr;
-        });
-    }
-    for (auto& th : threads) th.join();
-    return state.error.load();
+    return 0;
 }
 
 }  // namespace gt_emu
@@ -193,9 +143,9 @@ inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b)
 // One exported C entry point per kernel instantiation (the name expression goes in __VA_ARGS__
 // so template argument commas survive the macro).
 #define GT_EMU_EXPORT(symbol, ...)                                                          \
-    extern "C" int symbol(const unsigned* g, const unsigned* b, unsigned long long shared,  \
-                          void** args, int serial) {                                        \
-        return gt_emu::launch(&__VA_ARGS__, g, b, shared, args, serial);                    \
+    extern "C" int symbol(gt_emu::Ctx* c, gt_emu::SyncFn s, void* shared, const unsigned* g, \
+                          const unsigned* b, unsigned long long blk, unsigned t, void** args) { \
+        return gt_emu::run(&__VA_ARGS__, c, s, shared, g, b, blk, t, args);                 \
     }
 
 // ---------------------------------------------------------------------------------------------
