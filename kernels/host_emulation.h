@@ -4,7 +4,7 @@
 // kernel instantiation to expose. This header is the kernel's side only, kept light because
 // every generated kernel compiles it (g++ parses it from a precompiled header, and the
 // launcher's std::thread/std::barrier code is compiled once, not per kernel): the launcher
-// is host_emulation_runtime.cpp, a library of its own, which runs the grid by calling the
+// is host_emulation_runtime.cc, a library of its own, which runs the grid by calling the
 // exported entry once per (block, thread):
 //
 //   extern "C" int symbol(gt_emu::Ctx* ctx, gt_emu::SyncFn sync, void* dynamic_shared,
@@ -88,7 +88,7 @@ static const int warpSize = 32;
 
 namespace gt_emu {
 
-struct Ctx;  // a launch's state: host_emulation_runtime.cpp's, opaque here
+struct Ctx;  // a launch's state: host_emulation_runtime.cc's, opaque here
 using SyncFn = void (*)(Ctx*);
 
 inline thread_local Ctx* ctx = nullptr;

@@ -2,7 +2,7 @@
 
 ``build(source, exports)`` compiles a shared library exposing one entry per kernel name
 expression; ``launch(lib, name, grid, block, args)`` runs it through the launcher of
-kernels/host_emulation_runtime.cpp, a library compiled once, so each kernel's compile reads
+kernels/host_emulation_runtime.cc, a library compiled once, so each kernel's compile reads
 only the light kernel-side header (about 0.2 s a kernel rather than 1 s, 2026-12-05). Arguments follow the
 cuLaunchKernel convention (each kernel parameter passed as its bytes), so the same argument
 list drives the GPU (through CuPy) and the CPU:
@@ -117,12 +117,12 @@ def build(source: str, exports, defines=None) -> ctypes.CDLL:
         return lib
 
 
-_RUNTIME = "host_emulation_runtime.cpp"
+_RUNTIME = "host_emulation_runtime.cc"
 _runtime_lib: list = []  # [the loaded runtime's gt_emu_launch], once built
 
 
 def _runtime():
-    """host_emulation_runtime.cpp's `gt_emu_launch`, compiled once (cached on disk beside the
+    """host_emulation_runtime.cc's `gt_emu_launch`, compiled once (cached on disk beside the
     kernels, keyed by its text, the flags and the compiler) and loaded once per process."""
     if _runtime_lib:
         return _runtime_lib[0]

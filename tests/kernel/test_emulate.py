@@ -141,3 +141,26 @@ def test_without_cuda_headers_fp16_variants_are_left_out(monkeypatch, tmp_path):
     dst = np.zeros(src.shape, np.float32)
     plan = strided_copy(dst, src, launcher=HostLauncher(kernels))
     assert plan.variant in kernels and np.array_equal(dst, src)
+
+
+def test_the_launcher_is_compiled_once_not_with_each_kernel():
+    """A kernel's compile reads host_emulation.h only: the thread machinery (std::thread,
+    std::barrier, std::mutex) lives in host_emulation_runtime.cc, one library for all kernels,
+    so it is not compiled again per kernel (half of each compile's time when it was)."""
+    from gpu_tensor.kernel import sources
+
+    header = (sources.kernel_dir() / "host_emulation.h").read_text()
+    for heavy in ("<thread>", "<barrier>", "<mutex>", "<atomic>", "<vector>"):
+        assert f"#include {heavy}" not in header, heavy
+    assert emulate._runtime() is emulate._runtime()
+
+
+def test_an_exception_in_a_kernel_is_reported_after_the_launch():
+    lib = emulate.build(
+        "__global__ void throws(int* out) { out[threadIdx.x] = 1; if (threadIdx.x == 3) throw 1; }",
+        ["throws"],
+    )
+    out = np.zeros(8, np.int32)
+    with pytest.raises(emulate.EmulationError, match="code 2"):
+        emulate.launch(lib, "throws", 1, 8, [out], serial=True)
+    assert out.tolist() == [1] * 8  # the other threads ran to the end

@@ -1,4 +1,4 @@
-// host_emulation_runtime.cpp -- the launcher for kernels compiled under host_emulation.h.
+// host_emulation_runtime.cc -- the launcher for kernels compiled under host_emulation.h.
 //
 // Compiled once into a library of its own (gpu_tensor/kernel/emulate.py caches it beside the
 // kernels), so the std::thread/std::barrier code below is not compiled again for every
