@@ -41,6 +41,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "host_emulation_abi.h"  // the error codes, Ctx, SyncFn: shared with the runtime
+
 #ifdef GT_EMU_HAVE_FP16
 // The CUDA headers give the host the real __half/__nv_bfloat16 types and conversions; they
 // also bring dim3/uint3 (vector_types.h) and the __device__-style macros, redefined below.
@@ -83,13 +85,8 @@ inline thread_local dim3 blockDim;
 inline thread_local dim3 gridDim;
 static const int warpSize = 32;
 
-#define GT_EMU_ERR_SYNC_IN_SERIAL 1  // __syncthreads called in a serial launch
-#define GT_EMU_ERR_EXCEPTION 2       // a C++ exception escaped the kernel
 
 namespace gt_emu {
-
-struct Ctx;  // a launch's state: host_emulation_runtime.cc's, opaque here
-using SyncFn = void (*)(Ctx*);
 
 inline thread_local Ctx* ctx = nullptr;
 inline thread_local SyncFn sync = nullptr;

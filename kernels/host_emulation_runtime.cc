@@ -7,7 +7,7 @@
 //
 //   extern "C" int gt_emu_launch(Entry entry, const unsigned* grid3, const unsigned* block3,
 //                                unsigned long long shared_bytes, void** args, int serial)
-//   Returns 0, or a nonzero code (GT_EMU_ERR_* in host_emulation.h) after the launch completes.
+//   Returns 0, or a nonzero code (GT_EMU_ERR_* in host_emulation_abi.h) after the launch completes.
 
 #include <atomic>
 #include <barrier>
@@ -16,22 +16,18 @@
 #include <thread>
 #include <vector>
 
-namespace gt_emu {
+#include "host_emulation_abi.h"
 
-constexpr int ERR_SYNC_IN_SERIAL = 1;  // host_emulation.h's GT_EMU_ERR_SYNC_IN_SERIAL
+namespace gt_emu {
 
 struct Ctx {
     std::barrier<>* barrier = nullptr;  // null in serial mode
     std::atomic<int> error{0};
 };
 
-using SyncFn = void (*)(Ctx*);
-using Entry = int (*)(Ctx*, SyncFn, void*, const unsigned*, const unsigned*, unsigned long long,
-                      unsigned, void**);
-
 static void sync(Ctx* c) {
     if (c->barrier == nullptr) {
-        c->error.store(ERR_SYNC_IN_SERIAL);
+        c->error.store(GT_EMU_ERR_SYNC_IN_SERIAL);
         return;
     }
     c->barrier->arrive_and_wait();

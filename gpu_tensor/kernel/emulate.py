@@ -123,21 +123,24 @@ _runtime_lib: list = []  # [the loaded runtime's gt_emu_launch], once built
 
 def _runtime():
     """host_emulation_runtime.cc's `gt_emu_launch`, compiled once (cached on disk beside the
-    kernels, keyed by its text, the flags and the compiler) and loaded once per process."""
+    kernels, keyed by its text, the headers it shares with the kernels, the flags and the
+    compiler) and loaded once per process."""
     if _runtime_lib:
         return _runtime_lib[0]
     gxx = compiler()
     if gxx is None:
         raise EmulationError("host emulation needs g++ (C++20); install it (apt install g++)")
     text = (sources.kernel_dir() / _RUNTIME).read_text()
-    key = hashlib.sha256("\0".join([text, " ".join(_FLAGS), gxx]).encode()).hexdigest()[:32]
+    headers = sources.headers_digest("*.h")
+    key = hashlib.sha256("\0".join([text, headers, " ".join(_FLAGS), gxx]).encode()).hexdigest()
+    key = key[:32]
     with _lock:
         if not _runtime_lib:
             cache = Path(_env.cache_dir()) / "emulate"
             cache.mkdir(parents=True, exist_ok=True)
             so_path = cache / f"runtime-{key}.so"
             if not so_path.is_file():
-                _compile(gxx, text, [], so_path, precompiled=False)
+                _compile(gxx, text, [f"-I{sources.kernel_dir()}"], so_path, precompiled=False)
             fn = ctypes.CDLL(str(so_path)).gt_emu_launch
             fn.restype = ctypes.c_int
             fn.argtypes = [
