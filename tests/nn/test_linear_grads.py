@@ -27,7 +27,7 @@ def _bits(a):
     "batch,fan_in,fan_out",
     [(64, 784, 256), (8, 32, 32), (1, 3, 1), (5, 1, 7), (17, 33, 1), (3, 100, 10)],
 )
-def test_linear_grads_are_the_old_orientations_bits(device, batch, fan_in, fan_out, dtype):
+def test_linear_grads_are_torchs_orientations_bits(device, batch, fan_in, fan_out, dtype):
     rng = np.random.default_rng(batch * 1000 + fan_in + fan_out)
     x = rng.standard_normal((batch, fan_in)).astype(dtype)
     w = rng.standard_normal((fan_out, fan_in)).astype(dtype)
