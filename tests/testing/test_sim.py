@@ -39,6 +39,45 @@ def test_calls_are_bound_against_cupys_signatures(cp):
     assert float(cp.einsum("i,i", a, a, dtype=np.float64).get()) == 3.0
 
 
+def _argument_patterns(sig):
+    """Calls to try against `sig`: every count of positionals (one past its end too), each
+    parameter by keyword after each count, an unknown keyword, and every parameter named."""
+    names = [
+        p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    for n in range(len(names) + 2):
+        yield tuple(range(n)), {}
+        for name in names:
+            yield tuple(range(n)), {name: 0}
+        yield tuple(range(n)), {"no_such_keyword": 0}
+    yield (), dict.fromkeys(names, 0)
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(signatures.CYTHON) + ["indices", "einsum", "asarray", "ElementwiseKernel", "RawKernel"],
+)
+def test_the_fast_binder_accepts_exactly_what_signature_bind_accepts(path):
+    sig = signatures.signature_of(path)
+    binder = signatures._binder(path)
+    assert binder is not None, path  # every signature the simulator checks can be written
+    for args, kwargs in _argument_patterns(sig):
+        try:
+            sig.bind(*args, **kwargs)
+            expected = True
+        except TypeError:
+            expected = False
+        try:
+            binder(*args, **kwargs)
+            got = True
+        except TypeError:
+            got = False
+        assert got == expected, (path, args, kwargs)
+        if not expected:
+            with pytest.raises(TypeError, match=f"cupy.{path}"):
+                signatures.bind(path, args, kwargs)  # inspect's message, with cupy's name
+
+
 def test_empty_arrays_are_contiguous_whatever_their_strides(cp):
     """cupy's _update_c/f_contiguity: size 0 means C- and F-contiguous (core.pyx)."""
     a = cp.arange(12, dtype=cp.float32).reshape(3, 4).T

@@ -160,12 +160,14 @@ class Function:
             raise machine_error(9, f"block {block} exceeds 1024 threads")  # invalid config
         if grid[0] > 2**31 - 1 or grid[1] > 65535 or grid[2] > 65535:
             raise machine_error(9, f"grid {grid} exceeds CUDA's limits")
+        if m.null:  # counted, not run: the arguments are checked, their footprints not read
+            for i, a in enumerate(args):
+                self._arg(a, i, None)
+            m.count("kernel_launches")
+            return
         kargs, accesses = [], []
         for i, a in enumerate(args):
             kargs.append(self._arg(a, i, accesses))
-        if m.null:
-            m.count("kernel_launches")
-            return
         lib = self._library()
         queue = (streams.get_current_stream() if stream is None else stream)._queue()
         m.count("kernel_launches")
@@ -179,16 +181,19 @@ class Function:
         m.sched.enqueue(queue, launch, f"kernel {name.split('<')[0]}", accesses)
 
     def _arg(self, a, i, accesses):
+        """The value the kernel gets for argument `i`; with `accesses` (None on the null
+        device), the device memory it may touch is appended there."""
         const = self._const[i] if self._const and i < len(self._const) else False
         if isinstance(a, ndarray):
-            self._footprint(a.data.ptr, const, accesses)
+            if accesses is not None:
+                self._footprint(a.data.ptr, const, accesses)
             return np.uint64(a.data.ptr)
         if isinstance(a, np.ndarray):  # cupy passes a size-1 numpy array by value
             if a.size != 1:
                 raise TypeError(f"Unsupported type {type(a)}")
             return a.reshape(())[()]
         if isinstance(a, np.generic):
-            if isinstance(a, np.uint64):
+            if isinstance(a, np.uint64) and accesses is not None:
                 self._footprint(int(a), const, accesses)
             return a
         if isinstance(a, bool):
