@@ -2,6 +2,7 @@
 races named with both streams and the buffer, kernels from source, counters."""
 
 import gc
+import re
 
 import numpy as np
 import pytest
@@ -60,7 +61,7 @@ def _argument_patterns(sig):
 def test_the_fast_binder_accepts_exactly_what_signature_bind_accepts(path):
     sig = signatures.signature_of(path)
     binder = signatures._binder(path)
-    assert binder is not None, path  # every signature the simulator checks can be written
+    assert binder is not None, path  # written as Python: the slow path is not what runs
     for args, kwargs in _argument_patterns(sig):
         try:
             sig.bind(*args, **kwargs)
@@ -74,7 +75,7 @@ def test_the_fast_binder_accepts_exactly_what_signature_bind_accepts(path):
             got = False
         assert got == expected, (path, args, kwargs)
         if not expected:
-            with pytest.raises(TypeError, match=f"cupy.{path}"):
+            with pytest.raises(TypeError, match=re.escape(f"cupy.{path}(): ")):
                 signatures.bind(path, args, kwargs)  # inspect's message, with cupy's name
 
 
