@@ -85,7 +85,6 @@ inline thread_local dim3 blockDim;
 inline thread_local dim3 gridDim;
 static const int warpSize = 32;
 
-
 namespace gt_emu {
 
 inline thread_local Ctx* ctx = nullptr;

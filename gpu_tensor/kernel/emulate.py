@@ -118,6 +118,7 @@ def build(source: str, exports, defines=None) -> ctypes.CDLL:
 
 
 _RUNTIME = "host_emulation_runtime.cc"
+_ERR_SYNC_IN_SERIAL = 1  # host_emulation_abi.h's GT_EMU_ERR_SYNC_IN_SERIAL (test_emulate checks)
 _runtime_lib: list = []  # [the loaded runtime's gt_emu_launch], once built
 
 
@@ -284,7 +285,7 @@ def launch(lib, kernel_name, grid, block, args, shared_bytes=0, serial=False) ->
         ptrs,
         1 if serial else 0,
     )
-    if code == 1:
+    if code == _ERR_SYNC_IN_SERIAL:
         raise EmulationError(
             f"{kernel_name} called __syncthreads in a serial launch; launch it with serial=False"
         )

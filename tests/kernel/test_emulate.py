@@ -164,3 +164,10 @@ def test_an_exception_in_a_kernel_is_reported_after_the_launch():
     with pytest.raises(emulate.EmulationError, match="code 2"):
         emulate.launch(lib, "throws", 1, 8, [out], serial=True)
     assert out.tolist() == [1] * 8  # the other threads ran to the end
+
+
+def test_the_error_code_python_names_is_the_abi_headers():
+    from gpu_tensor.kernel import sources
+
+    abi = (sources.kernel_dir() / "host_emulation_abi.h").read_text()
+    assert f"#define GT_EMU_ERR_SYNC_IN_SERIAL {emulate._ERR_SYNC_IN_SERIAL} " in abi

@@ -160,14 +160,13 @@ class Function:
             raise machine_error(9, f"block {block} exceeds 1024 threads")  # invalid config
         if grid[0] > 2**31 - 1 or grid[1] > 65535 or grid[2] > 65535:
             raise machine_error(9, f"grid {grid} exceeds CUDA's limits")
-        if m.null:  # counted, not run: the arguments are checked, their footprints not read
-            for i, a in enumerate(args):
-                self._arg(a, i, None)
+        # the null device counts a launch, not runs it: its arguments are checked, their
+        # footprints not read
+        accesses = None if m.null else []
+        kargs = [self._arg(a, i, accesses) for i, a in enumerate(args)]
+        if m.null:
             m.count("kernel_launches")
             return
-        kargs, accesses = [], []
-        for i, a in enumerate(args):
-            kargs.append(self._arg(a, i, accesses))
         lib = self._library()
         queue = (streams.get_current_stream() if stream is None else stream)._queue()
         m.count("kernel_launches")
